@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# One entry point for every npm script that needs the pinned toolchain.
+#
+#   scripts/run.sh test [unit|integration|e2e|faults]   install, provision, typecheck, run tests
+#   scripts/run.sh dev [args]                            the whole loop locally (npm start)
+#   scripts/run.sh bench [args]                          benchmarks
+#   scripts/run.sh package                               serverless package (offline)
+#
+# It makes a fresh clone work with one command: installs node_modules when package-lock.json
+# changed (npm ci, stamped), puts node_modules/.bin first on PATH so `node` is the pinned
+# Node.js 24 from the `node` npm package (the machine's own Node may be older), and provisions
+# the test environment (Kubernetes binaries from Go modules, ElasticMQ from Maven Central)
+# into ~/.cache/operless, cached by version. Every step is idempotent.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+log() { printf 'operless: %s\n' "$*" >&2; }
+
+ensure_node_modules() {
+  local stamp=node_modules/.operless-lock-hash want
+  want=$(sha256sum package-lock.json | cut -d' ' -f1)
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || [ ! -x node_modules/.bin/node ]; then
+    log "installing npm dependencies (npm ci)"
+    npm ci --no-audit --no-fund --loglevel=error
+    echo "$want" > "$stamp"
+  fi
+  export PATH="$root/node_modules/.bin:$PATH"
+  local v; v=$(node -p 'process.versions.node.split(".")[0]')
+  if [ "$v" -lt 24 ]; then
+    log "node_modules/.bin/node is Node $v, expected 24 (the 'node' devDependency). Remove node_modules and run again."
+    exit 1
+  fi
+}
+
+provision() {
+  # Builds or finds kube-apiserver, kube-controller-manager, kubectl, etcd and ElasticMQ.
+  node src/testing/provision.ts
+}
+
+cmd=${1:-test}; shift || true
+ensure_node_modules
+case "$cmd" in
+  test)
+    provision
+    log "type-checking"
+    tsc -p tsconfig.json --noEmit
+    exec node scripts/test.ts "$@"
+    ;;
+  dev) provision; exec node src/cli/main.ts dev "$@" ;;
+  bench) provision; exec node bench/run.ts "$@" ;;
+  package) exec node scripts/package.ts "$@" ;;
+  node) exec node "$@" ;;
+  *) log "unknown command '$cmd' (expected test, dev, bench, package)"; exit 2 ;;
+esac

@@ -1,0 +1,3 @@
+/** The message contract shared by the forwarder, the functions and the CLI. */
+export * from './message.ts';
+export * from './dlq.ts';
