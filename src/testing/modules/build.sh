@@ -4,6 +4,9 @@
 #
 #   build.sh kube   -> $CACHE/kube-v1.34.4/{kube-apiserver,kube-controller-manager,kubectl}
 #   build.sh etcd   -> $CACHE/etcd-v3.6.4/etcd
+#   build.sh helm   -> $CACHE/helm-v3.22.0/helm
+#   build.sh elasticmq -> $CACHE/elasticmq-1.7.1/lib/*.jar   (Maven Central, with its dependencies;
+#                      run: java -cp "$dir/lib/*" org.elasticmq.server.Main)
 #
 # Guarantees: an entry is complete or absent. Binaries are built into a temporary folder
 # and renamed into place only after every one of them built, so an interrupted or failed
@@ -11,25 +14,40 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${OPERLESS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/operless}
-what=${1:?usage: build.sh kube|etcd}
+what=${1:?usage: build.sh kube|etcd|helm|elasticmq}
 
 die() { echo "operless testenv: $*" >&2; exit 1; }
-command -v go >/dev/null || die "Go is not installed. Install Go >= 1.24 (https://go.dev/doc/install) or set KUBEBUILDER_ASSETS to a folder holding kube-apiserver and etcd."
+need_go() {
+  command -v go >/dev/null || die "Go is not installed, and building $what needs it. Install Go >= 1.26 (https://go.dev/doc/install)${1:+, $1}."
+}
 
 modver() { sed -n "s|^require $1 \(v[^ ]*\)$|\1|p" "$here/$2/go.mod"; }
 case "$what" in
   kube)
+    need_go "or set KUBEBUILDER_ASSETS to a folder holding kube-apiserver and etcd"
     ver=$(modver k8s.io/kubernetes kube); dir=kube
     minor=$(echo "$ver" | cut -d. -f2)
     ld="-s -w -X k8s.io/component-base/version.gitVersion=$ver -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean -X k8s.io/client-go/pkg/version.gitVersion=$ver -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$minor"
     pkgs="k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl"
     ;;
   etcd)
+    need_go "or set KUBEBUILDER_ASSETS to a folder holding kube-apiserver and etcd"
     ver=$(modver go.etcd.io/etcd/server/v3 etcd); dir=etcd
     ld="-s -w"
     pkgs="go.etcd.io/etcd/server/v3"
     ;;
-  *) die "unknown target '$what' (expected kube or etcd)";;
+  helm)
+    need_go
+    ver=$(modver helm.sh/helm/v3 helm); dir=helm
+    ld="-s -w -X helm.sh/helm/v3/internal/version.version=$ver -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+    pkgs="helm.sh/helm/v3/cmd/helm"
+    ;;
+  elasticmq)
+    command -v java >/dev/null || die "Java is not installed, and the SQS broker (ElasticMQ) needs it. Install a Java runtime >= 11 (Debian: apt-get install openjdk-17-jre-headless)."
+    command -v mvn >/dev/null || die "Maven is not installed, and fetching ElasticMQ from Maven Central needs it. Install Maven (Debian: apt-get install maven)."
+    ver=$(sed -n 's|.*<elasticmq.version>\(.*\)</elasticmq.version>.*|\1|p' "$here/elasticmq/pom.xml"); dir=elasticmq
+    ;;
+  *) die "unknown target '$what' (expected kube, etcd, helm or elasticmq)";;
 esac
 [ -n "$ver" ] || die "could not read the pinned version from $here/$dir/go.mod"
 out="$cache/$what-$ver"
@@ -42,8 +60,20 @@ if [ -f "$out/.complete" ]; then echo "$out"; exit 0; fi
 
 tmp=$(mktemp -d "$cache/.$what-$ver.tmp.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-echo "operless testenv: building $what $ver from Go modules into $out (first run only; several minutes on 2 cores)" >&2
 cd "$here/$dir"
+if [ "$what" = elasticmq ]; then
+  echo "operless testenv: fetching ElasticMQ $ver and its dependency jars from Maven Central into $out (first run only)" >&2
+  start=$(date +%s)
+  mvn -q -B -f "$here/elasticmq/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+    -DoutputDirectory="$tmp/lib" >"$tmp/mvn.log" 2>&1 \
+    || { tail -40 "$tmp/mvn.log" >&2; die "Maven could not resolve org.elasticmq:elasticmq-server_2.13:$ver (output above). Check that Maven Central is reachable (mvn settings, proxy)."; }
+  rm -f "$tmp/mvn.log"
+  ls "$tmp/lib"/elasticmq-server_2.13-"$ver".jar >/dev/null || die "Maven finished but elasticmq-server_2.13-$ver.jar is missing from $tmp/lib"
+  echo "operless testenv:   fetched $(ls "$tmp/lib" | wc -l) jars in $(( $(date +%s) - start ))s" >&2
+  pkgs=""
+else
+  echo "operless testenv: building $what $ver from Go modules into $out (first run only; several minutes on 2 cores)" >&2
+fi
 for p in $pkgs; do
   name=$(basename "$p"); [ "$name" = v3 ] && name=etcd
   echo "operless testenv:   go build $name ..." >&2
