@@ -1,0 +1,78 @@
+#!/usr/bin/env node
+/**
+ * `operless`: the command line for operators built with Operless.
+ *
+ * Every command has `--help`, prints human-readable text by default and JSON with `--json`,
+ * exits non-zero on failure, and turns every error into one line saying what happened and
+ * what to do (a stack trace only with OPERLESS_DEBUG=1).
+ */
+import { UsageError } from './args.ts';
+import type { CommandResult } from './commands/command.ts';
+
+type Command = (argv: string[]) => Promise<CommandResult>;
+
+const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  'dlq list': { summary: 'show dead-lettered messages and why they failed', load: async () => (await import('./commands/dlq.ts')).dlqList },
+  'dlq redrive': { summary: 'move dead-lettered messages back to the work queue', load: async () => (await import('./commands/dlq.ts')).dlqRedrive },
+};
+
+export function usage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length)) + 2;
+  return [
+    'operless — Kubernetes operators that run as serverless functions',
+    '',
+    'Usage: operless <command> [options]',
+    '',
+    'Commands:',
+    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}${c.summary}`),
+    '',
+    'Run `operless <command> --help` for the options of one command.',
+    '',
+  ].join('\n');
+}
+
+/** Finds the command named by the first one or two words of argv. */
+export function findCommand(argv: string[]): { name: string; rest: string[] } | undefined {
+  const two = argv.slice(0, 2).join(' ');
+  if (COMMANDS[two]) return { name: two, rest: argv.slice(2) };
+  const one = argv[0];
+  if (one && COMMANDS[one]) return { name: one, rest: argv.slice(1) };
+  return undefined;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    process.stdout.write(usage());
+    return argv.length === 0 ? 2 : 0;
+  }
+  const found = findCommand(argv);
+  if (!found) {
+    const group = Object.keys(COMMANDS).filter((c) => c.startsWith(`${argv[0]} `));
+    process.stderr.write(
+      group.length > 0
+        ? `operless: "${argv[0]}" needs a subcommand: ${group.map((g) => g.split(' ')[1]).join(', ')}\n`
+        : `operless: unknown command "${argv[0]}". Run \`operless --help\` for the list.\n`,
+    );
+    return 2;
+  }
+  try {
+    const command = await COMMANDS[found.name]!.load();
+    const result = await command(found.rest);
+    process.stdout.write(result.output);
+    return result.exitCode ?? 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`operless ${found.name}: ${err.message}\n`);
+      return 2;
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`operless ${found.name}: ${message}\n`);
+    if (process.env.OPERLESS_DEBUG === '1' && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+    else process.stderr.write('(set OPERLESS_DEBUG=1 for a stack trace)\n');
+    return 1;
+  }
+}
+
+if (import.meta.main) {
+  process.exitCode = await run(process.argv.slice(2));
+}

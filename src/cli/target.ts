@@ -1,0 +1,116 @@
+/**
+ * Where a CLI command points: the work queue, its DLQ, the SQS endpoint, the cluster and
+ * the forwarder's health endpoint.
+ *
+ * Resolution order for every field: command-line flag, then environment variable, then the
+ * state file that a running `operless dev` writes (`.operless/dev.json` in the project), so
+ * in a second terminal `operless status` just works against the local loop. A field that is
+ * needed but unresolved fails with a message listing the three ways to set it.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { UsageError, stringOption, type OptionSpec, type ParsedArgs } from './args.ts';
+
+export interface DevState {
+  readonly pid: number;
+  readonly kubeconfigPath: string;
+  readonly sqsEndpoint: string;
+  readonly region: string;
+  readonly queueUrl: string;
+  readonly dlqUrl: string;
+  readonly cluster: string;
+  readonly forwarderUrl?: string;
+}
+
+export const DEV_STATE_FILE = join('.operless', 'dev.json');
+
+export function writeDevState(state: DevState, cwd = process.cwd()): string {
+  const path = resolve(cwd, DEV_STATE_FILE);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(state, null, 2)}\n`);
+  return path;
+}
+
+export function removeDevState(cwd = process.cwd()): void {
+  rmSync(resolve(cwd, DEV_STATE_FILE), { force: true });
+}
+
+/** The state of a running `operless dev`, or undefined when none runs here. */
+export function readDevState(cwd = process.cwd()): DevState | undefined {
+  const path = resolve(cwd, DEV_STATE_FILE);
+  if (!existsSync(path)) return undefined;
+  try {
+    const state = JSON.parse(readFileSync(path, 'utf8')) as DevState;
+    process.kill(state.pid, 0); // throws when that process is gone
+    return state;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Options every queue- or cluster-facing command accepts. */
+export const TARGET_OPTIONS: OptionSpec = {
+  'queue-url': { type: 'string', description: 'Work queue URL (env OPERLESS_QUEUE_URL)', placeholder: 'url' },
+  'dlq-url': { type: 'string', description: 'Dead-letter queue URL (env OPERLESS_DLQ_URL)', placeholder: 'url' },
+  endpoint: { type: 'string', description: 'SQS endpoint override for local brokers (env AWS_ENDPOINT_URL_SQS)', placeholder: 'url' },
+  region: { type: 'string', description: 'AWS region (env AWS_REGION)', placeholder: 'region' },
+  kubeconfig: { type: 'string', description: 'Kubeconfig file (env KUBECONFIG)', placeholder: 'path' },
+  context: { type: 'string', description: 'Kubeconfig context to use', placeholder: 'name' },
+  cluster: { type: 'string', description: 'Cluster id carried in messages (env OPERLESS_CLUSTER)', placeholder: 'id' },
+  'forwarder-url': { type: 'string', description: 'Forwarder health/metrics base URL (env OPERLESS_FORWARDER_URL)', placeholder: 'url' },
+  json: { type: 'boolean', description: 'Print machine-readable JSON' },
+};
+
+export interface Target {
+  readonly queueUrl?: string;
+  readonly dlqUrl?: string;
+  readonly endpoint?: string;
+  readonly region: string;
+  readonly kubeconfigPath?: string;
+  readonly context?: string;
+  readonly cluster: string;
+  readonly forwarderUrl?: string;
+  readonly json: boolean;
+  /** Where each value came from, for `doctor` and error messages. */
+  readonly source: 'flags/env' | 'operless dev';
+}
+
+export function resolveTarget(args: ParsedArgs, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Target {
+  const dev = readDevState(cwd);
+  const pick = (flag: string, envName: string, fromDev: string | undefined) =>
+    stringOption(args.values, flag) ?? env[envName] ?? fromDev;
+  const queueUrl = pick('queue-url', 'OPERLESS_QUEUE_URL', dev?.queueUrl);
+  return {
+    queueUrl,
+    dlqUrl: pick('dlq-url', 'OPERLESS_DLQ_URL', dev?.dlqUrl),
+    endpoint: pick('endpoint', 'AWS_ENDPOINT_URL_SQS', dev?.sqsEndpoint),
+    region: pick('region', 'AWS_REGION', dev?.region) ?? 'us-east-1',
+    kubeconfigPath: pick('kubeconfig', 'KUBECONFIG', dev?.kubeconfigPath),
+    context: stringOption(args.values, 'context'),
+    cluster: pick('cluster', 'OPERLESS_CLUSTER', dev?.cluster) ?? 'default',
+    forwarderUrl: pick('forwarder-url', 'OPERLESS_FORWARDER_URL', dev?.forwarderUrl),
+    json: args.values.json === true,
+    source: dev && !stringOption(args.values, 'queue-url') && !env.OPERLESS_QUEUE_URL ? 'operless dev' : 'flags/env',
+  };
+}
+
+export function requireField(target: Target, field: 'queueUrl' | 'dlqUrl'): string {
+  const value = target[field];
+  if (value) return value;
+  const [flag, envName] = field === 'queueUrl' ? ['--queue-url', 'OPERLESS_QUEUE_URL'] : ['--dlq-url', 'OPERLESS_DLQ_URL'];
+  throw new UsageError(
+    `no ${field === 'queueUrl' ? 'work queue' : 'dead-letter queue'} configured: pass ${flag}, set ${envName}, or run this next to a running \`operless dev\``,
+  );
+}
+
+/** An SQS client for the target; local endpoints get dummy credentials when none are set. */
+export function sqsClient(target: Target, env: NodeJS.ProcessEnv = process.env): SQSClient {
+  const local = target.endpoint !== undefined && /^https?:\/\/(localhost|127\.|\[::1\])/.test(target.endpoint);
+  const credentials = local && !env.AWS_ACCESS_KEY_ID ? { accessKeyId: 'local', secretAccessKey: 'local' } : undefined;
+  return new SQSClient({
+    region: target.region,
+    ...(target.endpoint ? { endpoint: target.endpoint } : {}),
+    ...(credentials ? { credentials } : {}),
+  });
+}

@@ -1,0 +1,39 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseFilters, toEntry } from '../../../src/cli/commands/dlq.ts';
+import { encodeMessage, newMessage } from '../../../src/contract/message.ts';
+
+const body = encodeMessage(newMessage({ cluster: 'dev', apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: 'default', name: 'cache' }, 'Modified', 1000));
+
+test('entries carry the runtime\'s reason, or maxReceiveCount when SQS moved them', () => {
+  const ours = toEntry({
+    MessageId: 'm1', ReceiptHandle: 'r1', Body: body,
+    Attributes: { ApproximateReceiveCount: '2', SentTimestamp: '0' },
+    MessageAttributes: {
+      'operless.reason': { DataType: 'String', StringValue: 'RetriesExhausted' },
+      'operless.error': { DataType: 'String', StringValue: 'boom' },
+    },
+  });
+  assert.equal(ours.reason, 'RetriesExhausted');
+  assert.equal(ours.error, 'boom');
+  assert.equal(ours.message?.name, 'cache');
+  assert.equal(ours.receiveCount, 2);
+
+  const sqsMoved = toEntry({ MessageId: 'm2', ReceiptHandle: 'r2', Body: body });
+  assert.equal(sqsMoved.reason, 'maxReceiveCount');
+  assert.match(sqsMoved.error, /maxReceiveCount/);
+
+  const poison = toEntry({ MessageId: 'm3', ReceiptHandle: 'r3', Body: 'not json' });
+  assert.equal(poison.message, undefined);
+  assert.match(poison.error, /not JSON/);
+});
+
+test('filters combine and reject unknown fields', () => {
+  const entry = toEntry({ MessageId: 'm1', ReceiptHandle: 'r1', Body: body, MessageAttributes: { 'operless.reason': { DataType: 'String', StringValue: 'TerminalError' } } });
+  assert.equal(parseFilters([])(entry), true);
+  assert.equal(parseFilters(['reason=TerminalError', 'kind=Memcached'])(entry), true);
+  assert.equal(parseFilters(['reason=TerminalError', 'namespace=other'])(entry), false);
+  assert.equal(parseFilters(['key=default/ca'])(entry), true);
+  assert.throws(() => parseFilters(['colour=red']), /field "colour" is not one of/);
+  assert.throws(() => parseFilters(['reason']), /must look like <field>=<value>/);
+});
