@@ -1,0 +1,135 @@
+/**
+ * CRD generation: turns a `ResourceDefinition` into an `apiextensions.k8s.io/v1`
+ * CustomResourceDefinition and writes `infra/crds/<plural>.<group>.yaml` — the equivalent of
+ * `controller-gen crd`. Runnable: `node src/crd/generate.ts [--check] [outDir]`.
+ *
+ * Guarantees: output is deterministic (same definition → byte-identical YAML), so a test can
+ * compare the checked-in files with a fresh rendering (`staleCrds`); `writeCrds` only rewrites
+ * files whose content changed.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+import type { OpenApiSchema } from './schema.ts';
+import type { ResourceDefinition } from './resource.ts';
+import { projectResources, type GeneratedResource } from './resources.ts';
+
+type AnyResource = ResourceDefinition<unknown, unknown>;
+
+/** Where this repository keeps its CRDs. */
+export const DEFAULT_CRD_DIR = resolve(fileURLToPath(new URL('../../infra/crds', import.meta.url)));
+
+/** The CustomResourceDefinition object for a resource. */
+export function generateCrd(def: AnyResource): Record<string, unknown> {
+  const properties: Record<string, OpenApiSchema> = {
+    apiVersion: {
+      description: 'APIVersion defines the versioned schema of this representation of an object.',
+      type: 'string',
+    },
+    kind: { description: 'Kind is a string value representing the REST resource this object represents.', type: 'string' },
+    metadata: { type: 'object' },
+    spec: def.specSchema,
+  };
+  if (def.statusSchema) properties.status = def.statusSchema;
+  const root: OpenApiSchema = { description: def.description, type: 'object', properties };
+  if (def.specRequired) root.required = ['spec'];
+  if (def.validations.length > 0) root['x-kubernetes-validations'] = def.validations.map((v) => ({ ...v }));
+  if (!root.description) delete root.description;
+
+  const names: Record<string, unknown> = { kind: def.kind, listKind: def.listKind, plural: def.plural, singular: def.singular };
+  if (def.shortNames.length > 0) names.shortNames = [...def.shortNames];
+  if (def.categories.length > 0) names.categories = [...def.categories];
+
+  const version: Record<string, unknown> = { name: def.version, served: true, storage: true };
+  if (def.printerColumns.length > 0) {
+    version.additionalPrinterColumns = def.printerColumns.map((c) => clean({ ...c }));
+  }
+  version.schema = { openAPIV3Schema: root };
+  const subresources: Record<string, unknown> = {};
+  if (def.statusSubresource) subresources.status = {};
+  if (def.scale) subresources.scale = clean({ ...def.scale });
+  if (Object.keys(subresources).length > 0) version.subresources = subresources;
+
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: def.crdName, labels: { 'app.kubernetes.io/managed-by': 'operless' } },
+    spec: { group: def.group, names, scope: def.scope, versions: [version] },
+  };
+}
+
+/** The file name of a resource's CRD: `<plural>.<group>.yaml`. */
+export function crdFileName(def: AnyResource): string {
+  return `${def.crdName}.yaml`;
+}
+
+/** The YAML text of a resource's CRD, with a header naming its source. */
+export function renderCrd(resource: GeneratedResource): string {
+  const header = [
+    `# CustomResourceDefinition for ${resource.definition.kind} (${resource.definition.group}/${resource.definition.version}).`,
+    `# Generated from ${resource.source} by \`node src/crd/generate.ts\`. Do not edit by hand:`,
+    '# change the TypeScript definition and regenerate.',
+  ].join('\n');
+  return `${header}\n${stringify(generateCrd(resource.definition), { lineWidth: 0 })}`;
+}
+
+/** Writes every CRD into `outDir`; returns the paths whose content changed. */
+export function writeCrds(outDir: string = DEFAULT_CRD_DIR, resources: readonly GeneratedResource[] = projectResources): string[] {
+  mkdirSync(outDir, { recursive: true });
+  const written: string[] = [];
+  for (const resource of resources) {
+    const path = join(outDir, crdFileName(resource.definition));
+    const text = renderCrd(resource);
+    if (existsSync(path) && readFileSync(path, 'utf8') === text) continue;
+    writeFileSync(path, text);
+    written.push(path);
+  }
+  return written;
+}
+
+/** The CRD files in `outDir` that are missing or differ from a fresh rendering. */
+export function staleCrds(
+  outDir: string = DEFAULT_CRD_DIR,
+  resources: readonly GeneratedResource[] = projectResources,
+): { path: string; problem: 'missing' | 'outdated' }[] {
+  const stale: { path: string; problem: 'missing' | 'outdated' }[] = [];
+  for (const resource of resources) {
+    const path = join(outDir, crdFileName(resource.definition));
+    if (!existsSync(path)) stale.push({ path, problem: 'missing' });
+    else if (readFileSync(path, 'utf8') !== renderCrd(resource)) stale.push({ path, problem: 'outdated' });
+  }
+  return stale;
+}
+
+/** Paths of this project's CRD files (for tests and the dev loop). */
+export function crdPaths(outDir: string = DEFAULT_CRD_DIR, resources: readonly GeneratedResource[] = projectResources): string[] {
+  return resources.map((r) => join(outDir, crdFileName(r.definition)));
+}
+
+function clean<T extends object>(value: T): T {
+  for (const key of Object.keys(value) as (keyof T)[]) {
+    if (value[key] === undefined) delete value[key];
+  }
+  return value;
+}
+
+function main(args: string[]): number {
+  const check = args.includes('--check');
+  const outDir = resolve(args.find((a) => !a.startsWith('--')) ?? DEFAULT_CRD_DIR);
+  const shown = (p: string) => relative(process.cwd(), p) || p;
+  if (check) {
+    const stale = staleCrds(outDir);
+    for (const s of stale) console.error(`${shown(s.path)} is ${s.problem}: run \`node src/crd/generate.ts\` and commit the result`);
+    if (stale.length === 0) console.log(`CRDs in ${shown(outDir)} are up to date`);
+    return stale.length === 0 ? 0 : 1;
+  }
+  const written = writeCrds(outDir);
+  for (const path of written) console.log(`wrote ${shown(path)}`);
+  if (written.length === 0) console.log(`CRDs in ${shown(outDir)} are up to date`);
+  return 0;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.exitCode = main(process.argv.slice(2));
+}

@@ -1,0 +1,123 @@
+/**
+ * The Memcached controller: the operator-sdk tutorial's reconcile, as an Operless
+ * `ControllerSpec`. Each reconcile, from the live object:
+ *
+ * 1. refuses specs the schema cannot rule out (`validate.ts`): `Degraded=True` with the reason,
+ *    then `TerminalError` (no retries; the runtime records a Warning Event);
+ * 2. server-side applies the Deployment and the headless Service (`desired.ts`) with a
+ *    controller owner reference, refusing to take over a Deployment another controller owns;
+ * 3. lists the pods by label and writes `status` (`status.ts`) only when it changed;
+ * 4. records Events for transitions (created, scaled, degraded, recovered);
+ * 5. requeues while the rollout is in flight, so status converges even without child events.
+ *
+ * Finalizer `cache.example.com/finalizer`: deletion runs a cleanup step that records an Event;
+ * the children go with their owner through garbage collection.
+ *
+ * Idempotent: running it twice, or twice at once, converges on the same objects.
+ */
+import type { ControllerSpec, KubeObject, ReconcileContext } from '../core/types.ts';
+import { done, requeueAfter, type ReconcileResult } from '../core/result.ts';
+import { TerminalError } from '../core/errors.ts';
+import { DEPLOYMENTS, PODS, SERVICES, desiredDeployment, desiredService, podSelector } from './desired.ts';
+import { DEGRADED, invalidSpecStatus, observe, transitioned, type DeploymentView, type PodView } from './status.ts';
+import { specProblem, type SpecProblem } from './validate.ts';
+import { MEMCACHED, type Memcached } from './types.ts';
+
+export const MEMCACHED_FINALIZER = 'cache.example.com/finalizer';
+export const FIELD_MANAGER = 'operless-memcached';
+/** Poll interval while a rollout is in flight. */
+export const PROGRESS_POLL_SECONDS = 5;
+/** Poll interval while the Deployment is stuck (a human or the cluster must act first). */
+export const DEGRADED_POLL_SECONDS = 60;
+
+type Ctx = ReconcileContext<Memcached>;
+
+export const memcachedController: ControllerSpec<Memcached> = {
+  ...MEMCACHED,
+  finalizer: MEMCACHED_FINALIZER,
+  fieldManager: FIELD_MANAGER,
+  reconcile: reconcileMemcached,
+  finalize: finalizeMemcached,
+};
+
+export async function reconcileMemcached(mc: Memcached, ctx: Ctx): Promise<ReconcileResult> {
+  const problem = specProblem(mc.spec);
+  if (problem) return refuse(mc, ctx, problem);
+
+  const namespace = mc.metadata.namespace;
+  const name = mc.metadata.name;
+  const existing = await ctx.client.get<DeploymentView>(DEPLOYMENTS, name, namespace);
+  const conflict = ownershipProblem(mc, existing);
+  if (conflict) return refuse(mc, ctx, conflict);
+
+  const deployment = await ctx.applyOwned<DeploymentView>(DEPLOYMENTS, desiredDeployment(mc) as DeploymentView);
+  await ctx.applyOwned(SERVICES, desiredService(mc));
+  if (!existing) {
+    await record(ctx, mc, 'Normal', 'Created', 'Create', `Created Deployment and Service ${name} for ${mc.spec.size} memcached ${plural(mc.spec.size)}`);
+  } else if (existing.spec?.replicas !== undefined && existing.spec.replicas !== mc.spec.size) {
+    await record(ctx, mc, 'Normal', 'Scaled', 'Scale', `Scaled memcached from ${existing.spec.replicas} to ${mc.spec.size} ${plural(mc.spec.size)}`);
+  }
+
+  const pods = await ctx.client.list<PodView>(PODS, { namespace, labelSelector: podSelector(mc) });
+  const observed = observe(mc, deployment, pods.items, new Date());
+  const changed = await ctx.updateStatus(observed.status);
+  if (changed) {
+    ctx.log.info('status updated', { readyReplicas: observed.status.readyReplicas, nodes: observed.status.nodes.length, settled: observed.settled });
+  }
+
+  const degraded = transitioned(mc.status?.conditions, observed.status.conditions, DEGRADED);
+  if (degraded?.status === 'True') await record(ctx, mc, 'Warning', 'Degraded', 'Reconcile', degraded.message);
+  else if (degraded?.status === 'False' && mc.status?.conditions?.some((c) => c.type === DEGRADED)) {
+    await record(ctx, mc, 'Normal', 'Recovered', 'Reconcile', 'memcached is no longer degraded');
+  }
+
+  if (observed.degraded) return requeueAfter(DEGRADED_POLL_SECONDS);
+  return observed.settled ? done() : requeueAfter(PROGRESS_POLL_SECONDS);
+}
+
+export async function finalizeMemcached(mc: Memcached, ctx: Ctx): Promise<ReconcileResult> {
+  await record(
+    ctx,
+    mc,
+    'Normal',
+    'Finalizing',
+    'Delete',
+    `Custom resource ${mc.metadata.name} is being deleted from namespace ${mc.metadata.namespace}: its Deployment and Service go with it`,
+  );
+  return done();
+}
+
+/** Reports a problem only a human can fix: Degraded=True with the reason, then no retries. */
+async function refuse(mc: Memcached, ctx: Ctx, problem: SpecProblem): Promise<never> {
+  await ctx.updateStatus(invalidSpecStatus(mc, problem, new Date()));
+  throw new TerminalError(`Memcached ${mc.metadata.namespace}/${mc.metadata.name}: ${problem.message}`, { reason: problem.reason });
+}
+
+/**
+ * A Deployment with our name but another controller is not ours to change (a problem for a
+ * human). A previous Memcached of the same name (another uid) is being garbage collected:
+ * that is transient, so it throws a plain error and the runtime retries with backoff.
+ */
+export function ownershipProblem(mc: Memcached, existing: DeploymentView | undefined): SpecProblem | undefined {
+  const controller = existing?.metadata.ownerReferences?.find((r) => r.controller);
+  if (!existing || !controller || controller.uid === mc.metadata.uid) return undefined;
+  if (controller.kind === mc.kind && controller.name === mc.metadata.name) {
+    throw new Error(
+      `Deployment ${mc.metadata.name} still belongs to a deleted Memcached of the same name (uid ${controller.uid}); waiting for garbage collection`,
+    );
+  }
+  return {
+    reason: 'DeploymentConflict',
+    message:
+      `Deployment ${mc.metadata.name} already exists and is controlled by ${controller.kind} ${controller.name}; ` +
+      'rename the Memcached or delete that Deployment',
+  };
+}
+
+async function record(ctx: Ctx, mc: KubeObject, type: 'Normal' | 'Warning', reason: string, action: string, note: string): Promise<void> {
+  await ctx.events.record(mc, { type, reason, action, note });
+}
+
+function plural(n: number): string {
+  return n === 1 ? 'node' : 'nodes';
+}

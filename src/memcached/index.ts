@@ -1,0 +1,10 @@
+/**
+ * The Memcached reference operator: the resource definition (types.ts), the controller
+ * (controller.ts) and its pure parts (desired children, status, spec checks).
+ */
+export { MEMCACHED, MemcachedResource, DEFAULT_IMAGE, DEFAULT_PORT, DEFAULT_MEMORY_LIMIT_MB } from './types.ts';
+export type { Memcached, MemcachedSpec, MemcachedStatus } from './types.ts';
+export { memcachedController, MEMCACHED_FINALIZER, FIELD_MANAGER } from './controller.ts';
+export { desiredDeployment, desiredService, selectorLabels, podSelector, DEPLOYMENTS, SERVICES, PODS } from './desired.ts';
+export { observe } from './status.ts';
+export { specProblem } from './validate.ts';

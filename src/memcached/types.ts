@@ -1,0 +1,111 @@
+/**
+ * The `Memcached` custom resource (`cache.example.com/v1alpha1`), defined once: the CRD in
+ * `infra/crds/memcacheds.cache.example.com.yaml` is generated from `MemcachedResource`, and the
+ * `Memcached` type below is inferred from the same schema, so they cannot drift apart.
+ *
+ * What the API server guarantees for every stored Memcached (so the controller need not check):
+ * `spec.size` is an integer 0–100; `spec.image`, `spec.port` and `spec.memoryLimitMB` are
+ * present (defaulted) and in range; the image is not `:latest`. Cross-field rules the schema
+ * cannot express well (memory versus the container limit) are checked by the controller
+ * (`validate.ts`).
+ */
+import {
+  array,
+  conditions,
+  integer,
+  object,
+  required,
+  resourceRequirements,
+  string,
+  type Infer,
+} from '../crd/schema.ts';
+import { defineResource, type ResourceOf } from '../crd/resource.ts';
+
+/** The memcached image used when `spec.image` is omitted (pinned: never `latest`). */
+export const DEFAULT_IMAGE = 'memcached:1.6.38-alpine';
+export const DEFAULT_PORT = 11211;
+/** memcached's own default for `-m`. */
+export const DEFAULT_MEMORY_LIMIT_MB = 64;
+export const MAX_SIZE = 100;
+
+export const memcachedSpec = object(
+  {
+    size: required(integer({
+      minimum: 0,
+      maximum: MAX_SIZE,
+      description: 'Number of memcached nodes (Deployment replicas), 0–100.',
+    })),
+    image: string({
+      default: DEFAULT_IMAGE,
+      minLength: 1,
+      maxLength: 512,
+      pattern: '^[^\\s]+$',
+      description: `Container image of memcached (default ${DEFAULT_IMAGE}). Pin a version or digest.`,
+      validations: [
+        {
+          rule: "!self.endsWith(':latest')",
+          message: 'spec.image must be pinned to a version or digest, not ":latest" (e.g. memcached:1.6.38-alpine)',
+        },
+      ],
+    }),
+    port: integer({
+      minimum: 1,
+      maximum: 65535,
+      default: DEFAULT_PORT,
+      description: `TCP port memcached listens on and the Service exposes (default ${DEFAULT_PORT}).`,
+    }),
+    memoryLimitMB: integer({
+      minimum: 16,
+      maximum: 65536,
+      default: DEFAULT_MEMORY_LIMIT_MB,
+      description: 'Item memory in megabytes (memcached -m). Must fit in resources.limits.memory when that is set.',
+    }),
+    resources: resourceRequirements({
+      description: 'Compute resources of the memcached container (requests and limits).',
+    }),
+  },
+  {
+    default: {},
+    description: 'Desired state of the memcached cluster.',
+  },
+);
+
+export const memcachedStatus = object(
+  {
+    nodes: array(string(), { description: 'Names of the memcached pods (sorted).', maxItems: 200 }),
+    readyReplicas: integer({ minimum: 0, description: 'Number of memcached pods that are Ready.' }),
+    observedGeneration: integer({ format: 'int64', minimum: 0, description: 'The .metadata.generation this status was computed from.' }),
+    conditions: conditions({ description: 'Available, Progressing and Degraded, as metav1.Condition.' }),
+  },
+  { description: 'Observed state of the memcached cluster.' },
+);
+
+export type MemcachedSpec = Infer<typeof memcachedSpec>;
+export type MemcachedStatus = Infer<typeof memcachedStatus>;
+
+export const MemcachedResource = defineResource({
+  group: 'cache.example.com',
+  version: 'v1alpha1',
+  kind: 'Memcached',
+  plural: 'memcacheds',
+  singular: 'memcached',
+  shortNames: ['mc'],
+  categories: ['operless'],
+  scope: 'Namespaced',
+  description: 'Memcached is a memcached cluster managed by the Operless reference operator.',
+  spec: memcachedSpec,
+  status: memcachedStatus,
+  scale: { specReplicasPath: '.spec.size', statusReplicasPath: '.status.readyReplicas' },
+  printerColumns: [
+    { name: 'Size', type: 'integer', jsonPath: '.spec.size', description: 'Requested number of nodes' },
+    { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas', description: 'Ready nodes' },
+    { name: 'Available', type: 'string', jsonPath: '.status.conditions[?(@.type=="Available")].status' },
+    { name: 'Image', type: 'string', jsonPath: '.spec.image', priority: 1 },
+    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+  ],
+});
+
+export type Memcached = ResourceOf<typeof MemcachedResource>;
+
+/** How controllers and clients address Memcached objects. */
+export const MEMCACHED = MemcachedResource.kindRef;
