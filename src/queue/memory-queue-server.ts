@@ -1,0 +1,379 @@
+/**
+ * The embedded queue as a server: a loopback HTTP endpoint speaking the SQS JSON protocol
+ * (`application/x-amz-json-1.0`, `X-Amz-Target: AmazonSQS.<Operation>`) over the in-memory
+ * model in `memory-queue.ts`, so `@aws-sdk/client-sqs` talks to it through `endpoint` exactly
+ * as it talks to AWS — every component keeps the one real SQS client code path.
+ *
+ * Guarantees:
+ * - Operations: CreateQueue, DeleteQueue, GetQueueUrl, GetQueueAttributes, SetQueueAttributes,
+ *   ListQueues, PurgeQueue, SendMessage(+Batch), ReceiveMessage (long polling up to 20 s),
+ *   DeleteMessage(+Batch), ChangeMessageVisibility(+Batch). Anything else answers
+ *   `UnsupportedOperation` naming the operation.
+ * - Errors use SQS's JSON error shape (`__type`, `message`) plus the `x-amzn-query-error`
+ *   header, so the SDK raises the same named exceptions (`QueueDoesNotExist`, …) as with AWS.
+ * - Long polls end as soon as a message is available, at the wait time, or at `stop()`;
+ *   a poll whose client went away receives nothing (no message is hidden for a dead client).
+ * - Listens on 127.0.0.1 only; no authentication (signatures are not checked).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { ACCOUNT_ID, MAX_WAIT_TIME_SECONDS, MemoryBroker, QueueError, type Clock, type MessageAttributes, type ReceivedMessage } from './memory-queue.ts';
+
+/** The same queue description the test harness's `startBroker` takes. */
+export interface QueueSpec {
+  readonly name: string;
+  readonly visibilityTimeoutSeconds?: number;
+  readonly delaySeconds?: number;
+  readonly dlq?: { readonly name: string; readonly maxReceiveCount: number };
+}
+
+export interface MemoryQueueServerOptions {
+  readonly queues?: readonly QueueSpec[];
+  /** 0 (default) picks a free port. */
+  readonly port?: number;
+  readonly region?: string;
+  readonly clock?: Clock;
+}
+
+export interface MemoryQueueServer {
+  /** `http://127.0.0.1:<port>`: give it to SQSClient as `endpoint` (or `AWS_ENDPOINT_URL_SQS`). */
+  readonly endpoint: string;
+  readonly region: string;
+  /** The in-memory model, for inspection in tests. */
+  readonly broker: MemoryBroker;
+  queueUrl(name: string): string;
+  /** An SQS client configured for this server (region, endpoint, dummy credentials). */
+  sqs(): SQSClient;
+  createQueue(spec: QueueSpec): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** SDK error name → [query-compatible error code, HTTP status], from the SQS service model. */
+const ERRORS: Readonly<Record<string, readonly [string, number]>> = {
+  QueueDoesNotExist: ['AWS.SimpleQueueService.NonExistentQueue', 400],
+  QueueNameExists: ['QueueAlreadyExists', 400],
+  TooManyEntriesInBatchRequest: ['AWS.SimpleQueueService.TooManyEntriesInBatchRequest', 400],
+  EmptyBatchRequest: ['AWS.SimpleQueueService.EmptyBatchRequest', 400],
+  BatchEntryIdsNotDistinct: ['AWS.SimpleQueueService.BatchEntryIdsNotDistinct', 400],
+  InvalidBatchEntryId: ['AWS.SimpleQueueService.InvalidBatchEntryId', 400],
+  BatchRequestTooLong: ['AWS.SimpleQueueService.BatchRequestTooLong', 400],
+  ReceiptHandleIsInvalid: ['ReceiptHandleIsInvalid', 404],
+  MessageNotInflight: ['AWS.SimpleQueueService.MessageNotInflight', 400],
+  UnsupportedOperation: ['AWS.SimpleQueueService.UnsupportedOperation', 400],
+  PurgeQueueInProgress: ['AWS.SimpleQueueService.PurgeQueueInProgress', 403],
+  InvalidAttributeName: ['InvalidAttributeName', 400],
+  InvalidAttributeValue: ['InvalidAttributeValue', 400],
+  InvalidMessageContents: ['InvalidMessageContents', 400],
+  InvalidParameterValue: ['InvalidParameterValue', 400],
+  MissingParameter: ['MissingParameter', 400],
+};
+
+type Json = Record<string, unknown>;
+
+export async function startMemoryQueueServer(options: MemoryQueueServerOptions = {}): Promise<MemoryQueueServer> {
+  const region = options.region ?? 'us-east-1';
+  const broker = new MemoryBroker({ region, ...(options.clock ? { clock: options.clock } : {}) });
+  const waiters = new Set<() => void>();
+  broker.onChange(() => {
+    for (const wake of [...waiters]) wake();
+  });
+  let stopping = false;
+  let endpoint = '';
+  const clients: SQSClient[] = [];
+
+  const queueUrl = (name: string) => `${endpoint}/${ACCOUNT_ID}/${name}`;
+
+  /** Accepts a queue URL (any host; the last path segment names the queue) or a bare name. */
+  const queueName = (url: unknown): string => {
+    if (typeof url !== 'string' || url === '') throw new QueueError('MissingParameter', 'The request must contain the parameter QueueUrl.');
+    const name = url.replace(/\/+$/, '').split('/').pop() ?? '';
+    return name;
+  };
+
+  const createQueue = (spec: QueueSpec): string => {
+    const attributes: Record<string, string> = {};
+    if (spec.visibilityTimeoutSeconds !== undefined) attributes.VisibilityTimeout = String(spec.visibilityTimeoutSeconds);
+    if (spec.delaySeconds !== undefined) attributes.DelaySeconds = String(spec.delaySeconds);
+    if (spec.dlq) {
+      const dlq = broker.createQueue(spec.dlq.name);
+      attributes.RedrivePolicy = JSON.stringify({ deadLetterTargetArn: dlq.arn, maxReceiveCount: spec.dlq.maxReceiveCount });
+    }
+    broker.createQueue(spec.name, attributes);
+    return queueUrl(spec.name);
+  };
+
+  /** Waits until `ready` yields messages, the deadline passes, the server stops or the client leaves. */
+  const longPoll = async (name: string, waitSeconds: number, closed: () => boolean, attempt: () => ReceivedMessage[]) => {
+    const deadline = Date.now() + waitSeconds * 1000;
+    for (;;) {
+      if (closed() || stopping) return [];
+      const messages = attempt();
+      const remaining = deadline - Date.now();
+      if (messages.length > 0 || remaining <= 0) return messages;
+      const next = broker.earliestChangeAt(name);
+      const sleep = Math.max(1, Math.min(remaining, next === undefined ? remaining : next - broker.now()));
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          clearTimeout(timer);
+          waiters.delete(wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, sleep);
+        waiters.add(wake);
+      });
+    }
+  };
+
+  const operations: Record<string, (input: Json, closed: () => boolean) => Json | Promise<Json>> = {
+    CreateQueue: (input) => {
+      broker.createQueue(str(input.QueueName, 'QueueName'), stringMap(input.Attributes));
+      return { QueueUrl: queueUrl(str(input.QueueName, 'QueueName')) };
+    },
+    DeleteQueue: (input) => {
+      broker.deleteQueue(queueName(input.QueueUrl));
+      return {};
+    },
+    GetQueueUrl: (input) => {
+      const name = str(input.QueueName, 'QueueName');
+      broker.queue(name);
+      return { QueueUrl: queueUrl(name) };
+    },
+    ListQueues: (input) => {
+      const names = broker.listQueues(typeof input.QueueNamePrefix === 'string' ? input.QueueNamePrefix : '');
+      const max = typeof input.MaxResults === 'number' ? input.MaxResults : 1000;
+      return names.length ? { QueueUrls: names.slice(0, max).map(queueUrl) } : {};
+    },
+    GetQueueAttributes: (input) => ({
+      Attributes: broker.getQueueAttributes(queueName(input.QueueUrl), stringList(input.AttributeNames) ?? ['All']),
+    }),
+    SetQueueAttributes: (input) => {
+      broker.setQueueAttributes(queueName(input.QueueUrl), stringMap(input.Attributes));
+      return {};
+    },
+    PurgeQueue: (input) => {
+      broker.purgeQueue(queueName(input.QueueUrl));
+      return {};
+    },
+    SendMessage: (input) => {
+      const result = broker.sendMessage(queueName(input.QueueUrl), sendInput(input));
+      return compact({ MessageId: result.messageId, MD5OfMessageBody: result.md5OfMessageBody, MD5OfMessageAttributes: result.md5OfMessageAttributes });
+    },
+    SendMessageBatch: (input) => {
+      const entries = entryList(input.Entries).map((entry) => ({ id: entry.Id as string, ...sendInput(entry) }));
+      const result = broker.sendMessageBatch(queueName(input.QueueUrl), entries);
+      return {
+        Successful: result.successful.map((s) => compact({ Id: s.id, MessageId: s.messageId, MD5OfMessageBody: s.md5OfMessageBody, MD5OfMessageAttributes: s.md5OfMessageAttributes })),
+        Failed: result.failed.map(failure),
+      };
+    },
+    ReceiveMessage: async (input, closed) => {
+      const name = queueName(input.QueueUrl);
+      const queue = broker.queue(name);
+      const wait = typeof input.WaitTimeSeconds === 'number' ? input.WaitTimeSeconds : queue.settings.receiveMessageWaitTimeSeconds;
+      if (!Number.isInteger(wait) || wait < 0 || wait > MAX_WAIT_TIME_SECONDS) {
+        throw new QueueError('InvalidParameterValue', `Value ${wait} for parameter WaitTimeSeconds is invalid. Reason: must be from 0 to 20.`);
+      }
+      const receive = () => broker.receiveMessage(name, {
+        maxNumberOfMessages: optionalNumber(input.MaxNumberOfMessages),
+        visibilityTimeoutSeconds: optionalNumber(input.VisibilityTimeout),
+        attributeNames: [...(stringList(input.AttributeNames) ?? []), ...(stringList(input.MessageSystemAttributeNames) ?? [])],
+        messageAttributeNames: stringList(input.MessageAttributeNames) ?? [],
+      });
+      const messages = await longPoll(name, wait, closed, receive);
+      return messages.length === 0 ? {} : { Messages: messages.map(toWireMessage) };
+    },
+    DeleteMessage: (input) => {
+      broker.deleteMessage(queueName(input.QueueUrl), str(input.ReceiptHandle, 'ReceiptHandle'));
+      return {};
+    },
+    DeleteMessageBatch: (input) => {
+      const entries = entryList(input.Entries).map((e) => ({ id: e.Id as string, receiptHandle: e.ReceiptHandle as string }));
+      const result = broker.deleteMessageBatch(queueName(input.QueueUrl), entries);
+      return { Successful: result.successful.map((s) => ({ Id: s.id })), Failed: result.failed.map(failure) };
+    },
+    ChangeMessageVisibility: (input) => {
+      broker.changeMessageVisibility(queueName(input.QueueUrl), str(input.ReceiptHandle, 'ReceiptHandle'), requiredNumber(input.VisibilityTimeout, 'VisibilityTimeout'));
+      return {};
+    },
+    ChangeMessageVisibilityBatch: (input) => {
+      const entries = entryList(input.Entries).map((e) => ({
+        id: e.Id as string,
+        receiptHandle: e.ReceiptHandle as string,
+        visibilityTimeoutSeconds: requiredNumber(e.VisibilityTimeout, 'VisibilityTimeout'),
+      }));
+      const result = broker.changeMessageVisibilityBatch(queueName(input.QueueUrl), entries);
+      return { Successful: result.successful.map((s) => ({ Id: s.id })), Failed: result.failed.map(failure) };
+    },
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const requestId = randomUUID();
+    let clientGone = false;
+    res.on('close', () => {
+      clientGone = !res.writableFinished;
+    });
+    try {
+      const target = String(req.headers['x-amz-target'] ?? '');
+      const raw = await readBody(req);
+      if (req.method !== 'POST' || !target.startsWith('AmazonSQS.')) {
+        throw new QueueError('UnsupportedOperation', `The embedded queue speaks the SQS JSON protocol only (POST with X-Amz-Target: AmazonSQS.<Operation>); got ${req.method} ${req.url} target ${JSON.stringify(target)}. Use @aws-sdk/client-sqs v3.447 or newer.`);
+      }
+      const operation = operations[target.slice('AmazonSQS.'.length)];
+      if (!operation) throw new QueueError('UnsupportedOperation', `The embedded queue does not implement ${target}.`);
+      let input: Json;
+      try {
+        input = raw.length ? (JSON.parse(raw) as Json) : {};
+      } catch {
+        throw new QueueError('InvalidParameterValue', 'The request body is not valid JSON.');
+      }
+      const output = await operation(input, () => clientGone);
+      send(res, 200, requestId, output);
+    } catch (err) {
+      const error = err instanceof QueueError ? err : new QueueError('InternalError', err instanceof Error ? err.message : String(err));
+      const [queryCode, status] = ERRORS[error.code] ?? [error.code, error.code === 'InternalError' ? 500 : 400];
+      send(res, status, requestId, { __type: `com.amazonaws.sqs#${error.code}`, message: error.message }, {
+        'x-amzn-query-error': `${queryCode};${status >= 500 ? 'Receiver' : 'Sender'}`,
+      });
+    }
+  };
+
+  const server: Server = createServer((req, res) => void handle(req, res));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      reject(err.code === 'EADDRINUSE'
+        ? new Error(`The embedded queue cannot listen on 127.0.0.1:${options.port}: the port is in use. Pick another port, or 0 for a free one.`)
+        : err);
+    });
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  for (const spec of options.queues ?? []) createQueue(spec);
+
+  return {
+    endpoint,
+    region,
+    broker,
+    queueUrl,
+    sqs: () => {
+      const client = new SQSClient({
+        region,
+        endpoint,
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      });
+      clients.push(client);
+      return client;
+    },
+    createQueue: async (spec) => createQueue(spec),
+    stop: async () => {
+      stopping = true;
+      for (const wake of [...waiters]) wake();
+      for (const client of clients) client.destroy();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        // Long polls were just answered; whatever is still open after that is dropped.
+        setTimeout(() => server.closeAllConnections(), 50).unref();
+      });
+    },
+  };
+}
+
+function send(res: ServerResponse, status: number, requestId: string, body: Json, headers: Record<string, string> = {}): void {
+  if (res.destroyed) return;
+  const payload = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/x-amz-json-1.0',
+    'content-length': Buffer.byteLength(payload),
+    'x-amzn-requestid': requestId,
+    ...headers,
+  });
+  res.end(payload);
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function toWireMessage(message: ReceivedMessage): Json {
+  const attributes: Json = {};
+  for (const [name, value] of Object.entries(message.messageAttributes)) {
+    attributes[name] = compact({
+      DataType: value.DataType,
+      StringValue: value.StringValue,
+      BinaryValue: value.BinaryValue ? Buffer.from(value.BinaryValue).toString('base64') : undefined,
+    });
+  }
+  return compact({
+    MessageId: message.messageId,
+    ReceiptHandle: message.receiptHandle,
+    MD5OfBody: message.md5OfBody,
+    Body: message.body,
+    Attributes: Object.keys(message.attributes).length ? message.attributes : undefined,
+    MD5OfMessageAttributes: message.md5OfMessageAttributes,
+    MessageAttributes: Object.keys(attributes).length ? attributes : undefined,
+  });
+}
+
+function sendInput(input: Json): { body: string; delaySeconds: number | undefined; messageAttributes: MessageAttributes; awsTraceHeader: string | undefined } {
+  const attributes: Record<string, { DataType: string; StringValue?: string; BinaryValue?: Uint8Array }> = {};
+  const wire = (input.MessageAttributes ?? {}) as Record<string, Json>;
+  for (const [name, value] of Object.entries(wire)) {
+    attributes[name] = compact({
+      DataType: String(value.DataType ?? ''),
+      StringValue: typeof value.StringValue === 'string' ? value.StringValue : undefined,
+      BinaryValue: typeof value.BinaryValue === 'string' ? new Uint8Array(Buffer.from(value.BinaryValue, 'base64')) : undefined,
+    });
+  }
+  const system = (input.MessageSystemAttributes ?? {}) as Record<string, Json>;
+  const trace = system.AWSTraceHeader?.StringValue;
+  return {
+    body: input.MessageBody as string,
+    delaySeconds: optionalNumber(input.DelaySeconds),
+    messageAttributes: attributes,
+    awsTraceHeader: typeof trace === 'string' ? trace : undefined,
+  };
+}
+
+function failure(entry: { id: string; code: string; message: string; senderFault: boolean }): Json {
+  return { Id: entry.id, Code: entry.code, Message: entry.message, SenderFault: entry.senderFault };
+}
+
+function str(value: unknown, parameter: string): string {
+  if (typeof value !== 'string' || value === '') throw new QueueError('MissingParameter', `The request must contain the parameter ${parameter}.`);
+  return value;
+}
+
+function optionalNumber(value: unknown): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number') throw new QueueError('InvalidParameterValue', `Expected a number, got ${JSON.stringify(value)}.`);
+  return value;
+}
+
+function requiredNumber(value: unknown, parameter: string): number {
+  const number = optionalNumber(value);
+  if (number === undefined) throw new QueueError('MissingParameter', `The request must contain the parameter ${parameter}.`);
+  return number;
+}
+
+function stringList(value: unknown): string[] | undefined {
+  return Array.isArray(value) ? value.map(String) : undefined;
+}
+
+function stringMap(value: unknown): Record<string, string> {
+  if (!value || typeof value !== 'object') return {};
+  return Object.fromEntries(Object.entries(value as Json).map(([k, v]) => [k, String(v)]));
+}
+
+function entryList(value: unknown): Json[] {
+  if (!Array.isArray(value)) throw new QueueError('EmptyBatchRequest', 'There should be at least one entry in the request.');
+  return value as Json[];
+}
+
+function compact<T extends Record<string, unknown>>(value: T): T {
+  for (const key of Object.keys(value)) if (value[key] === undefined) delete value[key];
+  return value;
+}
