@@ -1,0 +1,62 @@
+/**
+ * Per-key retry backoff: how long to wait before retry number `attempt` of one object.
+ *
+ * Like client-go's `ItemExponentialFailureRateLimiter` (doubling from a base up to a cap),
+ * adapted to SQS: delays are whole seconds (SQS `DelaySeconds` is an integer) and never
+ * exceed 900 s (the SQS maximum; longer waits use `notBefore`, see schedule.ts). Jitter
+ * spreads retries of many keys that failed together (an API server outage, say) so they do
+ * not come back as one thundering herd.
+ *
+ * Guarantees (unit-tested): the result is an integer in [1, capSeconds] (capSeconds itself
+ * clamped to [1, 900]); without jitter it is `min(cap, ceil(base * 2^(attempt-1)))`; with
+ * jitter it lies in [ceil(d/2), ceil(d)] of that un-jittered delay `d`, so it never grows
+ * past the cap and never collapses to zero.
+ */
+import type { RetryPolicy } from './types.ts';
+
+/** The largest `DelaySeconds` SQS accepts. */
+export const MAX_DELAY_SECONDS = 900;
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
+  baseSeconds: 1,
+  capSeconds: MAX_DELAY_SECONDS,
+  maxAttempts: 10,
+});
+
+/** Fills in defaults and rejects nonsense with a message naming the field. */
+export function resolveRetryPolicy(partial: Partial<RetryPolicy> = {}): RetryPolicy {
+  const policy = { ...DEFAULT_RETRY_POLICY, ...stripUndefined(partial) };
+  if (!Number.isFinite(policy.baseSeconds) || policy.baseSeconds <= 0) {
+    throw new RangeError(`retry.baseSeconds must be a positive number of seconds, got ${policy.baseSeconds}`);
+  }
+  if (!Number.isFinite(policy.capSeconds) || policy.capSeconds < 1) {
+    throw new RangeError(`retry.capSeconds must be at least 1 second, got ${policy.capSeconds}`);
+  }
+  if (!Number.isInteger(policy.maxAttempts) || policy.maxAttempts < 1) {
+    throw new RangeError(`retry.maxAttempts must be a positive integer, got ${policy.maxAttempts}`);
+  }
+  return Object.freeze({ ...policy, capSeconds: Math.min(policy.capSeconds, MAX_DELAY_SECONDS) });
+}
+
+/**
+ * Delay in whole seconds before retry number `attempt` (1 = first retry).
+ * `random` returns a number in [0, 1); pass `() => 1 - Number.EPSILON` for "no jitter".
+ */
+export function backoffSeconds(attempt: number, policy: RetryPolicy, random: () => number = Math.random): number {
+  const cap = Math.max(1, Math.min(policy.capSeconds, MAX_DELAY_SECONDS));
+  const exponent = Math.max(0, Math.floor(attempt) - 1);
+  // 2^exponent overflows to Infinity for large attempts, which the cap then absorbs.
+  const full = Math.min(cap, policy.baseSeconds * 2 ** exponent);
+  const r = Math.min(Math.max(random(), 0), 1);
+  const jittered = full / 2 + (full / 2) * r;
+  return clampSeconds(Math.ceil(jittered), cap);
+}
+
+function clampSeconds(seconds: number, cap: number): number {
+  if (!Number.isFinite(seconds)) return cap;
+  return Math.min(cap, Math.max(1, seconds));
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,33 @@
+/**
+ * The time budget of one invocation. A Lambda function is killed at its timeout, and a
+ * killed invocation acknowledges nothing, so the whole batch would come back after the
+ * visibility timeout. To avoid that, the handler keeps a reserve of time for sending
+ * follow-ups and returning its response:
+ *
+ * - a key is started only while more than `reserveMs` remain; keys not started are handed
+ *   back to the queue (see `deferred` in followup.ts), not failed;
+ * - a running reconcile's `signal` is aborted when only half the reserve remains, so a
+ *   cooperative reconcile (one that passes `ctx.signal` on) stops and its follow-up is still
+ *   sent in time.
+ *
+ * Default reserve: 20% of the time the invocation started with, at least 500 ms and at most
+ * 10 s (a 60 s function keeps 10 s, a 3 s function keeps 600 ms).
+ */
+
+export const MIN_RESERVE_MS = 500;
+export const MAX_RESERVE_MS = 10_000;
+
+export function resolveReserveMs(initialRemainingMs: number, configuredMs?: number): number {
+  if (configuredMs !== undefined) return Math.max(0, configuredMs);
+  return Math.round(Math.min(MAX_RESERVE_MS, Math.max(MIN_RESERVE_MS, initialRemainingMs * 0.2)));
+}
+
+/** May a new reconcile start now? */
+export function canStart(remainingMs: number, reserveMs: number): boolean {
+  return remainingMs > reserveMs;
+}
+
+/** Milliseconds a reconcile may run from now before its signal is aborted. */
+export function reconcileAllowanceMs(remainingMs: number, reserveMs: number): number {
+  return Math.max(0, remainingMs - reserveMs / 2);
+}

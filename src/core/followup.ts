@@ -1,0 +1,131 @@
+/**
+ * What to send after a reconcile: the decision from an outcome (a result, the object being
+ * gone, or a thrown error) to a follow-up — nothing, a delayed message back to the work
+ * queue, or a dead letter. Pure: the handler performs the send and acknowledges the records
+ * only when it succeeded.
+ *
+ * | outcome                                  | follow-up                                              |
+ * | ---------------------------------------- | ------------------------------------------------------ |
+ * | `done()` / object gone                   | nothing                                                |
+ * | `requeueAfter(s)`                        | `Requeue`, attempt 0, delay s (notBefore if > 900 s)   |
+ * | `TerminalError`                          | DLQ `TerminalError` (no retry)                         |
+ * | 409 Conflict                             | `Retry`, attempt + 1, delay 1 s (fresh state, soon)    |
+ * | 429 with Retry-After                     | `Retry`, attempt unchanged, delay Retry-After          |
+ * | 5xx with Retry-After                     | `Retry`, attempt + 1, delay Retry-After                |
+ * | any other error                          | `Retry`, attempt + 1, delay backoff(attempt + 1)       |
+ * | any error when attempt + 1 ≥ maxAttempts | DLQ `RetriesExhausted` (429 excepted: not our failure) |
+ *
+ * `attempt` counts failed runs before this one; a success resets it (requeue carries 0),
+ * like the workqueue's `Forget`. A 429 is the server asking us to slow down, not a failure
+ * of this object, so it does not use up attempts.
+ */
+import { followUp, type ReconcileMessage } from '../contract/message.ts';
+import type { DlqReason } from '../contract/dlq.ts';
+import { errorMessage } from '../observability/log.ts';
+import { isKubeApiError } from '../kube/errors.ts';
+import { backoffSeconds } from './backoff.ts';
+import { isTerminalError } from './errors.ts';
+import type { ReconcileResult } from './result.ts';
+import { scheduleAfter, scheduleUntil } from './schedule.ts';
+import type { RetryPolicy } from './types.ts';
+
+/** Delay of a retry after a 409 Conflict: soon, with fresh state. */
+export const CONFLICT_RETRY_SECONDS = 1;
+
+export type ReconcileOutcome =
+  | { readonly type: 'result'; readonly result: ReconcileResult }
+  /** The primary no longer exists (404, or a different uid: the object was recreated). */
+  | { readonly type: 'gone'; readonly why: 'NotFound' | 'UidChanged' }
+  | { readonly type: 'error'; readonly error: unknown };
+
+/** Result label, matching controller-runtime's `reconcile_total{result}` values where they exist. */
+export type OutcomeLabel = 'success' | 'requeue_after' | 'error' | 'conflict' | 'throttled' | 'terminal_error' | 'retries_exhausted'
+  /** Received before its `notBefore`: re-delayed without reconciling. */
+  | 'not_due'
+  /** Not started for lack of time left in this invocation: handed back to the queue. */
+  | 'deferred';
+
+export type FollowUp =
+  | { readonly type: 'none'; readonly label: OutcomeLabel }
+  | { readonly type: 'send'; readonly label: OutcomeLabel; readonly message: ReconcileMessage; readonly delaySeconds: number }
+  | { readonly type: 'deadLetter'; readonly label: OutcomeLabel; readonly reason: DlqReason; readonly error: string };
+
+export interface DecideInput {
+  readonly message: ReconcileMessage;
+  readonly outcome: ReconcileOutcome;
+  readonly policy: RetryPolicy;
+  /** ms since the epoch. */
+  readonly now: number;
+  readonly random?: () => number;
+}
+
+export function decideFollowUp({ message, outcome, policy, now, random = Math.random }: DecideInput): FollowUp {
+  if (outcome.type === 'gone') return { type: 'none', label: 'success' };
+  if (outcome.type === 'result') {
+    const result = outcome.result;
+    if (result.type === 'done') return { type: 'none', label: 'success' };
+    const schedule = scheduleAfter(Math.max(1, result.seconds), now);
+    return {
+      type: 'send',
+      label: 'requeue_after',
+      message: followUp(message, { reason: 'Requeue', attempt: 0, notBefore: schedule.notBefore }),
+      delaySeconds: schedule.delaySeconds,
+    };
+  }
+
+  const error = outcome.error;
+  if (isTerminalError(error)) {
+    return { type: 'deadLetter', label: 'terminal_error', reason: 'TerminalError', error: errorMessage(error) };
+  }
+  const retry = (label: OutcomeLabel, attempt: number, seconds: number): FollowUp => {
+    const schedule = scheduleAfter(seconds, now);
+    return {
+      type: 'send',
+      label,
+      message: followUp(message, { reason: 'Retry', attempt, notBefore: schedule.notBefore }),
+      delaySeconds: schedule.delaySeconds,
+    };
+  };
+  if (isKubeApiError(error) && error.status === 429) {
+    return retry('throttled', message.attempt, error.retryAfterSeconds ?? backoffSeconds(message.attempt + 1, policy, random));
+  }
+  const next = message.attempt + 1;
+  if (next >= policy.maxAttempts) {
+    return {
+      type: 'deadLetter',
+      label: 'retries_exhausted',
+      reason: 'RetriesExhausted',
+      error: `gave up after ${next} attempt${next === 1 ? '' : 's'}: ${errorMessage(error)}`,
+    };
+  }
+  if (isKubeApiError(error) && error.status === 409) return retry('conflict', next, CONFLICT_RETRY_SECONDS);
+  if (isKubeApiError(error) && error.status >= 500 && error.retryAfterSeconds !== undefined) {
+    return retry('error', next, error.retryAfterSeconds);
+  }
+  return retry('error', next, backoffSeconds(next, policy, random));
+}
+
+/** A message received before its `notBefore`: send it again, unchanged, until it is due. */
+export function redelay(message: ReconcileMessage & { notBefore: number }, now: number): FollowUp {
+  const schedule = scheduleUntil(message.notBefore, now);
+  return {
+    type: 'send',
+    label: 'not_due',
+    message: followUp(message, { reason: message.reason, attempt: message.attempt, notBefore: schedule.notBefore }),
+    delaySeconds: schedule.delaySeconds,
+  };
+}
+
+/**
+ * A key the function had no time left to start: hand it back unchanged (same reason and
+ * attempt), for the next invocation to pick up at once. Not a failure, so SQS's receive
+ * count is not used up.
+ */
+export function deferred(message: ReconcileMessage): FollowUp {
+  return {
+    type: 'send',
+    label: 'deferred',
+    message: followUp(message, { reason: message.reason, attempt: message.attempt, notBefore: message.notBefore }),
+    delaySeconds: 0,
+  };
+}

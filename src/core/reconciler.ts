@@ -1,0 +1,116 @@
+/**
+ * One reconcile of one object key, level-based: read the live primary and decide from it,
+ * never from the message (which only names the object).
+ *
+ * 1. GET the primary. Not found → done (children go with it by owner references).
+ * 2. The message carries a uid and the live object has another → the object the message
+ *    was about is gone (recreated under the same name) → done; the new object has its own
+ *    events.
+ * 3. Being deleted (`deletionTimestamp`) and carrying our finalizer → `finalize(object)`;
+ *    when it returns done (or nothing), remove the finalizer (merge patch guarded by
+ *    resourceVersion); when it asks to requeue, keep the finalizer and requeue. Being
+ *    deleted without our finalizer: nothing for a controller with `finalize` to do (done);
+ *    a controller without `finalize` still gets `reconcile` (it may want to react).
+ * 4. Otherwise ensure our finalizer (when `finalize` is given), then `reconcile(object)`.
+ *
+ * Never throws: every failure becomes `{ type: 'error' }` with the live object (when it was
+ * read) so the handler can record a Warning Event on it.
+ */
+import type { ReconcileMessage } from '../contract/message.ts';
+import type { Logger } from '../observability/log.ts';
+import type { BoundKubeClient } from '../kube/client.ts';
+import { ensureFinalizer, hasFinalizer, removeFinalizer } from '../kube/finalizers.ts';
+import { applyOwned } from '../kube/owned.ts';
+import { updateStatus } from '../kube/status.ts';
+import type { Controller } from './controller.ts';
+import type { ReconcileOutcome } from './followup.ts';
+import { done } from './result.ts';
+import type { EventRecorder, KindRef, KubeObject, ReconcileContext } from './types.ts';
+
+export interface ReconcileEnv {
+  readonly client: BoundKubeClient;
+  readonly events: EventRecorder;
+  readonly log: Logger;
+  readonly signal: AbortSignal;
+  readonly reconcileId: string;
+}
+
+export interface KeyResult {
+  readonly outcome: ReconcileOutcome;
+  /** The live primary, when it was read (for Warning Events). */
+  readonly object?: KubeObject | undefined;
+  /** Which step ran: for logs. */
+  readonly step: 'get' | 'finalize' | 'reconcile' | 'skip';
+}
+
+export async function reconcileKey<T extends KubeObject>(
+  controller: Controller<T>,
+  message: ReconcileMessage,
+  env: ReconcileEnv,
+): Promise<KeyResult> {
+  const kind = controller.kind;
+  const client = env.client.with({ fieldManager: controller.fieldManager, signal: env.signal });
+  let object: T | undefined;
+  try {
+    object = await client.get<T>(kind, message.name, kind.namespaced ? message.namespace : undefined);
+  } catch (error) {
+    return { outcome: { type: 'error', error }, step: 'get' };
+  }
+  if (!object) return { outcome: { type: 'gone', why: 'NotFound' }, step: 'skip' };
+  if (message.uid && object.metadata.uid && object.metadata.uid !== message.uid) {
+    return { outcome: { type: 'gone', why: 'UidChanged' }, object, step: 'skip' };
+  }
+  const finalizer = controller.finalizer;
+  const spec = controller.spec;
+  let step: KeyResult['step'] = 'reconcile';
+  try {
+    if (object.metadata.deletionTimestamp && spec.finalize && finalizer) {
+      if (!hasFinalizer(object, finalizer)) return { outcome: { type: 'result', result: done() }, object, step: 'skip' };
+      step = 'finalize';
+      const ctx = createContext(controller, object, message, client, env);
+      const result = (await spec.finalize(object, ctx)) ?? done();
+      if (result.type === 'requeueAfter') return { outcome: { type: 'result', result }, object, step };
+      await removeFinalizer(client, kind, ctx.object, finalizer);
+      env.log.info('finalized; finalizer removed', { finalizer });
+      return { outcome: { type: 'result', result: done() }, object, step };
+    }
+    if (spec.finalize && finalizer) object = await ensureFinalizer(client, kind, object, finalizer);
+    const ctx = createContext(controller, object, message, client, env);
+    const result = await spec.reconcile(object, ctx);
+    if (!result || (result.type !== 'done' && result.type !== 'requeueAfter')) {
+      throw new TypeError(`reconcile of ${controller.kind.kind} returned ${JSON.stringify(result)}; return done() or requeueAfter(seconds) from 'operless'`);
+    }
+    return { outcome: { type: 'result', result }, object, step };
+  } catch (error) {
+    return { outcome: { type: 'error', error }, object, step };
+  }
+}
+
+/** The context handed to `reconcile`/`finalize`; `object` follows the latest status written. */
+export function createContext<T extends KubeObject>(
+  controller: Controller<T>,
+  initial: T,
+  message: ReconcileMessage,
+  client: BoundKubeClient,
+  env: ReconcileEnv,
+): ReconcileContext<T> {
+  let current = initial;
+  return {
+    reconcileId: env.reconcileId,
+    message,
+    log: env.log,
+    client,
+    events: env.events,
+    signal: env.signal,
+    get object() {
+      return current;
+    },
+    applyOwned: <C extends KubeObject>(childKind: KindRef, child: C) => applyOwned(client, current, childKind, child),
+    async updateStatus(status: Record<string, unknown>): Promise<boolean> {
+      const written = await updateStatus(client, controller.kind, current, status);
+      if (!written) return false;
+      current = { ...current, status: written.status, metadata: { ...current.metadata, resourceVersion: written.metadata.resourceVersion } };
+      return true;
+    },
+  };
+}

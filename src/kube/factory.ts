@@ -1,0 +1,133 @@
+/**
+ * Kubernetes access for a function: which credentials, for which cluster, cached across
+ * warm invocations (one transport — one connection pool — per cluster id).
+ *
+ * The source is chosen from the environment, first match wins:
+ *
+ * | variable                            | source                                                   |
+ * | ----------------------------------- | -------------------------------------------------------- |
+ * | `OPERLESS_KUBECONFIG_INLINE`        | a kubeconfig document in the variable itself             |
+ * | `OPERLESS_KUBECONFIG` / `KUBECONFIG`| a kubeconfig file path                                   |
+ * | `OPERLESS_KUBECONFIG_SSM_PARAMETER` | a kubeconfig in SSM Parameter Store (SecureString ok), or a Secrets Manager secret via `/aws/reference/secretsmanager/<id>` |
+ * | `OPERLESS_EKS_CLUSTER`              | EKS: endpoint + CA from DescribeCluster, STS-presigned bearer token |
+ * | `KUBERNETES_SERVICE_HOST`           | in-cluster service account                               |
+ *
+ * `OPERLESS_CLUSTER` names the cluster id this function serves; a message for another
+ * cluster fails with `UnknownClusterError` (it would otherwise be reconciled against the
+ * wrong cluster). Unset, the one configured source serves every message.
+ */
+import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import { createKubeClient, type BoundKubeClient } from './client.ts';
+import { createTransport } from './transport.ts';
+
+export type ClientSource =
+  | { readonly type: 'inline'; readonly kubeconfig: string }
+  | { readonly type: 'file'; readonly path: string }
+  | { readonly type: 'ssm'; readonly parameter: string }
+  | { readonly type: 'eks'; readonly cluster: string; readonly region: string | undefined }
+  | { readonly type: 'inCluster' };
+
+export class KubeAccessError extends Error {
+  override readonly name = 'KubeAccessError';
+}
+
+/** A message names a cluster this function has no access configured for. */
+export class UnknownClusterError extends Error {
+  override readonly name = 'UnknownClusterError';
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Which source the environment selects (pure). */
+export function sourceFromEnv(env: Env): ClientSource {
+  if (env.OPERLESS_KUBECONFIG_INLINE) return { type: 'inline', kubeconfig: env.OPERLESS_KUBECONFIG_INLINE };
+  const path = env.OPERLESS_KUBECONFIG || env.KUBECONFIG;
+  if (path) return { type: 'file', path: path.split(':')[0] as string };
+  if (env.OPERLESS_KUBECONFIG_SSM_PARAMETER) return { type: 'ssm', parameter: env.OPERLESS_KUBECONFIG_SSM_PARAMETER };
+  if (env.OPERLESS_EKS_CLUSTER) return { type: 'eks', cluster: env.OPERLESS_EKS_CLUSTER, region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION };
+  if (env.KUBERNETES_SERVICE_HOST) return { type: 'inCluster' };
+  throw new KubeAccessError(
+    'no Kubernetes access configured: set OPERLESS_KUBECONFIG (file), OPERLESS_KUBECONFIG_INLINE, OPERLESS_KUBECONFIG_SSM_PARAMETER or OPERLESS_EKS_CLUSTER for this function',
+  );
+}
+
+export type ClientFactory = (cluster: string) => Promise<BoundKubeClient>;
+
+export interface FactoryOptions {
+  /** Explicit sources per cluster id (override the environment). */
+  readonly sources?: Readonly<Record<string, ClientSource>>;
+  readonly env?: Env;
+  readonly fieldManager?: string;
+  /** Loads a kubeconfig from SSM (injectable for tests). */
+  readonly loadSsmParameter?: (name: string) => Promise<string>;
+  /** Creates EKS access (injectable for tests). */
+  readonly eks?: (cluster: string, region: string | undefined) => Promise<{ kubeConfig: KubeConfig; token: () => Promise<string> }>;
+}
+
+export function createClientFactory(options: FactoryOptions = {}): ClientFactory {
+  const env = options.env ?? process.env;
+  const served = env.OPERLESS_CLUSTER;
+  const cache = new Map<string, Promise<BoundKubeClient>>();
+  const sourceFor = (cluster: string): ClientSource => {
+    const explicit = options.sources?.[cluster];
+    if (explicit) return explicit;
+    if (options.sources && !served) {
+      throw new UnknownClusterError(`no Kubernetes access configured for cluster "${cluster}" (configured: ${Object.keys(options.sources).join(', ') || 'none'})`);
+    }
+    if (served && served !== cluster) {
+      throw new UnknownClusterError(`message is for cluster "${cluster}" but this function serves OPERLESS_CLUSTER="${served}"; route that cluster's queue to its own function or fix the forwarder's cluster id`);
+    }
+    return sourceFromEnv(env);
+  };
+  const build = async (cluster: string): Promise<BoundKubeClient> => {
+    const source = sourceFor(cluster);
+    const fieldManager = options.fieldManager ?? 'operless';
+    if (source.type === 'eks') {
+      const eks = options.eks ?? (await import('./eks.ts')).eksAccess;
+      const access = await eks(source.cluster, source.region);
+      return createKubeClient(createTransport(access.kubeConfig, { bearerToken: access.token }), { fieldManager });
+    }
+    const kc = new KubeConfig();
+    try {
+      if (source.type === 'inline') kc.loadFromString(source.kubeconfig);
+      else if (source.type === 'file') kc.loadFromFile(source.path);
+      else if (source.type === 'inCluster') kc.loadFromCluster();
+      else {
+        const load = options.loadSsmParameter ?? loadSsmParameter;
+        kc.loadFromString(await load(source.parameter));
+      }
+    } catch (err) {
+      throw new KubeAccessError(`could not load the kubeconfig (${describe(source)}): ${(err as Error).message}`, { cause: err });
+    }
+    return createKubeClient(createTransport(kc), { fieldManager });
+  };
+  return (cluster: string) => {
+    let client = cache.get(cluster);
+    if (!client) {
+      client = build(cluster);
+      cache.set(cluster, client);
+      client.catch(() => cache.delete(cluster));
+    }
+    return client;
+  };
+}
+
+function describe(source: ClientSource): string {
+  switch (source.type) {
+    case 'inline': return 'OPERLESS_KUBECONFIG_INLINE';
+    case 'file': return `file ${source.path}`;
+    case 'ssm': return `SSM parameter ${source.parameter}`;
+    case 'eks': return `EKS cluster ${source.cluster}`;
+    case 'inCluster': return 'in-cluster service account';
+  }
+}
+
+/** Reads a (SecureString) parameter with `@aws-sdk/client-ssm`, loaded only when used (the Lambda runtime provides it). */
+export async function loadSsmParameter(name: string): Promise<string> {
+  const ssmModule = '@aws-sdk/client-ssm';
+  const { SSMClient, GetParameterCommand } = (await import(ssmModule)) as typeof import('@aws-sdk/client-ssm');
+  const out = await new SSMClient({}).send(new GetParameterCommand({ Name: name, WithDecryption: true }));
+  const value = out.Parameter?.Value;
+  if (!value) throw new KubeAccessError(`SSM parameter ${name} is empty`);
+  return value;
+}
