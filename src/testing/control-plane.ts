@@ -1,0 +1,475 @@
+/**
+ * A real Kubernetes control plane for tests — TypeScript's envtest: etcd, kube-apiserver and,
+ * when asked, kube-controller-manager, as local processes on loopback ports.
+ *
+ * Guarantees:
+ * - `startControlPlane()` resolves only when etcd is healthy, the API server's `/readyz` is OK,
+ *   the `default` namespace exists, the given CRDs are `Established`, and (with controllers)
+ *   the controller manager's `/healthz` is OK.
+ * - Authentication and authorization are real: RBAC is on. The admin (token in the kubeconfig)
+ *   is in `system:masters`; `identity()` mints a least-privilege user (a client certificate
+ *   from the test CA, any name and groups) and `serviceAccount()` a ServiceAccount token
+ *   (TokenRequest API), both without restarting anything.
+ * - TLS is verified: the kubeconfig carries the test CA that signed the serving certificate.
+ * - Each component can be stopped and started on its own, keeping its ports; etcd keeps its
+ *   data across API server restarts (and across its own, the data dir is kept).
+ * - No orphans (see process.ts): every component dies with the test process, even on SIGKILL.
+ * - Failures say what happened, what to do, and quote the component's log tail.
+ */
+import { randomBytes, generateKeyPairSync } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import {
+  apiServerArgs,
+  controllerList,
+  controllerManagerArgs,
+  etcdArgs,
+  kubeconfigYaml,
+  LOOPBACK,
+  tokenFileLine,
+} from './config.ts';
+import type { ApiServerFiles } from './config.ts';
+import { httpCall, jsonBody } from './http.ts';
+import type { HttpResponse } from './http.ts';
+import { assertPortFree, freePorts } from './ports.ts';
+import { removeOnExit, sleep, startProcess } from './process.ts';
+import type { ManagedProcess } from './process.ts';
+import { provision } from './provision.ts';
+import type { TestBinaries } from './provision.ts';
+import { createCertificateAuthority, issueCertificate } from './x509.ts';
+import type { KeyPair } from './x509.ts';
+
+export interface ControlPlaneOptions {
+  /**
+   * Run kube-controller-manager: `true` for the garbage collector and namespace controllers,
+   * or the exact controller names (e.g. `WORKLOAD_CONTROLLERS` adds Deployments/ReplicaSets).
+   */
+  readonly controllers?: boolean | readonly string[];
+  /** CRDs to install before anything else starts: YAML file paths (multi-document) or objects. */
+  readonly crds?: readonly (string | object)[];
+  /** Where etcd data, certificates, kubeconfig and logs go. A temp dir (removed on stop) by default; a given dir is kept. */
+  readonly dataDir?: string;
+  /** The API server's watch cache (default true, as in real clusters). */
+  readonly watchCache?: boolean;
+  /** Extra `--flag=value`s per component, overriding defaults of the same name. */
+  readonly apiServerArgs?: readonly string[];
+  readonly controllerManagerArgs?: readonly string[];
+  /** How long each component may take to become ready (default 60 s). */
+  readonly readyTimeoutMs?: number;
+  /** Use these binaries instead of provisioning them. */
+  readonly binaries?: TestBinaries;
+}
+
+export interface KubectlResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface KubectlOptions {
+  /** Written to kubectl's stdin (for `apply -f -`). */
+  readonly input?: string;
+  /** Run as this identity instead of the admin. */
+  readonly as?: Identity;
+  readonly timeoutMs?: number;
+}
+
+/** Credentials for one user of the control plane. */
+export interface Identity {
+  /** The user name the API server sees (e.g. `system:serviceaccount:ns:name`). */
+  readonly user: string;
+  readonly groups: readonly string[];
+  readonly kubeConfig: KubeConfig;
+  readonly kubeconfigPath: string;
+  readonly kubeconfigYaml: string;
+  /** The bearer token, for token identities (the admin and service accounts). */
+  readonly token?: string;
+}
+
+export interface ControlPlane {
+  /** https://127.0.0.1:PORT */
+  readonly server: string;
+  /** The admin's kubeconfig (system:masters). */
+  readonly kubeconfigPath: string;
+  readonly kubeconfigYaml: string;
+  readonly kubeConfig: KubeConfig;
+  /** The admin identity. */
+  readonly admin: Identity;
+  /** PEM of the CA that signed the serving and client certificates. */
+  readonly caPem: string;
+  readonly binDir: string;
+  readonly binaries: TestBinaries;
+  /** Folder of data, certificates, kubeconfigs and logs (`logs/<component>.log`). */
+  readonly dataDir: string;
+  readonly etcdEndpoint: string;
+  /** Stops every component and removes the temp dir (not a given `dataDir`). Idempotent. */
+  stop(): Promise<void>;
+  stopApiServer(): Promise<void>;
+  startApiServer(): Promise<void>;
+  restartApiServer(): Promise<void>;
+  stopEtcd(): Promise<void>;
+  startEtcd(): Promise<void>;
+  stopControllerManager(): Promise<void>;
+  startControllerManager(): Promise<void>;
+  /** Installs (server-side applies) CRDs and waits until each is Established. */
+  installCrds(crds: readonly (string | object)[]): Promise<void>;
+  /** Runs the built kubectl as the admin (or `opts.as`). Never throws for a non-zero exit. */
+  kubectl(args: readonly string[], opts?: KubectlOptions): Promise<KubectlResult>;
+  /** A user with these groups and no permissions beyond what RBAC grants them (client certificate). */
+  identity(name: string, groups?: readonly string[]): Promise<Identity>;
+  /** A ServiceAccount (created if missing, namespace too) and a token for it (TokenRequest API). */
+  serviceAccount(namespace: string, name: string, options?: { expirationSeconds?: number }): Promise<Identity>;
+  /**
+   * Compacts etcd's history up to its current revision (etcd's HTTP gateway `/v3/kv/compaction`,
+   * physical). Returns the compacted revision. A watch that later resumes from an older
+   * resourceVersion gets 410 Gone once the API server serves it from etcd (see docs/testenv.md).
+   */
+  compactEtcd(): Promise<number>;
+}
+
+export class ComponentNotReadyError extends Error {
+  override readonly name = 'ComponentNotReadyError';
+}
+
+const ADMIN_USER = 'operless-admin';
+const FIELD_MANAGER = 'operless-testenv';
+
+export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const started = Date.now();
+  const binaries = options.binaries ?? (await provision({ targets: ['etcd', 'kube'] })).kube;
+  if (!binaries) throw new Error('provisioning returned no Kubernetes binaries; this is a bug in provision.ts');
+  const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
+  const ownDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'operless-cp-'));
+  const forgetDir = ownDir ? removeOnExit(dataDir) : () => {};
+  const cleanupDir = ownDir ? dataDir : undefined;
+  const dirs = { pki: join(dataDir, 'pki'), logs: join(dataDir, 'logs'), etcd: join(dataDir, 'etcd'), kcm: join(dataDir, 'kcm-certs'), identities: join(dataDir, 'identities') };
+  for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true, mode: 0o700 });
+
+  // --- credentials ---
+  const ca = createCertificateAuthority('operless-test-ca');
+  const serving = issueCertificate(ca, { commonName: 'kube-apiserver', hosts: [LOOPBACK, 'localhost'], usage: 'server' });
+  const sa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const adminToken = randomBytes(24).toString('hex');
+  const files: ApiServerFiles = {
+    servingCert: join(dirs.pki, 'apiserver.crt'),
+    servingKey: join(dirs.pki, 'apiserver.key'),
+    certDir: dirs.pki,
+    clientCa: join(dirs.pki, 'ca.crt'),
+    tokenFile: join(dirs.pki, 'tokens.csv'),
+    serviceAccountPublicKey: join(dirs.pki, 'sa.pub'),
+    serviceAccountPrivateKey: join(dirs.pki, 'sa.key'),
+  };
+  const write = (path: string, text: string) => writeFileSync(path, text, { mode: 0o600 });
+  write(files.servingCert, serving.certPem);
+  write(files.servingKey, serving.keyPem);
+  write(files.clientCa, ca.certPem);
+  write(files.tokenFile, tokenFileLine(adminToken, ADMIN_USER, ['system:masters']));
+  write(files.serviceAccountPublicKey, sa.publicKey.export({ type: 'spki', format: 'pem' }).toString());
+  write(files.serviceAccountPrivateKey, sa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+
+  const [etcdClient = 0, etcdPeer = 0, apiPort = 0, kcmPort = 0] = await freePorts(4);
+  const server = `https://${LOOPBACK}:${apiPort}`;
+  const etcdEndpoint = `http://${LOOPBACK}:${etcdClient}`;
+  const admin = makeIdentity(dirs.identities, 'admin', server, ca.certPem, ADMIN_USER, ['system:masters'], { token: adminToken });
+  const controllers = controllerList(options.controllers);
+
+  const api = (path: string, init: { method?: string; body?: string; contentType?: string } = {}): Promise<HttpResponse> =>
+    httpCall(`${server}${path}`, {
+      method: init.method ?? 'GET',
+      ca: ca.certPem,
+      headers: {
+        authorization: `Bearer ${adminToken}`,
+        accept: 'application/json',
+        ...(init.contentType ? { 'content-type': init.contentType } : {}),
+      },
+      ...(init.body !== undefined ? { body: init.body } : {}),
+    });
+
+  const logPath = (name: string) => join(dirs.logs, `${name}.log`);
+  const components: Record<'etcd' | 'kube-apiserver' | 'kube-controller-manager', ManagedProcess | undefined> = {
+    etcd: undefined,
+    'kube-apiserver': undefined,
+    'kube-controller-manager': undefined,
+  };
+
+  const launch = async (
+    name: keyof typeof components,
+    command: string,
+    args: string[],
+    ports: number[],
+    ready: () => Promise<boolean>,
+  ): Promise<void> => {
+    if (components[name]?.isRunning()) return;
+    for (const port of ports) await assertPortFree(name, port);
+    const proc = startProcess({ name, command, args, logPath: logPath(name), ...(cleanupDir ? { cleanupDir } : {}) });
+    components[name] = proc;
+    await waitReady(proc, ready, readyTimeoutMs);
+  };
+
+  const startEtcd = () =>
+    launch('etcd', binaries.etcd, etcdArgs(dirs.etcd, { client: etcdClient, peer: etcdPeer }), [etcdClient, etcdPeer], async () => {
+      const res = await httpCall(`${etcdEndpoint}/health`, { timeoutMs: 2000 });
+      return res.status === 200 && jsonBody<{ health?: string }>(res).health === 'true';
+    });
+
+  const startApiServer = async () => {
+    const args = apiServerArgs({
+      port: apiPort,
+      etcdClientPort: etcdClient,
+      files,
+      ...(options.watchCache !== undefined ? { watchCache: options.watchCache } : {}),
+      ...(options.apiServerArgs ? { extraArgs: options.apiServerArgs } : {}),
+    });
+    await launch('kube-apiserver', binaries.kubeApiServer, args, [apiPort], async () => {
+      const res = await api('/readyz');
+      if (res.status !== 200) return false;
+      // The default namespace is created by a post-start hook shortly after readyz; clients expect it.
+      return (await api('/api/v1/namespaces/default')).status === 200;
+    });
+  };
+
+  const startControllerManager = async () => {
+    if (controllers.length === 0) throw new Error('this control plane was started without controllers; pass `controllers: true` (or a list) to startControlPlane()');
+    const args = controllerManagerArgs({
+      kubeconfigPath: admin.kubeconfigPath,
+      controllers,
+      port: kcmPort,
+      certDir: dirs.kcm,
+      serviceAccountPrivateKey: files.serviceAccountPrivateKey,
+      rootCa: files.clientCa,
+      ...(options.controllerManagerArgs ? { extraArgs: options.controllerManagerArgs } : {}),
+    });
+    await launch('kube-controller-manager', binaries.kubeControllerManager, args, [kcmPort], async () => {
+      // Its serving cert is self-signed in kcm-certs; only liveness matters here.
+      const res = await httpCall(`https://${LOOPBACK}:${kcmPort}/healthz`, { timeoutMs: 2000, insecure: true });
+      return res.status === 200;
+    });
+  };
+
+  const stopComponent = async (name: keyof typeof components) => {
+    const proc = components[name];
+    components[name] = undefined;
+    await proc?.stop();
+  };
+
+  const installCrds = async (crds: readonly (string | object)[]) => {
+    const objects = crds.flatMap(loadCrdDocuments);
+    for (const crd of objects) {
+      const name = crdName(crd);
+      const res = await api(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}?fieldManager=${FIELD_MANAGER}&force=true`, {
+        method: 'PATCH',
+        contentType: 'application/apply-patch+yaml',
+        body: JSON.stringify(crd),
+      });
+      if (res.status >= 300) throw new Error(`installing CRD ${name} failed: HTTP ${res.status}: ${apiMessage(res)}. Fix the CRD manifest.`);
+    }
+    for (const crd of objects) await waitEstablished(api, crdName(crd), readyTimeoutMs);
+  };
+
+  let stopped = false;
+  const stopAll = async () => {
+    if (stopped) return;
+    stopped = true;
+    await stopComponent('kube-controller-manager');
+    await stopComponent('kube-apiserver');
+    await stopComponent('etcd');
+    if (ownDir) rmSync(dataDir, { recursive: true, force: true, maxRetries: 3 });
+    forgetDir();
+  };
+
+  try {
+    await startEtcd();
+    await startApiServer();
+    // CRDs before the controller manager: its garbage collector only rediscovers resources every 30 s.
+    if (options.crds && options.crds.length > 0) await installCrds(options.crds);
+    if (controllers.length > 0) await startControllerManager();
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+
+  const identityCounter = { n: 0 };
+  const plane: ControlPlane = {
+    server,
+    kubeconfigPath: admin.kubeconfigPath,
+    kubeconfigYaml: admin.kubeconfigYaml,
+    kubeConfig: admin.kubeConfig,
+    admin,
+    caPem: ca.certPem,
+    binDir: binaries.kubeBinDir,
+    binaries,
+    dataDir,
+    etcdEndpoint,
+    stop: stopAll,
+    stopApiServer: () => stopComponent('kube-apiserver'),
+    startApiServer,
+    async restartApiServer() {
+      await stopComponent('kube-apiserver');
+      await startApiServer();
+    },
+    stopEtcd: () => stopComponent('etcd'),
+    startEtcd,
+    stopControllerManager: () => stopComponent('kube-controller-manager'),
+    startControllerManager,
+    installCrds,
+    kubectl: (args, opts = {}) => runKubectl(binaries.kubectl, (opts.as ?? admin).kubeconfigPath, args, opts),
+    async identity(name, groups = []) {
+      const cert = issueCertificate(ca, { commonName: name, organizations: groups, usage: 'client' });
+      return makeIdentity(dirs.identities, `user-${++identityCounter.n}`, server, ca.certPem, name, groups, {
+        clientCertPem: cert.certPem,
+        clientKeyPem: cert.keyPem,
+      });
+    },
+    async serviceAccount(namespace, name, saOptions = {}) {
+      await ensureObject(api, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+      await ensureObject(api, `/api/v1/namespaces/${namespace}/serviceaccounts`, {
+        apiVersion: 'v1',
+        kind: 'ServiceAccount',
+        metadata: { name, namespace },
+      });
+      const res = await api(`/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
+        method: 'POST',
+        contentType: 'application/json',
+        body: JSON.stringify({
+          apiVersion: 'authentication.k8s.io/v1',
+          kind: 'TokenRequest',
+          spec: { expirationSeconds: saOptions.expirationSeconds ?? 3600 },
+        }),
+      });
+      if (res.status !== 201) throw new Error(`TokenRequest for ServiceAccount ${namespace}/${name} failed: HTTP ${res.status}: ${apiMessage(res)}`);
+      const token = jsonBody<{ status: { token: string } }>(res).status.token;
+      const user = `system:serviceaccount:${namespace}:${name}`;
+      return makeIdentity(dirs.identities, `sa-${namespace}-${name}-${++identityCounter.n}`, server, ca.certPem, user, ['system:serviceaccounts', `system:serviceaccounts:${namespace}`], { token });
+    },
+    async compactEtcd() {
+      const range = await httpCall(`${etcdEndpoint}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: 'AA==', limit: 1 }) });
+      const revision = Number(jsonBody<{ header?: { revision?: string } }>(range).header?.revision);
+      if (!Number.isFinite(revision) || revision < 1) throw new Error(`etcd did not report its revision: ${range.body.slice(0, 200)}`);
+      const res = await httpCall(`${etcdEndpoint}/v3/kv/compaction`, { method: 'POST', body: JSON.stringify({ revision: String(revision), physical: true }) });
+      if (res.status !== 200 && !res.body.includes('required revision has been compacted')) {
+        throw new Error(`etcd compaction at revision ${revision} failed: HTTP ${res.status}: ${res.body.slice(0, 300)}`);
+      }
+      return revision;
+    },
+  };
+  if (process.env.OPERLESS_TESTENV_VERBOSE) process.stderr.write(`operless testenv: control plane ready in ${Date.now() - started} ms at ${server}\n`);
+  return plane;
+}
+
+/** Polls `ready` until true; fails early if the process exits, or after the timeout, quoting its log. */
+async function waitReady(proc: ManagedProcess, ready: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exitCode: number | null | undefined;
+  void proc.exited.then((code) => (exitCode = code ?? -1));
+  let lastError = '';
+  while (Date.now() < deadline) {
+    if (exitCode !== undefined) {
+      const tail = proc.logTail(40);
+      const portHint = /address already in use|bind: /i.test(tail) ? ' One of its ports is in use by another process: stop that process and try again.' : '';
+      throw new ComponentNotReadyError(
+        `${proc.name} exited (code ${exitCode}) before it became ready.${portHint} Its log is ${proc.logPath}; last lines:\n${tail}`,
+      );
+    }
+    try {
+      if (await ready()) return;
+      lastError = '';
+    } catch (err) {
+      lastError = err instanceof Error ? err.message : String(err);
+    }
+    await sleep(100);
+  }
+  await proc.stop();
+  throw new ComponentNotReadyError(
+    `${proc.name} did not become ready within ${Math.round(timeoutMs / 1000)} s${lastError ? ` (last probe: ${lastError})` : ''}. ` +
+      `The machine may be overloaded: raise readyTimeoutMs, or read its log ${proc.logPath}; last lines:\n${proc.logTail(40)}`,
+  );
+}
+
+function makeIdentity(
+  dir: string,
+  fileName: string,
+  server: string,
+  caPem: string,
+  user: string,
+  groups: readonly string[],
+  credentials: { token: string } | { clientCertPem: string; clientKeyPem: string },
+): Identity {
+  const yaml = kubeconfigYaml({ server, caPem, user, credentials });
+  const path = join(dir, `${fileName}.kubeconfig`);
+  writeFileSync(path, yaml, { mode: 0o600 });
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromString(yaml);
+  return { user, groups, kubeConfig, kubeconfigPath: path, kubeconfigYaml: yaml, ...('token' in credentials ? { token: credentials.token } : {}) };
+}
+
+/** Reads CRD manifests: a path (YAML, multi-document) or an object. Exported for unit tests. */
+export function loadCrdDocuments(source: string | object): Record<string, unknown>[] {
+  if (typeof source !== 'string') return [source as Record<string, unknown>];
+  let text: string;
+  try {
+    text = readFileSync(source, 'utf8');
+  } catch (err) {
+    throw new Error(`cannot read CRD file ${source}: ${(err as Error).message}`);
+  }
+  return parseAllDocuments(text).flatMap((doc, i) => {
+    if (doc.errors.length > 0) throw new Error(`CRD file ${source}, document ${i + 1}: ${doc.errors[0]?.message}`);
+    const value: unknown = doc.toJS();
+    if (value === null || value === undefined) return [];
+    return [value as Record<string, unknown>];
+  });
+}
+
+function crdName(crd: Record<string, unknown>): string {
+  const kind = crd.kind;
+  const name = (crd.metadata as { name?: unknown } | undefined)?.name;
+  if (kind !== 'CustomResourceDefinition' || typeof name !== 'string') {
+    throw new Error(`expected a CustomResourceDefinition with metadata.name, got kind "${String(kind)}" name "${String(name)}"`);
+  }
+  return name;
+}
+
+async function waitEstablished(api: (path: string) => Promise<HttpResponse>, name: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    const res = await api(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+    if (res.status === 200) {
+      const conditions = jsonBody<{ status?: { conditions?: { type: string; status: string; message?: string }[] } }>(res).status?.conditions ?? [];
+      if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) return;
+      last = conditions.map((c) => `${c.type}=${c.status}${c.message ? ` (${c.message})` : ''}`).join(', ');
+    }
+    await sleep(100);
+  }
+  throw new ComponentNotReadyError(`CRD ${name} was not Established within ${timeoutMs / 1000} s (conditions: ${last || 'none'}). Check its names and schema.`);
+}
+
+async function ensureObject(api: (path: string, init?: { method?: string; body?: string; contentType?: string }) => Promise<HttpResponse>, collection: string, body: object): Promise<void> {
+  const res = await api(collection, { method: 'POST', body: JSON.stringify(body), contentType: 'application/json' });
+  if (res.status !== 201 && res.status !== 409) throw new Error(`creating ${collection} failed: HTTP ${res.status}: ${apiMessage(res)}`);
+}
+
+function apiMessage(res: HttpResponse): string {
+  try {
+    return (JSON.parse(res.body) as { message?: string }).message ?? res.body.slice(0, 300);
+  } catch {
+    return res.body.slice(0, 300);
+  }
+}
+
+function runKubectl(kubectl: string, kubeconfigPath: string, args: readonly string[], opts: KubectlOptions): Promise<KubectlResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(kubectl, [`--kubeconfig=${kubeconfigPath}`, ...args], { stdio: ['pipe', 'pipe', 'pipe'], timeout: opts.timeoutMs ?? 60_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.once('error', (err) => reject(new Error(`could not run kubectl (${kubectl}): ${err.message}`)));
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(opts.input ?? '');
+  });
+}

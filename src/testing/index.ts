@@ -1,0 +1,13 @@
+/**
+ * `operless/testing`: a real local test environment for operators — envtest for TypeScript.
+ * `startControlPlane()` runs etcd + kube-apiserver (+ kube-controller-manager) from pinned,
+ * locally built binaries; `startBroker()` runs ElasticMQ, an SQS-compatible broker. Both
+ * clean up after themselves, even when the test process is killed. See docs/testenv.md.
+ */
+export { startControlPlane, ComponentNotReadyError } from './control-plane.ts';
+export type { ControlPlane, ControlPlaneOptions, Identity, KubectlOptions, KubectlResult } from './control-plane.ts';
+export { DEFAULT_CONTROLLERS, WORKLOAD_CONTROLLERS, DEFAULT_QUEUES } from './config.ts';
+export type { QueueSpec } from './config.ts';
+export { provision, ProvisionError } from './provision.ts';
+export type { ProvisionResult, ProvisionTarget, TestBinaries } from './provision.ts';
+export { PortInUseError } from './ports.ts';
