@@ -11,3 +11,5 @@ export type { QueueSpec } from './config.ts';
 export { provision, ProvisionError } from './provision.ts';
 export type { ProvisionResult, ProvisionTarget, TestBinaries } from './provision.ts';
 export { PortInUseError } from './ports.ts';
+export { startBroker } from './broker.ts';
+export type { Broker, BrokerOptions } from './broker.ts';
