@@ -1,0 +1,418 @@
+/**
+ * Forwarder configuration: what to watch, where to send, and the timings of every stage.
+ *
+ * Sources, later ones winning: a YAML (or JSON) file named by `OPERLESS_FORWARDER_CONFIG`,
+ * then environment overrides (`OPERLESS_CLUSTER`, `OPERLESS_QUEUE_URL`,
+ * `OPERLESS_QUEUE_REGION`/`AWS_REGION`, `OPERLESS_LEADER_ELECTION`, `POD_NAME`,
+ * `POD_NAMESPACE`, `OPERLESS_FORWARDER_PORT`). The SQS endpoint for local brokers comes from
+ * the AWS SDK's own `AWS_ENDPOINT_URL_SQS` (or `queue.endpoint` in the file).
+ *
+ * Guarantees: `parseConfig` either returns a complete, defaulted, frozen-shape config or
+ * throws a `ConfigError` whose message lists EVERY problem, each naming the offending field
+ * by its path (`watches[1].kind`) and saying what is expected. It does no I/O.
+ */
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+
+/** Which changes of an object make the forwarder send a message. */
+export const TRIGGERS = ['generation', 'labels', 'annotations', 'finalizers', 'deletion', 'ownerReferences', 'status', 'any'] as const;
+export type Trigger = (typeof TRIGGERS)[number];
+
+/** Primaries ignore status-only writes (they would loop back from the reconciler's own status updates). */
+export const DEFAULT_PRIMARY_TRIGGERS: readonly Trigger[] = ['generation', 'labels', 'annotations', 'finalizers', 'deletion'];
+/** Owned objects forward status changes too: the owner's status depends on them. */
+export const DEFAULT_OWNED_TRIGGERS: readonly Trigger[] = ['any'];
+
+export type WatchRole = 'primary' | 'owned';
+
+export interface WatchConfig {
+  readonly role: WatchRole;
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** REST plural (`memcacheds`); when absent it is found by discovery at startup. */
+  readonly plural?: string;
+  /** Whether the kind is namespaced; when absent it is found by discovery at startup. */
+  readonly namespaced?: boolean;
+  /** Restrict to these namespaces; empty = all namespaces (or cluster-scoped). */
+  readonly namespaces: readonly string[];
+  readonly labelSelector?: string;
+  readonly triggers: readonly Trigger[];
+}
+
+export interface LeaderElectionConfig {
+  readonly enabled: boolean;
+  readonly leaseName: string;
+  /** Namespace of the Lease; defaults to POD_NAMESPACE, else "default". */
+  readonly namespace: string;
+  /** This replica's identity; defaults to POD_NAME, else hostname + random suffix. */
+  readonly identity: string;
+  readonly leaseDurationSeconds: number;
+  readonly renewDeadlineSeconds: number;
+  readonly retryPeriodSeconds: number;
+}
+
+export interface ForwarderConfig {
+  readonly clusterId: string;
+  readonly queue: {
+    readonly url: string;
+    readonly region: string;
+    /** Endpoint override (local brokers); the SDK's AWS_ENDPOINT_URL_SQS works too. */
+    readonly endpoint?: string;
+  };
+  readonly watches: readonly WatchConfig[];
+  /** Forward every object on start/leadership gain (reason Resync): heals changes missed while no leader ran. */
+  readonly resyncOnStart: boolean;
+  readonly coalesceWindowMs: number;
+  readonly buffer: { readonly maxMessages: number };
+  readonly send: {
+    readonly maxBatchBytes: number;
+    /** Per-entry failures flagged SenderFault are retried at most this many times, then dropped (logged). */
+    readonly maxSenderFaultRetries: number;
+    readonly backoffInitialMs: number;
+    readonly backoffMaxMs: number;
+    readonly probeIntervalSeconds: number;
+  };
+  readonly watch: {
+    /** A watch that delivered nothing (not even a bookmark) for this long is restarted. */
+    readonly silenceTimeoutSeconds: number;
+    /** Server-side watch timeout requested (timeoutSeconds); the watch then resumes. */
+    readonly serverTimeoutSeconds: number;
+    readonly backoffInitialMs: number;
+    readonly backoffMaxMs: number;
+    /** Page size of LIST requests. */
+    readonly listPageSize: number;
+  };
+  readonly leaderElection: LeaderElectionConfig;
+  readonly server: { readonly port: number; readonly host: string };
+  /** Milliseconds allowed to flush the buffer on SIGTERM (keep below terminationGracePeriodSeconds). */
+  readonly shutdownGraceMs: number;
+}
+
+/** One watch as written in the file or passed in-process (see WatchConfig for meanings). */
+export interface WatchInput {
+  apiVersion: string;
+  kind: string;
+  plural?: string;
+  namespaced?: boolean;
+  namespaces?: string[];
+  labelSelector?: string;
+  triggers?: Trigger[];
+}
+
+/**
+ * The configuration document (YAML file, or an object passed to `startForwarder`): only
+ * clusterId, queue and primaries are required; everything else has a default.
+ */
+export interface ForwarderConfigInput {
+  clusterId?: string;
+  queue?: { url?: string; region?: string; endpoint?: string };
+  primaries?: WatchInput[];
+  owned?: WatchInput[];
+  resyncOnStart?: boolean;
+  coalesceWindowMs?: number;
+  buffer?: { maxMessages?: number };
+  send?: Partial<{ maxBatchBytes: number; maxSenderFaultRetries: number; backoffInitialMs: number; backoffMaxMs: number; probeIntervalSeconds: number }>;
+  watch?: Partial<{ silenceTimeoutSeconds: number; serverTimeoutSeconds: number; backoffInitialMs: number; backoffMaxMs: number; listPageSize: number }>;
+  leaderElection?: Partial<LeaderElectionConfig>;
+  server?: { port?: number; host?: string };
+  shutdownGraceMs?: number;
+}
+
+const validated = new WeakSet<object>();
+
+/** True for a config produced by parseConfig/loadConfig (so it is not validated twice). */
+export function isValidatedConfig(value: unknown): value is ForwarderConfig {
+  return typeof value === 'object' && value !== null && validated.has(value);
+}
+
+export class ConfigError extends Error {
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[], source: string) {
+    super(
+      `invalid forwarder configuration (${source}):\n${problems.map((p) => `  - ${p}`).join('\n')}\n` +
+        'Fix these fields (see docs/forwarder.md for every field) and start again.',
+    );
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+const API_VERSION = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?v[0-9]+((alpha|beta)[0-9]+)?$/;
+const KIND = /^[A-Z][A-Za-z0-9]*$/;
+const PLURAL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const CLUSTER = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
+
+type Raw = Record<string, unknown>;
+
+/** Collects problems with field paths while reading an untyped document. */
+class Reader {
+  readonly problems: string[] = [];
+
+  problem(path: string, message: string): void {
+    this.problems.push(`${path}: ${message}`);
+  }
+
+  object(value: unknown, path: string): Raw | undefined {
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== 'object' || Array.isArray(value)) {
+      this.problem(path, `must be a mapping, got ${describe(value)}`);
+      return undefined;
+    }
+    return value as Raw;
+  }
+
+  known(obj: Raw | undefined, path: string, fields: readonly string[]): void {
+    if (!obj) return;
+    for (const key of Object.keys(obj)) {
+      if (!fields.includes(key)) this.problem(join(path, key), `unknown field (expected one of: ${fields.join(', ')})`);
+    }
+  }
+
+  string(obj: Raw | undefined, key: string, path: string, opts: { required?: boolean; pattern?: RegExp; what?: string; fallback?: string } = {}): string | undefined {
+    const value = obj?.[key];
+    const at = join(path, key);
+    if (value === undefined || value === null || value === '') {
+      if (opts.fallback !== undefined) return opts.fallback;
+      if (opts.required) this.problem(at, `is required${opts.what ? `: ${opts.what}` : ''}`);
+      return undefined;
+    }
+    if (typeof value !== 'string') {
+      this.problem(at, `must be a string, got ${describe(value)}`);
+      return undefined;
+    }
+    if (opts.pattern && !opts.pattern.test(value)) {
+      this.problem(at, `must be ${opts.what ?? `a string matching ${opts.pattern}`}, got ${JSON.stringify(value)}`);
+      return undefined;
+    }
+    return value;
+  }
+
+  number(obj: Raw | undefined, key: string, path: string, fallback: number, min: number, max: number): number {
+    const value = obj?.[key];
+    const at = join(path, key);
+    if (value === undefined || value === null) return fallback;
+    const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+    if (typeof n !== 'number' || !Number.isFinite(n)) {
+      this.problem(at, `must be a number, got ${describe(value)}`);
+      return fallback;
+    }
+    if (n < min || n > max) {
+      this.problem(at, `must be between ${min} and ${max}, got ${n}`);
+      return fallback;
+    }
+    return n;
+  }
+
+  boolean(obj: Raw | undefined, key: string, path: string, fallback: boolean): boolean {
+    const value = obj?.[key];
+    if (value === undefined || value === null) return fallback;
+    if (typeof value === 'boolean') return value;
+    if (value === 'true') return true;
+    if (value === 'false') return false;
+    this.problem(join(path, key), `must be true or false, got ${describe(value)}`);
+    return fallback;
+  }
+}
+
+function join(path: string, key: string): string {
+  return path ? `${path}.${key}` : key;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  return `${typeof value} ${JSON.stringify(value)}`;
+}
+
+function parseWatch(r: Reader, raw: unknown, path: string, role: WatchRole): WatchConfig | undefined {
+  const obj = r.object(raw, path);
+  if (!obj) {
+    if (raw === undefined || raw === null) r.problem(path, 'must be a mapping with apiVersion and kind');
+    return undefined;
+  }
+  r.known(obj, path, ['apiVersion', 'kind', 'plural', 'namespaced', 'namespaces', 'labelSelector', 'triggers']);
+  const apiVersion = r.string(obj, 'apiVersion', path, { required: true, pattern: API_VERSION, what: 'an apiVersion like "v1", "apps/v1" or "cache.example.com/v1alpha1"' });
+  const kind = r.string(obj, 'kind', path, { required: true, pattern: KIND, what: 'a Kind in PascalCase, e.g. "Memcached"' });
+  const plural = r.string(obj, 'plural', path, { pattern: PLURAL, what: 'the lower-case REST plural, e.g. "memcacheds"' });
+  let namespaced: boolean | undefined;
+  if (obj.namespaced !== undefined && obj.namespaced !== null) namespaced = r.boolean(obj, 'namespaced', path, true);
+  const namespaces: string[] = [];
+  if (obj.namespaces !== undefined && obj.namespaces !== null) {
+    if (!Array.isArray(obj.namespaces)) r.problem(join(path, 'namespaces'), `must be a list of namespace names, got ${describe(obj.namespaces)}`);
+    else {
+      obj.namespaces.forEach((ns, i) => {
+        if (typeof ns !== 'string' || !DNS_LABEL.test(ns)) r.problem(`${path}.namespaces[${i}]`, `must be a namespace name (DNS-1123 label), got ${describe(ns)}`);
+        else namespaces.push(ns);
+      });
+    }
+  }
+  if (namespaced === false && namespaces.length > 0) r.problem(join(path, 'namespaces'), 'must be empty for a cluster-scoped kind (namespaced: false)');
+  const labelSelector = r.string(obj, 'labelSelector', path);
+  let triggers: readonly Trigger[] = role === 'primary' ? DEFAULT_PRIMARY_TRIGGERS : DEFAULT_OWNED_TRIGGERS;
+  if (obj.triggers !== undefined && obj.triggers !== null) {
+    if (!Array.isArray(obj.triggers) || obj.triggers.length === 0) {
+      r.problem(join(path, 'triggers'), `must be a non-empty list of ${TRIGGERS.join(', ')}`);
+    } else {
+      const list: Trigger[] = [];
+      obj.triggers.forEach((t, i) => {
+        if (typeof t === 'string' && (TRIGGERS as readonly string[]).includes(t)) list.push(t as Trigger);
+        else r.problem(`${path}.triggers[${i}]`, `must be one of ${TRIGGERS.join(', ')}, got ${describe(t)}`);
+      });
+      triggers = list;
+    }
+  }
+  if (!apiVersion || !kind) return undefined;
+  return {
+    role,
+    apiVersion,
+    kind,
+    ...(plural ? { plural } : {}),
+    ...(namespaced !== undefined ? { namespaced } : {}),
+    namespaces,
+    ...(labelSelector ? { labelSelector } : {}),
+    triggers,
+  };
+}
+
+/** The environment variables the forwarder reads (a subset of process.env). */
+export type ForwarderEnv = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Validates a raw config document merged with environment overrides. Throws ConfigError
+ * listing every problem.
+ */
+export function parseConfig(document: unknown, env: ForwarderEnv = {}, source = 'configuration'): ForwarderConfig {
+  const r = new Reader();
+  const root = r.object(document, '(root)') ?? {};
+  r.known(root, '', ['clusterId', 'queue', 'watches', 'primaries', 'owned', 'resyncOnStart', 'coalesceWindowMs', 'buffer', 'send', 'watch', 'leaderElection', 'server', 'shutdownGraceMs']);
+
+  const clusterId = r.string({ clusterId: env.OPERLESS_CLUSTER || root.clusterId }, 'clusterId', '', {
+    required: true, pattern: CLUSTER, what: 'a cluster id: letters, digits, "-", "_" or "." (env OPERLESS_CLUSTER)',
+  });
+
+  const queueRaw = r.object(root.queue, 'queue') ?? {};
+  r.known(queueRaw, 'queue', ['url', 'region', 'endpoint']);
+  const queueUrl = r.string({ url: env.OPERLESS_QUEUE_URL || queueRaw.url }, 'url', 'queue', {
+    required: true, what: 'the SQS queue URL, e.g. https://sqs.eu-west-1.amazonaws.com/123456789012/operless-work (env OPERLESS_QUEUE_URL)',
+  });
+  if (queueUrl && !/^https?:\/\/[^/]+\/.+/.test(queueUrl)) r.problem('queue.url', `must be an http(s) queue URL, got ${JSON.stringify(queueUrl)}`);
+  const regionFromUrl = queueUrl?.match(/sqs\.([a-z0-9-]+)\.amazonaws\.com/)?.[1];
+  const region = r.string({ region: env.OPERLESS_QUEUE_REGION || queueRaw.region || env.AWS_REGION || env.AWS_DEFAULT_REGION || regionFromUrl }, 'region', 'queue', {
+    required: true, pattern: REGION, what: 'an AWS region like "eu-west-1" (env OPERLESS_QUEUE_REGION or AWS_REGION)',
+  });
+  const endpoint = r.string(queueRaw, 'endpoint', 'queue', { pattern: /^https?:\/\/\S+$/, what: 'an http(s) URL' });
+
+  const watches: WatchConfig[] = [];
+  const lists: [string, WatchRole][] = [['primaries', 'primary'], ['owned', 'owned']];
+  for (const [field, role] of lists) {
+    const list = root[field];
+    if (list === undefined || list === null) continue;
+    if (!Array.isArray(list)) {
+      r.problem(field, `must be a list of watches, got ${describe(list)}`);
+      continue;
+    }
+    list.forEach((w, i) => {
+      const parsed = parseWatch(r, w, `${field}[${i}]`, role);
+      if (parsed) watches.push(parsed);
+    });
+  }
+  if (root.watches !== undefined) r.problem('watches', 'is not a field; list primary kinds under "primaries" and owned kinds under "owned"');
+  if (!watches.some((w) => w.role === 'primary') && !r.problems.some((p) => p.startsWith('primaries'))) {
+    r.problem('primaries', 'must list at least one primary kind to watch, e.g. [{ apiVersion: cache.example.com/v1alpha1, kind: Memcached, plural: memcacheds, namespaced: true }]');
+  }
+  const seen = new Set<string>();
+  for (const w of watches) {
+    const id = `${w.apiVersion} ${w.kind}`;
+    if (seen.has(id)) r.problem(w.role === 'primary' ? 'primaries' : 'owned', `${w.kind} (${w.apiVersion}) is listed twice; list each kind once`);
+    seen.add(id);
+  }
+
+  const bufferRaw = r.object(root.buffer, 'buffer');
+  r.known(bufferRaw, 'buffer', ['maxMessages']);
+  const sendRaw = r.object(root.send, 'send');
+  r.known(sendRaw, 'send', ['maxBatchBytes', 'maxSenderFaultRetries', 'backoffInitialMs', 'backoffMaxMs', 'probeIntervalSeconds']);
+  const watchRaw = r.object(root.watch, 'watch');
+  r.known(watchRaw, 'watch', ['silenceTimeoutSeconds', 'serverTimeoutSeconds', 'backoffInitialMs', 'backoffMaxMs', 'listPageSize']);
+  const leRaw = r.object(root.leaderElection, 'leaderElection');
+  r.known(leRaw, 'leaderElection', ['enabled', 'leaseName', 'namespace', 'identity', 'leaseDurationSeconds', 'renewDeadlineSeconds', 'retryPeriodSeconds']);
+  const serverRaw = r.object(root.server, 'server');
+  r.known(serverRaw, 'server', ['port', 'host']);
+
+  const leaderEnabled = r.boolean({ enabled: env.OPERLESS_LEADER_ELECTION ?? leRaw?.enabled }, 'enabled', 'leaderElection', false);
+  const leaseDuration = r.number(leRaw, 'leaseDurationSeconds', 'leaderElection', 15, 1, 3600);
+  const renewDeadline = r.number(leRaw, 'renewDeadlineSeconds', 'leaderElection', 10, 0.5, 3600);
+  const retryPeriod = r.number(leRaw, 'retryPeriodSeconds', 'leaderElection', 2, 0.1, 600);
+  if (renewDeadline >= leaseDuration) r.problem('leaderElection.renewDeadlineSeconds', `must be less than leaseDurationSeconds (${leaseDuration}), got ${renewDeadline}`);
+  if (retryPeriod >= renewDeadline) r.problem('leaderElection.retryPeriodSeconds', `must be less than renewDeadlineSeconds (${renewDeadline}), got ${retryPeriod}`);
+  const leaseNamespace = r.string({ namespace: leRaw?.namespace ?? env.POD_NAMESPACE }, 'namespace', 'leaderElection', { pattern: DNS_LABEL, what: 'a namespace name', fallback: 'default' }) ?? 'default';
+  const identity = r.string({ identity: leRaw?.identity ?? env.POD_NAME }, 'identity', 'leaderElection', { fallback: `${env.HOSTNAME || 'forwarder'}-${Math.random().toString(36).slice(2, 8)}` }) ?? 'forwarder';
+  const leaseName = r.string(leRaw, 'leaseName', 'leaderElection', { pattern: DNS_SUBDOMAIN, what: 'a Lease name (DNS-1123 subdomain)', fallback: 'operless-forwarder' }) ?? 'operless-forwarder';
+
+  const config: ForwarderConfig = {
+    clusterId: clusterId ?? '',
+    queue: { url: queueUrl ?? '', region: region ?? '', ...(endpoint ? { endpoint } : {}) },
+    watches,
+    resyncOnStart: r.boolean(root, 'resyncOnStart', '', true),
+    coalesceWindowMs: r.number(root, 'coalesceWindowMs', '', 500, 0, 60_000),
+    buffer: { maxMessages: r.number(bufferRaw, 'maxMessages', 'buffer', 10_000, 10, 10_000_000) },
+    send: {
+      maxBatchBytes: r.number(sendRaw, 'maxBatchBytes', 'send', 256 * 1024, 4096, 1024 * 1024),
+      maxSenderFaultRetries: r.number(sendRaw, 'maxSenderFaultRetries', 'send', 5, 0, 1000),
+      backoffInitialMs: r.number(sendRaw, 'backoffInitialMs', 'send', 200, 1, 60_000),
+      backoffMaxMs: r.number(sendRaw, 'backoffMaxMs', 'send', 30_000, 1, 600_000),
+      probeIntervalSeconds: r.number(sendRaw, 'probeIntervalSeconds', 'send', 60, 1, 3600),
+    },
+    watch: {
+      silenceTimeoutSeconds: r.number(watchRaw, 'silenceTimeoutSeconds', 'watch', 70, 1, 3600),
+      serverTimeoutSeconds: r.number(watchRaw, 'serverTimeoutSeconds', 'watch', 300, 1, 3600),
+      backoffInitialMs: r.number(watchRaw, 'backoffInitialMs', 'watch', 800, 1, 60_000),
+      backoffMaxMs: r.number(watchRaw, 'backoffMaxMs', 'watch', 30_000, 1, 600_000),
+      listPageSize: r.number(watchRaw, 'listPageSize', 'watch', 500, 1, 10_000),
+    },
+    leaderElection: {
+      enabled: leaderEnabled,
+      leaseName,
+      namespace: leaseNamespace,
+      identity,
+      leaseDurationSeconds: leaseDuration,
+      renewDeadlineSeconds: renewDeadline,
+      retryPeriodSeconds: retryPeriod,
+    },
+    server: {
+      port: r.number({ port: env.OPERLESS_FORWARDER_PORT ?? serverRaw?.port }, 'port', 'server', 8080, 0, 65535),
+      host: r.string(serverRaw, 'host', 'server', { fallback: '0.0.0.0' }) ?? '0.0.0.0',
+    },
+    shutdownGraceMs: r.number(root, 'shutdownGraceMs', '', 20_000, 0, 600_000),
+  };
+  if (config.send.backoffMaxMs < config.send.backoffInitialMs) r.problem('send.backoffMaxMs', `must be at least send.backoffInitialMs (${config.send.backoffInitialMs})`);
+  if (config.watch.backoffMaxMs < config.watch.backoffInitialMs) r.problem('watch.backoffMaxMs', `must be at least watch.backoffInitialMs (${config.watch.backoffInitialMs})`);
+  if (r.problems.length > 0) throw new ConfigError(r.problems, source);
+  validated.add(config);
+  return config;
+}
+
+/**
+ * Reads the config file named by `OPERLESS_FORWARDER_CONFIG` (if set) and applies env
+ * overrides. Throws ConfigError for unreadable or invalid files, naming the path.
+ */
+export function loadConfig(env: ForwarderEnv = process.env): ForwarderConfig {
+  const path = env.OPERLESS_FORWARDER_CONFIG;
+  if (!path) return parseConfig({}, env, 'environment only; set OPERLESS_FORWARDER_CONFIG to a YAML file to configure watches');
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError([`OPERLESS_FORWARDER_CONFIG: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`], path);
+  }
+  let document: unknown;
+  try {
+    document = parseYaml(text);
+  } catch (err) {
+    throw new ConfigError([`${path} is not valid YAML: ${(err as Error).message.split('\n')[0]}`], path);
+  }
+  return parseConfig(document ?? {}, env, path);
+}

@@ -1,0 +1,305 @@
+/**
+ * The forwarder: wires the stages together — watch streams (list+watch per kind and
+ * namespace) → router (predicates, owner mapping) → coalescer (per-key window) → sender
+ * (bounded buffer, SendMessageBatch) — under leader election, with probes and metrics.
+ *
+ * `startForwarder(config, deps?)` runs it in-process (tests, the local dev loop);
+ * `main.ts` is the container entry point around the same function.
+ *
+ * Guarantees:
+ * - only the leader (or the only replica when election is off) watches and sends; on
+ *   gaining leadership it lists every kind and forwards every primary (`Resync`) when
+ *   `resyncOnStart` is on, so changes made while no leader ran are not missed;
+ * - losing leadership stops sending at once and discards the buffer (the next leader
+ *   resyncs);
+ * - `stop()` stops watching, sends everything pending within the grace period, releases
+ *   the lease, closes the probe server, and reports how many messages were left unsent;
+ * - an invalid config throws `ConfigError` synchronously; startup failures (unknown
+ *   kind, port in use) reject `ready` with a message saying what to do.
+ */
+import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import { displayKey, newMessage } from '../contract/message.ts';
+import { createLogger, errorMessage, type Logger } from '../observability/log.ts';
+import { Coalescer } from './coalescer.ts';
+import { isValidatedConfig, parseConfig, type ForwarderConfig, type ForwarderConfigInput, type ForwarderEnv } from './config.ts';
+import { createKubeApi, type KubeApi } from './kube-api.ts';
+import { LeaderElector } from './leader.ts';
+import { createForwarderMetrics, type ForwarderMetrics } from './metrics.ts';
+import { createSqsQueue, type QueuePort } from './queue-client.ts';
+import { resolveWatches } from './resources.ts';
+import { resyncRequests, route, type Forward, type ResolvedWatch } from './router.ts';
+import { Sender } from './sender.ts';
+import { startProbeServer, type Check, type ProbeServer } from './server.ts';
+import type { Change } from './store.ts';
+import { WatchStream, type ListResult } from './watcher.ts';
+
+export interface ForwarderDeps {
+  /** Credentials and API server; default: KUBECONFIG / ~/.kube/config / in-cluster. */
+  readonly kubeConfig?: KubeConfig;
+  /** The queue; default: SQS at config.queue (AWS SDK credential chain). */
+  readonly queue?: QueuePort;
+  readonly logger?: Logger;
+  /** Environment used when `config` is a raw document (default: none — the document says everything). */
+  readonly env?: ForwarderEnv;
+  readonly now?: () => number;
+  /** Serve /healthz, /readyz, /metrics (default true; port from config.server.port, 0 = any). */
+  readonly serve?: boolean;
+  /** Also export Node.js process metrics (default false; main.ts turns it on). */
+  readonly processMetrics?: boolean;
+}
+
+export interface Forwarder {
+  readonly config: ForwarderConfig;
+  /** Resolves once the forwarder is running: leader with every watch synced, or a standing-by follower. */
+  readonly ready: Promise<void>;
+  readonly metrics: ForwarderMetrics;
+  /** Base URL of the probe server (after `ready`), e.g. http://127.0.0.1:8080. */
+  readonly url: string | undefined;
+  isLeader(): boolean;
+  health(): Check;
+  readiness(): Check;
+  /** Messages waiting (coalescing window + send buffer). */
+  pending(): number;
+  /** Stops; flushes pending messages for up to `graceMs` (default config.shutdownGraceMs). */
+  stop(options?: { graceMs?: number }): Promise<{ unsent: number }>;
+}
+
+export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, deps: ForwarderDeps = {}): Forwarder {
+  const config = isValidatedConfig(input) ? input : parseConfig(input, deps.env ?? {}, 'startForwarder config');
+  const now = deps.now ?? Date.now;
+  const log = (deps.logger ?? createLogger()).child({ component: 'forwarder', cluster: config.clusterId });
+  const metrics = createForwarderMetrics({ defaultMetrics: deps.processMetrics ?? false });
+  const kubeConfig = deps.kubeConfig ?? defaultKubeConfig();
+  const api: KubeApi = createKubeApi(kubeConfig);
+  const queue = deps.queue ?? createSqsQueue({ queueUrl: config.queue.url, region: config.queue.region, ...(config.queue.endpoint ? { endpoint: config.queue.endpoint } : {}) });
+
+  const coalescer = new Coalescer(config.coalesceWindowMs);
+  let streams: WatchStream[] = [];
+  let watches: ResolvedWatch[] = [];
+  let leading = false;
+  let stopping = false;
+  let started = false;
+  let fatal: string | undefined;
+  let flushTimer: NodeJS.Timeout | undefined;
+  let probeTimer: NodeJS.Timeout | undefined;
+  let server: ProbeServer | undefined;
+  let elector: LeaderElector | undefined;
+
+  const sender = new Sender({
+    queue,
+    maxMessages: config.buffer.maxMessages,
+    maxBatchBytes: config.send.maxBatchBytes,
+    maxSenderFaultRetries: config.send.maxSenderFaultRetries,
+    backoffInitialMs: config.send.backoffInitialMs,
+    backoffMaxMs: config.send.backoffMaxMs,
+    metrics,
+    log,
+    now,
+    extraDepth: () => coalescer.size,
+    onOverflowDrained: () => {
+      log.info('send buffer drained after an overflow; resyncing every primary so dropped changes are sent');
+      for (const s of streams) s.requestResync();
+    },
+  });
+
+  function forward(requests: readonly Forward[]): void {
+    if (!leading || requests.length === 0) return;
+    const at = now();
+    for (const r of requests) {
+      const message = newMessage({ ...r.ref, ...(r.uid ? { uid: r.uid } : {}), ...(r.resourceVersion ? { resourceVersion: r.resourceVersion } : {}) }, r.reason, at);
+      metrics.messagesEnqueued.inc({ kind: r.ref.kind, reason: r.reason });
+      if (config.coalesceWindowMs === 0) sender.enqueue([message]);
+      else if (coalescer.offer(message, at)) metrics.messagesCoalesced.inc();
+      log.debug('change forwarded', { key: displayKey(message), reason: message.reason, resourceVersion: message.resourceVersion });
+    }
+    scheduleFlush();
+  }
+
+  function scheduleFlush(): void {
+    const due = coalescer.nextDueAt();
+    if (due === undefined || flushTimer) return;
+    flushTimer = setTimeout(() => {
+      flushTimer = undefined;
+      sender.enqueue(coalescer.takeDue(now()));
+      scheduleFlush();
+    }, Math.max(0, due - now()));
+  }
+
+  function handleChange(watch: ResolvedWatch, change: Change): void {
+    const requests = route(config.clusterId, watch, change, watches);
+    if (requests.length === 0) metrics.eventsFiltered.inc({ kind: watch.kind });
+    forward(requests);
+  }
+
+  function handleList(watch: ResolvedWatch, result: ListResult): void {
+    if (result.resync && watch.role === 'primary') {
+      const deleted = result.changes.filter((c) => c.type === 'DELETED').flatMap((c) => route(config.clusterId, watch, c, watches));
+      forward([...resyncRequests(config.clusterId, watch, result.listed), ...deleted]);
+      return;
+    }
+    if (result.first) return; // the store was empty: nothing to compare against
+    for (const change of result.changes) handleChange(watch, change);
+  }
+
+  function startStreams(): void {
+    streams = watches.flatMap((watch) => {
+      const namespaces: (string | undefined)[] = watch.namespaced && watch.namespaces.length > 0 ? [...watch.namespaces] : [undefined];
+      return namespaces.map((namespace) => {
+        log.info('watching', { role: watch.role, kind: watch.kind, apiVersion: watch.apiVersion, namespace: namespace ?? 'all' });
+        return new WatchStream({
+        api,
+        watch,
+        ...(namespace ? { namespace } : {}),
+        silenceTimeoutMs: config.watch.silenceTimeoutSeconds * 1000,
+        serverTimeoutSeconds: config.watch.serverTimeoutSeconds,
+        backoffInitialMs: config.watch.backoffInitialMs,
+        backoffMaxMs: config.watch.backoffMaxMs,
+        listPageSize: config.watch.listPageSize,
+        resyncFirstList: config.resyncOnStart,
+        metrics,
+        log,
+        onList: (result) => handleList(watch, result),
+        onChange: (change) => handleChange(watch, change),
+        });
+      });
+    });
+    for (const s of streams) s.start();
+    Promise.all(streams.map((s) => s.whenSynced)).then(() => {
+      if (leading) metrics.watchesSynced.set(1);
+    }, () => {});
+  }
+
+  async function stopStreams(): Promise<void> {
+    const current = streams;
+    streams = [];
+    metrics.watchesSynced.set(0);
+    await Promise.all(current.map((s) => s.stop()));
+  }
+
+  function becameLeader(): void {
+    leading = true;
+    metrics.leader.set(1);
+    sender.setActive(true);
+    if (!stopping) startStreams();
+  }
+
+  function lostLeadership(): void {
+    leading = false;
+    metrics.leader.set(0);
+    sender.setActive(false);
+    void stopStreams();
+    clearTimeout(flushTimer);
+    flushTimer = undefined;
+    const dropped = coalescer.takeAll().length + sender.discard();
+    if (dropped > 0) log.info('discarded pending messages on losing leadership; the new leader resyncs', { dropped });
+  }
+
+  const health = (): Check => (fatal ? { ok: false, reasons: [fatal] } : { ok: true, reasons: [] });
+  const readiness = (): Check => {
+    const reasons: string[] = [];
+    if (fatal) reasons.push(fatal);
+    if (!started) reasons.push('starting: resolving watches and the leader election');
+    if (stopping) reasons.push('shutting down');
+    if (leading) {
+      const unsynced = streams.filter((s) => !s.synced).map((s) => s.path);
+      if (unsynced.length > 0) reasons.push(`watches not synced yet: ${unsynced.join(', ')}`);
+      if (sender.overflowed) reasons.push(`send buffer overflowed (capacity ${config.buffer.maxMessages}); messages were dropped and a resync follows once the queue drains`);
+    }
+    if (sender.reachable === false) reasons.push(`queue unreachable: ${config.queue.url}`);
+    return { ok: reasons.length === 0, reasons };
+  };
+
+  const ready = (async () => {
+    if (deps.serve !== false) {
+      server = await startProbeServer({ host: config.server.host, port: config.server.port, health, readiness, registry: metrics.registry });
+    }
+    watches = await resolveWatches(api, config.watches);
+    for (const w of watches) {
+      log.info('configured watch', {
+        role: w.role, apiVersion: w.apiVersion, kind: w.kind, plural: w.plural, namespaced: w.namespaced,
+        namespaces: w.namespaces.length > 0 ? w.namespaces : 'all', labelSelector: w.labelSelector, triggers: w.triggers,
+      });
+    }
+    if (stopping) return;
+    void sender.probe();
+    probeTimer = setInterval(() => {
+      if (sender.depth === 0) void sender.probe();
+    }, config.send.probeIntervalSeconds * 1000);
+    probeTimer.unref();
+    if (config.leaderElection.enabled) {
+      const le = config.leaderElection;
+      elector = new LeaderElector({
+        api,
+        namespace: le.namespace,
+        name: le.leaseName,
+        identity: le.identity,
+        leaseDurationSeconds: le.leaseDurationSeconds,
+        renewDeadlineSeconds: le.renewDeadlineSeconds,
+        retryPeriodSeconds: le.retryPeriodSeconds,
+        log,
+        now,
+        onStartedLeading: becameLeader,
+        onStoppedLeading: lostLeadership,
+      });
+      elector.start();
+      await elector.decided;
+    } else {
+      becameLeader();
+    }
+    started = true;
+    if (leading) await Promise.all(streams.map((s) => s.whenSynced));
+    log.info('forwarder running', { leader: leading, queue: config.queue.url, probes: server?.url });
+  })();
+  ready.catch((err: unknown) => {
+    fatal = `startup failed: ${errorMessage(err)}`;
+    log.error(fatal);
+  });
+
+  let stopped: Promise<{ unsent: number }> | undefined;
+  async function stop(options: { graceMs?: number } = {}): Promise<{ unsent: number }> {
+    stopping = true;
+    const graceMs = options.graceMs ?? config.shutdownGraceMs;
+    const deadline = now() + graceMs;
+    await ready.catch(() => {});
+    clearInterval(probeTimer);
+    await stopStreams();
+    clearTimeout(flushTimer);
+    flushTimer = undefined;
+    let unsent = 0;
+    if (leading) {
+      sender.enqueue(coalescer.takeAll());
+      unsent = await sender.flush(deadline);
+      if (unsent > 0) log.error('shutdown grace period over with messages unsent; the next leader resyncs', { unsent, graceMs });
+      else log.info('flushed every pending message');
+    }
+    await elector?.stop();
+    const left = await sender.stop();
+    unsent = Math.max(unsent, left.length);
+    await server?.close();
+    leading = false;
+    metrics.leader.set(0);
+    log.info('forwarder stopped', { unsent });
+    return { unsent };
+  }
+
+  return {
+    config,
+    ready,
+    metrics,
+    get url() {
+      return server?.url;
+    },
+    isLeader: () => leading,
+    health,
+    readiness,
+    pending: () => coalescer.size + sender.depth,
+    stop: (options) => (stopped ??= stop(options)),
+  } satisfies Forwarder as Forwarder;
+
+  function defaultKubeConfig(): KubeConfig {
+    const kc = new KubeConfig();
+    kc.loadFromDefault();
+    return kc;
+  }
+}
+

@@ -1,0 +1,56 @@
+/**
+ * The forwarder's queue port and its SQS adapter: send up to 10 bodies in one
+ * SendMessageBatch, report which entries failed; probe reachability with
+ * GetQueueAttributes. Credentials and endpoint come from the AWS SDK's default chain
+ * (IRSA / EKS Pod Identity in a cluster, `AWS_ENDPOINT_URL_SQS` for local brokers).
+ *
+ * Guarantees: a thrown error means "nothing is known to have been sent" (the caller
+ * retries the whole batch); a returned result lists exactly the entries SQS rejected.
+ */
+import { GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+
+export interface EntryFailure {
+  readonly id: string;
+  /** True when SQS blames the request (retrying unchanged will likely fail again). */
+  readonly senderFault: boolean;
+  readonly code: string;
+  readonly message: string;
+}
+
+export interface QueuePort {
+  sendBatch(entries: readonly { id: string; body: string }[]): Promise<{ failed: EntryFailure[] }>;
+  /** Resolves when the queue answers; rejects with the reason otherwise. */
+  probe(): Promise<void>;
+  close?(): void;
+}
+
+export function createSqsQueue(options: { queueUrl: string; region: string; endpoint?: string; client?: SQSClient }): QueuePort {
+  const ownsClient = !options.client;
+  const client = options.client ?? new SQSClient({
+    region: options.region,
+    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+    maxAttempts: 1, // the sender owns retries and backoff
+  });
+  return {
+    async sendBatch(entries) {
+      const out = await client.send(new SendMessageBatchCommand({
+        QueueUrl: options.queueUrl,
+        Entries: entries.map((e) => ({ Id: e.id, MessageBody: e.body })),
+      }));
+      return {
+        failed: (out.Failed ?? []).map((f) => ({
+          id: f.Id ?? '',
+          senderFault: f.SenderFault === true,
+          code: f.Code ?? 'Unknown',
+          message: f.Message ?? '',
+        })),
+      };
+    },
+    async probe() {
+      await client.send(new GetQueueAttributesCommand({ QueueUrl: options.queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }));
+    },
+    close() {
+      if (ownsClient) client.destroy();
+    },
+  };
+}

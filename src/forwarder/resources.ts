@@ -1,0 +1,59 @@
+/**
+ * Resolving configured watches to REST coordinates. `plural` and `namespaced` may be given
+ * in the configuration (then no request is made); a watch missing either is completed by
+ * ONE discovery request per group/version at startup (`GET /apis/<group>/<version>`, which
+ * every authenticated identity may read), so users can write just apiVersion + kind.
+ *
+ * Guarantees: either every watch resolves, or startup fails with a message naming the
+ * watch and what to check (CRD installed? apiVersion right?). No discovery at runtime.
+ */
+import { errorMessage } from '../observability/log.ts';
+import type { WatchConfig } from './config.ts';
+import type { KubeApi } from './kube-api.ts';
+import { groupOf, type ResolvedWatch } from './router.ts';
+
+interface ApiResourceList {
+  resources?: { name: string; kind: string; namespaced: boolean }[];
+}
+
+/** Completes one watch from a discovery document. Pure; returns an error string if it cannot. */
+export function resolveFromDiscovery(watch: WatchConfig, list: ApiResourceList | undefined): ResolvedWatch | string {
+  const base = { role: watch.role, apiVersion: watch.apiVersion, kind: watch.kind, group: groupOf(watch.apiVersion), namespaces: watch.namespaces, triggers: watch.triggers, ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}) };
+  if (watch.plural !== undefined && watch.namespaced !== undefined) {
+    return { ...base, plural: watch.plural, namespaced: watch.namespaced };
+  }
+  const found = list?.resources?.find((r) => !r.name.includes('/') && (watch.plural ? r.name === watch.plural : r.kind === watch.kind));
+  if (!found) {
+    return `${watch.kind} (${watch.apiVersion}) is not served by the API server. Is its CRD installed and the apiVersion right? (or set plural and namespaced in the watch to skip discovery)`;
+  }
+  const resolved = { ...base, plural: watch.plural ?? found.name, namespaced: watch.namespaced ?? found.namespaced };
+  if (!resolved.namespaced && watch.namespaces.length > 0) return `${watch.kind} is cluster-scoped; remove "namespaces" from its watch`;
+  return resolved;
+}
+
+export async function resolveWatches(api: KubeApi, watches: readonly WatchConfig[]): Promise<ResolvedWatch[]> {
+  const documents = new Map<string, ApiResourceList | undefined>();
+  const problems: string[] = [];
+  const resolved: ResolvedWatch[] = [];
+  for (const watch of watches) {
+    let list: ApiResourceList | undefined;
+    if (watch.plural === undefined || watch.namespaced === undefined) {
+      if (!documents.has(watch.apiVersion)) {
+        const path = watch.apiVersion.includes('/') ? `/apis/${watch.apiVersion}` : `/api/${watch.apiVersion}`;
+        try {
+          documents.set(watch.apiVersion, await api.requestJson<ApiResourceList>('GET', path, { timeoutMs: 30_000 }));
+        } catch (err) {
+          documents.set(watch.apiVersion, undefined);
+          problems.push(`discovery of ${watch.apiVersion} (GET ${path}) failed: ${errorMessage(err)}`);
+          continue;
+        }
+      }
+      list = documents.get(watch.apiVersion);
+    }
+    const result = resolveFromDiscovery(watch, list);
+    if (typeof result === 'string') problems.push(result);
+    else resolved.push(result);
+  }
+  if (problems.length > 0) throw new Error(`cannot resolve the configured watches:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  return resolved;
+}

@@ -1,0 +1,237 @@
+/**
+ * The sender: drains the send buffer into the queue with SendMessageBatch, while active
+ * (this replica leads). Failed entries are retried; a failed request (queue unreachable,
+ * throttled, credentials) puts the whole batch back and backs off with jitter, so an
+ * outage of any length ends with every buffered message delivered.
+ *
+ * Guarantees:
+ * - a message leaves the buffer for good only when SQS accepted it, or when SQS rejected
+ *   that very entry as the sender's fault `maxSenderFaultRetries + 1` times (logged, counted);
+ * - at most one SendMessageBatch is in flight (ordering per key is preserved);
+ * - `flush(deadline)` returns once the buffer is empty or the deadline passed, reporting
+ *   how many messages remain;
+ * - `stop()` never loses messages silently: what could not be sent is returned.
+ */
+import { displayKey, objectKey, type ReconcileMessage } from '../contract/message.ts';
+import { errorMessage, type Logger } from '../observability/log.ts';
+import { Backoff, sleep } from './backoff.ts';
+import { SendBuffer, type BatchEntry } from './buffer.ts';
+import type { ForwarderMetrics } from './metrics.ts';
+import type { QueuePort } from './queue-client.ts';
+
+export interface SenderOptions {
+  readonly queue: QueuePort;
+  readonly maxMessages: number;
+  readonly maxBatchBytes: number;
+  readonly maxSenderFaultRetries: number;
+  readonly backoffInitialMs: number;
+  readonly backoffMaxMs: number;
+  readonly metrics: ForwarderMetrics;
+  readonly log: Logger;
+  readonly now?: () => number;
+  /** Called when messages were dropped on overflow and the buffer has since drained. */
+  readonly onOverflowDrained?: () => void;
+  /** Reports the number of messages pending outside the buffer (coalescer) for the depth gauge. */
+  readonly extraDepth?: () => number;
+}
+
+/** Decides what to do with the entries of one SendMessageBatch answer. Pure. */
+export function classifyBatchResult(
+  batch: readonly BatchEntry[],
+  failed: readonly { id: string; senderFault: boolean; code: string; message: string }[],
+  faultCounts: ReadonlyMap<string, number>,
+  maxSenderFaultRetries: number,
+): { sent: BatchEntry[]; retry: BatchEntry[]; giveUp: { entry: BatchEntry; code: string; message: string }[] } {
+  const failures = new Map(failed.map((f) => [f.id, f]));
+  const sent: BatchEntry[] = [];
+  const retry: BatchEntry[] = [];
+  const giveUp: { entry: BatchEntry; code: string; message: string }[] = [];
+  for (const entry of batch) {
+    const failure = failures.get(entry.id);
+    if (!failure) sent.push(entry);
+    else if (failure.senderFault && (faultCounts.get(objectKey(entry.message)) ?? 0) >= maxSenderFaultRetries) {
+      giveUp.push({ entry, code: failure.code, message: failure.message });
+    } else retry.push(entry);
+  }
+  return { sent, retry, giveUp: giveUp };
+}
+
+export class Sender {
+  readonly #opts: SenderOptions;
+  readonly #buffer: SendBuffer;
+  readonly #backoff: Backoff;
+  readonly #faults = new Map<string, number>();
+  readonly #now: () => number;
+  #active = false;
+  #stopped = false;
+  #reachable: boolean | undefined;
+  #droppedSinceDrain = 0;
+  #wake: (() => void) | undefined;
+  #loop: Promise<void> | undefined;
+  #idle: (() => void)[] = [];
+  #abort = new AbortController();
+
+  constructor(opts: SenderOptions) {
+    this.#opts = opts;
+    this.#buffer = new SendBuffer(opts.maxMessages);
+    this.#backoff = new Backoff({ initialMs: opts.backoffInitialMs, maxMs: opts.backoffMaxMs, resetAfterMs: 0 });
+    this.#now = opts.now ?? Date.now;
+  }
+
+  get depth(): number {
+    return this.#buffer.size;
+  }
+
+  /** undefined until the first send or probe; then whether the queue last answered. */
+  get reachable(): boolean | undefined {
+    return this.#reachable;
+  }
+
+  /** True while messages dropped on overflow have not been healed by a resync yet. */
+  get overflowed(): boolean {
+    return this.#droppedSinceDrain > 0;
+  }
+
+  /** Queues messages for sending. */
+  enqueue(messages: readonly ReconcileMessage[]): void {
+    for (const m of messages) this.#recordDropped(this.#buffer.push(m));
+    this.#updateDepth();
+    this.#wake?.();
+  }
+
+  /** Starts or pauses sending (leadership). Pausing keeps the buffer. */
+  setActive(active: boolean): void {
+    this.#active = active;
+    if (active && !this.#loop) this.#loop = this.#run();
+    this.#wake?.();
+  }
+
+  /** Drops everything buffered (leadership lost: the next leader lists and resyncs). */
+  discard(): number {
+    const n = this.#buffer.clear().length;
+    this.#faults.clear();
+    this.#updateDepth();
+    return n;
+  }
+
+  /** Checks the queue answers; updates reachability. */
+  async probe(): Promise<boolean> {
+    try {
+      await this.#opts.queue.probe();
+      this.#setReachable(true);
+      return true;
+    } catch (err) {
+      this.#setReachable(false, err);
+      return false;
+    }
+  }
+
+  /** Waits until the buffer is empty (and nothing in flight) or `deadline`; returns what remains. */
+  async flush(deadline: number): Promise<number> {
+    while (this.#buffer.size > 0 || this.#inFlight) {
+      const left = deadline - this.#now();
+      if (left <= 0) break;
+      await Promise.race([new Promise<void>((r) => this.#idle.push(r)), sleep(Math.min(left, 100))]);
+    }
+    return this.#buffer.size + this.#inFlight;
+  }
+
+  /** Stops the loop; returns the messages that were never sent. */
+  async stop(): Promise<ReconcileMessage[]> {
+    this.#stopped = true;
+    this.#abort.abort();
+    this.#wake?.();
+    await this.#loop;
+    this.#opts.queue.close?.();
+    return this.#buffer.clear();
+  }
+
+  #inFlight = 0;
+
+  async #run(): Promise<void> {
+    while (!this.#stopped) {
+      if (!this.#active || this.#buffer.size === 0) {
+        for (const resolve of this.#idle.splice(0)) resolve();
+        if (this.#buffer.size === 0 && this.#droppedSinceDrain > 0 && this.#active) {
+          this.#droppedSinceDrain = 0;
+          this.#opts.onOverflowDrained?.();
+          continue;
+        }
+        await new Promise<void>((resolve) => (this.#wake = resolve));
+        this.#wake = undefined;
+        continue;
+      }
+      const batch = this.#buffer.takeBatch(this.#opts.maxBatchBytes);
+      this.#inFlight = batch.length;
+      let retryDelay = 0;
+      try {
+        const result = await this.#opts.queue.sendBatch(batch.map(({ id, body }) => ({ id, body })));
+        this.#setReachable(true);
+        const { sent, retry, giveUp } = classifyBatchResult(batch, result.failed, this.#faults, this.#opts.maxSenderFaultRetries);
+        const now = this.#now();
+        for (const { message } of sent) {
+          this.#faults.delete(objectKey(message));
+          this.#opts.metrics.messagesSent.inc({ reason: message.reason });
+          this.#opts.metrics.forwardLag.observe(Math.max(0, now - message.observedAt) / 1000);
+        }
+        for (const { entry, code, message } of giveUp) {
+          this.#faults.delete(objectKey(entry.message));
+          this.#opts.metrics.messagesDropped.inc({ cause: 'rejected' });
+          this.#opts.log.error('the queue keeps rejecting a message; dropping it (the scheduled resync will cover this object)', {
+            key: displayKey(entry.message), code, error: message,
+          });
+        }
+        if (retry.length > 0) {
+          this.#opts.metrics.sendErrors.inc({ kind: 'entry' }, retry.length);
+          const failures = new Map(result.failed.map((f) => [f.id, f]));
+          for (const entry of retry) {
+            const f = failures.get(entry.id);
+            if (f?.senderFault) this.#faults.set(objectKey(entry.message), (this.#faults.get(objectKey(entry.message)) ?? 0) + 1);
+          }
+          this.#opts.log.warn('some messages of a batch were rejected; retrying them', {
+            count: retry.length, codes: [...new Set(retry.map((e) => failures.get(e.id)?.code))],
+          });
+          this.#recordDropped(this.#buffer.putBack(retry.map((e) => e.message)));
+          retryDelay = this.#backoff.fail();
+        } else {
+          this.#backoff.reset();
+        }
+      } catch (err) {
+        this.#opts.metrics.sendErrors.inc({ kind: 'request' });
+        this.#setReachable(false, err);
+        this.#recordDropped(this.#buffer.putBack(batch.map((e) => e.message)));
+        retryDelay = this.#backoff.fail();
+        this.#opts.log.warn('sending to the queue failed; will retry', {
+          error: errorMessage(err), buffered: this.#buffer.size, retryInMs: retryDelay, attempt: this.#backoff.attempt,
+        });
+      } finally {
+        this.#inFlight = 0;
+        this.#updateDepth();
+      }
+      if (retryDelay > 0) await sleep(retryDelay, this.#abort.signal);
+    }
+    for (const resolve of this.#idle.splice(0)) resolve();
+  }
+
+  #recordDropped(dropped: readonly ReconcileMessage[]): void {
+    if (dropped.length === 0) return;
+    this.#droppedSinceDrain += dropped.length;
+    this.#opts.metrics.messagesDropped.inc({ cause: 'overflow' }, dropped.length);
+    this.#opts.log.error('send buffer full: dropped the oldest pending messages; a full resync will follow once the queue drains', {
+      dropped: dropped.length, capacity: this.#buffer.capacity, firstDropped: displayKey(dropped[0]!),
+    });
+  }
+
+  #setReachable(reachable: boolean, err?: unknown): void {
+    if (this.#reachable !== reachable) {
+      if (reachable) this.#opts.log.info('queue reachable');
+      else this.#opts.log.warn('queue unreachable', { error: errorMessage(err) });
+    }
+    this.#reachable = reachable;
+    this.#opts.metrics.queueReachable.set(reachable ? 1 : 0);
+  }
+
+  #updateDepth(): void {
+    this.#opts.metrics.bufferDepth.set(this.#buffer.size + this.#inFlight + (this.#opts.extraDepth?.() ?? 0));
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * Shared setup for the forwarder's integration tests: a small test CRD (`Gadget`, with a
+ * status subresource), helpers to create/patch objects through the REAL API server, and a
+ * queue reader that drains the REAL broker and decodes messages with the shared contract.
+ */
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { decodeMessage, type ReconcileMessage } from '../../src/contract/message.ts';
+import { createKubeApi, type KubeApi } from '../../src/forwarder/kube-api.ts';
+import type { ForwarderConfigInput } from '../../src/forwarder/config.ts';
+
+export const GROUP = 'forwarder.test.operless.dev';
+export const API_VERSION = `${GROUP}/v1`;
+
+export const GADGET_CRD = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: `gadgets.${GROUP}` },
+  spec: {
+    group: GROUP,
+    scope: 'Namespaced',
+    names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
+    versions: [{
+      name: 'v1',
+      served: true,
+      storage: true,
+      subresources: { status: {} },
+      schema: {
+        openAPIV3Schema: {
+          type: 'object',
+          properties: {
+            spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+            status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+          },
+        },
+      },
+    }],
+  },
+};
+
+/** A forwarder config for Gadgets (primary) and Deployments (owned), fast timings for tests. */
+export function gadgetConfig(queueUrl: string, region: string, overrides: ForwarderConfigInput = {}): ForwarderConfigInput {
+  return {
+    clusterId: 'test',
+    queue: { url: queueUrl, region },
+    primaries: [{ apiVersion: API_VERSION, kind: 'Gadget', plural: 'gadgets', namespaced: true }],
+    owned: [{ apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true }],
+    coalesceWindowMs: 200,
+    resyncOnStart: false,
+    send: { backoffInitialMs: 50, backoffMaxMs: 1000 },
+    watch: { backoffInitialMs: 100, backoffMaxMs: 2000 },
+    server: { port: 0, host: '127.0.0.1' },
+    ...overrides,
+  };
+}
+
+export class Objects {
+  readonly api: KubeApi;
+  constructor(kubeConfig: KubeConfig) {
+    this.api = createKubeApi(kubeConfig);
+  }
+
+  gadgetPath(namespace: string, name?: string): string {
+    return `/apis/${API_VERSION}/namespaces/${namespace}/gadgets${name ? `/${name}` : ''}`;
+  }
+
+  async createGadget(namespace: string, name: string, spec: Record<string, unknown> = { size: 1 }): Promise<Record<string, any>> {
+    return this.api.requestJson('POST', this.gadgetPath(namespace), { body: { apiVersion: API_VERSION, kind: 'Gadget', metadata: { name, namespace }, spec } });
+  }
+
+  async patchGadget(namespace: string, name: string, patch: Record<string, unknown>, subresource = ''): Promise<Record<string, any>> {
+    return this.api.requestJson('PATCH', `${this.gadgetPath(namespace, name)}${subresource ? `/${subresource}` : ''}`, { body: patch, contentType: 'application/merge-patch+json' });
+  }
+
+  async deleteGadget(namespace: string, name: string): Promise<void> {
+    await this.api.requestJson('DELETE', this.gadgetPath(namespace, name));
+  }
+
+  async createNamespace(name: string): Promise<void> {
+    await this.api.requestJson('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
+  }
+
+  /** A Deployment controlled by the gadget (controller owner reference). */
+  async createOwnedDeployment(namespace: string, name: string, owner: { name: string; uid: string }): Promise<Record<string, any>> {
+    return this.api.requestJson('POST', `/apis/apps/v1/namespaces/${namespace}/deployments`, {
+      body: {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: {
+          name,
+          namespace,
+          ownerReferences: [{ apiVersion: API_VERSION, kind: 'Gadget', name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: true }],
+        },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: name } },
+          template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
+        },
+      },
+    });
+  }
+}
+
+/** Drains the queue: receives until `until` holds or the timeout passes; deletes what it read. */
+export async function collect(
+  sqs: SQSClient,
+  queueUrl: string,
+  options: { until?: (all: ReconcileMessage[]) => boolean; timeoutMs?: number; quietMs?: number } = {},
+): Promise<ReconcileMessage[]> {
+  const all: ReconcileMessage[] = [];
+  const deadline = Date.now() + (options.timeoutMs ?? 15_000);
+  let quietSince = Date.now();
+  while (Date.now() < deadline) {
+    if (options.until?.(all)) break;
+    if (!options.until && options.quietMs !== undefined && Date.now() - quietSince >= options.quietMs) break;
+    const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    const messages = out.Messages ?? [];
+    if (messages.length === 0) continue;
+    quietSince = Date.now();
+    for (const m of messages) {
+      const decoded = decodeMessage(m.Body ?? '');
+      if (!decoded.ok) throw new Error(`the forwarder sent an invalid message: ${decoded.error}`);
+      all.push(decoded.message);
+    }
+    await sqs.send(new DeleteMessageBatchCommand({
+      QueueUrl: queueUrl,
+      Entries: messages.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle! })),
+    }));
+  }
+  return all;
+}
+
+export function summary(messages: readonly ReconcileMessage[]): string[] {
+  return messages.map((m) => `${m.reason} ${m.kind}/${m.namespace ?? ''}/${m.name}`);
+}
