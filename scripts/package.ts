@@ -1,0 +1,214 @@
+/**
+ * `serverless package`, offline: runs the pinned osls CLI (with serverless-esbuild) on
+ * serverless.yml with no AWS credentials, no network and a throw-away HOME, and reports the
+ * CloudFormation template and each function's zip and bundle size.
+ *
+ *   node scripts/package.ts [--stage dev] [--param key=value]... [--out .serverless]
+ *
+ * Guarantees: the command never sees the caller's AWS credentials or config (the environment
+ * is rebuilt from scratch), so a successful package here proves it needs none; failures
+ * print osls's own output. `extractBundle` takes the `.mjs` out of a function zip — the exact
+ * file Lambda would run — for the end-to-end tests and benchmarks.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { inflateRawSync } from 'node:zlib';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface PackageOptions {
+  readonly stage?: string;
+  readonly region?: string;
+  /** `--param key=value` for each entry (see `params` in serverless.yml). */
+  readonly params?: Readonly<Record<string, string>>;
+  /** Output directory (default `.serverless/` in the repository). */
+  readonly outDir?: string;
+}
+
+export interface PackagedFunction {
+  /** Function key in serverless.yml, e.g. `memcached`. */
+  readonly name: string;
+  readonly zipPath: string;
+  readonly zipBytes: number;
+  /** Path of the bundle inside the zip, e.g. `functions/memcached.mjs`. */
+  readonly bundleEntry: string;
+  readonly bundleBytes: number;
+}
+
+export interface CloudFormationResource {
+  Type: string;
+  Condition?: string;
+  DependsOn?: string | string[];
+  Properties?: Record<string, unknown>;
+}
+
+export interface CloudFormationTemplate {
+  Resources: Record<string, CloudFormationResource>;
+  Conditions?: Record<string, unknown>;
+  Outputs?: Record<string, unknown>;
+}
+
+export interface PackageResult {
+  readonly dir: string;
+  readonly template: CloudFormationTemplate;
+  readonly functions: PackagedFunction[];
+  readonly durationMs: number;
+}
+
+export class PackageError extends Error {
+  override readonly name = 'PackageError';
+}
+
+/** Runs `osls package` offline and reads what it produced. */
+export async function packageService(options: PackageOptions = {}): Promise<PackageResult> {
+  const dir = resolve(options.outDir ?? join(ROOT, '.serverless'));
+  const home = mkdtempSync(join(tmpdir(), 'operless-sls-home-'));
+  const cli = createRequire(import.meta.url).resolve('osls/bin/serverless.js');
+  const args = [cli, 'package', '--stage', options.stage ?? 'dev', '--region', options.region ?? 'us-east-1', '--package', dir];
+  for (const [key, value] of Object.entries(options.params ?? {})) args.push('--param', `${key}=${value}`);
+  const env: Record<string, string> = {
+    PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+    HOME: home,
+    // Never phone home; never look for credentials.
+    SLS_TELEMETRY_DISABLED: '1',
+    SLS_NOTIFICATIONS_MODE: 'off',
+    SLS_DEPRECATION_DISABLE: '*',
+    AWS_EC2_METADATA_DISABLED: 'true',
+    CI: '1',
+  };
+  const started = Date.now();
+  rmSync(dir, { recursive: true, force: true });
+  try {
+    const { code, output } = await run(process.execPath, args, { cwd: ROOT, env });
+    if (code !== 0) {
+      throw new PackageError(`serverless package failed (exit ${code}). Its output:\n${output.trim()}`);
+    }
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+  const durationMs = Date.now() - started;
+  const template = JSON.parse(readFileSync(join(dir, 'cloudformation-template-update-stack.json'), 'utf8')) as CloudFormationTemplate;
+  const functions = readdirSync(dir)
+    .filter((f) => f.endsWith('.zip'))
+    .sort()
+    .map((file) => describeZip(file.slice(0, -'.zip'.length), join(dir, file)));
+  return { dir, template, functions, durationMs };
+}
+
+function describeZip(name: string, zipPath: string): PackagedFunction {
+  const entries = zipEntries(readFileSync(zipPath));
+  const bundle = entries.find((e) => e.name.endsWith('.mjs'));
+  if (!bundle) throw new PackageError(`${zipPath} holds no .mjs bundle (entries: ${entries.map((e) => e.name).join(', ')})`);
+  return { name, zipPath, zipBytes: statSync(zipPath).size, bundleEntry: bundle.name, bundleBytes: bundle.size };
+}
+
+interface ZipEntry {
+  readonly name: string;
+  readonly size: number;
+  read(): Buffer;
+}
+
+/** Lists a zip's entries from its central directory (stored and deflated entries). */
+export function zipEntries(zip: Buffer): ZipEntry[] {
+  let eocd = -1;
+  for (let i = zip.length - 22; i >= Math.max(0, zip.length - 22 - 65_535); i--) {
+    if (zip.readUInt32LE(i) === 0x06054b50) {
+      eocd = i;
+      break;
+    }
+  }
+  if (eocd < 0) throw new PackageError('not a zip file (no end of central directory)');
+  const count = zip.readUInt16LE(eocd + 10);
+  let at = zip.readUInt32LE(eocd + 16);
+  const entries: ZipEntry[] = [];
+  for (let n = 0; n < count; n++) {
+    if (zip.readUInt32LE(at) !== 0x02014b50) throw new PackageError('corrupt zip central directory');
+    const method = zip.readUInt16LE(at + 10);
+    const compressed = zip.readUInt32LE(at + 20);
+    const size = zip.readUInt32LE(at + 24);
+    const nameLength = zip.readUInt16LE(at + 28);
+    const extraLength = zip.readUInt16LE(at + 30);
+    const commentLength = zip.readUInt16LE(at + 32);
+    const local = zip.readUInt32LE(at + 42);
+    const name = zip.toString('utf8', at + 46, at + 46 + nameLength);
+    entries.push({
+      name,
+      size,
+      read() {
+        const start = local + 30 + zip.readUInt16LE(local + 26) + zip.readUInt16LE(local + 28);
+        const data = zip.subarray(start, start + compressed);
+        if (method === 0) return Buffer.from(data);
+        if (method === 8) return inflateRawSync(data);
+        throw new PackageError(`zip entry ${name} uses unsupported compression method ${method}`);
+      },
+    });
+    at += 46 + nameLength + extraLength + commentLength;
+  }
+  return entries;
+}
+
+/**
+ * Writes a function's bundle out of its zip into `outDir` (default `.serverless/bundles/<name>`,
+ * inside the repository so that the excluded `@aws-sdk/*` resolve from its node_modules, as
+ * the Lambda runtime provides them). Returns the `.mjs` path.
+ */
+export function extractBundle(fn: PackagedFunction, outDir: string = join(ROOT, '.serverless', 'bundles', fn.name)): string {
+  const entry = zipEntries(readFileSync(fn.zipPath)).find((e) => e.name === fn.bundleEntry);
+  if (!entry) throw new PackageError(`${fn.zipPath} has no entry ${fn.bundleEntry}`);
+  const path = join(outDir, fn.bundleEntry);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, entry.read());
+  return path;
+}
+
+function run(command: string, args: string[], options: { cwd: string; env: Record<string, string> }): Promise<{ code: number; output: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code: code ?? 1, output }));
+  });
+}
+
+function parseArgs(argv: string[]): PackageOptions {
+  const params: Record<string, string> = {};
+  let stage: string | undefined;
+  let outDir: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new PackageError(`${arg} needs a value`);
+      return v;
+    };
+    if (arg === '--stage') stage = value();
+    else if (arg === '--out') outDir = value();
+    else if (arg === '--param') {
+      const kv = value();
+      const eq = kv.indexOf('=');
+      if (eq < 1) throw new PackageError(`--param expects key=value, got ${JSON.stringify(kv)}`);
+      params[kv.slice(0, eq)] = kv.slice(eq + 1);
+    } else throw new PackageError(`unknown argument ${arg} (usage: node scripts/package.ts [--stage s] [--param key=value]... [--out dir])`);
+  }
+  return { ...(stage ? { stage } : {}), ...(outDir ? { outDir } : {}), params };
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  try {
+    const result = await packageService(parseArgs(process.argv.slice(2)));
+    const kib = (n: number) => `${(n / 1024).toFixed(0)} KiB`;
+    console.log(`packaged into ${relative(process.cwd(), result.dir) || '.'} in ${(result.durationMs / 1000).toFixed(1)} s`);
+    for (const fn of result.functions) {
+      console.log(`  ${fn.name.padEnd(12)} zip ${kib(fn.zipBytes).padStart(9)}   bundle ${fn.bundleEntry} ${kib(fn.bundleBytes)}`);
+    }
+  } catch (err) {
+    console.error(err instanceof PackageError ? err.message : err);
+    process.exitCode = 1;
+  }
+}

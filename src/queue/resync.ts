@@ -1,0 +1,209 @@
+/**
+ * Resync: the safety net that heals anything the forwarder ever missed. Lists every object
+ * of the given kinds (all namespaces, paginated with `limit`/`continue`, so memory stays
+ * bounded however many objects exist) and enqueues one `Resync` reconcile message per
+ * object with `SendMessageBatch` (10 per call).
+ *
+ * Guarantees: every listed object gets a message or is counted as failed — entries SQS
+ * rejects are retried once, and `resyncAll` rejects with a `ResyncError` naming the counts if
+ * any remain, so a scheduled invocation shows up as failed in the function's metrics. A
+ * message is a name, not the object: reconciles read live state, so an extra Resync is
+ * harmless. Pages of a list that expired mid-way (410) restart from the beginning once.
+ */
+import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { KindRef, KubeClient, KubeObject } from '../core/types.ts';
+import { encodeMessage, newMessage, type ReconcileMessage } from '../contract/message.ts';
+import { errorMessage, silentLogger, type Logger } from '../observability/log.ts';
+
+/** SendMessageBatch accepts at most 10 entries. */
+export const BATCH_LIMIT = 10;
+/** Objects per list page. */
+export const DEFAULT_PAGE_SIZE = 500;
+
+export interface BatchEntry {
+  readonly id: string;
+  readonly body: string;
+}
+
+/** Sends up to 10 entries; resolves with the ids SQS did not accept (empty when all went). */
+export type BatchSend = (entries: readonly BatchEntry[]) => Promise<string[]>;
+
+export interface ResyncOptions {
+  readonly kinds: readonly KindRef[];
+  readonly client: Pick<KubeClient, 'list'>;
+  /** Cluster id written into the messages (the forwarder's `cluster`). */
+  readonly cluster: string;
+  readonly send: BatchSend;
+  readonly pageSize?: number;
+  readonly log?: Logger;
+  readonly now?: () => number;
+  /** Stop early (the function's time budget): rejects with a ResyncError saying how far it got. */
+  readonly signal?: AbortSignal;
+}
+
+export interface ResyncReport {
+  readonly listed: number;
+  readonly sent: number;
+  readonly failed: number;
+  readonly pages: number;
+}
+
+export class ResyncError extends Error {
+  override readonly name = 'ResyncError';
+  readonly report: ResyncReport;
+  constructor(message: string, report: ResyncReport) {
+    super(message);
+    this.report = report;
+  }
+}
+
+/** One `Resync` message per object (pure). */
+export function resyncMessages(kind: KindRef, items: readonly KubeObject[], cluster: string, now: number): ReconcileMessage[] {
+  return items.map((item) =>
+    newMessage(
+      {
+        cluster,
+        apiVersion: kind.apiVersion,
+        kind: kind.kind,
+        namespace: kind.namespaced ? item.metadata.namespace : undefined,
+        name: item.metadata.name,
+        uid: item.metadata.uid,
+        resourceVersion: item.metadata.resourceVersion,
+      },
+      'Resync',
+      now,
+    ),
+  );
+}
+
+/** Splits into batches of at most `size` (pure). */
+export function chunk<T>(items: readonly T[], size: number = BATCH_LIMIT): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+export async function resyncAll(options: ResyncOptions): Promise<ResyncReport> {
+  const log = options.log ?? silentLogger;
+  const now = options.now ?? Date.now;
+  const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+  let listed = 0;
+  let sent = 0;
+  let failed = 0;
+  let pages = 0;
+  for (const kind of options.kinds) {
+    let token: string | undefined;
+    let restarted = false;
+    do {
+      if (options.signal?.aborted) {
+        throw new ResyncError(
+          `resync ran out of time after enqueueing ${sent} objects (${kind.kind} not finished); ` +
+            'raise the resync function timeout or its page size',
+          { listed, sent, failed, pages },
+        );
+      }
+      let page: { items: KubeObject[]; continue?: string };
+      try {
+        page = await options.client.list(kind, { limit: pageSize, ...(token ? { continue: token } : {}) });
+      } catch (err) {
+        if (token && !restarted && (err as { status?: number }).status === 410) {
+          log.warn('list continue token expired; listing again from the start', { kind: kind.kind });
+          token = undefined;
+          restarted = true;
+          continue;
+        }
+        throw err;
+      }
+      pages += 1;
+      listed += page.items.length;
+      const bodies = resyncMessages(kind, page.items, options.cluster, now()).map(encodeMessage);
+      for (const batch of chunk(bodies)) {
+        const entries = batch.map((body, i) => ({ id: `m${i}`, body }));
+        let rejected = await safeSend(options.send, entries, log);
+        if (rejected.length > 0) {
+          rejected = await safeSend(options.send, entries.filter((e) => rejected.includes(e.id)), log);
+        }
+        failed += rejected.length;
+        sent += entries.length - rejected.length;
+      }
+      token = page.continue || undefined;
+    } while (token);
+  }
+  return finish();
+
+  function finish(): ResyncReport {
+    const report = { listed, sent, failed, pages };
+    if (failed > 0) {
+      throw new ResyncError(
+        `resync enqueued ${sent} of ${listed} objects; ${failed} messages were rejected by the queue (see the warnings above). ` +
+          'The next scheduled resync will try again; check the queue policy and the function role if this repeats.',
+        report,
+      );
+    }
+    log.info('resync done', { ...report });
+    return report;
+  }
+}
+
+async function safeSend(send: BatchSend, entries: readonly BatchEntry[], log: Logger): Promise<string[]> {
+  try {
+    return await send(entries);
+  } catch (err) {
+    log.warn('SendMessageBatch failed', { error: errorMessage(err), entries: entries.length });
+    return entries.map((e) => e.id);
+  }
+}
+
+/** A `BatchSend` over `SendMessageBatch` to one queue. */
+export function sqsBatchSend(sqs: SQSClient, queueUrl: string, log: Logger = silentLogger): BatchSend {
+  return async (entries) => {
+    const out = await sqs.send(new SendMessageBatchCommand({
+      QueueUrl: queueUrl,
+      Entries: entries.map((e) => ({ Id: e.id, MessageBody: e.body })),
+    }));
+    for (const f of out.Failed ?? []) log.warn('queue rejected a resync message', { id: f.Id, code: f.Code, error: f.Message });
+    return (out.Failed ?? []).map((f) => f.Id ?? '');
+  };
+}
+
+export interface ResyncHandlerOptions {
+  readonly kinds: readonly KindRef[];
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Kubernetes client for a cluster id (default: the function's configured access). */
+  readonly clientFor?: (cluster: string) => Promise<Pick<KubeClient, 'list'>>;
+  readonly sqs?: SQSClient;
+  readonly log?: Logger;
+}
+
+/** Time kept back from the Lambda budget to report and exit cleanly. */
+const RESERVE_MS = 3_000;
+
+/**
+ * The scheduled resync function: `OPERLESS_QUEUE_URL` (where reconcile messages go) and
+ * `OPERLESS_CLUSTER` (the cluster id the forwarder uses) are required; Kubernetes access is
+ * configured like the reconcile function's (see src/kube/factory.ts).
+ */
+export function createResyncHandler(options: ResyncHandlerOptions) {
+  const env = options.env ?? process.env;
+  return async (_event: unknown, context?: { getRemainingTimeInMillis(): number }): Promise<ResyncReport> => {
+    const queueUrl = env.OPERLESS_QUEUE_URL;
+    const cluster = env.OPERLESS_CLUSTER;
+    if (!queueUrl || !cluster) {
+      throw new Error(
+        'the resync function needs OPERLESS_QUEUE_URL (the reconcile queue) and OPERLESS_CLUSTER (the cluster id the forwarder uses); set them in serverless.yml',
+      );
+    }
+    const log = (options.log ?? silentLogger).child({ function: 'resync', cluster });
+    const clientFor = options.clientFor ?? (await import('../kube/factory.ts')).createClientFactory({ env });
+    const sqs = options.sqs ?? (await import('./sqs.ts')).sharedSqsClient();
+    const budget = context ? Math.max(1_000, context.getRemainingTimeInMillis() - RESERVE_MS) : undefined;
+    return resyncAll({
+      kinds: options.kinds,
+      client: await clientFor(cluster),
+      cluster,
+      send: sqsBatchSend(sqs, queueUrl, log),
+      log,
+      ...(budget ? { signal: AbortSignal.timeout(budget) } : {}),
+    });
+  };
+}
