@@ -1,0 +1,119 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS, isValidatedConfig, loadConfig, parseConfig } from '../../../src/forwarder/config.ts';
+
+const minimal = {
+  clusterId: 'prod-eu',
+  queue: { url: 'https://sqs.eu-west-1.amazonaws.com/123456789012/work' },
+  primaries: [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', plural: 'memcacheds', namespaced: true }],
+};
+
+function problems(doc: unknown, env = {}): string[] {
+  try {
+    parseConfig(doc, env);
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `expected ConfigError, got ${err}`);
+    return [...err.problems];
+  }
+  assert.fail('expected the config to be rejected');
+}
+
+test('a minimal config gets every default, and the region from the queue URL', () => {
+  const c = parseConfig(minimal);
+  assert.equal(c.queue.region, 'eu-west-1');
+  assert.equal(c.watches.length, 1);
+  assert.deepEqual(c.watches[0]!.triggers, DEFAULT_PRIMARY_TRIGGERS);
+  assert.deepEqual(c.watches[0]!.namespaces, []);
+  assert.equal(c.leaderElection.enabled, false);
+  assert.equal(c.leaderElection.leaseDurationSeconds, 15);
+  assert.equal(c.leaderElection.renewDeadlineSeconds, 10);
+  assert.equal(c.leaderElection.retryPeriodSeconds, 2);
+  assert.equal(c.resyncOnStart, true);
+  assert.ok(isValidatedConfig(c));
+  assert.ok(!isValidatedConfig({ ...c }));
+});
+
+test('owned watches default to forwarding every change (status included)', () => {
+  const c = parseConfig({ ...minimal, owned: [{ apiVersion: 'apps/v1', kind: 'Deployment' }] });
+  const owned = c.watches.find((w) => w.role === 'owned')!;
+  assert.deepEqual(owned.triggers, DEFAULT_OWNED_TRIGGERS);
+  assert.equal(owned.plural, undefined, 'plural left for discovery');
+});
+
+test('environment overrides cluster id, queue URL, region, leader election and identity', () => {
+  const c = parseConfig(minimal, {
+    OPERLESS_CLUSTER: 'other',
+    OPERLESS_QUEUE_URL: 'http://127.0.0.1:9324/000000000000/q',
+    OPERLESS_QUEUE_REGION: 'us-east-2',
+    OPERLESS_LEADER_ELECTION: 'true',
+    POD_NAME: 'fwd-abc',
+    POD_NAMESPACE: 'operless',
+    OPERLESS_FORWARDER_PORT: '9090',
+  });
+  assert.equal(c.clusterId, 'other');
+  assert.equal(c.queue.url, 'http://127.0.0.1:9324/000000000000/q');
+  assert.equal(c.queue.region, 'us-east-2');
+  assert.equal(c.leaderElection.enabled, true);
+  assert.equal(c.leaderElection.identity, 'fwd-abc');
+  assert.equal(c.leaderElection.namespace, 'operless');
+  assert.equal(c.server.port, 9090);
+});
+
+test('every problem is reported at once, each naming its field', () => {
+  const found = problems({
+    clusterId: 'bad id!',
+    queue: { url: 'not a url', region: 'Europe' },
+    primaries: [{ apiVersion: 'Cache/v1', kind: 'memcached', plural: 'Memcacheds', triggers: ['spec'] }, 'x'],
+    owned: { apiVersion: 'apps/v1' },
+    coalesceWindowMs: -5,
+    leaderElection: { leaseDurationSeconds: 10, renewDeadlineSeconds: 12 },
+    colour: 'blue',
+  });
+  const fields = found.map((p) => p.split(':')[0]);
+  for (const field of ['clusterId', 'queue.url', 'queue.region', 'primaries[0].apiVersion', 'primaries[0].kind', 'primaries[0].plural', 'primaries[0].triggers[0]', 'primaries[1]', 'owned', 'coalesceWindowMs', 'leaderElection.renewDeadlineSeconds', 'colour']) {
+    assert.ok(fields.includes(field), `expected a problem for ${field}; got:\n${found.join('\n')}`);
+  }
+});
+
+test('missing essentials say what to set, including the env variable', () => {
+  const found = problems({});
+  assert.ok(found.some((p) => p.startsWith('clusterId: is required') && p.includes('OPERLESS_CLUSTER')));
+  assert.ok(found.some((p) => p.startsWith('queue.url: is required') && p.includes('OPERLESS_QUEUE_URL')));
+  assert.ok(found.some((p) => p.startsWith('primaries: must list at least one primary')));
+});
+
+test('a cluster-scoped kind cannot be restricted to namespaces; a kind cannot be listed twice', () => {
+  const found = problems({
+    ...minimal,
+    primaries: [
+      { apiVersion: 'v1', kind: 'Namespace', namespaced: false, namespaces: ['a'] },
+      { apiVersion: 'v1', kind: 'Namespace' },
+    ],
+  });
+  assert.ok(found.some((p) => p.startsWith('primaries[0].namespaces: must be empty')));
+  assert.ok(found.some((p) => p.includes('listed twice')));
+});
+
+test('"watches" is rejected with a pointer to primaries/owned', () => {
+  const found = problems({ ...minimal, watches: [] });
+  assert.ok(found.some((p) => p.startsWith('watches:') && p.includes('primaries')));
+});
+
+test('retryPeriod must be below renewDeadline, which must be below leaseDuration', () => {
+  const found = problems({ ...minimal, leaderElection: { leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 10 } });
+  assert.ok(found.some((p) => p.startsWith('leaderElection.retryPeriodSeconds')));
+});
+
+test('loadConfig reads YAML from OPERLESS_FORWARDER_CONFIG and names the file in errors', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fwd-config-'));
+  const good = join(dir, 'good.yaml');
+  writeFileSync(good, 'clusterId: c1\nqueue:\n  url: https://sqs.us-east-1.amazonaws.com/1/q\nprimaries:\n  - apiVersion: v1\n    kind: ConfigMap\n');
+  assert.equal(loadConfig({ OPERLESS_FORWARDER_CONFIG: good }).clusterId, 'c1');
+  const bad = join(dir, 'bad.yaml');
+  writeFileSync(bad, 'clusterId: [unclosed\n');
+  assert.throws(() => loadConfig({ OPERLESS_FORWARDER_CONFIG: bad }), (err: unknown) => err instanceof ConfigError && err.message.includes(bad) && err.message.includes('not valid YAML'));
+  assert.throws(() => loadConfig({ OPERLESS_FORWARDER_CONFIG: join(dir, 'missing.yaml') }), (err: unknown) => err instanceof ConfigError && err.message.includes('ENOENT'));
+});

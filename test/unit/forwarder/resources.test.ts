@@ -1,0 +1,38 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { resolveFromDiscovery } from '../../../src/forwarder/resources.ts';
+import { parseConfig } from '../../../src/forwarder/config.ts';
+
+const discovery = { resources: [
+  { name: 'deployments', kind: 'Deployment', namespaced: true },
+  { name: 'deployments/status', kind: 'Deployment', namespaced: true },
+  { name: 'clusterthings', kind: 'ClusterThing', namespaced: false },
+] };
+
+function watch(extra: Record<string, unknown>) {
+  return parseConfig({ clusterId: 'c', queue: { url: 'https://sqs.eu-west-1.amazonaws.com/1/q' }, primaries: [{ apiVersion: 'apps/v1', kind: 'Deployment', ...extra }] }).watches[0]!;
+}
+
+test('plural and scope from discovery, skipping subresources', () => {
+  const r = resolveFromDiscovery(watch({}), discovery);
+  assert.ok(typeof r !== 'string');
+  assert.equal(r.plural, 'deployments');
+  assert.equal(r.namespaced, true);
+  assert.equal(r.group, 'apps');
+});
+
+test('explicit plural and scope need no discovery', () => {
+  const r = resolveFromDiscovery(watch({ plural: 'deployments', namespaced: true }), undefined);
+  assert.ok(typeof r !== 'string');
+});
+
+test('an unknown kind says to check the CRD and apiVersion', () => {
+  const r = resolveFromDiscovery(watch({ kind: 'Nope' }), discovery);
+  assert.equal(typeof r, 'string');
+  assert.match(r as string, /Nope \(apps\/v1\) is not served.*CRD installed/);
+});
+
+test('namespaces on a kind discovery finds cluster-scoped is rejected', () => {
+  const r = resolveFromDiscovery(watch({ kind: 'ClusterThing', namespaces: ['a'] }), discovery);
+  assert.match(String(r), /cluster-scoped/);
+});

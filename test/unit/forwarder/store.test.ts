@@ -1,0 +1,36 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { diffRelist, SnapshotStore } from '../../../src/forwarder/store.ts';
+import { snapshotOf, type ObjectSnapshot } from '../../../src/forwarder/snapshot.ts';
+
+const s = (uid: string, rv: string, name = uid): ObjectSnapshot => snapshotOf({ metadata: { uid, name, resourceVersion: rv } })!;
+
+test('a relist reports only objects whose resourceVersion changed, plus new and vanished ones', () => {
+  const stored = new Map([['a', s('a', '1')], ['b', s('b', '1')], ['c', s('c', '1')]]);
+  const changes = diffRelist(stored, [s('a', '1'), s('b', '2'), s('d', '1')]);
+  assert.deepEqual(changes.map((c) => `${c.type} ${c.current.uid}`).sort(), ['ADDED d', 'DELETED c', 'MODIFIED b']);
+  const modified = changes.find((c) => c.type === 'MODIFIED')!;
+  assert.equal(modified.old?.resourceVersion, '1');
+});
+
+test('an unchanged relist produces nothing (no re-flood)', () => {
+  const list = Array.from({ length: 100 }, (_, i) => s(`u${i}`, `${i}`));
+  const store = new SnapshotStore();
+  store.replace(list);
+  assert.deepEqual(store.replace(list), []);
+});
+
+test('a recreated object (same name, new uid) is a DELETED of the old uid and an ADDED of the new', () => {
+  const changes = diffRelist(new Map([['old', s('old', '1', 'x')]]), [s('new', '2', 'x')]);
+  assert.deepEqual(changes.map((c) => `${c.type} ${c.current.uid}`).sort(), ['ADDED new', 'DELETED old']);
+});
+
+test('apply keeps the previous snapshot, and treats MODIFIED of an unknown uid as ADDED', () => {
+  const store = new SnapshotStore();
+  assert.equal(store.apply('MODIFIED', s('a', '1')).type, 'ADDED');
+  const change = store.apply('MODIFIED', s('a', '2'));
+  assert.equal(change.type, 'MODIFIED');
+  assert.equal(change.old?.resourceVersion, '1');
+  assert.equal(store.apply('DELETED', s('a', '3')).old?.resourceVersion, '2');
+  assert.equal(store.size, 0);
+});
