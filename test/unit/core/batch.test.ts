@@ -1,0 +1,72 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { SQSRecord } from 'aws-lambda';
+import fc from 'fast-check';
+import { encodeMessage, followUp, newMessage, type ReconcileMessage } from '../../../src/contract/message.ts';
+import { groupBatch, representative } from '../../../src/core/batch.ts';
+
+const NOW = 1_700_000_000_000;
+let id = 0;
+const record = (body: string): SQSRecord => ({
+  messageId: `m-${++id}`, receiptHandle: 'rh', body, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:eu-west-1:1:q', awsRegion: 'eu-west-1',
+  attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 's', ApproximateFirstReceiveTimestamp: '0' }, messageAttributes: {},
+});
+const msg = (name: string, extra: Partial<ReconcileMessage> = {}): ReconcileMessage =>
+  ({ ...newMessage({ cluster: 'c', apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name }, 'Modified', NOW - 1000), ...extra });
+
+test('records for one object become one group; poison records are set aside with the reason', () => {
+  const rs = [record(encodeMessage(msg('a'))), record('not json'), record(encodeMessage(msg('b'))), record(encodeMessage(msg('a', { reason: 'Owned' })))];
+  const { groups, poison } = groupBatch(rs, NOW);
+  assert.equal(groups.length, 2);
+  assert.deepEqual(groups.map((g) => g.records.length), [2, 1]);
+  assert.equal(groups[0]?.message.name, 'a');
+  assert.equal(poison.length, 1);
+  assert.equal(poison[0]?.record, rs[1]);
+  assert.match(poison[0]?.error ?? '', /not JSON/);
+});
+
+test('the same name in another cluster, namespace or kind is another key', () => {
+  const rs = [msg('a'), msg('a', { cluster: 'd' }), msg('a', { namespace: 'other' }), msg('a', { kind: 'Secret' })].map((m) => record(encodeMessage(m)));
+  assert.equal(groupBatch(rs, NOW).groups.length, 4);
+});
+
+test('the representative has the highest attempt (events do not reset backoff), then the newest observedAt', () => {
+  const fresh = msg('a', { observedAt: NOW - 10 });
+  const retry = followUp(msg('a', { observedAt: NOW - 5000 }), { reason: 'Retry', attempt: 3 });
+  assert.equal(representative([fresh, retry]), retry);
+  const older = msg('a', { observedAt: NOW - 500 });
+  assert.equal(representative([older, fresh]), fresh);
+});
+
+test('a due message supersedes a pending long requeue of the same key', () => {
+  const pending = msg('a', { reason: 'Requeue', notBefore: NOW + 3_600_000 });
+  const fresh = msg('a');
+  const { groups } = groupBatch([record(encodeMessage(pending)), record(encodeMessage(fresh))], NOW);
+  assert.equal(groups[0]?.notDue, false);
+  assert.equal(groups[0]?.message.reason, 'Modified');
+});
+
+test('a group with nothing due is notDue, represented by the earliest notBefore', () => {
+  const later = msg('a', { reason: 'Requeue', notBefore: NOW + 7_200_000 });
+  const sooner = msg('a', { reason: 'Requeue', notBefore: NOW + 3_600_000 });
+  const { groups } = groupBatch([record(encodeMessage(later)), record(encodeMessage(sooner))], NOW);
+  assert.equal(groups[0]?.notDue, true);
+  assert.equal(groups[0]?.message.notBefore, sooner.notBefore);
+  assert.equal(groups[0]?.body, encodeMessage(sooner));
+});
+
+test('property: every record lands in exactly one group or in poison', () => {
+  const names = fc.constantFrom('a', 'b', 'c');
+  const body = fc.oneof(
+    names.map((n) => encodeMessage(msg(n))),
+    fc.tuple(names, fc.integer({ min: 0, max: 9 })).map(([n, a]) => encodeMessage(msg(n, { attempt: a, reason: 'Retry' }))),
+    fc.string(),
+  );
+  fc.assert(fc.property(fc.array(body, { maxLength: 30 }), (bodies) => {
+    const rs = bodies.map(record);
+    const { groups, poison } = groupBatch(rs, NOW);
+    const seen = [...groups.flatMap((g) => g.records), ...poison.map((p) => p.record)].map((r) => r.messageId).sort();
+    assert.deepEqual(seen, rs.map((r) => r.messageId).sort());
+    assert.equal(new Set(groups.map((g) => g.key)).size, groups.length);
+  }));
+});
