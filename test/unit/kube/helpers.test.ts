@@ -20,7 +20,7 @@ test('finalizer patch carries the resourceVersion guard', () => {
 
 test('controller reference: controller and blockOwnerDeletion set; owner namespace inherited', () => {
   assert.deepEqual(controllerReference(owner), { apiVersion: owner.apiVersion, kind: 'Memcached', name: 'm', uid: 'u-1', controller: true, blockOwnerDeletion: true });
-  const child = withControllerReference({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'm' } }, owner, DEPLOY);
+  const child = withControllerReference<KubeObject>({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'm' } }, owner, DEPLOY);
   assert.equal(child.metadata.namespace, 'ns');
   assert.deepEqual(child.metadata.ownerReferences, [controllerReference(owner)]);
 });
