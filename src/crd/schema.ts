@@ -207,6 +207,11 @@ export function object<P extends Properties, const O extends ObjectOptions = {}>
     props[name] = child.openApi;
     if (child.isRequired) required.push(name);
   }
+  // The API server validates defaults against the schema: a default without a required field is refused.
+  const missing = options.default ? required.filter((name) => !(name in (options.default as object))) : [];
+  if (missing.length > 0) {
+    throw new SchemaError(`object default ${JSON.stringify(options.default)} lacks the required field(s) ${missing.join(', ')}`);
+  }
   return node(
     {
       type: 'object',

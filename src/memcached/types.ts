@@ -28,7 +28,7 @@ export const DEFAULT_PORT = 11211;
 export const DEFAULT_MEMORY_LIMIT_MB = 64;
 export const MAX_SIZE = 100;
 
-export const memcachedSpec = object(
+export const memcachedSpec = required(object(
   {
     size: required(integer({
       minimum: 0,
@@ -64,11 +64,8 @@ export const memcachedSpec = object(
       description: 'Compute resources of the memcached container (requests and limits).',
     }),
   },
-  {
-    default: {},
-    description: 'Desired state of the memcached cluster.',
-  },
-);
+  { description: 'Desired state of the memcached cluster.' },
+));
 
 export const memcachedStatus = object(
   {

@@ -42,6 +42,8 @@ test('build-time errors for contradictory options', () => {
   assert.throws(() => array(object({ name: string() }), { listType: 'map', listMapKeys: ['name'] }), /must be required or defaulted/);
   assert.throws(() => array(object({ name: required(string()) }), { listType: 'map', listMapKeys: ['id'] }), /not a property/);
   assert.throws(() => string({ validations: [{ rule: ' ' }] }), /empty rule/);
+  assert.throws(() => object({ size: required(integer()) }, { default: {} }), /lacks the required field\(s\) size/);
+  assert.ok(object({ size: integer({ default: 1 }) }, { default: {} }).hasDefault);
 });
 
 test('CEL validations are emitted as x-kubernetes-validations', () => {

@@ -1,0 +1,253 @@
+/**
+ * The Memcached operator against a real kube-apiserver (and ElasticMQ for the follow-ups):
+ * the generated CRD installs, validates and defaults; `kubectl get mc` shows the printer
+ * columns; and the reconcile handler, invoked with real SQS events under the least-privilege
+ * RBAC from infra/rbac/, creates the Deployment and Service, fills in status as pods become
+ * ready, and runs the finalizer on delete.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { startBroker, startControlPlane, type Broker, type ControlPlane, type Identity } from '../../src/testing/index.ts';
+import { crdPaths } from '../../src/crd/generate.ts';
+import { defineController } from '../../src/core/controller.ts';
+import { toSqsHandler, type SqsBatchHandler } from '../../src/core/handler.ts';
+import { createClientFactory } from '../../src/kube/factory.ts';
+import { createSqsSender } from '../../src/queue/sqs.ts';
+import { buildSqsEvent, createLambdaContext, queueArnFromUrl } from '../../src/queue/lambda-runner.ts';
+import { encodeMessage, newMessage } from '../../src/contract/message.ts';
+import { silentLogger } from '../../src/observability/log.ts';
+import { noMetrics } from '../../src/observability/metrics.ts';
+import { memcachedController, MEMCACHED_FINALIZER } from '../../src/memcached/controller.ts';
+import { MEMCACHED, DEFAULT_IMAGE, type Memcached } from '../../src/memcached/types.ts';
+
+type Json = Record<string, any>;
+const NS = 'default';
+
+let cp: ControlPlane;
+
+async function kubectl(args: string[], input?: string) {
+  return cp.kubectl(args, input === undefined ? {} : { input });
+}
+
+async function getJson(args: string[]): Promise<Json> {
+  const r = await kubectl([...args, '-o', 'json']);
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout) as Json;
+}
+
+function manifest(name: string, spec: string): string {
+  return `apiVersion: cache.example.com/v1alpha1\nkind: Memcached\nmetadata:\n  name: ${name}\n  namespace: ${NS}\n${spec}`;
+}
+
+before(async () => {
+  cp = await startControlPlane({ crds: crdPaths() });
+});
+after(async () => {
+  await cp?.stop();
+});
+
+describe('the generated CRD on a real API server', () => {
+  test('rejects a negative size with a message naming the field and the bound', async () => {
+    const r = await kubectl(['apply', '-f', '-'], manifest('neg', 'spec:\n  size: -1\n'));
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /spec\.size: Invalid value: -1: spec\.size in body should be greater than or equal to 0/);
+  });
+
+  test('rejects a size that is not an integer', async () => {
+    const r = await kubectl(['apply', '-f', '-'], manifest('str', 'spec:\n  size: three\n'));
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /spec\.size: Invalid value: "string": spec\.size in body must be of type integer: "string"/);
+  });
+
+  test('rejects a size above 100, a missing size and an unpinned image (CEL rule message)', async () => {
+    const big = await kubectl(['apply', '-f', '-'], manifest('big', 'spec:\n  size: 101\n'));
+    assert.match(big.stderr, /spec\.size in body should be less than or equal to 100/);
+    const missing = await kubectl(['apply', '-f', '-'], manifest('nospec', ''));
+    assert.match(missing.stderr, /spec: Required value/);
+    const latest = await kubectl(['apply', '-f', '-'], manifest('latest', 'spec:\n  size: 1\n  image: memcached:latest\n'));
+    assert.match(latest.stderr, /spec\.image must be pinned to a version or digest, not ":latest"/);
+    const quantity = await kubectl(['apply', '-f', '-'], manifest('q', 'spec:\n  size: 1\n  resources:\n    limits:\n      memory: 12MB\n'));
+    assert.match(quantity.stderr, /spec\.resources\.limits\.memory/);
+  });
+
+  test('applies the defaults: image, port, memoryLimitMB', async () => {
+    const r = await kubectl(['apply', '-f', '-'], manifest('defaults', 'spec:\n  size: 2\n'));
+    assert.equal(r.code, 0, r.stderr);
+    const mc = await getJson(['get', 'memcached', 'defaults', '-n', NS]);
+    assert.deepEqual(mc.spec, { size: 2, image: DEFAULT_IMAGE, port: 11211, memoryLimitMB: 64 });
+  });
+
+  test('kubectl get mc shows Size, Ready, Available and Age; kubectl scale writes spec.size', async () => {
+    const r = await kubectl(['get', 'mc', '-n', NS]);
+    assert.equal(r.code, 0, r.stderr);
+    const [header, ...rows] = r.stdout.trim().split('\n');
+    assert.deepEqual(header?.split(/\s+/), ['NAME', 'SIZE', 'READY', 'AVAILABLE', 'AGE']);
+    assert.ok(rows.some((row) => /^defaults\s+2\s/.test(row)), r.stdout);
+    const wide = await kubectl(['get', 'mc', '-n', NS, '-o', 'wide']);
+    assert.match(wide.stdout.split('\n')[0] ?? '', /IMAGE/);
+    const scaled = await kubectl(['scale', 'mc/defaults', '-n', NS, '--replicas=4']);
+    assert.equal(scaled.code, 0, scaled.stderr);
+    assert.equal((await getJson(['get', 'mc', 'defaults', '-n', NS])).spec.size, 4);
+    const tooBig = await kubectl(['scale', 'mc/defaults', '-n', NS, '--replicas=500']);
+    assert.notEqual(tooBig.code, 0, 'the scale subresource is validated by the same schema');
+  });
+});
+
+describe('the reconcile handler, least-privilege RBAC, real SQS events', () => {
+  let broker: Broker;
+  let sqs: SQSClient;
+  let fn: Identity;
+  let handler: SqsBatchHandler;
+  let workQueue: string;
+  const CLUSTER = 'it';
+
+  before(async () => {
+    broker = await startBroker();
+    sqs = broker.sqs();
+    workQueue = broker.queueUrl('work');
+    const rbac = readFileSync(new URL('../../infra/rbac/memcached-function.yaml', import.meta.url), 'utf8');
+    const applied = await kubectl(['apply', '-f', '-'], rbac);
+    assert.equal(applied.code, 0, applied.stderr);
+    fn = await cp.identity('memcached-function', ['operless:memcached']);
+    handler = toSqsHandler(defineController(memcachedController), {
+      queueUrl: workQueue,
+      deadLetterQueueUrl: broker.queueUrl('work-dlq'),
+      cluster: CLUSTER,
+      clients: createClientFactory({ sources: { [CLUSTER]: { type: 'file', path: fn.kubeconfigPath } }, env: {} }),
+      sender: createSqsSender(sqs),
+      log: silentLogger,
+      metrics: noMetrics,
+    });
+  });
+  after(async () => {
+    await broker?.stop();
+  });
+
+  /** Sends a message for the object through the real queue, receives it, and invokes the handler. */
+  async function reconcile(name: string, reason: 'Added' | 'Modified' | 'Deleted' = 'Modified') {
+    const body = encodeMessage(newMessage({ cluster: CLUSTER, apiVersion: MEMCACHED.apiVersion, kind: MEMCACHED.kind, namespace: NS, name }, reason));
+    await sqs.send(new SendMessageCommand({ QueueUrl: workQueue, MessageBody: body }));
+    const received = await sqs.send(new ReceiveMessageCommand({
+      QueueUrl: workQueue, MaxNumberOfMessages: 10, WaitTimeSeconds: 5, MessageSystemAttributeNames: ['All'], MessageAttributeNames: ['All'],
+    }));
+    const ours = (received.Messages ?? []).filter((m) => m.Body === body);
+    assert.equal(ours.length, 1, 'the message came back from the queue');
+    const event = buildSqsEvent(ours, { eventSourceARN: queueArnFromUrl(workQueue, broker.region), awsRegion: broker.region });
+    const context = createLambdaContext({ functionName: 'memcached', region: broker.region, requestId: randomUUID(), deadline: Date.now() + 60_000, memoryLimitMB: 256 });
+    return handler(event, context);
+  }
+
+  async function createReadyPod(mc: Json, name: string) {
+    const pod = {
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: { name, namespace: NS, labels: { 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': mc.metadata.name } },
+      spec: { containers: [{ name: 'memcached', image: DEFAULT_IMAGE }] },
+    };
+    const created = await kubectl(['apply', '-f', '-'], JSON.stringify(pod));
+    assert.equal(created.code, 0, created.stderr);
+    // No kubelet runs here: report the pod Ready through its status subresource, as a kubelet would.
+    const now = new Date().toISOString().slice(0, 19) + 'Z';
+    const status = { status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: now }] } };
+    const patched = await kubectl(['patch', 'pod', name, '-n', NS, '--subresource=status', '--type=merge', '-p', JSON.stringify(status)]);
+    assert.equal(patched.code, 0, patched.stderr);
+  }
+
+  const condition = (mc: Json, type: string) => (mc.status?.conditions ?? []).find((c: Json) => c.type === type);
+
+  test('first reconcile: finalizer, Deployment and headless Service with owner references, status, Event, requeue', async () => {
+    const applied = await kubectl(['apply', '-f', '-'], manifest('sample', 'spec:\n  size: 3\n  memoryLimitMB: 96\n'));
+    assert.equal(applied.code, 0, applied.stderr);
+    const response = await reconcile('sample', 'Added');
+    assert.deepEqual(response.batchItemFailures, []);
+
+    const mc = await getJson(['get', 'mc', 'sample', '-n', NS]);
+    assert.ok(mc.metadata.finalizers?.includes(MEMCACHED_FINALIZER));
+    const deployment = await getJson(['get', 'deployment', 'sample', '-n', NS]);
+    assert.equal(deployment.spec.replicas, 3);
+    const container = deployment.spec.template.spec.containers[0];
+    assert.deepEqual(container.args, ['-m', '96', '-p', '11211']);
+    assert.equal(container.securityContext.allowPrivilegeEscalation, false);
+    const [owner] = deployment.metadata.ownerReferences;
+    assert.deepEqual({ kind: owner.kind, uid: owner.uid, controller: owner.controller }, { kind: 'Memcached', uid: mc.metadata.uid, controller: true });
+    const service = await getJson(['get', 'service', 'sample', '-n', NS]);
+    assert.equal(service.spec.clusterIP, 'None');
+    assert.equal(service.metadata.ownerReferences[0].uid, mc.metadata.uid);
+
+    assert.equal(mc.status.observedGeneration, mc.metadata.generation);
+    assert.equal(condition(mc, 'Available')?.status, 'False');
+    assert.equal(condition(mc, 'Progressing')?.status, 'True');
+    assert.equal(condition(mc, 'Degraded')?.status, 'False');
+    assert.equal(condition(mc, 'Available')?.observedGeneration, mc.metadata.generation);
+
+    const events = await getJson(['get', 'events.events.k8s.io', '-n', NS, '--field-selector', `regarding.name=sample`]);
+    assert.ok(events.items.some((e: Json) => e.reason === 'Created'), JSON.stringify(events.items.map((e: Json) => e.reason)));
+
+    // While progressing, the function requeued itself: a delayed Requeue message is on the queue.
+    const requeued = await sqs.send(new ReceiveMessageCommand({ QueueUrl: workQueue, MaxNumberOfMessages: 10, WaitTimeSeconds: 10 }));
+    const bodies = (requeued.Messages ?? []).map((m) => JSON.parse(m.Body ?? '{}') as Json);
+    assert.ok(bodies.some((b) => b.name === 'sample' && b.reason === 'Requeue'), JSON.stringify(bodies));
+  });
+
+  test('pods become ready: status.nodes and readyReplicas fill in, Available=True, kubectl wait succeeds', async () => {
+    const mc = await getJson(['get', 'mc', 'sample', '-n', NS]);
+    for (const name of ['sample-a', 'sample-b', 'sample-c']) await createReadyPod(mc, name);
+    await reconcile('sample');
+    const after = await getJson(['get', 'mc', 'sample', '-n', NS]);
+    assert.deepEqual(after.status.nodes, ['sample-a', 'sample-b', 'sample-c']);
+    assert.equal(after.status.readyReplicas, 3);
+    assert.equal(condition(after, 'Available')?.status, 'True');
+    const wait = await kubectl(['wait', '--for=condition=Available', 'memcached/sample', '-n', NS, '--timeout=10s']);
+    assert.equal(wait.code, 0, wait.stderr);
+    const row = (await kubectl(['get', 'mc', 'sample', '-n', NS, '--no-headers'])).stdout.trim().split(/\s+/);
+    assert.deepEqual(row.slice(0, 4), ['sample', '3', '3', 'True']);
+  });
+
+  test('status is written only when it changes', async () => {
+    const before = await getJson(['get', 'mc', 'sample', '-n', NS]);
+    await reconcile('sample');
+    const again = await getJson(['get', 'mc', 'sample', '-n', NS]);
+    assert.equal(again.metadata.resourceVersion, before.metadata.resourceVersion, 'no write when nothing changed');
+  });
+
+  test('scaling: the Deployment follows spec.size and a Scaled Event is recorded', async () => {
+    const patched = await kubectl(['patch', 'mc', 'sample', '-n', NS, '--type=merge', '-p', '{"spec":{"size":1}}']);
+    assert.equal(patched.code, 0, patched.stderr);
+    await reconcile('sample');
+    assert.equal((await getJson(['get', 'deployment', 'sample', '-n', NS])).spec.replicas, 1);
+    const mc = await getJson(['get', 'mc', 'sample', '-n', NS]);
+    assert.equal(condition(mc, 'Progressing')?.reason, 'ScalingDown');
+    const events = await getJson(['get', 'events.events.k8s.io', '-n', NS, '--field-selector', 'regarding.name=sample']);
+    assert.ok(events.items.some((e: Json) => e.reason === 'Scaled' && /from 3 to 1/.test(e.note)));
+  });
+
+  test('an invalid combination: Degraded=True saying why, and the message goes to the DLQ (no retries)', async () => {
+    const spec = 'spec:\n  size: 1\n  memoryLimitMB: 512\n  resources:\n    limits:\n      memory: 256Mi\n';
+    assert.equal((await kubectl(['apply', '-f', '-'], manifest('toobig', spec))).code, 0);
+    const response = await reconcile('toobig');
+    assert.deepEqual(response.batchItemFailures, []);
+    const mc = await getJson(['get', 'mc', 'toobig', '-n', NS]);
+    const degraded = condition(mc, 'Degraded');
+    assert.equal(degraded?.status, 'True');
+    assert.equal(degraded?.reason, 'MemoryLimitTooSmall');
+    assert.match(degraded?.message, /Lower spec\.memoryLimitMB or raise spec\.resources\.limits\.memory/);
+    const missing = await kubectl(['get', 'deployment', 'toobig', '-n', NS]);
+    assert.notEqual(missing.code, 0, 'nothing is created for an invalid spec');
+    const dlq = await sqs.send(new ReceiveMessageCommand({ QueueUrl: broker.queueUrl('work-dlq'), MaxNumberOfMessages: 10, WaitTimeSeconds: 5 }));
+    assert.ok((dlq.Messages ?? []).some((m) => (JSON.parse(m.Body ?? '{}') as Json).name === 'toobig'));
+  });
+
+  test('delete: the finalizer runs (Finalizing Event) and the object goes away', async () => {
+    const mc = (await getJson(['get', 'mc', 'sample', '-n', NS])) as Memcached;
+    const deleted = await kubectl(['delete', 'mc', 'sample', '-n', NS, '--wait=false']);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    assert.ok((await getJson(['get', 'mc', 'sample', '-n', NS])).metadata.deletionTimestamp, 'held by the finalizer');
+    await reconcile('sample', 'Deleted');
+    const gone = await kubectl(['get', 'mc', 'sample', '-n', NS]);
+    assert.match(gone.stderr, /NotFound/);
+    const events = await getJson(['get', 'events.events.k8s.io', '-n', NS, '--field-selector', `regarding.uid=${mc.metadata.uid}`]);
+    assert.ok(events.items.some((e: Json) => e.reason === 'Finalizing'), JSON.stringify(events.items.map((e: Json) => e.reason)));
+  });
+});
