@@ -261,8 +261,13 @@ export async function startLambdaRunner(options: LambdaRunnerOptions): Promise<L
   const awsRegion = await sqs.config.region();
   let eventSourceARN: string;
   try {
-    const queue = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: options.queueUrl, AttributeNames: ['QueueArn'] }));
+    const queue = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: options.queueUrl, AttributeNames: ['QueueArn', 'VisibilityTimeout'] }));
     eventSourceARN = queue.Attributes?.QueueArn ?? queueArnFromUrl(options.queueUrl, awsRegion);
+    const visibility = Number(queue.Attributes?.VisibilityTimeout);
+    if (visibility < timeoutSeconds + windowSeconds) {
+      // Lambda rejects such a mapping; locally it runs, but records may be delivered twice.
+      log.warn('the queue visibility timeout is shorter than the function timeout plus the batching window: records can be delivered again while still being processed (AWS advises at least 6x the timeout plus the window)', { visibilityTimeoutSeconds: visibility, timeoutSeconds, batchWindowSeconds: windowSeconds });
+    }
   } catch (err) {
     throw new Error(`The Lambda runner cannot reach the queue ${options.queueUrl}: ${errorMessage(err)}. Check that the broker is running and the queue exists.`);
   }

@@ -21,11 +21,13 @@ import { randomUUID } from 'node:crypto';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { ACCOUNT_ID, MAX_WAIT_TIME_SECONDS, MemoryBroker, QueueError, type Clock, type MessageAttributes, type ReceivedMessage } from './memory-queue.ts';
 
-/** The same queue description the test harness's `startBroker` takes. */
+/** The same queue description the test harness's `startBroker` takes (`src/testing/config.ts`). */
 export interface QueueSpec {
   readonly name: string;
   readonly visibilityTimeoutSeconds?: number;
   readonly delaySeconds?: number;
+  /** Long-poll wait when a receive does not say; 0 by default. */
+  readonly receiveMessageWaitSeconds?: number;
   readonly dlq?: { readonly name: string; readonly maxReceiveCount: number };
 }
 
@@ -96,6 +98,7 @@ export async function startMemoryQueueServer(options: MemoryQueueServerOptions =
     const attributes: Record<string, string> = {};
     if (spec.visibilityTimeoutSeconds !== undefined) attributes.VisibilityTimeout = String(spec.visibilityTimeoutSeconds);
     if (spec.delaySeconds !== undefined) attributes.DelaySeconds = String(spec.delaySeconds);
+    if (spec.receiveMessageWaitSeconds !== undefined) attributes.ReceiveMessageWaitTimeSeconds = String(spec.receiveMessageWaitSeconds);
     if (spec.dlq) {
       const dlq = broker.createQueue(spec.dlq.name);
       attributes.RedrivePolicy = JSON.stringify({ deadLetterTargetArn: dlq.arn, maxReceiveCount: spec.dlq.maxReceiveCount });
