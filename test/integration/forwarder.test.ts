@@ -1,0 +1,216 @@
+/**
+ * The forwarder against a REAL kube-apiserver + etcd and a REAL SQS-compatible broker
+ * (ElasticMQ): every change reaches the queue once — across status-only writes, owned
+ * objects, bursts, API server restarts, 410 Gone and broker outages.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startBroker, startControlPlane, type Broker, type ControlPlane } from '../../src/testing/index.ts';
+import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts';
+import { createSqsQueue } from '../../src/forwarder/queue-client.ts';
+import type { ForwarderConfigInput } from '../../src/forwarder/config.ts';
+import { silentLogger } from '../../src/observability/log.ts';
+import { GADGET_CRD, Objects, collect, gadgetConfig, summary } from './forwarder-env.ts';
+
+let cp: ControlPlane;
+let broker: Broker;
+let objects: Objects;
+let counter = 0;
+
+before(async () => {
+  [cp, broker] = await Promise.all([startControlPlane({ crds: [GADGET_CRD] }), startBroker({ queues: [] })]);
+  objects = new Objects(cp.kubeConfig);
+});
+after(async () => {
+  await Promise.all([cp?.stop(), broker?.stop()]);
+});
+
+/** A fresh namespace and queue per test, and a forwarder limited to that namespace. */
+async function setup(overrides: ForwarderConfigInput = {}): Promise<{ ns: string; queueUrl: string; forwarder: Forwarder }> {
+  counter += 1;
+  const ns = `fwd-${counter}`;
+  await objects.createNamespace(ns);
+  const queueUrl = await broker.createQueue({ name: `fwd-${counter}` });
+  const base = gadgetConfig(queueUrl, broker.region, overrides);
+  const config: ForwarderConfigInput = {
+    ...base,
+    primaries: base.primaries!.map((p) => ({ ...p, namespaces: [ns] })),
+    owned: base.owned!.map((o) => ({ ...o, namespaces: [ns] })),
+  };
+  const forwarder = startForwarder(config, {
+    kubeConfig: cp.kubeConfig,
+    queue: createSqsQueue({ queueUrl, region: broker.region, client: broker.sqs() }),
+    logger: silentLogger,
+  });
+  await forwarder.ready;
+  return { ns, queueUrl, forwarder };
+}
+
+async function metric(forwarder: Forwarder, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const all = await forwarder.metrics.registry.getMetricsAsJSON();
+  const m = all.find((x) => x.name === name);
+  return (m?.values ?? [])
+    .filter((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val))
+    .reduce((n, v) => n + v.value, 0);
+}
+
+test('create, update and delete of a primary: one message each, with the right reason; status-only: none', async () => {
+  const { ns, queueUrl, forwarder } = await setup();
+  try {
+    const sqs = broker.sqs();
+    const created = await objects.createGadget(ns, 'g1');
+    const added = await collect(sqs, queueUrl, { quietMs: 1500 });
+    assert.deepEqual(summary(added), [`Added Gadget/${ns}/g1`]);
+    assert.equal(added[0]!.uid, created.metadata.uid);
+    assert.equal(added[0]!.cluster, 'test');
+    assert.equal(added[0]!.apiVersion, 'forwarder.test.operless.dev/v1');
+    assert.equal(added[0]!.attempt, 0);
+
+    await objects.patchGadget(ns, 'g1', { status: { phase: 'Ready' } }, 'status');
+    await objects.patchGadget(ns, 'g1', { status: { phase: 'Ready', nodes: ['a'] } }, 'status');
+    assert.deepEqual(summary(await collect(sqs, queueUrl, { quietMs: 1500 })), [], 'status-only writes must not loop back');
+
+    await objects.patchGadget(ns, 'g1', { spec: { size: 2 } });
+    assert.deepEqual(summary(await collect(sqs, queueUrl, { quietMs: 1500 })), [`Modified Gadget/${ns}/g1`]);
+
+    await objects.patchGadget(ns, 'g1', { metadata: { labels: { tier: 'gold' } } });
+    assert.deepEqual(summary(await collect(sqs, queueUrl, { quietMs: 1500 })), [`Modified Gadget/${ns}/g1`], 'label change');
+
+    await objects.deleteGadget(ns, 'g1');
+    assert.deepEqual(summary(await collect(sqs, queueUrl, { quietMs: 1500 })), [`Deleted Gadget/${ns}/g1`]);
+    assert.ok(await metric(forwarder, 'operless_forwarder_events_filtered_total') >= 2);
+  } finally {
+    await forwarder.stop();
+  }
+});
+
+test('an owned Deployment created, changed (status too) or deleted: a message for its owner', async () => {
+  const { ns, queueUrl, forwarder } = await setup();
+  try {
+    const sqs = broker.sqs();
+    const gadget = await objects.createGadget(ns, 'owner');
+    await collect(sqs, queueUrl, { until: (m) => m.length >= 1 });
+    await objects.createOwnedDeployment(ns, 'child', { name: 'owner', uid: gadget.metadata.uid });
+    const onCreate = await collect(sqs, queueUrl, { quietMs: 1500 });
+    assert.deepEqual(summary(onCreate), [`Owned Gadget/${ns}/owner`]);
+    assert.equal(onCreate[0]!.uid, gadget.metadata.uid, 'the owner uid from the owner reference');
+
+    await objects.api.requestJson('PATCH', `/apis/apps/v1/namespaces/${ns}/deployments/child/status`, {
+      body: { status: { observedGeneration: 1, replicas: 1 } }, contentType: 'application/merge-patch+json',
+    });
+    assert.deepEqual(summary(await collect(sqs, queueUrl, { quietMs: 1500 })), [`Owned Gadget/${ns}/owner`], 'owned status change forwarded');
+
+    await objects.api.requestJson('DELETE', `/apis/apps/v1/namespaces/${ns}/deployments/child`);
+    assert.deepEqual(summary(await collect(sqs, queueUrl, { quietMs: 1500 })), [`Owned Gadget/${ns}/owner`]);
+  } finally {
+    await forwarder.stop();
+  }
+});
+
+test('many rapid updates of one object are coalesced', async () => {
+  const { ns, queueUrl, forwarder } = await setup({ coalesceWindowMs: 3000 });
+  try {
+    const sqs = broker.sqs();
+    await objects.createGadget(ns, 'burst');
+    let last: Record<string, any> = {};
+    for (let i = 0; i < 20; i++) last = await objects.patchGadget(ns, 'burst', { spec: { size: i } });
+    const messages = await collect(sqs, queueUrl, { quietMs: 4000, timeoutMs: 20_000 });
+    assert.ok(messages.length >= 1 && messages.length <= 3, `21 changes became ${messages.length} messages: ${summary(messages)}`);
+    assert.equal(messages.at(-1)!.resourceVersion, last.metadata.resourceVersion, 'the last message names the newest version');
+    assert.ok(await metric(forwarder, 'operless_forwarder_messages_coalesced_total') >= 18);
+  } finally {
+    await forwarder.stop();
+  }
+});
+
+test('API server restarted mid-stream: every change still arrives', async () => {
+  const { ns, queueUrl, forwarder } = await setup();
+  try {
+    const sqs = broker.sqs();
+    for (const n of ['a', 'b']) await objects.createGadget(ns, n);
+    await collect(sqs, queueUrl, { until: (m) => m.length >= 2 });
+    await cp.restartApiServer();
+    await objects.createGadget(ns, 'c');
+    await objects.patchGadget(ns, 'a', { spec: { size: 5 } });
+    await objects.deleteGadget(ns, 'b');
+    const messages = await collect(sqs, queueUrl, { until: (m) => m.length >= 3, timeoutMs: 60_000 });
+    assert.deepEqual(summary(messages).sort(), [`Added Gadget/${ns}/c`, `Deleted Gadget/${ns}/b`, `Modified Gadget/${ns}/a`]);
+    assert.ok(await metric(forwarder, 'operless_forwarder_watch_restarts_total') >= 1);
+    assert.equal(forwarder.readiness().ok, true, forwarder.readiness().reasons.join('; '));
+  } finally {
+    await forwarder.stop();
+  }
+});
+
+test('forced 410 Gone (etcd compaction + API server restart): relist without a flood, then business as usual', async () => {
+  const { ns, queueUrl, forwarder } = await setup();
+  try {
+    const sqs = broker.sqs();
+    for (let i = 0; i < 10; i++) await objects.createGadget(ns, `g${i}`);
+    assert.equal((await collect(sqs, queueUrl, { until: (m) => m.length >= 10 })).length, 10);
+    // Move etcd's revision past what this forwarder has seen, in a namespace it does not watch.
+    const other = `other-${counter}`;
+    await objects.createNamespace(other);
+    for (let i = 0; i < 5; i++) await objects.createGadget(other, `x${i}`);
+    await cp.compactEtcd();
+    await cp.restartApiServer();
+    for (let i = 0; i < 100 && (await metric(forwarder, 'operless_forwarder_relists_total', { cause: 'gone' })) === 0; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.ok(await metric(forwarder, 'operless_forwarder_relists_total', { cause: 'gone' }) >= 1, 'the forwarder saw 410 Gone and relisted');
+    assert.deepEqual(summary(await collect(sqs, queueUrl, { quietMs: 2000 })), [], 'no re-flood of unchanged objects');
+    await objects.patchGadget(ns, 'g3', { spec: { size: 9 } });
+    assert.deepEqual(summary(await collect(sqs, queueUrl, { quietMs: 1500 })), [`Modified Gadget/${ns}/g3`]);
+  } finally {
+    await forwarder.stop();
+  }
+});
+
+test('broker down then back: messages buffered during the outage are all delivered', async () => {
+  const { ns, queueUrl, forwarder } = await setup();
+  try {
+    // The harness's stop() is final, so the outage is a restart: wait until the broker is
+    // really down, change objects while it boots again, then expect every change.
+    const probe = createSqsQueue({ queueUrl, region: broker.region, client: broker.sqs() });
+    const restarting = broker.restart();
+    for (let i = 0; i < 200; i++) {
+      if (await probe.probe().then(() => false, () => true)) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    for (const n of ['p', 'q', 'r']) await objects.createGadget(ns, n);
+    await restarting;
+    const messages = await collect(broker.sqs(), queueUrl, { until: (m) => m.length >= 3, timeoutMs: 30_000 });
+    assert.deepEqual(summary(messages).sort(), ['p', 'q', 'r'].map((n) => `Added Gadget/${ns}/${n}`));
+    assert.ok(await metric(forwarder, 'operless_forwarder_send_errors_total', { kind: 'request' }) >= 1, 'the sends really failed during the outage');
+    for (let i = 0; i < 50 && !forwarder.readiness().ok; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(forwarder.readiness().ok, true, forwarder.readiness().reasons.join('; '));
+  } finally {
+    await forwarder.stop({ graceMs: 0 });
+  }
+});
+
+test('an unreachable queue: readiness says so, changes stay buffered, stop reports them unsent', async () => {
+  counter += 1;
+  const ns = `fwd-${counter}`;
+  await objects.createNamespace(ns);
+  const deadQueue = 'http://127.0.0.1:9/000000000000/nowhere';
+  const config = gadgetConfig(deadQueue, 'us-east-1');
+  const forwarder = startForwarder({ ...config, primaries: config.primaries!.map((p) => ({ ...p, namespaces: [ns] })), owned: [] }, {
+    kubeConfig: cp.kubeConfig,
+    queue: createSqsQueue({ queueUrl: deadQueue, region: 'us-east-1', endpoint: 'http://127.0.0.1:9' }),
+    logger: silentLogger,
+  });
+  try {
+    await forwarder.ready;
+    await objects.createGadget(ns, 'stuck');
+    for (let i = 0; i < 100 && forwarder.readiness().ok; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.match(forwarder.readiness().reasons.join('\n'), /queue unreachable: http:\/\/127\.0\.0\.1:9/);
+    const res = await fetch(`${forwarder.url}/readyz`);
+    assert.equal(res.status, 503);
+    assert.match(await res.text(), /queue unreachable/);
+    assert.equal((await fetch(`${forwarder.url}/healthz`)).status, 200, 'a queue outage is not a reason to restart the pod');
+  } finally {
+    const { unsent } = await forwarder.stop({ graceMs: 200 });
+    assert.equal(unsent, 1);
+  }
+});
