@@ -211,11 +211,18 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     await waitReady(proc, ready, readyTimeoutMs);
   };
 
-  const startEtcd = () =>
+  const launchEtcd = () =>
     launch('etcd', binaries.etcd, etcdArgs(dirs.etcd, { client: etcdClient, peer: etcdPeer }), [etcdClient, etcdPeer], async () => {
       const res = await httpCall(`${etcdEndpoint}/health`, { timeoutMs: 2000 });
       return res.status === 200 && jsonBody<{ health?: string }>(res).health === 'true';
     });
+
+  /** Starts etcd; when the API server runs, also waits until it has reconnected (readyz OK). */
+  const startEtcd = async () => {
+    await launchEtcd();
+    const apiServer = components['kube-apiserver'];
+    if (apiServer?.isRunning()) await waitReady(apiServer, async () => (await api('/readyz')).status === 200, readyTimeoutMs);
+  };
 
   const startApiServer = async () => {
     const args = apiServerArgs({
@@ -254,7 +261,9 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const stopComponent = async (name: keyof typeof components) => {
     const proc = components[name];
     components[name] = undefined;
-    await proc?.stop();
+    // etcd's graceful stop waits for the API server's watch streams to end; data is safe
+    // without it (writes are in the page cache), so it gets a short grace before SIGKILL.
+    await proc?.stop(name === 'etcd' ? 2000 : 10_000);
   };
 
   const installCrds = async (crds: readonly (string | object)[]) => {
@@ -268,7 +277,12 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       });
       if (res.status >= 300) throw new Error(`installing CRD ${name} failed: HTTP ${res.status}: ${apiMessage(res)}. Fix the CRD manifest.`);
     }
-    for (const crd of objects) await waitEstablished(api, crdName(crd), readyTimeoutMs);
+    for (const crd of objects) {
+      await waitEstablished(api, crdName(crd), readyTimeoutMs);
+      // Established is not yet usable: the new resource's storage (watch cache) answers
+      // 429 "storage is (re)initializing" for a moment. Wait until a LIST of each served version succeeds.
+      for (const path of crdListPaths(crd)) await waitServed(api, path, readyTimeoutMs);
+    }
   };
 
   let stopped = false;
@@ -446,6 +460,24 @@ async function waitEstablished(api: (path: string) => Promise<HttpResponse>, nam
     await sleep(100);
   }
   throw new ComponentNotReadyError(`CRD ${name} was not Established within ${timeoutMs / 1000} s (conditions: ${last || 'none'}). Check its names and schema.`);
+}
+
+/** A LIST path per served version of a CRD. Exported for unit tests. */
+export function crdListPaths(crd: Record<string, unknown>): string[] {
+  const spec = crd.spec as { group?: string; names?: { plural?: string }; versions?: { name?: string; served?: boolean }[] } | undefined;
+  if (!spec?.group || !spec.names?.plural) return [];
+  return (spec.versions ?? []).filter((v) => v.served !== false && v.name).map((v) => `/apis/${spec.group}/${v.name}/${spec.names?.plural}?limit=1`);
+}
+
+async function waitServed(api: (path: string) => Promise<HttpResponse>, path: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: HttpResponse | undefined;
+  while (Date.now() < deadline) {
+    last = await api(path);
+    if (last.status === 200) return;
+    await sleep(100);
+  }
+  throw new ComponentNotReadyError(`the CRD resource ${path} was Established but not served within ${timeoutMs / 1000} s (last: HTTP ${last?.status}: ${last ? apiMessage(last) : ''})`);
 }
 
 async function ensureObject(api: (path: string, init?: { method?: string; body?: string; contentType?: string }) => Promise<HttpResponse>, collection: string, body: object): Promise<void> {

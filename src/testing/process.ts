@@ -8,15 +8,16 @@
  *   is still the test process; when the test process dies, even by SIGKILL, the wrapper is
  *   re-parented, and the watchdog terminates the group (TERM, then KILL) and removes the
  *   component's temporary folder.
- * - `stop()` signals the whole group and resolves only when no process of it is left, so a
- *   restart can bind the same port.
+ * - `stop()` sends TERM to the component (the wrapper forwards it and exits with it), KILLs
+ *   the group after a grace period or once the component has exited, and resolves only when
+ *   no process of the group is left, so a restart can bind the same port.
  * - While any component runs, the test process kills every group on `exit`, and on SIGINT /
  *   SIGTERM (then re-raises the signal, so the default exit behaviour is kept).
  * - Output goes to a log file (appended across restarts); `logTail()` quotes it in errors.
  * - The child is unref'd: a test that forgets `stop()` still exits, and the exit hook cleans up.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 
 export interface ProcessSpec {
   /** Component name for messages, e.g. `kube-apiserver`. */
@@ -63,7 +64,10 @@ c=$!
     sleep 1
   done
 ) </dev/null >/dev/null 2>&1 &
-wait "$c"`;
+trap 'kill -TERM "$c" 2>/dev/null' TERM
+wait "$c"; rc=$?
+while kill -0 "$c" 2>/dev/null; do wait "$c"; rc=$?; done
+exit $rc`;
 
 const live = new Set<LiveEntry>();
 interface LiveEntry {
@@ -98,14 +102,7 @@ export function startProcess(spec: ProcessSpec): ManagedProcess {
   });
   child.unref();
 
-  const groupAlive = () => {
-    try {
-      process.kill(-pgid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
+  const groupAlive = () => isGroupAlive(pgid);
   const signalGroup = (signal: NodeJS.Signals) => {
     try {
       process.kill(-pgid, signal);
@@ -121,17 +118,55 @@ export function startProcess(spec: ProcessSpec): ManagedProcess {
     exited,
     isRunning: () => running && groupAlive(),
     async stop(graceMs = 10_000) {
-      signalGroup('SIGTERM');
-      const deadline = Date.now() + graceMs;
-      while (groupAlive() && Date.now() < deadline) await sleep(50);
-      if (groupAlive()) {
-        signalGroup('SIGKILL');
-        while (groupAlive()) await sleep(20);
+      // The wrapper forwards TERM to the component and exits when it has; then nothing of
+      // the group is needed any more (the watchdog), so KILL takes the rest at once.
+      if (running) {
+        try {
+          process.kill(pgid, 'SIGTERM');
+        } catch {
+          // already gone
+        }
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+        clearTimeout(timer);
       }
+      signalGroup('SIGKILL');
+      while (groupAlive()) await sleep(20);
       live.delete(entry);
     },
     logTail: (lines = 30) => tailFile(spec.logPath, lines),
   };
+}
+
+/**
+ * Whether any process of the group still runs. Zombies do not count: after SIGKILL the
+ * watchdog's zombies are re-parented to init, which may reap them only seconds later.
+ * Reads /proc on Linux; elsewhere falls back to kill(-pgid, 0), which counts zombies.
+ */
+export function isGroupAlive(pgid: number): boolean {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // state ppid pgrp ...
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+  }
+  return false;
 }
 
 /** The last `lines` lines of a file ('' if it cannot be read). */
