@@ -1,0 +1,66 @@
+{{/* Names. */}}
+{{- define "forwarder.name" -}}
+{{- .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "forwarder.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "forwarder.labels" -}}
+app.kubernetes.io/name: {{ include "forwarder.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/component: forwarder
+app.kubernetes.io/part-of: operless
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "forwarder.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "forwarder.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "forwarder.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "forwarder.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Leader election is on when asked, or ("auto") when more than one replica runs. */}}
+{{- define "forwarder.leaderElection" -}}
+{{- $le := .Values.leaderElection.enabled -}}
+{{- if eq (toString $le) "auto" -}}{{ gt (int .Values.replicaCount) 1 }}{{- else -}}{{ $le }}{{- end -}}
+{{- end -}}
+
+{{- define "forwarder.leaseName" -}}
+{{- default (include "forwarder.fullname" .) .Values.leaderElection.leaseName -}}
+{{- end -}}
+
+{{/* The API group of an apiVersion ("" for the core group). */}}
+{{- define "forwarder.group" -}}
+{{- if contains "/" . -}}{{ index (splitList "/" .) 0 }}{{- else -}}{{- end -}}
+{{- end -}}
+
+{{/* The forwarder's configuration file (see docs/forwarder.md). */}}
+{{- define "forwarder.config" -}}
+{{- $watch := list -}}
+{{- $cfg := dict "clusterId" .Values.clusterId -}}
+{{- $queue := dict "url" .Values.queue.url -}}
+{{- if .Values.queue.region }}{{ $_ := set $queue "region" .Values.queue.region }}{{ end -}}
+{{- if .Values.queue.endpoint }}{{ $_ := set $queue "endpoint" .Values.queue.endpoint }}{{ end -}}
+{{- $_ := set $cfg "queue" $queue -}}
+{{- $_ := set $cfg "primaries" .Values.primaries -}}
+{{- $_ := set $cfg "owned" .Values.owned -}}
+{{- $le := dict "enabled" (eq (include "forwarder.leaderElection" .) "true") "leaseName" (include "forwarder.leaseName" .) "leaseDurationSeconds" .Values.leaderElection.leaseDurationSeconds "renewDeadlineSeconds" .Values.leaderElection.renewDeadlineSeconds "retryPeriodSeconds" .Values.leaderElection.retryPeriodSeconds -}}
+{{- $_ := set $cfg "leaderElection" $le -}}
+{{- $_ := set $cfg "server" (dict "port" (int .Values.port)) -}}
+{{- toYaml (mergeOverwrite $cfg (deepCopy .Values.settings)) -}}
+{{- end -}}
