@@ -83,7 +83,6 @@ export async function startMemoryQueueServer(options: MemoryQueueServerOptions =
   });
   let stopping = false;
   let endpoint = '';
-  const clients: SQSClient[] = [];
 
   const queueUrl = (name: string) => `${endpoint}/${ACCOUNT_ID}/${name}`;
 
@@ -232,17 +231,22 @@ export async function startMemoryQueueServer(options: MemoryQueueServerOptions =
         throw new QueueError('InvalidParameterValue', 'The request body is not valid JSON.');
       }
       const output = await operation(input, () => clientGone);
-      send(res, 200, requestId, output);
+      send(res, 200, requestId, output, stopping ? { connection: 'close' } : {});
     } catch (err) {
       const error = err instanceof QueueError ? err : new QueueError('InternalError', err instanceof Error ? err.message : String(err));
       const [queryCode, status] = ERRORS[error.code] ?? [error.code, error.code === 'InternalError' ? 500 : 400];
       send(res, status, requestId, { __type: `com.amazonaws.sqs#${error.code}`, message: error.message }, {
         'x-amzn-query-error': `${queryCode};${status >= 500 ? 'Receiver' : 'Sender'}`,
+        ...(stopping ? { connection: 'close' } : {}),
       });
     }
   };
 
-  const server: Server = createServer((req, res) => void handle(req, res));
+  const active = new Set<Promise<void>>();
+  const server: Server = createServer((req, res) => {
+    const request = handle(req, res).finally(() => active.delete(request));
+    active.add(request);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
       reject(err.code === 'EADDRINUSE'
@@ -259,25 +263,17 @@ export async function startMemoryQueueServer(options: MemoryQueueServerOptions =
     region,
     broker,
     queueUrl,
-    sqs: () => {
-      const client = new SQSClient({
-        region,
-        endpoint,
-        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      });
-      clients.push(client);
-      return client;
-    },
+    sqs: () => new SQSClient({ region, endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
     createQueue: async (spec) => createQueue(spec),
     stop: async () => {
       stopping = true;
       for (const wake of [...waiters]) wake();
-      for (const client of clients) client.destroy();
+      // Long polls answer (empty) at once, with `Connection: close` so clients hang up cleanly.
+      await Promise.allSettled([...active]);
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
-        // Long polls were just answered; whatever is still open after that is dropped.
-        setTimeout(() => server.closeAllConnections(), 50).unref();
+        setTimeout(() => server.closeAllConnections(), 1000).unref();
       });
     },
   };
