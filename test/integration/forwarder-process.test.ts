@@ -1,0 +1,164 @@
+/**
+ * The forwarder as the process the image runs (the esbuild bundle, as a child process),
+ * against a REAL API server and broker: SIGTERM flushes everything pending and exits 0;
+ * with two replicas only the leader sends, and SIGKILLing it hands over to the other
+ * replica with nothing missed.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { stringify } from 'yaml';
+import { startBroker, startControlPlane, type Broker, type ControlPlane } from '../../src/testing/index.ts';
+import { bundleForwarder } from '../../src/forwarder/bundle.ts';
+import { startForwarder } from '../../src/forwarder/forwarder.ts';
+import { createSqsQueue } from '../../src/forwarder/queue-client.ts';
+import type { ForwarderConfigInput } from '../../src/forwarder/config.ts';
+import { silentLogger } from '../../src/observability/log.ts';
+import { GADGET_CRD, Objects, collect, gadgetConfig, summary } from './forwarder-env.ts';
+
+let cp: ControlPlane;
+let broker: Broker;
+let objects: Objects;
+let bundle: string;
+const work = mkdtempSync(join(tmpdir(), 'fwd-process-'));
+const children = new Set<ChildProcess>();
+
+before(async () => {
+  [cp, broker] = await Promise.all([startControlPlane({ crds: [GADGET_CRD] }), startBroker({ queues: [{ name: 'sigterm' }, { name: 'handover' }] })]);
+  objects = new Objects(cp.kubeConfig);
+  bundle = (await bundleForwarder(join(work, 'forwarder.mjs'))).outFile;
+});
+after(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  await Promise.all([cp?.stop(), broker?.stop()]);
+  rmSync(work, { recursive: true, force: true });
+});
+
+interface Running {
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+  /** Resolves with the first JSON log line whose msg matches. */
+  line(msg: RegExp, timeoutMs?: number): Promise<Record<string, unknown>>;
+}
+
+function runBundle(name: string, config: ForwarderConfigInput): Running {
+  const path = join(work, `${name}.yaml`);
+  writeFileSync(path, stringify(config));
+  const child = spawn(process.execPath, [bundle], {
+    cwd: work,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      PATH: process.env.PATH,
+      OPERLESS_FORWARDER_CONFIG: path,
+      KUBECONFIG: cp.kubeconfigPath,
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      AWS_ENDPOINT_URL_SQS: broker.endpoint,
+    },
+  });
+  children.add(child);
+  const lines: Record<string, unknown>[] = [];
+  const waiters: { re: RegExp; resolve: (l: Record<string, unknown>) => void }[] = [];
+  createInterface({ input: child.stdout! }).on('line', (text) => {
+    let line: Record<string, unknown>;
+    try {
+      line = JSON.parse(text);
+    } catch {
+      return;
+    }
+    lines.push(line);
+    for (const w of [...waiters]) {
+      if (w.re.test(String(line.msg))) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(line);
+      }
+    }
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => {
+    children.delete(child);
+    resolve(code);
+  }));
+  return {
+    child,
+    exited,
+    line(re, timeoutMs = 30_000) {
+      const found = lines.find((l) => re.test(String(l.msg)));
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no log line ${re} within ${timeoutMs} ms; stderr:\n${stderr}\nlast lines:\n${lines.slice(-10).map((l) => JSON.stringify(l)).join('\n')}`)), timeoutMs);
+        waiters.push({ re, resolve: (l) => { clearTimeout(timer); resolve(l); } });
+      });
+    },
+  };
+}
+
+async function metricSum(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return text.split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `)).reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
+}
+
+test('SIGTERM: pending messages are flushed to the queue and the process exits 0', async () => {
+  const queueUrl = broker.queueUrl('sigterm');
+  await objects.createNamespace('sigterm');
+  const base = gadgetConfig(queueUrl, broker.region, { coalesceWindowMs: 60_000 });
+  const run = runBundle('sigterm', { ...base, primaries: base.primaries!.map((p) => ({ ...p, namespaces: ['sigterm'] })), owned: [] });
+  const running = await run.line(/forwarder running/);
+  const url = String(running.probes);
+  for (const n of ['s1', 's2', 's3']) await objects.createGadget('sigterm', n);
+  for (let i = 0; i < 100 && (await metricSum(url, 'operless_forwarder_messages_enqueued_total')) < 3; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(await metricSum(url, 'operless_forwarder_messages_sent_total'), 0, 'still held by the 60 s coalescing window');
+  run.child.kill('SIGTERM');
+  assert.equal(await run.exited, 0);
+  const messages = await collect(broker.sqs(), queueUrl, { until: (m) => m.length >= 3 });
+  assert.deepEqual(summary(messages).sort(), ['s1', 's2', 's3'].map((n) => `Added Gadget/sigterm/${n}`));
+});
+
+test('two replicas: only the leader sends; SIGKILL of the leader hands over with nothing missed', async () => {
+  const queueUrl = broker.queueUrl('handover');
+  const ns = 'handover';
+  await objects.createNamespace(ns);
+  const base = gadgetConfig(queueUrl, broker.region, { resyncOnStart: true });
+  const config = (identity: string): ForwarderConfigInput => ({
+    ...base,
+    primaries: base.primaries!.map((p) => ({ ...p, namespaces: [ns] })),
+    owned: base.owned!.map((o) => ({ ...o, namespaces: [ns] })),
+    leaderElection: { enabled: true, namespace: 'default', leaseName: 'handover', identity, leaseDurationSeconds: 3, renewDeadlineSeconds: 2, retryPeriodSeconds: 0.5 },
+  });
+  const a = runBundle('replica-a', config('replica-a'));
+  await a.line(/became the leader/);
+  await a.line(/forwarder running/);
+  const b = startForwarder(config('replica-b'), {
+    kubeConfig: cp.kubeConfig,
+    queue: createSqsQueue({ queueUrl, region: broker.region, client: broker.sqs() }),
+    logger: silentLogger,
+  });
+  try {
+    await b.ready;
+    assert.equal(b.isLeader(), false);
+    await objects.createGadget(ns, 'before');
+    const first = await collect(broker.sqs(), queueUrl, { quietMs: 2000 });
+    assert.deepEqual(summary(first), [`Added Gadget/${ns}/before`], 'exactly one replica sent it');
+
+    a.child.kill('SIGKILL');
+    await a.exited;
+    // Changes while nobody leads.
+    await objects.createGadget(ns, 'during');
+    await objects.patchGadget(ns, 'before', { spec: { size: 7 } });
+    for (let i = 0; i < 150 && !b.isLeader(); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(b.isLeader(), true, 'the standby took over after the lease expired');
+    const after = await collect(broker.sqs(), queueUrl, { until: (m) => ['before', 'during'].every((n) => m.some((x) => x.name === n)), timeoutMs: 20_000 });
+    const names = new Set(after.map((m) => m.name));
+    assert.ok(names.has('during') && names.has('before'), `nothing missed: ${summary(after)}`);
+    await objects.patchGadget(ns, 'during', { spec: { size: 3 } });
+    const next = await collect(broker.sqs(), queueUrl, { quietMs: 1500 });
+    assert.deepEqual(summary(next), [`Modified Gadget/${ns}/during`], 'the new leader watches on');
+  } finally {
+    await b.stop();
+  }
+});
