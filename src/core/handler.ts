@@ -32,7 +32,7 @@ import { createEmfMetrics, type Metrics } from '../observability/metrics.ts';
 import type { BoundKubeClient } from '../kube/client.ts';
 import { createEventRecorder } from '../kube/events.ts';
 import { createClientFactory, UnknownClusterError, type ClientFactory } from '../kube/factory.ts';
-import type { MessageSender } from '../queue/sender.ts';
+import { lazySqsSender, type MessageSender } from '../queue/sender.ts';
 import { groupBatch, type KeyGroup } from './batch.ts';
 import { canStart, reconcileAllowanceMs, resolveReserveMs } from './budget.ts';
 import { mapBounded } from './concurrency.ts';
@@ -112,8 +112,8 @@ function resolveOptions(options: HandlerOptions): Resolved {
     clients: options.clients ?? createClientFactory({ env: { ...process.env, ...(cluster ? { OPERLESS_CLUSTER: cluster } : {}) } }),
     sender: () => {
       if (options.sender) return Promise.resolve(options.sender);
-      // Loaded on first use so a handler that never sends does not pay for the SQS client.
-      sender ??= import('../queue/sqs.ts').then((m) => m.createSqsSender());
+      // The SDK is imported on the first send: a cold start that sends nothing never loads it.
+      sender ??= Promise.resolve(lazySqsSender());
       return sender;
     },
     log: options.log ?? createLogger(),

@@ -9,8 +9,8 @@
  * - AWS credentials: the standard environment variables (what Lambda sets), else the AWS
  *   SDK's default provider chain (loaded only if needed; the Lambda runtime provides it).
  */
-import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { presignUrl, signRequest, type AwsCredentials } from './sigv4.ts';
+import type { EndpointAuth } from './transport.ts';
 
 export const TOKEN_PREFIX = 'k8s-aws-v1.';
 export const TOKEN_REFRESH_MS = 10 * 60_000;
@@ -77,30 +77,25 @@ export async function describeCluster(cluster: string, region: string, credentia
   return { endpoint, caData };
 }
 
-/** A KubeConfig for the cluster endpoint (token supplied separately, per request). */
-export function eksKubeConfig(cluster: string, info: ClusterInfo): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: cluster, server: info.endpoint, caData: info.caData, skipTLSVerify: false }],
-    users: [{ name: 'operless' }],
-    contexts: [{ name: cluster, cluster, user: 'operless' }],
-    currentContext: cluster,
-  });
-  return kc;
+/** The endpoint with its CA; the bearer token comes from `token` on every request. */
+export function eksEndpoint(info: ClusterInfo, token: () => Promise<string>): EndpointAuth {
+  const ca = Buffer.from(info.caData, 'base64');
+  return {
+    server: info.endpoint,
+    credentials: async () => ({ ca, headers: {} }),
+    bearerToken: token,
+  };
 }
 
 export async function eksAccess(
   cluster: string,
   region: string | undefined,
   env: Readonly<Record<string, string | undefined>> = process.env,
-): Promise<{ kubeConfig: KubeConfig; token: () => Promise<string> }> {
+): Promise<EndpointAuth> {
   if (!region) throw new Error(`OPERLESS_EKS_CLUSTER=${cluster} needs a region: set AWS_REGION`);
   const credentials = () => defaultCredentials(env);
   const info = env.OPERLESS_EKS_ENDPOINT && env.OPERLESS_EKS_CA
     ? { endpoint: env.OPERLESS_EKS_ENDPOINT, caData: env.OPERLESS_EKS_CA }
     : await describeCluster(cluster, region, await credentials());
-  return {
-    kubeConfig: eksKubeConfig(cluster, info),
-    token: cachedToken(async () => eksToken(cluster, region, await credentials(), new Date())),
-  };
+  return eksEndpoint(info, cachedToken(async () => eksToken(cluster, region, await credentials(), new Date())));
 }

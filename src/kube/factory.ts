@@ -16,9 +16,9 @@
  * cluster fails with `UnknownClusterError` (it would otherwise be reconciled against the
  * wrong cluster). Unset, the one configured source serves every message.
  */
-import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { createKubeClient, type BoundKubeClient } from './client.ts';
-import { createTransport } from './transport.ts';
+import { kubeConfigAuth, loadKubeConfig } from './kubeconfig.ts';
+import { createTransport, type EndpointAuth } from './transport.ts';
 
 export type ClientSource =
   | { readonly type: 'inline'; readonly kubeconfig: string }
@@ -61,7 +61,7 @@ export interface FactoryOptions {
   /** Loads a kubeconfig from SSM (injectable for tests). */
   readonly loadSsmParameter?: (name: string) => Promise<string>;
   /** Creates EKS access (injectable for tests). */
-  readonly eks?: (cluster: string, region: string | undefined) => Promise<{ kubeConfig: KubeConfig; token: () => Promise<string> }>;
+  readonly eks?: (cluster: string, region: string | undefined) => Promise<EndpointAuth>;
 }
 
 export function createClientFactory(options: FactoryOptions = {}): ClientFactory {
@@ -84,10 +84,11 @@ export function createClientFactory(options: FactoryOptions = {}): ClientFactory
     const fieldManager = options.fieldManager ?? 'operless';
     if (source.type === 'eks') {
       const eks = options.eks ?? (await import('./eks.ts')).eksAccess;
-      const access = await eks(source.cluster, source.region);
-      return createKubeClient(createTransport(access.kubeConfig, { bearerToken: access.token }), { fieldManager });
+      return createKubeClient(createTransport(await eks(source.cluster, source.region)), { fieldManager });
     }
-    const kc = new KubeConfig();
+    // Loaded only for these sources: a function on EKS never pays for it.
+    const kc = await loadKubeConfig();
+    let auth: EndpointAuth;
     try {
       if (source.type === 'inline') kc.loadFromString(source.kubeconfig);
       else if (source.type === 'file') kc.loadFromFile(source.path);
@@ -96,10 +97,11 @@ export function createClientFactory(options: FactoryOptions = {}): ClientFactory
         const load = options.loadSsmParameter ?? loadSsmParameter;
         kc.loadFromString(await load(source.parameter));
       }
+      auth = kubeConfigAuth(kc);
     } catch (err) {
       throw new KubeAccessError(`could not load the kubeconfig (${describe(source)}): ${(err as Error).message}`, { cause: err });
     }
-    return createKubeClient(createTransport(kc), { fieldManager });
+    return createKubeClient(createTransport(auth), { fieldManager });
   };
   return (cluster: string) => {
     let client = cache.get(cluster);

@@ -1,17 +1,18 @@
 /**
  * `operless/kube`: Kubernetes access and the helpers a reconcile uses — a small REST client
- * over `fetch` with `KubeConfig` auth, the per-cluster client factory (kubeconfig, SSM, EKS,
+ * over `node:https` with `KubeConfig` (or EKS) auth, the per-cluster client factory (kubeconfig, SSM, EKS,
  * in-cluster), conditions, finalizers, owned children, status, Events.
  */
 export { createKubeClient, APPLY_PATCH, MERGE_PATCH, type BoundKubeClient, type ClientOptions } from './client.ts';
-export { createTransport, type KubeTransport, type KubeRequest, type KubeResponse, type TransportOptions } from './transport.ts';
+export { createTransport, type KubeTransport, type KubeRequest, type KubeResponse, type TransportOptions, type EndpointAuth, type EndpointCredentials } from './transport.ts';
+export { kubeConfigAuth, loadKubeConfig } from './kubeconfig.ts';
 export { KubeApiError, isKubeApiError, isNotFound, isConflict, parseKubeError, parseRetryAfter } from './errors.ts';
 export { resourcePath, groupVersionPrefix, apiGroup } from './paths.ts';
 export {
   createClientFactory, sourceFromEnv, loadSsmParameter, KubeAccessError, UnknownClusterError,
   type ClientFactory, type ClientSource, type FactoryOptions,
 } from './factory.ts';
-export { eksToken, eksAccess, describeCluster, cachedToken, TOKEN_PREFIX } from './eks.ts';
+export { eksToken, eksAccess, eksEndpoint, describeCluster, cachedToken, TOKEN_PREFIX } from './eks.ts';
 export { setCondition, findCondition, isConditionTrue, removeCondition, kubeTime, type ConditionInput } from './conditions.ts';
 export { hasFinalizer, ensureFinalizer, removeFinalizer, finalizersPatch } from './finalizers.ts';
 export { controllerReference, withControllerReference, applyOwned } from './owned.ts';

@@ -1,20 +1,26 @@
 /**
- * The HTTP transport to one API server: `fetch` (undici) with the TLS settings and
- * credentials of a `KubeConfig`. Only `KubeConfig` is used from `@kubernetes/client-node`
- * (imported from its `dist/config.js` module, not the package index, which would pull every
- * generated API class into the function bundle).
+ * The HTTP transport to one API server: `node:https` with a keep-alive connection pool and
+ * the TLS settings and credentials of an `EndpointAuth`. Nothing else is loaded: no HTTP
+ * library, no generated API classes, so a function's cold start stays small.
+ *
+ * Where credentials come from is the caller's choice (see kubeconfig.ts for a `KubeConfig`,
+ * eks.ts for EKS): `EndpointAuth.credentials()` is asked again at most every
+ * `authRefreshMs` (exec and token-file users rotate), and `bearerToken()` — when given — on
+ * every request (it caches itself; EKS tokens).
  *
  * Guarantees:
- * - one undici dispatcher (connection pool) per transport, reused across warm invocations;
- * - credentials are re-read from the KubeConfig at most every `authRefreshMs` (exec and
- *   token-file users rotate), or taken from `bearerToken()` when given (EKS tokens);
+ * - one connection pool per transport, reused across warm invocations, rebuilt only when
+ *   the TLS material changes;
  * - a request that never gets a response fails with `KubeApiError{ status: 0 }` naming the
- *   server and the network error, never with a bare `fetch failed`.
+ *   server and the network error, never with a bare socket error;
+ * - an aborted request rejects with the signal's reason.
  */
-import { fetch, type Dispatcher } from 'undici';
-import type { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import http from 'node:http';
+import https from 'node:https';
 import { errorMessage } from '../observability/log.ts';
+import type { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { KubeApiError, parseKubeError } from './errors.ts';
+import { kubeConfigAuth } from './kubeconfig.ts';
 
 export interface KubeRequest {
   readonly method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -30,6 +36,26 @@ export interface KubeResponse {
   readonly body: unknown;
 }
 
+/** TLS material and headers for one API server. */
+export interface EndpointCredentials {
+  readonly ca?: Buffer | string | undefined;
+  readonly cert?: Buffer | string | undefined;
+  readonly key?: Buffer | string | undefined;
+  /** false only for `insecure-skip-tls-verify`. */
+  readonly rejectUnauthorized?: boolean | undefined;
+  readonly servername?: string | undefined;
+  /** Authorization and other headers. */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+export interface EndpointAuth {
+  /** `https://host:port` (or `http://` for a plain-text test server). */
+  readonly server: string;
+  credentials(): Promise<EndpointCredentials>;
+  /** Supplies a bearer token per request, overriding `credentials().headers.Authorization`. */
+  readonly bearerToken?: () => Promise<string>;
+}
+
 export interface KubeTransport {
   /** The API server URL. */
   readonly server: string;
@@ -39,104 +65,129 @@ export interface KubeTransport {
 }
 
 export interface TransportOptions {
-  /** Supplies the bearer token (overrides the KubeConfig's user), e.g. an EKS token. */
-  readonly bearerToken?: () => Promise<string>;
   readonly authRefreshMs?: number;
   readonly userAgent?: string;
   readonly now?: () => number;
 }
 
-interface Auth {
-  headers: Record<string, string>;
-  dispatcher: Dispatcher | undefined;
+interface Pool {
+  agent: http.Agent;
+  fingerprint: string;
 }
 
-export function createTransport(kc: KubeConfig, options: TransportOptions = {}): KubeTransport {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) {
-    throw new Error(`the kubeconfig has no current cluster (current-context "${kc.getCurrentContext()}"); set current-context or pass a kubeconfig with one cluster`);
-  }
-  const server = cluster.server.replace(/\/+$/, '');
+/**
+ * A transport to the API server of `auth` — an `EndpointAuth`, or a `KubeConfig` (its current
+ * context; see kubeconfig.ts).
+ */
+export function createTransport(source: EndpointAuth | KubeConfig, options: TransportOptions = {}): KubeTransport {
+  const auth = isKubeConfig(source) ? kubeConfigAuth(source) : source;
+  const server = auth.server.replace(/\/+$/, '');
+  const base = new URL(server);
+  const secure = base.protocol === 'https:';
   const refreshMs = options.authRefreshMs ?? 60_000;
   const now = options.now ?? Date.now;
   const userAgent = options.userAgent ?? 'operless';
-  let auth: { value: Promise<Auth>; at: number } | undefined;
-  let dispatcher: Dispatcher | undefined;
+  let cached: { value: Promise<EndpointCredentials>; at: number } | undefined;
+  let pool: Pool | undefined;
 
-  const loadAuth = async (): Promise<Auth> => {
-    const headers: Record<string, string> = {};
-    let fresh: Dispatcher | undefined;
-    await kc.applySecurityAuthentication({
-      setHeaderParam: (key: string, value: string) => { headers[key] = value; },
-      setDispatcher: (d: Dispatcher) => { fresh = d; },
-    } as unknown as Parameters<KubeConfig['applySecurityAuthentication']>[0]);
-    if (dispatcher === undefined) dispatcher = fresh;
-    else if (fresh && fresh !== dispatcher) void fresh.close().catch(() => {});
-    return { headers, dispatcher };
+  const credentials = (): Promise<EndpointCredentials> => {
+    if (!cached || now() - cached.at > refreshMs) {
+      const value = auth.credentials();
+      cached = { value, at: now() };
+      value.catch(() => { cached = undefined; });
+    }
+    return cached.value;
   };
 
-  const currentAuth = (): Promise<Auth> => {
-    if (!auth || now() - auth.at > refreshMs) {
-      const value = loadAuth();
-      auth = { value, at: now() };
-      value.catch(() => { auth = undefined; });
-    }
-    return auth.value;
+  const agentFor = (c: EndpointCredentials): http.Agent => {
+    const fingerprint = JSON.stringify([String(c.ca ?? ''), String(c.cert ?? ''), String(c.key ?? ''), c.rejectUnauthorized, c.servername]);
+    if (pool?.fingerprint === fingerprint) return pool.agent;
+    pool?.agent.destroy();
+    const agent = secure
+      ? new https.Agent({
+        keepAlive: true,
+        ...(c.ca ? { ca: c.ca } : {}),
+        ...(c.cert ? { cert: c.cert } : {}),
+        ...(c.key ? { key: c.key } : {}),
+        ...(c.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
+        ...(c.servername ? { servername: c.servername } : {}),
+      })
+      : new http.Agent({ keepAlive: true });
+    pool = { agent, fingerprint };
+    return agent;
   };
 
   return {
     server,
     async request(req: KubeRequest): Promise<KubeResponse> {
-      const { headers: authHeaders, dispatcher: pool } = await currentAuth();
-      const headers: Record<string, string> = { ...authHeaders, Accept: 'application/json', 'User-Agent': userAgent };
-      if (options.bearerToken) headers.Authorization = `Bearer ${await options.bearerToken()}`;
+      const label = `${req.method} ${req.path}`;
+      const creds = await credentials();
+      const headers: Record<string, string> = { ...creds.headers, Accept: 'application/json', 'User-Agent': userAgent };
+      if (auth.bearerToken) headers.Authorization = `Bearer ${await auth.bearerToken()}`;
       let body: string | undefined;
       if (req.body !== undefined) {
         body = JSON.stringify(req.body);
         headers['Content-Type'] = req.contentType ?? 'application/json';
+        headers['Content-Length'] = String(Buffer.byteLength(body));
       }
-      const url = new URL(server + req.path);
+      const url = new URL(base.pathname.replace(/\/+$/, '') + req.path, base);
       for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
-      const label = `${req.method} ${req.path}`;
-      let response;
-      try {
-        response = await fetch(url, {
-          method: req.method,
-          headers,
-          ...(body === undefined ? {} : { body }),
-          ...(pool ? { dispatcher: pool } : {}),
-          ...(req.signal ? { signal: req.signal } : {}),
-        });
-      } catch (err) {
+      const { status, text, retryAfter } = await send(secure, url, {
+        method: req.method, headers, agent: agentFor(creds), ...(req.signal ? { signal: req.signal } : {}),
+      }, body).catch((err: unknown) => {
         if (req.signal?.aborted) throw req.signal.reason ?? err;
-        const cause = (err as { cause?: unknown }).cause;
         throw new KubeApiError({
           status: 0,
           reason: 'NetworkError',
           request: label,
-          message: `${label} could not reach the API server at ${server}: ${errorMessage(cause ?? err)} (check the endpoint, network path and TLS settings)`,
+          message: `${label} could not reach the API server at ${server}: ${errorMessage(err)} (check the endpoint, network path and TLS settings)`,
           cause: err,
         });
-      }
-      const text = await response.text();
-      if (response.status < 200 || response.status >= 300) {
-        throw parseKubeError(label, response.status, text, response.headers.get('retry-after'));
-      }
+      });
+      if (status < 200 || status >= 300) throw parseKubeError(label, status, text, retryAfter);
       let parsed: unknown = undefined;
       if (text) {
         try {
           parsed = JSON.parse(text);
         } catch {
-          throw new KubeApiError({ status: response.status, reason: 'InvalidResponse', request: label, message: `${label} returned a body that is not JSON: ${text.slice(0, 200)}` });
+          throw new KubeApiError({ status, reason: 'InvalidResponse', request: label, message: `${label} returned a body that is not JSON: ${text.slice(0, 200)}` });
         }
       }
-      return { status: response.status, body: parsed };
+      return { status, body: parsed };
     },
     async close() {
-      const d = dispatcher;
-      dispatcher = undefined;
-      auth = undefined;
-      if (d) await d.close();
+      pool?.agent.destroy();
+      pool = undefined;
+      cached = undefined;
     },
   };
+}
+
+function isKubeConfig(value: EndpointAuth | KubeConfig): value is KubeConfig {
+  return typeof (value as KubeConfig).getCurrentCluster === 'function';
+}
+
+function send(
+  secure: boolean,
+  url: URL,
+  init: http.RequestOptions,
+  body: string | undefined,
+): Promise<{ status: number; text: string; retryAfter: string | null }> {
+  return new Promise((resolve, reject) => {
+    const request = (secure ? https : http).request(url, init, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      res.on('end', () => {
+        const retryAfter = res.headers['retry-after'];
+        resolve({
+          status: res.statusCode ?? 0,
+          text: Buffer.concat(chunks).toString('utf8'),
+          retryAfter: Array.isArray(retryAfter) ? (retryAfter[0] ?? null) : (retryAfter ?? null),
+        });
+      });
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
 }

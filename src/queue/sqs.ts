@@ -1,16 +1,17 @@
 /**
- * The production `MessageSender`: `SendMessage` through `@aws-sdk/client-sqs`. The client
- * is created once per process (reused across warm invocations) with the SDK's default
- * configuration chain, so the region, credentials and an endpoint override
- * (`AWS_ENDPOINT_URL_SQS`, e.g. ElasticMQ or the embedded queue) come from the standard
- * AWS environment variables.
+ * The production `MessageSender` over an explicit `SQSClient` (and the process-wide default
+ * client), for code that already has the SDK loaded: tests, the resync function. The reconcile
+ * handler's default sender is `lazySqsSender()` in sender.ts, which defers loading the SDK.
  *
- * Failures reject with an error that names the queue and the SDK error, so a log line is
- * enough to see what went wrong.
+ * The default client uses the SDK's configuration chain, so the region, credentials and an
+ * endpoint override (`AWS_ENDPOINT_URL_SQS`, e.g. ElasticMQ or the embedded queue) come from
+ * the standard AWS environment variables. Failures reject with a `QueueSendError` naming the
+ * queue and the SDK error.
  */
 import { SendMessageCommand, SQSClient, type SQSClientConfig } from '@aws-sdk/client-sqs';
-import { errorMessage } from '../observability/log.ts';
-import type { MessageSender, OutgoingMessage } from './sender.ts';
+import { QueueSendError, sendMessageInput, type MessageSender } from './sender.ts';
+
+export { QueueSendError } from './sender.ts';
 
 let shared: SQSClient | undefined;
 
@@ -20,28 +21,11 @@ export function sharedSqsClient(config: SQSClientConfig = {}): SQSClient {
   return shared;
 }
 
-export class QueueSendError extends Error {
-  override readonly name = 'QueueSendError';
-  readonly queueUrl: string;
-  constructor(queueUrl: string, cause: unknown) {
-    super(`could not send to queue ${queueUrl}: ${errorMessage(cause)}`, { cause });
-    this.queueUrl = queueUrl;
-  }
-}
-
 export function createSqsSender(client: SQSClient = sharedSqsClient()): MessageSender {
   return {
-    async send(queueUrl: string, message: OutgoingMessage): Promise<void> {
-      const attributes = message.attributes
-        ? Object.fromEntries(Object.entries(message.attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }]))
-        : undefined;
+    async send(queueUrl, message) {
       try {
-        await client.send(new SendMessageCommand({
-          QueueUrl: queueUrl,
-          MessageBody: message.body,
-          ...(message.delaySeconds ? { DelaySeconds: message.delaySeconds } : {}),
-          ...(attributes ? { MessageAttributes: attributes } : {}),
-        }));
+        await client.send(new SendMessageCommand(sendMessageInput(queueUrl, message)));
       } catch (err) {
         throw new QueueSendError(queueUrl, err);
       }

@@ -59,13 +59,13 @@ test('a failed build is retried on the next call (not cached)', async () => {
 });
 
 test('EKS source uses the injected access (endpoint + token provider)', async () => {
-  const { eksKubeConfig } = await import('../../../src/kube/eks.ts');
+  const { eksEndpoint } = await import('../../../src/kube/eks.ts');
   const factory = createClientFactory({
     env: { OPERLESS_EKS_CLUSTER: 'prod', AWS_REGION: 'eu-west-1' },
     eks: async (cluster, region) => {
       assert.equal(cluster, 'prod');
       assert.equal(region, 'eu-west-1');
-      return { kubeConfig: eksKubeConfig(cluster, { endpoint: 'https://ABC.gr7.eu-west-1.eks.amazonaws.com', caData: Buffer.from('pem').toString('base64') }), token: async () => 'k8s-aws-v1.x' };
+      return eksEndpoint({ endpoint: 'https://ABC.gr7.eu-west-1.eks.amazonaws.com', caData: Buffer.from('pem').toString('base64') }, async () => 'k8s-aws-v1.x');
     },
   });
   assert.equal((await factory('prod')).transport.server, 'https://ABC.gr7.eu-west-1.eks.amazonaws.com');
