@@ -94,7 +94,7 @@ export async function resyncAll(options: ResyncOptions): Promise<ResyncReport> {
   for (const kind of options.kinds) {
     let token: string | undefined;
     let restarted = false;
-    do {
+    for (;;) {
       if (options.signal?.aborted) {
         throw new ResyncError(
           `resync ran out of time after enqueueing ${sent} objects (${kind.kind} not finished); ` +
@@ -127,7 +127,8 @@ export async function resyncAll(options: ResyncOptions): Promise<ResyncReport> {
         sent += entries.length - rejected.length;
       }
       token = page.continue || undefined;
-    } while (token);
+      if (!token) break;
+    }
   }
   return finish();
 

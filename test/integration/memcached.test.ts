@@ -20,6 +20,7 @@ import { buildSqsEvent, createLambdaContext, queueArnFromUrl } from '../../src/q
 import { encodeMessage, newMessage } from '../../src/contract/message.ts';
 import { silentLogger } from '../../src/observability/log.ts';
 import { noMetrics } from '../../src/observability/metrics.ts';
+import { createResyncHandler } from '../../src/queue/resync.ts';
 import { memcachedController, MEMCACHED_FINALIZER } from '../../src/memcached/controller.ts';
 import { MEMCACHED, DEFAULT_IMAGE, type Memcached } from '../../src/memcached/types.ts';
 
@@ -249,5 +250,40 @@ describe('the reconcile handler, least-privilege RBAC, real SQS events', () => {
     assert.match(gone.stderr, /NotFound/);
     const events = await getJson(['get', 'events.events.k8s.io', '-n', NS, '--field-selector', `regarding.uid=${mc.metadata.uid}`]);
     assert.ok(events.items.some((e: Json) => e.reason === 'Finalizing'), JSON.stringify(events.items.map((e: Json) => e.reason)));
+  });
+
+  test('resync: every Memcached in every namespace, over several list pages, gets one Resync message', async () => {
+    const names = Array.from({ length: 12 }, (_, i) => `resync-${String(i).padStart(2, '0')}`);
+    assert.equal((await kubectl(['create', 'namespace', 'other'])).code, 0);
+    const docs = names.map((name, i) => manifest(name, 'spec:\n  size: 0\n').replace(`namespace: ${NS}`, `namespace: ${i % 2 ? 'other' : NS}`));
+    const created = await kubectl(['apply', '-f', '-'], docs.join('\n---\n'));
+    assert.equal(created.code, 0, created.stderr);
+    const queueUrl = await broker.createQueue({ name: 'resync-it' });
+    const expected = (await getJson(['get', 'mc', '-A'])).items.map((o: Json) => `${o.metadata.namespace}/${o.metadata.name}`).sort();
+    const resync = createResyncHandler({
+      kinds: [MEMCACHED],
+      env: { OPERLESS_QUEUE_URL: queueUrl, OPERLESS_CLUSTER: CLUSTER },
+      clientFor: async () => {
+        const client = await createClientFactory({ sources: { [CLUSTER]: { type: 'file', path: fn.kubeconfigPath } }, env: {} })(CLUSTER);
+        // Small pages, to go through continue tokens.
+        return { list: (kind, options) => client.list(kind, { ...options, limit: 5 }) };
+      },
+      sqs,
+    });
+    const report = await resync({}, { getRemainingTimeInMillis: () => 60_000 });
+    assert.equal(report.listed, expected.length);
+    assert.equal(report.sent, expected.length);
+    assert.ok(report.pages >= 3, `pages: ${report.pages}`);
+    const seen: string[] = [];
+    for (let i = 0; i < 20 && seen.length < expected.length; i++) {
+      const got = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+      for (const m of got.Messages ?? []) {
+        const body = JSON.parse(m.Body ?? '{}') as Json;
+        assert.equal(body.reason, 'Resync');
+        assert.equal(body.cluster, CLUSTER);
+        seen.push(`${body.namespace}/${body.name}`);
+      }
+    }
+    assert.deepEqual(seen.sort(), expected);
   });
 });

@@ -1,0 +1,90 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chunk, resyncAll, resyncMessages, ResyncError, type BatchEntry } from '../../../src/queue/resync.ts';
+import { decodeMessage } from '../../../src/contract/message.ts';
+import type { KubeObject } from '../../../src/core/types.ts';
+import { MEMCACHED } from '../../../src/memcached/types.ts';
+
+const objects = (n: number): KubeObject[] =>
+  Array.from({ length: n }, (_, i) => ({ apiVersion: MEMCACHED.apiVersion, kind: 'Memcached', metadata: { name: `mc-${i}`, namespace: 'ns', uid: `u${i}` } }));
+
+/** A list that serves `items` in pages of `limit`, with continue tokens. */
+function pagedList(items: KubeObject[]) {
+  const calls: (string | undefined)[] = [];
+  return {
+    calls,
+    client: {
+      async list(_kind: unknown, options?: { limit?: number; continue?: string }) {
+        calls.push(options?.continue);
+        const start = Number(options?.continue ?? 0);
+        const end = start + (options?.limit ?? items.length);
+        return { items: items.slice(start, end), resourceVersion: '1', ...(end < items.length ? { continue: String(end) } : {}) };
+      },
+    } as never,
+  };
+}
+
+test('resyncMessages: one valid Resync message per object', () => {
+  const [m] = resyncMessages(MEMCACHED, objects(1), 'prod', 1000);
+  assert.ok(m);
+  assert.deepEqual(decodeMessage(JSON.stringify(m)), { ok: true, message: m });
+  assert.equal(m.reason, 'Resync');
+  assert.equal(m.namespace, 'ns');
+  assert.equal(m.uid, 'u0');
+});
+
+test('chunk: batches of at most 10', () => {
+  assert.deepEqual(chunk([1, 2, 3, 4, 5], 2), [[1, 2], [3, 4], [5]]);
+  assert.deepEqual(chunk(Array.from({ length: 23 }, (_, i) => i)).map((b) => b.length), [10, 10, 3]);
+});
+
+test('pages through continue tokens and sends every object in batches of 10', async () => {
+  const { client, calls } = pagedList(objects(23));
+  const batches: BatchEntry[][] = [];
+  const report = await resyncAll({ kinds: [MEMCACHED], client, cluster: 'c', pageSize: 10, send: async (e) => (batches.push([...e]), []) });
+  assert.deepEqual(report, { listed: 23, sent: 23, failed: 0, pages: 3 });
+  assert.deepEqual(calls, [undefined, '10', '20']);
+  assert.ok(batches.every((b) => b.length <= 10));
+  const names = batches.flat().map((e) => JSON.parse(e.body).name);
+  assert.equal(new Set(names).size, 23);
+});
+
+test('entries the queue rejects are retried once; what still fails makes it reject with the counts', async () => {
+  const { client } = pagedList(objects(3));
+  let attempts = 0;
+  const ok = await resyncAll({ kinds: [MEMCACHED], client, cluster: 'c', send: async (e) => (attempts++ === 0 ? [e[0]!.id] : []) });
+  assert.equal(ok.sent, 3);
+  await assert.rejects(
+    resyncAll({ kinds: [MEMCACHED], client: pagedList(objects(3)).client, cluster: 'c', send: async (e) => [e[0]!.id] }),
+    (err) => err instanceof ResyncError && err.report.failed === 1 && err.report.sent === 2 && /2 of 3/.test(err.message),
+  );
+  await assert.rejects(
+    resyncAll({ kinds: [MEMCACHED], client: pagedList(objects(3)).client, cluster: 'c', send: async () => { throw new Error('down'); } }),
+    (err) => err instanceof ResyncError && err.report.failed === 3,
+  );
+});
+
+test('an expired continue token restarts the listing once', async () => {
+  const items = objects(4);
+  let failedOnce = false;
+  const client = {
+    async list(_kind: unknown, options?: { limit?: number; continue?: string }) {
+      if (options?.continue && !failedOnce) {
+        failedOnce = true;
+        throw Object.assign(new Error('Expired'), { status: 410 });
+      }
+      const start = Number(options?.continue ?? 0);
+      return { items: items.slice(start, start + 2), resourceVersion: '1', ...(start + 2 < 4 ? { continue: String(start + 2) } : {}) };
+    },
+  } as never;
+  const report = await resyncAll({ kinds: [MEMCACHED], client, cluster: 'c', pageSize: 2, send: async () => [] });
+  assert.equal(report.listed, 2 + 4, 'the first page is listed again after the restart');
+});
+
+test('out of time: rejects saying how far it got', async () => {
+  const signal = AbortSignal.abort();
+  await assert.rejects(
+    resyncAll({ kinds: [MEMCACHED], client: pagedList(objects(1)).client, cluster: 'c', send: async () => [], signal }),
+    /ran out of time/,
+  );
+});
