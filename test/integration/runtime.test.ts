@@ -423,3 +423,36 @@ test('broker unreachable during the follow-up: the record is in batchItemFailure
   assert.equal(again?.MessageId, message.MessageId);
   assert.equal(again?.Attributes?.ApproximateReceiveCount, '2');
 });
+
+test('configuration from the environment: queue URLs, cluster, kubeconfig and AWS_ENDPOINT_URL_SQS', async () => {
+  const w = await createWidget('w-env', { behaviour: 'poll' });
+  const names = ['OPERLESS_QUEUE_URL', 'OPERLESS_DLQ_URL', 'OPERLESS_CLUSTER', 'OPERLESS_KUBECONFIG', 'AWS_ENDPOINT_URL_SQS', 'AWS_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'] as const;
+  const saved = Object.fromEntries(names.map((n) => [n, process.env[n]]));
+  Object.assign(process.env, {
+    OPERLESS_QUEUE_URL: WORK, OPERLESS_DLQ_URL: DLQ, OPERLESS_CLUSTER: CLUSTER, OPERLESS_KUBECONFIG: cp.kubeconfigPath,
+    AWS_ENDPOINT_URL_SQS: broker.endpoint, AWS_REGION: broker.region, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test',
+  });
+  try {
+    // No options: everything from the environment, the SDK's default client included.
+    const handler = toSqsHandler(controller(), { log: silentLogger, metrics: noMetrics });
+    await sendWork(messageFor(w));
+    await sendWork('not a message');
+    const { response } = await invokeWith(handler, await receiveN(2));
+    assert.deepEqual(response.batchItemFailures, []);
+    assert.equal(seen.get('w-env')?.length, 1);
+    const [requeued] = await receive(WORK, 10, 1);
+    assert.equal(requeued && decodeMessage(requeued.Body ?? '').ok, true, 'the requeue went to OPERLESS_QUEUE_URL through AWS_ENDPOINT_URL_SQS');
+    const [dead] = await receive(DLQ, 2);
+    assert.equal(dead?.Body, 'not a message', 'the poison message went to OPERLESS_DLQ_URL');
+    // a message for another cluster is refused
+    await sendWork(messageFor(w, { cluster: 'elsewhere' }));
+    await invokeWith(handler, await receiveN(1));
+    const [refused] = await receive(DLQ, 2);
+    assert.equal(refused?.MessageAttributes?.[DLQ_ATTRIBUTE_REASON]?.StringValue, 'UnknownCluster');
+  } finally {
+    for (const n of names) {
+      if (saved[n] === undefined) delete process.env[n];
+      else process.env[n] = saved[n];
+    }
+  }
+});
