@@ -34,8 +34,9 @@ ensure_node_modules() {
 }
 
 provision() {
-  # Builds or finds kube-apiserver, kube-controller-manager, kubectl, etcd and ElasticMQ.
-  node src/testing/provision.ts
+  # Builds or finds kube-apiserver, kube-controller-manager, kubectl, etcd (and ElasticMQ,
+  # helm when named). Progress goes to stderr; the JSON result is not needed here.
+  node src/testing/provision.ts "$@" > /dev/null
 }
 
 cmd=${1:-test}; shift || true
@@ -47,7 +48,7 @@ case "$cmd" in
     tsc -p tsconfig.json --noEmit
     exec node scripts/test.ts "$@"
     ;;
-  dev) provision; exec node src/cli/main.ts dev "$@" ;;
+  dev) provision etcd kube; exec node src/cli/main.ts dev "$@" ;;
   bench) provision; exec node bench/run.ts "$@" ;;
   package) exec node scripts/package.ts "$@" ;;
   node) exec node "$@" ;;

@@ -12,6 +12,7 @@ import type { CommandResult } from './commands/command.ts';
 type Command = (argv: string[]) => Promise<CommandResult>;
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  dev: { summary: 'run the whole loop locally: control plane, queue, forwarder, functions', load: async () => (await import('./commands/dev.ts')).dev },
   'dlq list': { summary: 'show dead-lettered messages and why they failed', load: async () => (await import('./commands/dlq.ts')).dlqList },
   'dlq redrive': { summary: 'move dead-lettered messages back to the work queue', load: async () => (await import('./commands/dlq.ts')).dlqRedrive },
 };

@@ -125,6 +125,12 @@ export interface ControllerSpec<T extends KubeObject = KubeObject> extends KindR
   reconcile(object: T, ctx: ReconcileContext<T>): Promise<ReconcileResult>;
   /** Cleanup before deletion; when given, the runtime manages `finalizer` on the object. */
   finalize?(object: T, ctx: ReconcileContext<T>): Promise<ReconcileResult | void>;
+  /**
+   * Kinds this controller creates with a controller owner reference. Their changes are
+   * mapped to the owner's key by the forwarder, like controller-runtime's `Owns()`; the
+   * forwarder's watches and RBAC are derived from this list.
+   */
+  readonly owns?: readonly KindRef[];
   /** Finalizer name (default `<group>/finalizer`). */
   readonly finalizer?: string;
   /** Field manager for server-side apply (default `operless-<kind lower-case>`). */

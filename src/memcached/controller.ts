@@ -34,6 +34,7 @@ type Ctx = ReconcileContext<Memcached>;
 
 export const memcachedController: ControllerSpec<Memcached> = {
   ...MEMCACHED,
+  owns: [DEPLOYMENTS, SERVICES],
   finalizer: MEMCACHED_FINALIZER,
   fieldManager: FIELD_MANAGER,
   reconcile: reconcileMemcached,

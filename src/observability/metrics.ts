@@ -14,6 +14,8 @@
  * | `dead_letters_total`              | controller, reason   | messages moved to the DLQ by the runtime      |
  * | `deferred_total`                  | controller, result   | keys handed back: not yet due / no time left  |
  *
+ * `OPERLESS_METRICS=off` turns the lines off (the local loop does: they are for CloudWatch).
+ *
  * Guarantees: never throws; one line per call; values are plain numbers.
  */
 import type { OutcomeLabel } from '../core/followup.ts';
@@ -76,7 +78,7 @@ export function emfLine(
 
 export function createEmfMetrics(options: MetricsOptions = {}): Metrics {
   const namespace = options.namespace ?? process.env.OPERLESS_METRICS_NAMESPACE ?? METRICS_NAMESPACE_DEFAULT;
-  const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const write = options.write ?? (process.env.OPERLESS_METRICS === 'off' ? () => {} : (line: string) => process.stdout.write(`${line}\n`));
   const now = options.now ?? Date.now;
   const emit = (line: () => string): void => {
     try {

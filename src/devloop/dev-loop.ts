@@ -1,0 +1,317 @@
+/**
+ * The whole Operless pipeline on one machine, for `npm start` / `operless dev`:
+ *
+ *   real kube-apiserver + etcd + controller-manager (or your kubeconfig context)
+ *     → forwarder (in-process) → queue (embedded SQS-compatible server, ElasticMQ, or SQS)
+ *     → local Lambda runner → the project's own function modules (same code as on Lambda)
+ *
+ * plus a simulated kubelet (pods become Ready; no container runs) so Deployments report
+ * availability. It installs the CRDs and samples, prints what happens as it happens, and
+ * writes `.operless/dev.json` so `operless status|enqueue|dlq` in another terminal talk to it.
+ *
+ * Guarantees: `stop()` stops every component in reverse order of start and leaves no process
+ * behind (the control plane's processes are also killed by its exit hooks if this process dies).
+ */
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import { parseAllDocuments } from 'yaml';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { KindRef, KubeObject, Condition } from '../core/types.ts';
+import { createKubeClient, type BoundKubeClient } from '../kube/client.ts';
+import { createTransport } from '../kube/transport.ts';
+import { startForwarder, type Forwarder } from '../forwarder/forwarder.ts';
+import { startLambdaRunner, type LambdaRunner } from '../queue/lambda-runner.ts';
+import { startMemoryQueueServer } from '../queue/memory-queue-server.ts';
+import { createLogger, errorMessage } from '../observability/log.ts';
+import { removeDevState, writeDevState } from '../cli/target.ts';
+import { importFunction, loadProjectLayout, watchesFor, type LoadedFunction } from './project.ts';
+import { startPodSimulator, type PodSimulator } from './pod-simulator.ts';
+
+export type BrokerChoice =
+  | { readonly type: 'embedded' }
+  | { readonly type: 'elasticmq' }
+  | { readonly type: 'sqs'; readonly queueUrl: string; readonly dlqUrl: string; readonly region: string };
+
+export interface DevLoopOptions {
+  readonly root: string;
+  readonly broker: BrokerChoice;
+  /** Use this context of the kubeconfig (`kubeconfigPath` or KUBECONFIG) instead of a local control plane. */
+  readonly context?: string;
+  readonly kubeconfigPath?: string;
+  readonly clusterId?: string;
+  /** Apply `infra/samples/*.yaml` once everything runs (default true). */
+  readonly applySamples?: boolean;
+  /** Where human-readable lines go (default stdout). */
+  readonly write?: (line: string) => void;
+  /** Component logs at debug level (default false: forwarded events and invocations still show). */
+  readonly verbose?: boolean;
+  /** Run the kube-controller-manager and the pod simulator (local control plane only; default true). */
+  readonly simulateWorkloads?: boolean;
+}
+
+export interface DevLoop {
+  readonly kubeconfigPath: string;
+  readonly queueUrl: string;
+  readonly dlqUrl: string;
+  readonly sqsEndpoint: string | undefined;
+  stop(): Promise<void>;
+}
+
+interface Stoppable {
+  readonly name: string;
+  stop(): Promise<unknown>;
+}
+
+const QUEUE = 'operless-dev';
+const DLQ = 'operless-dev-dlq';
+
+export async function startDevLoop(options: DevLoopOptions): Promise<DevLoop> {
+  const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const say = (line: string) => write(`» ${line}`);
+  const log = createLogger({ format: 'pretty', write, level: options.verbose ? 'debug' : 'info' });
+  const started: Stoppable[] = [];
+  const stopAll = async () => {
+    for (const part of started.reverse()) {
+      try {
+        await part.stop();
+      } catch (err) {
+        write(`could not stop ${part.name} cleanly: ${errorMessage(err)}`);
+      }
+    }
+    started.length = 0;
+    removeDevState(options.root);
+  };
+
+  try {
+    const layout = loadProjectLayout(options.root);
+    const stateDir = join(options.root, '.operless');
+    mkdirSync(stateDir, { recursive: true });
+    const clusterId = options.clusterId ?? 'dev';
+
+    // 1. A cluster.
+    let kubeconfigPath: string;
+    let kubeConfig: KubeConfig;
+    const local = options.context === undefined;
+    if (local) {
+      say('starting a local control plane: etcd, kube-apiserver, kube-controller-manager (first run builds them from Go modules)');
+      const { startControlPlane, WORKLOAD_CONTROLLERS } = await import('../testing/index.ts');
+      const t0 = Date.now();
+      const plane = await startControlPlane({
+        controllers: options.simulateWorkloads === false ? true : WORKLOAD_CONTROLLERS,
+        crds: layout.crds,
+      });
+      started.push({ name: 'control plane', stop: () => plane.stop() });
+      kubeconfigPath = join(stateDir, 'kubeconfig');
+      copyFileSync(plane.kubeconfigPath, kubeconfigPath);
+      kubeConfig = plane.kubeConfig;
+      say(`control plane ready in ${((Date.now() - t0) / 1000).toFixed(1)} s at ${plane.server}`);
+    } else {
+      kubeConfig = new KubeConfig();
+      if (options.kubeconfigPath) kubeConfig.loadFromFile(options.kubeconfigPath);
+      else kubeConfig.loadFromDefault();
+      if (!kubeConfig.getContextObject(options.context!)) {
+        throw new Error(`kubeconfig has no context "${options.context}" (contexts: ${kubeConfig.getContexts().map((c) => c.name).join(', ') || 'none'})`);
+      }
+      kubeConfig.setCurrentContext(options.context!);
+      kubeconfigPath = join(stateDir, 'kubeconfig');
+      writeFileSync(kubeconfigPath, kubeConfig.exportConfig(), { mode: 0o600 });
+      say(`using context "${options.context}" (${kubeConfig.getCurrentCluster()?.server})`);
+    }
+    const client = createKubeClient(createTransport(kubeConfig), { fieldManager: 'operless-dev' });
+    if (!local) await applyFiles(client, layout.crds, [], say, options.root);
+
+    // 2. A queue.
+    const queue = await startQueue(options.broker, started, say);
+
+    // 3. The functions' environment, exactly as serverless.yml gives it on Lambda.
+    Object.assign(process.env, {
+      OPERLESS_QUEUE_URL: queue.queueUrl,
+      OPERLESS_DLQ_URL: queue.dlqUrl,
+      OPERLESS_CLUSTER: clusterId,
+      OPERLESS_KUBECONFIG: kubeconfigPath,
+      AWS_REGION: queue.region,
+      OPERLESS_LOG_FORMAT: 'pretty',
+      OPERLESS_METRICS: 'off',
+      ...(queue.endpoint ? { AWS_ENDPOINT_URL_SQS: queue.endpoint } : {}),
+      ...(queue.endpoint && !process.env.AWS_ACCESS_KEY_ID ? { AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' } : {}),
+    });
+    const functions: LoadedFunction[] = [];
+    for (const entry of layout.functions) functions.push(await importFunction(options.root, entry));
+    const controllers = functions.flatMap((f) => f.controllers);
+
+    // 4. A simulated kubelet, so Deployments become available without containers.
+    if (local && options.simulateWorkloads !== false) {
+      const simulator: PodSimulator = startPodSimulator(client.with({ fieldManager: 'operless-dev-kubelet' }), { log: log.child({ component: 'kubelet-sim' }) });
+      started.push({ name: 'pod simulator', stop: () => simulator.stop() });
+    }
+
+    // 5. The forwarder, watching what the controllers reconcile and own.
+    const forwarder: Forwarder = startForwarder(
+      {
+        clusterId,
+        queue: { url: queue.queueUrl, region: queue.region, ...(queue.endpoint ? { endpoint: queue.endpoint } : {}) },
+        ...watchesFor(controllers),
+        leaderElection: { enabled: false },
+        server: { port: 0, host: '127.0.0.1' },
+        coalesceWindowMs: 100,
+      },
+      { kubeConfig, logger: createLogger({ format: 'pretty', write, level: 'debug' }) },
+    );
+    started.push({ name: 'forwarder', stop: () => forwarder.stop({ graceMs: 5000 }) });
+    await forwarder.ready;
+
+    // 6. The functions, consumed the way Lambda's event source mapping does.
+    for (const fn of functions) {
+      const runner: LambdaRunner = await startLambdaRunner({
+        queueUrl: queue.queueUrl,
+        sqs: queue.sqs,
+        handler: { module: join(options.root, fn.entry.module), export: fn.entry.exportName },
+        functionName: fn.entry.name,
+        batchSize: 10,
+        batchWindowSeconds: 0,
+        maxConcurrency: 2,
+        timeoutSeconds: 30,
+        logger: createLogger({ format: 'pretty', write, level: options.verbose ? 'debug' : 'info' }),
+      });
+      started.push({ name: `function ${fn.entry.name}`, stop: () => runner.stop() });
+    }
+    say(`functions running: ${functions.map((f) => `${f.entry.name} (${f.entry.module})`).join(', ')}`);
+
+    // 7. Status changes as they happen.
+    const watcher = watchStatuses(client, controllers.map((c) => c.kind), write);
+    started.push({ name: 'status watcher', stop: () => watcher.stop() });
+
+    writeDevState({
+      pid: process.pid, kubeconfigPath, sqsEndpoint: queue.endpoint ?? '', region: queue.region,
+      queueUrl: queue.queueUrl, dlqUrl: queue.dlqUrl, cluster: clusterId, ...(forwarder.url ? { forwarderUrl: forwarder.url } : {}),
+    }, options.root);
+
+    if (options.applySamples !== false) {
+      const known = controllers.flatMap((c) => [c.kind, ...(c.spec.owns ?? [])]);
+      await applyFiles(client, layout.samples, known, say, options.root);
+    }
+
+    say(`kubectl works against this cluster:  export KUBECONFIG=${relative(process.cwd(), kubeconfigPath) || kubeconfigPath}`);
+    say('in another terminal: `npx operless status`, `npx operless enqueue mc/default/memcached-sample`, `npx operless dlq list`');
+    say('press Ctrl-C to stop everything');
+    return { kubeconfigPath, queueUrl: queue.queueUrl, dlqUrl: queue.dlqUrl, sqsEndpoint: queue.endpoint, stop: stopAll };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+interface QueueTarget {
+  readonly queueUrl: string;
+  readonly dlqUrl: string;
+  readonly region: string;
+  readonly endpoint: string | undefined;
+  readonly sqs: SQSClient;
+}
+
+async function startQueue(choice: BrokerChoice, started: Stoppable[], say: (line: string) => void): Promise<QueueTarget> {
+  const queues = [{ name: QUEUE, visibilityTimeoutSeconds: 60, dlq: { name: DLQ, maxReceiveCount: 5 } }];
+  if (choice.type === 'embedded') {
+    const server = await startMemoryQueueServer({ queues });
+    started.push({ name: 'embedded queue', stop: () => server.stop() });
+    say(`embedded SQS-compatible queue at ${server.endpoint} (queue ${QUEUE}, DLQ ${DLQ} after 5 receives)`);
+    return { queueUrl: server.queueUrl(QUEUE), dlqUrl: server.queueUrl(DLQ), region: server.region, endpoint: server.endpoint, sqs: server.sqs() };
+  }
+  if (choice.type === 'elasticmq') {
+    say('starting ElasticMQ (first run resolves it from Maven Central)');
+    const { startBroker } = await import('../testing/index.ts');
+    const broker = await startBroker({ queues });
+    started.push({ name: 'ElasticMQ', stop: () => broker.stop() });
+    say(`ElasticMQ at ${broker.endpoint}`);
+    return { queueUrl: broker.queueUrl(QUEUE), dlqUrl: broker.queueUrl(DLQ), region: broker.region, endpoint: broker.endpoint, sqs: broker.sqs() };
+  }
+  const { SQSClient } = await import('@aws-sdk/client-sqs');
+  say(`using SQS queue ${choice.queueUrl}`);
+  return { queueUrl: choice.queueUrl, dlqUrl: choice.dlqUrl, region: choice.region, endpoint: undefined, sqs: new SQSClient({ region: choice.region }) };
+}
+
+/** Server-side applies every document of the given YAML files. */
+async function applyFiles(client: BoundKubeClient, files: readonly string[], kinds: readonly KindRef[], say: (line: string) => void, root: string): Promise<void> {
+  for (const file of files) {
+    for (const doc of parseAllDocuments(readFileSync(file, 'utf8'))) {
+      const object = doc.toJS() as KubeObject | null;
+      if (!object?.kind) continue;
+      const kind = kindOf(object, kinds, relative(root, file));
+      if (kind.namespaced && !object.metadata.namespace) object.metadata.namespace = 'default';
+      await client.apply(kind, object);
+      say(`applied ${object.kind} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ''}${object.metadata.name} from ${relative(root, file)}`);
+    }
+  }
+}
+
+const CRD_KIND: KindRef = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false };
+
+/** REST coordinates of what the loop applies from files: CRDs, and samples of the kinds the controllers know. */
+function kindOf(object: KubeObject, kinds: readonly KindRef[], file: string): KindRef {
+  if (object.kind === 'CustomResourceDefinition') return CRD_KIND;
+  const found = kinds.find((k) => k.kind === object.kind && k.apiVersion === object.apiVersion);
+  if (!found) {
+    throw new Error(`${file}: ${object.apiVersion} ${object.kind} is not a kind any controller reconciles or owns; samples must be of the project's kinds`);
+  }
+  return found;
+}
+
+interface StatusSummary {
+  readonly line: string;
+}
+
+/** One line per object state: generation, conditions, ready count, pod names. Pure. */
+export function summariseStatus(object: KubeObject): StatusSummary {
+  const status = (object.status ?? {}) as { conditions?: Condition[]; observedGeneration?: number; readyReplicas?: number; nodes?: string[] };
+  const conditions = (status.conditions ?? []).map((c) => `${c.type}=${c.status}${c.status === 'True' || !c.reason ? '' : `(${c.reason})`}`).join(' ');
+  const spec = (object.spec ?? {}) as { size?: number };
+  const ready = status.readyReplicas !== undefined || spec.size !== undefined ? ` ready ${status.readyReplicas ?? 0}/${spec.size ?? '?'}` : '';
+  const nodes = status.nodes?.length ? ` nodes ${status.nodes.join(',')}` : '';
+  const deleting = object.metadata.deletionTimestamp ? ' (deleting)' : '';
+  const where = object.metadata.namespace ? `${object.metadata.namespace}/` : '';
+  return {
+    line: `${object.kind} ${where}${object.metadata.name} generation ${object.metadata.generation ?? '?'} observed ${status.observedGeneration ?? '-'}${deleting}: ${conditions || 'no conditions yet'}${ready}${nodes}`,
+  };
+}
+
+function watchStatuses(client: BoundKubeClient, kinds: readonly KindRef[], write: (line: string) => void): { stop(): Promise<void> } {
+  const last = new Map<string, string>();
+  const announcedAvailable = new Set<string>();
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    void (async () => {
+      const seen = new Set<string>();
+      for (const kind of kinds) {
+        const { items } = await client.list(kind);
+        for (const object of items) {
+          const id = `${object.kind}/${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+          seen.add(id);
+          const { line } = summariseStatus(object);
+          if (last.get(id) !== line) {
+            last.set(id, line);
+            write(`● ${line}`);
+          }
+          const status = (object.status ?? {}) as { conditions?: Condition[]; observedGeneration?: number };
+          const available = status.conditions?.find((c) => c.type === 'Available');
+          const key = `${id}@${object.metadata.generation}`;
+          if (available?.status === 'True' && status.observedGeneration === object.metadata.generation && !announcedAvailable.has(key)) {
+            announcedAvailable.add(key);
+            write(`✔ ${object.kind} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ''}${object.metadata.name} is Available (generation ${object.metadata.generation})`);
+          }
+        }
+      }
+      for (const id of [...last.keys()]) {
+        if (!seen.has(id)) {
+          last.delete(id);
+          write(`● ${id.replace(/\/\//, '/')} is gone`);
+        }
+      }
+    })().catch(() => {}).finally(() => {
+      running = false;
+    });
+  }, 500);
+  return { stop: async () => clearInterval(timer) };
+}

@@ -1,0 +1,96 @@
+/**
+ * The operator project the local loop runs: its reconcile functions (from `serverless.yml`:
+ * every function with an `sqs` event), their controllers, CRDs and samples.
+ *
+ * A function module exports `handler` (what Lambda calls) and `controllers` — the same
+ * controllers the handler serves — so the loop can derive the forwarder's watches from them
+ * (each primary kind and every kind it `owns`), the way controller-runtime's builder does
+ * with `For()` and `Owns()`.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import type { Controller } from '../core/controller.ts';
+import type { KindRef, KubeObject } from '../core/types.ts';
+import type { ForwarderConfigInput } from '../forwarder/config.ts';
+
+export interface FunctionEntry {
+  /** The function's name in serverless.yml. */
+  readonly name: string;
+  /** Module path of the handler source, e.g. `functions/memcached.ts`. */
+  readonly module: string;
+  readonly exportName: string;
+}
+
+export interface ProjectLayout {
+  readonly root: string;
+  readonly functions: readonly FunctionEntry[];
+  readonly crds: readonly string[];
+  readonly samples: readonly string[];
+}
+
+interface ServerlessFunction {
+  handler?: string;
+  events?: { sqs?: unknown }[];
+}
+
+/** Reads the reconcile functions (those with an SQS event) from serverless.yml. */
+export function reconcileFunctions(serverlessYaml: string): FunctionEntry[] {
+  const doc = parseYaml(serverlessYaml, { customTags: cloudFormationTags }) as { functions?: Record<string, ServerlessFunction> } | null;
+  return Object.entries(doc?.functions ?? {})
+    .filter(([, f]) => (f.events ?? []).some((e) => e && typeof e === 'object' && 'sqs' in e))
+    .map(([name, f]) => {
+      const handler = f.handler ?? '';
+      const dot = handler.lastIndexOf('.');
+      if (dot <= 0) throw new Error(`serverless.yml: function "${name}" has handler ${JSON.stringify(handler)}; expected <path>.<export>, e.g. functions/${name}.handler`);
+      return { name, module: `${handler.slice(0, dot)}.ts`, exportName: handler.slice(dot + 1) };
+    });
+}
+
+/** Accepts CloudFormation short tags (`!Ref`, `!GetAtt`, …) as plain values. */
+const cloudFormationTags = ['Ref', 'GetAtt', 'Sub', 'Join', 'If', 'Equals', 'Not', 'Select', 'Split', 'ImportValue', 'FindInMap', 'Condition', 'And', 'Or', 'Base64', 'GetAZs', 'Cidr']
+  .flatMap((name) => [
+    { tag: `!${name}`, resolve: (value: string) => ({ [name]: value }) },
+    { tag: `!${name}`, collection: 'seq' as const, resolve: (value: unknown) => ({ [name]: value }) },
+    { tag: `!${name}`, collection: 'map' as const, resolve: (value: unknown) => ({ [name]: value }) },
+  ]);
+
+export function loadProjectLayout(root: string): ProjectLayout {
+  const serverless = join(root, 'serverless.yml');
+  if (!existsSync(serverless)) {
+    throw new Error(`no serverless.yml in ${root}: run \`operless dev\` in an Operless project (or pass --project <dir>)`);
+  }
+  const functions = reconcileFunctions(readFileSync(serverless, 'utf8'));
+  if (functions.length === 0) throw new Error('serverless.yml declares no function with an sqs event: nothing to run');
+  const yamlFiles = (dir: string) =>
+    existsSync(dir) ? readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => join(dir, f)) : [];
+  return { root, functions, crds: yamlFiles(join(root, 'infra', 'crds')), samples: yamlFiles(join(root, 'infra', 'samples')) };
+}
+
+export interface LoadedFunction {
+  readonly entry: FunctionEntry;
+  readonly controllers: readonly Controller<KubeObject>[];
+}
+
+/** Imports a function module (after the environment it reads is set) and checks its exports. */
+export async function importFunction(root: string, entry: FunctionEntry): Promise<LoadedFunction> {
+  const path = resolve(root, entry.module);
+  const mod = (await import(path)) as Record<string, unknown>;
+  if (typeof mod[entry.exportName] !== 'function') {
+    throw new Error(`${entry.module} does not export a function named "${entry.exportName}" (serverless.yml handler of "${entry.name}")`);
+  }
+  const controllers = mod.controllers;
+  if (!Array.isArray(controllers) || controllers.length === 0) {
+    throw new Error(`${entry.module} must also export \`controllers\` (the controllers its handler serves) so the local loop knows what to watch`);
+  }
+  return { entry, controllers: controllers as Controller<KubeObject>[] };
+}
+
+/** The forwarder watches for a set of controllers: each primary, and each owned kind once. */
+export function watchesFor(controllers: readonly Controller<KubeObject>[]): Pick<ForwarderConfigInput, 'primaries' | 'owned'> {
+  const key = (k: KindRef) => `${k.apiVersion}/${k.kind}`;
+  const owned = new Map<string, KindRef>();
+  for (const c of controllers) for (const k of c.spec.owns ?? []) owned.set(key(k), k);
+  const ref = (k: KindRef) => ({ apiVersion: k.apiVersion, kind: k.kind, plural: k.plural, namespaced: k.namespaced });
+  return { primaries: controllers.map((c) => ref(c.kind)), owned: [...owned.values()].map(ref) };
+}
