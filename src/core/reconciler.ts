@@ -24,6 +24,7 @@ import { applyOwned } from '../kube/owned.ts';
 import { updateStatus } from '../kube/status.ts';
 import type { Controller } from './controller.ts';
 import type { ReconcileOutcome } from './followup.ts';
+import { TerminalError } from './errors.ts';
 import { done } from './result.ts';
 import type { EventRecorder, KindRef, KubeObject, ReconcileContext } from './types.ts';
 
@@ -50,9 +51,15 @@ export async function reconcileKey<T extends KubeObject>(
 ): Promise<KeyResult> {
   const kind = controller.kind;
   const client = env.client.with({ fieldManager: controller.fieldManager, signal: env.signal });
+  if (kind.namespaced !== (message.namespace !== undefined)) {
+    const problem = kind.namespaced
+      ? `${kind.kind} is namespaced but the message for "${message.name}" has no namespace`
+      : `${kind.kind} is cluster-scoped but the message for "${message.name}" has namespace "${message.namespace}"`;
+    return { outcome: { type: 'error', error: new TerminalError(`${problem}; fix the producer (forwarder watch config)`, { reason: 'InvalidMessage' }) }, step: 'skip' };
+  }
   let object: T | undefined;
   try {
-    object = await client.get<T>(kind, message.name, kind.namespaced ? message.namespace : undefined);
+    object = await client.get<T>(kind, message.name, message.namespace);
   } catch (error) {
     return { outcome: { type: 'error', error }, step: 'get' };
   }

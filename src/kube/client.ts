@@ -9,6 +9,7 @@
  *   `fieldManager`, and `force=true` by default — a controller owns the fields it applies,
  *   like controller-runtime's `client.ForceOwnership`.
  * - `list` fills in `apiVersion`/`kind` on items (the API server leaves them out).
+ * - `apply` drops `metadata.managedFields`, so a live object can be applied back as-is.
  * - Every failure is a `KubeApiError` (errors.ts).
  */
 import type { KindRef, KubeClient, KubeObject } from '../core/types.ts';
@@ -40,7 +41,9 @@ export function createKubeClient(transport: KubeTransport, options: ClientOption
   const applyTo = async <T>(kind: KindRef, object: KubeObject, subresource: 'status' | undefined, force: boolean): Promise<T> => {
     if (!object.metadata?.name) throw new TypeError(`cannot apply a ${kind.kind} without metadata.name`);
     const path = resourcePath(kind, { namespace: nsOf(kind, object), name: object.metadata.name, subresource });
-    const body = { ...object, apiVersion: object.apiVersion ?? kind.apiVersion, kind: object.kind ?? kind.kind };
+    // A live object passed back as-is must not carry managedFields (the API server rejects them in an apply).
+    const { managedFields: _managed, ...metadata } = object.metadata;
+    const body = { ...object, apiVersion: object.apiVersion ?? kind.apiVersion, kind: object.kind ?? kind.kind, metadata };
     const res = await transport.request({
       method: 'PATCH', path, body, contentType: APPLY_PATCH, signal,
       query: { fieldManager, force },
@@ -89,6 +92,9 @@ export function createKubeClient(transport: KubeTransport, options: ClientOption
       }
     },
     async create<T extends KubeObject>(kind: KindRef, object: KubeObject): Promise<T> {
+      if (kind.namespaced && !object.metadata.namespace) {
+        throw new TypeError(`${kind.kind} is namespaced: set metadata.namespace to create "${object.metadata.name}"`);
+      }
       const res = await transport.request({
         method: 'POST',
         path: resourcePath(kind, { namespace: nsOf(kind, object) }),

@@ -207,3 +207,10 @@ test('an aborted signal stops a request with the signal\'s reason', async () => 
   controller.abort(new Error('budget ran out'));
   await assert.rejects(client.with({ signal: controller.signal }).get(GADGET, 'x', NS), /budget ran out/);
 });
+
+test('a live object read back can be applied as-is (managedFields are dropped)', async () => {
+  const first = await client.apply(CONFIGMAP, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'roundtrip', namespace: NS }, data: { a: '1' } });
+  assert.ok(first.metadata.managedFields);
+  const again = await client.apply(CONFIGMAP, { ...first, data: { a: '2' } });
+  assert.deepEqual(again.data, { a: '2' });
+});

@@ -325,3 +325,12 @@ test('Warning Events repeat into a series, not new Events', async () => {
   assert.equal(events.length, 1);
   assert.deepEqual((events[0]?.series as { count: number }).count, 2);
 });
+
+test('a message without a namespace for a namespaced kind is terminal (DLQ), not retried', async () => {
+  const s = setup();
+  await s.run([newMessage({ cluster: 'c1', ...WIDGET, name: 'x' }, 'Added', NOW)]);
+  assert.deepEqual(s.calls, []);
+  assert.equal(s.sender.sent[0]?.queueUrl, DLQ);
+  assert.equal(s.sender.sent[0]?.attributes?.[DLQ_ATTRIBUTE_REASON], 'TerminalError');
+  assert.match(s.sender.sent[0]?.attributes?.[DLQ_ATTRIBUTE_ERROR] ?? '', /Widget is namespaced but the message for "x" has no namespace/);
+});
