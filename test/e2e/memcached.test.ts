@@ -1,0 +1,232 @@
+/**
+ * End to end, through the parts that ship: the Memcached operator on a real kube-apiserver
+ * (+ etcd + kube-controller-manager with garbage collection and the Deployment/ReplicaSet
+ * controllers), the forwarder's esbuild bundle as its own process, ElasticMQ, and the
+ * function bundle that `serverless package` produces, consumed the way Lambda's event
+ * source mapping does and running under the function's own least-privilege RBAC
+ * (infra/rbac). `kubectl` is the user's client. Pods are marked Ready by the simulated
+ * kubelet (no kubelet runs here).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { stringify } from 'yaml';
+import { startBroker, startControlPlane, WORKLOAD_CONTROLLERS, type Broker, type ControlPlane } from '../../src/testing/index.ts';
+import { bundleForwarder } from '../../src/forwarder/bundle.ts';
+import { startLambdaRunner, type LambdaRunner } from '../../src/queue/lambda-runner.ts';
+import { createKubeClient } from '../../src/kube/client.ts';
+import { createTransport } from '../../src/kube/transport.ts';
+import { defineController } from '../../src/core/controller.ts';
+import { memcachedController } from '../../src/memcached/controller.ts';
+import { startPodSimulator, type PodSimulator } from '../../src/devloop/pod-simulator.ts';
+import { watchesFor } from '../../src/devloop/project.ts';
+import { silentLogger } from '../../src/observability/log.ts';
+import { extractBundle, packageService, ROOT } from '../../scripts/package.ts';
+
+const CRD = join(ROOT, 'infra', 'crds', 'memcacheds.cache.example.com.yaml');
+const SAMPLE = join(ROOT, 'infra', 'samples', 'memcached.yaml');
+const RBAC = join(ROOT, 'infra', 'rbac', 'memcached-function.yaml');
+
+let cp: ControlPlane;
+let broker: Broker;
+let work: string;
+let forwarder: ChildProcess | undefined;
+let forwarderExit: Promise<number | null>;
+let runner: LambdaRunner | undefined;
+let simulator: PodSimulator | undefined;
+const forwarderLines: string[] = [];
+
+before(async () => {
+  work = mkdtempSync(join(tmpdir(), 'operless-e2e-'));
+  cp = await startControlPlane({ controllers: WORKLOAD_CONTROLLERS, crds: [CRD] });
+  broker = await startBroker({ queues: [{ name: 'work', visibilityTimeoutSeconds: 60, dlq: { name: 'work-dlq', maxReceiveCount: 5 } }] });
+
+  // The function's identity: exactly the RBAC shipped in infra/rbac.
+  const applied = await cp.kubectl(['apply', '-f', RBAC]);
+  assert.equal(applied.code, 0, applied.stderr);
+  const fnIdentity = await cp.identity('memcached-function', ['operless:memcached']);
+
+  // The shipped function bundle, out of the zip `serverless package` made.
+  const packaged = await packageService({ outDir: join(work, 'package') });
+  const fn = packaged.functions.find((f) => f.name === 'memcached');
+  assert.ok(fn, 'serverless package produced the memcached function');
+  const bundle = extractBundle(fn);
+
+  // The forwarder's bundle as its own process, watching what the controller reconciles and owns.
+  const forwarderBundle = (await bundleForwarder(join(work, 'forwarder.mjs'))).outFile;
+  const config = {
+    clusterId: 'e2e',
+    queue: { url: broker.queueUrl('work'), region: broker.region },
+    ...watchesFor([defineController(memcachedController)]),
+    leaderElection: { enabled: false },
+    server: { port: 0 },
+    coalesceWindowMs: 50,
+  };
+  writeFileSync(join(work, 'forwarder.yaml'), stringify(config));
+  forwarder = spawn(process.execPath, [forwarderBundle], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      PATH: process.env.PATH,
+      OPERLESS_FORWARDER_CONFIG: join(work, 'forwarder.yaml'),
+      KUBECONFIG: cp.kubeconfigPath,
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      AWS_ENDPOINT_URL_SQS: broker.endpoint,
+    },
+  });
+  forwarderExit = new Promise((resolve) => forwarder!.on('exit', (code) => resolve(code)));
+  createInterface({ input: forwarder.stdout! }).on('line', (line) => forwarderLines.push(line));
+  createInterface({ input: forwarder.stderr! }).on('line', (line) => forwarderLines.push(line));
+  await until('the forwarder is running', async () => forwarderLines.some((l) => l.includes('forwarder running')), 30_000);
+
+  // The function, as Lambda would run it: environment from serverless.yml, bundle from the zip.
+  Object.assign(process.env, {
+    OPERLESS_QUEUE_URL: broker.queueUrl('work'),
+    OPERLESS_DLQ_URL: broker.queueUrl('work-dlq'),
+    OPERLESS_CLUSTER: 'e2e',
+    OPERLESS_KUBECONFIG: fnIdentity.kubeconfigPath,
+    OPERLESS_METRICS: 'off',
+    AWS_REGION: broker.region,
+    AWS_ENDPOINT_URL_SQS: broker.endpoint,
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
+  });
+  runner = await startLambdaRunner({
+    queueUrl: broker.queueUrl('work'),
+    sqs: broker.sqs(),
+    handler: { module: bundle, export: 'handler' },
+    functionName: 'memcached',
+    batchSize: 10,
+    batchWindowSeconds: 1,
+    maxConcurrency: 3,
+    timeoutSeconds: 30,
+    logger: silentLogger,
+  });
+
+  const admin = createKubeClient(createTransport(cp.kubeConfig), { fieldManager: 'e2e-kubelet' });
+  simulator = startPodSimulator(admin, { log: silentLogger, intervalMs: 300 });
+});
+
+after(async () => {
+  await simulator?.stop();
+  await runner?.stop();
+  if (forwarder && forwarder.exitCode === null) {
+    forwarder.kill('SIGTERM');
+    await forwarderExit;
+  }
+  await broker?.stop();
+  await cp?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      if (await check()) return;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}${last ? ` (last error: ${(last as Error).message})` : ''}\nforwarder log tail:\n${forwarderLines.slice(-15).join('\n')}`);
+}
+
+async function kubectl(...args: string[]): Promise<string> {
+  const result = await cp.kubectl(args);
+  assert.equal(result.code, 0, `kubectl ${args.join(' ')} failed: ${result.stderr}`);
+  return result.stdout;
+}
+
+async function getJson<T>(...args: string[]): Promise<T | undefined> {
+  const result = await cp.kubectl(['get', ...args, '-o', 'json']);
+  if (result.code !== 0) {
+    if (/NotFound|not found/.test(result.stderr)) return undefined;
+    throw new Error(result.stderr);
+  }
+  return JSON.parse(result.stdout) as T;
+}
+
+interface Mc {
+  metadata: { generation: number; uid: string; finalizers?: string[] };
+  status?: { readyReplicas?: number; nodes?: string[]; observedGeneration?: number; conditions?: { type: string; status: string }[] };
+}
+interface Deploy { metadata: { uid: string; ownerReferences?: { kind: string; controller?: boolean }[] }; spec: { replicas: number } }
+
+const available = (mc: Mc | undefined) =>
+  mc?.status?.observedGeneration === mc?.metadata.generation &&
+  mc?.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') === true;
+
+test('kubectl apply of the sample: a Deployment of 3, a headless Service, status with the pod names', async () => {
+  await kubectl('apply', '-f', SAMPLE);
+  await until('the Deployment exists with 3 replicas', async () => (await getJson<Deploy>('deployment', 'memcached-sample'))?.spec.replicas === 3);
+  const deployment = (await getJson<Deploy>('deployment', 'memcached-sample'))!;
+  assert.ok(deployment.metadata.ownerReferences?.some((o) => o.kind === 'Memcached' && o.controller), 'the Deployment has a controller owner reference');
+  const service = await getJson<{ spec: { clusterIP: string } }>('service', 'memcached-sample');
+  assert.equal(service?.spec.clusterIP, 'None', 'the Service is headless');
+
+  const wait = await cp.kubectl(['wait', '--for=condition=Available', 'memcached/memcached-sample', '--timeout=90s']);
+  assert.equal(wait.code, 0, `kubectl wait failed: ${wait.stderr}`);
+  await until('status lists 3 ready pods', async () => {
+    const mc = await getJson<Mc>('memcached', 'memcached-sample');
+    return available(mc) && mc?.status?.readyReplicas === 3 && mc.status.nodes?.length === 3;
+  });
+  const mc = (await getJson<Mc>('memcached', 'memcached-sample'))!;
+  assert.deepEqual(mc.metadata.finalizers, ['cache.example.com/finalizer']);
+  for (const node of mc.status!.nodes!) assert.match(node, /^memcached-sample-/);
+});
+
+test('kubectl get mc shows the printer columns', async () => {
+  const table = await kubectl('get', 'mc');
+  const [header, row] = table.trim().split('\n');
+  assert.match(header!, /^NAME\s+SIZE\s+READY\s+AVAILABLE\s+AGE/);
+  assert.match(row!, /^memcached-sample\s+3\s+3\s+True\s+/);
+});
+
+test('changing spec.size: the Deployment follows and status catches up at the new generation', async () => {
+  await kubectl('patch', 'memcached', 'memcached-sample', '--type=merge', '-p', '{"spec":{"size":5}}');
+  await until('the Deployment has 5 replicas', async () => (await getJson<Deploy>('deployment', 'memcached-sample'))?.spec.replicas === 5);
+  await until('Available at generation 2 with 5 ready', async () => {
+    const mc = await getJson<Mc>('memcached', 'memcached-sample');
+    return mc?.metadata.generation === 2 && available(mc) && mc.status?.readyReplicas === 5;
+  });
+  const events = await kubectl('get', 'events', '--field-selector', 'involvedObject.kind=Memcached', '-o', 'json');
+  const reasons = (JSON.parse(events) as { items: { reason: string }[] }).items.map((e) => e.reason);
+  assert.ok(reasons.includes('Scaled'), `a Scaled event was recorded (events: ${reasons.join(', ')})`);
+});
+
+test('a Deployment deleted by hand comes back', async () => {
+  const before = (await getJson<Deploy>('deployment', 'memcached-sample'))!;
+  await kubectl('delete', 'deployment', 'memcached-sample', '--wait=true');
+  await until('the Deployment is recreated', async () => {
+    const d = await getJson<Deploy>('deployment', 'memcached-sample');
+    return d !== undefined && d.metadata.uid !== before.metadata.uid && d.spec.replicas === 5;
+  });
+});
+
+test('deleting the Memcached runs the finalizer, and garbage collection removes its children', async () => {
+  await kubectl('delete', 'memcached', 'memcached-sample', '--wait=false');
+  await until('the Memcached is gone', async () => (await getJson<Mc>('memcached', 'memcached-sample')) === undefined);
+  const events = await kubectl('get', 'events', '--field-selector', 'involvedObject.name=memcached-sample', '-o', 'json');
+  const reasons = (JSON.parse(events) as { items: { reason: string }[] }).items.map((e) => e.reason);
+  assert.ok(reasons.includes('Finalizing'), `the finalizer recorded its Event (events: ${reasons.join(', ')})`);
+  await until('the Deployment and Service are garbage-collected', async () =>
+    (await getJson('deployment', 'memcached-sample')) === undefined && (await getJson('service', 'memcached-sample')) === undefined,
+  90_000);
+});
+
+test('nothing ended in the dead-letter queue, and the forwarder never failed to send', async () => {
+  const attrs = await broker.sqs().send(new GetQueueAttributesCommand({ QueueUrl: broker.queueUrl('work-dlq'), AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
+  assert.equal(attrs.Attributes?.ApproximateNumberOfMessages, '0');
+  assert.equal(attrs.Attributes?.ApproximateNumberOfMessagesNotVisible, '0');
+  assert.equal(forwarderLines.filter((l) => /"level":"error"/.test(l)).length, 0, forwarderLines.filter((l) => /"level":"error"/.test(l)).join('\n'));
+  assert.ok(runner!.stats.invocations > 0);
+  assert.equal(runner!.stats.failedInvocations, 0);
+  assert.ok(readFileSync(CRD, 'utf8').includes('memcacheds.cache.example.com'));
+});
