@@ -1,0 +1,10 @@
+/**
+ * `operless/crd`: define a custom resource in TypeScript — the schema DSL (`schema.ts`) gives
+ * the resource's TypeScript type and its OpenAPI validation from one definition,
+ * `defineResource` (`resource.ts`) the names, scope, subresources and printer columns — and
+ * render its CustomResourceDefinition YAML (`generate.ts`).
+ */
+export * from './schema.ts';
+export * from './resource.ts';
+export { generateCrd, renderCrd, writeCrds, staleCrds, crdFileName, crdPaths } from './generate.ts';
+export type { GeneratedResource } from './resources.ts';
