@@ -7,15 +7,10 @@
  * Guarantees: a thrown error means "nothing is known to have been sent" (the caller
  * retries the whole batch); a returned result lists exactly the entries SQS rejected.
  */
-import { GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { sendMessageBatch, type EntryFailure } from '../queue/batch-send.ts';
 
-export interface EntryFailure {
-  readonly id: string;
-  /** True when SQS blames the request (retrying unchanged will likely fail again). */
-  readonly senderFault: boolean;
-  readonly code: string;
-  readonly message: string;
-}
+export type { EntryFailure } from '../queue/batch-send.ts';
 
 export interface QueuePort {
   sendBatch(entries: readonly { id: string; body: string }[]): Promise<{ failed: EntryFailure[] }>;
@@ -32,20 +27,7 @@ export function createSqsQueue(options: { queueUrl: string; region: string; endp
     maxAttempts: 1, // the sender owns retries and backoff
   });
   return {
-    async sendBatch(entries) {
-      const out = await client.send(new SendMessageBatchCommand({
-        QueueUrl: options.queueUrl,
-        Entries: entries.map((e) => ({ Id: e.id, MessageBody: e.body })),
-      }));
-      return {
-        failed: (out.Failed ?? []).map((f) => ({
-          id: f.Id ?? '',
-          senderFault: f.SenderFault === true,
-          code: f.Code ?? 'Unknown',
-          message: f.Message ?? '',
-        })),
-      };
-    },
+    sendBatch: (entries) => sendMessageBatch(client, options.queueUrl, entries),
     async probe() {
       await client.send(new GetQueueAttributesCommand({ QueueUrl: options.queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }));
     },

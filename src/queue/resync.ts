@@ -10,20 +10,15 @@
  * message is a name, not the object: reconciles read live state, so an extra Resync is
  * harmless. Pages of a list that expired mid-way (410) restart from the beginning once.
  */
-import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { BATCH_LIMIT, sendMessageBatch, type BatchEntry } from './batch-send.ts';
 import type { KindRef, KubeClient, KubeObject } from '../core/types.ts';
 import { encodeMessage, newMessage, type ReconcileMessage } from '../contract/message.ts';
 import { errorMessage, silentLogger, type Logger } from '../observability/log.ts';
 
-/** SendMessageBatch accepts at most 10 entries. */
-export const BATCH_LIMIT = 10;
+export { BATCH_LIMIT, type BatchEntry } from './batch-send.ts';
 /** Objects per list page. */
 export const DEFAULT_PAGE_SIZE = 500;
-
-export interface BatchEntry {
-  readonly id: string;
-  readonly body: string;
-}
 
 /** Sends up to 10 entries; resolves with the ids SQS did not accept (empty when all went). */
 export type BatchSend = (entries: readonly BatchEntry[]) => Promise<string[]>;
@@ -158,12 +153,9 @@ async function safeSend(send: BatchSend, entries: readonly BatchEntry[], log: Lo
 /** A `BatchSend` over `SendMessageBatch` to one queue. */
 export function sqsBatchSend(sqs: SQSClient, queueUrl: string, log: Logger = silentLogger): BatchSend {
   return async (entries) => {
-    const out = await sqs.send(new SendMessageBatchCommand({
-      QueueUrl: queueUrl,
-      Entries: entries.map((e) => ({ Id: e.id, MessageBody: e.body })),
-    }));
-    for (const f of out.Failed ?? []) log.warn('queue rejected a resync message', { id: f.Id, code: f.Code, error: f.Message });
-    return (out.Failed ?? []).map((f) => f.Id ?? '');
+    const { failed } = await sendMessageBatch(sqs, queueUrl, entries);
+    for (const f of failed) log.warn('queue rejected a resync message', { id: f.id, code: f.code, error: f.message });
+    return failed.map((f) => f.id);
   };
 }
 
