@@ -10,34 +10,14 @@ import { readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions } from 'esbuild';
-import { parse } from 'yaml';
+import { parseServerlessYaml, type EsbuildSettings } from '../src/project/serverless-yml.ts';
 
 export const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 
-interface EsbuildSettings {
-  minify?: boolean;
-  sourcemap?: boolean;
-  target?: string;
-  platform?: 'node';
-  format?: 'esm' | 'cjs';
-  outputFileExtension?: string;
-  mainFields?: string[];
-  exclude?: string[];
-  banner?: Record<string, string>;
-}
-
 /** The function names and handler files declared in serverless.yml, and its esbuild settings. */
 export function readServerlessConfig(path: string = join(ROOT, 'serverless.yml')): { functions: Record<string, string>; esbuild: EsbuildSettings } {
-  // osls-specific tags (!Ref, !GetAtt …) are irrelevant here: keep them as plain values.
-  const doc = parse(readFileSync(path, 'utf8'), { customTags: (tags) => tags, logLevel: 'silent' }) as {
-    functions: Record<string, { handler: string }>;
-    custom: { esbuild: EsbuildSettings };
-  };
-  const functions: Record<string, string> = {};
-  for (const [name, fn] of Object.entries(doc.functions)) {
-    functions[name] = `${fn.handler.slice(0, fn.handler.lastIndexOf('.'))}.ts`;
-  }
-  return { functions, esbuild: doc.custom.esbuild };
+  const { functions, esbuild } = parseServerlessYaml(readFileSync(path, 'utf8'));
+  return { functions: Object.fromEntries(functions.map((f) => [f.name, f.module])), esbuild };
 }
 
 export interface BundleResult {
@@ -48,7 +28,8 @@ export interface BundleResult {
 
 export async function bundleFunctions(outDir: string = join(ROOT, '.build', 'functions')): Promise<BundleResult[]> {
   const { functions, esbuild } = readServerlessConfig();
-  const ext = esbuild.outputFileExtension ?? '.js';
+  // serverless.yml picks the extension per stage (a `${…}` variable); the shipped one is .mjs.
+  const ext = esbuild.outputFileExtension?.startsWith('.') ? esbuild.outputFileExtension : '.mjs';
   const results: BundleResult[] = [];
   for (const [name, entry] of Object.entries(functions)) {
     const outfile = join(outDir, `${name}${ext}`);

@@ -9,7 +9,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { parseServerlessYaml } from '../project/serverless-yml.ts';
 import type { Controller } from '../core/controller.ts';
 import type { KindRef, KubeObject } from '../core/types.ts';
 import type { ForwarderConfigInput } from '../forwarder/config.ts';
@@ -29,31 +29,10 @@ export interface ProjectLayout {
   readonly samples: readonly string[];
 }
 
-interface ServerlessFunction {
-  handler?: string;
-  events?: { sqs?: unknown }[];
-}
-
-/** Reads the reconcile functions (those with an SQS event) from serverless.yml. */
+/** The reconcile functions (those with an SQS event) of a serverless.yml. */
 export function reconcileFunctions(serverlessYaml: string): FunctionEntry[] {
-  const doc = parseYaml(serverlessYaml, { customTags: cloudFormationTags }) as { functions?: Record<string, ServerlessFunction> } | null;
-  return Object.entries(doc?.functions ?? {})
-    .filter(([, f]) => (f.events ?? []).some((e) => e && typeof e === 'object' && 'sqs' in e))
-    .map(([name, f]) => {
-      const handler = f.handler ?? '';
-      const dot = handler.lastIndexOf('.');
-      if (dot <= 0) throw new Error(`serverless.yml: function "${name}" has handler ${JSON.stringify(handler)}; expected <path>.<export>, e.g. functions/${name}.handler`);
-      return { name, module: `${handler.slice(0, dot)}.ts`, exportName: handler.slice(dot + 1) };
-    });
+  return parseServerlessYaml(serverlessYaml).functions.filter((f) => f.sqs).map(({ name, module, exportName }) => ({ name, module, exportName }));
 }
-
-/** Accepts CloudFormation short tags (`!Ref`, `!GetAtt`, …) as plain values. */
-const cloudFormationTags = ['Ref', 'GetAtt', 'Sub', 'Join', 'If', 'Equals', 'Not', 'Select', 'Split', 'ImportValue', 'FindInMap', 'Condition', 'And', 'Or', 'Base64', 'GetAZs', 'Cidr']
-  .flatMap((name) => [
-    { tag: `!${name}`, resolve: (value: string) => ({ [name]: value }) },
-    { tag: `!${name}`, collection: 'seq' as const, resolve: (value: unknown) => ({ [name]: value }) },
-    { tag: `!${name}`, collection: 'map' as const, resolve: (value: unknown) => ({ [name]: value }) },
-  ]);
 
 export function loadProjectLayout(root: string): ProjectLayout {
   const serverless = join(root, 'serverless.yml');
