@@ -1,0 +1,160 @@
+/**
+ * `operless enqueue`: force a reconcile by sending the message the forwarder would have sent.
+ *
+ * - `enqueue <kind>/<namespace>/<name>...` needs no cluster access: the message names the
+ *   object (no uid, so whatever object has that name now is reconciled — reconciles read live
+ *   state). One `SendMessage` per object through the runtime's sender (src/queue/sqs.ts).
+ * - `enqueue [<kind>] --all [--namespace ns]` lists the objects through the Kubernetes API
+ *   (paginated) and sends one message each, with uid and resourceVersion, in SendMessageBatch
+ *   chunks — the scheduled resync function's own code (`resyncAll` in src/queue/resync.ts).
+ *
+ * The reason is `Resync`: like the resync function's messages, these are not caused by an
+ * observed change but ask "bring this object to its desired state again". It shows as
+ * `reason=Resync` in the function's logs. Guarantees: exit code 1 unless every object was
+ * accepted by the queue; an invalid name is refused before anything is sent.
+ */
+import { decodeMessage, displayKey, encodeMessage, newMessage, type ReconcileMessage } from '../../contract/message.ts';
+import { createSqsSender } from '../../queue/sqs.ts';
+import { ResyncError, resyncAll, sqsBatchSend, type BatchSend } from '../../queue/resync.ts';
+import type { KindRef, KubeClient } from '../../core/types.ts';
+import { UsageError, helpText, intOption, parseCommandArgs, stringOption, type CommandSpec } from '../args.ts';
+import { connectCluster } from '../cluster.ts';
+import { parseObjectArg, resolveKind, type ProjectKind } from '../kinds.ts';
+import { PROJECT_OPTION, projectDir, projectKinds } from '../project-dir.ts';
+import { TARGET_OPTIONS, requireField, resolveTarget, sqsClient, type Target } from '../target.ts';
+import type { CommandResult } from './command.ts';
+
+export const ENQUEUE_REASON = 'Resync' as const;
+
+export const enqueueSpec: CommandSpec = {
+  name: 'enqueue',
+  summary: 'send a reconcile message for objects (one, several, or --all of a kind)',
+  usage: '<kind>/<namespace>/<name>... | [<kind>] --all [--namespace <ns>] [options]',
+  details:
+    'Names one object per argument (cluster-scoped kinds: <kind>/<name>); this needs only the queue.\n' +
+    'With --all, lists the objects of the kind (every project kind when none is given) through the\n' +
+    'Kubernetes API and sends one message each, with uid and resourceVersion. Messages carry\n' +
+    `reason ${ENQUEUE_REASON}. Kinds are the project's CRDs (infra/crds), typed like kubectl: Memcached, memcacheds, mc.`,
+  options: {
+    ...TARGET_OPTIONS,
+    ...PROJECT_OPTION,
+    all: { type: 'boolean', description: 'Every object of the kind (listed from the cluster)' },
+    namespace: { type: 'string', short: 'n', description: 'With --all: only this namespace', placeholder: 'ns' },
+    'page-size': { type: 'string', description: 'With --all: objects per list request', default: '500', placeholder: 'n' },
+  },
+  examples: [
+    'operless enqueue mc/default/memcached-sample',
+    'operless enqueue memcached --all --namespace default',
+    'operless enqueue --all --json',
+  ],
+};
+
+export interface EnqueueSummary {
+  readonly queueUrl: string;
+  readonly reason: typeof ENQUEUE_REASON;
+  readonly listed?: number;
+  readonly sent: number;
+  readonly failed: number;
+  readonly objects: string[];
+  readonly error?: string;
+}
+
+export async function enqueue(argv: string[]): Promise<CommandResult> {
+  const args = parseCommandArgs(enqueueSpec, argv);
+  if (args.values.help) return { output: helpText(enqueueSpec) };
+  const kinds = projectKinds(projectDir(args));
+  const all = args.values.all === true;
+  const namespace = stringOption(args.values, 'namespace');
+  const pageSize = intOption(args.values, 'page-size', 1, 10_000) ?? 500;
+  if (!all && namespace) throw new UsageError('--namespace only applies with --all; name single objects as <kind>/<namespace>/<name>');
+  if (!all && args.positionals.length === 0) throw new UsageError('name an object, e.g. `operless enqueue mc/default/my-cache`, or use --all. Run `operless enqueue --help` for usage.');
+  if (all && args.positionals.length > 1) throw new UsageError('with --all give at most one kind, e.g. `operless enqueue mc --all`');
+
+  const target = resolveTarget(args);
+  const queueUrl = requireField(target, 'queueUrl');
+  const summary = all
+    ? await enqueueAll(target, queueUrl, selectKinds(kinds, args.positionals[0], namespace), namespace, pageSize)
+    : await enqueueNamed(target, queueUrl, args.positionals.map((arg) => messageFor(kinds, arg, target.cluster, Date.now())));
+  const exitCode = summary.failed > 0 || summary.error ? 1 : 0;
+  if (target.json) return { output: `${JSON.stringify(summary, null, 2)}\n`, exitCode };
+  return { output: describe(summary), exitCode };
+}
+
+/** The kinds `--all` covers: the one named, or every project kind (a usage error if there is none). */
+export function selectKinds(kinds: readonly ProjectKind[], typed: string | undefined, namespace: string | undefined): ProjectKind[] {
+  const selected = typed ? [resolveKind(kinds, typed)] : [...kinds];
+  if (selected.length === 0) throw new UsageError('no CRDs found in infra/crds/: nothing to enqueue (run `operless crd` first, or pass --project <dir>)');
+  const clusterScoped = selected.filter((k) => !k.namespaced);
+  if (namespace && clusterScoped.length > 0) {
+    throw new UsageError(`--namespace does not apply to cluster-scoped ${clusterScoped.map((k) => k.kind).join(', ')}`);
+  }
+  return selected;
+}
+
+/** The message for one `<kind>/<namespace>/<name>` argument (pure but for validation). */
+export function messageFor(kinds: readonly ProjectKind[], arg: string, cluster: string, now: number): ReconcileMessage {
+  const { kind, namespace, name } = parseObjectArg(kinds, arg);
+  const message = newMessage({ cluster, apiVersion: kind.apiVersion, kind: kind.kind, namespace, name }, ENQUEUE_REASON, now);
+  try {
+    encodeMessage(message);
+  } catch (err) {
+    throw new UsageError(`"${arg}": ${(err as Error).message.replace(/^refusing to send an invalid reconcile message: /, '')}`);
+  }
+  return message;
+}
+
+async function enqueueNamed(target: Target, queueUrl: string, messages: readonly ReconcileMessage[]): Promise<EnqueueSummary> {
+  const sender = createSqsSender(sqsClient(target));
+  const objects: string[] = [];
+  let failed = 0;
+  let error: string | undefined;
+  for (const message of messages) {
+    try {
+      await sender.send(queueUrl, { body: encodeMessage(message) });
+      objects.push(displayKey(message));
+    } catch (err) {
+      failed += 1;
+      error ??= `${(err as Error).message} (check the queue URL, region and credentials: \`operless doctor\`)`;
+    }
+  }
+  return { queueUrl, reason: ENQUEUE_REASON, sent: objects.length, failed, objects, ...(error ? { error } : {}) };
+}
+
+async function enqueueAll(target: Target, queueUrl: string, kinds: readonly KindRef[], namespace: string | undefined, pageSize: number): Promise<EnqueueSummary> {
+  const cluster = await connectCluster(target);
+  const objects: string[] = [];
+  const batchSend = sqsBatchSend(sqsClient(target), queueUrl);
+  // Records which objects the queue accepted, for the report.
+  const send: BatchSend = async (entries) => {
+    const rejected = await batchSend(entries);
+    for (const e of entries) {
+      if (rejected.includes(e.id)) continue;
+      const decoded = decodeMessage(e.body);
+      if (decoded.ok) objects.push(displayKey(decoded.message));
+    }
+    return rejected;
+  };
+  const client: Pick<KubeClient, 'list'> = {
+    list: (kind, options) => cluster.client.list(kind, { ...options, ...(namespace ? { namespace } : {}) }),
+  };
+  try {
+    const report = await resyncAll({ kinds, client, cluster: target.cluster, send, pageSize });
+    return { queueUrl, reason: ENQUEUE_REASON, listed: report.listed, sent: report.sent, failed: report.failed, objects };
+  } catch (err) {
+    if (err instanceof ResyncError) {
+      return { queueUrl, reason: ENQUEUE_REASON, ...err.report, objects, error: err.message };
+    }
+    throw err;
+  } finally {
+    await cluster.close();
+  }
+}
+
+function describe(summary: EnqueueSummary): string {
+  const lines: string[] = [];
+  if (summary.listed !== undefined) lines.push(`Listed ${summary.listed} object(s); enqueued ${summary.sent} with reason ${summary.reason} on ${summary.queueUrl}:`);
+  else lines.push(`Enqueued ${summary.sent} object(s) with reason ${summary.reason} on ${summary.queueUrl}:`);
+  lines.push(...summary.objects.map((o) => `  ${o}`));
+  if (summary.failed > 0) lines.push(`✘ ${summary.failed} message(s) were not accepted by the queue: ${summary.error ?? 'see above'}`);
+  return `${lines.join('\n')}\n`;
+}
