@@ -12,6 +12,8 @@ import type { CommandResult } from './commands/command.ts';
 type Command = (argv: string[]) => Promise<CommandResult>;
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  init: { summary: 'create a new operator project that depends on Operless', load: async () => (await import('./commands/init.ts')).init },
+  'create api': { summary: 'add a kind to the project: schema, controller, function, queues, watches, RBAC, test', load: async () => (await import('./commands/create-api.ts')).createApi },
   dev: { summary: 'run the whole loop locally: control plane, queue, forwarder, functions', load: async () => (await import('./commands/dev.ts')).dev },
   'dlq list': { summary: 'show dead-lettered messages and why they failed', load: async () => (await import('./commands/dlq.ts')).dlqList },
   'dlq redrive': { summary: 'move dead-lettered messages back to the work queue', load: async () => (await import('./commands/dlq.ts')).dlqRedrive },

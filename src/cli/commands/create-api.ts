@@ -1,0 +1,73 @@
+/**
+ * `operless create api --group <g> --version <v> --kind <Kind> [--namespaced|--cluster-scoped]
+ * [--owns Deployment,Service] [--force]`: adds a kind to a project made by `operless init`.
+ * Validates the names (DNS-1123 group, PascalCase kind, version like v1alpha1), refuses to
+ * overwrite files unless --force, prints what it created and what to do next.
+ */
+import { relative, resolve } from 'node:path';
+import { UsageError, helpText, parseCommandArgs, stringOption, type CommandSpec } from '../args.ts';
+import { describeChanges, scaffoldApi, ScaffoldError } from '../../scaffold/index.ts';
+import type { CommandResult } from './command.ts';
+
+export const createApiSpec: CommandSpec = {
+  name: 'create api',
+  summary: 'add a kind: schema, controller, function, queues, watches, RBAC, sample, test',
+  usage: '--group <group> --version <version> --kind <Kind> [options]',
+  options: {
+    group: { type: 'string', placeholder: 'group', description: 'API group; without a dot the project domain is appended (cache → cache.example.com)' },
+    version: { type: 'string', placeholder: 'version', description: 'API version, e.g. v1alpha1' },
+    kind: { type: 'string', placeholder: 'Kind', description: 'Kind in PascalCase, e.g. Memcached' },
+    namespaced: { type: 'boolean', description: 'Objects live in namespaces (the default)' },
+    'cluster-scoped': { type: 'boolean', description: 'Objects are cluster-scoped' },
+    owns: { type: 'string', placeholder: 'kinds', description: 'Kinds the controller creates and owns, comma-separated, e.g. Deployment,Service,ConfigMap' },
+    project: { type: 'string', placeholder: 'dir', description: 'Project directory', default: '.' },
+    force: { type: 'boolean', description: 'Overwrite the kind\'s files if they exist' },
+    json: { type: 'boolean', description: 'Print the result as JSON' },
+  },
+  examples: [
+    'operless create api --group cache --version v1alpha1 --kind Memcached --owns Deployment,Service',
+    'operless create api --group tenancy --version v1alpha1 --kind Tenant --cluster-scoped --owns Namespace,ResourceQuota',
+  ],
+};
+
+export async function createApi(argv: string[]): Promise<CommandResult> {
+  const { values, positionals } = parseCommandArgs(createApiSpec, argv);
+  if (values.help) return { output: helpText(createApiSpec) };
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}; every input is an option (see --help)`);
+  const missing = ['group', 'version', 'kind'].filter((o) => !stringOption(values, o));
+  if (missing.length > 0) throw new UsageError(`${missing.map((m) => `--${m}`).join(', ')} required, e.g. --group cache --version v1alpha1 --kind Memcached`);
+  if (values.namespaced && values['cluster-scoped']) throw new UsageError('--namespaced and --cluster-scoped exclude each other');
+  const root = resolve(stringOption(values, 'project') ?? '.');
+  const owns = stringOption(values, 'owns');
+  let result: ReturnType<typeof scaffoldApi>;
+  try {
+    result = scaffoldApi(root, {
+      group: stringOption(values, 'group')!,
+      version: stringOption(values, 'version')!,
+      kind: stringOption(values, 'kind')!,
+      namespaced: values['cluster-scoped'] !== true,
+      ...(owns ? { owns } : {}),
+      force: values.force === true,
+    });
+  } catch (err) {
+    if (err instanceof ScaffoldError) throw new UsageError(err.message);
+    throw err;
+  }
+  if (values.json) return { output: `${JSON.stringify({ api: result.api, files: result.changes }, null, 2)}\n` };
+  const { api } = result;
+  const where = relative(process.cwd(), root);
+  return {
+    output: [
+      `Added ${api.kind} (${api.group}/${api.version}, ${api.namespaced ? 'namespaced' : 'cluster-scoped'}${api.owns.length ? `, owns ${api.owns.map((o) => o.kind).join(', ')}` : ''}):`,
+      ...describeChanges(result.changes),
+      '',
+      'Next:',
+      ...(where ? [`  cd ${where}`] : []),
+      `  edit src/${api.kind.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase()}/types.ts (spec, status) and controller.ts (reconcile)`,
+      '  npm run crd      # regenerate infra/crds/ after changing the schema',
+      '  npm test         # the new integration test runs against a real control plane',
+      '  npm start        # the whole loop locally',
+      '',
+    ].join('\n'),
+  };
+}

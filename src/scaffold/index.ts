@@ -1,0 +1,58 @@
+/**
+ * Scaffolding: `operless init` (a new project that depends on Operless as a package) and
+ * `operless create api` (a new kind in it). The planners are pure; `scaffoldInit` and
+ * `scaffoldApi` read and write the project directory.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { applyChanges, type AppliedChange } from './files.ts';
+import { planInit, PROJECT_DEV_TOOLS } from './init.ts';
+import { planCreateApi, type CreateApiOptions } from './create-api.ts';
+import { checkDomain, checkProjectName, ScaffoldError } from './names.ts';
+import { parseProjectFile, PROJECT_FILE, type ApiEntry } from './project-file.ts';
+
+export { ScaffoldError } from './names.ts';
+export { PROJECT_FILE, type ApiEntry, type ProjectFile } from './project-file.ts';
+
+/** Operless's own package.json (name, version, and the tool versions it is tested with). */
+export function operlessPackage(): { version: string; devDependencies: Record<string, string> } {
+  return JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string; devDependencies: Record<string, string> };
+}
+
+export interface ScaffoldInitOptions {
+  readonly dir: string;
+  readonly domain: string;
+  readonly name?: string;
+  /** Default: `^<this Operless version>`. */
+  readonly operlessDependency?: string;
+  readonly force?: boolean;
+}
+
+export function scaffoldInit(options: ScaffoldInitOptions): { root: string; name: string; changes: AppliedChange[] } {
+  const root = resolve(options.dir);
+  const name = checkProjectName(options.name ?? basename(root));
+  const domain = checkDomain(options.domain);
+  const own = operlessPackage();
+  const toolVersions: Record<string, string> = {};
+  for (const tool of PROJECT_DEV_TOOLS) {
+    const version = own.devDependencies[tool];
+    if (version) toolVersions[tool] = version;
+  }
+  const plan = planInit({ name, domain, operlessDependency: options.operlessDependency ?? `^${own.version}`, toolVersions });
+  return { root, name, changes: applyChanges(root, plan, { force: options.force ?? false }) };
+}
+
+export function scaffoldApi(root: string, options: CreateApiOptions): { api: ApiEntry; changes: AppliedChange[] } {
+  const path = join(root, PROJECT_FILE);
+  if (!existsSync(path)) {
+    throw new ScaffoldError(`no ${PROJECT_FILE} in ${root}: run \`operless create api\` in a project made by \`operless init\` (or pass --project <dir>)`);
+  }
+  const project = parseProjectFile(readFileSync(path, 'utf8'), path);
+  const plan = planCreateApi(project, options);
+  return { api: plan.api, changes: applyChanges(root, plan.changes, { force: options.force ?? false }) };
+}
+
+/** One line per file: what happened to it. */
+export function describeChanges(changes: readonly AppliedChange[]): string[] {
+  return changes.map((c) => `  ${c.action.padEnd(11)} ${c.path}`);
+}

@@ -1,0 +1,58 @@
+/**
+ * `operless.json`: what a scaffolded project is made of — its name, domain, and every kind
+ * `operless create api` added (group, version, scope, owned kinds) — like kubebuilder's
+ * PROJECT file. `create api` reads it to refuse a kind twice and to regenerate the files
+ * derived from all kinds together (forwarder watches, forwarder RBAC).
+ *
+ * Guarantee: `parseProjectFile` accepts only what `renderProjectFile` writes and says what
+ * is wrong otherwise; rendering is deterministic.
+ */
+import type { KindRef } from '../core/types.ts';
+import { ScaffoldError } from './names.ts';
+
+export const PROJECT_FILE = 'operless.json';
+
+export interface ApiEntry {
+  /** Full API group, e.g. `tenancy.example.com`. */
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly plural: string;
+  readonly namespaced: boolean;
+  readonly owns: readonly KindRef[];
+}
+
+export interface ProjectFile {
+  readonly name: string;
+  readonly domain: string;
+  readonly apis: readonly ApiEntry[];
+}
+
+export function renderProjectFile(project: ProjectFile): string {
+  return `${JSON.stringify({ name: project.name, domain: project.domain, apis: project.apis }, null, 2)}\n`;
+}
+
+export function parseProjectFile(text: string, where: string = PROJECT_FILE): ProjectFile {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new ScaffoldError(`${where} is not valid JSON (${(err as Error).message}); fix it or run \`operless init\` again with --force`);
+  }
+  const doc = raw as Partial<ProjectFile> | null;
+  if (!doc || typeof doc.name !== 'string' || typeof doc.domain !== 'string' || !Array.isArray(doc.apis)) {
+    throw new ScaffoldError(`${where} must have "name", "domain" and "apis"; it was written by \`operless init\``);
+  }
+  for (const api of doc.apis) {
+    if (!api || typeof api.kind !== 'string' || typeof api.group !== 'string' || typeof api.version !== 'string' ||
+      typeof api.plural !== 'string' || typeof api.namespaced !== 'boolean' || !Array.isArray(api.owns)) {
+      throw new ScaffoldError(`${where}: every entry of "apis" needs group, version, kind, plural, namespaced and owns`);
+    }
+  }
+  return { name: doc.name, domain: doc.domain, apis: doc.apis };
+}
+
+/** The KindRef of a project API. */
+export function kindRefOf(api: ApiEntry): KindRef {
+  return { apiVersion: `${api.group}/${api.version}`, kind: api.kind, plural: api.plural, namespaced: api.namespaced };
+}
