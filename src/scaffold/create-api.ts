@@ -401,7 +401,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import type { Context, SQSEvent } from 'aws-lambda';
-import { createClientFactory, defineController, toSqsHandler, type MessageSender, type OutgoingMessage } from 'operless';
+import { createClientFactory, createEmfMetrics, createLogger, defineController, toSqsHandler, type MessageSender, type OutgoingMessage } from 'operless';
 import { startControlPlane, type ControlPlane } from 'operless/testing';
 import { ${camel(k)}Controller } from '../src/${file}/controller.ts';
 
@@ -429,6 +429,8 @@ test('the handler reconciles the sample ${k}: Ready=True with observedGeneration
     cluster: 'default',
     clients: createClientFactory({ sources: { default: { type: 'file', path: identity.kubeconfigPath } }, env: {} }),
     sender,
+    log: createLogger({ level: 'warn' }),
+    metrics: createEmfMetrics({ write: () => {} }),
   });
 
   const event = JSON.parse(readFileSync('events/${file}-added.json', 'utf8')) as SQSEvent;

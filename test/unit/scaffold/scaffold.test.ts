@@ -1,0 +1,123 @@
+/**
+ * Scaffolding decisions, without a cluster: name checks and derivations, owned-kind
+ * resolution, marker insertion, refusal to overwrite, and what `create api` plans.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { checkDomain, checkKind, checkProjectName, checkVersion, fullGroup, kebab, pluralOf, ScaffoldError } from '../../../src/scaffold/names.ts';
+import { resolveOwned } from '../../../src/scaffold/known-kinds.ts';
+import { applyChanges, insertAtMarker } from '../../../src/scaffold/files.ts';
+import { planCreateApi } from '../../../src/scaffold/create-api.ts';
+import { planInit } from '../../../src/scaffold/init.ts';
+import { parseProjectFile, type ProjectFile } from '../../../src/scaffold/project-file.ts';
+
+describe('names', () => {
+  test('group: DNS-1123, the domain is appended to a single label', () => {
+    assert.equal(fullGroup('cache', 'example.com'), 'cache.example.com');
+    assert.equal(fullGroup('tenancy.acme.io', 'example.com'), 'tenancy.acme.io');
+    for (const bad of ['Cache', 'cache_x', '-cache', 'cache.', '']) assert.throws(() => fullGroup(bad, 'example.com'), /DNS-1123/);
+  });
+  test('version like v1, v1beta1, v1alpha1', () => {
+    for (const good of ['v1', 'v2beta3', 'v1alpha1']) assert.equal(checkVersion(good), good);
+    for (const bad of ['1', 'v0', 'v1alpha', 'V1', 'v1gamma1']) assert.throws(() => checkVersion(bad), /must look like v1, v1beta1 or v1alpha1/);
+  });
+  test('kind in PascalCase', () => {
+    for (const good of ['Memcached', 'CacheCluster', 'S3Bucket']) assert.equal(checkKind(good), good);
+    for (const bad of ['memcached', 'Cache-Cluster', 'Cache_Cluster', '1Cache']) assert.throws(() => checkKind(bad), /PascalCase/);
+  });
+  test('domain and project name', () => {
+    assert.throws(() => checkDomain('localhost'), /with a dot/);
+    assert.throws(() => checkProjectName('My_Operator'), /lower-case/);
+    assert.equal(checkProjectName('my-operator'), 'my-operator');
+  });
+  test('plurals and file names', () => {
+    assert.deepEqual(['Memcached', 'Policy', 'Ingress', 'Box', 'Gateway'].map(pluralOf), ['memcacheds', 'policies', 'ingresses', 'boxes', 'gateways']);
+    assert.equal(kebab('CacheCluster'), 'cache-cluster');
+  });
+});
+
+describe('owned kinds', () => {
+  test('known kinds by name or plural, in any case, without repeats', () => {
+    const owned = resolveOwned('Deployment, services,configmap,Deployment', true);
+    assert.deepEqual(owned.map((k) => `${k.apiVersion} ${k.kind} ${k.plural}`), ['apps/v1 Deployment deployments', 'v1 Service services', 'v1 ConfigMap configmaps']);
+  });
+  test('an unknown kind is refused with the list of known ones', () => {
+    assert.throws(() => resolveOwned('Widget', true), (err: Error) => err instanceof ScaffoldError && /unknown kind "Widget".*Deployment/.test(err.message));
+  });
+  test('a namespaced owner cannot own a cluster-scoped kind; a cluster-scoped one can', () => {
+    assert.throws(() => resolveOwned('Namespace', true), /--cluster-scoped/);
+    assert.equal(resolveOwned('Namespace,ResourceQuota', false).length, 2);
+  });
+});
+
+describe('files', () => {
+  test('insertion goes before the marker, indented like it, and keeps the rest', () => {
+    const text = 'functions:\n  mine: {}\n  # +operless:scaffold:functions\nresources: {}\n';
+    assert.equal(insertAtMarker(text, 'functions', 'a:\n  b: 1\n'), 'functions:\n  mine: {}\n  a:\n    b: 1\n  # +operless:scaffold:functions\nresources: {}\n');
+    assert.throws(() => insertAtMarker('x: 1\n', 'functions', 'a: 1', 'serverless.yml'), /serverless\.yml has no "\+operless:scaffold:functions" marker/);
+  });
+  test('existing files are refused as a whole (nothing written) unless force', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'scaffold-unit-'));
+    try {
+      writeFileSync(join(dir, 'b.txt'), 'mine');
+      const plan = [{ type: 'create', path: 'a.txt', content: 'A' }, { type: 'create', path: 'b.txt', content: 'B' }] as const;
+      assert.throws(() => applyChanges(dir, plan), /refusing to overwrite b\.txt; pass --force/);
+      assert.throws(() => readFileSync(join(dir, 'a.txt')), /ENOENT/, 'nothing was written');
+      assert.deepEqual(applyChanges(dir, plan, { force: true }).map((c) => c.action), ['created', 'overwritten']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('create api plan', () => {
+  const project: ProjectFile = { name: 'demo', domain: 'example.com', apis: [] };
+  const plan = planCreateApi(project, { group: 'tenancy', version: 'v1alpha1', kind: 'Tenant', namespaced: false, owns: 'Namespace,ResourceQuota' });
+  const content = (path: string) => {
+    const change = plan.changes.find((c) => c.path === path && c.type !== 'insert');
+    assert.ok(change, `${path} is planned`);
+    return change.content;
+  };
+
+  test('the project file records the kind and the forwarder watches the primary and every owned kind', () => {
+    assert.deepEqual(parseProjectFile(content('operless.json')).apis.map((a) => `${a.group}/${a.version} ${a.kind} ${a.namespaced}`), ['tenancy.example.com/v1alpha1 Tenant false']);
+    const watches = parse(content('infra/forwarder/watches.yaml'));
+    assert.deepEqual(watches.primaries, [{ apiVersion: 'tenancy.example.com/v1alpha1', kind: 'Tenant', plural: 'tenants', namespaced: false }]);
+    assert.deepEqual(watches.owned.map((o: { kind: string }) => o.kind), ['Namespace', 'ResourceQuota']);
+  });
+  test('the CRD is cluster-scoped with the status subresource; RBAC covers the kind, its status and the owned kinds', () => {
+    const crd = parse(content('infra/crds/tenants.tenancy.example.com.yaml'));
+    assert.equal(crd.spec.scope, 'Cluster');
+    assert.deepEqual(crd.spec.versions[0].subresources, { status: {} });
+    const [role] = content('infra/rbac/tenant-function.yaml').split('\n---\n').slice(1).map((d) => parse(d));
+    const resources = role.rules.flatMap((r: { resources: string[] }) => r.resources);
+    for (const r of ['tenants', 'tenants/status', 'namespaces', 'resourcequotas', 'events']) assert.ok(resources.includes(r), r);
+  });
+  test('serverless.yml gets a function with its own queue, DLQ and event source', () => {
+    const inserts = plan.changes.filter((c) => c.type === 'insert' && c.path === 'serverless.yml').map((c) => c.content).join('\n');
+    assert.match(inserts, /handler: functions\/tenant\.handler/);
+    assert.match(inserts, /arn: !GetAtt TenantWorkQueue\.Arn/);
+    assert.match(inserts, /deadLetterTargetArn: !GetAtt TenantDeadLetterQueue\.Arn/);
+  });
+  test('the generated sample and SQS event name the same object (no namespace: cluster-scoped)', () => {
+    const sample = parse(content('infra/samples/tenant.yaml'));
+    const body = JSON.parse(JSON.parse(content('events/tenant-added.json')).Records[0].body);
+    assert.deepEqual([body.kind, body.name, body.namespace], [sample.kind, sample.metadata.name, undefined]);
+  });
+  test('the same kind twice is refused unless forced; a namespaced kind may own the project\'s own kinds', () => {
+    assert.throws(() => planCreateApi(plan.project, { group: 'tenancy', version: 'v1alpha1', kind: 'Tenant', namespaced: false }), /already has kind Tenant.*--force/);
+    const again = planCreateApi(plan.project, { group: 'tenancy', version: 'v1alpha1', kind: 'Tenant', namespaced: false, force: true });
+    assert.equal(again.project.apis.length, 1);
+    const app = planCreateApi(plan.project, { group: 'apps', version: 'v1', kind: 'Site', namespaced: false, owns: 'Tenant' });
+    assert.deepEqual(app.api.owns.map((o) => o.kind), ['Tenant']);
+  });
+  test('init writes .npmrc with install-links only for a file: dependency', () => {
+    const paths = (dep: string) => planInit({ name: 'demo', domain: 'example.com', operlessDependency: dep, toolVersions: {} }).map((c) => c.path);
+    assert.ok(paths('file:../operless').includes('.npmrc'));
+    assert.ok(!paths('^0.1.0').includes('.npmrc'));
+  });
+});
