@@ -1,0 +1,48 @@
+/**
+ * The API server's own request counter, `apiserver_request_total`, scraped from `/metrics`
+ * with the admin's credentials: snapshots, and the delta between two snapshots by
+ * verb and resource (watches excluded: they are long-lived streams, not per-reconcile work).
+ */
+import https from 'node:https';
+
+export type RequestCounts = Map<string, number>;
+
+/** Parses `apiserver_request_total` samples into `VERB resource[/subresource]` → count. Pure. */
+export function parseRequestTotals(text: string): RequestCounts {
+  const counts: RequestCounts = new Map();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const close = line.lastIndexOf('}');
+    const labels: Record<string, string> = {};
+    for (const m of line.slice(line.indexOf('{') + 1, close).matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[m[1]!] = m[2]!;
+    const value = Number(line.slice(close + 1).trim());
+    const resource = labels.subresource ? `${labels.resource}/${labels.subresource}` : (labels.resource ?? '');
+    const key = `${labels.verb ?? '?'} ${resource}`;
+    counts.set(key, (counts.get(key) ?? 0) + value);
+  }
+  return counts;
+}
+
+/** after − before, without watches and zero rows. Pure. */
+export function requestDelta(before: RequestCounts, after: RequestCounts): Record<string, number> {
+  const delta: Record<string, number> = {};
+  for (const [key, value] of after) {
+    if (key.startsWith('WATCH ')) continue;
+    const d = value - (before.get(key) ?? 0);
+    if (d > 0) delta[key] = d;
+  }
+  return delta;
+}
+
+export async function scrapeRequestTotals(server: string, token: string, caPem: string): Promise<RequestCounts> {
+  const url = new URL('/metrics', server);
+  const text = await new Promise<string>((resolve, reject) => {
+    const req = https.get(url, { headers: { Authorization: `Bearer ${token}` }, ca: caPem }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`GET /metrics answered ${res.statusCode}`))));
+    });
+    req.on('error', reject);
+  });
+  return parseRequestTotals(text);
+}

@@ -1,0 +1,44 @@
+/**
+ * Creating Memcached objects for the scenarios: many at once, with bounded parallelism
+ * (as fast as the API server takes them), and spec updates that bump the generation.
+ */
+import type { BoundKubeClient } from '../../src/kube/client.ts';
+import { MEMCACHED_KIND } from './systems.ts';
+
+export function names(prefix: string, n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `${prefix}-${String(i).padStart(5, '0')}`);
+}
+
+/** Runs `task` over `items` with at most `parallel` in flight. */
+export async function forEachParallel<T>(items: readonly T[], parallel: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      await task(item);
+    }
+  }));
+}
+
+export async function createMemcacheds(client: BoundKubeClient, namespace: string, list: readonly string[], size: number, parallel = 20): Promise<void> {
+  await forEachParallel(list, parallel, async (name) => {
+    await client.create(MEMCACHED_KIND, { apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, metadata: { name, namespace }, spec: { size } });
+  });
+}
+
+/** Sets spec.size; returns the new generation. */
+export async function setSize(client: BoundKubeClient, namespace: string, name: string, size: number): Promise<number> {
+  const updated = await client.mergePatch(MEMCACHED_KIND, name, namespace, { spec: { size } });
+  return updated.metadata.generation ?? 0;
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Polls `check` every 50 ms until true or the timeout (then throws saying what). */
+export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
+    await sleep(50);
+  }
+}

@@ -1,0 +1,248 @@
+/**
+ * The two systems under test on one shared environment, started and stopped one after the
+ * other:
+ *
+ * - the environment: a real control plane (etcd + kube-apiserver + kube-controller-manager
+ *   with the Deployment/ReplicaSet/GC controllers), the simulated kubelet, the embedded
+ *   SQS-compatible queue behind a counting proxy, and the function bundles as shipped
+ *   (esbuild, serverless.yml's settings);
+ * - Operless: the forwarder (in-process, `startForwarder`) → queue → the local Lambda runner
+ *   invoking the shipped `.mjs` bundle in this process;
+ * - the baseline: `src/baseline` (watches + work queue + workers in this process).
+ *
+ * Each system instance watches only its own namespace, so what one side left behind never
+ * reaches the other.
+ */
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { SQSClient, GetQueueAttributesCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { startBaselineController, type BaselineController } from '../../src/baseline/controller.ts';
+import { encodeMessage, newMessage } from '../../src/contract/message.ts';
+import { defineController, type Controller } from '../../src/core/controller.ts';
+import type { KubeObject } from '../../src/core/types.ts';
+import { startPodSimulator, type PodSimulator } from '../../src/devloop/pod-simulator.ts';
+import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts';
+import { createSqsQueue } from '../../src/forwarder/queue-client.ts';
+import { createKubeClient, type BoundKubeClient } from '../../src/kube/client.ts';
+import { createTransport } from '../../src/kube/transport.ts';
+import { memcachedController } from '../../src/memcached/controller.ts';
+import { silentLogger } from '../../src/observability/log.ts';
+import { startLambdaRunner, type LambdaRunner } from '../../src/queue/lambda-runner.ts';
+import { startMemoryQueueServer, type MemoryQueueServer } from '../../src/queue/memory-queue-server.ts';
+import { startControlPlane, WORKLOAD_CONTROLLERS, type ControlPlane } from '../../src/testing/index.ts';
+import { bundleFunctions, ROOT, type BundleResult } from '../../scripts/bundle.ts';
+import { scrapeRequestTotals, type RequestCounts } from './apiserver-metrics.ts';
+import { startSqsCounter, type SqsCounter } from './sqs-counter.ts';
+
+export const CLUSTER_ID = 'bench';
+export const CRD = join(ROOT, 'infra', 'crds', 'memcacheds.cache.example.com.yaml');
+export const MEMCACHED_KIND = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', plural: 'memcacheds', namespaced: true } as const;
+const NAMESPACE_KIND = { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false } as const;
+
+export interface BenchEnv {
+  readonly cp: ControlPlane;
+  readonly admin: BoundKubeClient;
+  readonly queues: MemoryQueueServer;
+  readonly sqsCounter: SqsCounter;
+  /** An SQS client through the counting proxy. */
+  readonly sqs: SQSClient;
+  readonly bundles: readonly BundleResult[];
+  readonly controller: Controller<KubeObject>;
+  readonly workDir: string;
+  startSimulator(): void;
+  stopSimulator(): Promise<void>;
+  apiRequests(): Promise<RequestCounts>;
+  /** Creates a namespace (idempotent). */
+  namespace(name: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export async function startBenchEnv(): Promise<BenchEnv> {
+  const workDir = mkdtempSync(join(tmpdir(), 'operless-bench-'));
+  const bundles = await bundleFunctions(join(workDir, 'functions'));
+  const cp = await startControlPlane({ controllers: WORKLOAD_CONTROLLERS, crds: [CRD] });
+  const queues = await startMemoryQueueServer();
+  const sqsCounter = await startSqsCounter(queues.endpoint);
+  const sqs = new SQSClient({ region: queues.region, endpoint: sqsCounter.endpoint, credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' } });
+  const admin = createKubeClient(createTransport(cp.kubeConfig), { fieldManager: 'bench' });
+  let simulator: PodSimulator | undefined;
+  const env: BenchEnv = {
+    cp, admin, queues, sqsCounter, sqs, bundles, workDir,
+    controller: defineController(memcachedController) as unknown as Controller<KubeObject>,
+    startSimulator() {
+      simulator ??= startPodSimulator(createKubeClient(createTransport(cp.kubeConfig), { fieldManager: 'bench-kubelet' }), { log: silentLogger, intervalMs: 300 });
+    },
+    async stopSimulator() {
+      await simulator?.stop();
+      simulator = undefined;
+    },
+    apiRequests: () => scrapeRequestTotals(cp.server, cp.admin.token!, cp.caPem),
+    async namespace(name) {
+      await admin.apply(NAMESPACE_KIND, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }).catch(async () => {
+        await admin.create(NAMESPACE_KIND, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+      });
+      return name;
+    },
+    async stop() {
+      await env.stopSimulator();
+      sqs.destroy();
+      await sqsCounter.stop();
+      await queues.stop();
+      await cp.stop();
+      rmSync(workDir, { recursive: true, force: true });
+    },
+  };
+  env.startSimulator();
+  return env;
+}
+
+/** What every system under test offers the scenarios. */
+export interface SystemUnderTest {
+  readonly label: string;
+  readonly ready: Promise<void>;
+  /** Reconciles finished so far (keys reconciled, not messages). */
+  reconciles(): number;
+  /** Asks for one reconcile of each object, bypassing the watches (API-cost windows). */
+  enqueue(namespace: string, names: readonly string[]): Promise<void>;
+  /** Pauses the watch stage (API-cost windows); reconciles already queued still run. */
+  stopWatching(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface OperlessOptions {
+  readonly namespace: string;
+  /** Concurrent invocations (the event source mapping's MaximumConcurrency). */
+  readonly maxConcurrency: number;
+  /** Keys reconciled at once inside one invocation (OPERLESS_CONCURRENCY). */
+  readonly keysPerInvocation: number;
+  readonly batchSize?: number;
+  readonly coalesceWindowMs?: number;
+  /** Start without the forwarder (messages come from `enqueue` only). */
+  readonly watch?: boolean;
+  readonly label?: string;
+}
+
+export interface OperlessSystem extends SystemUnderTest {
+  readonly runner: LambdaRunner;
+  /** Durations of invocations (ms) and the records each carried. */
+  readonly invocations: { durationMs: number; records: number }[];
+}
+
+let instance = 0;
+
+export async function startOperless(env: BenchEnv, options: OperlessOptions): Promise<OperlessSystem> {
+  instance += 1;
+  const queueName = `bench-${instance}`;
+  const dlqName = `bench-${instance}-dlq`;
+  await env.queues.createQueue({ name: dlqName });
+  const queueUrl = await env.queues.createQueue({ name: queueName, visibilityTimeoutSeconds: 60, dlq: { name: dlqName, maxReceiveCount: 5 } });
+  const dlqUrl = env.queues.queueUrl(dlqName);
+  const fn = env.bundles.find((b) => b.name === 'memcached');
+  if (!fn) throw new Error(`the function bundles have no "memcached" function (built: ${env.bundles.map((b) => b.name).join(', ')})`);
+  // A fresh copy of the bundle per instance: its handler reads the environment when imported.
+  const module = join(dirname(fn.path), `memcached-${instance}.mjs`);
+  copyFileSync(fn.path, module);
+  Object.assign(process.env, {
+    OPERLESS_QUEUE_URL: queueUrl,
+    OPERLESS_DLQ_URL: dlqUrl,
+    OPERLESS_CLUSTER: CLUSTER_ID,
+    OPERLESS_KUBECONFIG: env.cp.kubeconfigPath,
+    OPERLESS_METRICS: 'off',
+    OPERLESS_LOG_LEVEL: 'error',
+    OPERLESS_CONCURRENCY: String(options.keysPerInvocation),
+    AWS_REGION: env.queues.region,
+    AWS_ENDPOINT_URL_SQS: env.sqsCounter.endpoint,
+    AWS_ACCESS_KEY_ID: 'bench',
+    AWS_SECRET_ACCESS_KEY: 'bench',
+  });
+  const invocations: { durationMs: number; records: number }[] = [];
+  const runner = await startLambdaRunner({
+    queueUrl,
+    sqs: env.sqs,
+    handler: { module, export: 'handler' },
+    functionName: 'memcached',
+    batchSize: options.batchSize ?? 10,
+    batchWindowSeconds: 0,
+    maxConcurrency: options.maxConcurrency,
+    timeoutSeconds: 30,
+    memoryLimitMB: 256,
+    logger: silentLogger,
+    onInvoke: (r) => invocations.push({ durationMs: r.durationMs, records: r.records }),
+  });
+  let forwarder: Forwarder | undefined;
+  if (options.watch !== false) {
+    const ns = { namespaces: [options.namespace] };
+    const kind = (k: { apiVersion: string; kind: string; plural: string; namespaced: boolean }) => ({ apiVersion: k.apiVersion, kind: k.kind, plural: k.plural, namespaced: k.namespaced, ...ns });
+    forwarder = startForwarder(
+      {
+        clusterId: CLUSTER_ID,
+        queue: { url: queueUrl, region: env.queues.region, endpoint: env.sqsCounter.endpoint },
+        primaries: [kind(env.controller.kind)],
+        owned: (env.controller.spec.owns ?? []).map(kind),
+        leaderElection: { enabled: false },
+        ...(options.coalesceWindowMs !== undefined ? { coalesceWindowMs: options.coalesceWindowMs } : {}),
+      },
+      { kubeConfig: env.cp.kubeConfig, logger: silentLogger, serve: false, queue: createSqsQueue({ queueUrl, region: env.queues.region, client: env.sqs }) },
+    );
+  }
+  const label = options.label ?? `Operless (${options.maxConcurrency} invocations × ${options.keysPerInvocation})`;
+  return {
+    label,
+    runner,
+    invocations,
+    ready: forwarder ? forwarder.ready : Promise.resolve(),
+    reconciles: () => runner.stats.recordsDeleted,
+    async enqueue(namespace, names) {
+      for (let i = 0; i < names.length; i += 10) {
+        const entries = names.slice(i, i + 10).map((name, j) => ({
+          Id: String(j),
+          MessageBody: encodeMessage(newMessage({ cluster: CLUSTER_ID, apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, namespace, name }, 'Resync')),
+        }));
+        await env.sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
+      }
+    },
+    async stopWatching() {
+      await forwarder?.stop({ graceMs: 2000 });
+      forwarder = undefined;
+    },
+    async stop() {
+      await forwarder?.stop({ graceMs: 2000 });
+      await runner.stop();
+    },
+  };
+}
+
+export async function queueDepth(env: BenchEnv, queueUrl: string): Promise<number> {
+  const out = await env.sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] }));
+  const a = out.Attributes ?? {};
+  return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
+}
+
+export interface BaselineSystemOptions {
+  readonly namespace: string;
+  readonly workers: number;
+}
+
+export function startBaseline(env: BenchEnv, options: BaselineSystemOptions): SystemUnderTest & { readonly baseline: BaselineController } {
+  let baseline = startBaselineController({ kubeConfig: env.cp.kubeConfig, controller: env.controller, workers: options.workers, namespaces: [options.namespace], clusterId: CLUSTER_ID });
+  return {
+    label: `baseline (${options.workers} workers)`,
+    baseline,
+    ready: baseline.ready,
+    reconciles: () => baseline.stats.reconciles,
+    async enqueue(namespace, names) {
+      for (const name of names) baseline.enqueue({ namespace, name });
+    },
+    async stopWatching() {
+      // The baseline's watch stage and queue live together: keep the queue, stop the watches
+      // by restarting without them is not possible, so stop and start a watch-less twin.
+      await baseline.stop();
+      baseline = startBaselineController({ kubeConfig: env.cp.kubeConfig, controller: env.controller, workers: options.workers, namespaces: ['bench-none'], clusterId: CLUSTER_ID });
+      await baseline.ready;
+    },
+    async stop() {
+      await baseline.stop();
+    },
+  };
+}

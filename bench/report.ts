@@ -1,0 +1,144 @@
+/**
+ * Turns a benchmark result into the markdown tables (Operless | baseline | ratio) and a
+ * hand-written SVG bar chart of convergence and lag. Pure.
+ */
+import { round, type Spread } from './lib/stats.ts';
+import type { BenchResult } from './run.ts';
+
+const fmt = (x: number | undefined, unit = '') => (x === undefined || !Number.isFinite(x) ? 'n/a' : `${round(x)}${unit}`);
+const fmtSpread = (s: Spread | undefined, unit = '') =>
+  !s || !Number.isFinite(s.median) ? 'n/a' : s.runs > 1 ? `${round(s.median)}${unit} (${round(s.min)}–${round(s.max)})` : `${round(s.median)}${unit}`;
+const ratioOf = (a: number | undefined, b: number | undefined) => (a !== undefined && b !== undefined && Number.isFinite(a) && Number.isFinite(b) && b > 0 ? `${round(a / b)}×` : 'n/a');
+
+export function toMarkdown(r: BenchResult): string {
+  const out: string[] = [];
+  out.push(`Run ${r.date} (${r.mode} mode, ${r.repeat} run${r.repeat > 1 ? 's' : ''} per timed figure: median, range in parentheses) on ${r.machine.cpus} × ${r.machine.cpuModel}, ${r.machine.memoryGiB} GiB RAM, Node ${r.machine.node}.`);
+  out.push(`Operless side: forwarder in-process → embedded SQS-compatible queue (src/queue/memory-queue-server.ts) → local Lambda runner invoking the shipped function bundle; baseline: src/baseline (${r.settings.baselineWorkers} workers). Same control plane (kube-apiserver + etcd + kube-controller-manager + simulated kubelet), one system after the other, each in its own namespace.`);
+  out.push('');
+  if (r.convergence.length > 0) {
+    out.push('### Convergence (N new objects → all Available), seconds');
+    out.push('');
+    out.push('| N | system | seconds | reconciles | ratio to baseline |');
+    out.push('| ---: | --- | ---: | ---: | ---: |');
+    for (const c of r.convergence) {
+      const base = c.rows.find((x) => x.system.startsWith('baseline'));
+      for (const row of c.rows) out.push(`| ${c.n} | ${row.system} | ${fmtSpread(row.seconds)} | ${fmt(row.reconciles)} | ${row === base ? '1×' : ratioOf(row.seconds.median, base?.seconds.median)} |`);
+    }
+    out.push('');
+  }
+  if (r.lag.length > 0) {
+    out.push(`### Lag from spec update to status (observedGeneration), ms — ${r.settings.lagRate}/s for ${r.settings.lagSeconds} s over ${r.settings.lagPool} objects`);
+    out.push('');
+    out.push('| system | p50 | p95 | p99 | lost | p50 above baseline | p99 above baseline |');
+    out.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+    const base = r.lag.find((x) => x.system.startsWith('baseline'));
+    for (const row of r.lag) {
+      const above = (a: Spread, b: Spread | undefined) => (row === base || !b ? '—' : fmt(a.median - b.median, ' ms'));
+      out.push(`| ${row.system} | ${fmtSpread(row.p50)} | ${fmtSpread(row.p95)} | ${fmtSpread(row.p99)} | ${row.lost} | ${above(row.p50, base?.p50)} | ${above(row.p99, base?.p99)} |`);
+    }
+    out.push('');
+  }
+  if (r.apiCost) {
+    const o = r.apiCost.operless;
+    const b = r.apiCost.baseline;
+    out.push(`### Kubernetes API requests per reconcile (apiserver_request_total, ${o.objects} objects)`);
+    out.push('');
+    out.push('| reconcile | Operless | baseline | ratio | Operless by verb and resource |');
+    out.push('| --- | ---: | ---: | ---: | --- |');
+    const verbs = (m: Record<string, number>) => Object.entries(m).sort().map(([k, v]) => `${k} ${v}`).join(', ');
+    out.push(`| first | ${fmt(o.first.perReconcile)} | ${fmt(b.first.perReconcile)} | ${ratioOf(o.first.perReconcile, b.first.perReconcile)} | ${verbs(o.first.byVerb)} |`);
+    out.push(`| no-op | ${fmt(o.noop.perReconcile)} | ${fmt(b.noop.perReconcile)} | ${ratioOf(o.noop.perReconcile, b.noop.perReconcile)} | ${verbs(o.noop.byVerb)} |`);
+    out.push('');
+  }
+  if (r.forwarder) {
+    const f = r.forwarder;
+    out.push(`### Forwarder (its bundle as its own process, ${f.objects} watched objects)`);
+    out.push('');
+    out.push('| figure | value |');
+    out.push('| --- | ---: |');
+    out.push(`| objects created per second (API server) | ${fmt(f.createPerSecond)} |`);
+    out.push(`| messages forwarded per second while creating | ${fmt(f.liveMessagesPerSecond)} |`);
+    out.push(`| resync after restart: messages per second | ${fmt(f.resyncMessagesPerSecond)} |`);
+    out.push(`| resync after restart: messages per CPU second (whole process, startup and list included) | ${fmt(f.resyncMessagesPerCpuSecond)} |`);
+    out.push(`| resident memory after the initial list (VmRSS) | ${fmt(f.rssMiB, ' MiB')} |`);
+    out.push(`| peak resident memory (VmHWM) | ${fmt(f.peakRssMiB, ' MiB')} |`);
+    out.push(`| bursts: ${f.coalescing.objects} objects × ${f.coalescing.changesPerObject} changes → messages | ${f.coalescing.messages} |`);
+    out.push(`| messages per object change (per burst) | ${fmt(f.coalescing.messagesPerChange)} (${fmt(f.coalescing.messagesPerObject)}) |`);
+    out.push(`| forwarder bundle | ${fmt(f.bundleBytes / 1024 / 1024, ' MiB')} |`);
+    out.push('');
+  }
+  if (r.function) {
+    const f = r.function;
+    out.push(`### Function (shipped bundle, fresh Node ${r.machine.node} process, median of ${f.runs})`);
+    out.push('');
+    out.push('| figure | value |');
+    out.push('| --- | ---: |');
+    for (const b of f.bundles) out.push(`| bundle ${b.name}.mjs | ${fmt(b.bytes / 1024 / 1024, ' MiB')} |`);
+    out.push(`| Node bootstrap before the handler module (not counted) | ${fmt(f.bootMs, ' ms')} |`);
+    out.push(`| import of the bundle | ${fmt(f.importMs, ' ms')} |`);
+    out.push(`| cold: import + first reconcile | ${fmt(f.coldMs, ' ms')} |`);
+    out.push(`| warm: a reconcile in the same process | ${fmt(f.warmMs, ' ms')} |`);
+    out.push('');
+  }
+  if (r.cost) {
+    const c = r.cost;
+    out.push(`### Cost per million reconciles at list price (${c.prices.source})`);
+    out.push('');
+    out.push('| item | measured | $ per million reconciles |');
+    out.push('| --- | ---: | ---: |');
+    out.push(`| SQS requests (send, receive incl. empty polls, delete) | ${fmt(c.perMillion.sqsRequestsPerReconcile)} per reconcile | ${fmt(c.perMillion.sqs)} |`);
+    out.push(`| Lambda requests | ${fmt(c.perMillion.invocationsPerReconcile)} invocations per reconcile | ${fmt(c.perMillion.lambdaRequests)} |`);
+    out.push(`| Lambda duration, arm64, ${c.memoryMB} MB | ${fmt(c.perMillion.msPerInvocation)} ms per invocation | ${fmt(c.perMillion.lambdaDuration)} |`);
+    out.push(`| **total** | from ${c.reconciles} reconciles in the ${c.from} run | **${fmt(c.perMillion.total)}** |`);
+    out.push(`| always-on controller pod (Fargate arm64 0.25 vCPU / 0.5 GB) | per month, any number of reconciles | ${fmt(c.podPerMonth)} per month |`);
+    out.push('');
+  }
+  if (r.targets.length > 0) {
+    out.push('### Targets (issue 8)');
+    out.push('');
+    out.push('| figure | target | measured | met |');
+    out.push('| --- | --- | --- | --- |');
+    for (const t of r.targets) out.push(`| ${t.figure} | ${t.target} | ${t.measured} | ${t.met === undefined ? '—' : t.met ? 'yes' : '**no**'} |`);
+    out.push('');
+  }
+  return out.join('\n');
+}
+
+const COLORS = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759'];
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+
+/** Two grouped bar charts side by side: convergence seconds per N, lag percentiles per system. */
+export function toSvg(r: BenchResult): string {
+  const W = 900;
+  const H = 360;
+  const parts: string[] = [];
+  const panel = (x0: number, title: string, groups: { label: string; bars: { name: string; value: number }[] }[], unit: string) => {
+    const w = W / 2 - 40;
+    const top = 50;
+    const bottom = H - 70;
+    const max = Math.max(1e-9, ...groups.flatMap((g) => g.bars.map((b) => (Number.isFinite(b.value) ? b.value : 0))));
+    parts.push(`<text x="${x0 + w / 2}" y="24" text-anchor="middle" font-size="15" font-weight="bold">${esc(title)}</text>`);
+    parts.push(`<line x1="${x0}" y1="${bottom}" x2="${x0 + w}" y2="${bottom}" stroke="#333"/>`);
+    const gw = w / Math.max(1, groups.length);
+    groups.forEach((g, gi) => {
+      const bw = Math.min(40, (gw - 20) / Math.max(1, g.bars.length));
+      g.bars.forEach((b, bi) => {
+        const v = Number.isFinite(b.value) ? b.value : 0;
+        const h = ((bottom - top) * v) / max;
+        const x = x0 + gi * gw + 10 + bi * bw;
+        parts.push(`<rect x="${x}" y="${bottom - h}" width="${bw - 4}" height="${h}" fill="${COLORS[bi % COLORS.length]}"><title>${esc(b.name)}: ${round(v)} ${unit}</title></rect>`);
+        parts.push(`<text x="${x + (bw - 4) / 2}" y="${bottom - h - 4}" text-anchor="middle" font-size="10">${round(v)}</text>`);
+      });
+      parts.push(`<text x="${x0 + gi * gw + gw / 2}" y="${bottom + 16}" text-anchor="middle" font-size="12">${esc(g.label)}</text>`);
+    });
+    parts.push(`<text x="${x0}" y="${top - 8}" font-size="11" fill="#555">${esc(unit)}</text>`);
+  };
+  const convSystems = [...new Set(r.convergence.flatMap((c) => c.rows.map((x) => x.system)))];
+  panel(20, 'Convergence of N new objects', r.convergence.map((c) => ({ label: `N = ${c.n}`, bars: c.rows.map((x) => ({ name: x.system, value: x.seconds.median })) })), 'seconds (lower is better)');
+  const lagSystems = r.lag.map((l) => l.system);
+  panel(W / 2 + 20, 'Lag from update to status', ['p50', 'p95', 'p99'].map((p) => ({ label: p, bars: r.lag.map((l) => ({ name: l.system, value: l[p as 'p50' | 'p95' | 'p99'].median })) })), 'milliseconds (lower is better)');
+  const legend = (systems: string[], x0: number) => systems.map((s, i) => `<rect x="${x0}" y="${H - 44 + i * 0}" width="0" height="0"/>` + `<rect x="${x0 + (i % 2) * 210}" y="${H - 40 + Math.floor(i / 2) * 16}" width="10" height="10" fill="${COLORS[i % COLORS.length]}"/><text x="${x0 + 14 + (i % 2) * 210}" y="${H - 31 + Math.floor(i / 2) * 16}" font-size="11">${esc(s)}</text>`).join('');
+  parts.push(legend(convSystems, 20));
+  parts.push(legend(lagSystems, W / 2 + 20));
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif"><rect width="100%" height="100%" fill="white"/>${parts.join('')}</svg>\n`;
+}

@@ -1,0 +1,266 @@
+/**
+ * `npm run bench [-- --quick] [--repeat R] [--only a,b] [--out dir]`: Operless against an
+ * in-process controller-runtime-style baseline on the same real control plane, scenario by
+ * scenario (issue 8): convergence, lag, API requests per reconcile, the forwarder, the
+ * function bundle and cold start, and the cost model. Writes `<out>/<date>.json`,
+ * `<out>/<date>.md` and `<out>/<date>.svg` (default out: bench/results) and prints the
+ * markdown. Numbers depend on the machine; ratios are the figures to compare.
+ */
+import { cpus, totalmem } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { costPerMillionReconciles, alwaysOnPodPerMonth, PRICES, type CostPerMillion } from './lib/cost.ts';
+import { spread, type Spread } from './lib/stats.ts';
+import { startBaseline, startBenchEnv, startOperless, type BenchEnv, type OperlessSystem } from './lib/systems.ts';
+import { measureApiCost, type ApiCostResult } from './scenarios/api-cost.ts';
+import { measureConvergence } from './scenarios/convergence.ts';
+import { measureForwarder, type ForwarderResult } from './scenarios/forwarder.ts';
+import { measureFunction, type FunctionResult } from './scenarios/function.ts';
+import { measureLag } from './scenarios/lag.ts';
+import { toMarkdown, toSvg } from './report.ts';
+
+export const SCENARIOS = ['convergence', 'lag', 'api', 'forwarder', 'function'] as const;
+export type Scenario = (typeof SCENARIOS)[number];
+
+export interface BenchSettings {
+  readonly sizes: readonly number[];
+  readonly baselineWorkers: number;
+  readonly equalInvocations: number;
+  readonly scaleOutInvocations: number;
+  readonly scaleOutKeysPerInvocation: number;
+  readonly lagPool: number;
+  readonly lagRate: number;
+  readonly lagSeconds: number;
+  readonly apiObjects: number;
+  readonly forwarderObjects: number;
+  readonly burstObjects: number;
+  readonly burst: number;
+  readonly coldStartRuns: number;
+  readonly convergenceTimeoutMs: number;
+}
+
+export const QUICK: BenchSettings = {
+  sizes: [20], baselineWorkers: 10, equalInvocations: 10, scaleOutInvocations: 50, scaleOutKeysPerInvocation: 8,
+  lagPool: 10, lagRate: 5, lagSeconds: 10, apiObjects: 5, forwarderObjects: 300, burstObjects: 20, burst: 5, coldStartRuns: 3,
+  convergenceTimeoutMs: 180_000,
+};
+
+export const FULL: BenchSettings = {
+  sizes: [100, 1000], baselineWorkers: 10, equalInvocations: 10, scaleOutInvocations: 50, scaleOutKeysPerInvocation: 8,
+  lagPool: 50, lagRate: 20, lagSeconds: 60, apiObjects: 20, forwarderObjects: 10_000, burstObjects: 100, burst: 5, coldStartRuns: 10,
+  convergenceTimeoutMs: 900_000,
+};
+
+export interface BenchResult {
+  date: string;
+  mode: 'quick' | 'full' | 'custom';
+  repeat: number;
+  machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string };
+  settings: BenchSettings;
+  convergence: { n: number; rows: { system: string; seconds: Spread; reconciles: number }[] }[];
+  lag: { system: string; p50: Spread; p95: Spread; p99: Spread; lost: number; samples: number[] }[];
+  apiCost?: { operless: ApiCostResult; baseline: ApiCostResult };
+  forwarder?: ForwarderResult;
+  function?: FunctionResult;
+  cost?: { from: string; reconciles: number; memoryMB: number; perMillion: CostPerMillion; podPerMonth: number; prices: typeof PRICES };
+  targets: { figure: string; target: string; measured: string; met?: boolean }[];
+}
+
+export interface RunOptions {
+  readonly settings: BenchSettings;
+  readonly mode: BenchResult['mode'];
+  readonly repeat: number;
+  readonly only?: readonly Scenario[];
+  readonly outDir?: string;
+  readonly log?: (line: string) => void;
+}
+
+export async function runBench(options: RunOptions): Promise<{ result: BenchResult; files: string[] }> {
+  const s = options.settings;
+  const say = options.log ?? ((line: string) => process.stderr.write(`bench: ${line}\n`));
+  const want = (x: Scenario) => !options.only || options.only.includes(x);
+  const date = new Date().toISOString().replace(/:/g, '-').replace(/\..+/, 'Z');
+  const result: BenchResult = {
+    date, mode: options.mode, repeat: options.repeat,
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model.trim() ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.versions.node },
+    settings: s, convergence: [], lag: [], targets: [],
+  };
+  say('starting the control plane, the embedded queue and bundling the functions');
+  const env: BenchEnv = await startBenchEnv();
+  let seq = 0;
+  const ns = (what: string) => `${what}-${++seq}`;
+  let costSource: { label: string; system: OperlessSystem; sqsRequests: number } | undefined;
+  const operless = (label: string, maxConcurrency: number, keysPerInvocation: number, coalesceWindowMs?: number) => async (namespace: string) => {
+    env.sqsCounter.reset();
+    const system = await startOperless(env, { namespace, maxConcurrency, keysPerInvocation, label, ...(coalesceWindowMs !== undefined ? { coalesceWindowMs } : {}) });
+    const stop = system.stop;
+    return {
+      ...system,
+      stop: async () => {
+        await stop();
+        const requests = Object.values(env.sqsCounter.counts().requests).reduce((a, b) => a + b, 0);
+        if (!costSource || system.reconciles() > costSource.system.reconciles()) costSource = { label, system, sqsRequests: requests };
+      },
+    };
+  };
+  const baseline = (namespace: string) => startBaseline(env, { namespace, workers: s.baselineWorkers });
+  const equal = `Operless (${s.equalInvocations} invocations × 1 key)`;
+  const scale = `Operless (${s.scaleOutInvocations} invocations × ${s.scaleOutKeysPerInvocation} keys)`;
+  try {
+    if (want('convergence')) {
+      for (const n of s.sizes) {
+        const runs = n >= 1000 ? 1 : options.repeat;
+        const systems = [
+          { label: `baseline (${s.baselineWorkers} workers)`, start: baseline },
+          { label: equal, start: operless(equal, s.equalInvocations, 1) },
+          { label: scale, start: operless(scale, s.scaleOutInvocations, s.scaleOutKeysPerInvocation) },
+        ];
+        const rows: BenchResult['convergence'][number]['rows'] = [];
+        for (const sys of systems) {
+          const seconds: number[] = [];
+          let reconciles = 0;
+          for (let i = 0; i < runs; i++) {
+            say(`convergence N=${n}: ${sys.label} (run ${i + 1}/${runs})`);
+            const r = await measureConvergence(env, ns(`conv${n}`), sys.start, n, 1, s.convergenceTimeoutMs);
+            seconds.push(r.seconds);
+            reconciles = r.reconciles;
+            say(`  ${r.seconds.toFixed(2)} s, ${r.reconciles} reconciles (creates took ${r.createSeconds.toFixed(2)} s)`);
+          }
+          rows.push({ system: sys.label, seconds: spread(seconds), reconciles });
+        }
+        result.convergence.push({ n, rows });
+      }
+    }
+    if (want('lag')) {
+      const systems = [
+        { label: `baseline (${s.baselineWorkers} workers)`, start: baseline },
+        { label: `${equal}, coalescing 500 ms (default)`, start: operless(`${equal}, coalescing 500 ms`, s.equalInvocations, 1) },
+        { label: `${equal}, coalescing 50 ms`, start: operless(`${equal}, coalescing 50 ms`, s.equalInvocations, 1, 50) },
+      ];
+      for (const sys of systems) {
+        const p50: number[] = [];
+        const p95: number[] = [];
+        const p99: number[] = [];
+        let lost = 0;
+        let samples: number[] = [];
+        for (let i = 0; i < options.repeat; i++) {
+          say(`lag: ${sys.label} (run ${i + 1}/${options.repeat})`);
+          const r = await measureLag(env, ns('lag'), sys.start, { pool: s.lagPool, rate: s.lagRate, seconds: s.lagSeconds });
+          p50.push(r.p50);
+          p95.push(r.p95);
+          p99.push(r.p99);
+          lost += r.lost;
+          samples = r.samples;
+          say(`  p50 ${r.p50} ms, p95 ${r.p95} ms, p99 ${r.p99} ms, ${r.lost} lost of ${r.updates}`);
+        }
+        result.lag.push({ system: sys.label, p50: spread(p50), p95: spread(p95), p99: spread(p99), lost, samples });
+      }
+    }
+    if (want('api')) {
+      say('API requests per reconcile: baseline');
+      const b = await measureApiCost(env, ns('api'), baseline, s.apiObjects);
+      say('API requests per reconcile: Operless');
+      const o = await measureApiCost(env, ns('api'), (namespace) => startOperless(env, { namespace, maxConcurrency: s.equalInvocations, keysPerInvocation: 1 }), s.apiObjects);
+      result.apiCost = { operless: o, baseline: b };
+      say(`  first ${o.first.perReconcile} vs ${b.first.perReconcile}; no-op ${o.noop.perReconcile} vs ${b.noop.perReconcile}`);
+    }
+    if (want('forwarder')) {
+      say(`forwarder: ${s.forwarderObjects} objects`);
+      result.forwarder = await measureForwarder(env, ns('fwd'), { objects: s.forwarderObjects, burstObjects: s.burstObjects, burst: s.burst });
+    }
+    if (want('function')) {
+      say('function: bundle size and cold start');
+      result.function = await measureFunction(env, ns('fn'), s.coldStartRuns);
+    }
+    if (costSource) {
+      const inv = costSource.system.invocations;
+      const traffic = {
+        reconciles: costSource.system.reconciles(),
+        sqsRequests: costSource.sqsRequests,
+        invocations: inv.length,
+        billedMs: inv.reduce((a, x) => a + Math.ceil(x.durationMs), 0),
+        memoryMB: 256,
+      };
+      result.cost = { from: costSource.label, reconciles: traffic.reconciles, memoryMB: 256, perMillion: costPerMillionReconciles(traffic), podPerMonth: alwaysOnPodPerMonth(), prices: PRICES };
+    }
+  } finally {
+    await env.stop();
+  }
+  result.targets = targets(result);
+  const outDir = options.outDir ?? join(fileURLToPath(new URL('.', import.meta.url)), 'results');
+  mkdirSync(outDir, { recursive: true });
+  const md = toMarkdown(result);
+  const files = [join(outDir, `${date}.json`), join(outDir, `${date}.md`), join(outDir, `${date}.svg`)];
+  writeFileSync(files[0]!, `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(files[1]!, `${md}\n`);
+  writeFileSync(files[2]!, toSvg(result));
+  return { result, files };
+}
+
+/** The targets of issue 8 against what was measured. Pure. */
+export function targets(r: BenchResult): BenchResult['targets'] {
+  const t: BenchResult['targets'] = [];
+  const largest = r.convergence.at(-1);
+  if (largest) {
+    const base = largest.rows[0]?.seconds.median ?? Number.NaN;
+    const eq = largest.rows[1]?.seconds.median ?? Number.NaN;
+    const sc = largest.rows[2]?.seconds.median ?? Number.NaN;
+    t.push({ figure: `convergence of ${largest.n} new objects, equal concurrency`, target: '≤ 1.0× baseline', measured: `${(eq / base).toFixed(2)}×`, met: eq / base <= 1.0 });
+    t.push({ figure: `convergence of ${largest.n} new objects, more function concurrency`, target: 'faster than baseline', measured: `${(sc / base).toFixed(2)}×`, met: sc < base });
+  }
+  const base = r.lag.find((l) => l.system.startsWith('baseline'));
+  for (const row of r.lag.filter((l) => l !== base)) {
+    if (!base) break;
+    const d50 = row.p50.median - base.p50.median;
+    const d99 = row.p99.median - base.p99.median;
+    t.push({ figure: `added lag, ${row.system}`, target: 'p50 ≤ 50 ms, p99 ≤ 500 ms above baseline', measured: `p50 +${Math.round(d50)} ms, p99 +${Math.round(d99)} ms`, met: d50 <= 50 && d99 <= 500 });
+  }
+  if (r.apiCost) t.push({ figure: 'API requests per no-op reconcile', target: '≤ 2', measured: String(r.apiCost.operless.noop.perReconcile), met: r.apiCost.operless.noop.perReconcile <= 2 });
+  if (r.forwarder) {
+    const f = r.forwarder;
+    t.push({ figure: 'forwarder throughput', target: '≥ 2,000 events/s on one core', measured: `${Math.round(f.resyncMessagesPerCpuSecond)} messages per CPU second (resync), ${Math.round(f.liveMessagesPerSecond)}/s live (bounded by ${Math.round(f.createPerSecond)} creates/s)`, met: f.resyncMessagesPerCpuSecond >= 2000 });
+    t.push({ figure: `forwarder memory, ${f.objects} watched objects`, target: '≤ 64 MiB resident', measured: `${f.rssMiB.toFixed(1)} MiB (peak ${f.peakRssMiB.toFixed(1)})`, met: f.objects >= 10_000 ? f.rssMiB <= 64 : undefined });
+    t.push({ figure: 'messages per object change under bursts', target: '≤ 1.1', measured: f.coalescing.messagesPerChange.toFixed(2), met: f.coalescing.messagesPerChange <= 1.1 });
+  }
+  if (r.function) {
+    for (const b of r.function.bundles) t.push({ figure: `bundle ${b.name}`, target: '≤ 1.5 MiB', measured: `${(b.bytes / 2 ** 20).toFixed(2)} MiB`, met: b.bytes <= 1.5 * 2 ** 20 });
+    t.push({ figure: 'cold start: import + first reconcile', target: '≤ 100 ms', measured: `${Math.round(r.function.coldMs)} ms (warm ${Math.round(r.function.warmMs)} ms)`, met: r.function.coldMs <= 100 });
+  }
+  if (r.cost) t.push({ figure: 'cost per million reconciles', target: '≤ $3', measured: `$${r.cost.perMillion.total.toFixed(2)}`, met: r.cost.perMillion.total <= 3 });
+  return t;
+}
+
+function parseArgs(argv: readonly string[]): RunOptions {
+  let quick = false;
+  let repeat: number | undefined;
+  let only: Scenario[] | undefined;
+  let outDir: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--quick') quick = true;
+    else if (a === '--repeat') repeat = Number(argv[++i]);
+    else if (a === '--only') {
+      only = (argv[++i] ?? '').split(',').map((x) => x.trim()) as Scenario[];
+      const bad = only.filter((x) => !SCENARIOS.includes(x));
+      if (bad.length > 0) throw new Error(`unknown scenario ${bad.join(', ')}; choose from ${SCENARIOS.join(', ')}`);
+    } else if (a === '--out') outDir = resolve(argv[++i] ?? '');
+    else if (a === '--help' || a === '-h') {
+      process.stdout.write('usage: npm run bench -- [--quick] [--repeat R] [--only convergence,lag,api,forwarder,function] [--out dir]\n');
+      process.exit(0);
+    } else throw new Error(`unknown argument ${a}; see --help`);
+  }
+  if (repeat !== undefined && !(Number.isInteger(repeat) && repeat >= 1)) throw new Error('--repeat needs a whole number ≥ 1');
+  return { settings: quick ? QUICK : FULL, mode: quick ? 'quick' : 'full', repeat: repeat ?? (quick ? 1 : 3), ...(only ? { only } : {}), ...(outDir ? { outDir } : {}) };
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  try {
+    const { result, files } = await runBench(parseArgs(process.argv.slice(2)));
+    process.stdout.write(`${toMarkdown(result)}\n\nwritten: ${files.join(', ')}\n`);
+    process.exit(0);
+  } catch (err) {
+    process.stderr.write(`bench failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  }
+}

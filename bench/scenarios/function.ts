@@ -1,0 +1,79 @@
+/**
+ * The function as shipped: bundle size of each function (esbuild with serverless.yml's
+ * settings), and cold start — a fresh Node 24 process importing the `.mjs` and finishing a
+ * first reconcile of a converged object — against a warm call in the same process.
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { encodeMessage, newMessage } from '../../src/contract/message.ts';
+import { buildSqsEvent } from '../../src/queue/lambda-runner.ts';
+import { ROOT } from '../../scripts/bundle.ts';
+import { median } from '../lib/stats.ts';
+import { createMemcacheds } from '../lib/objects.ts';
+import { CLUSTER_ID, MEMCACHED_KIND, type BenchEnv } from '../lib/systems.ts';
+import { startTracker } from '../lib/tracker.ts';
+
+const run = promisify(execFile);
+
+export interface FunctionResult {
+  readonly bundles: { readonly name: string; readonly bytes: number }[];
+  readonly runs: number;
+  readonly bootMs: number;
+  readonly importMs: number;
+  readonly coldMs: number;
+  readonly warmMs: number;
+}
+
+interface Timing { bootMs: number; importMs: number; coldMs: number; warmMs: number; failures: number }
+
+export async function measureFunction(env: BenchEnv, namespace: string, runs: number): Promise<FunctionResult> {
+  await env.namespace(namespace);
+  const tracker = await startTracker(env.cp.kubeConfig, namespace);
+  const fn = env.bundles.find((b) => b.name === 'memcached')!;
+  const event = buildSqsEvent([{
+    MessageId: 'cold-1', ReceiptHandle: 'r', Body: encodeMessage(newMessage({ cluster: CLUSTER_ID, apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, namespace, name: 'cold' }, 'Resync')),
+    Attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()), ApproximateFirstReceiveTimestamp: String(Date.now()), SenderId: 'bench' },
+  }], { eventSourceARN: `arn:aws:sqs:${env.queues.region}:000000000000:bench`, awsRegion: env.queues.region });
+  const childEnv = {
+    PATH: process.env.PATH,
+    OPERLESS_QUEUE_URL: process.env.OPERLESS_QUEUE_URL ?? '',
+    OPERLESS_DLQ_URL: process.env.OPERLESS_DLQ_URL ?? '',
+    OPERLESS_CLUSTER: CLUSTER_ID,
+    OPERLESS_KUBECONFIG: env.cp.kubeconfigPath,
+    OPERLESS_METRICS: 'off',
+    OPERLESS_LOG_LEVEL: 'error',
+    AWS_REGION: env.queues.region,
+    AWS_ENDPOINT_URL_SQS: env.sqsCounter.endpoint,
+    AWS_ACCESS_KEY_ID: 'bench',
+    AWS_SECRET_ACCESS_KEY: 'bench',
+  };
+  const once = async (): Promise<Timing> => {
+    const { stdout } = await run(process.execPath, [join(ROOT, 'bench', 'cold-start-child.ts'), fn.path, JSON.stringify(event)], { env: childEnv, cwd: env.workDir });
+    const line = stdout.trim().split('\n').pop()!;
+    return JSON.parse(line) as Timing;
+  };
+  try {
+    await createMemcacheds(env.admin, namespace, ['cold'], 1);
+    // Converge the object first (the first runs do the creating work and poll until Available).
+    for (let i = 0; i < 30 && tracker.availableCount() < 1; i++) {
+      await once();
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    await once(); // the status now matches: every following run is a steady-state reconcile
+    const timings: Timing[] = [];
+    for (let i = 0; i < runs; i++) timings.push(await once());
+    const failures = timings.reduce((a, t) => a + t.failures, 0);
+    if (failures > 0) throw new Error(`the function reported ${failures} failed records during cold-start runs`);
+    return {
+      bundles: env.bundles.map((b) => ({ name: b.name, bytes: b.bytes })),
+      runs,
+      bootMs: median(timings.map((t) => t.bootMs)),
+      importMs: median(timings.map((t) => t.importMs)),
+      coldMs: median(timings.map((t) => t.coldMs)),
+      warmMs: median(timings.map((t) => t.warmMs)),
+    };
+  } finally {
+    await tracker.stop();
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * Lag: a steady stream of spec updates (spec.size toggled 1 ↔ 2 round-robin over a pool of
+ * converged objects) at `rate` per second for `seconds`; per update, the time from sending
+ * it to the tracker seeing `status.observedGeneration` reach the update's generation.
+ */
+import { percentile } from '../lib/stats.ts';
+import { createMemcacheds, names, setSize, sleep } from '../lib/objects.ts';
+import type { BenchEnv, SystemUnderTest } from '../lib/systems.ts';
+import { startTracker } from '../lib/tracker.ts';
+
+export interface LagResult {
+  readonly p50: number;
+  readonly p95: number;
+  readonly p99: number;
+  readonly updates: number;
+  /** Updates whose status was never written within the drain timeout. */
+  readonly lost: number;
+  readonly samples: number[];
+}
+
+export async function measureLag(
+  env: BenchEnv,
+  namespace: string,
+  start: (namespace: string) => Promise<SystemUnderTest> | SystemUnderTest,
+  options: { pool: number; rate: number; seconds: number },
+): Promise<LagResult> {
+  await env.namespace(namespace);
+  const system = await start(namespace);
+  const tracker = await startTracker(env.cp.kubeConfig, namespace);
+  try {
+    await system.ready;
+    const pool = names('lag', options.pool);
+    await createMemcacheds(env.admin, namespace, pool, 1);
+    await tracker.whenAllAvailable(pool, 180_000);
+    const sizes = new Map(pool.map((n) => [n, 1]));
+    const samples: number[] = [];
+    const pending: Promise<void>[] = [];
+    const total = Math.round(options.rate * options.seconds);
+    const t0 = Date.now();
+    for (let i = 0; i < total; i++) {
+      const due = t0 + (i * 1000) / options.rate;
+      if (due > Date.now()) await sleep(due - Date.now());
+      const name = pool[i % pool.length]!;
+      const size = sizes.get(name) === 1 ? 2 : 1;
+      sizes.set(name, size);
+      const sent = Date.now();
+      pending.push(setSize(env.admin, namespace, name, size).then(async (generation) => {
+        const seen = await Promise.race([tracker.whenObserved(name, generation), sleep(60_000 + options.seconds * 1000).then(() => undefined)]);
+        if (seen !== undefined) samples.push(seen - sent);
+      }));
+    }
+    await Promise.all(pending);
+    return { p50: percentile(samples, 50), p95: percentile(samples, 95), p99: percentile(samples, 99), updates: total, lost: total - samples.length, samples };
+  } finally {
+    await tracker.stop();
+    await system.stop();
+  }
+}
