@@ -1,0 +1,166 @@
+/**
+ * `npm start` end to end: `operless dev` as a child process brings up the whole loop (real
+ * kube-apiserver + etcd + controller-manager, embedded queue, forwarder, local Lambda runner,
+ * simulated kubelet), reconciles the sample until it is Available; `operless status` and
+ * `operless enqueue` in a second process find it through its state file; SIGINT stops it with
+ * exit code 0 and no process of its tree survives.
+ *
+ * The loop runs in a temporary project folder whose entries link to this repository, so its
+ * `.operless/` state cannot collide with an `operless dev` someone runs in the repository.
+ * (`npm start` is `bash scripts/run.sh dev`, which provisions the binaries and then execs
+ * exactly this command; the test runs the command directly so it never triggers `npm ci`.)
+ */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
+const AVAILABLE = /✔ Memcached default\/memcached-sample is Available \(generation \d+\)/;
+
+interface ProcessId {
+  readonly pid: number;
+  /** Start time in clock ticks since boot (field 22 of /proc/<pid>/stat): tells a reused pid apart. */
+  readonly start: string;
+  readonly command: string;
+}
+
+function stat(pid: number): { ppid: number; state: string; start: string } | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return { state: fields[0]!, ppid: Number(fields[1]), start: fields[19]! };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every descendant of `root` (and root itself), from /proc. */
+function processTree(root: number): ProcessId[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const s = stat(Number(entry));
+    if (s) children.set(s.ppid, [...(children.get(s.ppid) ?? []), Number(entry)]);
+  }
+  const out: ProcessId[] = [];
+  const queue = [root];
+  while (queue.length > 0) {
+    const pid = queue.shift()!;
+    const s = stat(pid);
+    if (!s) continue;
+    let command = '';
+    try {
+      command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim().slice(0, 160);
+    } catch { /* gone meanwhile */ }
+    out.push({ pid, start: s.start, command });
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return out;
+}
+
+/** True when that very process (same pid and start time) still runs; zombies have exited. */
+function survives(p: ProcessId): boolean {
+  const s = stat(p.pid);
+  return s !== undefined && s.start === p.start && s.state !== 'Z' && s.state !== 'X';
+}
+
+function run(args: readonly string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [MAIN, ...args], { cwd, timeout: 60_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** A project folder whose entries are links to this repository's. */
+function linkedProject(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'operless-e2e-dev-'));
+  for (const entry of ['serverless.yml', 'functions', 'infra', 'src', 'package.json', 'node_modules', 'tsconfig.json']) {
+    if (existsSync(join(ROOT, entry))) symlinkSync(join(ROOT, entry), join(dir, entry));
+  }
+  return dir;
+}
+
+let child: ChildProcess | undefined;
+let project: string | undefined;
+
+after(() => {
+  if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  if (project) rmSync(project, { recursive: true, force: true });
+});
+
+test('operless dev reconciles the sample, serves status and enqueue, and stops cleanly on SIGINT', async () => {
+  project = linkedProject();
+  const dev = spawn(process.execPath, [MAIN, 'dev'], { cwd: project, stdio: ['ignore', 'pipe', 'pipe'] });
+  child = dev;
+  let output = '';
+  const waiters: { pattern: RegExp; resolve: () => void }[] = [];
+  const onData = (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+    for (const w of [...waiters]) {
+      if (w.pattern.test(output)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
+    }
+  };
+  dev.stdout.on('data', onData);
+  dev.stderr.on('data', onData);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    dev.on('exit', (code, signal) => resolve({ code, signal }));
+  });
+  const waitFor = (pattern: RegExp, what: string) =>
+    Promise.race([
+      new Promise<void>((resolve) => {
+        if (pattern.test(output)) resolve();
+        else waiters.push({ pattern, resolve });
+      }),
+      exited.then(({ code, signal }) => {
+        throw new Error(`operless dev exited (code ${code}, signal ${signal}) before ${what}:\n${output}`);
+      }),
+    ]);
+
+  await waitFor(AVAILABLE, 'the sample became Available');
+  await waitFor(/press Ctrl-C to stop everything/, 'it finished starting');
+  assert.match(output, /export KUBECONFIG=.*\.operless\/kubeconfig/, 'the kubeconfig path is printed for kubectl');
+
+  // A second terminal: status and enqueue find the loop through .operless/dev.json.
+  const status = await run(['status', '--json'], project);
+  assert.equal(status.code, 0, status.stderr + status.stdout);
+  const report = JSON.parse(status.stdout) as Record<string, any>;
+  assert.equal(report.queue.state, 'ok');
+  assert.equal(report.dlq.state, 'ok');
+  assert.equal(report.forwarder.state, 'ok');
+  assert.equal(report.forwarder.value.ready, true);
+  assert.equal(report.forwarder.value.metrics.operless_forwarder_watches_synced, 1);
+  const memcached = (report.objects.value as { kind: string; total: number; notReconciled: number }[]).find((k) => k.kind === 'Memcached');
+  assert.deepEqual({ total: memcached?.total, notReconciled: memcached?.notReconciled }, { total: 1, notReconciled: 0 });
+
+  const enqueued = await run(['enqueue', 'mc/default/memcached-sample'], project);
+  assert.equal(enqueued.code, 0, enqueued.stderr);
+  await waitFor(/reconciled\s+key=Memcached\/default\/memcached-sample result=\w+ .*reason=Resync/, 'the enqueued Resync was reconciled');
+
+  const tree = processTree(dev.pid!);
+  assert.ok(tree.some((p) => /kube-apiserver/.test(p.command)), `the control plane runs under operless dev:\n${tree.map((p) => `${p.pid} ${p.command}`).join('\n')}`);
+  assert.ok(tree.some((p) => /etcd/.test(p.command)));
+
+  dev.kill('SIGINT');
+  const { code, signal } = await exited;
+  assert.equal(signal, null, output.slice(-2000));
+  assert.equal(code, 0, output.slice(-2000));
+  assert.match(output, /stopped; nothing left running/);
+
+  // Give reparented wrappers a moment to finish exiting, then nothing of the tree may remain.
+  let left = tree.filter(survives);
+  for (let i = 0; i < 50 && left.length > 0; i += 1) {
+    await new Promise((r) => setTimeout(r, 100));
+    left = tree.filter(survives);
+  }
+  assert.deepEqual(left.map((p) => `${p.pid} ${p.command}`), [], 'processes survived operless dev');
+  assert.equal(existsSync(join(project, '.operless', 'dev.json')), false, 'the state file is removed on stop');
+});
