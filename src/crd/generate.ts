@@ -64,23 +64,30 @@ export function crdFileName(def: AnyResource): string {
   return `${def.crdName}.yaml`;
 }
 
-/** The YAML text of a resource's CRD, with a header naming its source. */
-export function renderCrd(resource: GeneratedResource): string {
+/** How this repository regenerates its CRDs (named in each file's header). */
+export const DEFAULT_GENERATOR = 'node src/crd/generate.ts';
+
+/** The YAML text of a resource's CRD, with a header naming its source and the command that regenerates it. */
+export function renderCrd(resource: GeneratedResource, generator: string = DEFAULT_GENERATOR): string {
   const header = [
     `# CustomResourceDefinition for ${resource.definition.kind} (${resource.definition.group}/${resource.definition.version}).`,
-    `# Generated from ${resource.source} by \`node src/crd/generate.ts\`. Do not edit by hand:`,
+    `# Generated from ${resource.source} by \`${generator}\`. Do not edit by hand:`,
     '# change the TypeScript definition and regenerate.',
   ].join('\n');
   return `${header}\n${stringify(generateCrd(resource.definition), { lineWidth: 0 })}`;
 }
 
 /** Writes every CRD into `outDir`; returns the paths whose content changed. */
-export function writeCrds(outDir: string = DEFAULT_CRD_DIR, resources: readonly GeneratedResource[] = projectResources): string[] {
+export function writeCrds(
+  outDir: string = DEFAULT_CRD_DIR,
+  resources: readonly GeneratedResource[] = projectResources,
+  generator: string = DEFAULT_GENERATOR,
+): string[] {
   mkdirSync(outDir, { recursive: true });
   const written: string[] = [];
   for (const resource of resources) {
     const path = join(outDir, crdFileName(resource.definition));
-    const text = renderCrd(resource);
+    const text = renderCrd(resource, generator);
     if (existsSync(path) && readFileSync(path, 'utf8') === text) continue;
     writeFileSync(path, text);
     written.push(path);
@@ -92,12 +99,13 @@ export function writeCrds(outDir: string = DEFAULT_CRD_DIR, resources: readonly 
 export function staleCrds(
   outDir: string = DEFAULT_CRD_DIR,
   resources: readonly GeneratedResource[] = projectResources,
+  generator: string = DEFAULT_GENERATOR,
 ): { path: string; problem: 'missing' | 'outdated' }[] {
   const stale: { path: string; problem: 'missing' | 'outdated' }[] = [];
   for (const resource of resources) {
     const path = join(outDir, crdFileName(resource.definition));
     if (!existsSync(path)) stale.push({ path, problem: 'missing' });
-    else if (readFileSync(path, 'utf8') !== renderCrd(resource)) stale.push({ path, problem: 'outdated' });
+    else if (readFileSync(path, 'utf8') !== renderCrd(resource, generator)) stale.push({ path, problem: 'outdated' });
   }
   return stale;
 }

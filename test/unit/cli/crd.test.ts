@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crd } from '../../../src/cli/commands/crd.ts';
@@ -37,4 +37,35 @@ test('crd --check exits 1 naming stale and missing files, and writes nothing', a
 test('the checked-in CRDs are up to date', async () => {
   const result = await crd(['--check']);
   assert.equal(result.exitCode ?? 0, 0, result.output);
+});
+
+test('in an Operless project, crd renders the resources of src/resources.ts into its infra/crds', async () => {
+  const project = mkdtempSync(join(tmpdir(), 'operless-crd-project-'));
+  mkdirSync(join(project, 'src'));
+  const crdModule = new URL('../../../src/crd/index.ts', import.meta.url).href;
+  writeFileSync(join(project, 'src', 'resources.ts'), `
+import { defineResource, integer, object, required } from ${JSON.stringify(crdModule)};
+const Widget = defineResource({
+  group: 'widgets.example.com', version: 'v1', kind: 'Widget',
+  spec: object({ size: required(integer({ minimum: 1 })) }),
+});
+export const resources = [{ definition: Widget, source: 'src/widget.ts' }];
+`);
+  const checked = await crd(['--check', '--project', project]);
+  assert.equal(checked.exitCode, 1);
+  assert.match(checked.output, /widgets\.widgets\.example\.com\.yaml is missing/);
+  const written = await crd(['--project', project]);
+  assert.match(written.output, /wrote .*infra\/crds\/widgets\.widgets\.example\.com\.yaml/);
+  const text = readFileSync(join(project, 'infra', 'crds', 'widgets.widgets.example.com.yaml'), 'utf8');
+  assert.match(text, /Generated from src\/widget\.ts by `operless crd`/);
+  assert.match(text, /kind: Widget/);
+  assert.equal((await crd(['--check', '--project', project])).exitCode ?? 0, 0);
+});
+
+test('outside a project, or with a src/resources.ts that exports no resources, crd says what to do', async () => {
+  const empty = mkdtempSync(join(tmpdir(), 'operless-crd-empty-'));
+  await assert.rejects(crd(['--project', empty]), /no src\/resources\.ts in .*`operless init` creates one/);
+  mkdirSync(join(empty, 'src'));
+  writeFileSync(join(empty, 'src', 'resources.ts'), 'export const resources = [{ nope: true }];\n');
+  await assert.rejects(crd(['--project', empty]), /must export `resources`: an array of \{ definition, source \}/);
 });
