@@ -515,7 +515,7 @@ export class MemoryBroker {
     const selected: Record<string, string> = {};
     for (const attribute of names) {
       if (attribute in all) selected[attribute] = all[attribute]!;
-      else if (!['Policy', 'RedriveAllowPolicy', 'KmsMasterKeyId', 'KmsDataKeyReusePeriodSeconds', 'FifoQueue', 'ContentBasedDeduplication', 'DeduplicationScope', 'FifoThroughputLimit'].includes(attribute)) {
+      else if (!['Policy', 'RedrivePolicy', 'RedriveAllowPolicy', 'KmsMasterKeyId', 'KmsDataKeyReusePeriodSeconds', 'FifoQueue', 'ContentBasedDeduplication', 'DeduplicationScope', 'FifoThroughputLimit'].includes(attribute)) {
         throw new QueueError('InvalidAttributeName', `Unknown Attribute ${attribute}.`);
       }
     }

@@ -255,3 +255,10 @@ test('purge removes every message', () => {
   broker.purgeQueue('work');
   assert.deepEqual(broker.counts('work'), { visible: 0, notVisible: 0, delayed: 0 });
 });
+
+test('asking for RedrivePolicy of a queue without one leaves it out instead of failing', async () => {
+  const { MemoryBroker: Broker } = await import('../../../src/queue/memory-queue.ts');
+  const broker = new Broker();
+  broker.createQueue('plain');
+  assert.deepEqual(broker.getQueueAttributes('plain', ['RedrivePolicy']), {});
+});
