@@ -16,7 +16,8 @@
  */
 import { errorMessage, type Logger } from '../observability/log.ts';
 import { Backoff, sleep } from './backoff.ts';
-import { KubeApiError, type KubeApi, type WatchEventLine } from './kube-api.ts';
+import type { WatchEvent } from '../kube/transport.ts';
+import { KubeApiError, type KubeApi } from './kube-api.ts';
 import type { ForwarderMetrics } from './metrics.ts';
 import type { ResolvedWatch } from './router.ts';
 import { snapshotOf, type ObjectSnapshot } from './snapshot.ts';
@@ -218,7 +219,7 @@ export class WatchStream {
       if (continueToken) query.set('continue', continueToken);
       let page: { metadata?: { resourceVersion?: string; continue?: string }; items?: Record<string, unknown>[] };
       try {
-        page = await this.#o.api.requestJson(`GET`, `${this.#path}?${query}`, { signal: this.#stop.signal, timeoutMs: 60_000 });
+        page = await this.#o.api.requestJson('GET', `${this.#path}?${query}`, { signal: this.#stop.signal, timeoutMs: 60_000 });
       } catch (err) {
         if (err instanceof KubeApiError && err.status === 410 && continueToken) {
           // The continue token expired mid-pagination: start the list over.
@@ -264,7 +265,7 @@ export class WatchStream {
     if (this.#o.watch.labelSelector) query.set('labelSelector', this.#o.watch.labelSelector);
     try {
       armSilence();
-      const stream = await this.#o.api.watch(`${this.#path}?${query}`, (event: WatchEventLine) => {
+      const stream = await this.#o.api.watch(`${this.#path}?${query}`, (event: WatchEvent) => {
         if (ended) return;
         armSilence();
         this.#backoff.healthy();

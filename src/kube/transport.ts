@@ -1,7 +1,9 @@
 /**
  * The HTTP transport to one API server: `node:https` with a keep-alive connection pool and
  * the TLS settings and credentials of an `EndpointAuth`. Nothing else is loaded: no HTTP
- * library, no generated API classes, so a function's cold start stays small.
+ * library, no generated API classes, so a function's cold start stays small. It is the one
+ * HTTP layer of Operless: the runtime's client (client.ts) and the forwarder's watches and
+ * lease (src/forwarder/kube-api.ts) both go through it.
  *
  * Where credentials come from is the caller's choice (see kubeconfig.ts for a `KubeConfig`,
  * eks.ts for EKS): `EndpointAuth.credentials()` is asked again at most every
@@ -13,7 +15,16 @@
  *   the TLS material changes;
  * - a request that never gets a response fails with `KubeApiError{ status: 0 }` naming the
  *   server and the network error, never with a bare socket error;
- * - an aborted request rejects with the signal's reason.
+ * - a request has a deadline, `timeoutMs` (default 60 s, `0` = none), for the whole exchange
+ *   — response headers and body; past it the request is cut and fails with
+ *   `KubeApiError{ status: 0, reason: 'Timeout' }`;
+ * - an aborted request rejects with the signal's reason;
+ * - `watch` streams a watch: a non-200 answer rejects with the `KubeApiError` of
+ *   `parseKubeError`; the response must start within `timeoutMs` (default 30 s), after which
+ *   there is no timeout (noticing a silent stream is the caller's job); events are delivered
+ *   in the order the server sent them, none after an abort; `ended` settles once — resolves
+ *   on a clean close or an abort, rejects on a broken stream, a line that is not a watch
+ *   event, or an `onEvent` that throws (the stream is closed then).
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -22,18 +33,51 @@ import type { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { KubeApiError, parseKubeError } from './errors.ts';
 import { kubeConfigAuth } from './kubeconfig.ts';
 
+/** Deadline of a request when `KubeRequest.timeoutMs` is not given. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+/** How long a watch may take to start streaming when `WatchRequest.timeoutMs` is not given. */
+export const DEFAULT_WATCH_CONNECT_TIMEOUT_MS = 30_000;
+
+export type QueryParams = Readonly<Record<string, string | number | boolean | undefined>>;
+
 export interface KubeRequest {
   readonly method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  /** Path below the server URL; may carry a query string of its own. */
   readonly path: string;
-  readonly query?: Record<string, string | number | boolean | undefined>;
+  readonly query?: QueryParams;
   readonly body?: unknown;
   readonly contentType?: string;
   readonly signal?: AbortSignal | undefined;
+  /** Deadline for the whole exchange in ms (default `DEFAULT_REQUEST_TIMEOUT_MS`; 0 = none). */
+  readonly timeoutMs?: number | undefined;
 }
 
 export interface KubeResponse {
   readonly status: number;
   readonly body: unknown;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+/** One line of a watch stream. `object` is a `Status` for `ERROR`. */
+export interface WatchEvent {
+  readonly type: WatchEventType;
+  readonly object: Record<string, unknown>;
+}
+
+export interface WatchRequest {
+  /** Collection path; `watch=true` is added. May carry a query string of its own. */
+  readonly path: string;
+  readonly query?: QueryParams;
+  /** Ends the watch: `ended` resolves. */
+  readonly signal: AbortSignal;
+  /** How long the response may take to start, in ms (default `DEFAULT_WATCH_CONNECT_TIMEOUT_MS`; 0 = none). */
+  readonly timeoutMs?: number | undefined;
+}
+
+export interface WatchHandle {
+  /** Resolves on a clean close by the server or an abort; rejects when the stream breaks. */
+  readonly ended: Promise<void>;
 }
 
 /** TLS material and headers for one API server. */
@@ -61,6 +105,11 @@ export interface KubeTransport {
   readonly server: string;
   /** Sends a request; resolves with the parsed JSON body of a 2xx, rejects with KubeApiError otherwise. */
   request(req: KubeRequest): Promise<KubeResponse>;
+  /**
+   * Opens a watch; resolves once the server answered 200 and calls `onEvent` per event, in
+   * order. A non-200 answer rejects with its KubeApiError.
+   */
+  watch(req: WatchRequest, onEvent: (event: WatchEvent) => void): Promise<WatchHandle>;
   close(): Promise<void>;
 }
 
@@ -73,6 +122,21 @@ export interface TransportOptions {
 interface Pool {
   agent: http.Agent;
   fingerprint: string;
+}
+
+/** A response whose headers arrived, with the deadline still running until `disarm()`. */
+interface Opened {
+  readonly response: http.IncomingMessage;
+  readonly disarm: () => void;
+}
+
+/** The deadline of a request passed (internal; surfaces as a KubeApiError). */
+class DeadlineExceeded extends Error {
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number) {
+    super(`no response within ${timeoutMs} ms`);
+    this.timeoutMs = timeoutMs;
+  }
 }
 
 /**
@@ -117,33 +181,65 @@ export function createTransport(source: EndpointAuth | KubeConfig, options: Tran
     return agent;
   };
 
+  /**
+   * The request options with this transport's credentials and pool. Outside the network
+   * error handling on purpose: a credential failure (exec plugin, EKS token) keeps its own message.
+   */
+  const prepare = async (method: KubeRequest['method'], body: string | undefined, contentType: string | undefined, signal: AbortSignal | undefined): Promise<http.RequestOptions> => {
+    const creds = await credentials();
+    const headers: Record<string, string> = { ...creds.headers, Accept: 'application/json', 'User-Agent': userAgent };
+    if (auth.bearerToken) headers.Authorization = `Bearer ${await auth.bearerToken()}`;
+    if (body !== undefined) {
+      headers['Content-Type'] = contentType ?? 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(body));
+    }
+    return { method, headers, agent: agentFor(creds), ...(signal ? { signal } : {}) };
+  };
+
+  /** The error a request that got no (complete) response fails with. */
+  const unreachable = (label: string, signal: AbortSignal | undefined, err: unknown): unknown => {
+    if (signal?.aborted) return signal.reason ?? err;
+    if (err instanceof KubeApiError) return err;
+    if (err instanceof DeadlineExceeded) {
+      return new KubeApiError({
+        status: 0,
+        reason: 'Timeout',
+        request: label,
+        message: `${label} got no response from the API server at ${server} within ${err.timeoutMs} ms (check that the server is up and reachable; a very large list may need a longer timeout)`,
+        cause: err,
+      });
+    }
+    return new KubeApiError({
+      status: 0,
+      reason: 'NetworkError',
+      request: label,
+      message: `${label} could not reach the API server at ${server}: ${errorMessage(err)} (check the endpoint, network path and TLS settings)`,
+      cause: err,
+    });
+  };
+
   return {
     server,
     async request(req: KubeRequest): Promise<KubeResponse> {
       const label = `${req.method} ${req.path}`;
-      const creds = await credentials();
-      const headers: Record<string, string> = { ...creds.headers, Accept: 'application/json', 'User-Agent': userAgent };
-      if (auth.bearerToken) headers.Authorization = `Bearer ${await auth.bearerToken()}`;
-      let body: string | undefined;
-      if (req.body !== undefined) {
-        body = JSON.stringify(req.body);
-        headers['Content-Type'] = req.contentType ?? 'application/json';
-        headers['Content-Length'] = String(Buffer.byteLength(body));
+      const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+      const url = requestUrl(base, req.path, req.query);
+      const init = await prepare(req.method, body, req.contentType, req.signal);
+      let status: number;
+      let text: string;
+      let retryAfter: string | null;
+      try {
+        const { response, disarm } = await send(secure, url, init, body, req.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+        try {
+          text = await readBody(response);
+        } finally {
+          disarm();
+        }
+        status = response.statusCode ?? 0;
+        retryAfter = retryAfterOf(response);
+      } catch (err) {
+        throw unreachable(label, req.signal, err);
       }
-      const url = new URL(base.pathname.replace(/\/+$/, '') + req.path, base);
-      for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
-      const { status, text, retryAfter } = await send(secure, url, {
-        method: req.method, headers, agent: agentFor(creds), ...(req.signal ? { signal: req.signal } : {}),
-      }, body).catch((err: unknown) => {
-        if (req.signal?.aborted) throw req.signal.reason ?? err;
-        throw new KubeApiError({
-          status: 0,
-          reason: 'NetworkError',
-          request: label,
-          message: `${label} could not reach the API server at ${server}: ${errorMessage(err)} (check the endpoint, network path and TLS settings)`,
-          cause: err,
-        });
-      });
       if (status < 200 || status >= 300) throw parseKubeError(label, status, text, retryAfter);
       let parsed: unknown = undefined;
       if (text) {
@@ -155,6 +251,90 @@ export function createTransport(source: EndpointAuth | KubeConfig, options: Tran
       }
       return { status, body: parsed };
     },
+
+    async watch(req: WatchRequest, onEvent: (event: WatchEvent) => void): Promise<WatchHandle> {
+      const { signal } = req;
+      const label = `GET ${req.path}`;
+      const url = requestUrl(base, req.path, { ...req.query, watch: true });
+      const init = await prepare('GET', undefined, undefined, signal);
+      let opened: Opened | undefined;
+      try {
+        opened = await send(secure, url, init, undefined, req.timeoutMs ?? DEFAULT_WATCH_CONNECT_TIMEOUT_MS);
+        if (opened.response.statusCode !== 200) {
+          const text = await readBody(opened.response);
+          throw parseKubeError(label, opened.response.statusCode ?? 0, text, retryAfterOf(opened.response));
+        }
+      } catch (err) {
+        throw unreachable(label, signal, err);
+      } finally {
+        // The connect deadline is over either way; silence is the caller's business from here on.
+        opened?.disarm();
+      }
+      const { response } = opened;
+      const ended = new Promise<void>((resolve, reject) => {
+        let settled = false;
+        let pending = '';
+        const settle = (err?: unknown): void => {
+          if (settled) return;
+          settled = true;
+          signal.removeEventListener('abort', onAbort);
+          if (err === undefined || signal.aborted) resolve();
+          else reject(err);
+        };
+        const fail = (err: unknown): void => {
+          settle(err);
+          response.destroy();
+        };
+        const deliver = (line: string): boolean => {
+          let event: WatchEvent | undefined;
+          try {
+            event = parseWatchLine(line);
+          } catch (err) {
+            fail(new KubeApiError({
+              status: 200, reason: 'InvalidResponse', request: label, cause: err,
+              message: `${label}: the API server at ${server} sent a line that is not a watch event: ${line.slice(0, 200)}`,
+            }));
+            return false;
+          }
+          if (event === undefined) return true;
+          try {
+            onEvent(event);
+          } catch (err) {
+            fail(err);
+            return false;
+          }
+          return true;
+        };
+        const onAbort = (): void => {
+          settle();
+          response.destroy();
+        };
+        if (signal.aborted) {
+          onAbort();
+          return;
+        }
+        signal.addEventListener('abort', onAbort, { once: true });
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          if (settled) return;
+          const { lines, rest } = takeLines(pending + chunk);
+          pending = rest;
+          for (const line of lines) if (settled || !deliver(line)) return;
+        });
+        response.on('end', () => {
+          if (!settled && pending && !deliver(pending)) return;
+          settle();
+        });
+        const broken = (detail: string): KubeApiError => new KubeApiError({
+          status: 0, reason: 'NetworkError', request: label,
+          message: `${label}: the watch stream from the API server at ${server} broke off: ${detail} (the watch can be resumed from the last resourceVersion)`,
+        });
+        response.on('error', (err) => settle(broken(errorMessage(err))));
+        response.on('close', () => settle(response.complete ? undefined : broken('connection closed mid-stream')));
+      });
+      return { ended };
+    },
+
     async close() {
       pool?.agent.destroy();
       pool = undefined;
@@ -167,27 +347,66 @@ function isKubeConfig(value: EndpointAuth | KubeConfig): value is KubeConfig {
   return typeof (value as KubeConfig).getCurrentCluster === 'function';
 }
 
-function send(
-  secure: boolean,
-  url: URL,
-  init: http.RequestOptions,
-  body: string | undefined,
-): Promise<{ status: number; text: string; retryAfter: string | null }> {
+/** The URL of `path` (which may carry a query string) below `base`, with `query` set on it. Pure. */
+export function requestUrl(base: URL, path: string, query: QueryParams | undefined): URL {
+  const url = new URL(base.pathname.replace(/\/+$/, '') + path, base);
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+  return url;
+}
+
+/** Complete lines of buffered stream text, and the unfinished rest. Pure. */
+export function takeLines(buffered: string): { lines: string[]; rest: string } {
+  const lines = buffered.split('\n');
+  const rest = lines.pop() ?? '';
+  return { lines, rest };
+}
+
+/** One line of a watch stream: undefined for a blank line; throws if it is not a watch event. Pure. */
+export function parseWatchLine(line: string): WatchEvent | undefined {
+  if (!line.trim()) return undefined;
+  const parsed = JSON.parse(line) as { type?: unknown; object?: unknown } | null;
+  if (!parsed || typeof parsed !== 'object' || typeof parsed.type !== 'string' || !parsed.object || typeof parsed.object !== 'object') {
+    throw new TypeError('expected {"type": ..., "object": {...}}');
+  }
+  return parsed as WatchEvent;
+}
+
+function retryAfterOf(response: http.IncomingMessage): string | null {
+  const value = response.headers['retry-after'];
+  return Array.isArray(value) ? (value[0] ?? null) : (value ?? null);
+}
+
+async function readBody(response: http.IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of response) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Sends one request; resolves when the response headers arrive. Until the returned
+ * `disarm()` (or a failure), a deadline of `timeoutMs` (0 = none) runs: when it passes, the
+ * request and its response are destroyed with `DeadlineExceeded`.
+ */
+function send(secure: boolean, url: URL, init: http.RequestOptions, body: string | undefined, timeoutMs: number): Promise<Opened> {
   return new Promise((resolve, reject) => {
-    const request = (secure ? https : http).request(url, init, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', reject);
-      res.on('end', () => {
-        const retryAfter = res.headers['retry-after'];
-        resolve({
-          status: res.statusCode ?? 0,
-          text: Buffer.concat(chunks).toString('utf8'),
-          retryAfter: Array.isArray(retryAfter) ? (retryAfter[0] ?? null) : (retryAfter ?? null),
-        });
-      });
+    const request = (secure ? https : http).request(url, init);
+    let response: http.IncomingMessage | undefined;
+    const timer = timeoutMs > 0
+      ? setTimeout(() => {
+        const err = new DeadlineExceeded(timeoutMs);
+        response?.destroy(err);
+        request.destroy(err);
+      }, timeoutMs)
+      : undefined;
+    const disarm = (): void => clearTimeout(timer);
+    request.on('response', (res) => {
+      response = res;
+      resolve({ response: res, disarm });
     });
-    request.on('error', reject);
+    request.on('error', (err) => {
+      disarm();
+      reject(err);
+    });
     request.end(body);
   });
 }

@@ -2,15 +2,18 @@
  * The Kubernetes access layer of the runtime (src/kube) against a REAL kube-apiserver:
  * the node:https transport with each credential kind the test environment issues (admin
  * token, client certificate, service-account token), CRUD and server-side apply, the status
- * subresource, list pagination, typed errors (404, 409, 403, 422), Events with series, and
- * the least-privilege identity a reconcile function runs under.
+ * subresource, list pagination, typed errors (404, 409, 403, 422), Events with series, the
+ * least-privilege identity a reconcile function runs under, request deadlines, and watch
+ * streams (order, clean close, abort, a cut connection, a server that never answers).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { startControlPlane, type ControlPlane } from '../../src/testing/index.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
 import { createKubeClient, type BoundKubeClient } from '../../src/kube/client.ts';
-import { createTransport } from '../../src/kube/transport.ts';
+import { createTransport, type WatchEvent } from '../../src/kube/transport.ts';
+import { kubeConfigAuth } from '../../src/kube/kubeconfig.ts';
 import { isKubeApiError, KubeApiError } from '../../src/kube/errors.ts';
 import { ensureFinalizer, removeFinalizer } from '../../src/kube/finalizers.ts';
 import { updateStatus } from '../../src/kube/status.ts';
@@ -213,4 +216,139 @@ test('a live object read back can be applied as-is (managedFields are dropped)',
   assert.ok(first.metadata.managedFields);
   const again = await client.apply(CONFIGMAP, { ...first, data: { a: '2' } });
   assert.deepEqual(again.data, { a: '2' });
+});
+
+const CM_PATH = `/api/v1/namespaces/${NS}/configmaps`;
+const cmName = (e: WatchEvent) => (e.object.metadata as { name: string }).name;
+
+/** A TCP listener on loopback; `forwardTo` relays to that port (a real server), else it accepts and never answers. */
+async function tcpRelay(forwardTo?: { host: string; port: number }): Promise<{ url: string; cut(): void; close(): Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const track = (s: net.Socket) => { sockets.add(s); s.on('close', () => sockets.delete(s)); s.on('error', () => {}); };
+  const server = net.createServer((client) => {
+    track(client);
+    if (!forwardTo) return;
+    const upstream = net.connect(forwardTo.port, forwardTo.host);
+    track(upstream);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  const cut = () => { for (const s of sockets) s.destroy(); };
+  return { url: `https://127.0.0.1:${port}`, cut, close: () => { cut(); return new Promise((resolve) => server.close(() => resolve())); } };
+}
+
+test('watch: events arrive in the order of the changes; abort ends the stream and resolves ended', async () => {
+  const t = client.transport;
+  const selector = 'transport-watch=order';
+  const listed = await t.request({ method: 'GET', path: CM_PATH, query: { labelSelector: selector } });
+  const controller = new AbortController();
+  const seen: string[] = [];
+  let deleted!: () => void;
+  const sawDelete = new Promise<void>((resolve) => (deleted = resolve));
+  const { ended } = await t.watch({
+    path: CM_PATH,
+    query: { labelSelector: selector, resourceVersion: (listed.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion },
+    signal: controller.signal,
+  }, (e) => {
+    seen.push(`${e.type} ${cmName(e)} ${(e.object.data as { v: string }).v}`);
+    if (e.type === 'DELETED') deleted();
+  });
+  const metadata = { name: 'watched', namespace: NS, labels: { 'transport-watch': 'order' } };
+  await t.request({ method: 'POST', path: CM_PATH, body: { apiVersion: 'v1', kind: 'ConfigMap', metadata, data: { v: '1' } } });
+  await t.request({ method: 'PATCH', path: `${CM_PATH}/watched`, body: { data: { v: '2' } }, contentType: 'application/merge-patch+json' });
+  await t.request({ method: 'PATCH', path: `${CM_PATH}/watched`, body: { data: { v: '3' } }, contentType: 'application/merge-patch+json' });
+  await t.request({ method: 'DELETE', path: `${CM_PATH}/watched` });
+  await Promise.race([sawDelete, ended.then(() => { throw new Error(`the watch ended before the DELETED event; saw ${seen.join(', ')}`); })]);
+  controller.abort();
+  await ended;
+  assert.deepEqual(seen, ['ADDED watched 1', 'MODIFIED watched 2', 'MODIFIED watched 3', 'DELETED watched 3']);
+});
+
+test('watch: the server closing the stream (timeoutSeconds) resolves ended', async () => {
+  const { ended } = await client.transport.watch({ path: CM_PATH, query: { labelSelector: 'transport-watch=none', timeoutSeconds: 1 }, signal: new AbortController().signal }, () => {});
+  await ended;
+});
+
+test('watch: a non-200 answer rejects with the shared KubeApiError (404 unknown resource, 403 without RBAC)', async () => {
+  const signal = new AbortController().signal;
+  await assert.rejects(client.transport.watch({ path: `/apis/test.operless.dev/v1/namespaces/${NS}/nothings`, signal }, () => {}), (err: unknown) => {
+    assert.ok(err instanceof KubeApiError);
+    assert.equal(err.status, 404);
+    assert.equal(err.request, `GET /apis/test.operless.dev/v1/namespaces/${NS}/nothings`);
+    return true;
+  });
+  const user = await cp.identity('watch-user');
+  const t = createTransport(user.kubeConfig);
+  try {
+    await assert.rejects(t.watch({ path: `/apis/test.operless.dev/v1/namespaces/${NS}/gadgets`, signal }, () => {}), (err: unknown) => {
+      assert.ok(err instanceof KubeApiError);
+      assert.equal(err.status, 403);
+      assert.equal(err.reason, 'Forbidden');
+      assert.match(err.message, /watch-user.*\(grant this verb/);
+      return true;
+    });
+  } finally {
+    await t.close();
+  }
+});
+
+test('watch: an onEvent that throws closes the stream and rejects ended with its error', async () => {
+  await client.apply(CONFIGMAP, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'throw', namespace: NS, labels: { 'transport-watch': 'throw' } }, data: { a: '1' } });
+  let calls = 0;
+  // Without a resourceVersion the server starts with an ADDED event per existing object.
+  const { ended } = await client.transport.watch({ path: CM_PATH, query: { labelSelector: 'transport-watch=throw' }, signal: new AbortController().signal }, () => {
+    calls++;
+    throw new Error('handler failed');
+  });
+  await assert.rejects(ended, /handler failed/);
+  assert.equal(calls, 1);
+});
+
+test('watch: a connection cut mid-stream rejects ended with a NetworkError', async () => {
+  const api = new URL(cp.server);
+  const relay = await tcpRelay({ host: api.hostname, port: Number(api.port) });
+  const t = createTransport({ server: relay.url, credentials: kubeConfigAuth(cp.kubeConfig).credentials });
+  try {
+    const { ended } = await t.watch({ path: CM_PATH, query: { labelSelector: 'transport-watch=none' }, signal: new AbortController().signal }, () => {});
+    relay.cut();
+    await assert.rejects(ended, (err: unknown) => {
+      assert.ok(err instanceof KubeApiError);
+      assert.equal(err.status, 0);
+      assert.equal(err.reason, 'NetworkError');
+      assert.match(err.message, /watch stream from the API server at https:\/\/127\.0\.0\.1:\d+ broke off/);
+      return true;
+    });
+  } finally {
+    await t.close();
+    await relay.close();
+  }
+});
+
+test('a request deadline covers the whole response: an endless body fails with a Timeout KubeApiError', async () => {
+  // A watch never completes its body: the headers arrive at once, then the deadline passes.
+  await assert.rejects(
+    client.transport.request({ method: 'GET', path: CM_PATH, query: { watch: true, labelSelector: 'transport-watch=none', timeoutSeconds: 120 }, timeoutMs: 500 }),
+    (err: unknown) => {
+      assert.ok(err instanceof KubeApiError);
+      assert.equal(err.status, 0);
+      assert.equal(err.reason, 'Timeout');
+      assert.match(err.message, /got no response from the API server at .* within 500 ms/);
+      return true;
+    },
+  );
+});
+
+test('a server that accepts connections but never answers: request and watch fail with Timeout', async () => {
+  const hole = await tcpRelay();
+  const t = createTransport({ server: hole.url, credentials: async () => ({ headers: {} }) });
+  const isTimeout = (err: unknown) => err instanceof KubeApiError && err.status === 0 && err.reason === 'Timeout' && /within 300 ms/.test(err.message);
+  try {
+    await assert.rejects(t.request({ method: 'GET', path: CM_PATH, timeoutMs: 300 }), isTimeout);
+    await assert.rejects(t.watch({ path: CM_PATH, signal: new AbortController().signal, timeoutMs: 300 }, () => {}), isTimeout);
+  } finally {
+    await t.close();
+    await hole.close();
+  }
 });

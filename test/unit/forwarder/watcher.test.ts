@@ -20,8 +20,8 @@ test('how a watch ended decides the next step', () => {
 });
 
 test('failures are explained with what to do', () => {
-  assert.match(explainFailure(new KubeApiError(403, 'Forbidden', 'x'), 'LIST /apis/a/v1/b'), /forbidden.*Grant get\/list\/watch/);
-  assert.match(explainFailure(new KubeApiError(404, 'NotFound', 'x'), 'LIST y'), /CRD installed/);
-  assert.match(explainFailure(new KubeApiError(401, 'Unauthorized', 'x'), 'LIST y'), /credentials/);
+  assert.match(explainFailure(new KubeApiError({ status: 403, reason: 'Forbidden', message: 'x', request: 'GET /x' }), 'LIST /apis/a/v1/b'), /forbidden.*Grant get\/list\/watch/);
+  assert.match(explainFailure(new KubeApiError({ status: 404, reason: 'NotFound', message: 'x', request: 'GET /x' }), 'LIST y'), /CRD installed/);
+  assert.match(explainFailure(new KubeApiError({ status: 401, reason: 'Unauthorized', message: 'x', request: 'GET /x' }), 'LIST y'), /credentials/);
   assert.match(explainFailure(new Error('ECONNREFUSED'), 'WATCH z'), /WATCH z: ECONNREFUSED/);
 });
