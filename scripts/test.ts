@@ -1,6 +1,6 @@
 /**
  * Runs the test suites with Node's built-in test runner, one suite after another, and
- * prints the runner's summary. Usage: node scripts/test.ts [unit|integration|e2e|faults]...
+ * prints the runner's summary. Usage: node scripts/test.ts [unit|integration|e2e|faults|security|soak]...
  *
  * Unit tests run concurrently (no servers). Integration and end-to-end tests start their
  * own real kube-apiserver/etcd/ElasticMQ per file, so they run one file at a time on CI's
@@ -15,6 +15,8 @@ const SUITES: Record<string, { dir: string; concurrency: number; timeoutMs: numb
   integration: { dir: 'test/integration', concurrency: 1, timeoutMs: 300_000 },
   e2e: { dir: 'test/e2e', concurrency: 1, timeoutMs: 600_000 },
   faults: { dir: 'test/faults', concurrency: 1, timeoutMs: 900_000 },
+  security: { dir: 'test/security', concurrency: 1, timeoutMs: 600_000 },
+  soak: { dir: 'test/soak', concurrency: 1, timeoutMs: 900_000 },
 };
 
 function files(dir: string): string[] {
