@@ -45,7 +45,8 @@ export function parseCommandArgs(spec: CommandSpec, argv: string[]): ParsedArgs 
     values.help = parsed.values.help as boolean | undefined;
     return { values, positionals: parsed.positionals };
   } catch (err) {
-    const message = (err as Error).message.replace(/\. To specify a positional argument.*$/s, '');
+    // One line, one final period: Node's parseArgs messages can span lines and end in '.'.
+    const message = (err as Error).message.replace(/\. To specify a positional argument.*$/s, '').replace(/\s*\n\s*/g, ' ').replace(/\.\s*$/, '');
     throw new UsageError(`${message}. Run \`operless ${spec.name} --help\` for usage.`);
   }
 }

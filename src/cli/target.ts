@@ -97,8 +97,11 @@ export function resolveTarget(args: ParsedArgs, env: NodeJS.ProcessEnv = process
 
 export function requireField(target: Target, field: 'queueUrl' | 'dlqUrl'): string {
   const value = target[field];
-  if (value) return value;
   const [flag, envName] = field === 'queueUrl' ? ['--queue-url', 'OPERLESS_QUEUE_URL'] : ['--dlq-url', 'OPERLESS_DLQ_URL'];
+  if (value && !/^https?:\/\/[^/\s]+\/\S+$/.test(value)) {
+    throw new UsageError(`${flag} (or ${envName}) must be an http(s) queue URL like https://sqs.eu-west-1.amazonaws.com/123456789012/my-queue, got ${JSON.stringify(value)}`);
+  }
+  if (value) return value;
   throw new UsageError(
     `no ${field === 'queueUrl' ? 'work queue' : 'dead-letter queue'} configured: pass ${flag}, set ${envName}, or run this next to a running \`operless dev\``,
   );
