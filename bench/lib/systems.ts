@@ -53,6 +53,11 @@ export interface BenchEnv {
   startSimulator(): void;
   stopSimulator(): Promise<void>;
   apiRequests(): Promise<RequestCounts>;
+  /**
+   * Creates a queue (and its DLQ when given); returns URLs whose host is the counting proxy,
+   * since the AWS SDK sends to the QueueUrl's host whatever its endpoint says.
+   */
+  createQueue(name: string, dlq?: string): Promise<{ queueUrl: string; dlqUrl: string | undefined }>;
   /** Creates a namespace (idempotent). */
   namespace(name: string): Promise<string>;
   stop(): Promise<void>;
@@ -60,7 +65,9 @@ export interface BenchEnv {
 
 export async function startBenchEnv(): Promise<BenchEnv> {
   const workDir = mkdtempSync(join(tmpdir(), 'operless-bench-'));
-  const bundles = await bundleFunctions(join(workDir, 'functions'));
+  // Inside the repository: the bundles import @aws-sdk/* (external, as on Lambda) from node_modules.
+  const bundleDir = join(ROOT, 'bench', '.work', `functions-${process.pid}`);
+  const bundles = await bundleFunctions(bundleDir);
   const cp = await startControlPlane({ controllers: WORKLOAD_CONTROLLERS, crds: [CRD] });
   const queues = await startMemoryQueueServer();
   const sqsCounter = await startSqsCounter(queues.endpoint);
@@ -78,6 +85,12 @@ export async function startBenchEnv(): Promise<BenchEnv> {
       simulator = undefined;
     },
     apiRequests: () => scrapeRequestTotals(cp.server, cp.admin.token!, cp.caPem),
+    async createQueue(name, dlq) {
+      const viaCounter = (url: string) => `${sqsCounter.endpoint}${new URL(url).pathname}`;
+      const dlqUrl = dlq ? viaCounter(await queues.createQueue({ name: dlq })) : undefined;
+      const queueUrl = viaCounter(await queues.createQueue({ name, visibilityTimeoutSeconds: 60, ...(dlq ? { dlq: { name: dlq, maxReceiveCount: 5 } } : {}) }));
+      return { queueUrl, dlqUrl };
+    },
     async namespace(name) {
       await admin.apply(NAMESPACE_KIND, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }).catch(async () => {
         await admin.create(NAMESPACE_KIND, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
@@ -91,6 +104,7 @@ export async function startBenchEnv(): Promise<BenchEnv> {
       await queues.stop();
       await cp.stop();
       rmSync(workDir, { recursive: true, force: true });
+      rmSync(bundleDir, { recursive: true, force: true });
     },
   };
   env.startSimulator();
@@ -135,9 +149,7 @@ export async function startOperless(env: BenchEnv, options: OperlessOptions): Pr
   instance += 1;
   const queueName = `bench-${instance}`;
   const dlqName = `bench-${instance}-dlq`;
-  await env.queues.createQueue({ name: dlqName });
-  const queueUrl = await env.queues.createQueue({ name: queueName, visibilityTimeoutSeconds: 60, dlq: { name: dlqName, maxReceiveCount: 5 } });
-  const dlqUrl = env.queues.queueUrl(dlqName);
+  const { queueUrl, dlqUrl } = await env.createQueue(queueName, dlqName);
   const fn = env.bundles.find((b) => b.name === 'memcached');
   if (!fn) throw new Error(`the function bundles have no "memcached" function (built: ${env.bundles.map((b) => b.name).join(', ')})`);
   // A fresh copy of the bundle per instance: its handler reads the environment when imported.
@@ -145,7 +157,7 @@ export async function startOperless(env: BenchEnv, options: OperlessOptions): Pr
   copyFileSync(fn.path, module);
   Object.assign(process.env, {
     OPERLESS_QUEUE_URL: queueUrl,
-    OPERLESS_DLQ_URL: dlqUrl,
+    OPERLESS_DLQ_URL: dlqUrl!,
     OPERLESS_CLUSTER: CLUSTER_ID,
     OPERLESS_KUBECONFIG: env.cp.kubeconfigPath,
     OPERLESS_METRICS: 'off',

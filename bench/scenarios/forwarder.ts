@@ -53,9 +53,7 @@ function cpuSeconds(pid: number): number {
 export async function measureForwarder(env: BenchEnv, namespace: string, options: { objects: number; burstObjects: number; burst: number }): Promise<ForwarderResult> {
   await env.namespace(namespace);
   const bundle = await bundleForwarder(join(env.workDir, 'forwarder.mjs'));
-  const dlqName = `${namespace}-dlq`;
-  await env.queues.createQueue({ name: dlqName });
-  const queueUrl = await env.queues.createQueue({ name: namespace, visibilityTimeoutSeconds: 60 });
+  const { queueUrl } = await env.createQueue(namespace);
   const kind = (k: { apiVersion: string; kind: string; plural: string; namespaced: boolean }) => ({ apiVersion: k.apiVersion, kind: k.kind, plural: k.plural, namespaced: k.namespaced, namespaces: [namespace] });
   const configPath = join(env.workDir, 'forwarder.yaml');
   writeFileSync(configPath, stringify({

@@ -45,7 +45,10 @@ export async function measureLag(
       sizes.set(name, size);
       const sent = Date.now();
       pending.push(setSize(env.admin, namespace, name, size).then(async (generation) => {
-        const seen = await Promise.race([tracker.whenObserved(name, generation), sleep(60_000 + options.seconds * 1000).then(() => undefined)]);
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, 60_000 + options.seconds * 1000)));
+        const seen = await Promise.race([tracker.whenObserved(name, generation), timeout]);
+        clearTimeout(timer);
         if (seen !== undefined) samples.push(seen - sent);
       }));
     }

@@ -1,0 +1,50 @@
+/**
+ * Smoke test of the benchmark suite (bench/run.ts) on the real control plane and the
+ * embedded queue, with tiny sizes: every part runs end to end and writes its JSON, markdown
+ * and SVG. It checks the structure of the output, never timings.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { QUICK, runBench } from '../../bench/run.ts';
+
+test('the quick benchmark runs convergence and lag on both systems and writes json, markdown and svg', { timeout: 240_000 }, async () => {
+  const outDir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
+  try {
+    const { result, files } = await runBench({
+      settings: { ...QUICK, sizes: [3], lagPool: 2, lagRate: 2, lagSeconds: 2, convergenceTimeoutMs: 120_000 },
+      mode: 'custom',
+      repeat: 1,
+      only: ['convergence', 'lag'],
+      outDir,
+      log: () => {},
+    });
+    assert.equal(result.convergence.length, 1);
+    const rows = result.convergence[0]!.rows;
+    assert.deepEqual(rows.map((r) => r.system.split(' ')[0]), ['baseline', 'Operless', 'Operless']);
+    for (const row of rows) {
+      assert.ok(Number.isFinite(row.seconds.median) && row.seconds.median > 0, `${row.system} converged`);
+      assert.ok(row.reconciles >= 3, `${row.system} reconciled every object at least once (${row.reconciles})`);
+    }
+    assert.equal(result.lag.length, 3);
+    for (const row of result.lag) {
+      assert.equal(row.lost, 0, `${row.system}: every update's status was written`);
+      assert.equal(row.samples.length, 4);
+    }
+    assert.ok(result.cost, 'a cost model was computed from the Operless runs');
+    assert.ok(result.cost.perMillion.total > 0);
+    assert.ok(result.targets.some((t) => t.figure.startsWith('convergence')));
+
+    const [jsonFile, mdFile, svgFile] = files;
+    assert.deepEqual(JSON.parse(readFileSync(jsonFile!, 'utf8')).convergence[0].n, 3);
+    const md = readFileSync(mdFile!, 'utf8');
+    assert.match(md, /### Convergence/);
+    assert.match(md, /### Lag/);
+    assert.match(md, /\| 3 \| baseline \(10 workers\) \|/);
+    assert.match(readFileSync(svgFile!, 'utf8'), /^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+  } finally {
+    rmSync(outDir, { recursive: true, force: true });
+  }
+});
