@@ -46,7 +46,7 @@ export async function measureLag(
       const sent = Date.now();
       pending.push(setSize(env.admin, namespace, name, size).then(async (generation) => {
         let timer: NodeJS.Timeout | undefined;
-        const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, 60_000 + options.seconds * 1000)));
+        const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 60_000 + options.seconds * 1000)));
         const seen = await Promise.race([tracker.whenObserved(name, generation), timeout]);
         clearTimeout(timer);
         if (seen !== undefined) samples.push(seen - sent);
