@@ -114,8 +114,9 @@ test('operless dev reconciles the sample, serves status and enqueue, and stops c
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     dev.on('exit', (code, signal) => resolve({ code, signal }));
   });
-  const waitFor = (pattern: RegExp, what: string) =>
-    Promise.race([
+  const waitFor = (pattern: RegExp, what: string, timeoutMs = 180_000) => {
+    let timer: NodeJS.Timeout | undefined;
+    return Promise.race([
       new Promise<void>((resolve) => {
         if (pattern.test(output)) resolve();
         else waiters.push({ pattern, resolve });
@@ -123,7 +124,11 @@ test('operless dev reconciles the sample, serves status and enqueue, and stops c
       exited.then(({ code, signal }) => {
         throw new Error(`operless dev exited (code ${code}, signal ${signal}) before ${what}:\n${output}`);
       }),
-    ]);
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`operless dev did not report that ${what} within ${timeoutMs / 1000} s:\n${output}`)), timeoutMs);
+      }),
+    ]).finally(() => clearTimeout(timer));
+  };
 
   await waitFor(AVAILABLE, 'the sample became Available');
   await waitFor(/press Ctrl-C to stop everything/, 'it finished starting');
