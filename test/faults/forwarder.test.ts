@@ -1,0 +1,107 @@
+/**
+ * Fault cases of the forwarder, with the real pieces (harness.ts): SIGKILL mid-burst then a
+ * restart (and the function runner SIGKILLed mid-batch at the same time); two replicas with
+ * the leader SIGKILLed; and watch history compacted so the resumed watch gets 410 Gone.
+ * Each case: the objects converge to their latest spec, nothing lands in the DLQ, nothing loops.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, objectsPerCase, range, retrying, sleep, until } from './harness.ts';
+
+let env: FaultEnv;
+
+before(async () => {
+  env = await FaultEnv.start();
+  env.startSimulator();
+});
+after(async () => {
+  await env?.stop();
+});
+
+test('forwarder SIGKILLed mid-burst (and the function runner mid-batch), then restarted: nothing is lost', async (t) => {
+  const n = objectsPerCase();
+  const started = Date.now();
+  const sent = env.proxy.total();
+  const fn = await env.startFunction('fn-burst');
+  const forwarder = await env.startForwarder('fwd-burst');
+  await forwarder.probes();
+  const workload = new MemcachedWorkload(env, 'burst');
+  await workload.createNamespace();
+
+  // The burst: create every object; kill both processes while it is still going on.
+  const creating = workload.create(0, n);
+  await until('a quarter of the burst is created', async () => workload.expected.size >= n / 4, 120_000);
+  forwarder.child.kill('SIGKILL');
+  await until('the function runner has a batch in hand', async () => (await env.queueDepth()).inFlight > 0, 30_000).catch(() => undefined);
+  fn.child.kill('SIGKILL');
+  await Promise.all([forwarder.exited, fn.exited]);
+  await creating;
+  // Changes while no forwarder runs: a new generation for every fourth object.
+  await workload.resize(range(0, n).filter((i) => i % 4 === 0), () => 2);
+
+  await env.startFunction('fn-burst-2');
+  const restarted = await env.startForwarder('fwd-burst-2');
+  await restarted.probes();
+  const result = await assertNothingLost(env, workload, { timeoutMs: 300_000 });
+  t.diagnostic(caseLine('forwarder + runner SIGKILL mid-burst', started, sent, env, result));
+  assert.equal(result.converged, n);
+  await restarted.stop();
+  await env.stopFunctions();
+});
+
+test('two forwarder replicas, the leader SIGKILLed: the follower takes over and nothing is missed', async (t) => {
+  const n = Math.min(objectsPerCase(), 60);
+  const started = Date.now();
+  const sent = env.proxy.total();
+  await env.startFunction('fn-ha');
+  const a = await env.startForwarder('fwd-a', { leaderElection: true });
+  await a.line(/became the leader/, 30_000);
+  const b = await env.startForwarder('fwd-b', { leaderElection: true });
+  await b.probes();
+  const workload = new MemcachedWorkload(env, 'ha');
+  await workload.createNamespace();
+  await workload.create(0, n / 2);
+  a.child.kill('SIGKILL');
+  await a.exited;
+  // Changes while nobody leads (the lease has not expired yet).
+  await workload.create(n / 2, n);
+  await workload.resize(range(0, n / 2).filter((i) => i % 3 === 0), () => 2);
+  await b.line(/became the leader/, 30_000);
+  const result = await assertNothingLost(env, workload, { timeoutMs: 180_000 });
+  t.diagnostic(caseLine('leader SIGKILL, follower takes over', started, sent, env, result, `${n} objects (fewer than 200 to bound the suite's time)`));
+  assert.equal(result.converged, n);
+  await b.stop();
+  await env.stopFunctions();
+});
+
+test('watch history compacted while the forwarder is frozen: its watch gets 410 Gone, it relists, nothing is missed', async (t) => {
+  const n = Math.min(objectsPerCase(), 60);
+  const started = Date.now();
+  const sent = env.proxy.total();
+  await env.startFunction('fn-410');
+  const forwarder = await env.startForwarder('fwd-410');
+  await forwarder.probes();
+  const workload = new MemcachedWorkload(env, 'gone');
+  await workload.createNamespace();
+  await workload.create(0, n);
+  await assertNothingLost(env, workload, { timeoutMs: 180_000 });
+
+  // Freeze the forwarder; change objects it will never see as watch events; compact etcd
+  // and restart the API server (its watch cache starts at the compacted revision).
+  forwarder.child.kill('SIGSTOP');
+  const changed = range(0, n).filter((i) => i % 2 === 0);
+  await workload.resize(changed, () => 2);
+  await env.cp.compactEtcd();
+  await env.cp.restartApiServer();
+  forwarder.child.kill('SIGCONT');
+  await retrying(async () => {
+    const relists = await forwarder.metric('operless_forwarder_relists_total');
+    assert.ok(relists > 0, 'the forwarder relisted after 410 Gone');
+  });
+  const result = await assertNothingLost(env, workload, { timeoutMs: 180_000 });
+  t.diagnostic(caseLine('etcd compacted → 410 Gone → relist', started, sent, env, result, `${n} objects, ${changed.length} changed unseen`));
+  assert.equal(result.converged, n);
+  await forwarder.stop();
+  await env.stopFunctions();
+  await sleep(0);
+});

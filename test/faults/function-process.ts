@@ -1,0 +1,57 @@
+/**
+ * The function runner as its own process, so a fault case can SIGKILL it mid-batch the way
+ * Lambda kills a crashed or timed-out sandbox: `startLambdaRunner` (src/queue/lambda-runner.ts)
+ * consuming the work queue and invoking a handler module (the shipped `.mjs` bundle, or a
+ * test controller's `.ts`).
+ *
+ *   FAULTS_RUNNER='{"queueUrl":…,"endpoint":…,"region":…,"module":…}' node test/faults/function-process.ts
+ *
+ * The function's own configuration comes from the environment, as on Lambda (OPERLESS_*,
+ * AWS_*). Every line on stdout is JSON: the handler's logs, and one `invocation` line per
+ * invocation with its outcome. SIGTERM stops polling, waits for in-flight invocations and
+ * exits 0.
+ */
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { startLambdaRunner } from '../../src/queue/lambda-runner.ts';
+import { createLogger } from '../../src/observability/log.ts';
+
+export interface FunctionProcessConfig {
+  readonly queueUrl: string;
+  readonly endpoint: string;
+  readonly region: string;
+  readonly module: string;
+  readonly export?: string;
+  readonly functionName?: string;
+  readonly batchSize?: number;
+  readonly batchWindowSeconds?: number;
+  readonly maxConcurrency?: number;
+  readonly timeoutSeconds?: number;
+}
+
+const raw = process.env.FAULTS_RUNNER;
+if (!raw) {
+  console.error('FAULTS_RUNNER is not set: pass the runner configuration as JSON (queueUrl, endpoint, region, module)');
+  process.exit(2);
+}
+const config = JSON.parse(raw) as FunctionProcessConfig;
+const log = createLogger({ level: 'info' });
+const sqs = new SQSClient({ endpoint: config.endpoint, region: config.region, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+const runner = await startLambdaRunner({
+  queueUrl: config.queueUrl,
+  sqs,
+  handler: { module: config.module, export: config.export ?? 'handler' },
+  functionName: config.functionName ?? 'faults',
+  batchSize: config.batchSize ?? 10,
+  batchWindowSeconds: config.batchWindowSeconds ?? 1,
+  maxConcurrency: config.maxConcurrency ?? 3,
+  timeoutSeconds: config.timeoutSeconds ?? 6,
+  logger: log,
+  onInvoke: (report) => log.info('invocation', { outcome: report.outcome, records: report.records, deleted: report.deleted.length, retried: report.retried.length, durationMs: report.durationMs }),
+});
+log.info('function runner started', { pid: process.pid });
+process.on('SIGTERM', () => {
+  void runner.stop().then(() => {
+    sqs.destroy();
+    process.exit(0);
+  });
+});

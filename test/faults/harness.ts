@@ -1,0 +1,552 @@
+/**
+ * The fault harness: the real pieces of an Operless deployment, each one a process a fault
+ * case can stop, kill or freeze, plus a workload driver and the invariant checker that says
+ * "nothing was lost".
+ *
+ * - A real control plane (etcd + kube-apiserver + kube-controller-manager with the workload
+ *   controllers and garbage collection) with the Memcached CRD; ElasticMQ with a work queue
+ *   and its DLQ (redrive after `maxReceiveCount` receives), optionally persisting messages
+ *   so it can be restarted; a counting proxy in front of it (sqs-proxy.ts).
+ * - The forwarder as the process the image runs (its esbuild bundle), 1 or 2 replicas with
+ *   leader election on short lease timings.
+ * - The function as the bundle `serverless package` ships, run by the local Lambda runner in
+ *   its own process (function-process.ts), under the function's own RBAC (infra/rbac) — or a
+ *   test controller's module under a test identity.
+ * - The pod simulator (the kubelet stand-in), so Deployments become available.
+ *
+ * The invariant (`converge`): every object reaches its latest spec with `Available=True` at
+ * its current generation and a Deployment of `spec.size` replicas; the work queue drains (only
+ * messages delayed into the future may remain); the DLQ holds exactly the expected messages,
+ * each with its `operless.reason`; no object was reconciled more than a bound. Each case ends
+ * with one line: case, duration, messages sent, reconciles run, objects converged/total.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
+import { stringify } from 'yaml';
+import { startBroker, startControlPlane, WORKLOAD_CONTROLLERS, type Broker, type ControlPlane, type Identity } from '../../src/testing/index.ts';
+import { bundleForwarder } from '../../src/forwarder/bundle.ts';
+import { createKubeClient, type BoundKubeClient } from '../../src/kube/client.ts';
+import { createTransport } from '../../src/kube/transport.ts';
+import { defineController } from '../../src/core/controller.ts';
+import { memcachedController } from '../../src/memcached/controller.ts';
+import { MEMCACHED } from '../../src/memcached/types.ts';
+import { DEPLOYMENTS } from '../../src/memcached/desired.ts';
+import { startPodSimulator, type PodSimulator } from '../../src/devloop/pod-simulator.ts';
+import { watchesFor } from '../../src/devloop/project.ts';
+import { silentLogger } from '../../src/observability/log.ts';
+import { DLQ_ATTRIBUTE_REASON } from '../../src/contract/dlq.ts';
+import type { KindRef, KubeObject } from '../../src/core/types.ts';
+import { extractBundle, packageService, ROOT } from '../../scripts/package.ts';
+import { startSqsProxy, type SqsProxy } from './sqs-proxy.ts';
+import type { FunctionProcessConfig } from './function-process.ts';
+
+export const CLUSTER = 'faults';
+export const MEMCACHED_CRD = join(ROOT, 'infra', 'crds', 'memcacheds.cache.example.com.yaml');
+export const MEMCACHED_RBAC = join(ROOT, 'infra', 'rbac', 'memcached-function.yaml');
+const FUNCTION_PROCESS = join(import.meta.dirname, 'function-process.ts');
+
+/** Objects per case: the issue's 200 by default; `OPERLESS_FAULTS_OBJECTS` overrides. */
+export function objectsPerCase(fallback = 200): number {
+  const raw = Number(process.env.OPERLESS_FAULTS_OBJECTS);
+  return Number.isInteger(raw) && raw > 0 ? raw : fallback;
+}
+
+export interface FaultEnvOptions {
+  /** Keep messages across broker restarts (ElasticMQ's H2 store). */
+  readonly persistMessages?: boolean;
+  readonly watchCache?: boolean;
+  readonly apiServerArgs?: readonly string[];
+  /** More CRDs besides Memcached. */
+  readonly crds?: readonly string[];
+  /** Work queue visibility timeout (default 12 s: a killed invocation's records return fast). */
+  readonly visibilityTimeoutSeconds?: number;
+  readonly maxReceiveCount?: number;
+  /** Package the Memcached function (default true). */
+  readonly memcachedFunction?: boolean;
+}
+
+export interface LoggedProcess {
+  readonly name: string;
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+  readonly lines: Record<string, unknown>[];
+  /** The first JSON log line (from now on or already seen) whose msg matches. */
+  line(msg: RegExp, timeoutMs?: number): Promise<Record<string, unknown>>;
+  /** SIGTERM (or the given signal) and wait for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export interface ForwarderProcess extends LoggedProcess {
+  /** The probe server's URL (after `forwarder running`). */
+  probes(): Promise<string>;
+  /** Sum of a Prometheus counter/gauge over its labels. */
+  metric(name: string): Promise<number>;
+}
+
+export interface ReconcileRecord {
+  readonly process: string;
+  readonly key: string;
+  readonly msg: string;
+  readonly endMs: number;
+  readonly durationMs: number;
+  readonly gone: boolean;
+  readonly result: string;
+}
+
+export interface FunctionOptions {
+  readonly module?: string;
+  readonly identity?: Identity;
+  readonly batchSize?: number;
+  readonly batchWindowSeconds?: number;
+  readonly maxConcurrency?: number;
+  readonly timeoutSeconds?: number;
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+export interface ForwarderOptions {
+  readonly leaderElection?: boolean;
+  /** Extra config fields (merged on top). */
+  readonly config?: Readonly<Record<string, unknown>>;
+}
+
+const RECONCILE_LINES = new Set([
+  'reconciled',
+  'reconcile failed; retrying',
+  'reconcile retries exhausted; giving up',
+  'reconcile failed terminally; not retrying',
+]);
+
+export class FaultEnv {
+  readonly cp: ControlPlane;
+  readonly broker: Broker;
+  readonly proxy: SqsProxy;
+  readonly work: string;
+  readonly admin: BoundKubeClient;
+  readonly sqs: SQSClient;
+  readonly queueUrl: string;
+  readonly dlqUrl: string;
+  readonly reconciles: ReconcileRecord[] = [];
+  readonly fnIdentity: Identity;
+  readonly memcachedBundle: string | undefined;
+  private readonly forwarderBundle: string;
+  private readonly children = new Set<LoggedProcess>();
+  private readonly functions = new Set<LoggedProcess>();
+  private simulator: PodSimulator | undefined;
+
+  private constructor(parts: {
+    cp: ControlPlane; broker: Broker; proxy: SqsProxy; work: string; fnIdentity: Identity;
+    memcachedBundle: string | undefined; forwarderBundle: string;
+  }) {
+    this.cp = parts.cp;
+    this.broker = parts.broker;
+    this.proxy = parts.proxy;
+    this.work = parts.work;
+    this.fnIdentity = parts.fnIdentity;
+    this.memcachedBundle = parts.memcachedBundle;
+    this.forwarderBundle = parts.forwarderBundle;
+    this.admin = createKubeClient(createTransport(this.cp.kubeConfig), { fieldManager: 'faults-admin' });
+    this.sqs = new SQSClient({ endpoint: this.proxy.endpoint, region: this.broker.region, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+    this.queueUrl = this.proxy.url(this.broker.queueUrl('work'));
+    this.dlqUrl = this.proxy.url(this.broker.queueUrl('work-dlq'));
+  }
+
+  static async start(options: FaultEnvOptions = {}): Promise<FaultEnv> {
+    const work = mkdtempSync(join(tmpdir(), 'operless-faults-'));
+    const [cp, broker] = await Promise.all([
+      startControlPlane({
+        controllers: WORKLOAD_CONTROLLERS,
+        crds: [MEMCACHED_CRD, ...(options.crds ?? [])],
+        ...(options.watchCache !== undefined ? { watchCache: options.watchCache } : {}),
+        ...(options.apiServerArgs ? { apiServerArgs: options.apiServerArgs } : {}),
+      }),
+      startBroker({
+        persistMessages: options.persistMessages ?? false,
+        queues: [{
+          name: 'work',
+          visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 12,
+          dlq: { name: 'work-dlq', maxReceiveCount: options.maxReceiveCount ?? 5 },
+        }],
+      }),
+    ]);
+    const proxy = await startSqsProxy(broker.endpoint);
+    const applied = await cp.kubectl(['apply', '-f', MEMCACHED_RBAC]);
+    assert.equal(applied.code, 0, applied.stderr);
+    const fnIdentity = await cp.identity('memcached-function', ['operless:memcached']);
+    let memcachedBundle: string | undefined;
+    if (options.memcachedFunction ?? true) {
+      const packaged = await packageService({ outDir: join(work, 'package') });
+      const fn = packaged.functions.find((f) => f.name === 'memcached');
+      assert.ok(fn, 'serverless package produced the memcached function');
+      memcachedBundle = extractBundle(fn, join(work, 'bundle'));
+    }
+    const forwarderBundle = (await bundleForwarder(join(work, 'forwarder.mjs'))).outFile;
+    return new FaultEnv({ cp, broker, proxy, work, fnIdentity, memcachedBundle, forwarderBundle });
+  }
+
+  /** The forwarder bundle as its own process, watching what the Memcached controller needs. */
+  async startForwarder(name: string, options: ForwarderOptions = {}): Promise<ForwarderProcess> {
+    const config = {
+      clusterId: CLUSTER,
+      queue: { url: this.queueUrl, region: this.broker.region },
+      ...watchesFor([defineController(memcachedController)]),
+      leaderElection: options.leaderElection
+        ? { enabled: true, namespace: 'default', leaseName: 'faults-forwarder', identity: name, leaseDurationSeconds: 3, renewDeadlineSeconds: 2, retryPeriodSeconds: 0.5 }
+        : { enabled: false },
+      server: { port: 0 },
+      coalesceWindowMs: 200,
+      send: { backoffInitialMs: 200, backoffMaxMs: 3000 },
+      watch: { backoffInitialMs: 300, backoffMaxMs: 3000 },
+      shutdownGraceMs: 5000,
+      ...options.config,
+    };
+    const path = join(this.work, `${name}.yaml`);
+    writeFileSync(path, stringify(config));
+    const proc = this.spawnLogged(name, [this.forwarderBundle], {
+      OPERLESS_FORWARDER_CONFIG: path,
+      KUBECONFIG: this.cp.kubeconfigPath,
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      AWS_ENDPOINT_URL_SQS: this.proxy.endpoint,
+      OPERLESS_LOG_LEVEL: 'info',
+    }, () => {});
+    const probes = async () => String((await proc.line(/forwarder running/, 60_000)).probes);
+    return {
+      ...proc,
+      probes,
+      metric: async (metricName) => {
+        const text = await (await fetch(`${await probes()}/metrics`)).text();
+        return text.split('\n')
+          .filter((l) => l.startsWith(`${metricName}{`) || l.startsWith(`${metricName} `))
+          .reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
+      },
+    };
+  }
+
+  /** The function runner in its own process (default: the shipped Memcached bundle under its RBAC). */
+  async startFunction(name: string, options: FunctionOptions = {}): Promise<LoggedProcess> {
+    const module = options.module ?? this.memcachedBundle;
+    assert.ok(module, 'no function module: start the env with memcachedFunction or pass module');
+    const runner: FunctionProcessConfig = {
+      queueUrl: this.queueUrl,
+      endpoint: this.proxy.endpoint,
+      region: this.broker.region,
+      module,
+      functionName: name,
+      batchSize: options.batchSize ?? 10,
+      batchWindowSeconds: options.batchWindowSeconds ?? 1,
+      maxConcurrency: options.maxConcurrency ?? 3,
+      timeoutSeconds: options.timeoutSeconds ?? 6,
+    };
+    const proc = this.spawnLogged(name, [FUNCTION_PROCESS], {
+      FAULTS_RUNNER: JSON.stringify(runner),
+      OPERLESS_QUEUE_URL: this.queueUrl,
+      OPERLESS_DLQ_URL: this.dlqUrl,
+      OPERLESS_CLUSTER: CLUSTER,
+      OPERLESS_KUBECONFIG: (options.identity ?? this.fnIdentity).kubeconfigPath,
+      OPERLESS_METRICS: 'off',
+      OPERLESS_LOG_LEVEL: 'info',
+      AWS_REGION: this.broker.region,
+      AWS_ENDPOINT_URL_SQS: this.proxy.endpoint,
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      ...options.env,
+    }, (line) => {
+      if (!RECONCILE_LINES.has(String(line.msg)) || typeof line.key !== 'string') return;
+      const durationMs = Number(line.durationMs ?? 0);
+      this.reconciles.push({
+        process: name, key: line.key, msg: String(line.msg), endMs: Date.parse(String(line.time)), durationMs,
+        gone: line.gone !== undefined, result: String(line.result ?? ''),
+      });
+    });
+    this.functions.add(proc);
+    void proc.exited.then(() => this.functions.delete(proc));
+    await proc.line(/function runner started/, 30_000);
+    return proc;
+  }
+
+  /** SIGTERMs every function runner still running (in-flight invocations finish first). */
+  async stopFunctions(): Promise<void> {
+    await Promise.all([...this.functions].map((f) => f.stop()));
+  }
+
+  startSimulator(): void {
+    this.simulator ??= startPodSimulator(createKubeClient(createTransport(this.cp.kubeConfig), { fieldManager: 'faults-kubelet' }), { log: silentLogger, intervalMs: 400 });
+  }
+
+  private spawnLogged(name: string, args: string[], env: Record<string, string>, onLine: (line: Record<string, unknown>) => void): LoggedProcess {
+    const child = spawn(process.execPath, args, {
+      cwd: this.work,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH ?? '', ...env },
+    });
+    const lines: Record<string, unknown>[] = [];
+    const waiters: { re: RegExp; resolve: (l: Record<string, unknown>) => void }[] = [];
+    let stderr = '';
+    createInterface({ input: child.stdout! }).on('line', (text) => {
+      let line: Record<string, unknown>;
+      try {
+        line = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        return;
+      }
+      if (line._aws) return; // metrics lines
+      lines.push(line);
+      onLine(line);
+      for (const w of [...waiters]) {
+        if (w.re.test(String(line.msg))) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(line);
+        }
+      }
+    });
+    child.stderr!.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-4000);
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const proc: LoggedProcess = {
+      name,
+      child,
+      exited,
+      lines,
+      line: (re, timeoutMs = 30_000) => {
+        const found = lines.find((l) => re.test(String(l.msg)));
+        if (found) return Promise.resolve(found);
+        return new Promise((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`${name}: no log line ${re} within ${timeoutMs} ms; stderr:\n${stderr}\nlast lines:\n${lines.slice(-10).map((l) => JSON.stringify(l)).join('\n')}`)), timeoutMs);
+          waiters.push({ re, resolve: (l) => { clearTimeout(timer); resolve(l); } });
+        });
+      },
+      stop: async (signal = 'SIGTERM') => {
+        if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+        return exited;
+      },
+    };
+    this.children.add(proc);
+    void exited.then(() => this.children.delete(proc));
+    return proc;
+  }
+
+  /** Sends raw bodies straight into the work queue (through the counting proxy). */
+  async inject(bodies: readonly string[], delaySeconds = 0): Promise<void> {
+    for (const body of bodies) {
+      await this.sqs.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: body, DelaySeconds: delaySeconds }));
+    }
+  }
+
+  async queueDepth(url = this.queueUrl): Promise<{ visible: number; inFlight: number; delayed: number }> {
+    const attrs = await this.sqs.send(new GetQueueAttributesCommand({
+      QueueUrl: url,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+    }));
+    const n = (k: string) => Number(attrs.Attributes?.[k as keyof typeof attrs.Attributes] ?? 0);
+    return { visible: n('ApproximateNumberOfMessages'), inFlight: n('ApproximateNumberOfMessagesNotVisible'), delayed: n('ApproximateNumberOfMessagesDelayed') };
+  }
+
+  /** Receives and deletes everything in the DLQ. */
+  async drainDlq(): Promise<DeadLetter[]> {
+    const out: DeadLetter[] = [];
+    for (let empty = 0; empty < 2;) {
+      const got = await this.sqs.send(new ReceiveMessageCommand({ QueueUrl: this.dlqUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageAttributeNames: ['All'] }));
+      const messages: Message[] = got.Messages ?? [];
+      if (messages.length === 0) {
+        empty++;
+        continue;
+      }
+      for (const m of messages) out.push({ body: m.Body ?? '', reason: m.MessageAttributes?.[DLQ_ATTRIBUTE_REASON]?.StringValue });
+      await this.sqs.send(new DeleteMessageBatchCommand({ QueueUrl: this.dlqUrl, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })) }));
+    }
+    return out;
+  }
+
+  /** Reconciles (not counting "object gone" skips) per key whose key contains `filter`. */
+  reconcileCounts(filter: string): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const r of this.reconciles) if (!r.gone && r.key.includes(filter)) counts.set(r.key, (counts.get(r.key) ?? 0) + 1);
+    return counts;
+  }
+
+  async stop(): Promise<void> {
+    await this.simulator?.stop();
+    await Promise.all([...this.children].map((c) => c.stop('SIGKILL')));
+    this.sqs.destroy();
+    await this.proxy.close();
+    await Promise.all([this.broker.stop(), this.cp.stop()]);
+    rmSync(this.work, { recursive: true, force: true });
+  }
+}
+
+export interface DeadLetter {
+  readonly body: string;
+  readonly reason: string | undefined;
+}
+
+const NAMESPACES: KindRef = { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false };
+
+interface Mc extends KubeObject {
+  spec: { size: number };
+  status?: { observedGeneration?: number; conditions?: { type: string; status: string }[] };
+}
+interface Deploy extends KubeObject { spec?: { replicas?: number } }
+
+/** Creates and updates Memcached objects in one namespace, remembering each one's latest spec. */
+export class MemcachedWorkload {
+  readonly expected = new Map<string, number>();
+  private readonly env: FaultEnv;
+  readonly namespace: string;
+
+  constructor(env: FaultEnv, namespace: string) {
+    this.env = env;
+    this.namespace = namespace;
+  }
+
+  static name(i: number): string {
+    return `mc-${String(i).padStart(3, '0')}`;
+  }
+
+  async createNamespace(): Promise<void> {
+    await this.env.admin.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: this.namespace } })
+      .catch((err: { status?: number }) => { if (err.status !== 409) throw err; });
+  }
+
+  /** Creates objects [from, to) with size 1, `parallel` at a time. */
+  async create(from: number, to: number, parallel = 6): Promise<void> {
+    await eachBounded(range(from, to), parallel, async (i) => {
+      const name = MemcachedWorkload.name(i);
+      await this.env.admin.create(MEMCACHED, { apiVersion: MEMCACHED.apiVersion, kind: MEMCACHED.kind, metadata: { name, namespace: this.namespace }, spec: { size: 1 } });
+      this.expected.set(name, 1);
+    });
+  }
+
+  /** Sets spec.size of existing objects (a new generation each). Retries while the API server is away. */
+  async resize(indexes: readonly number[], size: (i: number) => number, parallel = 6): Promise<void> {
+    await eachBounded(indexes, parallel, async (i) => {
+      const name = MemcachedWorkload.name(i);
+      await retrying(() => this.env.admin.mergePatch(MEMCACHED, name, this.namespace, { spec: { size: size(i) } }));
+      this.expected.set(name, size(i));
+    });
+  }
+
+  /** One pass over the live objects: which have converged, and why the others have not. */
+  async check(): Promise<{ converged: number; total: number; pending: string[] }> {
+    const [mcs, deploys] = await Promise.all([
+      this.env.admin.list<Mc>(MEMCACHED, { namespace: this.namespace }),
+      this.env.admin.list<Deploy>(DEPLOYMENTS, { namespace: this.namespace }),
+    ]);
+    const replicas = new Map(deploys.items.map((d) => [d.metadata.name, d.spec?.replicas]));
+    const live = new Map(mcs.items.map((m) => [m.metadata.name, m]));
+    const pending: string[] = [];
+    let converged = 0;
+    for (const [name, size] of this.expected) {
+      const mc = live.get(name);
+      const problem = !mc ? 'missing'
+        : mc.spec.size !== size ? `spec.size ${mc.spec.size} != ${size}`
+        : mc.status?.observedGeneration !== mc.metadata.generation ? `observedGeneration ${mc.status?.observedGeneration} != generation ${mc.metadata.generation}`
+        : !mc.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') ? 'not Available'
+        : replicas.get(name) !== size ? `Deployment replicas ${replicas.get(name)} != ${size}`
+        : undefined;
+      if (problem) pending.push(`${name}: ${problem}`);
+      else converged++;
+    }
+    return { converged, total: this.expected.size, pending };
+  }
+}
+
+export interface InvariantOptions {
+  /** How long convergence and the drain may take (default 180 s). */
+  readonly timeoutMs?: number;
+  /** Expected dead letters as `reason` → count (default: none). */
+  readonly dlq?: Readonly<Record<string, number>>;
+  /** At most this many reconciles of any one object (default 25). */
+  readonly maxReconcilesPerObject?: number;
+}
+
+export interface CaseResult {
+  readonly converged: number;
+  readonly total: number;
+  readonly deadLetters: DeadLetter[];
+  readonly reconciles: number;
+}
+
+/**
+ * Waits until every object converged and the work queue holds nothing visible or in flight,
+ * then asserts the DLQ content and the per-object reconcile bound.
+ */
+export async function assertNothingLost(env: FaultEnv, workload: MemcachedWorkload, options: InvariantOptions = {}): Promise<CaseResult> {
+  const timeoutMs = options.timeoutMs ?? 180_000;
+  const deadline = Date.now() + timeoutMs;
+  let last: { converged: number; total: number; pending: string[] } = { converged: 0, total: workload.expected.size, pending: [] };
+  let depth = { visible: -1, inFlight: -1, delayed: -1 };
+  while (Date.now() < deadline) {
+    try {
+      last = await workload.check();
+      depth = await env.queueDepth();
+      if (last.pending.length === 0 && depth.visible === 0 && depth.inFlight === 0) break;
+    } catch {
+      // the API server or broker may still be coming back
+    }
+    await sleep(1000);
+  }
+  assert.deepEqual(last.pending.slice(0, 10), [], `${last.converged}/${last.total} converged within ${timeoutMs} ms; first pending:\n${last.pending.slice(0, 10).join('\n')}`);
+  assert.equal(depth.visible + depth.inFlight, 0, `the work queue drained (visible ${depth.visible}, in flight ${depth.inFlight}, delayed ${depth.delayed})`);
+  const deadLetters = await env.drainDlq();
+  const byReason: Record<string, number> = {};
+  for (const d of deadLetters) byReason[d.reason ?? '(redrive)'] = (byReason[d.reason ?? '(redrive)'] ?? 0) + 1;
+  assert.deepEqual(byReason, options.dlq ?? {}, `the DLQ holds exactly the expected messages: ${deadLetters.map((d) => `${d.reason}: ${d.body.slice(0, 200)}`).join('\n')}`);
+  const counts = env.reconcileCounts(`/${workload.namespace}/`);
+  const max = Math.max(0, ...counts.values());
+  assert.ok(max <= (options.maxReconcilesPerObject ?? 25), `no object loops: at most ${options.maxReconcilesPerObject ?? 25} reconciles per object, saw ${max} (${[...counts].filter(([, n]) => n === max).map(([k]) => k).join(', ')})`);
+  return { converged: last.converged, total: last.total, deadLetters, reconciles: [...counts.values()].reduce((a, b) => a + b, 0) };
+}
+
+/** The one line every case prints. */
+export function caseLine(name: string, startedMs: number, sentBefore: number, env: FaultEnv, result: { converged: number; total: number; reconciles: number }, note = ''): string {
+  const seconds = ((Date.now() - startedMs) / 1000).toFixed(1);
+  return `fault case: ${name} | ${seconds} s | messages sent ${env.proxy.total() - sentBefore} | reconciles ${result.reconciles} | converged ${result.converged}/${result.total}${note ? ` | ${note}` : ''}`;
+}
+
+export function range(from: number, to: number): number[] {
+  return Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
+}
+
+export async function eachBounded<T>(items: readonly T[], parallel: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, async () => {
+    while (next < items.length) await fn(items[next++]!);
+  }));
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Retries an API call for up to 60 s (the API server may be restarting). */
+export async function retrying<T>(fn: () => Promise<T>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await sleep(500);
+    }
+  }
+}
+
+export async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      if (await check()) return;
+    } catch (err) {
+      lastError = err;
+    }
+    await sleep(250);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`);
+}
