@@ -110,7 +110,7 @@ export function startBaselineController(options: BaselineOptions): BaselineContr
   const watches: Forwarder = startForwarder(
     {
       clusterId,
-      queue: { url: 'in-process://baseline', region: 'local' },
+      queue: { url: 'http://in-process.invalid/000000000000/baseline', region: 'us-east-1' }, // never contacted: the queue port below
       primaries: [watch(kinds[0]!)],
       owned: kinds.slice(1).map(watch),
       coalesceWindowMs: 0,
