@@ -7,6 +7,11 @@
  * `POD_NAMESPACE`, `OPERLESS_FORWARDER_PORT`). The SQS endpoint for local brokers comes from
  * the AWS SDK's own `AWS_ENDPOINT_URL_SQS` (or `queue.endpoint` in the file).
  *
+ * Queues: every primary watch may name its own `queueUrl`; a primary without one sends to the
+ * top-level `queue.url` (the default queue, required only when some primary has no
+ * `queueUrl`). Messages for an owned object go to its owner's kind's queue. `queue.region`
+ * and `queue.endpoint` apply to every queue (an AWS queue URL names its own region).
+ *
  * Guarantees: `parseConfig` either returns a complete, defaulted, frozen-shape config or
  * throws a `ConfigError` whose message lists EVERY problem, each naming the offending field
  * by its path (`watches[1].kind`) and saying what is expected. It does no I/O.
@@ -37,6 +42,8 @@ export interface WatchConfig {
   readonly namespaces: readonly string[];
   readonly labelSelector?: string;
   readonly triggers: readonly Trigger[];
+  /** Primaries only: the queue this kind's messages (its own and its owned objects') go to; always set after parsing. */
+  readonly queueUrl?: string;
 }
 
 export interface LeaderElectionConfig {
@@ -54,12 +61,15 @@ export interface LeaderElectionConfig {
 export interface ForwarderConfig {
   readonly clusterId: string;
   readonly queue: {
+    /** The default queue: `queue.url`, or the first primary's `queueUrl` when every primary names its own. */
     readonly url: string;
     readonly region: string;
     /** Endpoint override (local brokers); the SDK's AWS_ENDPOINT_URL_SQS works too. */
     readonly endpoint?: string;
   };
   readonly watches: readonly WatchConfig[];
+  /** Every distinct queue URL the primaries send to, in order of first use (one sender each). */
+  readonly queues: readonly string[];
   /** Forward every object on start/leadership gain (reason Resync): heals changes missed while no leader ran. */
   readonly resyncOnStart: boolean;
   readonly coalesceWindowMs: number;
@@ -97,6 +107,8 @@ export interface WatchInput {
   namespaces?: string[];
   labelSelector?: string;
   triggers?: Trigger[];
+  /** Primaries only: this kind's queue (default: queue.url). */
+  queueUrl?: string;
 }
 
 /**
@@ -234,7 +246,12 @@ function parseWatch(r: Reader, raw: unknown, path: string, role: WatchRole): Wat
     if (raw === undefined || raw === null) r.problem(path, 'must be a mapping with apiVersion and kind');
     return undefined;
   }
-  r.known(obj, path, ['apiVersion', 'kind', 'plural', 'namespaced', 'namespaces', 'labelSelector', 'triggers']);
+  const fields = ['apiVersion', 'kind', 'plural', 'namespaced', 'namespaces', 'labelSelector', 'triggers'];
+  if (role === 'owned' && obj.queueUrl !== undefined) {
+    r.problem(join(path, 'queueUrl'), "is not a field of an owned watch: an owned object's message goes to its owner's queue (set queueUrl on the owner's primary)");
+  }
+  r.known(obj, path, [...fields, 'queueUrl']); // an owned queueUrl was reported above
+  const queueUrl = role === 'primary' ? queueUrlField(r, obj, 'queueUrl', path, 'this kind\'s SQS queue URL') : undefined;
   const apiVersion = r.string(obj, 'apiVersion', path, { required: true, pattern: API_VERSION, what: 'an apiVersion like "v1", "apps/v1" or "cache.example.com/v1alpha1"' });
   const kind = r.string(obj, 'kind', path, { required: true, pattern: KIND, what: 'a Kind in PascalCase, e.g. "Memcached"' });
   const plural = r.string(obj, 'plural', path, { pattern: PLURAL, what: 'the lower-case REST plural, e.g. "memcacheds"' });
@@ -275,7 +292,25 @@ function parseWatch(r: Reader, raw: unknown, path: string, role: WatchRole): Wat
     namespaces,
     ...(labelSelector ? { labelSelector } : {}),
     triggers,
+    ...(queueUrl ? { queueUrl } : {}),
   };
+}
+
+const QUEUE_URL = /^https?:\/\/[^/\s]+\/\S+$/;
+
+/** Reads an optional queue URL field; a present but malformed one is a problem naming the field. */
+function queueUrlField(r: Reader, obj: Raw | undefined, key: string, path: string, what: string): string | undefined {
+  const url = r.string(obj, key, path, { what });
+  if (url !== undefined && !QUEUE_URL.test(url)) {
+    r.problem(join(path, key), `must be an http(s) queue URL (${what}, e.g. https://sqs.eu-west-1.amazonaws.com/123456789012/operless-work), got ${JSON.stringify(url)}`);
+    return undefined;
+  }
+  return url;
+}
+
+/** The AWS region named by an SQS queue URL (`https://sqs.<region>.amazonaws.com/...`), if any. */
+export function regionOfQueueUrl(url: string): string | undefined {
+  return url.match(/sqs\.([a-z0-9-]+)\.amazonaws\.com/)?.[1];
 }
 
 /** The environment variables the forwarder reads (a subset of process.env). */
@@ -296,17 +331,11 @@ export function parseConfig(document: unknown, env: ForwarderEnv = {}, source = 
 
   const queueRaw = r.object(root.queue, 'queue') ?? {};
   r.known(queueRaw, 'queue', ['url', 'region', 'endpoint']);
-  const queueUrl = r.string({ url: env.OPERLESS_QUEUE_URL || queueRaw.url }, 'url', 'queue', {
-    required: true, what: 'the SQS queue URL, e.g. https://sqs.eu-west-1.amazonaws.com/123456789012/operless-work (env OPERLESS_QUEUE_URL)',
-  });
-  if (queueUrl && !/^https?:\/\/[^/]+\/.+/.test(queueUrl)) r.problem('queue.url', `must be an http(s) queue URL, got ${JSON.stringify(queueUrl)}`);
-  const regionFromUrl = queueUrl?.match(/sqs\.([a-z0-9-]+)\.amazonaws\.com/)?.[1];
-  const region = r.string({ region: env.OPERLESS_QUEUE_REGION || queueRaw.region || env.AWS_REGION || env.AWS_DEFAULT_REGION || regionFromUrl }, 'region', 'queue', {
-    required: true, pattern: REGION, what: 'an AWS region like "eu-west-1" (env OPERLESS_QUEUE_REGION or AWS_REGION)',
-  });
+  const defaultQueueUrl = r.string({ url: env.OPERLESS_QUEUE_URL || queueRaw.url }, 'url', 'queue');
+  if (defaultQueueUrl && !/^https?:\/\/[^/]+\/.+/.test(defaultQueueUrl)) r.problem('queue.url', `must be an http(s) queue URL, got ${JSON.stringify(defaultQueueUrl)}`);
   const endpoint = r.string(queueRaw, 'endpoint', 'queue', { pattern: /^https?:\/\/\S+$/, what: 'an http(s) URL' });
 
-  const watches: WatchConfig[] = [];
+  const parsedWatches: WatchConfig[] = [];
   const lists: [string, WatchRole][] = [['primaries', 'primary'], ['owned', 'owned']];
   for (const [field, role] of lists) {
     const list = root[field];
@@ -317,9 +346,24 @@ export function parseConfig(document: unknown, env: ForwarderEnv = {}, source = 
     }
     list.forEach((w, i) => {
       const parsed = parseWatch(r, w, `${field}[${i}]`, role);
-      if (parsed) watches.push(parsed);
+      if (parsed) parsedWatches.push(parsed);
     });
   }
+  // Every primary gets a queue: its own queueUrl, else the default queue.url.
+  const primariesWithoutQueue = Array.isArray(root.primaries)
+    ? root.primaries.flatMap((p, i) => (p && typeof p === 'object' && !(p as Raw).queueUrl ? [i] : []))
+    : [];
+  const queueUrl = defaultQueueUrl ?? parsedWatches.find((w) => w.role === 'primary' && w.queueUrl)?.queueUrl;
+  if (!defaultQueueUrl && (primariesWithoutQueue.length > 0 || !queueUrl) && !r.problems.some((p) => p.startsWith('queue.url'))) {
+    const which = primariesWithoutQueue.length > 0 ? ` (${primariesWithoutQueue.map((i) => `primaries[${i}]`).join(', ')} name${primariesWithoutQueue.length === 1 ? 's' : ''} no queueUrl)` : '';
+    r.problem('queue.url', `is required${which}: the SQS queue URL, e.g. https://sqs.eu-west-1.amazonaws.com/123456789012/operless-work (env OPERLESS_QUEUE_URL), or set queueUrl on every primary`);
+  }
+  const watches: WatchConfig[] = parsedWatches.map((w) => (w.role === 'primary' && !w.queueUrl && queueUrl ? { ...w, queueUrl } : w));
+  const queues = [...new Set(watches.flatMap((w) => (w.role === 'primary' && w.queueUrl ? [w.queueUrl] : [])))];
+  const regionFromUrl = [...(queueUrl ? [queueUrl] : []), ...queues].map(regionOfQueueUrl).find((r) => r !== undefined);
+  const region = r.string({ region: env.OPERLESS_QUEUE_REGION || queueRaw.region || env.AWS_REGION || env.AWS_DEFAULT_REGION || regionFromUrl }, 'region', 'queue', {
+    required: true, pattern: REGION, what: 'an AWS region like "eu-west-1" (env OPERLESS_QUEUE_REGION or AWS_REGION)',
+  });
   if (root.watches !== undefined) r.problem('watches', 'is not a field; list primary kinds under "primaries" and owned kinds under "owned"');
   if (!watches.some((w) => w.role === 'primary') && !r.problems.some((p) => p.startsWith('primaries'))) {
     r.problem('primaries', 'must list at least one primary kind to watch, e.g. [{ apiVersion: cache.example.com/v1alpha1, kind: Memcached, plural: memcacheds, namespaced: true }]');
@@ -356,6 +400,7 @@ export function parseConfig(document: unknown, env: ForwarderEnv = {}, source = 
     clusterId: clusterId ?? '',
     queue: { url: queueUrl ?? '', region: region ?? '', ...(endpoint ? { endpoint } : {}) },
     watches,
+    queues,
     resyncOnStart: r.boolean(root, 'resyncOnStart', '', true),
     coalesceWindowMs: r.number(root, 'coalesceWindowMs', '', 500, 0, 60_000),
     buffer: { maxMessages: r.number(bufferRaw, 'maxMessages', 'buffer', 10_000, 10, 10_000_000) },

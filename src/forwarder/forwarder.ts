@@ -3,6 +3,11 @@
  * namespace) → router (predicates, owner mapping) → coalescer (per-key window) → sender
  * (bounded buffer, SendMessageBatch) — under leader election, with probes and metrics.
  *
+ * Queues: each primary kind sends to its queue (`queueUrl`, default `queue.url`), an owned
+ * object's message to its owner's kind's queue. Every distinct queue has its own lane — a
+ * coalescer and a sender with its own bounded buffer, backoff and reachability — so one
+ * queue's outage never delays another's messages; `/readyz` names the queue at fault.
+ *
  * `startForwarder(config, deps?)` runs it in-process (tests, the local dev loop);
  * `main.ts` is the container entry point around the same function.
  *
@@ -13,7 +18,8 @@
  * - losing leadership stops sending at once and discards the buffer (the next leader
  *   resyncs);
  * - `stop()` stops watching, sends everything pending within the grace period, releases
- *   the lease, closes the probe server, and reports how many messages were left unsent;
+ *   the lease, closes the probe server and the API server connections, and reports how
+ *   many messages were left unsent;
  * - an invalid config throws `ConfigError` synchronously; startup failures (unknown
  *   kind, port in use) reject `ready` with a message saying what to do.
  */
@@ -23,9 +29,11 @@ import { createLogger, errorMessage, type Logger } from '../observability/log.ts
 import { Coalescer } from './coalescer.ts';
 import { isValidatedConfig, parseConfig, type ForwarderConfig, type ForwarderConfigInput, type ForwarderEnv } from './config.ts';
 import { createKubeApi, type KubeApi } from './kube-api.ts';
+import { regionOfQueueUrl } from './config.ts';
 import { LeaderElector } from './leader.ts';
 import { createForwarderMetrics, type ForwarderMetrics } from './metrics.ts';
 import { createSqsQueue, type QueuePort } from './queue-client.ts';
+import { queueLabels, queueRoutes } from './queues.ts';
 import { resolveWatches } from './resources.ts';
 import { resyncRequests, route, type Forward, type ResolvedWatch } from './router.ts';
 import { Sender } from './sender.ts';
@@ -36,8 +44,10 @@ import { WatchStream, type ListResult } from './watcher.ts';
 export interface ForwarderDeps {
   /** Credentials and API server; default: KUBECONFIG / ~/.kube/config / in-cluster. */
   readonly kubeConfig?: KubeConfig;
-  /** The queue; default: SQS at config.queue (AWS SDK credential chain). */
+  /** One port for EVERY queue URL (tests, in-process consumers); default: SQS per queue. */
   readonly queue?: QueuePort;
+  /** The port of each queue URL (wins over `queue`); default: SQS at that URL (AWS SDK credential chain). */
+  readonly queues?: (queueUrl: string) => QueuePort;
   readonly logger?: Logger;
   /** Environment used when `config` is a raw document (default: none — the document says everything). */
   readonly env?: ForwarderEnv;
@@ -58,8 +68,10 @@ export interface Forwarder {
   isLeader(): boolean;
   health(): Check;
   readiness(): Check;
-  /** Messages waiting (coalescing window + send buffer). */
+  /** Messages waiting (coalescing window + send buffer), over every queue. */
   pending(): number;
+  /** Messages waiting per queue URL. */
+  pendingByQueue(): ReadonlyMap<string, number>;
   /** Stops; flushes pending messages for up to `graceMs` (default config.shutdownGraceMs). */
   stop(options?: { graceMs?: number }): Promise<{ unsent: number }>;
 }
@@ -71,9 +83,14 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
   const metrics = createForwarderMetrics({ defaultMetrics: deps.processMetrics ?? false });
   const kubeConfig = deps.kubeConfig ?? defaultKubeConfig();
   const api: KubeApi = createKubeApi(kubeConfig);
-  const queue = deps.queue ?? createSqsQueue({ queueUrl: config.queue.url, region: config.queue.region, ...(config.queue.endpoint ? { endpoint: config.queue.endpoint } : {}) });
+  const routes = queueRoutes(config.queue.url, config.watches);
+  const labels = queueLabels(routes.urls);
+  const portFor = (url: string): QueuePort => deps.queues?.(url) ?? deps.queue ?? createSqsQueue({
+    queueUrl: url,
+    region: regionOfQueueUrl(url) ?? config.queue.region,
+    ...(config.queue.endpoint ? { endpoint: config.queue.endpoint } : {}),
+  });
 
-  const coalescer = new Coalescer(config.coalesceWindowMs);
   let streams: WatchStream[] = [];
   let watches: ResolvedWatch[] = [];
   let leading = false;
@@ -85,22 +102,38 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
   let server: ProbeServer | undefined;
   let elector: LeaderElector | undefined;
 
-  const sender = new Sender({
-    queue,
-    maxMessages: config.buffer.maxMessages,
-    maxBatchBytes: config.send.maxBatchBytes,
-    maxSenderFaultRetries: config.send.maxSenderFaultRetries,
-    backoffInitialMs: config.send.backoffInitialMs,
-    backoffMaxMs: config.send.backoffMaxMs,
-    metrics,
-    log,
-    now,
-    extraDepth: () => coalescer.size,
-    onOverflowDrained: () => {
-      log.info('send buffer drained after an overflow; resyncing every primary so dropped changes are sent');
-      for (const s of streams) s.requestResync();
-    },
-  });
+  /** One queue's path out: its own coalescing window and sender. */
+  interface Lane {
+    readonly url: string;
+    readonly coalescer: Coalescer;
+    readonly sender: Sender;
+  }
+  const lanes = new Map<string, Lane>(routes.urls.map((url) => {
+    const coalescer = new Coalescer(config.coalesceWindowMs);
+    const sender = new Sender({
+      queue: portFor(url),
+      queueLabel: labels.get(url) ?? url,
+      maxMessages: config.buffer.maxMessages,
+      maxBatchBytes: config.send.maxBatchBytes,
+      maxSenderFaultRetries: config.send.maxSenderFaultRetries,
+      backoffInitialMs: config.send.backoffInitialMs,
+      backoffMaxMs: config.send.backoffMaxMs,
+      metrics,
+      log: log.child({ queue: url }),
+      now,
+      extraDepth: () => coalescer.size,
+      onOverflowDrained: () => {
+        const resynced = streams.filter((s) => s.watch.role === 'primary' && routes.queueFor(s.watch) === url);
+        log.info('send buffer drained after an overflow; resyncing the primaries of this queue so dropped changes are sent', { queue: url, kinds: [...new Set(resynced.map((s) => s.watch.kind))] });
+        for (const s of resynced) s.requestResync();
+      },
+    });
+    return [url, { url, coalescer, sender }];
+  }));
+  const allLanes = [...lanes.values()];
+  const laneFor = (ref: { apiVersion: string; kind: string }): Lane => lanes.get(routes.queueFor(ref)) ?? allLanes[0]!;
+  const coalesced = () => allLanes.reduce((n, l) => n + l.coalescer.size, 0);
+  const buffered = () => allLanes.reduce((n, l) => n + l.sender.depth, 0);
 
   function forward(requests: readonly Forward[]): void {
     if (!leading || requests.length === 0) return;
@@ -108,19 +141,22 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
     for (const r of requests) {
       const message = newMessage({ ...r.ref, ...(r.uid ? { uid: r.uid } : {}), ...(r.resourceVersion ? { resourceVersion: r.resourceVersion } : {}) }, r.reason, at);
       metrics.messagesEnqueued.inc({ kind: r.ref.kind, reason: r.reason });
-      if (config.coalesceWindowMs === 0) sender.enqueue([message]);
-      else if (coalescer.offer(message, at)) metrics.messagesCoalesced.inc();
-      log.debug('change forwarded', { key: displayKey(message), reason: message.reason, resourceVersion: message.resourceVersion });
+      const lane = laneFor(message);
+      if (config.coalesceWindowMs === 0) lane.sender.enqueue([message]);
+      else if (lane.coalescer.offer(message, at)) metrics.messagesCoalesced.inc();
+      log.debug('change forwarded', { key: displayKey(message), reason: message.reason, resourceVersion: message.resourceVersion, queue: lane.url });
     }
     scheduleFlush();
   }
 
   function scheduleFlush(): void {
-    const due = coalescer.nextDueAt();
-    if (due === undefined || flushTimer) return;
+    const dues = allLanes.flatMap((l) => l.coalescer.nextDueAt() ?? []);
+    if (dues.length === 0 || flushTimer) return;
+    const due = Math.min(...dues);
     flushTimer = setTimeout(() => {
       flushTimer = undefined;
-      sender.enqueue(coalescer.takeDue(now()));
+      const at = now();
+      for (const lane of allLanes) lane.sender.enqueue(lane.coalescer.takeDue(at));
       scheduleFlush();
     }, Math.max(0, due - now()));
   }
@@ -179,18 +215,18 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
   function becameLeader(): void {
     leading = true;
     metrics.leader.set(1);
-    sender.setActive(true);
+    for (const lane of allLanes) lane.sender.setActive(true);
     if (!stopping) startStreams();
   }
 
   function lostLeadership(): void {
     leading = false;
     metrics.leader.set(0);
-    sender.setActive(false);
+    for (const lane of allLanes) lane.sender.setActive(false);
     void stopStreams();
     clearTimeout(flushTimer);
     flushTimer = undefined;
-    const dropped = coalescer.takeAll().length + sender.discard();
+    const dropped = allLanes.reduce((n, l) => n + l.coalescer.takeAll().length + l.sender.discard(), 0);
     if (dropped > 0) log.info('discarded pending messages on losing leadership; the new leader resyncs', { dropped });
   }
 
@@ -203,9 +239,13 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
     if (leading) {
       const unsynced = streams.filter((s) => !s.synced).map((s) => s.path);
       if (unsynced.length > 0) reasons.push(`watches not synced yet: ${unsynced.join(', ')}`);
-      if (sender.overflowed) reasons.push(`send buffer overflowed (capacity ${config.buffer.maxMessages}); messages were dropped and a resync follows once the queue drains`);
+      for (const lane of allLanes) {
+        if (lane.sender.overflowed) reasons.push(`send buffer of queue ${lane.url} overflowed (capacity ${config.buffer.maxMessages}); messages were dropped and a resync of its kinds follows once the queue drains`);
+      }
     }
-    if (sender.reachable === false) reasons.push(`queue unreachable: ${config.queue.url}`);
+    for (const lane of allLanes) {
+      if (lane.sender.reachable === false) reasons.push(`queue unreachable: ${lane.url} (its messages stay buffered and are retried; check the URL, the network and the forwarder's IAM role)`);
+    }
     return { ok: reasons.length === 0, reasons };
   };
 
@@ -221,9 +261,9 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
       });
     }
     if (stopping) return;
-    void sender.probe();
+    for (const lane of allLanes) void lane.sender.probe();
     probeTimer = setInterval(() => {
-      if (sender.depth === 0) void sender.probe();
+      for (const lane of allLanes) if (lane.sender.depth === 0) void lane.sender.probe();
     }, config.send.probeIntervalSeconds * 1000);
     probeTimer.unref();
     if (config.leaderElection.enabled) {
@@ -248,7 +288,7 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
     }
     started = true;
     if (leading) await Promise.all(streams.map((s) => s.whenSynced));
-    log.info('forwarder running', { leader: leading, queue: config.queue.url, probes: server?.url });
+    log.info('forwarder running', { leader: leading, queues: routes.urls, probes: server?.url });
   })();
   ready.catch((err: unknown) => {
     fatal = `startup failed: ${errorMessage(err)}`;
@@ -267,15 +307,17 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
     flushTimer = undefined;
     let unsent = 0;
     if (leading) {
-      sender.enqueue(coalescer.takeAll());
-      unsent = await sender.flush(deadline);
+      for (const lane of allLanes) lane.sender.enqueue(lane.coalescer.takeAll());
+      const left = await Promise.all(allLanes.map((l) => l.sender.flush(deadline)));
+      unsent = left.reduce((a, b) => a + b, 0);
       if (unsent > 0) log.error('shutdown grace period over with messages unsent; the next leader resyncs', { unsent, graceMs });
       else log.info('flushed every pending message');
     }
     await elector?.stop();
-    const left = await sender.stop();
-    unsent = Math.max(unsent, left.length);
+    const left = await Promise.all(allLanes.map((l) => l.sender.stop()));
+    unsent = Math.max(unsent, left.reduce((n, l) => n + l.length, 0));
     await server?.close();
+    await api.close?.();
     leading = false;
     metrics.leader.set(0);
     log.info('forwarder stopped', { unsent });
@@ -292,7 +334,8 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
     isLeader: () => leading,
     health,
     readiness,
-    pending: () => coalescer.size + sender.depth,
+    pending: () => coalesced() + buffered(),
+    pendingByQueue: () => new Map(allLanes.map((l) => [l.url, l.coalescer.size + l.sender.depth])),
     stop: (options) => (stopped ??= stop(options)),
   } satisfies Forwarder as Forwarder;
 

@@ -33,6 +33,8 @@ export interface KubeApi {
    * an abort, rejects on a transport error. A non-200 answer rejects the returned promise.
    */
   watch(path: string, onEvent: (event: WatchEvent) => void, signal: AbortSignal): Promise<{ ended: Promise<void> }>;
+  /** Closes the pooled connections (the forwarder's `stop()` calls it last). */
+  close?(): Promise<void>;
 }
 
 /** Creates the adapter for the current context of a KubeConfig. */
@@ -45,5 +47,6 @@ export function createKubeApi(kubeConfig: KubeConfig): KubeApi {
       return body as T;
     },
     watch: (path, onEvent, signal) => transport.watch({ path, signal }, onEvent),
+    close: () => transport.close(),
   };
 }

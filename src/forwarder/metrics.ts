@@ -3,7 +3,8 @@
  * several forwarders can run in one process (tests, the local dev loop).
  *
  * Names follow Prometheus conventions with the `operless_forwarder_` prefix; every metric
- * is documented in docs/forwarder.md.
+ * is documented in docs/forwarder.md. Send-side metrics carry a `queue` label (the queue name,
+ * see queues.ts) so each queue's health shows on its own.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
@@ -13,16 +14,16 @@ export interface ForwarderMetrics {
   readonly eventsFiltered: Counter<'kind'>;
   readonly messagesEnqueued: Counter<'kind' | 'reason'>;
   readonly messagesCoalesced: Counter;
-  readonly messagesSent: Counter<'reason'>;
-  readonly sendErrors: Counter<'kind'>;
-  readonly messagesDropped: Counter<'cause'>;
-  readonly bufferDepth: Gauge;
+  readonly messagesSent: Counter<'reason' | 'queue'>;
+  readonly sendErrors: Counter<'kind' | 'queue'>;
+  readonly messagesDropped: Counter<'cause' | 'queue'>;
+  readonly bufferDepth: Gauge<'queue'>;
   readonly watchRestarts: Counter<'kind' | 'cause'>;
   readonly relists: Counter<'kind' | 'cause'>;
   readonly watchesSynced: Gauge;
-  readonly queueReachable: Gauge;
+  readonly queueReachable: Gauge<'queue'>;
   readonly leader: Gauge;
-  readonly forwardLag: Histogram;
+  readonly forwardLag: Histogram<'queue'>;
 }
 
 export function createForwarderMetrics(options: { defaultMetrics?: boolean } = {}): ForwarderMetrics {
@@ -35,18 +36,19 @@ export function createForwarderMetrics(options: { defaultMetrics?: boolean } = {
     eventsFiltered: new Counter({ name: 'operless_forwarder_events_filtered_total', help: 'Changes dropped by predicates (e.g. status-only updates of primaries), by kind.', labelNames: ['kind'], registers }),
     messagesEnqueued: new Counter({ name: 'operless_forwarder_messages_enqueued_total', help: 'Reconcile requests produced, by target kind and reason (before coalescing).', labelNames: ['kind', 'reason'], registers }),
     messagesCoalesced: new Counter({ name: 'operless_forwarder_messages_coalesced_total', help: 'Reconcile requests merged into one already pending for the same object.', registers }),
-    messagesSent: new Counter({ name: 'operless_forwarder_messages_sent_total', help: 'Messages accepted by the queue, by reason.', labelNames: ['reason'], registers }),
-    sendErrors: new Counter({ name: 'operless_forwarder_send_errors_total', help: 'Send failures: kind="request" (whole SendMessageBatch failed) or "entry" (one entry rejected).', labelNames: ['kind'], registers }),
-    messagesDropped: new Counter({ name: 'operless_forwarder_messages_dropped_total', help: 'Messages dropped: cause="overflow" (buffer bound reached; a full resync follows) or "rejected" (SQS kept rejecting the entry).', labelNames: ['cause'], registers }),
-    bufferDepth: new Gauge({ name: 'operless_forwarder_buffer_depth', help: 'Messages waiting to be sent (coalescing window plus send buffer).', registers }),
+    messagesSent: new Counter({ name: 'operless_forwarder_messages_sent_total', help: 'Messages accepted by the queue, by reason and queue.', labelNames: ['reason', 'queue'], registers }),
+    sendErrors: new Counter({ name: 'operless_forwarder_send_errors_total', help: 'Send failures: kind="request" (whole SendMessageBatch failed) or "entry" (one entry rejected), by queue.', labelNames: ['kind', 'queue'], registers }),
+    messagesDropped: new Counter({ name: 'operless_forwarder_messages_dropped_total', help: 'Messages dropped: cause="overflow" (buffer bound reached; a full resync follows) or "rejected" (SQS kept rejecting the entry), by queue.', labelNames: ['cause', 'queue'], registers }),
+    bufferDepth: new Gauge({ name: 'operless_forwarder_buffer_depth', help: 'Messages waiting to be sent (coalescing window plus send buffer), by queue.', labelNames: ['queue'], registers }),
     watchRestarts: new Counter({ name: 'operless_forwarder_watch_restarts_total', help: 'Watch streams restarted, by kind and cause (closed, silence, error).', labelNames: ['kind', 'cause'], registers }),
     relists: new Counter({ name: 'operless_forwarder_relists_total', help: 'Full LISTs after the first, by kind and cause (gone = 410 Gone, error, resync).', labelNames: ['kind', 'cause'], registers }),
     watchesSynced: new Gauge({ name: 'operless_forwarder_watches_synced', help: '1 when every watch stream finished its initial list, else 0.', registers }),
-    queueReachable: new Gauge({ name: 'operless_forwarder_queue_reachable', help: '1 when the last send or probe reached the queue, else 0.', registers }),
+    queueReachable: new Gauge({ name: 'operless_forwarder_queue_reachable', help: '1 when the last send or probe reached the queue, else 0, by queue.', labelNames: ['queue'], registers }),
     leader: new Gauge({ name: 'operless_forwarder_leader', help: '1 when this replica holds the leader Lease (or election is off), else 0.', registers }),
     forwardLag: new Histogram({
       name: 'operless_forwarder_forward_lag_seconds',
-      help: 'From observing a change to the queue accepting its message.',
+      help: 'From observing a change to the queue accepting its message, by queue.',
+      labelNames: ['queue'],
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
       registers,
     }),

@@ -18,7 +18,7 @@ interface ApiResourceList {
 
 /** Completes one watch from a discovery document. Pure; returns an error string if it cannot. */
 export function resolveFromDiscovery(watch: WatchConfig, list: ApiResourceList | undefined): ResolvedWatch | string {
-  const base = { role: watch.role, apiVersion: watch.apiVersion, kind: watch.kind, group: groupOf(watch.apiVersion), namespaces: watch.namespaces, triggers: watch.triggers, ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}) };
+  const base = { role: watch.role, apiVersion: watch.apiVersion, kind: watch.kind, group: groupOf(watch.apiVersion), namespaces: watch.namespaces, triggers: watch.triggers, ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}), ...(watch.queueUrl ? { queueUrl: watch.queueUrl } : {}) };
   if (watch.plural !== undefined && watch.namespaced !== undefined) {
     return { ...base, plural: watch.plural, namespaced: watch.namespaced };
   }

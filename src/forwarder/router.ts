@@ -26,6 +26,8 @@ export interface ResolvedWatch {
   readonly namespaces: readonly string[];
   readonly labelSelector?: string;
   readonly triggers: readonly Trigger[];
+  /** Primaries: the queue of this kind's messages (see queues.ts). */
+  readonly queueUrl?: string;
 }
 
 /** One "reconcile this object" request, before it becomes a message. */

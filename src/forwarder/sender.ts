@@ -11,6 +11,9 @@
  * - `flush(deadline)` returns once the buffer is empty or the deadline passed, reporting
  *   how many messages remain;
  * - `stop()` never loses messages silently: what could not be sent is returned.
+ *
+ * One sender serves one queue; the forwarder runs one per distinct queue URL, so an outage
+ * of one queue (its buffer, backoff and reachability) never holds up another.
  */
 import { displayKey, objectKey, type ReconcileMessage } from '../contract/message.ts';
 import { errorMessage, type Logger } from '../observability/log.ts';
@@ -21,6 +24,8 @@ import type { QueuePort } from './queue-client.ts';
 
 export interface SenderOptions {
   readonly queue: QueuePort;
+  /** The `queue` label of this sender's metrics (see queueLabels in queues.ts). */
+  readonly queueLabel: string;
   readonly maxMessages: number;
   readonly maxBatchBytes: number;
   readonly maxSenderFaultRetries: number;
@@ -171,18 +176,18 @@ export class Sender {
         const now = this.#now();
         for (const { message } of sent) {
           this.#faults.delete(objectKey(message));
-          this.#opts.metrics.messagesSent.inc({ reason: message.reason });
-          this.#opts.metrics.forwardLag.observe(Math.max(0, now - message.observedAt) / 1000);
+          this.#opts.metrics.messagesSent.inc({ reason: message.reason, queue: this.#opts.queueLabel });
+          this.#opts.metrics.forwardLag.observe({ queue: this.#opts.queueLabel }, Math.max(0, now - message.observedAt) / 1000);
         }
         for (const { entry, code, message } of giveUp) {
           this.#faults.delete(objectKey(entry.message));
-          this.#opts.metrics.messagesDropped.inc({ cause: 'rejected' });
+          this.#opts.metrics.messagesDropped.inc({ cause: 'rejected', queue: this.#opts.queueLabel });
           this.#opts.log.error('the queue keeps rejecting a message; dropping it (the scheduled resync will cover this object)', {
             key: displayKey(entry.message), code, error: message,
           });
         }
         if (retry.length > 0) {
-          this.#opts.metrics.sendErrors.inc({ kind: 'entry' }, retry.length);
+          this.#opts.metrics.sendErrors.inc({ kind: 'entry', queue: this.#opts.queueLabel }, retry.length);
           const failures = new Map(result.failed.map((f) => [f.id, f]));
           for (const entry of retry) {
             const f = failures.get(entry.id);
@@ -197,7 +202,7 @@ export class Sender {
           this.#backoff.reset();
         }
       } catch (err) {
-        this.#opts.metrics.sendErrors.inc({ kind: 'request' });
+        this.#opts.metrics.sendErrors.inc({ kind: 'request', queue: this.#opts.queueLabel });
         this.#setReachable(false, err);
         this.#recordDropped(this.#buffer.putBack(batch.map((e) => e.message)));
         retryDelay = this.#backoff.fail();
@@ -216,7 +221,7 @@ export class Sender {
   #recordDropped(dropped: readonly ReconcileMessage[]): void {
     if (dropped.length === 0) return;
     this.#droppedSinceDrain += dropped.length;
-    this.#opts.metrics.messagesDropped.inc({ cause: 'overflow' }, dropped.length);
+    this.#opts.metrics.messagesDropped.inc({ cause: 'overflow', queue: this.#opts.queueLabel }, dropped.length);
     this.#opts.log.error('send buffer full: dropped the oldest pending messages; a full resync will follow once the queue drains', {
       dropped: dropped.length, capacity: this.#buffer.capacity, firstDropped: displayKey(dropped[0]!),
     });
@@ -228,10 +233,10 @@ export class Sender {
       else this.#opts.log.warn('queue unreachable', { error: errorMessage(err) });
     }
     this.#reachable = reachable;
-    this.#opts.metrics.queueReachable.set(reachable ? 1 : 0);
+    this.#opts.metrics.queueReachable.set({ queue: this.#opts.queueLabel }, reachable ? 1 : 0);
   }
 
   #updateDepth(): void {
-    this.#opts.metrics.bufferDepth.set(this.#buffer.size + this.#inFlight + (this.#opts.extraDepth?.() ?? 0));
+    this.#opts.metrics.bufferDepth.set({ queue: this.#opts.queueLabel }, this.#buffer.size + this.#inFlight + (this.#opts.extraDepth?.() ?? 0));
   }
 }

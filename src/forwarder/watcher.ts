@@ -123,6 +123,11 @@ export class WatchStream {
     return this.#synced;
   }
 
+  /** The watch this stream serves. */
+  get watch(): ResolvedWatch {
+    return this.#o.watch;
+  }
+
   get path(): string {
     return this.#path;
   }

@@ -4,7 +4,8 @@
  * in-cluster), conditions, finalizers, owned children, status, Events.
  */
 export { createKubeClient, APPLY_PATCH, MERGE_PATCH, type BoundKubeClient, type ClientOptions } from './client.ts';
-export { createTransport, type KubeTransport, type KubeRequest, type KubeResponse, type TransportOptions, type EndpointAuth, type EndpointCredentials } from './transport.ts';
+export { createTransport, type KubeTransport, type KubeRequest, type KubeResponse, type TransportOptions, type EndpointAuth, type EndpointCredentials,
+  type WatchEvent, type WatchEventType, type WatchRequest, type WatchHandle } from './transport.ts';
 export { kubeConfigAuth, loadKubeConfig } from './kubeconfig.ts';
 export { KubeApiError, isKubeApiError, isNotFound, isConflict, parseKubeError, parseRetryAfter } from './errors.ts';
 export { resourcePath, groupVersionPrefix, apiGroup } from './paths.ts';

@@ -117,3 +117,42 @@ test('loadConfig reads YAML from OPERLESS_FORWARDER_CONFIG and names the file in
   assert.throws(() => loadConfig({ OPERLESS_FORWARDER_CONFIG: bad }), (err: unknown) => err instanceof ConfigError && err.message.includes(bad) && err.message.includes('not valid YAML'));
   assert.throws(() => loadConfig({ OPERLESS_FORWARDER_CONFIG: join(dir, 'missing.yaml') }), (err: unknown) => err instanceof ConfigError && err.message.includes('ENOENT'));
 });
+
+// Queues per primary kind.
+const A = 'https://sqs.eu-west-1.amazonaws.com/123456789012/memcached';
+const B = 'https://sqs.eu-west-1.amazonaws.com/123456789012/tenant';
+const memcached = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', plural: 'memcacheds', namespaced: true };
+const tenant = { apiVersion: 'tenancy.example.com/v1alpha1', kind: 'Tenant', plural: 'tenants', namespaced: false };
+
+test('config: a primary without queueUrl gets queue.url; one with it keeps its own; queues lists each once', () => {
+  const c = parseConfig({ clusterId: 'c', queue: { url: A }, primaries: [memcached, { ...tenant, queueUrl: B }, { ...memcached, kind: 'Other', plural: 'others' }] });
+  assert.deepEqual(c.watches.map((w) => w.queueUrl), [A, B, A]);
+  assert.deepEqual(c.queues, [A, B]);
+  assert.equal(c.queue.url, A);
+});
+
+test('config: queue.url may be left out when every primary names its queue (the first is the default)', () => {
+  const c = parseConfig({ clusterId: 'c', primaries: [{ ...memcached, queueUrl: A }, { ...tenant, queueUrl: B }], owned: [{ apiVersion: 'apps/v1', kind: 'Deployment' }] });
+  assert.equal(c.queue.url, A);
+  assert.equal(c.queue.region, 'eu-west-1', 'region from the queue URLs');
+  assert.deepEqual(c.queues, [A, B]);
+  assert.equal(c.watches.find((w) => w.role === 'owned')!.queueUrl, undefined, 'owned watches have no queue of their own');
+});
+
+test('config: OPERLESS_QUEUE_URL replaces only the default queue', () => {
+  const c = parseConfig({ clusterId: 'c', queue: { url: A }, primaries: [memcached, { ...tenant, queueUrl: B }] }, { OPERLESS_QUEUE_URL: 'http://127.0.0.1:9324/000000000000/other' });
+  assert.deepEqual(c.watches.map((w) => w.queueUrl), ['http://127.0.0.1:9324/000000000000/other', B]);
+});
+
+test('config: bad queue fields are named by their path', () => {
+  const found = problems({ clusterId: 'c', queue: { url: A }, primaries: [memcached, { ...tenant, queueUrl: 'tenant-queue' }, { ...memcached, kind: 'Third', plural: 'thirds', queueUrl: 42 }], owned: [{ apiVersion: 'apps/v1', kind: 'Deployment', queueUrl: B }] });
+  assert.ok(found.some((p) => p.startsWith('primaries[1].queueUrl: must be an http(s) queue URL') && p.includes('"tenant-queue"')), found.join('\n'));
+  assert.ok(found.some((p) => p.startsWith('primaries[2].queueUrl: must be a string')), found.join('\n'));
+  assert.ok(found.some((p) => p.startsWith("owned[0].queueUrl: is not a field of an owned watch") && p.includes("owner's")), found.join('\n'));
+  assert.equal(found.filter((p) => p.startsWith('owned[0].queueUrl')).length, 1, 'reported once, not also as an unknown field');
+});
+
+test('config: without queue.url, the primaries lacking a queueUrl are named', () => {
+  const found = problems({ clusterId: 'c', primaries: [{ ...memcached, queueUrl: A }, tenant] });
+  assert.ok(found.some((p) => p.startsWith('queue.url: is required (primaries[1] names no queueUrl)')), found.join('\n'));
+});

@@ -30,7 +30,7 @@ function scriptedQueue(script: ((ids: string[]) => EntryFailure[] | Error)[]): Q
 
 function sender(queue: QueuePort, extra: Partial<ConstructorParameters<typeof Sender>[0]> = {}) {
   return new Sender({
-    queue, maxMessages: 100, maxBatchBytes: 1 << 20, maxSenderFaultRetries: 2, backoffInitialMs: 1, backoffMaxMs: 5,
+    queue, queueLabel: 'work', maxMessages: 100, maxBatchBytes: 1 << 20, maxSenderFaultRetries: 2, backoffInitialMs: 1, backoffMaxMs: 5,
     metrics: createForwarderMetrics(), log: silentLogger, ...extra,
   });
 }

@@ -1,0 +1,53 @@
+/**
+ * Queue routing: which queue a reconcile message goes to. Each primary kind has one queue
+ * (its watch's `queueUrl`, defaulted to the top-level `queue.url` by the config), and a
+ * message always names a primary — an owned object's message names its owner — so routing
+ * by the message's kind sends an owned object's change to its owner's queue.
+ *
+ * Guarantees: pure; every message gets exactly one queue (a kind no primary declares — which
+ * the router never produces — goes to the default queue); `queueLabels` gives every queue a
+ * short, distinct metric label (its queue name, or the full URL when two queues share a name).
+ */
+import type { ObjectRef } from '../contract/message.ts';
+import type { WatchRole } from './config.ts';
+import { groupOf } from './router.ts';
+
+/** What routing needs of a watch. */
+export interface RoutedWatch {
+  readonly role: WatchRole;
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly queueUrl?: string;
+}
+
+export interface QueueRoutes {
+  /** Distinct queue URLs, default first, then in order of the primaries. */
+  readonly urls: readonly string[];
+  /** The queue for a message about this primary object. */
+  queueFor(ref: Pick<ObjectRef, 'apiVersion' | 'kind'>): string;
+}
+
+/** Kinds are matched by group and kind, any version (as owner references are). */
+const kindKey = (ref: { apiVersion: string; kind: string }) => `${groupOf(ref.apiVersion)} ${ref.kind}`;
+
+export function queueRoutes(defaultQueueUrl: string, watches: readonly RoutedWatch[]): QueueRoutes {
+  const byKind = new Map<string, string>();
+  for (const w of watches) if (w.role === 'primary') byKind.set(kindKey(w), w.queueUrl ?? defaultQueueUrl);
+  const used = new Set(byKind.values());
+  // The default queue leads the list only when some primary uses it (or no primary is known yet).
+  const urls = [...new Set([...(used.has(defaultQueueUrl) || used.size === 0 ? [defaultQueueUrl] : []), ...byKind.values()])];
+  return { urls, queueFor: (ref) => byKind.get(kindKey(ref)) ?? defaultQueueUrl };
+}
+
+/** The queue name of a queue URL: its last path segment. */
+export function queueName(url: string): string {
+  const path = url.replace(/[?#].*$/, '').replace(/\/+$/, '');
+  return path.slice(path.lastIndexOf('/') + 1) || url;
+}
+
+/** Metric label per queue URL: the queue name, unless two of the URLs share it (then the URL). */
+export function queueLabels(urls: readonly string[]): Map<string, string> {
+  const counts = new Map<string, number>();
+  for (const url of new Set(urls)) counts.set(queueName(url), (counts.get(queueName(url)) ?? 0) + 1);
+  return new Map(urls.map((url) => [url, counts.get(queueName(url))! > 1 ? url : queueName(url)]));
+}
