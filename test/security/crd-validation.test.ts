@@ -83,8 +83,11 @@ const mutation = fc.constantFrom(...MUTATIONS).chain((m): fc.Arbitrary<[string, 
   if (m === 'quantity') {
     return fc.tuple(fc.constantFrom('limits', 'requests'), fc.constantFrom('cpu', 'memory'), invalidQuantity)
       .map(([which, k, v]) => [`spec.resources.${which}.${k}`, (spec) => {
-        const r = (spec.resources ??= {}) as Record<string, Record<string, unknown>>;
-        (r[which] ??= {})[k] = v;
+        const r = (spec.resources ??= {}) as Record<string, unknown>;
+        // An earlier mutation may have made the map a non-object: this one replaces it.
+        const map = typeof r[which] === 'object' && r[which] !== null && !Array.isArray(r[which]) ? r[which] as Record<string, unknown> : {};
+        map[k] = v;
+        r[which] = map;
       }]);
   }
   if (m === 'resourcesType') {
