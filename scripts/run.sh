@@ -44,8 +44,9 @@ ensure_node_modules
 case "$cmd" in
   test)
     provision
-    log "type-checking"
+    log "type-checking and linting"
     tsc -p tsconfig.json --noEmit
+    biome lint --diagnostic-level=error .
     exec node scripts/test.ts "$@"
     ;;
   dev) provision etcd kube; exec node src/cli/main.ts dev "$@" ;;

@@ -38,7 +38,7 @@ import { canStart, reconcileAllowanceMs, resolveReserveMs } from './budget.ts';
 import { mapBounded } from './concurrency.ts';
 import type { Controller } from './controller.ts';
 import { decideFollowUp, deferred, redelay, type FollowUp } from './followup.ts';
-import { reconcileKey } from './reconciler.ts';
+import { reconcileKey, type KeyResult } from './reconciler.ts';
 import type { KubeObject } from './types.ts';
 
 export interface HandlerOptions {
@@ -130,7 +130,9 @@ async function handleBatch(controllers: Controller<KubeObject>[], config: Resolv
   const records = event.Records ?? [];
   const { groups, poison } = groupBatch(records, config.now());
   const failed = new Set<string>();
-  const fail = (rs: readonly SQSRecord[]) => rs.forEach((r) => failed.add(r.messageId));
+  const fail = (rs: readonly SQSRecord[]) => {
+    for (const r of rs) failed.add(r.messageId);
+  };
 
   await Promise.all(poison.map(async ({ record, error }) => {
     log.error('poison message: not a valid reconcile message; moving it to the DLQ', { messageId: record.messageId, error });
@@ -212,7 +214,7 @@ async function handleGroup(
     : undefined;
   const started = config.now();
   const lagMs = Math.max(0, started - message.observedAt);
-  let result;
+  let result: KeyResult;
   try {
     result = await reconcileKey(controller, message, {
       client,

@@ -16,7 +16,7 @@
  * - Output goes to a log file (appended across restarts); `logTail()` quotes it in errors.
  * - The child is unref'd: a test that forgets `stop()` still exits, and the exit hook cleans up.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 
 export interface ProcessSpec {
@@ -77,7 +77,7 @@ interface LiveEntry {
 
 export function startProcess(spec: ProcessSpec): ManagedProcess {
   const fd = openSync(spec.logPath, 'a');
-  let child;
+  let child: ChildProcess;
   try {
     child = spawn('/bin/sh', ['-c', WRAPPER, 'operless-wrapper', String(process.pid), spec.cleanupDir ?? '', spec.command, ...spec.args], {
       detached: true,

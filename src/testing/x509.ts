@@ -128,7 +128,9 @@ function ipv6Bytes(address: string): Buffer {
   const t = address.includes('::') ? parts(tail) : [];
   const groups = [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
   const out = Buffer.alloc(16);
-  groups.forEach((g, i) => out.writeUInt16BE(parseInt(g, 16), i * 2));
+  groups.forEach((g, i) => {
+    out.writeUInt16BE(parseInt(g, 16), i * 2);
+  });
   return out;
 }
 

@@ -125,14 +125,14 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
     },
   });
   const resources = result.template.Resources;
-  const eks = (resources.EksAccessPolicy?.Properties as Json).PolicyDocument.Statement;
+  const eks = (resources.EksAccessPolicy?.Properties as Json | undefined)?.PolicyDocument.Statement;
   assert.deepEqual(eks, [{
     Effect: 'Allow',
     Action: ['eks:DescribeCluster'],
     Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/shop-eks' },
   }]);
-  assert.deepEqual((resources.EksAccessPolicy?.Properties as Json).Roles, [{ Ref: 'IamRoleLambdaExecution' }]);
-  const ssm = (resources.KubeconfigParameterPolicy?.Properties as Json).PolicyDocument.Statement;
+  assert.deepEqual((resources.EksAccessPolicy?.Properties as Json | undefined)?.Roles, [{ Ref: 'IamRoleLambdaExecution' }]);
+  const ssm = (resources.KubeconfigParameterPolicy?.Properties as Json | undefined)?.PolicyDocument.Statement;
   assert.deepEqual(ssm, [{
     Effect: 'Allow',
     Action: ['ssm:GetParameter'],
@@ -144,5 +144,5 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
   assert.equal(fn.Environment.Variables.OPERLESS_CLUSTER, 'shop-eu');
   assert.deepEqual(fn.VpcConfig['Fn::If'][1].SubnetIds, { 'Fn::Split': [',', 'subnet-1,subnet-2'] });
   assert.deepEqual(result.template.Conditions?.UsesVpc, { 'Fn::Not': [{ 'Fn::Equals': ['subnet-1,subnet-2', ''] }] });
-  assert.equal((resources.WorkQueue?.Properties as Json).QueueName, 'operless-memcached-prod-work');
+  assert.equal((resources.WorkQueue?.Properties as Json | undefined)?.QueueName, 'operless-memcached-prod-work');
 });

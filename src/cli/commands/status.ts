@@ -15,7 +15,7 @@
 import type { KubeObject } from '../../core/types.ts';
 import { errorMessage } from '../../observability/log.ts';
 import { helpText, intOption, parseCommandArgs, UsageError, type CommandSpec } from '../args.ts';
-import { connectCluster, hasClusterConfig } from '../cluster.ts';
+import { connectCluster, hasClusterConfig, type ClusterConnection } from '../cluster.ts';
 import type { ProjectKind } from '../kinds.ts';
 import { pickMetrics, sumMetrics } from '../prometheus.ts';
 import { PROJECT_OPTION, projectDir, projectKinds } from '../project-dir.ts';
@@ -172,7 +172,7 @@ async function readObjects(target: Target, kinds: readonly ProjectKind[], maxNam
   if (!hasClusterConfig(target)) {
     return { state: 'skipped', hint: 'no cluster configured: pass --kubeconfig <path> [--context <name>] or set KUBECONFIG' };
   }
-  let cluster;
+  let cluster: ClusterConnection;
   try {
     cluster = await connectCluster(target);
   } catch (err) {

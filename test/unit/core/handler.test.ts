@@ -111,7 +111,7 @@ test('retries exhausted: DLQ with the original body and attributes, plus a Warni
   assert.equal(events.length, 1);
   assert.equal(events[0]?.type, 'Warning');
   assert.equal(events[0]?.reason, 'ReconcileFailed');
-  assert.deepEqual((events[0]?.regarding as { uid: string }).uid, w.metadata.uid);
+  assert.deepEqual((events[0]?.regarding as { uid: string } | undefined)?.uid, w.metadata.uid);
 });
 
 test('TerminalError: DLQ at once and a Warning Event with its reason', async () => {
@@ -323,7 +323,7 @@ test('Warning Events repeat into a series, not new Events', async () => {
   await s.run([msgFor(w)]);
   const events = [...s.cluster.objects.values()].filter((o) => o.kind === EVENT_KIND.kind);
   assert.equal(events.length, 1);
-  assert.deepEqual((events[0]?.series as { count: number }).count, 2);
+  assert.deepEqual((events[0]?.series as { count: number } | undefined)?.count, 2);
 });
 
 test('a message without a namespace for a namespaced kind is terminal (DLQ), not retried', async () => {

@@ -88,7 +88,7 @@ test('invalid spec: Degraded status written, then TerminalError with the reason'
     return true;
   });
   assert.equal(applied.length, 0, 'nothing applied for an invalid spec');
-  const degraded = (statuses[0]?.conditions as { type: string; status: string }[]).find((c) => c.type === 'Degraded');
+  const degraded = (statuses[0]?.conditions as { type: string; status: string }[] | undefined)?.find((c) => c.type === 'Degraded');
   assert.equal(degraded?.status, 'True');
 });
 
