@@ -1,0 +1,106 @@
+/**
+ * Invalid Helm values: `helm template` (and `helm lint`) of the forwarder chart with one bad
+ * value planted into otherwise valid values fails, and the error names the field — the
+ * chart's `values.schema.json` is the install-time gate. What the schema deliberately leaves
+ * to the forwarder (`settings`, validated again at start) renders, and `parseConfig` then
+ * rejects it naming the field, so a bad value is caught before the pod runs or at its first
+ * start with exit code 2 — never silently. Uses the cached helm (src/testing/modules).
+ * (forwarder-packaging.test.ts covers a missing plural and a missing queue.) Note: helm reads
+ * YAML 1.1, where an unquoted `yes` is the boolean true, so the cases avoid it.
+ */
+import { before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+import { provision } from '../../src/testing/index.ts';
+import { CHART_DIR, KUBE_VERSION, renderChart, runHelm } from '../../src/forwarder/chart.ts';
+import { ConfigError, parseConfig } from '../../src/forwarder/config.ts';
+
+let helm: string;
+before(async () => {
+  const provisioned = await provision({ targets: ['helm'] });
+  assert.ok(provisioned.helm, 'helm is provisioned');
+  helm = provisioned.helm;
+});
+
+const base = () => ({
+  clusterId: 'prod-eu',
+  queue: { url: 'https://sqs.eu-west-1.amazonaws.com/123456789012/work' },
+  primaries: [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', plural: 'memcacheds', namespaced: true }],
+  owned: [{ apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true }],
+});
+
+const DELETE = Symbol('delete');
+function planted(path: string, value: unknown): Record<string, unknown> {
+  const doc = base() as unknown as Record<string, unknown>;
+  const parts = path.split('.');
+  let at: Record<string, unknown> = doc;
+  for (const p of parts.slice(0, -1)) at = (at[p] ??= {}) as Record<string, unknown>;
+  if (value === DELETE) delete at[parts.at(-1)!];
+  else at[parts.at(-1)!] = value;
+  return doc;
+}
+
+/** [values path (dots; list indexes as numbers), bad value, the word the error must contain] */
+const BAD: [string, unknown, string][] = [
+  ['clusterId', '', 'clusterId'], ['clusterId', 'bad id', 'clusterId'], ['clusterId', 'x'.repeat(64), 'clusterId'],
+  ['queue.url', 'not-a-url', 'url'], ['queue.region', 'Europe', 'region'], ['queue.endpoint', 'localhost:9324', 'endpoint'], ['queue.extra', 1, 'extra'],
+  ['primaries', [], 'primaries'], ['primaries', DELETE, 'primaries'],
+  ['primaries.0.kind', 'memcached', 'kind'], ['primaries.0.apiVersion', 'Cache/V1', 'apiVersion'], ['primaries.0.namespaced', 'maybe', 'namespaced'],
+  ['primaries.0.plural', 'Memcacheds', 'plural'], ['primaries.0.triggers', ['spec'], 'triggers'], ['primaries.0.triggers', [], 'triggers'],
+  ['primaries.0.namespaces', ['Team_A'], 'namespaces'], ['primaries.0.watchAll', true, 'watchAll'],
+  ['owned.0.namespaced', DELETE, 'namespaced'], ['owned.0.kind', 'deployment', 'kind'],
+  ['replicaCount', 0, 'replicaCount'], ['replicaCount', '2', 'replicaCount'], ['replicaCount', 1.5, 'replicaCount'],
+  ['image.repository', '', 'repository'], ['image.pullPolicy', 'Sometimes', 'pullPolicy'],
+  ['leaderElection.enabled', 'maybe', 'enabled'], ['leaderElection.leaseDurationSeconds', 0, 'leaseDurationSeconds'], ['leaderElection.term', 5, 'term'],
+  ['serviceAccount.annotations', { 'eks.amazonaws.com/role-arn': 5 }, 'role-arn'], ['serviceAccount.token', 'x', 'token'],
+  ['rbac.create', 'true', 'create'], ['rbac.secrets', true, 'secrets'],
+  ['port', 70_000, 'port'], ['port', 0, 'port'], ['terminationGracePeriodSeconds', 0, 'terminationGracePeriodSeconds'],
+  ['logLevel', 'verbose', 'logLevel'], ['settings.clusterId', 'x', 'clusterId'], ['settings.queue', {}, 'queue'],
+];
+
+test('helm template refuses each bad value with an error naming the field', async () => {
+  const ok = await renderChart(helm, { values: base() });
+  assert.equal(ok.code, 0, `the base values render: ${ok.stderr}`);
+  const missed: string[] = [];
+  for (let i = 0; i < BAD.length; i += 4) {
+    await Promise.all(BAD.slice(i, i + 4).map(async ([path, value, word]) => {
+      const r = await renderChart(helm, { values: planted(path, value) });
+      const shown = `${path} = ${value === DELETE ? '(deleted)' : JSON.stringify(value)}`;
+      if (r.code === 0) missed.push(`${shown}: rendered`);
+      else if (!r.stderr.includes(word)) missed.push(`${shown}: error does not name "${word}": ${r.stderr.trim()}`);
+      else if (!/schema/.test(r.stderr)) missed.push(`${shown}: not a schema error: ${r.stderr.trim()}`);
+    }));
+  }
+  assert.deepEqual(missed, []);
+});
+
+test('helm lint with bad values fails, naming the field', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'operless-helm-lint-'));
+  const file = join(dir, 'bad.yaml');
+  writeFileSync(file, stringify(planted('replicaCount', 0)));
+  const lint = await runHelm(helm, ['lint', CHART_DIR, '--values', file, '--kube-version', KUBE_VERSION]);
+  assert.notEqual(lint.code, 0, lint.stdout);
+  assert.match(lint.stdout + lint.stderr, /replicaCount/);
+});
+
+test('settings the schema leaves to the forwarder render, and the forwarder then rejects them naming the field', async () => {
+  const cases: [Record<string, unknown>, string][] = [
+    [{ coalesceWindowMs: -5 }, 'coalesceWindowMs'],
+    [{ buffer: { maxMessages: 1 } }, 'buffer.maxMessages'],
+    [{ watch: { listPageSize: 'many' } }, 'watch.listPageSize'],
+    [{ resyncOnStart: 'sometimes' }, 'resyncOnStart'],
+    [{ unknownSetting: 1 }, 'unknownSetting'],
+  ];
+  for (const [settings, field] of cases) {
+    const r = await renderChart(helm, { values: { ...base(), settings } });
+    assert.equal(r.code, 0, r.stderr);
+    const cm = parseAllDocuments(r.stdout).map((d) => d.toJS()).find((o) => o?.kind === 'ConfigMap');
+    const config = parseAllDocuments(cm.data['forwarder.yaml'])[0]!.toJS();
+    assert.throws(() => parseConfig(config, { POD_NAMESPACE: 'operless', POD_NAME: 'p' }),
+      (err: unknown) => err instanceof ConfigError && err.problems.some((p) => p.startsWith(`${field}:`)),
+      `settings ${JSON.stringify(settings)} must be rejected at start, naming ${field}`);
+  }
+});
