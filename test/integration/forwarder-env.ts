@@ -38,6 +38,13 @@ export const GADGET_CRD = {
   },
 };
 
+/** A cluster-scoped test kind (`Widget`), for a second primary with its own queue. */
+export const WIDGET_CRD = {
+  ...GADGET_CRD,
+  metadata: { name: `widgets.${GROUP}` },
+  spec: { ...GADGET_CRD.spec, scope: 'Cluster', names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' } },
+};
+
 /** A forwarder config for Gadgets (primary) and Deployments (owned), fast timings for tests. */
 export function gadgetConfig(queueUrl: string, region: string, overrides: ForwarderConfigInput = {}): ForwarderConfigInput {
   return {
@@ -74,6 +81,29 @@ export class Objects {
 
   async deleteGadget(namespace: string, name: string): Promise<void> {
     await this.api.requestJson('DELETE', this.gadgetPath(namespace, name));
+  }
+
+  async createWidget(name: string, spec: Record<string, unknown> = { size: 1 }): Promise<Record<string, any>> {
+    return this.api.requestJson('POST', `/apis/${API_VERSION}/widgets`, { body: { apiVersion: API_VERSION, kind: 'Widget', metadata: { name }, spec } });
+  }
+
+  async patchWidget(name: string, patch: Record<string, unknown>): Promise<Record<string, any>> {
+    return this.api.requestJson('PATCH', `/apis/${API_VERSION}/widgets/${name}`, { body: patch, contentType: 'application/merge-patch+json' });
+  }
+
+  async deleteWidget(name: string): Promise<void> {
+    await this.api.requestJson('DELETE', `/apis/${API_VERSION}/widgets/${name}`);
+  }
+
+  /** A ConfigMap in `namespace` controlled by an object of any kind (e.g. a cluster-scoped Widget). */
+  async createOwnedConfigMap(namespace: string, name: string, owner: { kind: string; name: string; uid: string }): Promise<Record<string, any>> {
+    return this.api.requestJson('POST', `/api/v1/namespaces/${namespace}/configmaps`, {
+      body: {
+        apiVersion: 'v1', kind: 'ConfigMap',
+        metadata: { name, namespace, ownerReferences: [{ apiVersion: API_VERSION, kind: owner.kind, name: owner.name, uid: owner.uid, controller: true }] },
+        data: { a: '1' },
+      },
+    });
   }
 
   async createNamespace(name: string): Promise<void> {

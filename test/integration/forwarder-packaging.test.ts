@@ -67,6 +67,27 @@ test('helm lint passes with the example values; the schema rejects bad values at
   assert.match(noQueue.stderr, /url/);
 });
 
+test('a queue per primary: queueUrl on each primary renders into the config (queue.url may be left out); owned kinds cannot name one', async () => {
+  const primaries = [
+    { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', plural: 'memcacheds', namespaced: true, queueUrl: 'https://sqs.eu-west-1.amazonaws.com/1/memcached' },
+    { apiVersion: 'tenancy.example.com/v1alpha1', kind: 'Tenant', plural: 'tenants', namespaced: false, queueUrl: 'https://sqs.eu-west-1.amazonaws.com/1/tenant' },
+  ];
+  const owned = [{ apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true }];
+  const rendered = await renderChart(helm, { values: { clusterId: 'c', primaries, owned } });
+  assert.equal(rendered.code, 0, rendered.stderr);
+  const cm = objectsOf(rendered.stdout).find((o) => o.kind === 'ConfigMap')!;
+  const config = parseConfig(objectsOf(cm.data['forwarder.yaml'])[0], { POD_NAMESPACE: 'operless', POD_NAME: 'p' });
+  assert.deepEqual(config.queues, primaries.map((p) => p.queueUrl));
+  const rules = objectsOf(rendered.stdout).filter((o) => o.kind === 'ClusterRole').flatMap((o) => o.rules.flatMap((r: { resources: string[] }) => r.resources));
+  assert.deepEqual(new Set(rules), new Set(['memcacheds', 'tenants', 'deployments']), 'RBAC still exactly the watched resources');
+  const ownedQueue = await renderChart(helm, { values: { clusterId: 'c', primaries, owned: [{ ...owned[0], queueUrl: 'https://sqs.eu-west-1.amazonaws.com/1/x' }] } });
+  assert.notEqual(ownedQueue.code, 0);
+  assert.match(ownedQueue.stderr, /owned\/0\/queueUrl/);
+  const badQueue = await renderChart(helm, { values: { clusterId: 'c', primaries: [{ ...primaries[0], queueUrl: 'memcached' }] } });
+  assert.notEqual(badQueue.code, 0);
+  assert.match(badQueue.stderr, /primaries\/0\/queueUrl/);
+});
+
 test('the checked-in plain manifests are a fresh render of the chart', async () => {
   assert.equal(readFileSync(MANIFESTS_PATH, 'utf8'), await renderPlainManifests(helm), 'stale: run node src/forwarder/chart.ts render');
 });

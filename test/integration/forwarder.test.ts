@@ -10,7 +10,7 @@ import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts
 import { createSqsQueue } from '../../src/forwarder/queue-client.ts';
 import type { ForwarderConfigInput } from '../../src/forwarder/config.ts';
 import { silentLogger } from '../../src/observability/log.ts';
-import { GADGET_CRD, Objects, collect, gadgetConfig, summary } from './forwarder-env.ts';
+import { GADGET_CRD, WIDGET_CRD, Objects, collect, gadgetConfig, summary } from './forwarder-env.ts';
 
 let cp: ControlPlane;
 let broker: Broker;
@@ -18,7 +18,7 @@ let objects: Objects;
 let counter = 0;
 
 before(async () => {
-  [cp, broker] = await Promise.all([startControlPlane({ crds: [GADGET_CRD] }), startBroker({ queues: [] })]);
+  [cp, broker] = await Promise.all([startControlPlane({ crds: [GADGET_CRD, WIDGET_CRD] }), startBroker({ queues: [] })]);
   objects = new Objects(cp.kubeConfig);
 });
 after(async () => {
@@ -212,5 +212,92 @@ test('an unreachable queue: readiness says so, changes stay buffered, stop repor
   } finally {
     const { unsent } = await forwarder.stop({ graceMs: 200 });
     assert.equal(unsent, 1);
+  }
+});
+
+/** Two primaries, each with its own queue: Gadgets (and their Deployments) → A, Widgets (and their ConfigMaps) → B. */
+async function twoQueueSetup(queueB: (ns: string) => Promise<{ url: string; endpoint?: string }>): Promise<{ ns: string; queueA: string; queueB: string; forwarder: Forwarder }> {
+  counter += 1;
+  const ns = `fwd-${counter}`;
+  await objects.createNamespace(ns);
+  const queueA = await broker.createQueue({ name: `fwd-${counter}-gadgets` });
+  const b = await queueB(ns);
+  const base = gadgetConfig(queueA, broker.region);
+  const forwarder = startForwarder({
+    ...base,
+    primaries: [
+      { ...base.primaries![0]!, namespaces: [ns] }, // no queueUrl: the default queue.url (A)
+      { apiVersion: base.primaries![0]!.apiVersion, kind: 'Widget', plural: 'widgets', namespaced: false, queueUrl: b.url },
+    ],
+    owned: [
+      { ...base.owned![0]!, namespaces: [ns] },
+      { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true, namespaces: [ns] },
+    ],
+  }, {
+    kubeConfig: cp.kubeConfig,
+    // One SQS client per queue, as in a cluster (here both point at the broker, or B at nothing).
+    queues: (url) => (url === b.url && b.endpoint
+      ? createSqsQueue({ queueUrl: url, region: broker.region, endpoint: b.endpoint })
+      : createSqsQueue({ queueUrl: url, region: broker.region, client: broker.sqs() })),
+    logger: silentLogger,
+  });
+  await forwarder.ready;
+  return { ns, queueA, queueB: b.url, forwarder };
+}
+
+test('two kinds, two queues: each kind and its owned objects reach only their own queue', async () => {
+  const { ns, queueA, queueB, forwarder } = await twoQueueSetup(async (n) => ({ url: await broker.createQueue({ name: `${n}-widgets` }) }));
+  const widget = `w-${ns}`;
+  try {
+    const sqs = broker.sqs();
+    const gadget = await objects.createGadget(ns, 'g1');
+    const w = await objects.createWidget(widget);
+    await objects.createOwnedDeployment(ns, 'g1-dep', { name: 'g1', uid: gadget.metadata.uid });
+    await objects.createOwnedConfigMap(ns, 'w-cm', { kind: 'Widget', name: widget, uid: w.metadata.uid });
+    const [a, b] = await Promise.all([collect(sqs, queueA, { quietMs: 2000 }), collect(sqs, queueB, { quietMs: 2000 })]);
+    assert.deepEqual(new Set(a.map((m) => m.kind)), new Set(['Gadget']), `queue A: ${summary(a).join(', ')}`);
+    assert.deepEqual(new Set(b.map((m) => m.kind)), new Set(['Widget']), `queue B: ${summary(b).join(', ')}`);
+    assert.ok(summary(a).includes(`Added Gadget/${ns}/g1`), summary(a).join(', '));
+    assert.ok(summary(b).includes(`Added Widget//${widget}`), summary(b).join(', '));
+
+    // A change of an owned object alone: its owner's message, on its owner's queue.
+    await objects.api.requestJson('PATCH', `/api/v1/namespaces/${ns}/configmaps/w-cm`, { body: { data: { a: '2' } }, contentType: 'application/merge-patch+json' });
+    const [a2, b2] = await Promise.all([collect(sqs, queueA, { quietMs: 1500 }), collect(sqs, queueB, { quietMs: 1500 })]);
+    assert.deepEqual(summary(a2), [], 'nothing for the Gadget queue');
+    assert.deepEqual(summary(b2), [`Owned Widget//${widget}`]);
+    await objects.patchGadget(ns, 'g1', { spec: { size: 3 } });
+    await objects.patchWidget(widget, { spec: { size: 3 } });
+    const [a3, b3] = await Promise.all([collect(sqs, queueA, { quietMs: 1500 }), collect(sqs, queueB, { quietMs: 1500 })]);
+    assert.deepEqual(summary(a3), [`Modified Gadget/${ns}/g1`]);
+    assert.deepEqual(summary(b3), [`Modified Widget//${widget}`]);
+
+    const sent = await forwarder.metrics.registry.getMetricsAsJSON();
+    const byQueue = new Set(sent.find((m) => m.name === 'operless_forwarder_messages_sent_total')!.values.map((v) => v.labels.queue));
+    assert.deepEqual(byQueue, new Set([`fwd-${counter}-gadgets`, `${ns}-widgets`]), 'sent counted per queue');
+    assert.equal(forwarder.readiness().ok, true, forwarder.readiness().reasons.join('; '));
+  } finally {
+    await forwarder.stop({ graceMs: 0 });
+    await objects.deleteWidget(widget).catch(() => {});
+  }
+});
+
+test("two queues, one down: the other queue's messages still flow; readiness names the queue that is down", async () => {
+  const dead = 'http://127.0.0.1:9/000000000000/nowhere';
+  const { ns, queueA, forwarder } = await twoQueueSetup(async () => ({ url: dead, endpoint: 'http://127.0.0.1:9' }));
+  const widget = `w-${ns}`;
+  try {
+    await objects.createWidget(widget);
+    await objects.createGadget(ns, 'g1');
+    assert.deepEqual(summary(await collect(broker.sqs(), queueA, { quietMs: 1500 })), [`Added Gadget/${ns}/g1`], 'queue A is not held up by queue B');
+    for (let i = 0; i < 100 && forwarder.readiness().ok; i++) await new Promise((r) => setTimeout(r, 100));
+    const reasons = forwarder.readiness().reasons.join('\n');
+    assert.match(reasons, /queue unreachable: http:\/\/127\.0\.0\.1:9\/000000000000\/nowhere/);
+    assert.doesNotMatch(reasons, new RegExp(`queue unreachable: ${queueA.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`));
+    assert.equal(forwarder.pendingByQueue().get(queueA), 0);
+    assert.equal(forwarder.pendingByQueue().get(dead), 1, 'the Widget message waits for its queue');
+  } finally {
+    const { unsent } = await forwarder.stop({ graceMs: 200 });
+    assert.equal(unsent, 1);
+    await objects.deleteWidget(widget).catch(() => {});
   }
 });

@@ -53,7 +53,8 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "forwarder.config" -}}
 {{- $watch := list -}}
 {{- $cfg := dict "clusterId" .Values.clusterId -}}
-{{- $queue := dict "url" .Values.queue.url -}}
+{{- $queue := dict -}}
+{{- if .Values.queue.url }}{{ $_ := set $queue "url" .Values.queue.url }}{{ end -}}
 {{- if .Values.queue.region }}{{ $_ := set $queue "region" .Values.queue.region }}{{ end -}}
 {{- if .Values.queue.endpoint }}{{ $_ := set $queue "endpoint" .Values.queue.endpoint }}{{ end -}}
 {{- $_ := set $cfg "queue" $queue -}}
