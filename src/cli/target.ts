@@ -12,13 +12,23 @@ import { dirname, join, resolve } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { UsageError, stringOption, type OptionSpec, type ParsedArgs } from './args.ts';
 
+/** The queues of one reconcile function of a running `operless dev`, and the kinds it reconciles. */
+export interface DevFunctionState {
+  readonly queueUrl: string;
+  readonly dlqUrl: string;
+  readonly kinds: readonly string[];
+}
+
 export interface DevState {
   readonly pid: number;
   readonly kubeconfigPath: string;
   readonly sqsEndpoint: string;
   readonly region: string;
+  /** The first function's queues: the default target of queue commands. */
   readonly queueUrl: string;
   readonly dlqUrl: string;
+  /** Every function's queues by function name (absent in state files of older versions). */
+  readonly functions?: Readonly<Record<string, DevFunctionState>>;
   readonly cluster: string;
   readonly forwarderUrl?: string;
 }
@@ -71,6 +81,8 @@ export interface Target {
   readonly context?: string;
   readonly cluster: string;
   readonly forwarderUrl?: string;
+  /** From a running `operless dev`: every function's queues (queueUrl/dlqUrl are the first's). */
+  readonly devFunctions?: Readonly<Record<string, DevFunctionState>>;
   readonly json: boolean;
   /** Where each value came from, for `doctor` and error messages. */
   readonly source: 'flags/env' | 'operless dev';
@@ -90,6 +102,7 @@ export function resolveTarget(args: ParsedArgs, env: NodeJS.ProcessEnv = process
     context: stringOption(args.values, 'context'),
     cluster: pick('cluster', 'OPERLESS_CLUSTER', dev?.cluster) ?? 'default',
     forwarderUrl: pick('forwarder-url', 'OPERLESS_FORWARDER_URL', dev?.forwarderUrl),
+    ...(dev?.functions ? { devFunctions: dev.functions } : {}),
     json: args.values.json === true,
     source: dev && !stringOption(args.values, 'queue-url') && !env.OPERLESS_QUEUE_URL ? 'operless dev' : 'flags/env',
   };

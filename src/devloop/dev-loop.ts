@@ -2,12 +2,18 @@
  * The whole Operless pipeline on one machine, for `npm start` / `operless dev`:
  *
  *   real kube-apiserver + etcd + controller-manager (or your kubeconfig context)
- *     → forwarder (in-process) → queue (embedded SQS-compatible server, ElasticMQ, or SQS)
- *     → local Lambda runner → the project's own function modules (same code as on Lambda)
+ *     → forwarder (in-process) → a queue + DLQ per function (embedded SQS-compatible server,
+ *       ElasticMQ, or SQS) → a local Lambda runner per function → the project's own function
+ *       modules (same code as on Lambda)
  *
  * plus a simulated kubelet (pods become Ready; no container runs) so Deployments report
  * availability. It installs the CRDs and samples, prints what happens as it happens, and
  * writes `.operless/dev.json` so `operless status|enqueue|dlq` in another terminal talk to it.
+ *
+ * Queues as serverless.yml lays them out: every reconcile function gets its own work queue and
+ * DLQ (`operless-dev-<function>`, `…-dlq`), its runner consumes only that queue, its module is
+ * loaded with OPERLESS_QUEUE_URL/OPERLESS_DLQ_URL naming them (as its `environment:` does on
+ * Lambda), and the forwarder routes each function's primaries (and their owned objects) to it.
  *
  * Guarantees: `stop()` stops every component in reverse order of start and leaves no process
  * behind (the control plane's processes are also killed by its exit hooks if this process dies).
@@ -25,7 +31,7 @@ import { startLambdaRunner, type LambdaRunner } from '../queue/lambda-runner.ts'
 import { startMemoryQueueServer } from '../queue/memory-queue-server.ts';
 import { createLogger, errorMessage } from '../observability/log.ts';
 import { removeDevState, writeDevState } from '../cli/target.ts';
-import { importFunction, loadProjectLayout, watchesFor, type LoadedFunction } from './project.ts';
+import { functionWatches, importFunction, loadProjectLayout, type LoadedFunction } from './project.ts';
 import { startPodSimulator, type PodSimulator } from './pod-simulator.ts';
 
 export type BrokerChoice =
@@ -50,10 +56,19 @@ export interface DevLoopOptions {
   readonly simulateWorkloads?: boolean;
 }
 
-export interface DevLoop {
-  readonly kubeconfigPath: string;
+/** One function's queues. */
+export interface FunctionQueues {
   readonly queueUrl: string;
   readonly dlqUrl: string;
+}
+
+export interface DevLoop {
+  readonly kubeconfigPath: string;
+  /** The first function's work queue (the default target of the CLI). */
+  readonly queueUrl: string;
+  readonly dlqUrl: string;
+  /** Every reconcile function's queues, by function name (serverless.yml order). */
+  readonly queues: ReadonlyMap<string, FunctionQueues>;
   readonly sqsEndpoint: string | undefined;
   stop(): Promise<void>;
 }
@@ -63,8 +78,13 @@ interface Stoppable {
   stop(): Promise<unknown>;
 }
 
-const QUEUE = 'operless-dev';
-const DLQ = 'operless-dev-dlq';
+const QUEUE_PREFIX = 'operless-dev';
+
+/** The local queue names of a function: `operless-dev-<function>` and its `-dlq`. Pure. */
+export function devQueueNames(functionName: string): { queue: string; dlq: string } {
+  const safe = functionName.replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 60);
+  return { queue: `${QUEUE_PREFIX}-${safe}`, dlq: `${QUEUE_PREFIX}-${safe}-dlq` };
+}
 
 export async function startDevLoop(options: DevLoopOptions): Promise<DevLoop> {
   const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
@@ -121,13 +141,13 @@ export async function startDevLoop(options: DevLoopOptions): Promise<DevLoop> {
     const client = createKubeClient(createTransport(kubeConfig), { fieldManager: 'operless-dev' });
     if (!local) await applyFiles(client, layout.crds, [], say, options.root);
 
-    // 2. A queue.
-    const queue = await startQueue(options.broker, started, say);
+    // 2. A queue and DLQ per function.
+    const queue = await startQueue(options.broker, layout.functions.map((f) => f.name), started, say);
+    const queuesOf = (name: string): FunctionQueues => queue.byFunction.get(name)!;
+    const first = queuesOf(layout.functions[0]!.name);
 
     // 3. The functions' environment, exactly as serverless.yml gives it on Lambda.
     Object.assign(process.env, {
-      OPERLESS_QUEUE_URL: queue.queueUrl,
-      OPERLESS_DLQ_URL: queue.dlqUrl,
       OPERLESS_CLUSTER: clusterId,
       OPERLESS_KUBECONFIG: kubeconfigPath,
       AWS_REGION: queue.region,
@@ -137,7 +157,13 @@ export async function startDevLoop(options: DevLoopOptions): Promise<DevLoop> {
       ...(queue.endpoint && !process.env.AWS_ACCESS_KEY_ID ? { AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' } : {}),
     });
     const functions: LoadedFunction[] = [];
-    for (const entry of layout.functions) functions.push(await importFunction(options.root, entry));
+    for (const entry of layout.functions) {
+      // Each function's handler reads its own queues when its module loads (toSqsHandler).
+      const own = queuesOf(entry.name);
+      Object.assign(process.env, { OPERLESS_QUEUE_URL: own.queueUrl, OPERLESS_DLQ_URL: own.dlqUrl });
+      functions.push(await importFunction(options.root, entry));
+    }
+    Object.assign(process.env, { OPERLESS_QUEUE_URL: first.queueUrl, OPERLESS_DLQ_URL: first.dlqUrl });
     const controllers = functions.flatMap((f) => f.controllers);
 
     // 4. A simulated kubelet, so Deployments become available without containers.
@@ -150,8 +176,8 @@ export async function startDevLoop(options: DevLoopOptions): Promise<DevLoop> {
     const forwarder: Forwarder = startForwarder(
       {
         clusterId,
-        queue: { url: queue.queueUrl, region: queue.region, ...(queue.endpoint ? { endpoint: queue.endpoint } : {}) },
-        ...watchesFor(controllers),
+        queue: { url: first.queueUrl, region: queue.region, ...(queue.endpoint ? { endpoint: queue.endpoint } : {}) },
+        ...functionWatches(functions.map((f) => ({ controllers: f.controllers, queueUrl: queuesOf(f.entry.name).queueUrl }))),
         leaderElection: { enabled: false },
         server: { port: 0, host: '127.0.0.1' },
         coalesceWindowMs: 100,
@@ -164,7 +190,7 @@ export async function startDevLoop(options: DevLoopOptions): Promise<DevLoop> {
     // 6. The functions, consumed the way Lambda's event source mapping does.
     for (const fn of functions) {
       const runner: LambdaRunner = await startLambdaRunner({
-        queueUrl: queue.queueUrl,
+        queueUrl: queuesOf(fn.entry.name).queueUrl,
         sqs: queue.sqs,
         handler: { module: join(options.root, fn.entry.module), export: fn.entry.exportName },
         functionName: fn.entry.name,
@@ -176,7 +202,7 @@ export async function startDevLoop(options: DevLoopOptions): Promise<DevLoop> {
       });
       started.push({ name: `function ${fn.entry.name}`, stop: () => runner.stop() });
     }
-    say(`functions running: ${functions.map((f) => `${f.entry.name} (${f.entry.module})`).join(', ')}`);
+    say(`functions running: ${functions.map((f) => `${f.entry.name} (${f.entry.module}, queue ${queuesOf(f.entry.name).queueUrl})`).join(', ')}`);
 
     // 7. Status changes as they happen.
     const watcher = watchStatuses(client, controllers.map((c) => c.kind), write);
@@ -184,7 +210,8 @@ export async function startDevLoop(options: DevLoopOptions): Promise<DevLoop> {
 
     writeDevState({
       pid: process.pid, kubeconfigPath, sqsEndpoint: queue.endpoint ?? '', region: queue.region,
-      queueUrl: queue.queueUrl, dlqUrl: queue.dlqUrl, cluster: clusterId, ...(forwarder.url ? { forwarderUrl: forwarder.url } : {}),
+      queueUrl: first.queueUrl, dlqUrl: first.dlqUrl, cluster: clusterId, ...(forwarder.url ? { forwarderUrl: forwarder.url } : {}),
+      functions: Object.fromEntries(functions.map((f) => [f.entry.name, { ...queuesOf(f.entry.name), kinds: f.controllers.map((c) => c.kind.kind) }])),
     }, options.root);
 
     if (options.applySamples !== false) {
@@ -195,7 +222,7 @@ export async function startDevLoop(options: DevLoopOptions): Promise<DevLoop> {
     say(`kubectl works against this cluster:  export KUBECONFIG=${relative(process.cwd(), kubeconfigPath) || kubeconfigPath}`);
     say('in another terminal: `npx operless status`, `npx operless enqueue mc/default/memcached-sample`, `npx operless dlq list`');
     say('press Ctrl-C to stop everything');
-    return { kubeconfigPath, queueUrl: queue.queueUrl, dlqUrl: queue.dlqUrl, sqsEndpoint: queue.endpoint, stop: stopAll };
+    return { kubeconfigPath, queueUrl: first.queueUrl, dlqUrl: first.dlqUrl, queues: queue.byFunction, sqsEndpoint: queue.endpoint, stop: stopAll };
   } catch (err) {
     await stopAll();
     throw err;
@@ -203,32 +230,40 @@ export async function startDevLoop(options: DevLoopOptions): Promise<DevLoop> {
 }
 
 interface QueueTarget {
-  readonly queueUrl: string;
-  readonly dlqUrl: string;
+  readonly byFunction: ReadonlyMap<string, FunctionQueues>;
   readonly region: string;
   readonly endpoint: string | undefined;
   readonly sqs: SQSClient;
 }
 
-async function startQueue(choice: BrokerChoice, started: Stoppable[], say: (line: string) => void): Promise<QueueTarget> {
-  const queues = [{ name: QUEUE, visibilityTimeoutSeconds: 60, dlq: { name: DLQ, maxReceiveCount: 5 } }];
+async function startQueue(choice: BrokerChoice, functionNames: readonly string[], started: Stoppable[], say: (line: string) => void): Promise<QueueTarget> {
+  const names = new Map(functionNames.map((fn) => [fn, devQueueNames(fn)]));
+  const queues = [...names.values()].map(({ queue, dlq }) => ({ name: queue, visibilityTimeoutSeconds: 60, dlq: { name: dlq, maxReceiveCount: 5 } }));
+  const listed = [...names].map(([fn, n]) => `${fn}: ${n.queue} (DLQ ${n.dlq})`).join(', ');
+  const byName = (url: (name: string) => string) => new Map([...names].map(([fn, n]) => [fn, { queueUrl: url(n.queue), dlqUrl: url(n.dlq) }]));
   if (choice.type === 'embedded') {
     const server = await startMemoryQueueServer({ queues });
     started.push({ name: 'embedded queue', stop: () => server.stop() });
-    say(`embedded SQS-compatible queue at ${server.endpoint} (queue ${QUEUE}, DLQ ${DLQ} after 5 receives)`);
-    return { queueUrl: server.queueUrl(QUEUE), dlqUrl: server.queueUrl(DLQ), region: server.region, endpoint: server.endpoint, sqs: server.sqs() };
+    say(`embedded SQS-compatible queues at ${server.endpoint}, one pair per function (${listed}; DLQ after 5 receives)`);
+    return { byFunction: byName((n) => server.queueUrl(n)), region: server.region, endpoint: server.endpoint, sqs: server.sqs() };
   }
   if (choice.type === 'elasticmq') {
     say('starting ElasticMQ (first run resolves it from Maven Central)');
     const { startBroker } = await import('../testing/index.ts');
     const broker = await startBroker({ queues });
     started.push({ name: 'ElasticMQ', stop: () => broker.stop() });
-    say(`ElasticMQ at ${broker.endpoint}`);
-    return { queueUrl: broker.queueUrl(QUEUE), dlqUrl: broker.queueUrl(DLQ), region: broker.region, endpoint: broker.endpoint, sqs: broker.sqs() };
+    say(`ElasticMQ at ${broker.endpoint}, one queue pair per function (${listed})`);
+    return { byFunction: byName((n) => broker.queueUrl(n)), region: broker.region, endpoint: broker.endpoint, sqs: broker.sqs() };
+  }
+  if (functionNames.length > 1) {
+    throw new Error(
+      `--broker sqs gives one queue, but serverless.yml has ${functionNames.length} reconcile functions (${functionNames.join(', ')}), each needing its own queue: ` +
+        'use the embedded broker or --broker elasticmq locally, or deploy the stack (osls deploy) for real SQS queues',
+    );
   }
   const { SQSClient } = await import('@aws-sdk/client-sqs');
   say(`using SQS queue ${choice.queueUrl}`);
-  return { queueUrl: choice.queueUrl, dlqUrl: choice.dlqUrl, region: choice.region, endpoint: undefined, sqs: new SQSClient({ region: choice.region }) };
+  return { byFunction: new Map([[functionNames[0]!, { queueUrl: choice.queueUrl, dlqUrl: choice.dlqUrl }]]), region: choice.region, endpoint: undefined, sqs: new SQSClient({ region: choice.region }) };
 }
 
 /** Server-side applies every document of the given YAML files. */

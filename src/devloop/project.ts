@@ -67,9 +67,21 @@ export async function importFunction(root: string, entry: FunctionEntry): Promis
 
 /** The forwarder watches for a set of controllers: each primary, and each owned kind once. */
 export function watchesFor(controllers: readonly Controller<KubeObject>[]): Pick<ForwarderConfigInput, 'primaries' | 'owned'> {
+  return functionWatches([{ controllers }]);
+}
+
+/**
+ * The forwarder watches for the project's functions: each function's primaries, routed to
+ * that function's queue (`queueUrl`), and each owned kind once (an owned object's message
+ * follows its owner to the owner's queue). Pure.
+ */
+export function functionWatches(functions: readonly { readonly controllers: readonly Controller<KubeObject>[]; readonly queueUrl?: string }[]): Pick<ForwarderConfigInput, 'primaries' | 'owned'> {
   const key = (k: KindRef) => `${k.apiVersion}/${k.kind}`;
   const owned = new Map<string, KindRef>();
-  for (const c of controllers) for (const k of c.spec.owns ?? []) owned.set(key(k), k);
+  for (const f of functions) for (const c of f.controllers) for (const k of c.spec.owns ?? []) owned.set(key(k), k);
   const ref = (k: KindRef) => ({ apiVersion: k.apiVersion, kind: k.kind, plural: k.plural, namespaced: k.namespaced });
-  return { primaries: controllers.map((c) => ref(c.kind)), owned: [...owned.values()].map(ref) };
+  return {
+    primaries: functions.flatMap((f) => f.controllers.map((c) => ({ ...ref(c.kind), ...(f.queueUrl ? { queueUrl: f.queueUrl } : {}) }))),
+    owned: [...owned.values()].map(ref),
+  };
 }

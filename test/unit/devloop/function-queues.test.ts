@@ -1,0 +1,37 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { defineController } from '../../../src/core/controller.ts';
+import { done } from '../../../src/core/result.ts';
+import { memcachedController } from '../../../src/memcached/controller.ts';
+import { devQueueNames } from '../../../src/devloop/dev-loop.ts';
+import { functionWatches } from '../../../src/devloop/project.ts';
+import { parseConfig } from '../../../src/forwarder/config.ts';
+
+const tenant = defineController({
+  apiVersion: 'tenancy.example.com/v1alpha1', kind: 'Tenant', plural: 'tenants', namespaced: false,
+  owns: [
+    { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false },
+    { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true },
+  ],
+  reconcile: async () => done(),
+});
+
+test("each function's primaries go to that function's queue; owned kinds are watched once", () => {
+  const watches = functionWatches([
+    { controllers: [defineController(memcachedController)], queueUrl: 'http://127.0.0.1:1/000000000000/operless-dev-memcached' },
+    { controllers: [tenant], queueUrl: 'http://127.0.0.1:1/000000000000/operless-dev-tenant' },
+  ]);
+  assert.deepEqual(watches.primaries?.map((p) => [p.kind, p.queueUrl]), [
+    ['Memcached', 'http://127.0.0.1:1/000000000000/operless-dev-memcached'],
+    ['Tenant', 'http://127.0.0.1:1/000000000000/operless-dev-tenant'],
+  ]);
+  assert.deepEqual(watches.owned?.map((w) => w.kind).sort(), ['Deployment', 'Namespace', 'Service'], 'Deployment once, though both own it');
+  const config = parseConfig({ clusterId: 'dev', queue: { region: 'us-east-1' }, ...watches });
+  assert.equal(config.queues.length, 2, 'the forwarder gets one sender per function queue');
+});
+
+test('local queue names: one pair per function, safe for SQS', () => {
+  assert.deepEqual(devQueueNames('memcached'), { queue: 'operless-dev-memcached', dlq: 'operless-dev-memcached-dlq' });
+  assert.deepEqual(devQueueNames('my.fn'), { queue: 'operless-dev-my-fn', dlq: 'operless-dev-my-fn-dlq' });
+  assert.notEqual(devQueueNames('a').queue, devQueueNames('b').queue);
+});
