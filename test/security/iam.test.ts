@@ -1,0 +1,118 @@
+/**
+ * IAM of the packaged CloudFormation, checked on the template `serverless package` writes
+ * (offline), across EVERY IAM resource — the Lambda execution role and each extra policy —
+ * with the optional EKS/SSM parameters on. What test/integration/serverless-package.test.ts
+ * already asserts statement by statement (the SQS actions per queue, the EKS/SSM statements)
+ * is not repeated; this adds the blanket rules:
+ *
+ * - no wildcard action (`*`, `sqs:*`, `logs:*`, ...), no `Resource: "*"`, and a `*` inside a
+ *   resource ARN only in the service's own log groups (`/aws/lambda/<service>-<stage>*:*`, the
+ *   serverless default naming every function of the service and stage, and their streams);
+ * - no `NotAction`/`NotResource`, and no managed policy (AWS managed policies such as
+ *   AWSLambdaSQSQueueExecutionRole grant SQS on every queue) except
+ *   AWSLambdaVPCAccessExecutionRole, only under the `UsesVpc` condition;
+ * - no IAM, STS or KMS administration actions (`iam:*`, `sts:AssumeRole`, `iam:PassRole`);
+ * - the role trusts only `lambda.amazonaws.com`;
+ * - no credentials in the functions' environment.
+ */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { packageService, type PackageResult } from '../../scripts/package.ts';
+
+type Json = Record<string, any>;
+const work = mkdtempSync(join(tmpdir(), 'operless-iam-'));
+after(() => rmSync(work, { recursive: true, force: true }));
+
+/** The IAM actions the runtime calls, and nothing else (src/queue, src/kube/eks.ts, src/kube/factory.ts, CloudWatch Logs). */
+const USED_ACTIONS = new Set([
+  'sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ChangeMessageVisibility',
+  'logs:CreateLogStream', 'logs:CreateLogGroup', 'logs:PutLogEvents', 'logs:TagResource',
+  'eks:DescribeCluster', 'ssm:GetParameter',
+]);
+
+function iamDocuments(result: PackageResult): { where: string; statements: Json[] }[] {
+  const docs: { where: string; statements: Json[] }[] = [];
+  for (const [id, r] of Object.entries(result.template.Resources)) {
+    const p = (r.Properties ?? {}) as Json;
+    if (r.Type === 'AWS::IAM::Role') {
+      // The only managed policy: AWSLambdaVPCAccessExecutionRole, and only when the function runs in
+      // a VPC (its ENI actions cannot be scoped to resources; AWS requires it for VPC functions).
+      if (p.ManagedPolicyArns !== undefined) {
+        assert.deepEqual(p.ManagedPolicyArns, { 'Fn::If': ['UsesVpc', [{ 'Fn::Sub': 'arn:${AWS::Partition}:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole' }], { Ref: 'AWS::NoValue' }] },
+          `${id}: no managed policy but the VPC execution role, and that only in a VPC`);
+      }
+      for (const policy of p.Policies ?? []) docs.push({ where: `${id}/${policy.PolicyName?.['Fn::Join'] ? 'inline' : policy.PolicyName}`, statements: [].concat(policy.PolicyDocument.Statement) });
+      const trust = [].concat(p.AssumeRolePolicyDocument.Statement) as Json[];
+      for (const s of trust) {
+        assert.equal(s.Effect, 'Allow');
+        assert.deepEqual([].concat(s.Action), ['sts:AssumeRole'], `${id} trust: only sts:AssumeRole`);
+        assert.deepEqual([].concat(s.Principal?.Service ?? []), ['lambda.amazonaws.com'], `${id} trusts only Lambda`);
+        assert.equal(s.Principal?.AWS, undefined, `${id} trusts no account or user`);
+      }
+    } else if (r.Type === 'AWS::IAM::Policy' || r.Type === 'AWS::IAM::ManagedPolicy') {
+      docs.push({ where: id, statements: [].concat(p.PolicyDocument.Statement) });
+    } else {
+      assert.ok(!/^AWS::IAM::(User|AccessKey|Group|InstanceProfile)$/.test(r.Type), `no ${r.Type} (${id})`);
+    }
+  }
+  return docs;
+}
+
+function checkStatements(result: PackageResult): string[] {
+  const problems: string[] = [];
+  const docs = iamDocuments(result);
+  assert.ok(docs.length > 0, 'the template has IAM policies');
+  for (const { where, statements } of docs) {
+    for (const s of statements) {
+      const at = `${where} ${JSON.stringify(s.Action)}`;
+      if (s.Effect !== 'Allow') problems.push(`${at}: Effect ${s.Effect}`);
+      if (s.NotAction || s.NotResource || s.NotPrincipal) problems.push(`${at}: NotAction/NotResource/NotPrincipal`);
+      for (const action of [].concat(s.Action) as string[]) {
+        if (action.includes('*')) problems.push(`${at}: wildcard action ${action}`);
+        if (!USED_ACTIONS.has(action)) problems.push(`${at}: ${action} is not an action the runtime uses`);
+      }
+      for (const resource of [].concat(s.Resource)) {
+        const text = JSON.stringify(resource);
+        if (resource === '*') problems.push(`${at}: Resource "*"`);
+        // The function's own log groups: serverless's "/aws/lambda/<service>-<stage>*" (every
+        // function of this service and stage) and ":*" for their streams. No other wildcard.
+        const wild = text.replace(/log-group:\/aws\/lambda\/operless-memcached-(dev|prod|ci)\*?:\*(:\*)?/g, '');
+        if (wild.includes('*')) problems.push(`${at}: wildcard in resource ${text}`);
+      }
+    }
+  }
+  return problems;
+}
+
+function checkEnvironment(result: PackageResult): void {
+  for (const [id, r] of Object.entries(result.template.Resources)) {
+    if (r.Type !== 'AWS::Lambda::Function') continue;
+    const vars = ((r.Properties as Json).Environment?.Variables ?? {}) as Json;
+    for (const name of Object.keys(vars)) {
+      assert.doesNotMatch(name, /^AWS_(ACCESS_KEY_ID|SECRET_ACCESS_KEY|SESSION_TOKEN)$|TOKEN|PASSWORD|SECRET|KUBECONFIG_INLINE/i, `${id} has ${name} in its environment`);
+    }
+  }
+}
+
+test('default parameters: every IAM statement is scoped (no wildcard action or resource, only actions the runtime uses)', async () => {
+  const result = await packageService({ outDir: join(work, 'default') });
+  assert.deepEqual(checkStatements(result), []);
+  checkEnvironment(result);
+});
+
+test('with EKS and an SSM kubeconfig parameter: the extra policies are scoped too', async () => {
+  const result = await packageService({
+    stage: 'prod', outDir: join(work, 'eks'),
+    params: { clusterName: 'shop-eks', kubeconfigParameter: '/operless/kubeconfig', clusterId: 'shop-eu' },
+  });
+  assert.deepEqual(checkStatements(result), []);
+  checkEnvironment(result);
+  const all = iamDocuments(result).flatMap((d) => d.statements.flatMap((s) => ([] as string[]).concat(s.Action)));
+  assert.ok(all.includes('eks:DescribeCluster') && all.includes('ssm:GetParameter'), 'the parameters add their scoped statements');
+  for (const forbidden of ['iam:PassRole', 'sts:AssumeRole', 'kms:Decrypt', 'ssm:GetParameters', 'ssm:GetParametersByPath', 'eks:ListClusters']) {
+    assert.ok(!all.includes(forbidden), `no ${forbidden}`);
+  }
+});
