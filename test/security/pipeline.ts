@@ -1,0 +1,165 @@
+/**
+ * The local pipeline as separate processes, each under its own least-privilege identity,
+ * for the secret-leak scan and the soak: a real kube-apiserver (+ etcd), ElasticMQ, the
+ * forwarder's esbuild bundle as a child process configured with the ConfigMap of the rendered
+ * manifests and running as their ServiceAccount (RBAC applied as shipped), and the Memcached
+ * function in a Lambda-like runner process (test/security/function-runner.ts) as a user in
+ * the group `operless:memcached` (infra/rbac). Every stdout/stderr line of both processes is
+ * kept, and the runner prints every queue message body it receives.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseAllDocuments, stringify } from 'yaml';
+import { startBroker, startControlPlane, type Broker, type ControlPlane, type Identity } from '../../src/testing/index.ts';
+import { bundleForwarder } from '../../src/forwarder/bundle.ts';
+import { MANIFESTS_PATH } from '../../src/forwarder/chart.ts';
+
+export const ROOT = new URL('../../', import.meta.url).pathname;
+export const CRD = join(ROOT, 'infra/crds/memcacheds.cache.example.com.yaml');
+export const FUNCTION_RBAC = join(ROOT, 'infra/rbac/memcached-function.yaml');
+
+type Obj = Record<string, any>;
+const manifests = (): Obj[] => parseAllDocuments(readFileSync(MANIFESTS_PATH, 'utf8')).map((d) => d.toJS() as Obj).filter((o) => o && typeof o === 'object');
+
+export interface Pipeline {
+  readonly cp: ControlPlane;
+  readonly broker: Broker;
+  readonly forwarderIdentity: Identity;
+  readonly functionIdentity: Identity;
+  readonly forwarder: ChildProcess;
+  readonly runner: ChildProcess;
+  /** Every line either process wrote, stdout and stderr. */
+  readonly forwarderLines: string[];
+  readonly functionLines: string[];
+  /** Every queue message body the function received. */
+  bodies(): string[];
+  /** SIGTERM both processes (they flush and exit); the servers keep running. */
+  stopProcesses(): Promise<void>;
+  /** Processes, then broker and control plane. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export interface PipelineOptions {
+  readonly work: string;
+  /** Extra environment for both processes (e.g. planted credentials). */
+  readonly env?: Record<string, string>;
+  readonly logLevel?: 'debug' | 'info';
+  readonly coalesceWindowMs?: number;
+}
+
+function lines(child: ChildProcess, into: string[]): void {
+  createInterface({ input: child.stdout! }).on('line', (l) => into.push(l));
+  createInterface({ input: child.stderr! }).on('line', (l) => into.push(l));
+}
+
+export async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000, intervalMs = 250): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      if (await check()) return;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', () => r()));
+}
+
+export async function startPipeline(options: PipelineOptions): Promise<Pipeline> {
+  const { work } = options;
+  const [cp, broker] = await Promise.all([
+    startControlPlane({ crds: [CRD] }),
+    startBroker({ queues: [{ name: 'work', visibilityTimeoutSeconds: 60, dlq: { name: 'work-dlq', maxReceiveCount: 5 } }] }),
+  ]);
+  const objs = manifests();
+  // Identities, exactly as shipped.
+  const fnRbac = await cp.kubectl(['apply', '-f', FUNCTION_RBAC]);
+  assert.equal(fnRbac.code, 0, fnRbac.stderr);
+  const functionIdentity = await cp.identity('memcached-function', ['operless:memcached']);
+  const rbac = objs.filter((o) => /^(Namespace|ServiceAccount|ClusterRole|ClusterRoleBinding|Role|RoleBinding)$/.test(o.kind));
+  const applied = await cp.kubectl(['apply', '-f', '-'], { input: rbac.map((o) => JSON.stringify(o)).join('\n') });
+  assert.equal(applied.code, 0, applied.stderr);
+  const sa = objs.find((o) => o.kind === 'ServiceAccount')!;
+  const forwarderIdentity = await cp.serviceAccount(sa.metadata.namespace, sa.metadata.name);
+
+  // The forwarder: the rendered ConfigMap's config, pointed at the local broker.
+  const cm = objs.find((o) => o.kind === 'ConfigMap')!;
+  const shipped = parseAllDocuments(cm.data['forwarder.yaml'])[0]!.toJS() as Obj;
+  const config = {
+    ...shipped,
+    clusterId: 'local',
+    queue: { url: broker.queueUrl('work'), region: broker.region },
+    server: { port: 0, host: '127.0.0.1' },
+    coalesceWindowMs: options.coalesceWindowMs ?? 100,
+  };
+  writeFileSync(join(work, 'forwarder.yaml'), stringify(config));
+  const bundle = (await bundleForwarder(join(work, 'forwarder.mjs'))).outFile;
+  const forwarderLines: string[] = [];
+  const common = {
+    PATH: process.env.PATH ?? '',
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
+    AWS_REGION: broker.region,
+    AWS_ENDPOINT_URL_SQS: broker.endpoint,
+    OPERLESS_LOG_LEVEL: options.logLevel ?? 'info',
+    ...options.env,
+  };
+  const forwarder = spawn(process.execPath, [bundle], {
+    cwd: work,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...common, OPERLESS_FORWARDER_CONFIG: join(work, 'forwarder.yaml'), KUBECONFIG: forwarderIdentity.kubeconfigPath, POD_NAMESPACE: sa.metadata.namespace, POD_NAME: 'forwarder-0' },
+  });
+  lines(forwarder, forwarderLines);
+
+  const functionLines: string[] = [];
+  const runner = spawn(process.execPath, [join(ROOT, 'test/security/function-runner.ts')], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...common,
+      OPERLESS_TEST_RUNNER: JSON.stringify({ queueUrl: broker.queueUrl('work'), endpoint: broker.endpoint, region: broker.region }),
+      OPERLESS_QUEUE_URL: broker.queueUrl('work'),
+      OPERLESS_DLQ_URL: broker.queueUrl('work-dlq'),
+      OPERLESS_CLUSTER: 'local',
+      OPERLESS_KUBECONFIG: functionIdentity.kubeconfigPath,
+      OPERLESS_METRICS: 'off',
+    },
+  });
+  lines(runner, functionLines);
+
+  const stopProcesses = async () => {
+    for (const child of [forwarder, runner]) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await Promise.race([Promise.all([exited(forwarder), exited(runner)]), new Promise((r) => setTimeout(r, 30_000))]);
+    for (const child of [forwarder, runner]) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  const stop = async () => {
+    await stopProcesses();
+    await Promise.all([broker.stop(), cp.stop()]);
+  };
+  try {
+    await until('the forwarder is running', () => forwarderLines.some((l) => l.includes('forwarder running')), 60_000);
+    await until('the function runner is running', () => functionLines.some((l) => l.includes('function runner started')), 60_000);
+  } catch (err) {
+    await stop();
+    throw new Error(`${(err as Error).message}\nforwarder:\n${forwarderLines.slice(-20).join('\n')}\nfunction:\n${functionLines.slice(-20).join('\n')}`);
+  }
+  return {
+    cp, broker, forwarderIdentity, functionIdentity, forwarder, runner, forwarderLines, functionLines, stop, stopProcesses,
+    bodies: () => functionLines.flatMap((l) => {
+      try {
+        const o = JSON.parse(l) as { msg?: string; body?: string };
+        return o.msg === 'queue record' && typeof o.body === 'string' ? [o.body] : [];
+      } catch {
+        return [];
+      }
+    }),
+  };
+}
