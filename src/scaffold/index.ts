@@ -48,7 +48,8 @@ export function scaffoldApi(root: string, options: CreateApiOptions): { api: Api
     throw new ScaffoldError(`no ${PROJECT_FILE} in ${root}: run \`operless create api\` in a project made by \`operless init\` (or pass --project <dir>)`);
   }
   const project = parseProjectFile(readFileSync(path, 'utf8'), path);
-  const plan = planCreateApi(project, options);
+  const watchesPath = join(root, 'infra', 'forwarder', 'watches.yaml');
+  const plan = planCreateApi(project, options, existsSync(watchesPath) ? { watches: readFileSync(watchesPath, 'utf8') } : {});
   return { api: plan.api, changes: applyChanges(root, plan.changes, { force: options.force ?? false }) };
 }
 

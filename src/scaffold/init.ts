@@ -211,12 +211,10 @@ function forwarderValues(name: string): string {
 #
 #   helm install ${name}-forwarder <chart> -f infra/forwarder/values.yaml -f infra/forwarder/watches.yaml
 #
-# One forwarder serves every kind: give each kind's queue below (Outputs of \`osls deploy\`).
+# One forwarder serves every kind, sending each kind's messages to that kind's own queue: the
+# queue URLs are the \`queueUrl\` of each primary in watches.yaml (the stack's <Kind>WorkQueueUrl
+# outputs of \`osls deploy\`); \`operless create api\` keeps the URLs you set there.
 clusterId: my-cluster
-queue:
-  # The forwarder sends every message to this queue; with several kinds, set queues per kind
-  # in watches.yaml (queueUrl on each primary) or route them to one queue.
-  url: https://sqs.us-east-1.amazonaws.com/123456789012/${name}-dev-work
 serviceAccount:
   annotations:
     eks.amazonaws.com/role-arn: arn:aws:iam::123456789012:role/${name}-forwarder

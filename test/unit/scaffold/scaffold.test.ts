@@ -86,8 +86,22 @@ describe('create api plan', () => {
   test('the project file records the kind and the forwarder watches the primary and every owned kind', () => {
     assert.deepEqual(parseProjectFile(content('operless.json')).apis.map((a) => `${a.group}/${a.version} ${a.kind} ${a.namespaced}`), ['tenancy.example.com/v1alpha1 Tenant false']);
     const watches = parse(content('infra/forwarder/watches.yaml'));
-    assert.deepEqual(watches.primaries, [{ apiVersion: 'tenancy.example.com/v1alpha1', kind: 'Tenant', plural: 'tenants', namespaced: false }]);
+    assert.deepEqual(watches.primaries, [{
+      apiVersion: 'tenancy.example.com/v1alpha1', kind: 'Tenant', plural: 'tenants', namespaced: false,
+      queueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/demo-dev-tenant', // serverless.yml's queue name, placeholder account
+    }]);
     assert.deepEqual(watches.owned.map((o: { kind: string }) => o.kind), ['Namespace', 'ResourceQuota']);
+    assert.ok(watches.owned.every((o: { queueUrl?: string }) => o.queueUrl === undefined), "owned kinds follow their owner's queue");
+  });
+  test('regenerating the watches keeps the queue URLs the user set, and gives a new kind its own placeholder', () => {
+    const mine = 'https://sqs.eu-west-1.amazonaws.com/111122223333/demo-prod-tenant';
+    const edited = content('infra/forwarder/watches.yaml').replace(/queueUrl: \S+/, `queueUrl: ${mine}`);
+    const second = planCreateApi(plan.project, { group: 'cache', version: 'v1', kind: 'CacheNode', namespaced: true }, { watches: edited });
+    const watches = parse(second.changes.find((c) => c.path === 'infra/forwarder/watches.yaml')!.content);
+    assert.deepEqual(watches.primaries.map((p: { kind: string; queueUrl: string }) => [p.kind, p.queueUrl]), [
+      ['Tenant', mine],
+      ['CacheNode', 'https://sqs.us-east-1.amazonaws.com/123456789012/demo-dev-cache-node'],
+    ]);
   });
   test('the CRD is cluster-scoped with the status subresource; RBAC covers the kind, its status and the owned kinds', () => {
     const crd = parse(content('infra/crds/tenants.tenancy.example.com.yaml'));
