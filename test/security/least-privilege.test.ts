@@ -121,7 +121,7 @@ async function matrix(who: string, kubeConfig: KubeConfig, rules: { rules: Obj[]
   for (let i = 0; i < all.length; i += 20) {
     const slice = all.slice(i, i + 20);
     const got = await Promise.all(slice.map((a) => can(kubeConfig, a)));
-    slice.forEach((a, j) => answers.set(a, got[j]!));
+    for (const [j, a] of slice.entries()) answers.set(a, got[j]!);
   }
   const mismatches: string[] = [];
   for (const a of all) {
