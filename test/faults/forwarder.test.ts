@@ -4,7 +4,7 @@
  * the leader SIGKILLed; and watch history compacted so the resumed watch gets 410 Gone.
  * Each case: the objects converge to their latest spec, nothing lands in the DLQ, nothing loops.
  */
-import { after, before, test } from 'node:test';
+import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, objectsPerCase, range, retrying, sleep, until } from './harness.ts';
 
@@ -13,6 +13,9 @@ let env: FaultEnv;
 before(async () => {
   env = await FaultEnv.start();
   env.startSimulator();
+});
+afterEach(async () => {
+  await env?.stopProcesses();
 });
 after(async () => {
   await env?.stop();

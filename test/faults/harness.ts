@@ -22,7 +22,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -63,6 +63,8 @@ export interface FaultEnvOptions {
   readonly apiServerArgs?: readonly string[];
   /** More CRDs besides Memcached. */
   readonly crds?: readonly string[];
+  /** RBAC and other manifests to apply (kubectl apply -f) before the case starts. */
+  readonly manifests?: readonly string[];
   /** Work queue visibility timeout (default 12 s: a killed invocation's records return fast). */
   readonly visibilityTimeoutSeconds?: number;
   readonly maxReceiveCount?: number;
@@ -157,6 +159,9 @@ export class FaultEnv {
 
   static async start(options: FaultEnvOptions = {}): Promise<FaultEnv> {
     const work = mkdtempSync(join(tmpdir(), 'operless-faults-'));
+    // The bundle leaves the AWS SDK to the runtime (Lambda's nodejs24.x provides it): here
+    // the repository's node_modules stands in for it.
+    symlinkSync(join(ROOT, 'node_modules'), join(work, 'node_modules'));
     const [cp, broker] = await Promise.all([
       startControlPlane({
         controllers: WORKLOAD_CONTROLLERS,
@@ -176,6 +181,10 @@ export class FaultEnv {
     const proxy = await startSqsProxy(broker.endpoint);
     const applied = await cp.kubectl(['apply', '-f', MEMCACHED_RBAC]);
     assert.equal(applied.code, 0, applied.stderr);
+    for (const manifest of options.manifests ?? []) {
+      const result = await cp.kubectl(['apply', '-f', manifest]);
+      assert.equal(result.code, 0, result.stderr);
+    }
     const fnIdentity = await cp.identity('memcached-function', ['operless:memcached']);
     let memcachedBundle: string | undefined;
     if (options.memcachedFunction ?? true) {
@@ -285,9 +294,14 @@ export class FaultEnv {
       env: { PATH: process.env.PATH ?? '', ...env },
     });
     const lines: Record<string, unknown>[] = [];
+    // OPERLESS_FAULTS_LOGS=<dir> keeps every process's output, one file per process.
+    const logDir = process.env.OPERLESS_FAULTS_LOGS;
+    if (logDir) mkdirSync(logDir, { recursive: true });
+    const keep = logDir ? (text: string) => appendFileSync(join(logDir, `${name}.log`), `${text}\n`) : () => {};
     const waiters: { re: RegExp; resolve: (l: Record<string, unknown>) => void }[] = [];
     let stderr = '';
     createInterface({ input: child.stdout! }).on('line', (text) => {
+      keep(text);
       let line: Record<string, unknown>;
       try {
         line = JSON.parse(text) as Record<string, unknown>;
@@ -305,6 +319,7 @@ export class FaultEnv {
       }
     });
     child.stderr!.on('data', (d: Buffer) => {
+      keep(d.toString());
       stderr = (stderr + d.toString()).slice(-4000);
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -322,7 +337,12 @@ export class FaultEnv {
         });
       },
       stop: async (signal = 'SIGTERM') => {
-        if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+        if (child.exitCode === null && child.signalCode === null) {
+          child.kill('SIGCONT'); // a frozen process cannot handle SIGTERM
+          child.kill(signal);
+          const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+          void exited.then(() => clearTimeout(killer));
+        }
         return exited;
       },
     };
@@ -370,6 +390,11 @@ export class FaultEnv {
     return counts;
   }
 
+  /** Stops every forwarder and function process still running (between cases). */
+  async stopProcesses(): Promise<void> {
+    await Promise.all([...this.children].map((c) => c.stop()));
+  }
+
   async stop(): Promise<void> {
     await this.simulator?.stop();
     await Promise.all([...this.children].map((c) => c.stop('SIGKILL')));
@@ -393,8 +418,15 @@ interface Mc extends KubeObject {
 }
 interface Deploy extends KubeObject { spec?: { replicas?: number } }
 
+/** Objects of one namespace whose convergence a case checks. */
+export interface Workload {
+  readonly namespace: string;
+  /** One pass over the live objects: how many converged, and why the others have not. */
+  check(): Promise<{ converged: number; total: number; pending: string[] }>;
+}
+
 /** Creates and updates Memcached objects in one namespace, remembering each one's latest spec. */
-export class MemcachedWorkload {
+export class MemcachedWorkload implements Workload {
   readonly expected = new Map<string, number>();
   private readonly env: FaultEnv;
   readonly namespace: string;
@@ -470,16 +502,18 @@ export interface CaseResult {
   readonly total: number;
   readonly deadLetters: DeadLetter[];
   readonly reconciles: number;
+  /** The most reconciles any one object had. */
+  readonly maxPerObject: number;
 }
 
 /**
  * Waits until every object converged and the work queue holds nothing visible or in flight,
  * then asserts the DLQ content and the per-object reconcile bound.
  */
-export async function assertNothingLost(env: FaultEnv, workload: MemcachedWorkload, options: InvariantOptions = {}): Promise<CaseResult> {
+export async function assertNothingLost(env: FaultEnv, workload: Workload, options: InvariantOptions = {}): Promise<CaseResult> {
   const timeoutMs = options.timeoutMs ?? 180_000;
   const deadline = Date.now() + timeoutMs;
-  let last: { converged: number; total: number; pending: string[] } = { converged: 0, total: workload.expected.size, pending: [] };
+  let last: { converged: number; total: number; pending: string[] } = { converged: 0, total: 0, pending: ['not checked yet'] };
   let depth = { visible: -1, inFlight: -1, delayed: -1 };
   while (Date.now() < deadline) {
     try {
@@ -500,13 +534,13 @@ export async function assertNothingLost(env: FaultEnv, workload: MemcachedWorklo
   const counts = env.reconcileCounts(`/${workload.namespace}/`);
   const max = Math.max(0, ...counts.values());
   assert.ok(max <= (options.maxReconcilesPerObject ?? 25), `no object loops: at most ${options.maxReconcilesPerObject ?? 25} reconciles per object, saw ${max} (${[...counts].filter(([, n]) => n === max).map(([k]) => k).join(', ')})`);
-  return { converged: last.converged, total: last.total, deadLetters, reconciles: [...counts.values()].reduce((a, b) => a + b, 0) };
+  return { converged: last.converged, total: last.total, deadLetters, reconciles: [...counts.values()].reduce((a, b) => a + b, 0), maxPerObject: max };
 }
 
 /** The one line every case prints. */
-export function caseLine(name: string, startedMs: number, sentBefore: number, env: FaultEnv, result: { converged: number; total: number; reconciles: number }, note = ''): string {
+export function caseLine(name: string, startedMs: number, sentBefore: number, env: FaultEnv, result: CaseResult, note = ''): string {
   const seconds = ((Date.now() - startedMs) / 1000).toFixed(1);
-  return `fault case: ${name} | ${seconds} s | messages sent ${env.proxy.total() - sentBefore} | reconciles ${result.reconciles} | converged ${result.converged}/${result.total}${note ? ` | ${note}` : ''}`;
+  return `fault case: ${name} | ${seconds} s | messages sent ${env.proxy.total() - sentBefore} | reconciles ${result.reconciles} (at most ${result.maxPerObject} per object) | converged ${result.converged}/${result.total}${note ? ` | ${note}` : ''}`;
 }
 
 export function range(from: number, to: number): number[] {

@@ -20,6 +20,11 @@ export interface SqsProxy {
   readonly sent: ReadonlyMap<string, number>;
   /** Accepted messages to every queue so far. */
   total(): number;
+  /**
+   * While down, every connection is reset as a stopped broker's would be: with
+   * `broker.restart()` inside the window, a broker outage of exactly that length.
+   */
+  setDown(down: boolean): void;
   close(): Promise<void>;
 }
 
@@ -51,7 +56,12 @@ export function acceptedSends(target: string, requestBody: string, status: numbe
 export async function startSqsProxy(brokerEndpoint: string): Promise<SqsProxy> {
   const upstream = new URL(brokerEndpoint);
   const sent = new Map<string, number>();
+  let down = false;
   const server = http.createServer((req, res) => {
+    if (down) {
+      res.destroy();
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -88,6 +98,10 @@ export async function startSqsProxy(brokerEndpoint: string): Promise<SqsProxy> {
     },
     sent,
     total: () => [...sent.values()].reduce((a, b) => a + b, 0),
+    setDown: (value) => {
+      down = value;
+      if (down) server.closeAllConnections();
+    },
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
