@@ -26,6 +26,25 @@ export interface BundleResult {
   readonly bytes: number;
 }
 
+/** The esbuild options serverless-esbuild derives from `custom.esbuild`, for one entry point (with a metafile). */
+export function esbuildOptions(esbuild: EsbuildSettings, entry: string, outfile: string): BuildOptions & { metafile: true } {
+  return {
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    minify: esbuild.minify ?? false,
+    sourcemap: esbuild.sourcemap ?? false,
+    target: esbuild.target ?? 'node24',
+    platform: esbuild.platform ?? 'node',
+    format: esbuild.format ?? 'esm',
+    mainFields: esbuild.mainFields ?? ['module', 'main'],
+    external: esbuild.exclude ?? [],
+    banner: esbuild.banner ?? {},
+    metafile: true,
+    logLevel: 'silent',
+  };
+}
+
 export async function bundleFunctions(outDir: string = join(ROOT, '.build', 'functions')): Promise<BundleResult[]> {
   const { functions, esbuild } = readServerlessConfig();
   // serverless.yml picks the extension per stage (a `${…}` variable); the shipped one is .mjs.
@@ -33,22 +52,7 @@ export async function bundleFunctions(outDir: string = join(ROOT, '.build', 'fun
   const results: BundleResult[] = [];
   for (const [name, entry] of Object.entries(functions)) {
     const outfile = join(outDir, `${name}${ext}`);
-    const options: BuildOptions = {
-      entryPoints: [join(ROOT, entry)],
-      outfile,
-      bundle: true,
-      minify: esbuild.minify ?? false,
-      sourcemap: esbuild.sourcemap ?? false,
-      target: esbuild.target ?? 'node24',
-      platform: esbuild.platform ?? 'node',
-      format: esbuild.format ?? 'esm',
-      mainFields: esbuild.mainFields ?? ['module', 'main'],
-      external: esbuild.exclude ?? [],
-      banner: esbuild.banner ?? {},
-      metafile: true,
-      logLevel: 'silent',
-    };
-    const out = await build(options);
+    const out = await build(esbuildOptions(esbuild, join(ROOT, entry), outfile));
     const bytes = Object.entries(out.metafile?.outputs ?? {}).find(([file]) => resolve(ROOT, file) === outfile)?.[1].bytes ?? 0;
     results.push({ name, path: outfile, bytes });
   }

@@ -9,11 +9,10 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { stringify } from 'yaml';
 import { startBroker, startControlPlane, WORKLOAD_CONTROLLERS, type Broker, type ControlPlane } from '../../src/testing/index.ts';
@@ -26,6 +25,7 @@ import { memcachedController } from '../../src/memcached/controller.ts';
 import { startPodSimulator, type PodSimulator } from '../../src/devloop/pod-simulator.ts';
 import { watchesFor } from '../../src/devloop/project.ts';
 import { silentLogger } from '../../src/observability/log.ts';
+import { clusterHelpers, spawnForwarder } from './cluster-helpers.ts';
 import { extractBundle, packageService, ROOT } from '../../scripts/package.ts';
 
 const CRD = join(ROOT, 'infra', 'crds', 'memcacheds.cache.example.com.yaml');
@@ -40,6 +40,7 @@ let forwarderExit: Promise<number | null>;
 let runner: LambdaRunner | undefined;
 let simulator: PodSimulator | undefined;
 const forwarderLines: string[] = [];
+const { until, kubectl, getJson } = clusterHelpers(() => cp, () => forwarderLines);
 
 before(async () => {
   work = mkdtempSync(join(tmpdir(), 'operless-e2e-'));
@@ -68,20 +69,9 @@ before(async () => {
     coalesceWindowMs: 50,
   };
   writeFileSync(join(work, 'forwarder.yaml'), stringify(config));
-  forwarder = spawn(process.execPath, [forwarderBundle], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      PATH: process.env.PATH,
-      OPERLESS_FORWARDER_CONFIG: join(work, 'forwarder.yaml'),
-      KUBECONFIG: cp.kubeconfigPath,
-      AWS_ACCESS_KEY_ID: 'test',
-      AWS_SECRET_ACCESS_KEY: 'test',
-      AWS_ENDPOINT_URL_SQS: broker.endpoint,
-    },
-  });
-  forwarderExit = new Promise((resolve) => forwarder!.on('exit', (code) => resolve(code)));
-  createInterface({ input: forwarder.stdout! }).on('line', (line) => forwarderLines.push(line));
-  createInterface({ input: forwarder.stderr! }).on('line', (line) => forwarderLines.push(line));
+  ({ child: forwarder, exit: forwarderExit } = spawnForwarder({
+    bundle: forwarderBundle, configPath: join(work, 'forwarder.yaml'), kubeconfigPath: cp.kubeconfigPath, sqsEndpoint: broker.endpoint, lines: forwarderLines,
+  }));
   await until('the forwarder is running', async () => forwarderLines.some((l) => l.includes('forwarder running')), 30_000);
 
   // The function, as Lambda would run it: environment from serverless.yml, bundle from the zip.
@@ -123,35 +113,6 @@ after(async () => {
   await cp?.stop();
   rmSync(work, { recursive: true, force: true });
 });
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      if (await check()) return;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}${last ? ` (last error: ${(last as Error).message})` : ''}\nforwarder log tail:\n${forwarderLines.slice(-15).join('\n')}`);
-}
-
-async function kubectl(...args: string[]): Promise<string> {
-  const result = await cp.kubectl(args);
-  assert.equal(result.code, 0, `kubectl ${args.join(' ')} failed: ${result.stderr}`);
-  return result.stdout;
-}
-
-async function getJson<T>(...args: string[]): Promise<T | undefined> {
-  const result = await cp.kubectl(['get', ...args, '-o', 'json']);
-  if (result.code !== 0) {
-    if (/NotFound|not found/.test(result.stderr)) return undefined;
-    throw new Error(result.stderr);
-  }
-  return JSON.parse(result.stdout) as T;
-}
 
 interface Mc {
   metadata: { generation: number; uid: string; finalizers?: string[] };
