@@ -1,6 +1,7 @@
 /**
  * The local pipeline as separate processes, each under its own least-privilege identity,
- * for the secret-leak scan and the soak: a real kube-apiserver (+ etcd), ElasticMQ, the
+ * for the secret-leak scan and the soak: a real kube-apiserver (+ etcd, + kube-controller-manager's
+ * garbage collector), ElasticMQ, the
  * forwarder's esbuild bundle as a child process configured with the ConfigMap of the rendered
  * manifests and running as their ServiceAccount (RBAC applied as shipped), and the Memcached
  * function in a Lambda-like runner process (test/security/function-runner.ts) as a user in
@@ -76,7 +77,9 @@ function exited(child: ChildProcess): Promise<void> {
 export async function startPipeline(options: PipelineOptions): Promise<Pipeline> {
   const { work } = options;
   const [cp, broker] = await Promise.all([
-    startControlPlane({ crds: [CRD] }),
+    // The garbage collector deletes a deleted Memcached's Deployment, so a re-created object
+    // of the same name is not blocked by its predecessor's children (as in a real cluster).
+    startControlPlane({ crds: [CRD], controllers: true }),
     startBroker({ queues: [{ name: 'work', visibilityTimeoutSeconds: 60, dlq: { name: 'work-dlq', maxReceiveCount: 5 } }] }),
   ]);
   const objs = manifests();
