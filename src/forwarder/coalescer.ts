@@ -1,69 +1,106 @@
 /**
- * The coalescer: holds each key's message for a short window after its FIRST change, so a
- * burst of changes to one object (an apply followed by its controllers' writes) leaves as
- * one message, while a steady stream of changes is still forwarded at least once per
- * window (the window does not restart on every change — no starvation).
+ * The coalescer: a per-key throttle with a leading and a trailing edge.
  *
- * Guarantees: pure state machine with an explicit clock (`now` arguments); `takeDue(now)`
- * returns each key at most once, in first-seen order; nothing is ever dropped — `takeAll`
- * drains everything (shutdown, leadership loss).
+ * The first change of a key is forwarded at once (no added latency for an isolated change)
+ * and opens a quiet window for that key. Further changes inside the window merge into one
+ * trailing message, forwarded when the window ends — which opens a new window, so a steady
+ * stream of changes leaves as at most one message per window. A burst (an apply followed by
+ * the controllers' own writes) therefore costs at most two messages, and the last one names
+ * the newest state; since reconciles read live state, the trailing message is what
+ * guarantees the final state of a burst is reconciled.
+ *
+ * Guarantees: pure state machine with an explicit clock (`now` arguments); nothing is ever
+ * dropped — every change is either returned by `offer` for sending now, or held in a
+ * trailing message that `takeDue`/`takeAll` return exactly once; keys are independent.
  */
 import { objectKey, type ReconcileMessage } from '../contract/message.ts';
 import { mergeMessages } from './merge.ts';
 
-interface Pending {
-  message: ReconcileMessage;
-  readonly dueAt: number;
+interface Window {
+  /** Changes until this time are held back (merged into `trailing`). */
+  quietUntil: number;
+  trailing: ReconcileMessage | undefined;
+}
+
+export interface Offer {
+  /** Set when the message must be sent now (the leading edge). */
+  readonly send: ReconcileMessage | undefined;
+  /** True when the message merged into an already held trailing message. */
+  readonly coalesced: boolean;
 }
 
 export class Coalescer {
   readonly #windowMs: number;
-  readonly #pending = new Map<string, Pending>();
+  readonly #windows = new Map<string, Window>();
+  #held = 0;
+  #sweepAt = 1024;
 
   constructor(windowMs: number) {
     this.#windowMs = windowMs;
   }
 
+  /** Messages held back (trailing edges not yet due). */
   get size(): number {
-    return this.#pending.size;
+    return this.#held;
   }
 
-  /** Adds a message; returns true when it merged into a pending one (a coalesced change). */
-  offer(message: ReconcileMessage, now: number): boolean {
+  offer(message: ReconcileMessage, now: number): Offer {
     const key = objectKey(message);
-    const pending = this.#pending.get(key);
-    if (pending) {
-      pending.message = mergeMessages(pending.message, message);
-      return true;
+    const window = this.#windows.get(key);
+    if (!window || (window.quietUntil <= now && window.trailing === undefined)) {
+      this.#windows.set(key, { quietUntil: now + this.#windowMs, trailing: undefined });
+      this.#sweep(now);
+      return { send: message, coalesced: false };
     }
-    this.#pending.set(key, { message, dueAt: now + this.#windowMs });
-    return false;
+    if (window.trailing === undefined) {
+      window.trailing = message;
+      this.#held++;
+      return { send: undefined, coalesced: false };
+    }
+    window.trailing = mergeMessages(window.trailing, message);
+    return { send: undefined, coalesced: true };
   }
 
-  /** Removes and returns the messages whose window has passed. */
+  /** Removes and returns the trailing messages whose window has ended, in first-held order. */
   takeDue(now: number): ReconcileMessage[] {
     const due: ReconcileMessage[] = [];
-    for (const [key, pending] of this.#pending) {
-      if (pending.dueAt <= now) {
-        due.push(pending.message);
-        this.#pending.delete(key);
+    for (const [key, window] of this.#windows) {
+      if (window.quietUntil > now) continue;
+      if (window.trailing === undefined) {
+        this.#windows.delete(key);
+        continue;
       }
+      due.push(window.trailing);
+      this.#held--;
+      // The trailing message opens the next window: a steady stream stays at one per window.
+      this.#windows.set(key, { quietUntil: now + this.#windowMs, trailing: undefined });
     }
     return due;
   }
 
-  /** When the next message becomes due (undefined when empty). */
+  /** When the next held message becomes due (undefined when none is held). */
   nextDueAt(): number | undefined {
     let next: number | undefined;
-    for (const pending of this.#pending.values()) {
-      if (next === undefined || pending.dueAt < next) next = pending.dueAt;
+    for (const window of this.#windows.values()) {
+      if (window.trailing !== undefined && (next === undefined || window.quietUntil < next)) next = window.quietUntil;
     }
     return next;
   }
 
+  /** Every held message (shutdown, leadership loss); windows are forgotten. */
   takeAll(): ReconcileMessage[] {
-    const all = [...this.#pending.values()].map((p) => p.message);
-    this.#pending.clear();
+    const all = [...this.#windows.values()].flatMap((w) => (w.trailing ? [w.trailing] : []));
+    this.#windows.clear();
+    this.#held = 0;
     return all;
+  }
+
+  /** Forgets ended windows with nothing held, so memory tracks the keys changing now. */
+  #sweep(now: number): void {
+    if (this.#windows.size < this.#sweepAt) return;
+    for (const [key, window] of this.#windows) {
+      if (window.trailing === undefined && window.quietUntil <= now) this.#windows.delete(key);
+    }
+    this.#sweepAt = Math.max(1024, this.#windows.size * 2);
   }
 }

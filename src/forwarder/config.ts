@@ -218,6 +218,16 @@ class Reader {
     return n;
   }
 
+  /** A whole number in [min, max] (counts, sizes, ports, milliseconds, query parameters). */
+  integer(obj: Raw | undefined, key: string, path: string, fallback: number, min: number, max: number): number {
+    const n = this.number(obj, key, path, fallback, min, max);
+    if (!Number.isInteger(n)) {
+      this.problem(join(path, key), `must be a whole number, got ${n}`);
+      return fallback;
+    }
+    return n;
+  }
+
   boolean(obj: Raw | undefined, key: string, path: string, fallback: boolean): boolean {
     const value = obj?.[key];
     if (value === undefined || value === null) return fallback;
@@ -402,21 +412,21 @@ export function parseConfig(document: unknown, env: ForwarderEnv = {}, source = 
     watches,
     queues,
     resyncOnStart: r.boolean(root, 'resyncOnStart', '', true),
-    coalesceWindowMs: r.number(root, 'coalesceWindowMs', '', 500, 0, 60_000),
-    buffer: { maxMessages: r.number(bufferRaw, 'maxMessages', 'buffer', 10_000, 10, 10_000_000) },
+    coalesceWindowMs: r.integer(root, 'coalesceWindowMs', '', 500, 0, 60_000),
+    buffer: { maxMessages: r.integer(bufferRaw, 'maxMessages', 'buffer', 10_000, 10, 10_000_000) },
     send: {
-      maxBatchBytes: r.number(sendRaw, 'maxBatchBytes', 'send', 256 * 1024, 4096, 1024 * 1024),
-      maxSenderFaultRetries: r.number(sendRaw, 'maxSenderFaultRetries', 'send', 5, 0, 1000),
-      backoffInitialMs: r.number(sendRaw, 'backoffInitialMs', 'send', 200, 1, 60_000),
-      backoffMaxMs: r.number(sendRaw, 'backoffMaxMs', 'send', 30_000, 1, 600_000),
-      probeIntervalSeconds: r.number(sendRaw, 'probeIntervalSeconds', 'send', 60, 1, 3600),
+      maxBatchBytes: r.integer(sendRaw, 'maxBatchBytes', 'send', 256 * 1024, 4096, 1024 * 1024),
+      maxSenderFaultRetries: r.integer(sendRaw, 'maxSenderFaultRetries', 'send', 5, 0, 1000),
+      backoffInitialMs: r.integer(sendRaw, 'backoffInitialMs', 'send', 200, 1, 60_000),
+      backoffMaxMs: r.integer(sendRaw, 'backoffMaxMs', 'send', 30_000, 1, 600_000),
+      probeIntervalSeconds: r.integer(sendRaw, 'probeIntervalSeconds', 'send', 60, 1, 3600),
     },
     watch: {
-      silenceTimeoutSeconds: r.number(watchRaw, 'silenceTimeoutSeconds', 'watch', 70, 1, 3600),
-      serverTimeoutSeconds: r.number(watchRaw, 'serverTimeoutSeconds', 'watch', 300, 1, 3600),
-      backoffInitialMs: r.number(watchRaw, 'backoffInitialMs', 'watch', 800, 1, 60_000),
-      backoffMaxMs: r.number(watchRaw, 'backoffMaxMs', 'watch', 30_000, 1, 600_000),
-      listPageSize: r.number(watchRaw, 'listPageSize', 'watch', 500, 1, 10_000),
+      silenceTimeoutSeconds: r.integer(watchRaw, 'silenceTimeoutSeconds', 'watch', 70, 1, 3600),
+      serverTimeoutSeconds: r.integer(watchRaw, 'serverTimeoutSeconds', 'watch', 300, 1, 3600),
+      backoffInitialMs: r.integer(watchRaw, 'backoffInitialMs', 'watch', 800, 1, 60_000),
+      backoffMaxMs: r.integer(watchRaw, 'backoffMaxMs', 'watch', 30_000, 1, 600_000),
+      listPageSize: r.integer(watchRaw, 'listPageSize', 'watch', 500, 1, 10_000),
     },
     leaderElection: {
       enabled: leaderEnabled,
@@ -428,10 +438,10 @@ export function parseConfig(document: unknown, env: ForwarderEnv = {}, source = 
       retryPeriodSeconds: retryPeriod,
     },
     server: {
-      port: r.number({ port: env.OPERLESS_FORWARDER_PORT ?? serverRaw?.port }, 'port', 'server', 8080, 0, 65535),
+      port: r.integer({ port: env.OPERLESS_FORWARDER_PORT ?? serverRaw?.port }, 'port', 'server', 8080, 0, 65535),
       host: r.string(serverRaw, 'host', 'server', { fallback: '0.0.0.0' }) ?? '0.0.0.0',
     },
-    shutdownGraceMs: r.number(root, 'shutdownGraceMs', '', 20_000, 0, 600_000),
+    shutdownGraceMs: r.integer(root, 'shutdownGraceMs', '', 20_000, 0, 600_000),
   };
   if (config.send.backoffMaxMs < config.send.backoffInitialMs) r.problem('send.backoffMaxMs', `must be at least send.backoffInitialMs (${config.send.backoffInitialMs})`);
   if (config.watch.backoffMaxMs < config.watch.backoffInitialMs) r.problem('watch.backoffMaxMs', `must be at least watch.backoffInitialMs (${config.watch.backoffInitialMs})`);

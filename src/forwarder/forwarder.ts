@@ -143,7 +143,11 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
       metrics.messagesEnqueued.inc({ kind: r.ref.kind, reason: r.reason });
       const lane = laneFor(message);
       if (config.coalesceWindowMs === 0) lane.sender.enqueue([message]);
-      else if (lane.coalescer.offer(message, at)) metrics.messagesCoalesced.inc();
+      else {
+        const { send, coalesced } = lane.coalescer.offer(message, at);
+        if (send) lane.sender.enqueue([send]);
+        if (coalesced) metrics.messagesCoalesced.inc();
+      }
       log.debug('change forwarded', { key: displayKey(message), reason: message.reason, resourceVersion: message.resourceVersion, queue: lane.url });
     }
     scheduleFlush();

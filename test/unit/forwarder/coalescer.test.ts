@@ -7,39 +7,78 @@ import { newMessage, type Reason } from '../../../src/contract/message.ts';
 const msg = (name: string, reason: Reason, at: number, uid = `uid-${name}`) =>
   newMessage({ cluster: 'c', apiVersion: 'example.com/v1', kind: 'Gadget', namespace: 'ns', name, uid, resourceVersion: String(at) }, reason, at);
 
-test('changes of one key within the window leave as one message', () => {
+test('an isolated change leaves at once; changes inside its window leave as one trailing message', () => {
   const c = new Coalescer(500);
-  assert.equal(c.offer(msg('a', 'Modified', 1000), 1000), false);
-  assert.equal(c.offer(msg('a', 'Modified', 1100), 1100), true);
-  assert.equal(c.offer(msg('a', 'Modified', 1400), 1400), true);
+  const first = c.offer(msg('a', 'Added', 1000), 1000);
+  assert.equal(first.send?.resourceVersion, '1000', 'the leading edge is sent immediately');
+  assert.equal(first.coalesced, false);
+  assert.deepEqual(c.offer(msg('a', 'Modified', 1100), 1100), { send: undefined, coalesced: false });
+  assert.deepEqual(c.offer(msg('a', 'Modified', 1400), 1400), { send: undefined, coalesced: true });
+  assert.equal(c.size, 1);
   assert.deepEqual(c.takeDue(1499), []);
   const due = c.takeDue(1500);
   assert.equal(due.length, 1);
-  assert.equal(due[0]!.resourceVersion, '1400', 'newest state named');
-  assert.equal(due[0]!.observedAt, 1000, 'lag measured from the first change');
+  assert.equal(due[0]!.resourceVersion, '1400', 'the trailing message names the newest state');
+  assert.equal(due[0]!.observedAt, 1100, 'lag measured from the first held change');
   assert.equal(c.size, 0);
 });
 
-test('the window does not restart on every change (no starvation under a steady stream)', () => {
+test('a quiet key sends its next change at once again', () => {
   const c = new Coalescer(500);
-  let sent = 0;
-  for (let t = 0; t <= 5000; t += 100) {
-    c.offer(msg('hot', 'Modified', t), t);
-    sent += c.takeDue(t).length;
-  }
-  // The window opens at the first change after a send: one message per (window + gap) = 600 ms.
-  assert.ok(sent >= Math.floor(5000 / 600), `a steady stream is forwarded about once per window, got ${sent}`);
+  assert.ok(c.offer(msg('a', 'Modified', 0), 0).send);
+  assert.deepEqual(c.takeDue(600), [], 'nothing was held');
+  assert.ok(c.offer(msg('a', 'Modified', 700), 700).send, 'after the window the next change leads again');
 });
 
-test('keys are independent and leave in first-seen order; nextDueAt and takeAll', () => {
+test('a burst costs at most two messages; a steady stream at most one per window (no starvation)', () => {
+  const c = new Coalescer(500);
+  let sent = 0;
+  for (let t = 0; t <= 200; t += 20) {
+    if (c.offer(msg('burst', 'Modified', t), t).send) sent++;
+  }
+  sent += c.takeDue(1000).length;
+  assert.equal(sent, 2, '11 changes in 200 ms: the first at once, the rest as one trailing message');
+
+  const s = new Coalescer(500);
+  let streamed = 0;
+  for (let t = 0; t <= 5000; t += 100) {
+    if (s.offer(msg('hot', 'Modified', t), t).send) streamed++;
+    streamed += s.takeDue(t).length;
+  }
+  assert.ok(streamed >= Math.floor(5000 / 500), `a steady stream is forwarded about once per window, got ${streamed}`);
+  assert.ok(streamed <= Math.ceil(5000 / 500) + 1, `and not more often, got ${streamed}`);
+});
+
+test('keys are independent and held ones leave in first-held order; nextDueAt and takeAll', () => {
   const c = new Coalescer(100);
   c.offer(msg('b', 'Added', 10), 10);
   c.offer(msg('a', 'Added', 20), 20);
+  assert.equal(c.nextDueAt(), undefined, 'leading edges are not held');
+  c.offer(msg('b', 'Modified', 30), 30);
+  c.offer(msg('a', 'Modified', 40), 40);
   assert.equal(c.nextDueAt(), 110);
   assert.deepEqual(c.takeDue(200).map((m) => m.name), ['b', 'a']);
   c.offer(msg('x', 'Added', 300), 300);
+  c.offer(msg('x', 'Modified', 310), 310);
   assert.deepEqual(c.takeAll().map((m) => m.name), ['x']);
   assert.equal(c.nextDueAt(), undefined);
+  assert.equal(c.size, 0);
+});
+
+test('nothing is lost: every change is sent at once or in exactly one trailing message naming the newest state', () => {
+  const c = new Coalescer(50);
+  const newest = new Map<string, number>();
+  const delivered = new Map<string, number>();
+  let t = 0;
+  for (let i = 0; i < 2000; i++) {
+    t += (i * 7919) % 13;
+    const name = `k${(i * 31) % 17}`;
+    newest.set(name, t);
+    const { send } = c.offer(msg(name, 'Modified', t), t);
+    for (const m of [...(send ? [send] : []), ...c.takeDue(t)]) delivered.set(m.name, Math.max(delivered.get(m.name) ?? -1, Number(m.resourceVersion)));
+  }
+  for (const m of c.takeDue(t + 1000)) delivered.set(m.name, Math.max(delivered.get(m.name) ?? -1, Number(m.resourceVersion)));
+  assert.deepEqual(delivered, newest, 'the newest change of every key was delivered');
 });
 
 test('merge: Added stays Added for the same uid; Deleted and a new uid win', () => {
