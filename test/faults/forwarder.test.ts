@@ -26,7 +26,7 @@ test('forwarder SIGKILLed mid-burst (and the function runner mid-batch), then re
   const started = Date.now();
   const sent = env.proxy.total();
   const fn = await env.startFunction('fn-burst');
-  const forwarder = await env.startForwarder('fwd-burst');
+  const forwarder = await env.startForwarder('fwd-burst', { namespaces: ['burst'] });
   await forwarder.probes();
   const workload = new MemcachedWorkload(env, 'burst');
   await workload.createNamespace();
@@ -43,7 +43,7 @@ test('forwarder SIGKILLed mid-burst (and the function runner mid-batch), then re
   await workload.resize(range(0, n).filter((i) => i % 4 === 0), () => 2);
 
   await env.startFunction('fn-burst-2');
-  const restarted = await env.startForwarder('fwd-burst-2');
+  const restarted = await env.startForwarder('fwd-burst-2', { namespaces: ['burst'] });
   await restarted.probes();
   const result = await assertNothingLost(env, workload, { timeoutMs: 300_000 });
   t.diagnostic(caseLine('forwarder + runner SIGKILL mid-burst', started, sent, env, result));
@@ -57,9 +57,9 @@ test('two forwarder replicas, the leader SIGKILLed: the follower takes over and 
   const started = Date.now();
   const sent = env.proxy.total();
   await env.startFunction('fn-ha');
-  const a = await env.startForwarder('fwd-a', { leaderElection: true });
+  const a = await env.startForwarder('fwd-a', { leaderElection: true, namespaces: ['ha'] });
   await a.line(/became the leader/, 30_000);
-  const b = await env.startForwarder('fwd-b', { leaderElection: true });
+  const b = await env.startForwarder('fwd-b', { leaderElection: true, namespaces: ['ha'] });
   await b.probes();
   const workload = new MemcachedWorkload(env, 'ha');
   await workload.createNamespace();
@@ -82,7 +82,7 @@ test('watch history compacted while the forwarder is frozen: its watch gets 410 
   const started = Date.now();
   const sent = env.proxy.total();
   await env.startFunction('fn-410');
-  const forwarder = await env.startForwarder('fwd-410');
+  const forwarder = await env.startForwarder('fwd-410', { namespaces: ['gone'] });
   await forwarder.probes();
   const workload = new MemcachedWorkload(env, 'gone');
   await workload.createNamespace();

@@ -112,6 +112,8 @@ export interface FunctionOptions {
 
 export interface ForwarderOptions {
   readonly leaderElection?: boolean;
+  /** Watch only these namespaces (each case has its own, so a start does not resync the others'). */
+  readonly namespaces?: readonly string[];
   /** Extra config fields (merged on top). */
   readonly config?: Readonly<Record<string, unknown>>;
 }
@@ -199,10 +201,13 @@ export class FaultEnv {
 
   /** The forwarder bundle as its own process, watching what the Memcached controller needs. */
   async startForwarder(name: string, options: ForwarderOptions = {}): Promise<ForwarderProcess> {
+    const watches = watchesFor([defineController(memcachedController)]);
+    const scoped = <T extends object>(list: readonly T[] | undefined) => (list ?? []).map((w) => ({ ...w, ...(options.namespaces ? { namespaces: [...options.namespaces] } : {}) }));
     const config = {
       clusterId: CLUSTER,
       queue: { url: this.queueUrl, region: this.broker.region },
-      ...watchesFor([defineController(memcachedController)]),
+      primaries: scoped(watches.primaries),
+      owned: scoped(watches.owned),
       leaderElection: options.leaderElection
         ? { enabled: true, namespace: 'default', leaseName: 'faults-forwarder', identity: name, leaseDurationSeconds: 3, renewDeadlineSeconds: 2, retryPeriodSeconds: 0.5 }
         : { enabled: false },
@@ -515,11 +520,14 @@ export async function assertNothingLost(env: FaultEnv, workload: Workload, optio
   const deadline = Date.now() + timeoutMs;
   let last: { converged: number; total: number; pending: string[] } = { converged: 0, total: 0, pending: ['not checked yet'] };
   let depth = { visible: -1, inFlight: -1, delayed: -1 };
+  // Dead letters come at the end of a retry chain: wait for as many as are expected.
+  const expectedLetters = Object.values(options.dlq ?? {}).reduce((a, b) => a + b, 0);
   while (Date.now() < deadline) {
     try {
       last = await workload.check();
       depth = await env.queueDepth();
-      if (last.pending.length === 0 && depth.visible === 0 && depth.inFlight === 0) break;
+      const letters = expectedLetters > 0 ? (await env.queueDepth(env.dlqUrl)).visible : 0;
+      if (last.pending.length === 0 && depth.visible === 0 && depth.inFlight === 0 && letters >= expectedLetters) break;
     } catch {
       // the API server or broker may still be coming back
     }

@@ -35,7 +35,7 @@ test('broker stopped for 30 s and restarted while the forwarder and the function
   const started = Date.now();
   const sent = env.proxy.total();
   await env.startFunction('fn-broker');
-  const forwarder = await env.startForwarder('fwd-broker');
+  const forwarder = await env.startForwarder('fwd-broker', { namespaces: ['broker'] });
   await forwarder.probes();
   const workload = new MemcachedWorkload(env, 'broker');
   await workload.createNamespace();
@@ -65,7 +65,7 @@ test('API server stopped for 10 s and restarted during reconciles (etcd keeps th
   const started = Date.now();
   const sent = env.proxy.total();
   await env.startFunction('fn-api');
-  const forwarder = await env.startForwarder('fwd-api');
+  const forwarder = await env.startForwarder('fwd-api', { namespaces: ['apiserver'] });
   await forwarder.probes();
   const workload = new MemcachedWorkload(env, 'apiserver');
   await workload.createNamespace();
@@ -126,7 +126,7 @@ test('the API server throttles the function (429 with Retry-After, tight API Pri
   const started = Date.now();
   const sent = env.proxy.total();
   await env.startFunction('fn-429', { maxConcurrency: 2, env: { OPERLESS_CONCURRENCY: '4' } });
-  const forwarder = await env.startForwarder('fwd-429');
+  const forwarder = await env.startForwarder('fwd-429', { namespaces: ['throttled'] });
   await forwarder.probes();
   const workload = new MemcachedWorkload(env, 'throttled');
   await workload.createNamespace();

@@ -1,0 +1,192 @@
+/**
+ * Fault cases of the queue's contents, with the real pieces (harness.ts): duplicated,
+ * reordered and stale messages (old resourceVersion, old uid of a since-recreated object)
+ * injected straight into the work queue; poison messages of every kind, each landing in the
+ * DLQ unchanged with its `operless.reason` while a normal workload goes on undisturbed; and
+ * the same key reconciled by two function invocations at once (two runner processes on one
+ * queue, duplicated messages).
+ */
+import { after, afterEach, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { encodeMessage, newMessage, type Reason } from '../../src/contract/message.ts';
+import { MEMCACHED } from '../../src/memcached/types.ts';
+import type { KubeObject } from '../../src/core/types.ts';
+import { CLUSTER, FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, objectsPerCase, range, until, type ReconcileRecord } from './harness.ts';
+
+let env: FaultEnv;
+
+before(async () => {
+  env = await FaultEnv.start();
+  env.startSimulator();
+});
+afterEach(async () => {
+  await env?.stopProcesses();
+});
+after(async () => {
+  await env?.stop();
+});
+
+async function live(workload: MemcachedWorkload, i: number): Promise<KubeObject> {
+  const obj = await env.admin.get(MEMCACHED, MemcachedWorkload.name(i), workload.namespace);
+  assert.ok(obj, `${MemcachedWorkload.name(i)} exists`);
+  return obj;
+}
+
+function messageFor(namespace: string, name: string, uid: string | undefined, reason: Reason, resourceVersion: string, attempt = 0): string {
+  const message = newMessage({ cluster: CLUSTER, apiVersion: MEMCACHED.apiVersion, kind: MEMCACHED.kind, namespace, name, ...(uid ? { uid } : {}), resourceVersion }, reason, Date.now() - 60_000);
+  return encodeMessage({ ...message, attempt });
+}
+
+function shuffle<T>(items: T[]): T[] {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [items[i], items[j]] = [items[j]!, items[i]!];
+  }
+  return items;
+}
+
+test('duplicated, reordered and stale messages (old resourceVersion, old uid of a recreated object): converge, no DLQ, no loop', async (t) => {
+  const n = Math.min(objectsPerCase(), 60);
+  const started = Date.now();
+  const sent = env.proxy.total();
+  await env.startFunction('fn-dup');
+  const forwarder = await env.startForwarder('fwd-dup', { namespaces: ['dup'] });
+  await forwarder.probes();
+  const workload = new MemcachedWorkload(env, 'dup');
+  await workload.createNamespace();
+  await workload.create(0, n);
+  await assertNothingLost(env, workload, { timeoutMs: 180_000 });
+
+  // Recreate five objects under the same names: messages naming the old uid are stale.
+  const recreated = range(0, 5);
+  const oldUids = new Map<number, string>();
+  for (const i of recreated) oldUids.set(i, String((await live(workload, i)).metadata.uid));
+  for (const i of recreated) await env.admin.delete(MEMCACHED, MemcachedWorkload.name(i), workload.namespace);
+  await until('the deleted objects are gone (finalizer run)', async () => {
+    const left = await Promise.all(recreated.map((i) => env.admin.get(MEMCACHED, MemcachedWorkload.name(i), workload.namespace)));
+    return left.every((o) => o === undefined);
+  }, 60_000);
+  for (const i of recreated) workload.expected.delete(MemcachedWorkload.name(i));
+  await workload.create(0, 5);
+  await workload.resize(recreated, () => 2);
+
+  // Inject: every object 4 times with mixed reasons, a stale resourceVersion and a high
+  // attempt on one copy, and the old uid for each recreated object, all shuffled.
+  const bodies: string[] = [];
+  for (const i of range(0, n)) {
+    const obj = await live(workload, i);
+    for (const reason of ['Modified', 'Resync', 'Owned', 'Modified'] as const) {
+      bodies.push(messageFor(workload.namespace, obj.metadata.name, obj.metadata.uid, reason, '1', reason === 'Owned' ? 3 : 0));
+    }
+  }
+  for (const [i, uid] of oldUids) bodies.push(...Array.from({ length: 3 }, () => messageFor(workload.namespace, MemcachedWorkload.name(i), uid, 'Modified', '1')));
+  shuffle(bodies);
+  // Meanwhile, real changes to a third of the objects.
+  await Promise.all([env.inject(bodies), workload.resize(range(5, n).filter((i) => i % 3 === 0), () => 2)]);
+
+  const result = await assertNothingLost(env, workload, { timeoutMs: 180_000, maxReconcilesPerObject: 40 });
+  const staleSkipped = env.reconciles.filter((r) => r.gone && recreated.some((i) => r.key === `Memcached/dup/${MemcachedWorkload.name(i)}`)).length;
+  t.diagnostic(caseLine('duplicated/reordered/stale messages', started, sent, env, result, `${n} objects, ${bodies.length} injected, ${staleSkipped} stale-uid reconciles skipped`));
+  assert.equal(result.converged, n);
+});
+
+test('poison messages of every kind land in the DLQ unchanged with their reason; the workload beside them is undisturbed', async (t) => {
+  const n = Math.min(objectsPerCase(), 30);
+  const started = Date.now();
+  const sent = env.proxy.total();
+  await env.startFunction('fn-poison');
+  const forwarder = await env.startForwarder('fwd-poison', { namespaces: ['poison'] });
+  await forwarder.probes();
+  const workload = new MemcachedWorkload(env, 'poison');
+  await workload.createNamespace();
+
+  const valid = JSON.parse(messageFor('poison', 'mc-000', undefined, 'Modified', '1')) as Record<string, unknown>;
+  const { name: _dropped, ...missingName } = valid;
+  const poison: Record<string, string> = {
+    'not JSON': 'reconcile mc-000 please',
+    'wrong version': JSON.stringify({ ...valid, v: 2 }),
+    'missing fields': JSON.stringify(missingName),
+    'wrong field type': JSON.stringify({ ...valid, attempt: 'three' }),
+    'body > 4 KiB': JSON.stringify({ ...valid, padding: 'x'.repeat(5000) }),
+    'unknown kind': messageFor('poison', 'x', undefined, 'Modified', '1').replace('"kind":"Memcached"', '"kind":"Memcache"'),
+    'unknown cluster': messageFor('poison', 'mc-000', undefined, 'Modified', '1').replace(`"cluster":"${CLUSTER}"`, '"cluster":"elsewhere"'),
+  };
+  const expectedReason: Record<string, string> = {
+    'not JSON': 'InvalidMessage', 'wrong version': 'InvalidMessage', 'missing fields': 'InvalidMessage', 'wrong field type': 'InvalidMessage',
+    'body > 4 KiB': 'InvalidMessage', 'unknown kind': 'UnknownKind', 'unknown cluster': 'UnknownCluster',
+  };
+  // Over the queue's own limit: SQS (and ElasticMQ) refuse it at the door, or, if a queue
+  // accepted it, it must go to the DLQ like any other poison message.
+  const huge = JSON.stringify({ ...valid, padding: 'y'.repeat(1100 * 1024) });
+  let hugeAccepted = true;
+  try {
+    await env.sqs.send(new SendMessageCommand({ QueueUrl: env.queueUrl, MessageBody: huge }));
+  } catch (err) {
+    hugeAccepted = false;
+    assert.match(String((err as Error).message), /too long|size|exceed|limit/i, 'the queue refused the oversized body with a size error');
+  }
+  if (hugeAccepted) {
+    poison['body > 1 MiB'] = huge;
+    expectedReason['body > 1 MiB'] = 'InvalidMessage';
+  }
+
+  const creating = workload.create(0, n);
+  await env.inject(Object.values(poison));
+  await creating;
+  await workload.resize(range(0, n).filter((i) => i % 2 === 0), () => 2);
+  const counts: Record<string, number> = {};
+  for (const reason of Object.values(expectedReason)) counts[reason] = (counts[reason] ?? 0) + 1;
+  const result = await assertNothingLost(env, workload, { timeoutMs: 180_000, dlq: counts });
+  for (const [kind, body] of Object.entries(poison)) {
+    const letter = result.deadLetters.find((d) => d.body === body);
+    assert.ok(letter, `${kind}: the original body is in the DLQ, unchanged`);
+    assert.equal(letter.reason, expectedReason[kind], `${kind}: operless.reason`);
+  }
+  t.diagnostic(caseLine('poison messages', started, sent, env, result, `${n} objects, ${Object.keys(poison).length} poison messages → DLQ${hugeAccepted ? '' : '; the > 1 MiB body was refused by the queue itself'}`));
+  assert.equal(result.converged, n);
+});
+
+/** Pairs of reconciles of one key by two different runner processes whose run times overlap. */
+function overlaps(records: readonly ReconcileRecord[]): number {
+  let count = 0;
+  const byKey = new Map<string, ReconcileRecord[]>();
+  for (const r of records) byKey.set(r.key, [...(byKey.get(r.key) ?? []), r]);
+  for (const list of byKey.values()) {
+    for (let a = 0; a < list.length; a++) {
+      for (let b = a + 1; b < list.length; b++) {
+        const x = list[a]!;
+        const y = list[b]!;
+        if (x.process !== y.process && x.endMs - x.durationMs < y.endMs && y.endMs - y.durationMs < x.endMs) count++;
+      }
+    }
+  }
+  return count;
+}
+
+test('the same key reconciled by two function invocations at once (two runners, duplicated messages): converge, no DLQ', async (t) => {
+  const n = Math.min(objectsPerCase(), 30);
+  const started = Date.now();
+  const sent = env.proxy.total();
+  const forwarder = await env.startForwarder('fwd-twice', { namespaces: ['twice'] });
+  await forwarder.probes();
+  const workload = new MemcachedWorkload(env, 'twice');
+  await workload.createNamespace();
+  await workload.create(0, n);
+  // Batches of one record, so duplicates are not merged within a batch but run side by side.
+  await env.startFunction('fn-twice-a', { batchSize: 1, batchWindowSeconds: 0, maxConcurrency: 3 });
+  await env.startFunction('fn-twice-b', { batchSize: 1, batchWindowSeconds: 0, maxConcurrency: 3 });
+  const hot = range(0, 10);
+  await workload.resize(hot, () => 3);
+  const bodies: string[] = [];
+  for (const i of hot) {
+    const obj = await live(workload, i);
+    for (let c = 0; c < 8; c++) bodies.push(messageFor(workload.namespace, obj.metadata.name, obj.metadata.uid, 'Modified', String(obj.metadata.resourceVersion)));
+  }
+  await env.inject(bodies);
+  const result = await assertNothingLost(env, workload, { timeoutMs: 180_000, maxReconcilesPerObject: 40 });
+  const concurrent = overlaps(env.reconciles.filter((r) => r.key.includes('/twice/')));
+  t.diagnostic(caseLine('same key in two invocations at once', started, sent, env, result, `${n} objects, ${concurrent} overlapping reconciles of one key in two processes`));
+  assert.ok(concurrent > 0, 'some key was reconciled by both runner processes at the same time');
+  assert.equal(result.converged, n);
+});

@@ -1,0 +1,149 @@
+/**
+ * Fault cases inside a reconcile, with a test controller (widget-function.ts) on a test CRD,
+ * run by the function runner process under its own RBAC: a reconcile that throws (always, or
+ * only at first), one that hangs past the function's time budget, and one that conflicts
+ * (409) with a concurrent writer. The failing ones end in the DLQ with `RetriesExhausted`
+ * after exactly `maxAttempts` reconciles and a Warning Event; everything else converges.
+ */
+import { after, afterEach, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { encodeMessage, newMessage } from '../../src/contract/message.ts';
+import type { Identity } from '../../src/testing/index.ts';
+import type { KindRef, KubeObject } from '../../src/core/types.ts';
+import { CLUSTER, FaultEnv, assertNothingLost, caseLine, sleep, type Workload } from './harness.ts';
+import { WIDGET, WIDGET_RETRY, type Widget } from './widget-function.ts';
+
+const FIXTURES = join(import.meta.dirname, 'fixtures');
+const WIDGET_FUNCTION = join(import.meta.dirname, 'widget-function.ts');
+const NAMESPACES: KindRef = { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false };
+const EVENTS: KindRef = { apiVersion: 'events.k8s.io/v1', kind: 'Event', plural: 'events', namespaced: true };
+
+let env: FaultEnv;
+let identity: Identity;
+
+before(async () => {
+  env = await FaultEnv.start({ crds: [join(FIXTURES, 'widgets-crd.yaml')], manifests: [join(FIXTURES, 'widgets-rbac.yaml')], memcachedFunction: false });
+  identity = await env.cp.identity('widget-function', ['faults:widgets']);
+});
+afterEach(async () => {
+  await env?.stopProcesses();
+});
+after(async () => {
+  await env?.stop();
+});
+
+/** Widgets of one namespace; those expected to fail are not expected to converge. */
+class Widgets implements Workload {
+  readonly namespace: string;
+  readonly modes = new Map<string, Widget['spec']['mode']>();
+
+  constructor(namespace: string) {
+    this.namespace = namespace;
+  }
+
+  async create(modes: Record<Widget['spec']['mode'], number>): Promise<void> {
+    await env.admin.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: this.namespace } });
+    for (const [mode, count] of Object.entries(modes) as [Widget['spec']['mode'], number][]) {
+      for (let i = 0; i < count; i++) {
+        const name = `${mode}-${i}`;
+        const created = await env.admin.create<Widget>(WIDGET, { apiVersion: WIDGET.apiVersion, kind: WIDGET.kind, metadata: { name, namespace: this.namespace }, spec: { mode } });
+        this.modes.set(name, mode);
+        await env.inject([encodeMessage(newMessage({ cluster: CLUSTER, ...WIDGET, namespace: this.namespace, name, uid: created.metadata.uid, resourceVersion: created.metadata.resourceVersion }, 'Added'))]);
+      }
+    }
+  }
+
+  failing(): string[] {
+    return [...this.modes].filter(([, mode]) => mode === 'throw' || mode === 'hang').map(([name]) => name);
+  }
+
+  async check() {
+    const { items } = await env.admin.list<Widget>(WIDGET, { namespace: this.namespace });
+    const pending: string[] = [];
+    let converged = 0;
+    let total = 0;
+    for (const w of items) {
+      if (this.failing().includes(w.metadata.name)) continue;
+      total++;
+      if (w.status?.done === true && w.status.observedGeneration === w.metadata.generation) converged++;
+      else pending.push(`${w.metadata.name}: status ${JSON.stringify(w.status ?? {})}`);
+    }
+    return { converged, total, pending };
+  }
+
+  async warnings(): Promise<Map<string, string[]>> {
+    const { items } = await env.admin.list<KubeObject & { reason?: string; type?: string; regarding?: { name?: string } }>(EVENTS, { namespace: this.namespace });
+    const out = new Map<string, string[]>();
+    for (const e of items) if (e.type === 'Warning') out.set(e.regarding?.name ?? '', [...(out.get(e.regarding?.name ?? '') ?? []), String(e.reason)]);
+    return out;
+  }
+}
+
+function countsFor(namespace: string, name: string): number {
+  return env.reconciles.filter((r) => r.key === `Widget/${namespace}/${name}` && !r.gone).length;
+}
+
+test('a reconcile that throws: retried with backoff, exactly maxAttempts times, then the DLQ and a Warning Event; a flaky one converges', async (t) => {
+  const started = Date.now();
+  const sent = env.proxy.total();
+  await env.startFunction('fn-throw', { module: WIDGET_FUNCTION, identity });
+  const widgets = new Widgets('throws');
+  await widgets.create({ ok: 10, flaky: 3, throw: 3, hang: 0, conflict: 0 });
+  const result = await assertNothingLost(env, widgets, { timeoutMs: 120_000, dlq: { RetriesExhausted: 3 }, maxReconcilesPerObject: WIDGET_RETRY.maxAttempts });
+  const warnings = await widgets.warnings();
+  for (const name of widgets.failing()) {
+    assert.equal(countsFor('throws', name), WIDGET_RETRY.maxAttempts, `${name} was reconciled exactly maxAttempts times`);
+    assert.deepEqual(warnings.get(name), ['ReconcileFailed'], `${name} has a ReconcileFailed Warning Event`);
+    assert.ok(result.deadLetters.some((d) => d.body.includes(`"name":"${name}"`)), `${name} is in the DLQ`);
+  }
+  for (const i of [0, 1, 2]) assert.equal(countsFor('throws', `flaky-${i}`), 3, 'a flaky widget: two failures, then success');
+  t.diagnostic(caseLine('reconcile throws', started, sent, env, result, `3 always throw → DLQ after ${WIDGET_RETRY.maxAttempts} attempts, 3 flaky converge`));
+  assert.equal(result.converged, 13);
+});
+
+test('a reconcile that hangs past the time budget: aborted, retried, then the DLQ; keys beside it in the same batches converge', async (t) => {
+  const started = Date.now();
+  const sent = env.proxy.total();
+  const fn = await env.startFunction('fn-hang', { module: WIDGET_FUNCTION, identity, timeoutSeconds: 4 });
+  const widgets = new Widgets('hangs');
+  await widgets.create({ ok: 8, hang: 2, flaky: 0, throw: 0, conflict: 0 });
+  const result = await assertNothingLost(env, widgets, { timeoutMs: 150_000, dlq: { RetriesExhausted: 2 }, maxReconcilesPerObject: WIDGET_RETRY.maxAttempts });
+  for (const name of widgets.failing()) assert.equal(countsFor('hangs', name), WIDGET_RETRY.maxAttempts, `${name} was aborted and retried exactly maxAttempts times`);
+  const budgetErrors = env.reconciles.filter((r) => r.key.startsWith('Widget/hangs/hang-') && r.result !== 'success');
+  assert.ok(budgetErrors.length > 0);
+  const outcomes = fn.lines.filter((l) => l.msg === 'invocation').map((l) => String(l.outcome));
+  assert.ok(!outcomes.includes('timeout'), 'no invocation ran into the function timeout: the budget stopped the hanging reconcile first');
+  t.diagnostic(caseLine('reconcile hangs past the budget', started, sent, env, result, '2 hang → aborted by the budget, DLQ after 5 attempts; 8 beside them converge'));
+  assert.equal(result.converged, 8);
+});
+
+test('a reconcile that conflicts (409) with a concurrent writer: retried with fresh state until it wins; nothing in the DLQ', async (t) => {
+  const started = Date.now();
+  const sent = env.proxy.total();
+  await env.startFunction('fn-conflict', { module: WIDGET_FUNCTION, identity });
+  const widgets = new Widgets('conflicts');
+  // The concurrent writer: bumps every conflict widget's resourceVersion every 100 ms for 2.5 s.
+  let writing = true;
+  const writer = (async () => {
+    let tick = 0;
+    while (writing) {
+      await Promise.all([0, 1, 2, 3].map((i) => env.admin.mergePatch(WIDGET, `conflict-${i}`, 'conflicts', { metadata: { annotations: { 'faults.operless.dev/tick': String(tick) } } }).catch(() => undefined)));
+      tick++;
+      await sleep(100);
+    }
+  })();
+  await widgets.create({ conflict: 4, ok: 4, flaky: 0, throw: 0, hang: 0 });
+  await sleep(2500);
+  writing = false;
+  await writer;
+  const result = await assertNothingLost(env, widgets, { timeoutMs: 120_000, maxReconcilesPerObject: WIDGET_RETRY.maxAttempts });
+  const conflicts = env.reconciles.filter((r) => r.key.startsWith('Widget/conflicts/conflict-') && r.result === 'conflict').length;
+  assert.ok(conflicts > 0, 'some reconciles hit 409 Conflict');
+  for (const i of [0, 1, 2, 3]) {
+    const w = await env.admin.get<Widget>(WIDGET, `conflict-${i}`, 'conflicts');
+    assert.ok(w?.metadata.annotations?.['faults.operless.dev/reconciled'], `conflict-${i}: the guarded write landed in the end`);
+  }
+  t.diagnostic(caseLine('reconcile conflicts (409)', started, sent, env, result, `${conflicts} conflicts retried`));
+  assert.equal(result.converged, 8);
+});
