@@ -1,6 +1,7 @@
 /**
  * Kubernetes access for a function: which credentials, for which cluster, cached across
- * warm invocations (one transport — one connection pool — per cluster id).
+ * warm invocations (one transport — one connection pool — per source: per cluster id with
+ * explicit `sources`, one for the environment's source whatever cluster ids messages name).
  *
  * The source is chosen from the environment, first match wins:
  *
@@ -64,6 +65,9 @@ export interface FactoryOptions {
   readonly eks?: (cluster: string, region: string | undefined) => Promise<EndpointAuth>;
 }
 
+/** Cache key of the client built from the environment's source (explicit sources are keyed by cluster id). */
+const ENVIRONMENT = 'environment';
+
 export function createClientFactory(options: FactoryOptions = {}): ClientFactory {
   const env = options.env ?? process.env;
   const served = env.OPERLESS_CLUSTER;
@@ -79,8 +83,7 @@ export function createClientFactory(options: FactoryOptions = {}): ClientFactory
     }
     return sourceFromEnv(env);
   };
-  const build = async (cluster: string): Promise<BoundKubeClient> => {
-    const source = sourceFor(cluster);
+  const build = async (source: ClientSource): Promise<BoundKubeClient> => {
     const fieldManager = options.fieldManager ?? 'operless';
     if (source.type === 'eks') {
       const eks = options.eks ?? (await import('./eks.ts')).eksAccess;
@@ -104,11 +107,20 @@ export function createClientFactory(options: FactoryOptions = {}): ClientFactory
     return createKubeClient(createTransport(auth), { fieldManager });
   };
   return (cluster: string) => {
-    let client = cache.get(cluster);
+    let source: ClientSource;
+    try {
+      source = sourceFor(cluster);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    // Cached per source, not per message: every cluster id the environment's one source serves
+    // shares its client (the cache cannot grow with the cluster ids that messages carry).
+    const key = options.sources?.[cluster] ? `cluster:${cluster}` : ENVIRONMENT;
+    let client = cache.get(key);
     if (!client) {
-      client = build(cluster);
-      cache.set(cluster, client);
-      client.catch(() => cache.delete(cluster));
+      client = build(source);
+      cache.set(key, client);
+      client.catch(() => cache.delete(key));
     }
     return client;
   };

@@ -35,6 +35,25 @@ test('one client per cluster, cached across calls', async () => {
   await a.transport.close();
 });
 
+test('without OPERLESS_CLUSTER, every cluster id a message names shares the environment\'s one client (the cache does not grow with message content)', async () => {
+  const factory = createClientFactory({ env: { OPERLESS_KUBECONFIG_INLINE: KUBECONFIG } });
+  const first = await factory('c1');
+  for (let i = 0; i < 50; i++) assert.equal(await factory(`other-${i}`), first);
+  assert.equal((await factory('c1')).transport, first.transport);
+  await first.transport.close();
+});
+
+test('explicit sources: one client per configured cluster, reused', async () => {
+  const factory = createClientFactory({ sources: { a: { type: 'inline', kubeconfig: KUBECONFIG }, b: { type: 'inline', kubeconfig: KUBECONFIG } }, env: {} });
+  const a = await factory('a');
+  const b = await factory('b');
+  assert.notEqual(a.transport, b.transport);
+  assert.equal(await factory('a'), a);
+  assert.equal(await factory('b'), b);
+  await assert.rejects(factory('c'), UnknownClusterError);
+  await Promise.all([a.transport.close(), b.transport.close()]);
+});
+
 test('OPERLESS_CLUSTER: a message for another cluster is refused, naming both', async () => {
   const factory = createClientFactory({ env: { OPERLESS_KUBECONFIG_INLINE: KUBECONFIG, OPERLESS_CLUSTER: 'prod' } });
   await assert.rejects(factory('staging'), (err: Error) => err instanceof UnknownClusterError && /cluster "staging".*OPERLESS_CLUSTER="prod"/.test(err.message));
