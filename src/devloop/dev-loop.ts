@@ -152,6 +152,8 @@ export async function startDevLoop(options: DevLoopOptions): Promise<DevLoop> {
       OPERLESS_KUBECONFIG: kubeconfigPath,
       AWS_REGION: queue.region,
       OPERLESS_LOG_FORMAT: 'pretty',
+      // The loop shows every reconcile: its level wins over one inherited from the shell.
+      OPERLESS_LOG_LEVEL: options.verbose ? 'debug' : 'info',
       OPERLESS_METRICS: 'off',
       ...(queue.endpoint ? { AWS_ENDPOINT_URL_SQS: queue.endpoint } : {}),
       ...(queue.endpoint && !process.env.AWS_ACCESS_KEY_ID ? { AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' } : {}),

@@ -230,7 +230,7 @@ test('done: status written with observedGeneration, finalizer added, owned child
   const w = await createWidget('w-done');
   await sendWork(messageFor(w));
   await sendWork(messageFor(w, { reason: 'Modified' }));
-  const { response } = await invokeWith(handlerWith({ log: createLogger({ write: (l) => lines.push(l) }) }), await receiveN(2));
+  const { response } = await invokeWith(handlerWith({ log: createLogger({ level: 'info', write: (l) => lines.push(l) }) }), await receiveN(2));
   assert.deepEqual(response.batchItemFailures, []);
   assert.equal(seen.get('w-done')?.length, 1, 'two records of one key: one reconcile');
   const live = await admin.get<Widget>(WIDGET, 'w-done', NS);
