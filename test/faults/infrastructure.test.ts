@@ -77,8 +77,8 @@ test('API server stopped for 10 s and restarted during reconciles (etcd keeps th
   await workload.resize(range(0, n).filter((i) => i % 4 === 1), () => 2);
   // While an object is not settled, every event's reconcile starts its own 5 s requeue chain
   // (a stateless function cannot merge them); an outage multiplies them until the object
-  // settles — bounded, but above the default bound (docs/faults.md).
-  const result = await assertNothingLost(env, workload, { timeoutMs: 240_000, maxReconcilesPerObject: 80 });
+  // settles — bounded, but far above the default bound (docs/faults.md: measured up to 80).
+  const result = await assertNothingLost(env, workload, { timeoutMs: 240_000, maxReconcilesPerObject: 150 });
   const failed = env.reconciles.filter((r) => r.key.includes('/apiserver/') && r.msg === 'reconcile failed; retrying').length;
   t.diagnostic(caseLine('API server down 10 s', started, sent, env, result, `${n} objects, ${failed} reconciles failed and were retried`));
   assert.equal(result.converged, n);
@@ -120,7 +120,7 @@ async function rejectedByApf(): Promise<number> {
 }
 
 test('the API server throttles the function (429 with Retry-After, tight API Priority and Fairness): it still converges', async (t) => {
-  const n = Math.min(objectsPerCase(), 20);
+  const n = Math.min(objectsPerCase(), 10);
   const applied = await env.cp.kubectl(['apply', '-f', '-'], { input: TIGHT_APF });
   assert.equal(applied.code, 0, applied.stderr);
   const started = Date.now();

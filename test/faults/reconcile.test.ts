@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { encodeMessage, newMessage } from '../../src/contract/message.ts';
 import type { Identity } from '../../src/testing/index.ts';
 import type { KindRef, KubeObject } from '../../src/core/types.ts';
-import { CLUSTER, FaultEnv, assertNothingLost, caseLine, sleep, type Workload } from './harness.ts';
+import { CLUSTER, FaultEnv, assertNothingLost, caseLine, sleep, until, type Workload } from './harness.ts';
 import { WIDGET, WIDGET_RETRY, type Widget } from './widget-function.ts';
 
 const FIXTURES = join(import.meta.dirname, 'fixtures');
@@ -23,7 +23,14 @@ let env: FaultEnv;
 let identity: Identity;
 
 before(async () => {
-  env = await FaultEnv.start({ crds: [join(FIXTURES, 'widgets-crd.yaml')], manifests: [join(FIXTURES, 'widgets-rbac.yaml')], memcachedFunction: false });
+  env = await FaultEnv.start({
+    crds: [join(FIXTURES, 'widgets-crd.yaml')],
+    manifests: [join(FIXTURES, 'widgets-rbac.yaml')],
+    memcachedFunction: false,
+    // Short, so a timed-out batch comes back (and is redriven) quickly.
+    visibilityTimeoutSeconds: 6,
+    maxReceiveCount: 3,
+  });
   identity = await env.cp.identity('widget-function', ['faults:widgets']);
 });
 afterEach(async () => {
@@ -55,7 +62,7 @@ class Widgets implements Workload {
   }
 
   failing(): string[] {
-    return [...this.modes].filter(([, mode]) => mode === 'throw' || mode === 'hang').map(([name]) => name);
+    return [...this.modes].filter(([, mode]) => mode === 'throw' || mode === 'hang' || mode === 'stuck').map(([name]) => name);
   }
 
   async check() {
@@ -89,7 +96,7 @@ test('a reconcile that throws: retried with backoff, exactly maxAttempts times, 
   const sent = env.proxy.total();
   await env.startFunction('fn-throw', { module: WIDGET_FUNCTION, identity });
   const widgets = new Widgets('throws');
-  await widgets.create({ ok: 10, flaky: 3, throw: 3, hang: 0, conflict: 0 });
+  await widgets.create({ ok: 10, flaky: 3, throw: 3, hang: 0, stuck: 0, conflict: 0 });
   const result = await assertNothingLost(env, widgets, { timeoutMs: 120_000, dlq: { RetriesExhausted: 3 }, maxReconcilesPerObject: WIDGET_RETRY.maxAttempts });
   const warnings = await widgets.warnings();
   for (const name of widgets.failing()) {
@@ -107,7 +114,7 @@ test('a reconcile that hangs past the time budget: aborted, retried, then the DL
   const sent = env.proxy.total();
   const fn = await env.startFunction('fn-hang', { module: WIDGET_FUNCTION, identity, timeoutSeconds: 4 });
   const widgets = new Widgets('hangs');
-  await widgets.create({ ok: 8, hang: 2, flaky: 0, throw: 0, conflict: 0 });
+  await widgets.create({ ok: 8, hang: 2, flaky: 0, throw: 0, stuck: 0, conflict: 0 });
   const result = await assertNothingLost(env, widgets, { timeoutMs: 150_000, dlq: { RetriesExhausted: 2 }, maxReconcilesPerObject: WIDGET_RETRY.maxAttempts });
   for (const name of widgets.failing()) assert.equal(countsFor('hangs', name), WIDGET_RETRY.maxAttempts, `${name} was aborted and retried exactly maxAttempts times`);
   const budgetErrors = env.reconciles.filter((r) => r.key.startsWith('Widget/hangs/hang-') && r.result !== 'success');
@@ -133,7 +140,7 @@ test('a reconcile that conflicts (409) with a concurrent writer: retried with fr
       await sleep(100);
     }
   })();
-  await widgets.create({ conflict: 4, ok: 4, flaky: 0, throw: 0, hang: 0 });
+  await widgets.create({ conflict: 4, ok: 4, flaky: 0, throw: 0, hang: 0, stuck: 0 });
   await sleep(2500);
   writing = false;
   await writer;
@@ -146,4 +153,29 @@ test('a reconcile that conflicts (409) with a concurrent writer: retried with fr
   }
   t.diagnostic(caseLine('reconcile conflicts (409)', started, sent, env, result, `${conflicts} conflicts retried`));
   assert.equal(result.converged, 8);
+});
+
+test('a reconcile that ignores the budget and hangs: the invocation times out, the batch comes back and is redriven to the DLQ (with any key that shared its batches)', async (t) => {
+  const started = Date.now();
+  const sent = env.proxy.total();
+  // One poller and a batching window, so the stuck widget shares its batches with the others.
+  const fn = await env.startFunction('fn-stuck', { module: WIDGET_FUNCTION, identity, timeoutSeconds: 3, maxConcurrency: 1, batchWindowSeconds: 2 });
+  const widgets = new Widgets('stuck');
+  await widgets.create({ stuck: 1, ok: 4, flaky: 0, throw: 0, hang: 0, conflict: 0 });
+  const deadline = Date.now() + 120_000;
+  const letters: { body: string; reason: string | undefined }[] = [];
+  while (Date.now() < deadline && !letters.some((d) => d.body.includes('"name":"stuck-0"'))) {
+    letters.push(...await env.drainDlq());
+  }
+  await until('the work queue drained', async () => {
+    const depth = await env.queueDepth();
+    return depth.visible + depth.inFlight === 0;
+  }, 30_000);
+  const check = await widgets.check();
+  const timeouts = fn.lines.filter((l) => l.msg === 'invocation' && l.outcome === 'timeout').length;
+  t.diagnostic(caseLine('reconcile ignores the budget (function timeout)', started, sent, env, { ...check, deadLetters: letters, reconciles: env.reconciles.filter((r) => r.key.startsWith('Widget/stuck/')).length, maxPerObject: 0 }, `${timeouts} invocations timed out; redriven to the DLQ: ${letters.map((d) => JSON.parse(d.body).name).join(', ')}`));
+  assert.ok(letters.some((d) => d.body.includes('"name":"stuck-0"')), 'the stuck widget was redriven to the DLQ');
+  assert.ok(letters.every((d) => d.reason === undefined), 'redriven by the queue, not dead-lettered by the runtime: no operless.reason');
+  assert.ok(timeouts >= 1, 'the invocations holding the stuck widget ended in the function timeout');
+  assert.equal(check.converged, 4, 'the widgets beside it were reconciled all the same (their status is written) even if their records were redriven');
 });

@@ -9,6 +9,9 @@
  * - `throw`: always throws → retries with backoff, then the DLQ (`RetriesExhausted`).
  * - `hang`: never finishes on its own; it honours `ctx.signal`, which the runtime aborts when
  *   the invocation's time budget runs out → retried like a throw, then the DLQ.
+ * - `stuck`: never finishes and ignores `ctx.signal` → the invocation hits the function
+ *   timeout, nothing of the batch is acknowledged, and the queue's redrive policy moves the
+ *   records to the DLQ after `maxReceiveCount` receives.
  * - `conflict`: reads, waits 300 ms, then writes an annotation guarded by the resourceVersion
  *   it read — a concurrent writer makes that a 409 Conflict → quick retry with fresh state.
  *
@@ -23,7 +26,7 @@ export const WIDGET: KindRef = { apiVersion: 'faults.operless.dev/v1', kind: 'Wi
 export const WIDGET_RETRY = { baseSeconds: 1, capSeconds: 2, maxAttempts: 5 } as const;
 
 export interface Widget extends KubeObject {
-  spec: { mode: 'ok' | 'flaky' | 'throw' | 'hang' | 'conflict' };
+  spec: { mode: 'ok' | 'flaky' | 'throw' | 'hang' | 'stuck' | 'conflict' };
   status?: { done?: boolean; observedGeneration?: number };
 }
 
@@ -41,6 +44,9 @@ async function reconcileWidget(widget: Widget, ctx: ReconcileContext<Widget>) {
       throw new Error(`widget ${name} fails on purpose (attempt ${ctx.message.attempt})`);
     case 'hang':
       await untilAborted(ctx.signal);
+      break;
+    case 'stuck':
+      await new Promise(() => {});
       break;
     case 'flaky':
       if (ctx.message.attempt < 2) throw new Error(`widget ${name} fails on purpose on attempt ${ctx.message.attempt}`);
