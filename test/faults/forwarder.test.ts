@@ -6,7 +6,7 @@
  */
 import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, objectsPerCase, range, retrying, sleep, until } from './harness.ts';
+import { FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, objectsPerCase, range, retrying, until } from './harness.ts';
 
 let env: FaultEnv;
 
@@ -106,5 +106,4 @@ test('watch history compacted while the forwarder is frozen: its watch gets 410 
   assert.equal(result.converged, n);
   await forwarder.stop();
   await env.stopFunctions();
-  await sleep(0);
 });

@@ -441,7 +441,7 @@ export class MemcachedWorkload implements Workload {
     this.namespace = namespace;
   }
 
-  static name(i: number): string {
+  static objectName(i: number): string {
     return `mc-${String(i).padStart(3, '0')}`;
   }
 
@@ -453,7 +453,7 @@ export class MemcachedWorkload implements Workload {
   /** Creates objects [from, to) with size 1, `parallel` at a time. */
   async create(from: number, to: number, parallel = 6): Promise<void> {
     await eachBounded(range(from, to), parallel, async (i) => {
-      const name = MemcachedWorkload.name(i);
+      const name = MemcachedWorkload.objectName(i);
       await this.env.admin.create(MEMCACHED, { apiVersion: MEMCACHED.apiVersion, kind: MEMCACHED.kind, metadata: { name, namespace: this.namespace }, spec: { size: 1 } });
       this.expected.set(name, 1);
     });
@@ -462,7 +462,7 @@ export class MemcachedWorkload implements Workload {
   /** Sets spec.size of existing objects (a new generation each). Retries while the API server is away. */
   async resize(indexes: readonly number[], size: (i: number) => number, parallel = 6): Promise<void> {
     await eachBounded(indexes, parallel, async (i) => {
-      const name = MemcachedWorkload.name(i);
+      const name = MemcachedWorkload.objectName(i);
       await retrying(() => this.env.admin.mergePatch(MEMCACHED, name, this.namespace, { spec: { size: size(i) } }));
       this.expected.set(name, size(i));
     });

@@ -28,8 +28,8 @@ after(async () => {
 });
 
 async function live(workload: MemcachedWorkload, i: number): Promise<KubeObject> {
-  const obj = await env.admin.get(MEMCACHED, MemcachedWorkload.name(i), workload.namespace);
-  assert.ok(obj, `${MemcachedWorkload.name(i)} exists`);
+  const obj = await env.admin.get(MEMCACHED, MemcachedWorkload.objectName(i), workload.namespace);
+  assert.ok(obj, `${MemcachedWorkload.objectName(i)} exists`);
   return obj;
 }
 
@@ -62,12 +62,12 @@ test('duplicated, reordered and stale messages (old resourceVersion, old uid of 
   const recreated = range(0, 5);
   const oldUids = new Map<number, string>();
   for (const i of recreated) oldUids.set(i, String((await live(workload, i)).metadata.uid));
-  for (const i of recreated) await env.admin.delete(MEMCACHED, MemcachedWorkload.name(i), workload.namespace);
+  for (const i of recreated) await env.admin.delete(MEMCACHED, MemcachedWorkload.objectName(i), workload.namespace);
   await until('the deleted objects are gone (finalizer run)', async () => {
-    const left = await Promise.all(recreated.map((i) => env.admin.get(MEMCACHED, MemcachedWorkload.name(i), workload.namespace)));
+    const left = await Promise.all(recreated.map((i) => env.admin.get(MEMCACHED, MemcachedWorkload.objectName(i), workload.namespace)));
     return left.every((o) => o === undefined);
   }, 60_000);
-  for (const i of recreated) workload.expected.delete(MemcachedWorkload.name(i));
+  for (const i of recreated) workload.expected.delete(MemcachedWorkload.objectName(i));
   await workload.create(0, 5);
   await workload.resize(recreated, () => 2);
 
@@ -80,13 +80,13 @@ test('duplicated, reordered and stale messages (old resourceVersion, old uid of 
       bodies.push(messageFor(workload.namespace, obj.metadata.name, obj.metadata.uid, reason, '1', reason === 'Owned' ? 3 : 0));
     }
   }
-  for (const [i, uid] of oldUids) bodies.push(...Array.from({ length: 3 }, () => messageFor(workload.namespace, MemcachedWorkload.name(i), uid, 'Modified', '1')));
+  for (const [i, uid] of oldUids) bodies.push(...Array.from({ length: 3 }, () => messageFor(workload.namespace, MemcachedWorkload.objectName(i), uid, 'Modified', '1')));
   shuffle(bodies);
   // Meanwhile, real changes to a third of the objects.
   await Promise.all([env.inject(bodies), workload.resize(range(5, n).filter((i) => i % 3 === 0), () => 2)]);
 
   const result = await assertNothingLost(env, workload, { timeoutMs: 180_000 });
-  const staleSkipped = env.reconciles.filter((r) => r.gone && recreated.some((i) => r.key === `Memcached/dup/${MemcachedWorkload.name(i)}`)).length;
+  const staleSkipped = env.reconciles.filter((r) => r.gone && recreated.some((i) => r.key === `Memcached/dup/${MemcachedWorkload.objectName(i)}`)).length;
   t.diagnostic(caseLine('duplicated/reordered/stale messages', started, sent, env, result, `${n} objects, ${bodies.length} injected, ${staleSkipped} stale-uid reconciles skipped`));
   assert.equal(result.converged, n);
 });
