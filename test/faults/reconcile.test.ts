@@ -87,6 +87,10 @@ class Widgets implements Workload {
   }
 }
 
+function sum(counts: ReadonlyMap<string, number>): number {
+  return [...counts.values()].reduce((a, b) => a + b, 0);
+}
+
 function countsFor(namespace: string, name: string): number {
   return env.reconciles.filter((r) => r.key === `Widget/${namespace}/${name}` && !r.gone).length;
 }
@@ -112,7 +116,9 @@ test('a reconcile that throws: retried with backoff, exactly maxAttempts times, 
 test('a reconcile that hangs past the time budget: aborted, retried, then the DLQ; keys beside it in the same batches converge', async (t) => {
   const started = Date.now();
   const sent = env.proxy.total();
-  const fn = await env.startFunction('fn-hang', { module: WIDGET_FUNCTION, identity, timeoutSeconds: 4 });
+  // A 2 s reserve of a 4 s timeout: the hanging reconcile is aborted with 1 s left, ample
+  // time for its retry message even on a loaded machine.
+  const fn = await env.startFunction('fn-hang', { module: WIDGET_FUNCTION, identity, timeoutSeconds: 4, env: { OPERLESS_BUDGET_RESERVE_MS: '2000' } });
   const widgets = new Widgets('hangs');
   await widgets.create({ ok: 8, hang: 2, flaky: 0, throw: 0, stuck: 0, conflict: 0 });
   const result = await assertNothingLost(env, widgets, { timeoutMs: 150_000, dlq: { RetriesExhausted: 2 }, maxReconcilesPerObject: WIDGET_RETRY.maxAttempts });
@@ -130,19 +136,19 @@ test('a reconcile that conflicts (409) with a concurrent writer: retried with fr
   const sent = env.proxy.total();
   await env.startFunction('fn-conflict', { module: WIDGET_FUNCTION, identity });
   const widgets = new Widgets('conflicts');
-  // The concurrent writer: bumps every conflict widget's resourceVersion every 100 ms for 2.5 s.
-  let writing = true;
+  // The concurrent writer: bumps every conflict widget's resourceVersion every 100 ms until
+  // the first reconcile has hit a 409 (at most 30 s).
+  const conflicted = () => env.reconciles.some((r) => r.key.startsWith('Widget/conflicts/conflict-') && r.result === 'conflict');
   const writer = (async () => {
+    const stopAt = Date.now() + 30_000;
     let tick = 0;
-    while (writing) {
+    while (!conflicted() && Date.now() < stopAt) {
       await Promise.all([0, 1, 2, 3].map((i) => env.admin.mergePatch(WIDGET, `conflict-${i}`, 'conflicts', { metadata: { annotations: { 'faults.operless.dev/tick': String(tick) } } }).catch(() => undefined)));
       tick++;
       await sleep(100);
     }
   })();
   await widgets.create({ conflict: 4, ok: 4, flaky: 0, throw: 0, hang: 0, stuck: 0 });
-  await sleep(2500);
-  writing = false;
   await writer;
   const result = await assertNothingLost(env, widgets, { timeoutMs: 120_000, maxReconcilesPerObject: WIDGET_RETRY.maxAttempts });
   const conflicts = env.reconciles.filter((r) => r.key.startsWith('Widget/conflicts/conflict-') && r.result === 'conflict').length;
@@ -173,7 +179,7 @@ test('a reconcile that ignores the budget and hangs: the invocation times out, t
   }, 30_000);
   const check = await widgets.check();
   const timeouts = fn.lines.filter((l) => l.msg === 'invocation' && l.outcome === 'timeout').length;
-  t.diagnostic(caseLine('reconcile ignores the budget (function timeout)', started, sent, env, { ...check, deadLetters: letters, reconciles: env.reconciles.filter((r) => r.key.startsWith('Widget/stuck/')).length, maxPerObject: 0 }, `${timeouts} invocations timed out; redriven to the DLQ: ${letters.map((d) => JSON.parse(d.body).name).join(', ')}`));
+  t.diagnostic(caseLine('reconcile ignores the budget (function timeout)', started, sent, env, { ...check, deadLetters: letters, reconciles: sum(env.reconcileCounts('/stuck/')), maxPerObject: Math.max(0, ...env.reconcileCounts('/stuck/').values()) }, `${timeouts} invocations timed out; redriven to the DLQ: ${letters.map((d) => JSON.parse(d.body).name).join(', ')}`));
   assert.ok(letters.some((d) => d.body.includes('"name":"stuck-0"')), 'the stuck widget was redriven to the DLQ');
   assert.ok(letters.every((d) => d.reason === undefined), 'redriven by the queue, not dead-lettered by the runtime: no operless.reason');
   assert.ok(timeouts >= 1, 'the invocations holding the stuck widget ended in the function timeout');
