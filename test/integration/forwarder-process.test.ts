@@ -110,13 +110,20 @@ test('SIGTERM: pending messages are flushed to the queue and the process exits 0
   const run = runBundle('sigterm', { ...base, primaries: base.primaries!.map((p) => ({ ...p, namespaces: ['sigterm'] })), owned: [] });
   const running = await run.line(/forwarder running/);
   const url = String(running.probes);
+  // Each key's first change leaves at once (leading edge); its next change is held by the
+  // 60 s window as a trailing message, which only SIGTERM's flush can send.
   for (const n of ['s1', 's2', 's3']) await objects.createGadget('sigterm', n);
-  for (let i = 0; i < 100 && (await metricSum(url, 'operless_forwarder_messages_enqueued_total')) < 3; i++) await new Promise((r) => setTimeout(r, 100));
-  assert.equal(await metricSum(url, 'operless_forwarder_messages_sent_total'), 0, 'still held by the 60 s coalescing window');
+  for (let i = 0; i < 100 && (await metricSum(url, 'operless_forwarder_messages_sent_total')) < 3; i++) await new Promise((r) => setTimeout(r, 100));
+  for (const n of ['s1', 's2', 's3']) await objects.patchGadget('sigterm', n, { spec: { size: 2 } });
+  for (let i = 0; i < 100 && (await metricSum(url, 'operless_forwarder_messages_enqueued_total')) < 6; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(await metricSum(url, 'operless_forwarder_messages_sent_total'), 3, 'the leading edges were sent; the changes after them are still held by the 60 s window');
   run.child.kill('SIGTERM');
   assert.equal(await run.exited, 0);
-  const messages = await collect(broker.sqs(), queueUrl, { until: (m) => m.length >= 3 });
-  assert.deepEqual(summary(messages).sort(), ['s1', 's2', 's3'].map((n) => `Added Gadget/sigterm/${n}`));
+  const messages = await collect(broker.sqs(), queueUrl, { until: (m) => m.length >= 6 });
+  assert.deepEqual(summary(messages).sort(), [
+    ...['s1', 's2', 's3'].map((n) => `Added Gadget/sigterm/${n}`),
+    ...['s1', 's2', 's3'].map((n) => `Modified Gadget/sigterm/${n}`),
+  ]);
 });
 
 test('two replicas: only the leader sends; SIGKILL of the leader hands over with nothing missed', async () => {
