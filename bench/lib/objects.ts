@@ -4,6 +4,7 @@
  */
 import type { BoundKubeClient } from '../../src/kube/client.ts';
 import { MEMCACHED_KIND } from './systems.ts';
+import { waitUntil } from '../../src/testing/wait.ts';
 
 export function names(prefix: string, n: number): string[] {
   return Array.from({ length: n }, (_, i) => `${prefix}-${String(i).padStart(5, '0')}`);
@@ -35,10 +36,5 @@ export async function setSize(client: BoundKubeClient, namespace: string, name: 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Polls `check` every 50 ms until true or the timeout (then throws saying what). */
-export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
-    await sleep(50);
-  }
-}
+export const until = (what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> =>
+  waitUntil(what, check, { timeoutMs, intervalMs: 50 });

@@ -13,3 +13,4 @@ export type { ProvisionResult, ProvisionTarget, TestBinaries } from './provision
 export { PortInUseError } from './ports.ts';
 export { startBroker } from './broker.ts';
 export type { Broker, BrokerOptions } from './broker.ts';
+export { waitUntil, type WaitOptions } from './wait.ts';

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { ControlPlane } from '../../src/testing/index.ts';
+import { waitUntil } from '../../src/testing/wait.ts';
 
 export interface ClusterHelpers {
   until(what: string, check: () => Promise<boolean>, timeoutMs?: number): Promise<void>;
@@ -17,19 +18,8 @@ export interface ClusterHelpers {
 /** `plane` is read at call time (the control plane starts in `before`). */
 export function clusterHelpers(plane: () => ControlPlane, logLines: () => readonly string[]): ClusterHelpers {
   return {
-    async until(what, check, timeoutMs = 60_000) {
-      const deadline = Date.now() + timeoutMs;
-      let last: unknown;
-      while (Date.now() < deadline) {
-        try {
-          if (await check()) return;
-        } catch (err) {
-          last = err;
-        }
-        await new Promise((r) => setTimeout(r, 250));
-      }
-      throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}${last ? ` (last error: ${(last as Error).message})` : ''}\nforwarder log tail:\n${logLines().slice(-15).join('\n')}`);
-    },
+    until: (what, check, timeoutMs = 60_000) =>
+      waitUntil(what, check, { timeoutMs, context: () => `forwarder log tail:\n${logLines().slice(-15).join('\n')}` }),
     async kubectl(...args) {
       const result = await plane().kubectl(args);
       assert.equal(result.code, 0, `kubectl ${args.join(' ')} failed: ${result.stderr}`);

@@ -44,6 +44,7 @@ import type { KindRef, KubeObject } from '../../src/core/types.ts';
 import { extractBundle, packageService, ROOT } from '../../scripts/package.ts';
 import { startSqsProxy, type SqsProxy } from './sqs-proxy.ts';
 import type { FunctionProcessConfig } from './function-process.ts';
+import { waitUntil } from '../../src/testing/wait.ts';
 
 export const CLUSTER = 'faults';
 export const MEMCACHED_CRD = join(ROOT, 'infra', 'crds', 'memcacheds.cache.example.com.yaml');
@@ -581,16 +582,4 @@ export async function retrying<T>(fn: () => Promise<T>, timeoutMs = 60_000): Pro
   }
 }
 
-export async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      if (await check()) return;
-    } catch (err) {
-      lastError = err;
-    }
-    await sleep(250);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`);
-}
+export const until = (what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> => waitUntil(what, check, { timeoutMs });

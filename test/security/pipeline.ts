@@ -17,6 +17,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { startBroker, startControlPlane, type Broker, type ControlPlane, type Identity } from '../../src/testing/index.ts';
 import { bundleForwarder } from '../../src/forwarder/bundle.ts';
 import { MANIFESTS_PATH } from '../../src/forwarder/chart.ts';
+import { waitUntil } from '../../src/testing/wait.ts';
 
 export const ROOT = new URL('../../', import.meta.url).pathname;
 export const CRD = join(ROOT, 'infra/crds/memcacheds.cache.example.com.yaml');
@@ -56,19 +57,8 @@ function lines(child: ChildProcess, into: string[]): void {
   createInterface({ input: child.stderr! }).on('line', (l) => into.push(l));
 }
 
-export async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000, intervalMs = 250): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      if (await check()) return;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
-}
+export const until = (what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000, intervalMs = 250): Promise<void> =>
+  waitUntil(what, check, { timeoutMs, intervalMs });
 
 function exited(child: ChildProcess): Promise<void> {
   return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', () => r()));
