@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { ACCOUNT_ID, MAX_WAIT_TIME_SECONDS, MemoryBroker, QueueError, type Clock, type MessageAttributes, type ReceivedMessage } from './memory-queue.ts';
 
-/** The same queue description the test harness's `startBroker` takes (`src/testing/config.ts`). */
+/** A queue and its DLQ: what the embedded queue and the test harness's `startBroker` (ElasticMQ) both take. */
 export interface QueueSpec {
   readonly name: string;
   readonly visibilityTimeoutSeconds?: number;

@@ -48,9 +48,11 @@ export interface Broker {
   sqs(): SQSClient;
   /** Creates a queue (and its DLQ when named and missing); it is re-created on restart. Returns its URL. */
   createQueue(spec: QueueSpec): Promise<string>;
-  /** Stops the broker and removes its temp dir. Idempotent. */
+  /** Stops the broker for good and removes its temp dir. Idempotent. */
   stop(): Promise<void>;
-  /** Starts a stopped broker again on the same port. */
+  /** Stops the broker process but keeps its port, queues and (with persistence) messages: an outage. */
+  pause(): Promise<void>;
+  /** Starts a paused broker again on the same port. */
   start(): Promise<void>;
   restart(): Promise<void>;
   /** Path of the broker's log file. */
@@ -180,6 +182,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
       forgetDir();
     },
+    pause: () => stopProcess(),
     start,
     async restart() {
       await stopProcess();

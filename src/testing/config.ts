@@ -8,6 +8,7 @@
  * admin, in `system:masters`), client certificates from the test CA, and service-account tokens.
  */
 import { stringify } from 'yaml';
+import type { QueueSpec } from '../queue/memory-queue-server.ts';
 
 export const LOOPBACK = '127.0.0.1';
 
@@ -168,14 +169,8 @@ export function kubeconfigYaml(input: KubeconfigInput): string {
 
 // --- ElasticMQ ---------------------------------------------------------------------------
 
-export interface QueueSpec {
-  readonly name: string;
-  readonly visibilityTimeoutSeconds?: number;
-  readonly delaySeconds?: number;
-  /** Long-poll wait when a receive does not say; 0 by default. */
-  readonly receiveMessageWaitSeconds?: number;
-  readonly dlq?: { readonly name: string; readonly maxReceiveCount: number };
-}
+/** One queue description for ElasticMQ and the embedded queue alike (src/queue). */
+export type { QueueSpec } from '../queue/memory-queue-server.ts';
 
 /** The queues when none are given: a work queue and its DLQ, as serverless.yml deploys them. */
 export const DEFAULT_QUEUES: readonly QueueSpec[] = [

@@ -143,6 +143,22 @@ describe('startBroker({ persistMessages: true })', () => {
     }
   });
 
+  test('pause() is an outage on the same endpoint: requests fail until start(), and messages survive it', async () => {
+    const broker = await startBroker({ persistMessages: true });
+    try {
+      const sqs = broker.sqs();
+      await sqs.send(new SendMessageCommand({ QueueUrl: broker.queueUrl('work'), MessageBody: 'through the outage' }));
+      await broker.pause();
+      await assert.rejects(sqs.send(new GetQueueAttributesCommand({ QueueUrl: broker.queueUrl('work'), AttributeNames: ['QueueArn'] })));
+      await broker.start();
+      const [m] = await receiveAll(sqs, broker.queueUrl('work'), 1);
+      assert.equal(m?.Body, 'through the outage');
+    } finally {
+      await broker.stop();
+    }
+    await assert.rejects(broker.start(), /stopped for good/);
+  });
+
   test('the default queues are work and work-dlq, redriving after 5 receives', async () => {
     const broker = await startBroker();
     try {
