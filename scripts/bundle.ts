@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions } from 'esbuild';
+import { loadEsbuildPlugins } from '../src/build/esbuild-plugins.ts';
 import { parseServerlessYaml, type EsbuildSettings } from '../src/project/serverless-yml.ts';
 
 export const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -26,8 +27,11 @@ export interface BundleResult {
   readonly bytes: number;
 }
 
-/** The esbuild options serverless-esbuild derives from `custom.esbuild`, for one entry point (with a metafile). */
-export function esbuildOptions(esbuild: EsbuildSettings, entry: string, outfile: string): BuildOptions & { metafile: true } {
+/**
+ * The esbuild options serverless-esbuild derives from `custom.esbuild`, for one entry point
+ * (with a metafile). `serviceDir` is where `custom.esbuild.plugins` is resolved from.
+ */
+export function esbuildOptions(esbuild: EsbuildSettings, entry: string, outfile: string, serviceDir: string = ROOT): BuildOptions & { metafile: true } {
   return {
     entryPoints: [entry],
     outfile,
@@ -40,6 +44,7 @@ export function esbuildOptions(esbuild: EsbuildSettings, entry: string, outfile:
     mainFields: esbuild.mainFields ?? ['module', 'main'],
     external: esbuild.exclude ?? [],
     banner: esbuild.banner ?? {},
+    plugins: loadEsbuildPlugins(esbuild.plugins, serviceDir),
     metafile: true,
     logLevel: 'silent',
   };

@@ -27,6 +27,8 @@ export interface EsbuildSettings {
   mainFields?: string[];
   exclude?: string[];
   banner?: Record<string, string>;
+  /** A module exporting esbuild plugins, relative to the service directory (serverless-esbuild's `plugins`). */
+  plugins?: string;
 }
 
 export interface ServerlessConfig {

@@ -1,0 +1,47 @@
+/**
+ * The esbuild plugins every Operless bundle is built with (today: the stubs of
+ * unreachable-modules.ts), in the form serverless-esbuild loads them: `serverless.yml`
+ * names this file in `custom.esbuild.plugins`, serverless-esbuild `require`s it relative to
+ * the service directory and uses its default export, an array of plugins.
+ *
+ *   custom:
+ *     esbuild:
+ *       plugins: src/build/esbuild-plugins.ts                          # this repository
+ *       plugins: node_modules/operless/dist/build/esbuild-plugins.js   # a project using Operless
+ *
+ * `loadEsbuildPlugins` does the same for the tools that call esbuild themselves
+ * (scripts/bundle.ts), so their bundles are the shipped ones.
+ */
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+import type { Plugin } from 'esbuild';
+import { stubUnreachableModules } from './unreachable-modules.ts';
+
+/** A fresh list of the plugins (esbuild plugins hold no state, but callers may append). */
+export function operlessEsbuildPlugins(): Plugin[] {
+  return [stubUnreachableModules()];
+}
+
+export default operlessEsbuildPlugins();
+
+/**
+ * The plugins a `custom.esbuild.plugins` setting names, loaded the way serverless-esbuild
+ * does: `require(<serviceDir>/<setting>)`, its default export, called when it is a function.
+ * No setting: no plugins.
+ */
+export function loadEsbuildPlugins(setting: string | undefined, serviceDir: string): Plugin[] {
+  if (!setting) return [];
+  const file = resolve(serviceDir, setting);
+  let loaded: unknown;
+  try {
+    loaded = createRequire(import.meta.url)(file);
+  } catch (err) {
+    throw new Error(`serverless.yml custom.esbuild.plugins: cannot load ${file} (${(err as Error).message}); fix the path, relative to ${serviceDir}`, { cause: err });
+  }
+  if (typeof loaded === 'object' && loaded !== null && 'default' in loaded) loaded = loaded.default;
+  if (typeof loaded === 'function') loaded = (loaded as () => unknown)();
+  if (!Array.isArray(loaded)) {
+    throw new Error(`serverless.yml custom.esbuild.plugins: ${file} must export an array of esbuild plugins (default export), got ${typeof loaded}`);
+  }
+  return loaded as Plugin[];
+}

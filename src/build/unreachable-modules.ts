@@ -1,0 +1,116 @@
+/**
+ * Modules a bundle of Operless code would carry but never run, and the esbuild plugin that
+ * replaces them with small stubs.
+ *
+ * Operless uses `@kubernetes/client-node` only for `KubeConfig` — load a kubeconfig and
+ * `applyToHTTPSOptions` for `node:https` (src/kube/kubeconfig.ts). Its `config.js` also
+ * imports, for code paths Operless never reaches:
+ * - `undici` (~720 KiB minified, more than half of a function bundle): `createDispatcher`,
+ *   called only by `applySecurityAuthentication`, which only the generated API clients of
+ *   `makeApiClient` call;
+ * - `socks`: `createSocksConnector`, called only by `createDispatcher`;
+ * - `socks-proxy-agent`, `hpagent`: the `proxy-url` branch of `createAgent`, which
+ *   `kubeConfigAuth` never reaches: it refuses a cluster with `proxy-url` first;
+ * - `./gen/index.js` (the generated models, ~300 KiB): `createConfiguration` and
+ *   `ServerConfiguration`, used only by `makeApiClient`.
+ *
+ * Guarantees:
+ * - a module is stubbed only when `@kubernetes/client-node/dist/config.js` imports it, so
+ *   another importer of the same package (our code, the AWS SDK) still gets the real one;
+ * - every stub export the importer names exists (esbuild fails the build on a missing one,
+ *   so an upgrade of client-node that imports more cannot slip through silently);
+ * - a stub does nothing when imported; using any export throws an Error that names the
+ *   module, what it would have done and why it was left out.
+ * test/unit/build/unreachable-modules.test.ts checks the reachability claims against the
+ * installed client-node source.
+ */
+import type { Plugin } from 'esbuild';
+
+export type StubExportKind = 'class' | 'function' | 'static';
+
+export interface ModuleStub {
+  /** The specifier as written in the importer, e.g. `undici` or `./gen/index.js`. */
+  readonly specifier: string;
+  /** Exports the importer uses, and how it uses each: `new X()`, `x()`, or `X.method()` (static). */
+  readonly exports: Readonly<Record<string, StubExportKind>>;
+  /** The methods of a `static` export. */
+  readonly staticMethods?: readonly string[];
+  /** What the module would do, for the error. */
+  readonly purpose: string;
+}
+
+/** The importer whose imports are stubbed. */
+export const STUBBED_IMPORTER = /[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]config\.js$/;
+
+export const UNREACHABLE_MODULES: readonly ModuleStub[] = [
+  {
+    specifier: 'undici',
+    exports: { Agent: 'class', ProxyAgent: 'class' },
+    purpose: 'the fetch dispatcher of the generated API clients (KubeConfig.makeApiClient)',
+  },
+  {
+    specifier: 'socks',
+    exports: { SocksClient: 'static' },
+    staticMethods: ['createConnection'],
+    purpose: 'SOCKS proxy connections of the generated API clients (a cluster proxy-url)',
+  },
+  {
+    specifier: 'socks-proxy-agent',
+    exports: { SocksProxyAgent: 'class' },
+    purpose: 'a SOCKS proxy agent for a cluster proxy-url',
+  },
+  {
+    specifier: 'hpagent',
+    exports: { HttpProxyAgent: 'class', HttpsProxyAgent: 'class' },
+    purpose: 'an HTTP(S) proxy agent for a cluster proxy-url',
+  },
+  {
+    specifier: './gen/index.js',
+    exports: { createConfiguration: 'function', ServerConfiguration: 'class' },
+    purpose: 'the generated API clients and models (KubeConfig.makeApiClient)',
+  },
+];
+
+const NAMESPACE = 'operless-unreachable';
+
+/** The message of the Error every export of the stub of `stub` throws when used. */
+export function stubErrorMessage(stub: ModuleStub): string {
+  return `${stub.specifier} (${stub.purpose}) is not bundled by Operless: `
+    + 'Operless functions and the forwarder reach the API server through node:https (src/kube/transport.ts) '
+    + 'and do not support a kubeconfig proxy-url or @kubernetes/client-node API clients. '
+    + 'To use them, bundle without the operless-unreachable-modules esbuild plugin.';
+}
+
+/** ES module source of the stub for `stub`. */
+export function stubSource(stub: ModuleStub): string {
+  const lines = [
+    `const message = ${JSON.stringify(stubErrorMessage(stub))};`,
+    'function unsupported() { throw new Error(message); }',
+  ];
+  for (const [name, kind] of Object.entries(stub.exports)) {
+    if (kind === 'class') lines.push(`export class ${name} { constructor() { unsupported(); } }`);
+    else if (kind === 'function') lines.push(`export function ${name}() { unsupported(); }`);
+    else lines.push(`export const ${name} = { ${(stub.staticMethods ?? []).map((m) => `${m}() { unsupported(); }`).join(', ')} };`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** The esbuild plugin: stubs `modules` where `STUBBED_IMPORTER` imports them. */
+export function stubUnreachableModules(modules: readonly ModuleStub[] = UNREACHABLE_MODULES): Plugin {
+  const bySpecifier = new Map(modules.map((m) => [m.specifier, m]));
+  const escaped = modules.map((m) => m.specifier.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
+  return {
+    name: 'operless-unreachable-modules',
+    setup(build) {
+      build.onResolve({ filter: new RegExp(`^(${escaped.join('|')})$`) }, (args) => {
+        if (!STUBBED_IMPORTER.test(args.importer)) return undefined;
+        return { path: args.path, namespace: NAMESPACE };
+      });
+      build.onLoad({ filter: /.*/, namespace: NAMESPACE }, (args) => {
+        const stub = bySpecifier.get(args.path);
+        if (!stub) return { errors: [{ text: `operless-unreachable-modules: no stub for ${args.path}` }] };
+        return { contents: stubSource(stub), loader: 'js' };
+      });
+    },
+  };
+}
