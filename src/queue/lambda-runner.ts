@@ -18,6 +18,12 @@
  * - A thrown error or a timeout deletes nothing: every record reappears after the visibility
  *   timeout with a higher receive count, and the queue's redrive policy applies.
  *
+ * - Its own connections: the pollers talk to the queue through a client of their own (same
+ *   region, credentials and endpoint as `sqs`) with one socket per poller. Long polls hold a
+ *   socket for up to 20 s; on the caller's client they would take the SDK's 50 sockets as soon
+ *   as `maxConcurrency` reaches 50, and every other call on that client (the forwarder's sends,
+ *   a test's sends) would wait behind them — Lambda's pollers are AWS's, not the function's.
+ *
  * What it does not: scale pollers up and down (it always runs `maxConcurrency` pollers), kill a
  * timed-out handler (in-process, the handler keeps running but its result is ignored), enforce
  * the 6 MB payload limit, or filter events (`filterPatterns`).
@@ -30,8 +36,8 @@ import {
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
+  SQSClient,
   type Message,
-  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { createLogger, errorMessage, type Logger } from '../observability/log.ts';
@@ -257,7 +263,7 @@ export async function startLambdaRunner(options: LambdaRunnerOptions): Promise<L
   }
   const log = (options.logger ?? createLogger()).child({ component: 'lambda-runner', function: functionName });
   const handler = typeof options.handler === 'function' ? options.handler : await loadHandler(options.handler);
-  const sqs = options.sqs;
+  const sqs = pollingClient(options.sqs, concurrency);
   const awsRegion = await sqs.config.region();
   let eventSourceARN: string;
   try {
@@ -269,6 +275,7 @@ export async function startLambdaRunner(options: LambdaRunnerOptions): Promise<L
       log.warn('the queue visibility timeout is shorter than the function timeout plus the batching window: records can be delivered again while still being processed (AWS advises at least 6x the timeout plus the window)', { visibilityTimeoutSeconds: visibility, timeoutSeconds, batchWindowSeconds: windowSeconds });
     }
   } catch (err) {
+    sqs.destroy();
     throw new Error(`The Lambda runner cannot reach the queue ${options.queueUrl}: ${errorMessage(err)}. Check that the broker is running and the queue exists.`);
   }
   const source = { eventSourceARN, awsRegion };
@@ -413,6 +420,7 @@ export async function startLambdaRunner(options: LambdaRunnerOptions): Promise<L
     stop: async () => {
       stopping.abort();
       await Promise.all(pollers);
+      sqs.destroy();
     },
   };
 }
@@ -428,6 +436,23 @@ export function addLatest(batch: Message[], received: readonly Message[]): void 
     if (index >= 0) batch[index] = message;
     else batch.push(message);
   }
+}
+
+/**
+ * A client for the runner's own calls: `like`'s region, credentials, endpoint and retry
+ * settings, with `pollers` sockets so that each poller (receive → invoke → delete, one call at
+ * a time) has one, and nobody else waits for them.
+ */
+export function pollingClient(like: SQSClient, pollers: number): SQSClient {
+  const config = like.config;
+  const agent = { keepAlive: true, maxSockets: pollers };
+  return new SQSClient({
+    region: config.region,
+    credentials: config.credentials,
+    ...(config.isCustomEndpoint && config.endpoint ? { endpoint: config.endpoint } : {}),
+    maxAttempts: config.maxAttempts,
+    requestHandler: { httpAgent: agent, httpsAgent: agent },
+  });
 }
 
 function checkRange(name: string, value: number, min: number, max: number): void {

@@ -265,4 +265,23 @@ describeOnEachQueue('lambda runner', (client) => {
     assert.equal(result?.requestId, reports[0]?.requestId);
     assert.equal(await depth(sqs, url), 0);
   });
+  test('pollers use connections of their own: with more pollers than the SDK has sockets, the caller\'s client still sends at once', async () => {
+    // 60 pollers long-poll an empty queue (each holds a request for 20 s). Had they shared the
+    // caller's client (50 sockets by default), this send would queue behind them until a long
+    // poll returned empty, 20 s later.
+    const idle = await createQueues(sqs, 30, 5);
+    const other = await createQueues(sqs, 30, 5);
+    const runner = await run({ queueUrl: idle.url, maxConcurrency: 60, handler: async () => undefined });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const starved = Symbol('starved');
+      const outcome = await Promise.race([
+        send(sqs, other.url, ['not starved']).then(() => 'sent'),
+        new Promise((resolve) => setTimeout(() => resolve(starved), 15_000)),
+      ]);
+      assert.equal(outcome, 'sent', 'a send on the caller\'s client waited for the runner\'s long polls');
+    } finally {
+      await runner.stop();
+    }
+  });
 });
