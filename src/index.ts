@@ -8,7 +8,9 @@
  * ```
  *
  * Kubernetes helpers are also under `operless/kube`, the message contract under
- * `operless/contract`, the test environment under `operless/testing`.
+ * `operless/contract`, the test environment under `operless/testing`, the scheduled resync
+ * function under `operless/resync` (its own entry: it loads the SQS client eagerly, which
+ * reconcile functions, importing only this one, load on first use).
  */
 export { defineController, type Controller } from './core/controller.ts';
 export { toSqsHandler, type HandlerOptions, type SqsBatchHandler, type AnyController } from './core/handler.ts';

@@ -6,8 +6,9 @@
  * a controller stub that sets a `Ready` condition (`src/<kind>/controller.ts`), the Lambda
  * entry (`functions/<kind>.ts`), the function RBAC, a sample, a sample SQS event, the CRD and
  * an integration test against a real control plane; it inserts the function, its work queue,
- * DLQ and event source into serverless.yml and the resource into src/resources.ts; and it
- * regenerates everything derived from all kinds together (operless.json, forwarder watches
+ * DLQ and event source into serverless.yml, the resource into src/resources.ts, and the kind
+ * into the scheduled resync function (functions/resync.ts, and its queue URL variable in
+ * serverless.yml); and it regenerates everything derived from all kinds together (operless.json, forwarder watches
  * and the forwarder's RBAC).
  */
 import { parse, stringify } from 'yaml';
@@ -78,9 +79,17 @@ export function planCreateApi(project: ProjectFile, options: CreateApiOptions, c
       { type: 'insert', path: 'serverless.yml', marker: 'outputs', content: serverlessOutputs(api) },
       { type: 'insert', path: 'src/resources.ts', marker: 'resource-imports', content: `import { ${kind}Resource } from './${file}/types.ts';` },
       { type: 'insert', path: 'src/resources.ts', marker: 'resources', content: `{ definition: ${kind}Resource, source: 'src/${file}/types.ts' },` },
+      { type: 'insert', path: 'serverless.yml', marker: 'resync-queues', content: `${resyncQueueVariable(kind)}: !Ref ${kind}WorkQueue` },
+      { type: 'insert', path: 'functions/resync.ts', marker: 'resync-imports', content: `import { ${constant(kind)} } from '../src/${file}/types.ts';` },
+      { type: 'insert', path: 'functions/resync.ts', marker: 'resync-kinds', content: `{ kind: ${constant(kind)}, queueUrlVariable: '${resyncQueueVariable(kind)}' },` },
     );
   }
   return { api, project: next, changes };
+}
+
+/** The environment variable that gives the resync function a kind's work queue URL: `WEB_APP_QUEUE_URL`. */
+export function resyncQueueVariable(kind: string): string {
+  return `${constant(kind)}_QUEUE_URL`;
 }
 
 /** Schema of a fresh kind, the same as the generated types.ts (so its CRD can be rendered now). */
@@ -244,10 +253,10 @@ function functionRbac(project: string, api: ApiEntry): string {
   ];
   const labels = { 'app.kubernetes.io/name': name, 'app.kubernetes.io/managed-by': 'operless' };
   return `# RBAC for the ${api.kind} reconcile function: the primary (read, finalizers, status), the
-# kinds it owns (server-side apply: create + patch), and Events. Narrow it to what your
-# controller really uses.
+# kinds it owns (server-side apply: create + patch), and Events; the scheduled resync function
+# (same IAM role) lists the primary. Narrow it to what your controller really uses.
 #
-# The function's IAM role is mapped to the Kubernetes group \`${groupName(project, api)}\` (an EKS
+# The functions' IAM role is mapped to the Kubernetes group \`${groupName(project, api)}\` (an EKS
 # access entry); outside EKS, bind the group or the user in your kubeconfig.
 ---
 ${stringify({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels }, rules })}---

@@ -8,7 +8,7 @@ import { basename, join, resolve } from 'node:path';
 import { applyChanges, type AppliedChange } from './files.ts';
 import { planInit, PROJECT_DEV_TOOLS } from './init.ts';
 import { planCreateApi, type CreateApiOptions } from './create-api.ts';
-import { checkDomain, checkProjectName, ScaffoldError } from './names.ts';
+import { checkDomain, checkGroup, checkKind, checkProjectName, checkVersion, ScaffoldError } from './names.ts';
 import { parseProjectFile, PROJECT_FILE, type ApiEntry } from './project-file.ts';
 
 export { ScaffoldError } from './names.ts';
@@ -43,6 +43,10 @@ export function scaffoldInit(options: ScaffoldInitOptions): { root: string; name
 }
 
 export function scaffoldApi(root: string, options: CreateApiOptions): { api: ApiEntry; changes: AppliedChange[] } {
+  // The names first: a bad --kind gets the naming error wherever it is run.
+  checkGroup(options.group);
+  checkVersion(options.version);
+  checkKind(options.kind);
   const path = join(root, PROJECT_FILE);
   if (!existsSync(path)) {
     throw new ScaffoldError(`no ${PROJECT_FILE} in ${root}: run \`operless create api\` in a project made by \`operless init\` (or pass --project <dir>)`);

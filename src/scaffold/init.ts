@@ -3,6 +3,9 @@
  * Pure: `planInit` returns the files; `files.ts` writes them. The project starts with no kinds
  * (`operless create api` adds them at the `+operless:scaffold:*` markers) and its `npm test`
  * passes from the start (test/project.test.ts checks that every kind is wired everywhere).
+ * It starts with one function, the scheduled resync (`functions/resync.ts`), which feeds
+ * every kind's work queue once kinds exist, so `osls package` works from the start too
+ * (serverless-esbuild fails on a service without functions).
  *
  * Toolchain pins (Node 24 via the `node` devDependency, TypeScript, osls, serverless-esbuild)
  * are the ones this Operless version is tested with, read from its own package.json.
@@ -33,6 +36,7 @@ export function planInit(options: InitOptions): FileChange[] {
     create('serverless.yml', serverlessYaml(options.name)),
     create('src/resources.ts', RESOURCES),
     create('functions/README.md', FUNCTIONS_README),
+    create('functions/resync.ts', RESYNC_FUNCTION),
     create('events/README.md', EVENTS_README),
     create('infra/forwarder/values.yaml', forwarderValues(options.name)),
     create('infra/samples/README.md', '# Sample resources: `kubectl apply -f infra/samples/`. `npm start` applies them to the local cluster.\n'),
@@ -117,6 +121,59 @@ const FUNCTIONS_README = `# Lambda entry points
 One module per kind, added by \`operless create api\`: it exports \`handler\` (what Lambda calls,
 fed by the kind's SQS queue) and \`controllers\` (what the handler serves; \`operless dev\` derives
 the forwarder's watches from them). Each is declared in serverless.yml with its own queue and DLQ.
+
+\`resync.ts\` is the scheduled safety net (\`resyncSchedule\` in serverless.yml, every 10 minutes
+by default): it lists every object of every kind and sends each a \`Resync\` message on its
+kind's queue, so anything the forwarder ever missed is reconciled. \`operless create api\` adds
+each kind to it.
+`;
+
+/** functions/resync.ts of a new project: kinds are inserted at the markers by `create api`. */
+const RESYNC_FUNCTION = `/**
+ * Lambda entry point: the scheduled resync (serverless.yml, \`resyncSchedule\`), the safety net
+ * that heals anything the forwarder ever missed. It lists every object of every kind of this
+ * project and sends each a \`Resync\` reconcile message on its kind's own work queue, whose
+ * URL serverless.yml gives this function in the variable named below. \`operless create api\`
+ * adds each new kind here (at the +operless:scaffold markers).
+ *
+ * Kinds are resynced independently: one that fails (API server, queue) does not stop the
+ * others, and the invocation then fails naming each kind that did not finish, so it shows in
+ * the function's error metrics. An extra Resync is harmless: reconciles read live state.
+ */
+import { createClientFactory, createLogger, type KindRef } from 'operless';
+import { createResyncHandler, type ResyncReport } from 'operless/resync';
+// ${marker('resync-imports')}
+
+/** Every kind, and the environment variable holding the URL of its work queue. */
+export const resyncKinds: { readonly kind: KindRef; readonly queueUrlVariable: string }[] = [
+  // ${marker('resync-kinds')}
+];
+
+const log = createLogger();
+const clients = createClientFactory();
+const resyncs = resyncKinds.map(({ kind, queueUrlVariable }) => ({
+  kind,
+  queueUrlVariable,
+  run: createResyncHandler({
+    kinds: [kind],
+    env: { ...process.env, OPERLESS_QUEUE_URL: process.env[queueUrlVariable] },
+    clientFor: clients,
+    log: log.child({ kind: kind.kind }),
+  }),
+}));
+
+export async function handler(event: unknown, context?: { getRemainingTimeInMillis(): number }): Promise<Record<string, ResyncReport>> {
+  const results = await Promise.allSettled(resyncs.map((resync) => resync.run(event, context)));
+  const reports: Record<string, ResyncReport> = {};
+  const failures: string[] = [];
+  results.forEach((result, i) => {
+    const { kind, queueUrlVariable } = resyncs[i]!;
+    if (result.status === 'fulfilled') reports[kind.kind] = result.value;
+    else failures.push(\`\${kind.kind} (queue URL from \${queueUrlVariable}): \${result.reason instanceof Error ? result.reason.message : String(result.reason)}\`);
+  });
+  if (failures.length > 0) throw new Error(\`resync did not finish for \${failures.join('; ')}\`);
+  return reports;
+}
 `;
 
 const EVENTS_README = `# Sample Lambda SQS events
@@ -149,6 +206,9 @@ params:
     clusterName: ''
     # Upper bound of concurrent reconcile invocations per kind (2-1000): protects the API server.
     maximumConcurrency: 5
+    # How often the resync function re-enqueues every object of every kind (heals anything
+    # the forwarder missed).
+    resyncSchedule: rate(10 minutes)
     logLevel: info
 
 provider:
@@ -195,6 +255,16 @@ custom:
       js: "import { createRequire as __operlessCreateRequire } from 'node:module'; const require = __operlessCreateRequire(import.meta.url);"
 
 functions:
+  resync:
+    handler: functions/resync.handler
+    description: Re-enqueues every object of every kind on its kind's work queue (safety net)
+    timeout: 300
+    environment:
+      # Each kind's work queue URL (functions/resync.ts reads the variable of each kind).
+      # ${marker('resync-queues')}
+    events:
+      - schedule:
+          rate: \${param:resyncSchedule}
   # ${marker('functions')}
 
 resources:
@@ -223,7 +293,8 @@ serviceAccount:
 
 const PROJECT_TEST = `/**
  * The project is wired together: every kind in operless.json has its function and queues in
- * serverless.yml, a CRD, RBAC, a sample, a sample SQS event and forwarder watches.
+ * serverless.yml, a CRD, RBAC, a sample, a sample SQS event and forwarder watches, and the
+ * scheduled resync function feeds its queue.
  * Fast, no cluster: it catches a half-done rename or a deleted file.
  */
 import { test } from 'node:test';
@@ -234,10 +305,13 @@ const project = JSON.parse(readFileSync('operless.json', 'utf8')) as {
   apis: { group: string; kind: string; plural: string }[];
 };
 const serverless = readFileSync('serverless.yml', 'utf8');
+const resync = readFileSync('functions/resync.ts', 'utf8');
 
-test('serverless.yml is a complete osls service', () => {
+test('serverless.yml is a complete osls service with the scheduled resync function', () => {
   assert.match(serverless, /^service: /m);
   assert.match(serverless, /^functions:/m);
+  assert.ok(serverless.includes('handler: functions/resync.handler'), 'the resync function is declared');
+  assert.ok(serverless.includes('rate: \${param:resyncSchedule}'), 'on a schedule');
 });
 
 for (const api of project.apis) {
@@ -253,6 +327,9 @@ for (const api of project.apis) {
       assert.ok(existsSync(path), \`\${path} exists\`);
     }
     assert.ok(readFileSync('infra/forwarder/watches.yaml', 'utf8').includes(\`kind: \${api.kind}\`), 'the forwarder watches it');
+    const variable = \`\${file.replace(/-/g, '_').toUpperCase()}_QUEUE_URL\`;
+    assert.ok(resync.includes(\`queueUrlVariable: '\${variable}'\`), 'functions/resync.ts resyncs it');
+    assert.ok(serverless.includes(\`\${variable}: !Ref \${api.kind}WorkQueue\`), 'the resync function gets its queue URL');
   });
 }
 `;
@@ -279,8 +356,9 @@ npx operless create api --group cache --version v1alpha1 --kind Memcached --owns
 
 creates \`src/<kind>/types.ts\` (schema: spec and status), \`src/<kind>/controller.ts\` (reconcile),
 \`functions/<kind>.ts\`, its queue, DLQ and function in serverless.yml, the forwarder watches,
-RBAC, a sample, a sample SQS event and an integration test. After editing a schema,
-\`npm run crd\` regenerates \`infra/crds/\`.
+RBAC, a sample, a sample SQS event and an integration test, and adds the kind to the scheduled
+resync function (\`functions/resync.ts\`). After editing a schema, \`npm run crd\` regenerates
+\`infra/crds/\`.
 
 ## Layout
 
@@ -288,8 +366,8 @@ RBAC, a sample, a sample SQS event and an integration test. After editing a sche
 | --- | --- |
 | \`src/<kind>/\` | the kind's schema (Operless CRD DSL) and controller |
 | \`src/resources.ts\` | the resources \`operless crd\` renders |
-| \`functions/\` | Lambda entry points (\`handler\`, \`controllers\`) |
-| \`serverless.yml\` | queues, DLQs, functions (osls + serverless-esbuild) |
+| \`functions/\` | Lambda entry points (\`handler\`, \`controllers\`), and \`resync.ts\` (the scheduled resync of every kind) |
+| \`serverless.yml\` | queues, DLQs, functions (osls + serverless-esbuild), the resync schedule |
 | \`infra/crds/\` | generated CRDs |
 | \`infra/rbac/\` | RBAC of the functions and of the forwarder |
 | \`infra/forwarder/\` | Helm values and watches of the forwarder |

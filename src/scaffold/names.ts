@@ -40,14 +40,20 @@ export function checkProjectName(name: string): string {
  * kubebuilder: `--group cache` in domain `example.com` is `cache.example.com`).
  */
 export function fullGroup(group: string, domain: string): string {
+  checkGroup(group);
+  const full = group.includes('.') ? group : `${group}.${domain}`;
+  if (full.length > 253) throw new ScaffoldError(`API group ${full} is longer than 253 characters`);
+  return full;
+}
+
+/** The `--group` as given: one DNS-1123 label (`cache`) or a full DNS-1123 subdomain. */
+export function checkGroup(group: string): string {
   if (!DNS_LABEL.test(group) && !DNS_SUBDOMAIN.test(group)) {
     throw new ScaffoldError(
       `--group ${JSON.stringify(group)} must be a DNS-1123 name: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (e.g. cache)`,
     );
   }
-  const full = group.includes('.') ? group : `${group}.${domain}`;
-  if (full.length > 253) throw new ScaffoldError(`API group ${full} is longer than 253 characters`);
-  return full;
+  return group;
 }
 
 export function checkVersion(version: string): string {

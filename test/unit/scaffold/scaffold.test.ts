@@ -4,22 +4,27 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { checkDomain, checkKind, checkProjectName, checkVersion, fullGroup, kebab, pluralOf, ScaffoldError } from '../../../src/scaffold/names.ts';
+import { checkDomain, checkGroup, checkKind, checkProjectName, checkVersion, fullGroup, kebab, pluralOf, ScaffoldError } from '../../../src/scaffold/names.ts';
 import { resolveOwned } from '../../../src/scaffold/known-kinds.ts';
 import { applyChanges, insertAtMarker } from '../../../src/scaffold/files.ts';
-import { planCreateApi } from '../../../src/scaffold/create-api.ts';
+import { planCreateApi, resyncQueueVariable } from '../../../src/scaffold/create-api.ts';
 import { planInit } from '../../../src/scaffold/init.ts';
 import { parseProjectFile, type ProjectFile } from '../../../src/scaffold/project-file.ts';
+import { scaffoldApi } from '../../../src/scaffold/index.ts';
+import { createApi } from '../../../src/cli/commands/create-api.ts';
+import { UsageError } from '../../../src/cli/args.ts';
 
 describe('names', () => {
   test('group: DNS-1123, the domain is appended to a single label', () => {
     assert.equal(fullGroup('cache', 'example.com'), 'cache.example.com');
     assert.equal(fullGroup('tenancy.acme.io', 'example.com'), 'tenancy.acme.io');
     for (const bad of ['Cache', 'cache_x', '-cache', 'cache.', '']) assert.throws(() => fullGroup(bad, 'example.com'), /DNS-1123/);
+    assert.equal(checkGroup('tenancy.acme.io'), 'tenancy.acme.io');
+    assert.throws(() => checkGroup('Tenancy'), /--group "Tenancy" must be a DNS-1123 name/);
   });
   test('version like v1, v1beta1, v1alpha1', () => {
     for (const good of ['v1', 'v2beta3', 'v1alpha1']) assert.equal(checkVersion(good), good);
@@ -37,6 +42,38 @@ describe('names', () => {
   test('plurals and file names', () => {
     assert.deepEqual(['Memcached', 'Policy', 'Ingress', 'Box', 'Gateway'].map(pluralOf), ['memcacheds', 'policies', 'ingresses', 'boxes', 'gateways']);
     assert.equal(kebab('CacheCluster'), 'cache-cluster');
+  });
+});
+
+describe('create api checks its arguments before looking for the project', () => {
+  // An empty folder: no operless.json. Each bad name must get its naming error, not "no operless.json".
+  const cases: [Record<string, string>, RegExp][] = [
+    [{ kind: 'memcached' }, /--kind "memcached" must be PascalCase/],
+    [{ version: 'v0' }, /--version "v0" must look like v1, v1beta1 or v1alpha1/],
+    [{ group: 'Cache' }, /--group "Cache" must be a DNS-1123 name/],
+  ];
+  const valid = { group: 'cache', version: 'v1alpha1', kind: 'Memcached' };
+  for (const [bad, message] of cases) {
+    test(`${Object.keys(bad)[0]}: ${message.source}`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'scaffold-unit-'));
+      try {
+        const options = { ...valid, ...bad };
+        assert.throws(() => scaffoldApi(dir, { ...options, namespaced: true }), (err: Error) => err instanceof ScaffoldError && message.test(err.message));
+        const argv = ['--project', dir, '--group', options.group, '--version', options.version, '--kind', options.kind];
+        await assert.rejects(createApi(argv), (err: Error) => err instanceof UsageError && message.test(err.message));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+  test('valid names outside a project: the missing project file is reported', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'scaffold-unit-'));
+    try {
+      assert.throws(() => scaffoldApi(dir, { ...valid, namespaced: true }), /no operless\.json in .*operless init/);
+      assert.equal(existsSync(join(dir, 'operless.json')), false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -116,6 +153,30 @@ describe('create api plan', () => {
     assert.match(inserts, /handler: functions\/tenant\.handler/);
     assert.match(inserts, /arn: !GetAtt TenantWorkQueue\.Arn/);
     assert.match(inserts, /deadLetterTargetArn: !GetAtt TenantDeadLetterQueue\.Arn/);
+  });
+  test('the kind joins the scheduled resync: its queue URL variable in serverless.yml and its entry in functions/resync.ts', () => {
+    assert.equal(resyncQueueVariable('WebApp'), 'WEB_APP_QUEUE_URL');
+    const inserts = (path: string, marker: string) => plan.changes.filter((c) => c.type === 'insert' && c.path === path && c.marker === marker).map((c) => c.content);
+    assert.deepEqual(inserts('serverless.yml', 'resync-queues'), ['TENANT_QUEUE_URL: !Ref TenantWorkQueue']);
+    assert.deepEqual(inserts('functions/resync.ts', 'resync-imports'), ["import { TENANT } from '../src/tenant/types.ts';"]);
+    assert.deepEqual(inserts('functions/resync.ts', 'resync-kinds'), ["{ kind: TENANT, queueUrlVariable: 'TENANT_QUEUE_URL' },"]);
+  });
+  test('applied to a fresh init project, every insertion finds its marker and the YAML stays valid', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'scaffold-unit-'));
+    try {
+      applyChanges(dir, planInit({ name: 'demo', domain: 'example.com', operlessDependency: '^0.1.0', toolVersions: {} }));
+      const before = parse(readFileSync(join(dir, 'serverless.yml'), 'utf8'), { customTags: (tags) => tags, logLevel: 'silent' });
+      assert.deepEqual(Object.keys(before.functions), ['resync'], 'a fresh project has one function: the resync');
+      assert.match(before.functions.resync.events[0].schedule.rate, /^\$\{param:resyncSchedule\}$/, 'on the resyncSchedule parameter');
+      applyChanges(dir, plan.changes);
+      const after = parse(readFileSync(join(dir, 'serverless.yml'), 'utf8'), { customTags: (tags) => tags, logLevel: 'silent' });
+      assert.deepEqual(Object.keys(after.functions), ['resync', 'tenant']);
+      assert.deepEqual(Object.keys(after.functions.resync.environment), ['TENANT_QUEUE_URL']);
+      assert.deepEqual(Object.keys(after.resources.Resources), ['TenantDeadLetterQueue', 'TenantWorkQueue']);
+      assert.match(readFileSync(join(dir, 'functions/resync.ts'), 'utf8'), /import \{ TENANT \} from '\.\.\/src\/tenant\/types\.ts';\n[\s\S]*\{ kind: TENANT, queueUrlVariable: 'TENANT_QUEUE_URL' \},\n\s*\/\/ \+operless:scaffold:resync-kinds/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
   test('the generated sample and SQS event name the same object (no namespace: cluster-scoped)', () => {
     const sample = parse(content('infra/samples/tenant.yaml'));
