@@ -4,7 +4,12 @@
  * the forwarder maps the child's changes back to the owner (what `Owns()` does in
  * controller-runtime). The child is written with server-side apply by the controller's field
  * manager; applying the same desired child twice changes nothing.
+ *
+ * `applyOwnedIfChanged` skips the request altogether when the live child (already read by the
+ * caller) matches: a hash annotation of the desired object says whether the desired state
+ * changed, and the live values of every field we set say whether someone else changed them.
  */
+import { createHash } from 'node:crypto';
 import type { KindRef, KubeClient, KubeObject, OwnerReference } from '../core/types.ts';
 
 export function controllerReference(owner: KubeObject): OwnerReference {
@@ -41,4 +46,91 @@ export function withControllerReference<C extends KubeObject>(child: C, owner: K
 /** Server-side applies `child` with a controller reference to `owner`. */
 export function applyOwned<C extends KubeObject>(client: KubeClient, owner: KubeObject, childKind: KindRef, child: C): Promise<C> {
   return client.apply<C>(childKind, withControllerReference(child, owner, childKind));
+}
+
+/**
+ * Annotation on a child holding the hash of the desired object last applied to it. A child
+ * whose annotation differs was applied from another desired state (the owner's spec changed,
+ * or a field we used to set is no longer desired — something a field-by-field check of the
+ * desired object cannot see).
+ */
+export const APPLIED_HASH_ANNOTATION = 'operless.dev/applied-hash';
+
+/** Why a child must be applied, or undefined when the live child already matches. */
+export type ApplyReason = 'missing' | 'desired-changed' | 'drifted';
+
+/** JSON with object keys sorted: the same value always gives the same text. Pure. */
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** SHA-256 of the desired object's stable JSON, first 16 hex digits (change detection only). Pure. */
+export function appliedHash(desired: KubeObject): string {
+  return createHash('sha256').update(stableJson(desired), 'utf8').digest('hex').slice(0, 16);
+}
+
+/** The desired child carrying its own hash in `APPLIED_HASH_ANNOTATION`. Pure. */
+export function withAppliedHash<C extends KubeObject>(desired: C): C {
+  const annotations = { ...desired.metadata.annotations, [APPLIED_HASH_ANNOTATION]: appliedHash(desired) };
+  return { ...desired, metadata: { ...desired.metadata, annotations } };
+}
+
+/**
+ * Whether every field set in `desired` has the same value in `live` (objects: each desired
+ * key, recursively; arrays: same length, element by element; scalars: equal). Fields only
+ * `live` has (defaults, other managers' fields, status) are ignored. Pure.
+ */
+export function isSubsetOf(desired: unknown, live: unknown): boolean {
+  if (Array.isArray(desired)) {
+    return Array.isArray(live) && live.length === desired.length && desired.every((d, i) => isSubsetOf(d, live[i]));
+  }
+  if (desired !== null && typeof desired === 'object') {
+    if (live === null || typeof live !== 'object' || Array.isArray(live)) return false;
+    const l = live as Record<string, unknown>;
+    return Object.entries(desired as Record<string, unknown>).every(([k, v]) => v === undefined || isSubsetOf(v, l[k]));
+  }
+  return desired === live;
+}
+
+/**
+ * Decides whether server-side applying `desired` (with its owner reference and hash
+ * annotation, see `withAppliedHash`) would change `live`. Pure.
+ *
+ * - `missing`: no live child (never created, or deleted);
+ * - `desired-changed`: the live child was applied from another desired object (hash differs);
+ * - `drifted`: same hash, but someone changed a field we set (e.g. `kubectl scale` of a
+ *   Deployment's replicas) — the live values of our fields are compared, not only the hash.
+ *
+ * A false "needs apply" only costs one idempotent apply (e.g. when the API server stores a
+ * value in another canonical form than we wrote it); a false "matches" cannot happen for
+ * fields we set, since every one of them is compared.
+ */
+export function applyReason(desired: KubeObject, live: KubeObject | undefined): ApplyReason | undefined {
+  if (!live) return 'missing';
+  const expected = desired.metadata.annotations?.[APPLIED_HASH_ANNOTATION];
+  if (expected === undefined || live.metadata.annotations?.[APPLIED_HASH_ANNOTATION] !== expected) return 'desired-changed';
+  return isSubsetOf(desired, live) ? undefined : 'drifted';
+}
+
+/**
+ * Applies `desired` as a child of `owner` unless the `live` child (read by the caller) already
+ * matches it; returns the live child and why it was applied (undefined: no request sent).
+ */
+export async function applyOwnedIfChanged<C extends KubeObject>(
+  apply: (kind: KindRef, child: C) => Promise<C>,
+  owner: KubeObject,
+  kind: KindRef,
+  desired: C,
+  live: C | undefined,
+): Promise<{ object: C; applied: ApplyReason | undefined }> {
+  const full = withAppliedHash(withControllerReference(desired, owner, kind));
+  const reason = applyReason(full, live);
+  if (!reason) return { object: live as C, applied: undefined };
+  return { object: await apply(kind, full), applied: reason };
 }

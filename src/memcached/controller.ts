@@ -4,11 +4,17 @@
  *
  * 1. refuses specs the schema cannot rule out (`validate.ts`): `Degraded=True` with the reason,
  *    then `TerminalError` (no retries; the runtime records a Warning Event);
- * 2. server-side applies the Deployment and the headless Service (`desired.ts`) with a
- *    controller owner reference, refusing to take over a Deployment another controller owns;
- * 3. lists the pods by label and writes `status` (`status.ts`) only when it changed;
+ * 2. reads the Deployment and server-side applies it (with a controller owner reference) only
+ *    when it differs from the desired one (`applyOwnedIfChanged`), refusing to take over a
+ *    Deployment another controller owns; applies the headless Service when the message or the
+ *    Deployment says it may need it (`plan.ts`);
+ * 3. lists the pods by label only when the Deployment changed since the status was written,
+ *    and writes `status` (`status.ts`) only when it changed;
  * 4. records Events for transitions (created, scaled, degraded, recovered);
- * 5. requeues while the rollout is in flight, so status converges even without child events.
+ * 5. polls (long interval, `plan.ts`) while the rollout is in flight as a safety net for lost
+ *    events; the Deployment's own status changes (`Owned` events) drive convergence.
+ *
+ * A steady-state no-op costs two API requests: GET Memcached (the runtime) and GET Deployment.
  *
  * Finalizer `cache.example.com/finalizer`: deletion runs a cleanup step that records an Event;
  * the children go with their owner through garbage collection.
@@ -19,16 +25,15 @@ import type { ControllerSpec, KubeObject, ReconcileContext } from '../core/types
 import { done, requeueAfter, type ReconcileResult } from '../core/result.ts';
 import { TerminalError } from '../core/errors.ts';
 import { DEPLOYMENTS, PODS, SERVICES, desiredDeployment, desiredService, podSelector } from './desired.ts';
-import { DEGRADED, invalidSpecStatus, observe, transitioned, type DeploymentView, type PodView } from './status.ts';
+import { DEGRADED, invalidSpecStatus, observeSummary, recordedPods, summarizePods, transitioned, type DeploymentView, type PodView } from './status.ts';
+import { nextPoll, podsNeedListing, serviceCheck } from './plan.ts';
+import { applyOwnedIfChanged } from '../kube/owned.ts';
 import { specProblem, type SpecProblem } from './validate.ts';
 import { MEMCACHED, type Memcached } from './types.ts';
 
 export const MEMCACHED_FINALIZER = 'cache.example.com/finalizer';
 export const FIELD_MANAGER = 'operless-memcached';
-/** Poll interval while a rollout is in flight. */
-export const PROGRESS_POLL_SECONDS = 5;
-/** Poll interval while the Deployment is stuck (a human or the cluster must act first). */
-export const DEGRADED_POLL_SECONDS = 60;
+export { PROGRESS_POLL_SECONDS } from './plan.ts';
 
 type Ctx = ReconcileContext<Memcached>;
 
@@ -51,16 +56,26 @@ export async function reconcileMemcached(mc: Memcached, ctx: Ctx): Promise<Recon
   const conflict = ownershipProblem(mc, existing);
   if (conflict) return refuse(mc, ctx, conflict);
 
-  const deployment = await ctx.applyOwned<DeploymentView>(DEPLOYMENTS, desiredDeployment(mc) as DeploymentView);
-  await ctx.applyOwned(SERVICES, desiredService(mc));
+  const { object: deployment, applied } = await applyOwnedIfChanged(
+    (kind, child) => ctx.applyOwned(kind, child),
+    mc,
+    DEPLOYMENTS,
+    desiredDeployment(mc) as DeploymentView,
+    existing,
+  );
+  const service = serviceCheck(ctx.message, existing, applied !== undefined);
+  if (service) await ctx.applyOwned(SERVICES, desiredService(mc));
+  if (applied) ctx.log.info('deployment applied', { why: applied, ...(service ? { serviceCheck: service } : {}) });
   if (!existing) {
     await record(ctx, mc, 'Normal', 'Created', 'Create', `Created Deployment and Service ${name} for ${mc.spec.size} memcached ${plural(mc.spec.size)}`);
   } else if (existing.spec?.replicas !== undefined && existing.spec.replicas !== mc.spec.size) {
     await record(ctx, mc, 'Normal', 'Scaled', 'Scale', `Scaled memcached from ${existing.spec.replicas} to ${mc.spec.size} ${plural(mc.spec.size)}`);
   }
 
-  const pods = await ctx.client.list<PodView>(PODS, { namespace, labelSelector: podSelector(mc) });
-  const observed = observe(mc, deployment, pods.items, new Date());
+  const pods = podsNeedListing(mc, deployment)
+    ? summarizePods((await ctx.client.list<PodView>(PODS, { namespace, labelSelector: podSelector(mc) })).items)
+    : recordedPods(mc.status);
+  const observed = observeSummary(mc, deployment, pods, new Date());
   const changed = await ctx.updateStatus(observed.status);
   if (changed) {
     ctx.log.info('status updated', { readyReplicas: observed.status.readyReplicas, nodes: observed.status.nodes.length, settled: observed.settled });
@@ -72,8 +87,8 @@ export async function reconcileMemcached(mc: Memcached, ctx: Ctx): Promise<Recon
     await record(ctx, mc, 'Normal', 'Recovered', 'Reconcile', 'memcached is no longer degraded');
   }
 
-  if (observed.degraded) return requeueAfter(DEGRADED_POLL_SECONDS);
-  return observed.settled ? done() : requeueAfter(PROGRESS_POLL_SECONDS);
+  const poll = nextPoll(observed, ctx.message.reason);
+  return poll === undefined ? done() : requeueAfter(poll);
 }
 
 export async function finalizeMemcached(mc: Memcached, ctx: Ctx): Promise<ReconcileResult> {

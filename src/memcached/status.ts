@@ -38,7 +38,7 @@ export const PROGRESSING = 'Progressing';
 export const DEGRADED = 'Degraded';
 
 export interface Observation {
-  readonly status: Required<MemcachedStatus>;
+  readonly status: Required<Omit<MemcachedStatus, 'deploymentResourceVersion'>> & Pick<MemcachedStatus, 'deploymentResourceVersion'>;
   /** True when nothing is in flight: the controller can stop polling. */
   readonly settled: boolean;
   /** Set when the Deployment is stuck (reason and message of the Degraded condition). */
@@ -86,13 +86,36 @@ export function deploymentProblem(deployment: DeploymentView | undefined): { rea
   return undefined;
 }
 
-/** Computes the status a Memcached should have now. */
+/** What the status needs from the pods: the live pods' names (sorted) and how many are Ready. */
+export interface PodSummary {
+  readonly nodes: readonly string[];
+  readonly ready: number;
+}
+
+export function summarizePods(pods: readonly PodView[]): PodSummary {
+  const live = livePods(pods);
+  return { nodes: live.map((p) => p.metadata.name).sort(), ready: live.filter(isPodReady).length };
+}
+
+/** The pod summary the status recorded (when the pods were not listed again). */
+export function recordedPods(status: MemcachedStatus | undefined): PodSummary {
+  return { nodes: status?.nodes ?? [], ready: status?.readyReplicas ?? 0 };
+}
+
+/** Computes the status a Memcached should have now, from its Deployment and its pods. */
 export function observe(mc: Memcached, deployment: DeploymentView | undefined, pods: readonly PodView[], now: Date): Observation {
+  return observeSummary(mc, deployment, summarizePods(pods), now);
+}
+
+/**
+ * `observe` from a pod summary. The status records the Deployment's resourceVersion, so a
+ * later reconcile can tell whether the pods may have changed since (see plan.ts).
+ */
+export function observeSummary(mc: Memcached, deployment: DeploymentView | undefined, pods: PodSummary, now: Date): Observation {
   const size = mc.spec.size;
   const generation = mc.metadata.generation ?? 0;
-  const live = livePods(pods);
-  const nodes = live.map((p) => p.metadata.name).sort();
-  const ready = live.filter(isPodReady).length;
+  const nodes = [...pods.nodes];
+  const ready = pods.ready;
   const fromDeployment = deploymentSettled(deployment, size);
   const settled = nodes.length === size && ready === size && fromDeployment !== false;
   const problem = deploymentProblem(deployment);
@@ -123,7 +146,13 @@ export function observe(mc: Memcached, deployment: DeploymentView | undefined, p
   else set(DEGRADED, 'False', 'AsExpected', 'no problems found');
 
   return {
-    status: { nodes, readyReplicas: ready, observedGeneration: generation, conditions: orderConditions(conditions) },
+    status: {
+      nodes,
+      readyReplicas: ready,
+      observedGeneration: generation,
+      conditions: orderConditions(conditions),
+      ...(deployment?.metadata.resourceVersion ? { deploymentResourceVersion: deployment.metadata.resourceVersion } : {}),
+    },
     settled,
     ...(problem ? { degraded: problem } : {}),
   };

@@ -73,6 +73,10 @@ export const memcachedStatus = object(
     readyReplicas: integer({ minimum: 0, description: 'Number of memcached pods that are Ready.' }),
     observedGeneration: integer({ format: 'int64', minimum: 0, description: 'The .metadata.generation this status was computed from.' }),
     conditions: conditions({ description: 'Available, Progressing and Degraded, as metav1.Condition.' }),
+    deploymentResourceVersion: string({
+      maxLength: 128,
+      description: 'The resourceVersion of the Deployment that nodes and readyReplicas were computed from (the pods are listed again only when it changes).',
+    }),
   },
   { description: 'Observed state of the memcached cluster.' },
 );

@@ -7,14 +7,17 @@ import assert from 'node:assert/strict';
 import type { KindRef, KubeClient, KubeObject, ReconcileContext } from '../../../src/core/types.ts';
 import { isTerminalError } from '../../../src/core/errors.ts';
 import { silentLogger } from '../../../src/observability/log.ts';
-import { newMessage } from '../../../src/contract/message.ts';
-import { memcachedController, reconcileMemcached, finalizeMemcached, MEMCACHED_FINALIZER } from '../../../src/memcached/controller.ts';
+import { newMessage, type Reason } from '../../../src/contract/message.ts';
+import { jsonEqual } from '../../../src/kube/status.ts';
+import { memcachedController, reconcileMemcached, finalizeMemcached, MEMCACHED_FINALIZER, PROGRESS_POLL_SECONDS } from '../../../src/memcached/controller.ts';
 import type { Memcached } from '../../../src/memcached/types.ts';
-import { memcached, pod } from './fixtures.ts';
+import { memcached, pod, settledStatus } from './fixtures.ts';
 
 interface Recorded { type: string; reason: string; note: string }
 
-function fakeContext(mc: Memcached, existing: KubeObject[] = [], pods: KubeObject[] = []) {
+function fakeContext(mc: Memcached, existing: KubeObject[] = [], pods: KubeObject[] = [], trigger: { reason: Reason; resourceVersion?: string } = { reason: 'Modified' }) {
+  let lists = 0;
+  let version = 100;
   const store = new Map<string, KubeObject>(existing.map((o) => [`${o.kind}/${o.metadata.name}`, o]));
   const applied: KubeObject[] = [];
   const events: Recorded[] = [];
@@ -26,12 +29,13 @@ function fakeContext(mc: Memcached, existing: KubeObject[] = [], pods: KubeObjec
     async list(kind: KindRef, options?: { labelSelector?: string }) {
       assert.equal(kind.kind, 'Pod');
       assert.equal(options?.labelSelector, 'app.kubernetes.io/name=memcached,app.kubernetes.io/instance=cache');
+      lists += 1;
       return { items: pods, resourceVersion: '1' };
     },
   } as unknown as KubeClient;
   const ctx: ReconcileContext<Memcached> = {
     reconcileId: 'r1',
-    message: newMessage({ cluster: 'test', apiVersion: mc.apiVersion, kind: mc.kind, namespace: 'shop', name: 'cache' }, 'Modified'),
+    message: newMessage({ cluster: 'test', apiVersion: mc.apiVersion, kind: mc.kind, namespace: 'shop', name: 'cache', ...(trigger.resourceVersion ? { resourceVersion: trigger.resourceVersion } : {}) }, trigger.reason),
     log: silentLogger,
     client,
     events: { async record(_regarding, e) { events.push(e); } },
@@ -39,7 +43,8 @@ function fakeContext(mc: Memcached, existing: KubeObject[] = [], pods: KubeObjec
     async applyOwned<C extends KubeObject>(kind: KindRef, child: C): Promise<C> {
       applied.push(child);
       const previous = store.get(`${kind.kind}/${child.metadata.name}`);
-      const merged = { ...child, status: previous?.status } as C;
+      version += 1;
+      const merged = { ...child, metadata: { ...child.metadata, resourceVersion: String(version) }, status: previous?.status } as C;
       store.set(`${kind.kind}/${child.metadata.name}`, merged);
       return merged;
     },
@@ -49,7 +54,7 @@ function fakeContext(mc: Memcached, existing: KubeObject[] = [], pods: KubeObjec
     },
     object: mc,
   };
-  return { ctx, applied, events, statuses };
+  return { ctx, applied, events, statuses, lists: () => lists, stored: (kind: string) => store.get(`${kind}/cache`) };
 }
 
 test('the controller spec: kind, finalizer, field manager', () => {
@@ -67,7 +72,7 @@ test('first reconcile: applies Deployment and Service, records Created, writes s
   assert.deepEqual(applied.map((o) => o.kind), ['Deployment', 'Service']);
   assert.deepEqual(events.map((e) => e.reason), ['Created']);
   assert.equal(statuses.length, 1);
-  assert.deepEqual(result, { type: 'requeueAfter', seconds: 5 });
+  assert.deepEqual(result, { type: 'requeueAfter', seconds: PROGRESS_POLL_SECONDS });
 });
 
 test('scaled: an existing Deployment with other replicas gives a Scaled event', async () => {
@@ -118,4 +123,61 @@ test('finalize records an Event and is done', async () => {
   const { ctx, events } = fakeContext(mc);
   assert.deepEqual(await finalizeMemcached(mc, ctx), { type: 'done' });
   assert.equal(events[0]?.reason, 'Finalizing');
+});
+
+/** A converged object: the children as the first reconcile applied them, the status it wrote. */
+async function converged() {
+  const pods = [pod('cache-a'), pod('cache-b'), pod('cache-c')];
+  const first = fakeContext(memcached(), [], pods, { reason: 'Added' });
+  const mc0 = memcached();
+  await reconcileMemcached(mc0, first.ctx);
+  const deployment: KubeObject = { ...first.stored('Deployment')!, status: settledStatus(3) };
+  const service = first.stored('Service')!;
+  // The Deployment controller then wrote its status: a new version, and one more reconcile.
+  deployment.metadata = { ...deployment.metadata, resourceVersion: '500' };
+  const second = fakeContext(mc0, [deployment, service], pods, { reason: 'Owned', resourceVersion: '500' });
+  await reconcileMemcached(mc0, second.ctx);
+  const mc = memcached({}, { status: second.statuses.at(-1) as Memcached['status'] });
+  return { mc, deployment, service, pods };
+}
+
+test('a no-op reconcile (Resync, Requeue, the Deployment\'s own Owned event): no apply, no pod list, same status, done', async () => {
+  const { mc, deployment, service, pods } = await converged();
+  assert.equal(mc.status?.deploymentResourceVersion, '500');
+  assert.deepEqual(mc.status?.nodes, ['cache-a', 'cache-b', 'cache-c']);
+  for (const trigger of [{ reason: 'Resync' }, { reason: 'Requeue' }, { reason: 'Owned', resourceVersion: '500' }] as const) {
+    const { ctx, applied, events, statuses, lists } = fakeContext(mc, [deployment, service], pods, trigger);
+    assert.deepEqual(await reconcileMemcached(mc, ctx), { type: 'done' }, trigger.reason);
+    assert.deepEqual(applied, [], `${trigger.reason}: nothing applied`);
+    assert.equal(lists(), 0, `${trigger.reason}: pods not listed`);
+    assert.deepEqual(events, []);
+    assert.ok(jsonEqual(statuses[0], mc.status), `${trigger.reason}: the status it computes is the one stored (so none is written)`);
+  }
+});
+
+test('drift: a Deployment scaled by hand is applied back; the Service is checked with it', async () => {
+  const { mc, deployment, service, pods } = await converged();
+  const scaled = { ...deployment, spec: { ...(deployment.spec as object), replicas: 5 }, metadata: { ...deployment.metadata, resourceVersion: '600' } };
+  const { ctx, applied } = fakeContext(mc, [scaled, service], pods, { reason: 'Owned', resourceVersion: '600' });
+  await reconcileMemcached(mc, ctx);
+  assert.deepEqual(applied.map((o) => [o.kind, (o.spec as { replicas?: number }).replicas]), [['Deployment', 3], ['Service', undefined]]);
+});
+
+test('an Owned event that is not the Deployment\'s (a Service change) applies the Service only', async () => {
+  const { mc, deployment, service, pods } = await converged();
+  const { ctx, applied, lists } = fakeContext(mc, [deployment, service], pods, { reason: 'Owned', resourceVersion: '777' });
+  await reconcileMemcached(mc, ctx);
+  assert.deepEqual(applied.map((o) => o.kind), ['Service']);
+  assert.equal(lists(), 0);
+});
+
+test('a replaced pod: the Deployment\'s status changed, so the pods are listed and status.nodes follows', async () => {
+  const { mc, deployment, service } = await converged();
+  const moved = { ...deployment, metadata: { ...deployment.metadata, resourceVersion: '700' } };
+  const { ctx, statuses, lists, applied } = fakeContext(mc, [moved, service], [pod('cache-a'), pod('cache-b'), pod('cache-d')], { reason: 'Owned', resourceVersion: '700' });
+  await reconcileMemcached(mc, ctx);
+  assert.equal(lists(), 1);
+  assert.deepEqual(applied, []);
+  assert.deepEqual(statuses[0]?.nodes, ['cache-a', 'cache-b', 'cache-d']);
+  assert.equal(statuses[0]?.deploymentResourceVersion, '700');
 });

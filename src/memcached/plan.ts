@@ -1,0 +1,92 @@
+/**
+ * What one Memcached reconcile must touch beyond the two reads every reconcile makes (the
+ * Memcached, read by the runtime, and its Deployment), decided from what those reads and the
+ * queue message already say. Pure.
+ *
+ * The steady-state no-op costs those two GETs and nothing else:
+ * - the Deployment is applied only when it differs from what we would apply
+ *   (`applyOwnedIfChanged` in src/kube/owned.ts: hash annotation + live values of our fields);
+ * - the Service is checked (applied: one idempotent request) only when an event may concern
+ *   it — see `serviceCheck`;
+ * - the pods are listed only when the Deployment changed since the status was written — see
+ *   `podsNeedListing`;
+ * - the progress poll is a safety net that only some reconciles start — see `nextPoll`.
+ */
+import type { ReconcileMessage } from '../contract/message.ts';
+import type { Memcached } from './types.ts';
+import type { DeploymentView, Observation } from './status.ts';
+
+/** Poll interval while a rollout is in flight (a safety net: the Deployment's own events drive progress). */
+export const PROGRESS_POLL_SECONDS = 30;
+
+/** Why the Service is applied in this reconcile, or undefined when it is left alone. */
+export type ServiceCheck = 'spec-or-retry' | 'owned-event' | 'deployment-applied' | undefined;
+
+/**
+ * Whether this reconcile must make sure the Service exists and matches.
+ *
+ * - `Added`, `Modified` (the spec may have changed the port), `Retry` (a previous attempt
+ *   failed somewhere), `Deleted` (a recreated object): always;
+ * - whenever the Deployment had to be applied (it was missing or drifted: something happened
+ *   to the children, so check the other one too);
+ * - `Owned`: a child changed. The forwarder puts the child's `resourceVersion` in the message;
+ *   when it is the live Deployment's, the event was the Deployment's own and the Service is
+ *   not concerned. Any other version (a Service event, or a Deployment version we do not see
+ *   any more) checks the Service. resourceVersions are compared for equality only, as the API
+ *   conventions allow.
+ * - `Requeue` (our own progress poll) and `Resync`: no. A Resync finds drift of the Deployment
+ *   (always read) but not a Service deleted while no forwarder watched; see docs/memcached.md.
+ */
+export function serviceCheck(message: Pick<ReconcileMessage, 'reason' | 'resourceVersion'>, deployment: DeploymentView | undefined, deploymentApplied: boolean): ServiceCheck {
+  if (deploymentApplied) return 'deployment-applied';
+  switch (message.reason) {
+    case 'Added':
+    case 'Modified':
+    case 'Retry':
+    case 'Deleted':
+      return 'spec-or-retry';
+    case 'Owned':
+      return message.resourceVersion !== undefined && message.resourceVersion === deployment?.metadata.resourceVersion ? undefined : 'owned-event';
+    case 'Requeue':
+    case 'Resync':
+      return undefined;
+  }
+}
+
+/**
+ * Whether the pods must be listed to compute `status.nodes` and `readyReplicas`.
+ *
+ * The status records the Deployment `resourceVersion` it was computed from. Pods of the
+ * Deployment change only through its ReplicaSets, and every change in their number or
+ * readiness changes the ReplicaSet's status and then the Deployment's (replicas,
+ * readyReplicas, availableReplicas, updatedReplicas, conditions): so while the Deployment's
+ * resourceVersion is the recorded one, the recorded nodes are current. They are listed again
+ * when the Deployment changed, when no version was recorded (first reconcile, older status), or
+ * when the Memcached's generation moved (the status must be recomputed for the new spec).
+ */
+export function podsNeedListing(mc: Memcached, deployment: DeploymentView): boolean {
+  const status = mc.status;
+  if (!status?.deploymentResourceVersion || !status.nodes || status.readyReplicas === undefined) return true;
+  if (status.observedGeneration !== mc.metadata.generation) return true;
+  return status.deploymentResourceVersion !== deployment.metadata.resourceVersion;
+}
+
+/**
+ * When to reconcile again without an event: `undefined` (done) or seconds.
+ *
+ * - settled: never (events bring the next change);
+ * - degraded (the Deployment is stuck): never. Only a human (a Memcached edit: `Modified`) or
+ *   the cluster (e.g. quota freed: the ReplicaSet creates pods, the Deployment's status
+ *   changes: `Owned`) can unstick it, and both are events; the periodic `Resync` is the net;
+ * - rolling out: the Deployment's status changes as pods are created and become ready, and
+ *   each change is an `Owned` event that reconciles again. The poll only guards against a
+ *   lost event, so it is long (`PROGRESS_POLL_SECONDS`) and only reconciles that are not
+ *   themselves such an event start or continue one. Every `Owned` event used to start its own
+ *   5 s chain (docs/faults.md); now the chains of one rollout are at most its non-`Owned`
+ *   messages (Added, Modified, Resync, Retry), and each ends when the object settles or is
+ *   declared Degraded (the Deployment's progress deadline).
+ */
+export function nextPoll(observation: Pick<Observation, 'settled' | 'degraded'>, reason: ReconcileMessage['reason']): number | undefined {
+  if (observation.settled || observation.degraded) return undefined;
+  return reason === 'Owned' ? undefined : PROGRESS_POLL_SECONDS;
+}

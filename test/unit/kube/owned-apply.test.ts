@@ -1,0 +1,112 @@
+/**
+ * "Apply only when different" for owned children (src/kube/owned.ts): the hash annotation,
+ * the live-field comparison, and the helper that sends an apply only when one is needed.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { KindRef, KubeObject } from '../../../src/core/types.ts';
+import {
+  APPLIED_HASH_ANNOTATION,
+  appliedHash,
+  applyOwnedIfChanged,
+  applyReason,
+  isSubsetOf,
+  withAppliedHash,
+  withControllerReference,
+} from '../../../src/kube/owned.ts';
+
+const DEPLOY: KindRef = { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
+const owner: KubeObject = { apiVersion: 'x.io/v1', kind: 'Owner', metadata: { name: 'o', namespace: 'ns', uid: 'u1' } };
+
+function desired(replicas = 3, args = ['-m', '64']): KubeObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'o', namespace: 'ns', labels: { app: 'o' } },
+    spec: { replicas, template: { spec: { containers: [{ name: 'c', image: 'i:1', args }] } } },
+  };
+}
+
+/** What the API server returns after applying `d`: our fields plus defaults, status, metadata. */
+function stored(d: KubeObject): KubeObject {
+  const spec = d.spec as { replicas: number; template: { spec: { containers: Record<string, unknown>[] } } };
+  return {
+    ...d,
+    metadata: { ...d.metadata, uid: 'child', resourceVersion: '7', generation: 1, labels: { ...d.metadata.labels, extra: 'x' } },
+    spec: {
+      ...spec,
+      progressDeadlineSeconds: 600,
+      template: { spec: { ...spec.template.spec, restartPolicy: 'Always', containers: spec.template.spec.containers.map((c) => ({ ...c, terminationMessagePath: '/dev/termination-log' })) } },
+    },
+    status: { replicas: 3 },
+  };
+}
+
+const full = (d: KubeObject) => withAppliedHash(withControllerReference(d, owner, DEPLOY));
+
+test('the hash is stable under key order and changes with any desired value', () => {
+  const a = desired();
+  const reordered: KubeObject = { spec: a.spec, metadata: { labels: { app: 'o' }, namespace: 'ns', name: 'o' }, kind: a.kind, apiVersion: a.apiVersion };
+  assert.equal(appliedHash(a), appliedHash(reordered));
+  assert.notEqual(appliedHash(a), appliedHash(desired(4)));
+  assert.notEqual(appliedHash(a), appliedHash(desired(3, ['-m', '65'])));
+  assert.match(appliedHash(a), /^[0-9a-f]{16}$/);
+  assert.equal(full(a).metadata.annotations?.[APPLIED_HASH_ANNOTATION], appliedHash(withControllerReference(a, owner, DEPLOY)));
+});
+
+test('isSubsetOf: every desired field must match; extra live fields are ignored; arrays by length and position', () => {
+  assert.ok(isSubsetOf({ a: 1, b: { c: [1, { d: 2 }] } }, { a: 1, z: 9, b: { c: [1, { d: 2, e: 3 }], y: 0 } }));
+  assert.ok(!isSubsetOf({ a: 1 }, { a: 2 }));
+  assert.ok(!isSubsetOf({ a: [1, 2] }, { a: [1, 2, 3] }), 'an extra element is a difference');
+  assert.ok(!isSubsetOf({ a: [1, 2] }, { a: [2, 1] }));
+  assert.ok(!isSubsetOf({ a: { b: 1 } }, { a: null }));
+  assert.ok(!isSubsetOf({ a: { b: 1 } }, {}));
+  assert.ok(isSubsetOf({ a: undefined }, {}), 'an undefined desired field sets nothing');
+});
+
+test('applyReason: missing, desired changed (hash), drifted (a live value we set changed), or nothing to do', () => {
+  const want = full(desired());
+  assert.equal(applyReason(want, undefined), 'missing');
+  assert.equal(applyReason(want, stored(want)), undefined, 'the stored form of what we applied matches');
+  assert.equal(applyReason(full(desired(5)), stored(want)), 'desired-changed');
+  const scaledByHand = stored(want);
+  (scaledByHand.spec as { replicas: number }).replicas = 7;
+  assert.equal(applyReason(want, scaledByHand), 'drifted', 'kubectl scale of the child is repaired');
+  const unannotated = stored(withControllerReference(desired(), owner, DEPLOY));
+  assert.equal(applyReason(want, unannotated), 'desired-changed', 'a child applied before hashes existed is applied once');
+  const ownerRemoved = stored(want);
+  ownerRemoved.metadata = { ...ownerRemoved.metadata, ownerReferences: [] };
+  assert.equal(applyReason(want, ownerRemoved), 'drifted', 'a removed owner reference is put back');
+});
+
+test('applyReason: a field we stopped setting is caught by the hash although the live object still has it', () => {
+  const before = full(desired());
+  const live = stored(before);
+  const without = desired();
+  delete (without.metadata as { labels?: unknown }).labels;
+  const after = full(without);
+  assert.ok(isSubsetOf(after, { ...live, metadata: { ...live.metadata, annotations: after.metadata.annotations } }), 'field-wise the live object still "contains" the new desired one');
+  assert.equal(applyReason(after, live), 'desired-changed');
+});
+
+test('applyOwnedIfChanged sends an apply only when needed, with owner reference and hash', async () => {
+  const sent: KubeObject[] = [];
+  const apply = async (_kind: KindRef, child: KubeObject) => {
+    sent.push(child);
+    return stored(child);
+  };
+  const first = await applyOwnedIfChanged(apply, owner, DEPLOY, desired(), undefined);
+  assert.equal(first.applied, 'missing');
+  assert.equal(sent.length, 1);
+  assert.equal(sent[0]?.metadata.ownerReferences?.[0]?.uid, 'u1');
+  assert.ok(sent[0]?.metadata.annotations?.[APPLIED_HASH_ANNOTATION]);
+
+  const again = await applyOwnedIfChanged(apply, owner, DEPLOY, desired(), first.object);
+  assert.equal(again.applied, undefined);
+  assert.equal(again.object, first.object, 'the live child is returned as read');
+  assert.equal(sent.length, 1, 'no request for a child that matches');
+
+  const changed = await applyOwnedIfChanged(apply, owner, DEPLOY, desired(2), first.object);
+  assert.equal(changed.applied, 'desired-changed');
+  assert.equal(sent.length, 2);
+});

@@ -1,0 +1,46 @@
+/** What a Memcached reconcile touches beyond its two reads (src/memcached/plan.ts). */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { REASONS } from '../../../src/contract/message.ts';
+import { nextPoll, podsNeedListing, serviceCheck, PROGRESS_POLL_SECONDS } from '../../../src/memcached/plan.ts';
+import { deployment, memcached, settledStatus } from './fixtures.ts';
+
+const live = { ...deployment(3, settledStatus(3)), metadata: { name: 'cache', namespace: 'shop', generation: 1, resourceVersion: '42' } };
+
+test('serviceCheck: spec changes, retries and recreations check the Service; polls and resyncs do not', () => {
+  for (const reason of ['Added', 'Modified', 'Retry', 'Deleted'] as const) {
+    assert.equal(serviceCheck({ reason }, live, false), 'spec-or-retry', reason);
+  }
+  assert.equal(serviceCheck({ reason: 'Requeue' }, live, false), undefined);
+  assert.equal(serviceCheck({ reason: 'Resync', resourceVersion: '5' }, live, false), undefined);
+});
+
+test('serviceCheck: an Owned event is the Deployment\'s own only when it names the live Deployment version', () => {
+  assert.equal(serviceCheck({ reason: 'Owned', resourceVersion: '42' }, live, false), undefined);
+  assert.equal(serviceCheck({ reason: 'Owned', resourceVersion: '43' }, live, false), 'owned-event', 'a Service event (or a newer Deployment)');
+  assert.equal(serviceCheck({ reason: 'Owned' }, live, false), 'owned-event', 'no version: cannot tell, check');
+  assert.equal(serviceCheck({ reason: 'Owned', resourceVersion: '42' }, undefined, false), 'owned-event');
+});
+
+test('serviceCheck: whenever the Deployment had to be applied, the Service is checked too, for every reason', () => {
+  for (const reason of REASONS) assert.equal(serviceCheck({ reason, resourceVersion: '42' }, live, true), 'deployment-applied', reason);
+});
+
+test('podsNeedListing: only when the Deployment version or the generation moved since the status was written', () => {
+  const recorded = { nodes: ['a', 'b', 'c'], readyReplicas: 3, observedGeneration: 2, deploymentResourceVersion: '42' };
+  assert.equal(podsNeedListing(memcached({}, { status: recorded }), live), false);
+  assert.equal(podsNeedListing(memcached({}, { status: { ...recorded, deploymentResourceVersion: '41' } }), live), true, 'the Deployment changed');
+  assert.equal(podsNeedListing(memcached({}, { status: { ...recorded, observedGeneration: 1 } }), live), true, 'new spec');
+  assert.equal(podsNeedListing(memcached(), live), true, 'no status yet');
+  const { deploymentResourceVersion: _, ...older } = recorded;
+  assert.equal(podsNeedListing(memcached({}, { status: older }), live), true, 'a status written before versions were recorded');
+});
+
+test('nextPoll: settled and degraded objects do not poll; a rollout polls (long) unless the reconcile came from an Owned event', () => {
+  const rolling = { settled: false };
+  assert.equal(nextPoll({ settled: true }, 'Added'), undefined);
+  assert.equal(nextPoll({ settled: false, degraded: { reason: 'ProgressDeadlineExceeded', message: 'stuck' } }, 'Requeue'), undefined);
+  for (const reason of ['Added', 'Modified', 'Resync', 'Retry', 'Requeue'] as const) assert.equal(nextPoll(rolling, reason), PROGRESS_POLL_SECONDS, reason);
+  assert.equal(nextPoll(rolling, 'Owned'), undefined, 'the Deployment\'s next status change is the next event');
+  assert.ok(PROGRESS_POLL_SECONDS >= 30, 'a safety net, not the convergence mechanism');
+});
