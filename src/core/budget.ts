@@ -8,7 +8,13 @@
  *   back to the queue (see `deferred` in followup.ts), not failed;
  * - a running reconcile's `signal` is aborted when only half the reserve remains, so a
  *   cooperative reconcile (one that passes `ctx.signal` on) stops and its follow-up is still
- *   sent in time.
+ *   sent in time;
+ * - a reconcile that ignores its aborted signal is abandoned when a quarter of the reserve
+ *   remains: it counts as a failed reconcile (retried, in the end dead-lettered) and its
+ *   follow-up is sent in the time left;
+ * - when a tenth of the reserve remains the handler answers with what it has: records whose
+ *   key has not finished (a follow-up still being sent, a key not started) are reported as
+ *   failures so SQS delivers them again; nothing waits into the function timeout.
  *
  * Default reserve: 20% of the time the invocation started with, at least 500 ms and at most
  * 10 s (a 60 s function keeps 10 s, a 3 s function keeps 600 ms).
@@ -30,4 +36,14 @@ export function canStart(remainingMs: number, reserveMs: number): boolean {
 /** Milliseconds a reconcile may run from now before its signal is aborted. */
 export function reconcileAllowanceMs(remainingMs: number, reserveMs: number): number {
   return Math.max(0, remainingMs - reserveMs / 2);
+}
+
+/** Milliseconds from now until a reconcile that ignores its aborted signal is abandoned. */
+export function abandonAfterMs(remainingMs: number, reserveMs: number): number {
+  return Math.max(0, remainingMs - reserveMs / 4);
+}
+
+/** Milliseconds from now until the handler answers with what it has (unfinished keys failed). */
+export function answerAfterMs(remainingMs: number, reserveMs: number): number {
+  return Math.max(0, remainingMs - reserveMs / 10);
 }

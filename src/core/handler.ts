@@ -14,6 +14,11 @@
  * - An unexpected exception while handling one key fails only that key's records.
  * - Keys not started before the time budget ran low are handed back to the queue unchanged
  *   (budget.ts), not failed.
+ * - The handler always answers before the function timeout (budget.ts): a reconcile that
+ *   ignores its aborted `ctx.signal` is abandoned (logged as such, with its key) and treated
+ *   as a failed reconcile — retried with backoff, dead-lettered after `maxAttempts` — and
+ *   when the last tenth of the reserve is reached every record whose key has not finished is
+ *   returned in `batchItemFailures`, so its batch-mates are acknowledged and nothing is lost.
  * - Exhausted retries and `TerminalError` record a `Warning` Event on the object, move the
  *   message to the DLQ (with `operless.reason`/`operless.error`/`operless.failedAt`
  *   attributes) and log the error.
@@ -34,7 +39,7 @@ import { createEventRecorder } from '../kube/events.ts';
 import { createClientFactory, UnknownClusterError, type ClientFactory } from '../kube/factory.ts';
 import { lazySqsSender, type MessageSender } from '../queue/sender.ts';
 import { groupBatch, type KeyGroup } from './batch.ts';
-import { canStart, reconcileAllowanceMs, resolveReserveMs } from './budget.ts';
+import { abandonAfterMs, answerAfterMs, canStart, reconcileAllowanceMs, resolveReserveMs } from './budget.ts';
 import { mapBounded } from './concurrency.ts';
 import type { Controller } from './controller.ts';
 import { decideFollowUp, deferred, redelay, type FollowUp } from './followup.ts';
@@ -133,8 +138,15 @@ async function handleBatch(controllers: Controller<KubeObject>[], config: Resolv
   const fail = (rs: readonly SQSRecord[]) => {
     for (const r of rs) failed.add(r.messageId);
   };
+  // Records whose fate is decided (acknowledged or failed). At the answer deadline every
+  // other record is failed, and nothing more is started.
+  const settled = new Set<string>();
+  const settle = (rs: readonly SQSRecord[]) => {
+    for (const r of rs) settled.add(r.messageId);
+  };
+  let answered = false;
 
-  await Promise.all(poison.map(async ({ record, error }) => {
+  const poisonWork = Promise.all(poison.map(async ({ record, error }) => {
     log.error('poison message: not a valid reconcile message; moving it to the DLQ', { messageId: record.messageId, error });
     try {
       await sendDeadLetter(config, record.body, 'InvalidMessage', error);
@@ -143,9 +155,11 @@ async function handleBatch(controllers: Controller<KubeObject>[], config: Resolv
       log.error('could not move the poison message to the DLQ; leaving it to the queue\'s redrive policy', { messageId: record.messageId, error: errorMessage(err) });
       fail([record]);
     }
+    settle([record]);
   }));
 
-  const results = await mapBounded(groups, config.concurrency, async (group) => {
+  const groupWork = mapBounded(groups, config.concurrency, async (group) => {
+    if (answered) return;
     try {
       const ok = await handleGroup(controllers, config, group, log, remaining, reserveMs);
       if (!ok) fail(group.records);
@@ -155,8 +169,27 @@ async function handleBatch(controllers: Controller<KubeObject>[], config: Resolv
       });
       fail(group.records);
     }
+    settle(group.records);
   });
-  for (const [i, r] of results.entries()) if (r.status === 'rejected') fail(groups[i]?.records ?? []);
+
+  const answerIn = answerAfterMs(remaining(), reserveMs);
+  let answerTimer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = Number.isFinite(answerIn)
+    ? new Promise<'deadline'>((resolve) => { answerTimer = setTimeout(() => resolve('deadline'), answerIn); })
+    : undefined;
+  const all = Promise.all([poisonWork, groupWork]).then(() => 'finished' as const);
+  const how = await (deadline ? Promise.race([all, deadline]) : all);
+  if (answerTimer) clearTimeout(answerTimer);
+  answered = true;
+  if (how === 'deadline') {
+    const unfinished = groups.filter((g) => g.records.some((r) => !settled.has(r.messageId)));
+    log.error('the time budget is spent: answering now; the records of unfinished keys are reported as failures and will be delivered again', {
+      remainingMs: remaining(), reserveMs,
+      unfinishedKeys: unfinished.map((g) => displayKey(g.message)),
+      unfinishedRecords: records.filter((r) => !settled.has(r.messageId)).length,
+    });
+    fail(records.filter((r) => !settled.has(r.messageId)));
+  }
 
   return { batchItemFailures: records.filter((r) => failed.has(r.messageId)).map((r) => ({ itemIdentifier: r.messageId })) };
 }
@@ -215,16 +248,39 @@ async function handleGroup(
   const started = config.now();
   const lagMs = Math.max(0, started - message.observedAt);
   let result: KeyResult;
+  let abandonTimer: ReturnType<typeof setTimeout> | undefined;
   try {
-    result = await reconcileKey(controller, message, {
+    const reconciling = reconcileKey(controller, message, {
       client,
       events: createEventRecorder({ client: client.with({ fieldManager: controller.fieldManager }), controller: `operless/${controller.name}`, log }),
       log,
       signal: abort.signal,
       reconcileId,
     });
+    // A reconcile that ignores its aborted signal is not waited for past a quarter of the
+    // reserve: it counts as failed, so its follow-up (retry or dead letter) still goes out and
+    // the invocation answers in time. It may still run on in the background (the runtime
+    // cannot stop it); at-least-once delivery already allows two runs of one key.
+    const abandonIn = abandonAfterMs(remaining(), reserveMs);
+    const abandoned = Number.isFinite(abandonIn)
+      ? new Promise<KeyResult>((resolve) => {
+        abandonTimer = setTimeout(() => {
+          const graceMs = Math.round(abandonIn - allowance);
+          log.error('reconcile ignored ctx.signal and is still running after the time budget ran out; abandoning it and counting it as failed', {
+            graceMs, remainingMs: remaining(),
+          });
+          resolve({
+            outcome: { type: 'error', error: new Error(`reconcile did not stop within ${graceMs} ms after its signal was aborted (the function's time budget ran out); pass ctx.signal to every long wait`) },
+            object: { apiVersion: message.apiVersion, kind: message.kind, metadata: { name: message.name, ...(message.namespace ? { namespace: message.namespace } : {}), ...(message.uid ? { uid: message.uid } : {}) } },
+            step: 'reconcile',
+          });
+        }, abandonIn);
+      })
+      : undefined;
+    result = await (abandoned ? Promise.race([reconciling, abandoned]) : reconciling);
   } finally {
     if (timer) clearTimeout(timer);
+    if (abandonTimer) clearTimeout(abandonTimer);
   }
   const durationMs = config.now() - started;
   const followUp = decideFollowUp({ message, outcome: result.outcome, policy: controller.retry, now: config.now(), random: config.random });
