@@ -1,35 +1,89 @@
 /**
- * The scaffolding end to end, as a user runs it: `operless init` + `operless create api`
- * (a cluster-scoped kind owning a Namespace, and a namespaced one owning a ConfigMap and a
- * Secret) into a temporary folder, then the generated project's own `npm install && npm test`:
- * it installs Operless as a package (a copy of this repository's compiled dist/, like a
- * published version), type-checks the generated code against its .d.ts, and runs the
- * generated integration tests against a real control plane from ~/.cache/operless.
+ * The scaffolding end to end, as a user runs it: `operless init` into a temporary folder, the
+ * project's `npm install` (Operless installed as a package: a copy of this repository's
+ * compiled dist/, like a published version) and its offline `npm run package` (osls +
+ * serverless-esbuild, as the project pins them) while it has no kind yet; then `operless
+ * create api` (a cluster-scoped kind owning a Namespace, and a namespaced one owning a
+ * ConfigMap and a Secret), the generated project's own `npm test` (type-check against the
+ * .d.ts, the generated integration tests on a real control plane from ~/.cache/operless), and
+ * `npm run package` again: the CloudFormation template has each kind's function, work queue,
+ * DLQ (redrive) and event source, and the scheduled resync function feeding every kind's
+ * queue. Finally the packaged resync bundle — the very file Lambda would run — is invoked
+ * against a real API server and ElasticMQ: each kind's sample lands on its own kind's queue.
  *
  * Slow by nature (npm install from the registry cache: about 15 s here; the generated tests
- * about 20 s), so exactly one project is generated.
+ * about 20 s; each package about 5 s), so exactly one project is generated.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ReceiveMessageCommand, type ReceiveMessageCommandOutput } from '@aws-sdk/client-sqs';
 import { buildPackage } from '../../scripts/build-package.ts';
+import { zipEntries, type CloudFormationResource, type CloudFormationTemplate } from '../../scripts/package.ts';
+import { startBroker, startControlPlane, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'bin', 'operless.js');
 let work: string;
 let project: string;
+let plane: ControlPlane | undefined;
+let broker: Broker | undefined;
 
 /** Runs a command with this repository's Node 24 first on PATH; returns its output. */
-function run(command: string, args: string[], cwd: string, timeoutMs = 600_000) {
+function run(command: string, args: string[], cwd: string, options: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}) {
   // Without NODE_TEST_CONTEXT: the project's own `node --test` must not think it is nested in this one.
   const { NODE_TEST_CONTEXT: _nested, ...inherited } = process.env;
-  const env = { ...inherited, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`, npm_config_fund: 'false', npm_config_audit: 'false' };
-  const r = spawnSync(command, args, { cwd, env, encoding: 'utf8', timeout: timeoutMs });
+  const env = options.env ?? { ...inherited, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`, npm_config_fund: 'false', npm_config_audit: 'false' };
+  const r = spawnSync(command, args, { cwd, env, encoding: 'utf8', timeout: options.timeoutMs ?? 600_000 });
   return { code: r.status, out: `${r.stdout ?? ''}${r.stderr ?? ''}` };
+}
+
+/**
+ * The project's `npm run package`, offline like this repository's (scripts/package.ts): an
+ * environment rebuilt from scratch (no AWS credentials or config, a throw-away HOME, telemetry
+ * off). Returns the template and each function's zip entries.
+ */
+function packageProject(): { template: CloudFormationTemplate; zips: Map<string, string[]> } {
+  const home = mkdtempSync(join(tmpdir(), 'operless-scaffold-home-'));
+  try {
+    const env = {
+      PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+      HOME: home,
+      SLS_TELEMETRY_DISABLED: '1',
+      SLS_NOTIFICATIONS_MODE: 'off',
+      SLS_DEPRECATION_DISABLE: '*',
+      AWS_EC2_METADATA_DISABLED: 'true',
+      CI: '1',
+      npm_config_cache: join(process.env.HOME ?? home, '.npm'),
+    };
+    rmSync(join(project, '.serverless'), { recursive: true, force: true });
+    const r = run('npm', ['run', 'package'], project, { env, timeoutMs: 300_000 });
+    assert.equal(r.code, 0, r.out);
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+  const dir = join(project, '.serverless');
+  const template = JSON.parse(readFileSync(join(dir, 'cloudformation-template-update-stack.json'), 'utf8')) as CloudFormationTemplate;
+  const zips = new Map<string, string[]>();
+  for (const name of ['resync', 'tenant', 'webApp']) {
+    const zip = join(dir, `${name}.zip`);
+    if (existsSync(zip)) zips.set(name, zipEntries(readFileSync(zip)).map((e) => e.name));
+  }
+  return { template, zips };
+}
+
+/** A function's environment variables in the template (empty when it has none). */
+function environmentOf(template: CloudFormationTemplate, id: string): Record<string, unknown> {
+  const environment = template.Resources[id]?.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined;
+  return environment?.Variables ?? {};
+}
+
+function resourcesOfType(template: CloudFormationTemplate, type: string): [string, CloudFormationResource][] {
+  return Object.entries(template.Resources).filter(([, r]) => r.Type === type);
 }
 
 before(() => {
@@ -37,7 +91,9 @@ before(() => {
   work = mkdtempSync(join(tmpdir(), 'operless-scaffold-'));
   project = join(work, 'demo-operator');
 });
-after(() => {
+after(async () => {
+  await broker?.stop();
+  await plane?.stop();
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
@@ -49,7 +105,9 @@ test('init creates a project that depends on Operless as a package and says what
   const pkg = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
   assert.equal(pkg.dependencies.operless, `file:${ROOT}`);
   assert.equal(pkg.scripts.start, 'operless dev');
-  assert.equal(pkg.devDependencies.node, JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).devDependencies.node);
+  assert.equal(pkg.scripts.package, 'osls package --stage dev');
+  const own = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).devDependencies;
+  for (const tool of ['node', 'osls', 'serverless-esbuild', 'esbuild', 'typescript']) assert.equal(pkg.devDependencies[tool], own[tool], tool);
   assert.equal(readFileSync(join(project, '.npmrc'), 'utf8'), 'install-links=true\n');
 });
 
@@ -59,10 +117,23 @@ test('init refuses to overwrite the project without --force', () => {
   assert.match(r.out, /refusing to overwrite package\.json, .*pass --force/);
 });
 
+test('the fresh project installs and packages offline: one function, the scheduled resync', () => {
+  const install = run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], project);
+  assert.equal(install.code, 0, install.out);
+  assert.ok(existsSync(join(project, 'node_modules', 'operless', 'dist', 'index.js')), 'operless is installed as a package with its dist/');
+  assert.ok(existsSync(join(project, 'node_modules', 'operless', 'dist', 'queue', 'resync.js')), 'with the operless/resync entry');
+  const { template, zips } = packageProject();
+  assert.deepEqual(resourcesOfType(template, 'AWS::Lambda::Function').map(([id]) => id), ['ResyncLambdaFunction']);
+  assert.deepEqual(resourcesOfType(template, 'AWS::SQS::Queue'), [], 'no kind, no queue');
+  assert.deepEqual([...zips.keys()], ['resync']);
+  assert.ok(zips.get('resync')?.includes('functions/resync.mjs'), `the zip holds the ESM bundle: ${zips.get('resync')}`);
+});
+
 test('create api adds two kinds; a second time it refuses', () => {
   const tenant = run(process.execPath, [CLI, 'create', 'api', '--group', 'tenancy', '--version', 'v1alpha1', '--kind', 'Tenant', '--cluster-scoped', '--owns', 'Namespace'], project);
   assert.equal(tenant.code, 0, tenant.out);
   assert.match(tenant.out, /Added Tenant \(tenancy\.example\.com\/v1alpha1, cluster-scoped, owns Namespace\)/);
+  assert.match(tenant.out, /updated\s+functions\/resync\.ts/);
   const app = run(process.execPath, [CLI, 'create', 'api', '--group', 'apps', '--version', 'v1', '--kind', 'WebApp', '--owns', 'ConfigMap,Secret'], project);
   assert.equal(app.code, 0, app.out);
   const again = run(process.execPath, [CLI, 'create', 'api', '--group', 'apps', '--version', 'v1', '--kind', 'WebApp'], project);
@@ -73,13 +144,91 @@ test('create api adds two kinds; a second time it refuses', () => {
   }
 });
 
-test('the generated project installs and its own tests pass against a real control plane', () => {
-  const install = run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], project);
-  assert.equal(install.code, 0, install.out);
-  assert.ok(existsSync(join(project, 'node_modules', 'operless', 'dist', 'index.js')), 'operless is installed as a package with its dist/');
+test("the generated project's own tests pass against a real control plane", () => {
   const tested = run('npm', ['test'], project);
   assert.equal(tested.code, 0, tested.out);
   assert.match(tested.out, /the handler reconciles the sample Tenant: Ready=True/);
   assert.match(tested.out, /the handler reconciles the sample WebApp: Ready=True/);
+  assert.match(tested.out, /Tenant: function, queues, CRD, RBAC, sample, event and watches are in place/);
   assert.match(tested.out, /# fail 0|ℹ fail 0/);
+});
+
+test('packaged with two kinds: a function, work queue, DLQ and event source per kind, and the resync schedule feeding both queues', () => {
+  const { template, zips } = packageProject();
+  const resources = template.Resources;
+  assert.deepEqual(resourcesOfType(template, 'AWS::Lambda::Function').map(([id]) => id).sort(), ['ResyncLambdaFunction', 'TenantLambdaFunction', 'WebAppLambdaFunction']);
+  for (const [kind, file] of [['Tenant', 'tenant'], ['WebApp', 'web-app']] as const) {
+    const queue = resources[`${kind}WorkQueue`]?.Properties;
+    const dlq = resources[`${kind}DeadLetterQueue`]?.Properties;
+    assert.equal(queue?.QueueName, `demo-operator-dev-${file}`);
+    assert.equal(dlq?.QueueName, `demo-operator-dev-${file}-dlq`);
+    assert.deepEqual(queue?.RedrivePolicy, { deadLetterTargetArn: { 'Fn::GetAtt': [`${kind}DeadLetterQueue`, 'Arn'] }, maxReceiveCount: 5 });
+    const mappings = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').filter(([, r]) => JSON.stringify(r.Properties?.FunctionName).includes(`${kind}LambdaFunction`));
+    assert.equal(mappings.length, 1, `one event source for ${kind}`);
+    const mapping = mappings[0]![1].Properties!;
+    assert.deepEqual(mapping.EventSourceArn, { 'Fn::GetAtt': [`${kind}WorkQueue`, 'Arn'] }, `${kind}'s function is fed by its own queue`);
+    assert.deepEqual(mapping.FunctionResponseTypes, ['ReportBatchItemFailures']);
+    const variables = environmentOf(template, `${kind}LambdaFunction`);
+    assert.deepEqual([variables.OPERLESS_QUEUE_URL, variables.OPERLESS_DLQ_URL], [{ Ref: `${kind}WorkQueue` }, { Ref: `${kind}DeadLetterQueue` }]);
+  }
+  const rules = resourcesOfType(template, 'AWS::Events::Rule');
+  assert.equal(rules.length, 1);
+  assert.equal(rules[0]![1].Properties?.ScheduleExpression, 'rate(10 minutes)');
+  assert.match(JSON.stringify(rules[0]![1].Properties?.Targets), /ResyncLambdaFunction/);
+  const resync = environmentOf(template, 'ResyncLambdaFunction');
+  assert.deepEqual([resync.TENANT_QUEUE_URL, resync.WEB_APP_QUEUE_URL], [{ Ref: 'TenantWorkQueue' }, { Ref: 'WebAppWorkQueue' }], 'the resync feeds every kind\'s queue');
+  assert.equal(resync.OPERLESS_CLUSTER, 'default');
+  assert.deepEqual([...zips.keys()].sort(), ['resync', 'tenant', 'webApp']);
+  assert.ok(zips.get('webApp')?.includes('functions/web-app.mjs'), `${zips.get('webApp')}`);
+});
+
+test('the packaged resync bundle sends each kind\'s sample a Resync message on that kind\'s own queue (real API server and ElasticMQ)', async () => {
+  // The exact file Lambda would run, next to the project's node_modules (the runtime's AWS SDK).
+  const zip = readFileSync(join(project, '.serverless', 'resync.zip'));
+  const entry = zipEntries(zip).find((e) => e.name === 'functions/resync.mjs');
+  assert.ok(entry, 'resync.zip has functions/resync.mjs');
+  const bundle = join(project, '.serverless', 'bundles', 'resync', 'functions', 'resync.mjs');
+  mkdirSync(dirname(bundle), { recursive: true });
+  writeFileSync(bundle, entry.read());
+
+  plane = await startControlPlane({ crds: ['tenants.tenancy.example.com.yaml', 'webapps.apps.example.com.yaml'].map((f) => join(project, 'infra', 'crds', f)) });
+  for (const file of ['infra/rbac/tenant-function.yaml', 'infra/rbac/web-app-function.yaml', 'infra/samples/tenant.yaml', 'infra/samples/web-app.yaml']) {
+    const applied = await plane.kubectl(['apply', '-f', join(project, file)]);
+    assert.equal(applied.code, 0, applied.stderr);
+  }
+  // The functions' one IAM role, mapped to both kinds' groups (what an EKS access entry does).
+  const identity = await plane.identity('demo-operator-functions', ['demo-operator:tenant', 'demo-operator:web-app']);
+  broker = await startBroker({ queues: [{ name: 'tenant' }, { name: 'web-app' }] });
+
+  const invoke = [
+    'const { handler } = await import(process.argv[1]);',
+    'const reports = await handler({}, { getRemainingTimeInMillis: () => 60000 });',
+    "process.stdout.write('\\nREPORTS ' + JSON.stringify(reports) + '\\n');",
+  ].join('\n');
+  const r = run(process.execPath, ['--input-type=module', '-e', invoke, bundle], project, {
+    env: {
+      PATH: process.env.PATH,
+      OPERLESS_CLUSTER: 'default',
+      OPERLESS_LOG_LEVEL: 'warn',
+      OPERLESS_KUBECONFIG: identity.kubeconfigPath,
+      TENANT_QUEUE_URL: broker.queueUrl('tenant'),
+      WEB_APP_QUEUE_URL: broker.queueUrl('web-app'),
+      AWS_ENDPOINT_URL_SQS: broker.endpoint,
+      AWS_REGION: broker.region,
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+    },
+    timeoutMs: 60_000,
+  });
+  assert.equal(r.code, 0, r.out);
+  const reports = JSON.parse(/^REPORTS (.*)$/m.exec(r.out)?.[1] ?? 'null') as Record<string, { listed: number; sent: number; failed: number }>;
+  assert.deepEqual(reports.Tenant, { listed: 1, sent: 1, failed: 0, pages: 1 });
+  assert.deepEqual(reports.WebApp, { listed: 1, sent: 1, failed: 0, pages: 1 });
+
+  const sqs = broker.sqs();
+  for (const [queue, kind, name] of [['tenant', 'Tenant', 'tenant-sample'], ['web-app', 'WebApp', 'web-app-sample']] as const) {
+    const got: ReceiveMessageCommandOutput = await sqs.send(new ReceiveMessageCommand({ QueueUrl: broker.queueUrl(queue), MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    const bodies = (got.Messages ?? []).map((m) => JSON.parse(m.Body ?? '{}') as { kind: string; name: string; reason: string; cluster: string });
+    assert.deepEqual(bodies.map((b) => [b.kind, b.name, b.reason, b.cluster]), [[kind, name, 'Resync', 'default']], `queue ${queue} carries only its kind`);
+  }
 });
