@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { startBroker, startControlPlane, type Broker, type ControlPlane, type Identity } from '../../src/testing/index.ts';
 import { crdPaths } from '../../src/crd/generate.ts';
 import { defineController } from '../../src/core/controller.ts';
@@ -17,11 +17,12 @@ import { toSqsHandler, type SqsBatchHandler } from '../../src/core/handler.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
 import { createSqsSender } from '../../src/queue/sqs.ts';
 import { buildSqsEvent, createLambdaContext, queueArnFromUrl } from '../../src/queue/lambda-runner.ts';
-import { encodeMessage, newMessage } from '../../src/contract/message.ts';
+import { encodeMessage, newMessage, type Reason } from '../../src/contract/message.ts';
+import { requestDelta, scrapeRequestTotals } from '../../bench/lib/apiserver-metrics.ts';
 import { silentLogger } from '../../src/observability/log.ts';
 import { noMetrics } from '../../src/observability/metrics.ts';
 import { createResyncHandler } from '../../src/queue/resync.ts';
-import { memcachedController, MEMCACHED_FINALIZER } from '../../src/memcached/controller.ts';
+import { memcachedController, MEMCACHED_FINALIZER, PROGRESS_POLL_SECONDS } from '../../src/memcached/controller.ts';
 import { MEMCACHED, DEFAULT_IMAGE, type Memcached } from '../../src/memcached/types.ts';
 
 type Json = Record<string, any>;
@@ -127,9 +128,12 @@ describe('the reconcile handler, least-privilege RBAC, real SQS events', () => {
     await broker?.stop();
   });
 
-  /** Sends a message for the object through the real queue, receives it, and invokes the handler. */
-  async function reconcile(name: string, reason: 'Added' | 'Modified' | 'Deleted' = 'Modified') {
-    const body = encodeMessage(newMessage({ cluster: CLUSTER, apiVersion: MEMCACHED.apiVersion, kind: MEMCACHED.kind, namespace: NS, name }, reason));
+  /**
+   * Sends a message for the object through the real queue and receives it; returns the
+   * handler invocation for it, not yet run (so a test can measure around exactly that).
+   */
+  async function deliver(name: string, reason: Reason = 'Modified', resourceVersion?: string) {
+    const body = encodeMessage(newMessage({ cluster: CLUSTER, apiVersion: MEMCACHED.apiVersion, kind: MEMCACHED.kind, namespace: NS, name, ...(resourceVersion ? { resourceVersion } : {}) }, reason));
     await sqs.send(new SendMessageCommand({ QueueUrl: workQueue, MessageBody: body }));
     const received = await sqs.send(new ReceiveMessageCommand({
       QueueUrl: workQueue, MaxNumberOfMessages: 10, WaitTimeSeconds: 5, MessageSystemAttributeNames: ['All'], MessageAttributeNames: ['All'],
@@ -138,7 +142,35 @@ describe('the reconcile handler, least-privilege RBAC, real SQS events', () => {
     assert.equal(ours.length, 1, 'the message came back from the queue');
     const event = buildSqsEvent(ours, { eventSourceARN: queueArnFromUrl(workQueue, broker.region), awsRegion: broker.region });
     const context = createLambdaContext({ functionName: 'memcached', region: broker.region, requestId: randomUUID(), deadline: Date.now() + 60_000, memoryLimitMB: 256 });
-    return handler(event, context);
+    return () => handler(event, context);
+  }
+
+  /** Sends a message for the object through the real queue, receives it, and invokes the handler. */
+  async function reconcile(name: string, reason: Reason = 'Modified', resourceVersion?: string) {
+    return (await deliver(name, reason, resourceVersion))();
+  }
+
+  /** The reconcile's requests by verb and resource, from the API server's own counter (nothing else runs here). */
+  const RECONCILE_RESOURCES = new Set(['memcacheds', 'memcacheds/status', 'deployments', 'services', 'pods', 'events']);
+  async function requestsOf(invoke: () => Promise<unknown>): Promise<Record<string, number>> {
+    const scrape = () => scrapeRequestTotals(cp.server, cp.admin.token!, cp.caPem);
+    const before = await scrape();
+    await invoke();
+    const delta = requestDelta(before, await scrape());
+    return Object.fromEntries(Object.entries(delta).filter(([key]) => RECONCILE_RESOURCES.has(key.slice(key.indexOf(' ') + 1))));
+  }
+
+  /**
+   * Writes the Deployment's status as the Deployment controller would (no controllers run
+   * here): `ready` of 3 replicas ready. Returns the Deployment's new resourceVersion, which the
+   * forwarder would put in the `Owned` message.
+   */
+  async function deploymentControllerReports(name: string, ready: number): Promise<string> {
+    const d = await getJson(['get', 'deployment', name, '-n', NS]);
+    const status = { status: { observedGeneration: d.metadata.generation, replicas: 3, updatedReplicas: 3, readyReplicas: ready, availableReplicas: ready } };
+    const patched = await kubectl(['patch', 'deployment', name, '-n', NS, '--subresource=status', '--type=merge', '-p', JSON.stringify(status)]);
+    assert.equal(patched.code, 0, patched.stderr);
+    return (await getJson(['get', 'deployment', name, '-n', NS])).metadata.resourceVersion as string;
   }
 
   async function createReadyPod(mc: Json, name: string) {
@@ -186,16 +218,17 @@ describe('the reconcile handler, least-privilege RBAC, real SQS events', () => {
     const events = await getJson(['get', 'events.events.k8s.io', '-n', NS, '--field-selector', `regarding.name=sample`]);
     assert.ok(events.items.some((e: Json) => e.reason === 'Created'), JSON.stringify(events.items.map((e: Json) => e.reason)));
 
-    // While progressing, the function requeued itself: a delayed Requeue message is on the queue.
-    const requeued = await sqs.send(new ReceiveMessageCommand({ QueueUrl: workQueue, MaxNumberOfMessages: 10, WaitTimeSeconds: 10 }));
-    const bodies = (requeued.Messages ?? []).map((m) => JSON.parse(m.Body ?? '{}') as Json);
-    assert.ok(bodies.some((b) => b.name === 'sample' && b.reason === 'Requeue'), JSON.stringify(bodies));
+    // While progressing, the function requeued itself: a Requeue message, delayed by the
+    // (long, safety-net) progress poll, waits on the queue.
+    const attributes = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: workQueue, AttributeNames: ['ApproximateNumberOfMessagesDelayed'] }));
+    assert.equal(attributes.Attributes?.ApproximateNumberOfMessagesDelayed, '1', `one Requeue delayed by ${PROGRESS_POLL_SECONDS} s`);
   });
 
   test('pods become ready: status.nodes and readyReplicas fill in, Available=True, kubectl wait succeeds', async () => {
     const mc = await getJson(['get', 'mc', 'sample', '-n', NS]);
     for (const name of ['sample-a', 'sample-b', 'sample-c']) await createReadyPod(mc, name);
-    await reconcile('sample');
+    // The Deployment's status change is what tells the operator (an Owned event).
+    await reconcile('sample', 'Owned', await deploymentControllerReports('sample', 3));
     const after = await getJson(['get', 'mc', 'sample', '-n', NS]);
     assert.deepEqual(after.status.nodes, ['sample-a', 'sample-b', 'sample-c']);
     assert.equal(after.status.readyReplicas, 3);
@@ -211,6 +244,57 @@ describe('the reconcile handler, least-privilege RBAC, real SQS events', () => {
     await reconcile('sample');
     const again = await getJson(['get', 'mc', 'sample', '-n', NS]);
     assert.equal(again.metadata.resourceVersion, before.metadata.resourceVersion, 'no write when nothing changed');
+  });
+
+  test('a no-op reconcile costs two requests, GET Memcached and GET Deployment: Resync, Requeue, the Deployment\'s own Owned event', async () => {
+    const deploymentVersion = (await getJson(['get', 'deployment', 'sample', '-n', NS])).metadata.resourceVersion as string;
+    const before = await getJson(['get', 'mc', 'sample', '-n', NS]);
+    assert.equal(before.status.deploymentResourceVersion, deploymentVersion, 'the status records the Deployment version it was computed from');
+    for (const [reason, version] of [['Resync', undefined], ['Requeue', undefined], ['Owned', deploymentVersion]] as const) {
+      const invoke = await deliver('sample', reason, version);
+      const requests = await requestsOf(invoke);
+      assert.deepEqual(requests, { 'GET memcacheds': 1, 'GET deployments': 1 }, reason);
+    }
+    const after = await getJson(['get', 'mc', 'sample', '-n', NS]);
+    assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion);
+    assert.equal((await getJson(['get', 'deployment', 'sample', '-n', NS])).metadata.resourceVersion, deploymentVersion, 'the Deployment was not written');
+  });
+
+  test('kubectl scale of the Deployment: the Owned event it causes applies spec.size back', async () => {
+    const scaled = await kubectl(['scale', 'deployment', 'sample', '-n', NS, '--replicas=5']);
+    assert.equal(scaled.code, 0, scaled.stderr);
+    const version = (await getJson(['get', 'deployment', 'sample', '-n', NS])).metadata.resourceVersion as string;
+    const requests = await requestsOf(await deliver('sample', 'Owned', version));
+    assert.equal(requests['APPLY deployments'], 1, JSON.stringify(requests));
+    assert.equal((await getJson(['get', 'deployment', 'sample', '-n', NS])).spec.replicas, 3);
+  });
+
+  test('a deleted Service: the Owned event of its deletion recreates it', async () => {
+    const service = await getJson(['get', 'service', 'sample', '-n', NS]);
+    const deleted = await kubectl(['delete', 'service', 'sample', '-n', NS]);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    // The forwarder's message names the deleted Service's version, not the Deployment's.
+    const requests = await requestsOf(await deliver('sample', 'Owned', service.metadata.resourceVersion));
+    assert.deepEqual(requests, { 'GET memcacheds': 1, 'GET deployments': 1, 'APPLY services': 1 });
+    const recreated = await getJson(['get', 'service', 'sample', '-n', NS]);
+    assert.notEqual(recreated.metadata.uid, service.metadata.uid);
+    assert.equal(recreated.spec.clusterIP, 'None');
+    assert.equal(recreated.metadata.ownerReferences[0].controller, true);
+  });
+
+  test('a replaced pod: the Deployment\'s status moves, the pods are listed again, status.nodes follows', async () => {
+    const mc = await getJson(['get', 'mc', 'sample', '-n', NS]);
+    assert.deepEqual(mc.status.nodes, ['sample-a', 'sample-b', 'sample-c']);
+    assert.equal((await kubectl(['delete', 'pod', 'sample-c', '-n', NS, '--grace-period=0', '--force'])).code, 0);
+    await deploymentControllerReports('sample', 2);
+    await createReadyPod(mc, 'sample-d');
+    const version = await deploymentControllerReports('sample', 3);
+    const requests = await requestsOf(await deliver('sample', 'Owned', version));
+    assert.equal(requests['LIST pods'], 1, JSON.stringify(requests));
+    const after = await getJson(['get', 'mc', 'sample', '-n', NS]);
+    assert.deepEqual(after.status.nodes, ['sample-a', 'sample-b', 'sample-d']);
+    assert.equal(after.status.readyReplicas, 3);
+    assert.equal(after.status.deploymentResourceVersion, version);
   });
 
   test('scaling: the Deployment follows spec.size and a Scaled Event is recorded', async () => {
