@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [--repeat R] [--only a,b] [--out dir]`: Operless against an
+ * `npm run bench [-- --quick] [--repeat R] [--only a,b] [--out dir] [--forwarder-objects N]`: Operless against an
  * in-process controller-runtime-style baseline on the same real control plane, scenario by
  * scenario (issue 8): convergence, lag, API requests per reconcile, the forwarder, the
  * function bundle and cold start, and the cost model. Writes `<out>/<date>.json`,
@@ -236,6 +236,7 @@ function parseArgs(argv: readonly string[]): RunOptions {
   let repeat: number | undefined;
   let only: Scenario[] | undefined;
   let outDir: string | undefined;
+  let forwarderObjects: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--quick') quick = true;
@@ -245,13 +246,17 @@ function parseArgs(argv: readonly string[]): RunOptions {
       const bad = only.filter((x) => !SCENARIOS.includes(x));
       if (bad.length > 0) throw new Error(`unknown scenario ${bad.join(', ')}; choose from ${SCENARIOS.join(', ')}`);
     } else if (a === '--out') outDir = resolve(argv[++i] ?? '');
+    else if (a === '--forwarder-objects') forwarderObjects = Number(argv[++i]);
     else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: npm run bench -- [--quick] [--repeat R] [--only convergence,lag,api,forwarder,function] [--out dir]\n');
+      process.stdout.write('usage: npm run bench -- [--quick] [--repeat R] [--only convergence,lag,api,forwarder,function] [--out dir] [--forwarder-objects N]\n');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}; see --help`);
   }
   if (repeat !== undefined && !(Number.isInteger(repeat) && repeat >= 1)) throw new Error('--repeat needs a whole number ≥ 1');
-  return { settings: quick ? QUICK : FULL, mode: quick ? 'quick' : 'full', repeat: repeat ?? (quick ? 1 : 3), ...(only ? { only } : {}), ...(outDir ? { outDir } : {}) };
+  if (forwarderObjects !== undefined && !(Number.isInteger(forwarderObjects) && forwarderObjects >= 1)) throw new Error('--forwarder-objects needs a whole number ≥ 1');
+  const base = quick ? QUICK : FULL;
+  const settings = forwarderObjects === undefined ? base : { ...base, forwarderObjects };
+  return { settings, mode: forwarderObjects === undefined ? (quick ? 'quick' : 'full') : 'custom', repeat: repeat ?? (quick ? 1 : 3), ...(only ? { only } : {}), ...(outDir ? { outDir } : {}) };
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

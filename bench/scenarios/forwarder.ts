@@ -1,7 +1,8 @@
 /**
  * The forwarder on its own, run as it ships: its esbuild bundle as a separate Node process
  * (config file, SQS endpoint through the counting proxy), watching one namespace's
- * Memcached objects (and the owned kinds), with no function consuming the queue:
+ * Memcached objects (and the owned kinds), with no function consuming the queue, under the
+ * image's Node.js options (src/forwarder/node-options.ts):
  *
  * - live throughput: N objects created as fast as the API server takes them; messages/s;
  * - resident memory (VmRSS, and the peak VmHWM) with N watched objects after the initial list;
@@ -15,6 +16,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { stringify } from 'yaml';
 import { bundleForwarder } from '../../src/forwarder/bundle.ts';
+import { FORWARDER_NODE_OPTIONS } from '../../src/forwarder/node-options.ts';
 import { createMemcacheds, forEachParallel, names, setSize, sleep, until } from '../lib/objects.ts';
 import { CLUSTER_ID, type BenchEnv } from '../lib/systems.ts';
 
@@ -24,6 +26,10 @@ export interface ForwarderResult {
   readonly createPerSecond: number;
   readonly liveMessagesPerSecond: number;
   readonly rssMiB: number;
+  /** The private (anonymous) part of rssMiB: heaps, buffers, stacks — what the process itself allocated. */
+  readonly rssAnonMiB: number;
+  /** The file-backed part of rssMiB: pages of the node binary and shared libraries (shared, reclaimable). */
+  readonly rssFileMiB: number;
   readonly peakRssMiB: number;
   readonly resyncMessagesPerSecond: number;
   readonly resyncMessagesPerCpuSecond: number;
@@ -37,10 +43,10 @@ interface Proc {
   lines: string[];
 }
 
-function procStatus(pid: number): { rssKiB: number; hwmKiB: number } {
+function procStatus(pid: number): { rssKiB: number; hwmKiB: number; anonKiB: number; fileKiB: number } {
   const text = readFileSync(`/proc/${pid}/status`, 'utf8');
   const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? Number.NaN);
-  return { rssKiB: field('VmRSS'), hwmKiB: field('VmHWM') };
+  return { rssKiB: field('VmRSS'), hwmKiB: field('VmHWM'), anonKiB: field('RssAnon'), fileKiB: field('RssFile') };
 }
 
 /** CPU seconds (user + system) used by a process so far. */
@@ -69,6 +75,7 @@ export async function measureForwarder(env: BenchEnv, namespace: string, options
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         PATH: process.env.PATH,
+        NODE_OPTIONS: FORWARDER_NODE_OPTIONS, // as the image runs it (infra/forwarder/Dockerfile)
         OPERLESS_FORWARDER_CONFIG: configPath,
         OPERLESS_LOG_LEVEL: 'info',
         KUBECONFIG: env.cp.kubeconfigPath,
@@ -154,6 +161,8 @@ export async function measureForwarder(env: BenchEnv, namespace: string, options
       createPerSecond: options.objects / createSeconds,
       liveMessagesPerSecond: options.objects / liveSeconds,
       rssMiB: mem.rssKiB / 1024,
+      rssAnonMiB: mem.anonKiB / 1024,
+      rssFileMiB: mem.fileKiB / 1024,
       peakRssMiB: Math.max(mem.hwmKiB, memAfterResync.hwmKiB) / 1024,
       resyncMessagesPerSecond: options.objects / resyncSeconds,
       resyncMessagesPerCpuSecond: options.objects / Math.max(0.01, cpu1),

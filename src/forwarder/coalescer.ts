@@ -12,6 +12,10 @@
  * Guarantees: pure state machine with an explicit clock (`now` arguments); nothing is ever
  * dropped — every change is either returned by `offer` for sending now, or held in a
  * trailing message that `takeDue`/`takeAll` return exactly once; keys are independent.
+ * Memory tracks the keys changing now: `forgetEnded` (which the forwarder calls
+ * periodically) drops every ended window with nothing held, so a resync of 10,000 objects
+ * does not leave 10,000 windows behind; `offer` is O(1), and reports when a held message
+ * becomes due so the caller can keep one timer without scanning every window.
  */
 import { objectKey, type ReconcileMessage } from '../contract/message.ts';
 import { mergeMessages } from './merge.ts';
@@ -27,6 +31,8 @@ export interface Offer {
   readonly send: ReconcileMessage | undefined;
   /** True when the message merged into an already held trailing message. */
   readonly coalesced: boolean;
+  /** Set when the message is held: when its window ends (it is then returned by `takeDue`). */
+  readonly heldUntil?: number;
 }
 
 export class Coalescer {
@@ -55,10 +61,10 @@ export class Coalescer {
     if (window.trailing === undefined) {
       window.trailing = message;
       this.#held++;
-      return { send: undefined, coalesced: false };
+      return { send: undefined, coalesced: false, heldUntil: window.quietUntil };
     }
     window.trailing = mergeMessages(window.trailing, message);
-    return { send: undefined, coalesced: true };
+    return { send: undefined, coalesced: true, heldUntil: window.quietUntil };
   }
 
   /** Removes and returns the trailing messages whose window has ended, in first-held order. */
@@ -95,12 +101,21 @@ export class Coalescer {
     return all;
   }
 
-  /** Forgets ended windows with nothing held, so memory tracks the keys changing now. */
-  #sweep(now: number): void {
-    if (this.#windows.size < this.#sweepAt) return;
+  /** Open windows (held or not); what `forgetEnded` bounds. */
+  get windows(): number {
+    return this.#windows.size;
+  }
+
+  /** Forgets every ended window with nothing held (their keys lead again, as if never seen). */
+  forgetEnded(now: number): void {
     for (const [key, window] of this.#windows) {
       if (window.trailing === undefined && window.quietUntil <= now) this.#windows.delete(key);
     }
     this.#sweepAt = Math.max(1024, this.#windows.size * 2);
+  }
+
+  /** Between the caller's periodic `forgetEnded` calls: a burst of new keys cannot grow the map unbounded. */
+  #sweep(now: number): void {
+    if (this.#windows.size >= this.#sweepAt) this.forgetEnded(now);
   }
 }

@@ -98,6 +98,8 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
   let started = false;
   let fatal: string | undefined;
   let flushTimer: NodeJS.Timeout | undefined;
+  let flushDueAt = Number.POSITIVE_INFINITY;
+  let forgetTimer: NodeJS.Timeout | undefined;
   let probeTimer: NodeJS.Timeout | undefined;
   let server: ProbeServer | undefined;
   let elector: LeaderElector | undefined;
@@ -138,31 +140,46 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
   function forward(requests: readonly Forward[]): void {
     if (!leading || requests.length === 0) return;
     const at = now();
+    let earliestHeld = Number.POSITIVE_INFINITY;
     for (const r of requests) {
       const message = newMessage({ ...r.ref, ...(r.uid ? { uid: r.uid } : {}), ...(r.resourceVersion ? { resourceVersion: r.resourceVersion } : {}) }, r.reason, at);
       metrics.messagesEnqueued.inc({ kind: r.ref.kind, reason: r.reason });
       const lane = laneFor(message);
       if (config.coalesceWindowMs === 0) lane.sender.enqueue([message]);
       else {
-        const { send, coalesced } = lane.coalescer.offer(message, at);
+        const { send, coalesced, heldUntil } = lane.coalescer.offer(message, at);
         if (send) lane.sender.enqueue([send]);
         if (coalesced) metrics.messagesCoalesced.inc();
+        if (heldUntil !== undefined && heldUntil < earliestHeld) earliestHeld = heldUntil;
       }
       log.debug('change forwarded', { key: displayKey(message), reason: message.reason, resourceVersion: message.resourceVersion, queue: lane.url });
     }
-    scheduleFlush();
+    if (earliestHeld !== Number.POSITIVE_INFINITY) scheduleFlush(earliestHeld);
   }
 
-  function scheduleFlush(): void {
-    const dues = allLanes.flatMap((l) => l.coalescer.nextDueAt() ?? []);
-    if (dues.length === 0 || flushTimer) return;
-    const due = Math.min(...dues);
+  /**
+   * One timer for every lane's held messages, due at the earliest of them. O(1) per change
+   * (a new held message only moves the timer earlier); the windows are scanned once per
+   * timer, not once per event.
+   */
+  function scheduleFlush(dueAt: number): void {
+    if (flushTimer && flushDueAt <= dueAt) return;
+    clearTimeout(flushTimer);
+    flushDueAt = dueAt;
     flushTimer = setTimeout(() => {
       flushTimer = undefined;
+      flushDueAt = Number.POSITIVE_INFINITY;
       const at = now();
       for (const lane of allLanes) lane.sender.enqueue(lane.coalescer.takeDue(at));
-      scheduleFlush();
-    }, Math.max(0, due - now()));
+      const next = Math.min(...allLanes.map((l) => l.coalescer.nextDueAt() ?? Number.POSITIVE_INFINITY));
+      if (next !== Number.POSITIVE_INFINITY) scheduleFlush(next);
+    }, Math.max(0, dueAt - now()));
+  }
+
+  function cancelFlush(): void {
+    clearTimeout(flushTimer);
+    flushTimer = undefined;
+    flushDueAt = Number.POSITIVE_INFINITY;
   }
 
   function handleChange(watch: ResolvedWatch, change: Change): void {
@@ -228,8 +245,7 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
     metrics.leader.set(0);
     for (const lane of allLanes) lane.sender.setActive(false);
     void stopStreams();
-    clearTimeout(flushTimer);
-    flushTimer = undefined;
+    cancelFlush();
     const dropped = allLanes.reduce((n, l) => n + l.coalescer.takeAll().length + l.sender.discard(), 0);
     if (dropped > 0) log.info('discarded pending messages on losing leadership; the new leader resyncs', { dropped });
   }
@@ -270,6 +286,15 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
       for (const lane of allLanes) if (lane.sender.depth === 0) void lane.sender.probe();
     }, config.send.probeIntervalSeconds * 1000);
     probeTimer.unref();
+    if (config.coalesceWindowMs > 0) {
+      // Ended windows with nothing held are forgotten, so after a resync of N objects the
+      // coalescer does not keep N windows (memory tracks the keys changing now).
+      forgetTimer = setInterval(() => {
+        const at = now();
+        for (const lane of allLanes) lane.coalescer.forgetEnded(at);
+      }, Math.max(1000, 2 * config.coalesceWindowMs));
+      forgetTimer.unref();
+    }
     if (config.leaderElection.enabled) {
       const le = config.leaderElection;
       elector = new LeaderElector({
@@ -307,8 +332,8 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
     await ready.catch(() => {});
     clearInterval(probeTimer);
     await stopStreams();
-    clearTimeout(flushTimer);
-    flushTimer = undefined;
+    cancelFlush();
+    clearInterval(forgetTimer);
     let unsent = 0;
     if (leading) {
       for (const lane of allLanes) lane.sender.enqueue(lane.coalescer.takeAll());

@@ -12,8 +12,8 @@ test('an isolated change leaves at once; changes inside its window leave as one 
   const first = c.offer(msg('a', 'Added', 1000), 1000);
   assert.equal(first.send?.resourceVersion, '1000', 'the leading edge is sent immediately');
   assert.equal(first.coalesced, false);
-  assert.deepEqual(c.offer(msg('a', 'Modified', 1100), 1100), { send: undefined, coalesced: false });
-  assert.deepEqual(c.offer(msg('a', 'Modified', 1400), 1400), { send: undefined, coalesced: true });
+  assert.deepEqual(c.offer(msg('a', 'Modified', 1100), 1100), { send: undefined, coalesced: false, heldUntil: 1500 });
+  assert.deepEqual(c.offer(msg('a', 'Modified', 1400), 1400), { send: undefined, coalesced: true, heldUntil: 1500 });
   assert.equal(c.size, 1);
   assert.deepEqual(c.takeDue(1499), []);
   const due = c.takeDue(1500);
@@ -90,4 +90,20 @@ test('merge: Added stays Added for the same uid; Deleted and a new uid win', () 
   assert.equal(recreated.reason, 'Added');
   assert.equal(recreated.uid, 'u2');
   assert.equal(mergeMessages(msg('a', 'Added', 1, 'u1'), msg('a', 'Modified', 2, 'u2')).reason, 'Modified', 'different uid: newest wins');
+});
+
+test('forgetEnded drops ended windows with nothing held (a resync leaves no windows behind), keeps held and open ones', () => {
+  const c = new Coalescer(500);
+  for (let i = 0; i < 5000; i++) c.offer(msg(`obj-${i}`, 'Resync', 0), 0);
+  c.offer(msg('held', 'Added', 0), 0);
+  c.offer(msg('held', 'Modified', 100), 100);
+  c.offer(msg('late', 'Added', 400), 400);
+  assert.equal(c.windows, 5002);
+  c.forgetEnded(600);
+  assert.equal(c.windows, 2, 'the 5000 ended leading-edge windows are gone; the held one and the still open one stay');
+  assert.equal(c.size, 1);
+  assert.ok(c.offer(msg('late', 'Modified', 650), 650).send === undefined, 'a still open window keeps holding');
+  assert.deepEqual(c.takeDue(1000).map((m) => m.name), ['held', 'late']);
+  c.forgetEnded(5000);
+  assert.equal(c.windows, 0);
 });
