@@ -63,14 +63,12 @@ export class PackageError extends Error {
   override readonly name = 'PackageError';
 }
 
-/** Runs `osls package` offline and reads what it produced. */
-export async function packageService(options: PackageOptions = {}): Promise<PackageResult> {
-  const dir = resolve(options.outDir ?? join(ROOT, '.serverless'));
-  const home = mkdtempSync(join(tmpdir(), 'operless-sls-home-'));
-  const cli = createRequire(import.meta.url).resolve('osls/bin/serverless.js');
-  const args = [cli, 'package', '--stage', options.stage ?? 'dev', '--region', options.region ?? 'us-east-1', '--package', dir];
-  for (const [key, value] of Object.entries(options.params ?? {})) args.push('--param', `${key}=${value}`);
-  const env: Record<string, string> = {
+/**
+ * The whole environment `osls package` runs with: this Node first on PATH, `home` as HOME, no
+ * AWS variables, telemetry and notifications off. Also used for generated projects' packaging.
+ */
+export function offlinePackageEnv(home: string): Record<string, string> {
+  return {
     PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
     HOME: home,
     // Never phone home; never look for credentials.
@@ -80,6 +78,16 @@ export async function packageService(options: PackageOptions = {}): Promise<Pack
     AWS_EC2_METADATA_DISABLED: 'true',
     CI: '1',
   };
+}
+
+/** Runs `osls package` offline and reads what it produced. */
+export async function packageService(options: PackageOptions = {}): Promise<PackageResult> {
+  const dir = resolve(options.outDir ?? join(ROOT, '.serverless'));
+  const home = mkdtempSync(join(tmpdir(), 'operless-sls-home-'));
+  const cli = createRequire(import.meta.url).resolve('osls/bin/serverless.js');
+  const args = [cli, 'package', '--stage', options.stage ?? 'dev', '--region', options.region ?? 'us-east-1', '--package', dir];
+  for (const [key, value] of Object.entries(options.params ?? {})) args.push('--param', `${key}=${value}`);
+  const env = offlinePackageEnv(home);
   const started = Date.now();
   rmSync(dir, { recursive: true, force: true });
   try {

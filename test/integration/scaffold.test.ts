@@ -23,7 +23,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ReceiveMessageCommand, type ReceiveMessageCommandOutput } from '@aws-sdk/client-sqs';
 import { buildPackage } from '../../scripts/build-package.ts';
-import { zipEntries, type CloudFormationResource, type CloudFormationTemplate } from '../../scripts/package.ts';
+import { offlinePackageEnv, zipEntries, type CloudFormationResource, type CloudFormationTemplate } from '../../scripts/package.ts';
 import { startBroker, startControlPlane, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -50,16 +50,7 @@ function run(command: string, args: string[], cwd: string, options: { timeoutMs?
 function packageProject(): { template: CloudFormationTemplate; zips: Map<string, string[]> } {
   const home = mkdtempSync(join(tmpdir(), 'operless-scaffold-home-'));
   try {
-    const env = {
-      PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
-      HOME: home,
-      SLS_TELEMETRY_DISABLED: '1',
-      SLS_NOTIFICATIONS_MODE: 'off',
-      SLS_DEPRECATION_DISABLE: '*',
-      AWS_EC2_METADATA_DISABLED: 'true',
-      CI: '1',
-      npm_config_cache: join(process.env.HOME ?? home, '.npm'),
-    };
+    const env = { ...offlinePackageEnv(home), npm_config_cache: join(process.env.HOME ?? home, '.npm') };
     rmSync(join(project, '.serverless'), { recursive: true, force: true });
     const r = run('npm', ['run', 'package'], project, { env, timeoutMs: 300_000 });
     assert.equal(r.code, 0, r.out);
