@@ -182,7 +182,7 @@ describe('the reconcile handler, least-privilege RBAC, real SQS events', () => {
     const created = await kubectl(['apply', '-f', '-'], JSON.stringify(pod));
     assert.equal(created.code, 0, created.stderr);
     // No kubelet runs here: report the pod Ready through its status subresource, as a kubelet would.
-    const now = new Date().toISOString().slice(0, 19) + 'Z';
+    const now = `${new Date().toISOString().slice(0, 19)}Z`;
     const status = { status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: now }] } };
     const patched = await kubectl(['patch', 'pod', name, '-n', NS, '--subresource=status', '--type=merge', '-p', JSON.stringify(status)]);
     assert.equal(patched.code, 0, patched.stderr);
