@@ -1,8 +1,9 @@
 /**
- * The esbuild plugins every Operless bundle is built with (today: the stubs of
- * unreachable-modules.ts), in the form serverless-esbuild loads them: `serverless.yml`
- * names this file in `custom.esbuild.plugins`, serverless-esbuild `require`s it relative to
- * the service directory and uses its default export, an array of plugins.
+ * The esbuild plugins every Operless bundle is built with — the stubs of
+ * unreachable-modules.ts and the built-in imports of builtin-modules.ts — in the form
+ * serverless-esbuild loads them: `serverless.yml` names this file in
+ * `custom.esbuild.plugins`, serverless-esbuild `require`s it relative to the service
+ * directory and uses its default export, an array of plugins.
  *
  *   custom:
  *     esbuild:
@@ -15,11 +16,12 @@
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import type { Plugin } from 'esbuild';
+import { builtinsWithoutEsmFacade } from './builtin-modules.ts';
 import { stubUnreachableModules } from './unreachable-modules.ts';
 
 /** A fresh list of the plugins (esbuild plugins hold no state, but callers may append). */
 export function operlessEsbuildPlugins(): Plugin[] {
-  return [stubUnreachableModules()];
+  return [stubUnreachableModules(), builtinsWithoutEsmFacade()];
 }
 
 export default operlessEsbuildPlugins();

@@ -9,6 +9,7 @@ import { build } from 'esbuild';
 import { statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { operlessEsbuildPlugins } from '../build/esbuild-plugins.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -26,6 +27,8 @@ export async function bundleForwarder(outFile: string = DEFAULT_BUNDLE_PATH): Pr
     sourcemap: false,
     legalComments: 'none',
     logLevel: 'warning',
+    // The same stubs as the functions: client-node's undici, proxy agents and generated clients are never run.
+    plugins: operlessEsbuildPlugins(),
     // CommonJS dependencies (prom-client, parts of the AWS SDK) call require().
     banner: { js: "import { createRequire as __operlessCreateRequire } from 'node:module'; const require = __operlessCreateRequire(import.meta.url);" },
   });
