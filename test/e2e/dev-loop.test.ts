@@ -13,61 +13,15 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { processTree, survivors, watchProcess } from './process-helpers.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
 const AVAILABLE = /✔ Memcached default\/memcached-sample is Available \(generation \d+\)/;
-
-interface ProcessId {
-  readonly pid: number;
-  /** Start time in clock ticks since boot (field 22 of /proc/<pid>/stat): tells a reused pid apart. */
-  readonly start: string;
-  readonly command: string;
-}
-
-function stat(pid: number): { ppid: number; state: string; start: string } | undefined {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return { state: fields[0]!, ppid: Number(fields[1]), start: fields[19]! };
-  } catch {
-    return undefined;
-  }
-}
-
-/** Every descendant of `root` (and root itself), from /proc. */
-function processTree(root: number): ProcessId[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const s = stat(Number(entry));
-    if (s) children.set(s.ppid, [...(children.get(s.ppid) ?? []), Number(entry)]);
-  }
-  const out: ProcessId[] = [];
-  const queue = [root];
-  while (queue.length > 0) {
-    const pid = queue.shift()!;
-    const s = stat(pid);
-    if (!s) continue;
-    let command = '';
-    try {
-      command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim().slice(0, 160);
-    } catch { /* gone meanwhile */ }
-    out.push({ pid, start: s.start, command });
-    queue.push(...(children.get(pid) ?? []));
-  }
-  return out;
-}
-
-/** True when that very process (same pid and start time) still runs; zombies have exited. */
-function survives(p: ProcessId): boolean {
-  const s = stat(p.pid);
-  return s !== undefined && s.start === p.start && s.state !== 'Z' && s.state !== 'X';
-}
 
 function run(args: readonly string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -98,41 +52,11 @@ test('operless dev reconciles the sample, serves status and enqueue, and stops c
   project = linkedProject();
   const dev = spawn(process.execPath, [MAIN, 'dev'], { cwd: project, stdio: ['ignore', 'pipe', 'pipe'] });
   child = dev;
-  let output = '';
-  const waiters: { pattern: RegExp; resolve: () => void }[] = [];
-  const onData = (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-    for (const w of [...waiters]) {
-      if (w.pattern.test(output)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve();
-      }
-    }
-  };
-  dev.stdout.on('data', onData);
-  dev.stderr.on('data', onData);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    dev.on('exit', (code, signal) => resolve({ code, signal }));
-  });
-  const waitFor = (pattern: RegExp, what: string, timeoutMs = 180_000) => {
-    let timer: NodeJS.Timeout | undefined;
-    return Promise.race([
-      new Promise<void>((resolve) => {
-        if (pattern.test(output)) resolve();
-        else waiters.push({ pattern, resolve });
-      }),
-      exited.then(({ code, signal }) => {
-        throw new Error(`operless dev exited (code ${code}, signal ${signal}) before ${what}:\n${output}`);
-      }),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`operless dev did not report that ${what} within ${timeoutMs / 1000} s:\n${output}`)), timeoutMs);
-      }),
-    ]).finally(() => clearTimeout(timer));
-  };
+  const { waitFor, exited, output } = watchProcess(dev, 'operless dev');
 
   await waitFor(AVAILABLE, 'the sample became Available');
   await waitFor(/press Ctrl-C to stop everything/, 'it finished starting');
-  assert.match(output, /export KUBECONFIG=.*\.operless\/kubeconfig/, 'the kubeconfig path is printed for kubectl');
+  assert.match(output(), /export KUBECONFIG=.*\.operless\/kubeconfig/, 'the kubeconfig path is printed for kubectl');
 
   // A second terminal: status and enqueue find the loop through .operless/dev.json.
   const status = await run(['status', '--json'], project);
@@ -156,16 +80,11 @@ test('operless dev reconciles the sample, serves status and enqueue, and stops c
 
   dev.kill('SIGINT');
   const { code, signal } = await exited;
-  assert.equal(signal, null, output.slice(-2000));
-  assert.equal(code, 0, output.slice(-2000));
-  assert.match(output, /stopped; nothing left running/);
+  assert.equal(signal, null, output().slice(-2000));
+  assert.equal(code, 0, output().slice(-2000));
+  assert.match(output(), /stopped; nothing left running/);
 
   // Give reparented wrappers a moment to finish exiting, then nothing of the tree may remain.
-  let left = tree.filter(survives);
-  for (let i = 0; i < 50 && left.length > 0; i += 1) {
-    await new Promise((r) => setTimeout(r, 100));
-    left = tree.filter(survives);
-  }
-  assert.deepEqual(left.map((p) => `${p.pid} ${p.command}`), [], 'processes survived operless dev');
+  assert.deepEqual(await survivors(tree), [], 'processes survived operless dev');
   assert.equal(existsSync(join(project, '.operless', 'dev.json')), false, 'the state file is removed on stop');
 });
