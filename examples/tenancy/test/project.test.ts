@@ -1,6 +1,7 @@
 /**
  * The project is wired together: every kind in operless.json has its function and queues in
- * serverless.yml, a CRD, RBAC, a sample, a sample SQS event and forwarder watches.
+ * serverless.yml, a CRD, RBAC, a sample, a sample SQS event and forwarder watches, and the
+ * scheduled resync function feeds its queue.
  * Fast, no cluster: it catches a half-done rename or a deleted file.
  */
 import { test } from 'node:test';
@@ -11,10 +12,13 @@ const project = JSON.parse(readFileSync('operless.json', 'utf8')) as {
   apis: { group: string; kind: string; plural: string }[];
 };
 const serverless = readFileSync('serverless.yml', 'utf8');
+const resync = readFileSync('functions/resync.ts', 'utf8');
 
-test('serverless.yml is a complete osls service', () => {
+test('serverless.yml is a complete osls service with the scheduled resync function', () => {
   assert.match(serverless, /^service: /m);
   assert.match(serverless, /^functions:/m);
+  assert.ok(serverless.includes('handler: functions/resync.handler'), 'the resync function is declared');
+  assert.ok(serverless.includes('rate: ${param:resyncSchedule}'), 'on a schedule');
 });
 
 for (const api of project.apis) {
@@ -30,5 +34,8 @@ for (const api of project.apis) {
       assert.ok(existsSync(path), `${path} exists`);
     }
     assert.ok(readFileSync('infra/forwarder/watches.yaml', 'utf8').includes(`kind: ${api.kind}`), 'the forwarder watches it');
+    const variable = `${file.replace(/-/g, '_').toUpperCase()}_QUEUE_URL`;
+    assert.ok(resync.includes(`queueUrlVariable: '${variable}'`), 'functions/resync.ts resyncs it');
+    assert.ok(serverless.includes(`${variable}: !Ref ${api.kind}WorkQueue`), 'the resync function gets its queue URL');
   });
 }
