@@ -25,10 +25,11 @@ import { AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { startControlPlane, type ControlPlane, type Identity } from '../../src/testing/index.ts';
 import { MANIFESTS_PATH } from '../../src/forwarder/chart.ts';
+import { applyForwarderIdentity, applyMemcachedFunctionIdentity, MEMCACHED_FUNCTION_RBAC } from '../support/identities.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const CRD = join(ROOT, 'infra/crds/memcacheds.cache.example.com.yaml');
-const FUNCTION_RBAC = join(ROOT, 'infra/rbac/memcached-function.yaml');
+const FUNCTION_RBAC = MEMCACHED_FUNCTION_RBAC;
 
 type Obj = Record<string, any>;
 const docs = (path: string): Obj[] => parseAllDocuments(readFileSync(path, 'utf8')).map((d) => d.toJS() as Obj).filter((o) => o && typeof o === 'object');
@@ -40,16 +41,10 @@ const manifests = docs(MANIFESTS_PATH);
 
 before(async () => {
   cp = await startControlPlane({ crds: [CRD] });
-  const fnRbac = await cp.kubectl(['apply', '-f', FUNCTION_RBAC]);
-  assert.equal(fnRbac.code, 0, fnRbac.stderr);
-  fn = await cp.identity('memcached-function', ['operless:memcached']);
+  fn = await applyMemcachedFunctionIdentity(cp);
   // The forwarder's namespace, ServiceAccount and RBAC exactly as shipped.
-  const wanted = manifests.filter((o) => /^(Namespace|ServiceAccount|ClusterRole|ClusterRoleBinding|Role|RoleBinding)$/.test(o.kind));
-  assert.equal(wanted.filter((o) => /Role/.test(o.kind)).length, 4, 'the manifests carry a ClusterRole, a Role and their bindings');
-  const applied = await cp.kubectl(['apply', '-f', '-'], { input: wanted.map((o) => JSON.stringify(o)).join('\n') });
-  assert.equal(applied.code, 0, applied.stderr);
-  const sa = manifests.find((o) => o.kind === 'ServiceAccount')!;
-  fwd = await cp.serviceAccount(sa.metadata.namespace, sa.metadata.name);
+  assert.equal(manifests.filter((o) => /Role/.test(o.kind)).length, 4, 'the manifests carry a ClusterRole, a Role and their bindings');
+  fwd = (await applyForwarderIdentity(cp)).identity;
   for (const ns of ['team-a', 'kube-system']) await cp.kubectl(['create', 'namespace', ns]);
 });
 after(async () => { await cp?.stop(); });

@@ -8,23 +8,18 @@
  * the group `operless:memcached` (infra/rbac). Every stdout/stderr line of both processes is
  * kept, and the runner prints every queue message body it receives.
  */
-import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { parseAllDocuments, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { startBroker, startControlPlane, type Broker, type ControlPlane, type Identity } from '../../src/testing/index.ts';
 import { bundleForwarder } from '../../src/forwarder/bundle.ts';
-import { MANIFESTS_PATH } from '../../src/forwarder/chart.ts';
 import { waitUntil } from '../../src/testing/wait.ts';
+import { applyForwarderIdentity, applyMemcachedFunctionIdentity } from '../support/identities.ts';
 
 export const ROOT = new URL('../../', import.meta.url).pathname;
 export const CRD = join(ROOT, 'infra/crds/memcacheds.cache.example.com.yaml');
-export const FUNCTION_RBAC = join(ROOT, 'infra/rbac/memcached-function.yaml');
-
-type Obj = Record<string, any>;
-const manifests = (): Obj[] => parseAllDocuments(readFileSync(MANIFESTS_PATH, 'utf8')).map((d) => d.toJS() as Obj).filter((o) => o && typeof o === 'object');
 
 export interface Pipeline {
   readonly cp: ControlPlane;
@@ -72,22 +67,14 @@ export async function startPipeline(options: PipelineOptions): Promise<Pipeline>
     startControlPlane({ crds: [CRD], controllers: true }),
     startBroker({ queues: [{ name: 'work', visibilityTimeoutSeconds: 60, dlq: { name: 'work-dlq', maxReceiveCount: 5 } }] }),
   ]);
-  const objs = manifests();
   // Identities, exactly as shipped.
-  const fnRbac = await cp.kubectl(['apply', '-f', FUNCTION_RBAC]);
-  assert.equal(fnRbac.code, 0, fnRbac.stderr);
-  const functionIdentity = await cp.identity('memcached-function', ['operless:memcached']);
-  const rbac = objs.filter((o) => /^(Namespace|ServiceAccount|ClusterRole|ClusterRoleBinding|Role|RoleBinding)$/.test(o.kind));
-  const applied = await cp.kubectl(['apply', '-f', '-'], { input: rbac.map((o) => JSON.stringify(o)).join('\n') });
-  assert.equal(applied.code, 0, applied.stderr);
-  const sa = objs.find((o) => o.kind === 'ServiceAccount')!;
-  const forwarderIdentity = await cp.serviceAccount(sa.metadata.namespace, sa.metadata.name);
+  const functionIdentity = await applyMemcachedFunctionIdentity(cp);
+  const shipped = await applyForwarderIdentity(cp);
+  const forwarderIdentity = shipped.identity;
 
   // The forwarder: the rendered ConfigMap's config, pointed at the local broker.
-  const cm = objs.find((o) => o.kind === 'ConfigMap')!;
-  const shipped = parseAllDocuments(cm.data['forwarder.yaml'])[0]!.toJS() as Obj;
   const config = {
-    ...shipped,
+    ...shipped.config,
     clusterId: 'local',
     queue: { url: broker.queueUrl('work'), region: broker.region },
     server: { port: 0, host: '127.0.0.1' },
@@ -108,7 +95,7 @@ export async function startPipeline(options: PipelineOptions): Promise<Pipeline>
   const forwarder = spawn(process.execPath, [bundle], {
     cwd: work,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...common, OPERLESS_FORWARDER_CONFIG: join(work, 'forwarder.yaml'), KUBECONFIG: forwarderIdentity.kubeconfigPath, POD_NAMESPACE: sa.metadata.namespace, POD_NAME: 'forwarder-0' },
+    env: { ...common, OPERLESS_FORWARDER_CONFIG: join(work, 'forwarder.yaml'), KUBECONFIG: forwarderIdentity.kubeconfigPath, POD_NAMESPACE: shipped.namespace, POD_NAME: 'forwarder-0' },
   });
   lines(forwarder, forwarderLines);
 
