@@ -579,6 +579,19 @@ export async function assertNothingLost(env: FaultEnv, workload: Workload, optio
   return { converged: last.converged, total: last.total, deadLetters, reconciles: [...counts.values()].reduce((a, b) => a + b, 0), maxPerObject: max };
 }
 
+/**
+ * Waits until every object of the workload converged, without waiting for the queue to drain
+ * (for a case's warm-up phase: its last progress polls may still be pending).
+ */
+export async function untilConverged(workload: Workload, timeoutMs = 180_000): Promise<void> {
+  let last = '';
+  await waitUntil(`every object in ${workload.namespace} converged`, async () => {
+    const { pending } = await workload.check();
+    last = pending.slice(0, 5).join('; ');
+    return pending.length === 0;
+  }, { timeoutMs, intervalMs: 1000, context: () => `first pending: ${last}` });
+}
+
 /** The one line every case prints. */
 export function caseLine(name: string, startedMs: number, sentBefore: number, env: FaultEnv, result: CaseResult, note = ''): string {
   const seconds = ((Date.now() - startedMs) / 1000).toFixed(1);

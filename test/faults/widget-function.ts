@@ -9,9 +9,9 @@
  * - `throw`: always throws → retries with backoff, then the DLQ (`RetriesExhausted`).
  * - `hang`: never finishes on its own; it honours `ctx.signal`, which the runtime aborts when
  *   the invocation's time budget runs out → retried like a throw, then the DLQ.
- * - `stuck`: never finishes and ignores `ctx.signal` → the invocation hits the function
- *   timeout, nothing of the batch is acknowledged, and the queue's redrive policy moves the
- *   records to the DLQ after `maxReceiveCount` receives.
+ * - `stuck`: never finishes and ignores `ctx.signal` → the runtime stops waiting for it when
+ *   a quarter of the budget's reserve remains, counts it as failed (retried, then the DLQ),
+ *   and still acknowledges its batch-mates before the function timeout.
  * - `conflict`: reads, waits 300 ms, then writes an annotation guarded by the resourceVersion
  *   it read — a concurrent writer makes that a 409 Conflict → quick retry with fresh state.
  *
