@@ -2,7 +2,7 @@
  * The forwarder on its own, run as it ships: its esbuild bundle as a separate Node process
  * (config file, SQS endpoint through the counting proxy), watching one namespace's
  * Memcached objects (and the owned kinds), with no function consuming the queue, under the
- * image's Node.js options (src/forwarder/node-options.ts):
+ * image's Node.js flags (src/forwarder/node-options.ts):
  *
  * - live throughput: N objects created as fast as the API server takes them; messages/s;
  * - resident memory (VmRSS, and the peak VmHWM) with N watched objects after the initial list;
@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { stringify } from 'yaml';
 import { bundleForwarder } from '../../src/forwarder/bundle.ts';
-import { FORWARDER_NODE_OPTIONS } from '../../src/forwarder/node-options.ts';
+import { FORWARDER_NODE_FLAGS } from '../../src/forwarder/node-options.ts';
 import { createMemcacheds, forEachParallel, names, setSize, sleep, until } from '../lib/objects.ts';
 import { CLUSTER_ID, type BenchEnv } from '../lib/systems.ts';
 
@@ -71,11 +71,10 @@ export async function measureForwarder(env: BenchEnv, namespace: string, options
     server: { port: 0 },
   }));
   const start = async (): Promise<Proc> => {
-    const child = spawn(process.execPath, [bundle.outFile], {
+    const child = spawn(process.execPath, [...FORWARDER_NODE_FLAGS, bundle.outFile], { // as the image runs it (infra/forwarder/Dockerfile)
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         PATH: process.env.PATH,
-        NODE_OPTIONS: FORWARDER_NODE_OPTIONS, // as the image runs it (infra/forwarder/Dockerfile)
         OPERLESS_FORWARDER_CONFIG: configPath,
         OPERLESS_LOG_LEVEL: 'info',
         KUBECONFIG: env.cp.kubeconfigPath,
