@@ -251,6 +251,10 @@ custom:
     mainFields: [module, main]
     # The Lambda runtime ships the AWS SDK v3.
     exclude: ['@aws-sdk/*']
+    # Stubs for client-node code Operless never runs and built-ins without their ESM facade:
+    # ~1.1 MiB smaller bundles and half the cold start (operless docs/deploy.md). Drop this line
+    # if your reconcile code calls client-node's generated API clients.
+    plugins: node_modules/operless/dist/build/esbuild-plugins.js
     banner:
       js: "import { createRequire as __operlessCreateRequire } from 'node:module'; const require = __operlessCreateRequire(import.meta.url);"
 

@@ -171,6 +171,11 @@ test('packaged with two kinds: a function, work queue, DLQ and event source per 
   assert.equal(resync.OPERLESS_CLUSTER, 'default');
   assert.deepEqual([...zips.keys()].sort(), ['resync', 'tenant', 'webApp']);
   assert.ok(zips.get('webApp')?.includes('functions/web-app.mjs'), `${zips.get('webApp')}`);
+  // The template's esbuild plugins (operless/dist/build/esbuild-plugins.js) are in effect:
+  // client-node's unreachable imports are stubs, so undici is not in the reconcile bundle.
+  const webApp = zipEntries(readFileSync(join(project, '.serverless', 'webApp.zip'))).find((e) => e.name === 'functions/web-app.mjs')!.read().toString('utf8');
+  assert.match(webApp, /is not bundled by Operless/, 'the reconcile bundle carries the stubs');
+  assert.doesNotMatch(webApp, /UND_ERR_/, 'undici is not bundled');
 });
 
 test('the packaged resync bundle sends each kind\'s sample a Resync message on that kind\'s own queue (real API server and ElasticMQ)', async () => {
