@@ -11,9 +11,10 @@
  *   short-lived. Saves ≈ 50 MiB resident at no measurable throughput cost.
  * - `--no-opt --no-maglev`: no optimizing compilers (bytecode and the Sparkplug baseline
  *   compiler only). The forwarder's work is I/O and JSON parsing in native code; the
- *   optimizers' own code pages and compile-time memory cost ≈ 20 MiB resident at 10,000
- *   objects, while the throughput stays far above the 2,000 events/s target (≈ 5,500
- *   messages per CPU second instead of ≈ 6,500, loaded machine).
+ *   optimizers' own code pages and compile-time memory cost ≈ 10 MiB resident at 10,000
+ *   objects (≈ 17 MiB at the peak of a full resync), while the throughput stays far above
+ *   the 2,000 events/s target (≈ 5,200 messages per CPU second instead of ≈ 6,500, loaded
+ *   machine).
  *
  * Measurements: docs/forwarder.md, "Memory and throughput". `NODE_OPTIONS` set in the pod
  * spec (the chart's `extraEnv`) still applies on top, for the flags Node allows there.
