@@ -222,7 +222,8 @@ export async function startDevLoop(options: DevLoopOptions): Promise<DevLoop> {
     }
 
     say(`kubectl works against this cluster:  export KUBECONFIG=${relative(process.cwd(), kubeconfigPath) || kubeconfigPath}`);
-    say('in another terminal: `npx operless status`, `npx operless enqueue mc/default/memcached-sample`, `npx operless dlq list`');
+    const someKind = controllers[0]?.kind.kind.toLowerCase() ?? '<kind>';
+    say(`in another terminal: \`npx operless status\`, \`npx operless enqueue ${someKind} --all\`, \`npx operless dlq list\``);
     say('press Ctrl-C to stop everything');
     return { kubeconfigPath, queueUrl: first.queueUrl, dlqUrl: first.dlqUrl, queues: queue.byFunction, sqsEndpoint: queue.endpoint, stop: stopAll };
   } catch (err) {
