@@ -200,3 +200,53 @@ export function createResyncHandler(options: ResyncHandlerOptions) {
     });
   };
 }
+
+/** A kind and the environment variable that holds the URL of its own work queue. */
+export interface ResyncTarget {
+  readonly kind: KindRef;
+  readonly queueUrlVariable: string;
+}
+
+export interface PerKindResyncHandlerOptions extends Omit<ResyncHandlerOptions, 'kinds'> {
+  readonly targets: readonly ResyncTarget[];
+}
+
+/**
+ * The scheduled resync of a project with a queue per kind (what `operless init` generates):
+ * each kind's objects go to the queue named by its `queueUrlVariable`. Kinds are resynced
+ * independently; one that fails (API server, queue, a missing variable) does not stop the
+ * others, and the invocation then rejects naming each kind that did not finish, so it shows in
+ * the function's error metrics. Resolves with a report per kind.
+ */
+export function createPerKindResyncHandler(options: PerKindResyncHandlerOptions) {
+  const env = options.env ?? process.env;
+  const log = options.log ?? silentLogger;
+  // One Kubernetes client factory for all kinds (one connection pool, one credential cache).
+  let factory: ((cluster: string) => Promise<Pick<KubeClient, 'list'>>) | undefined;
+  const clientFor = options.clientFor ?? (async (cluster: string) => {
+    factory ??= (await import('../kube/factory.ts')).createClientFactory({ env });
+    return factory(cluster);
+  });
+  const runs = options.targets.map((target) => ({
+    target,
+    run: createResyncHandler({
+      ...options,
+      clientFor,
+      kinds: [target.kind],
+      env: { ...env, OPERLESS_QUEUE_URL: env[target.queueUrlVariable] },
+      log: log.child({ kind: target.kind.kind }),
+    }),
+  }));
+  return async (event: unknown, context?: { getRemainingTimeInMillis(): number }): Promise<Record<string, ResyncReport>> => {
+    const results = await Promise.allSettled(runs.map(({ run }) => run(event, context)));
+    const reports: Record<string, ResyncReport> = {};
+    const failures: string[] = [];
+    results.forEach((result, i) => {
+      const { kind, queueUrlVariable } = runs[i]!.target;
+      if (result.status === 'fulfilled') reports[kind.kind] = result.value;
+      else failures.push(`${kind.kind} (queue URL from ${queueUrlVariable}): ${errorMessage(result.reason)}`);
+    });
+    if (failures.length > 0) throw new Error(`resync did not finish for ${failures.join('; ')}`);
+    return reports;
+  };
+}

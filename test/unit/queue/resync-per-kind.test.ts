@@ -1,0 +1,59 @@
+/**
+ * createPerKindResyncHandler: each kind's objects go to its own queue; a kind that cannot be
+ * resynced does not stop the others, and the invocation rejects naming it.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { KindRef, KubeObject } from '../../../src/core/types.ts';
+import { createPerKindResyncHandler } from '../../../src/queue/resync.ts';
+
+const A: KindRef = { apiVersion: 'a.example.com/v1', kind: 'Alpha', plural: 'alphas', namespaced: true };
+const B: KindRef = { apiVersion: 'b.example.com/v1', kind: 'Beta', plural: 'betas', namespaced: false };
+
+function fakes(objects: Record<string, string[]>) {
+  const sent: { queueUrl: string; names: string[] }[] = [];
+  const sqs = {
+    send: async (command: { input: { QueueUrl: string; Entries: { Id: string; MessageBody: string }[] } }) => {
+      sent.push({ queueUrl: command.input.QueueUrl, names: command.input.Entries.map((e) => (JSON.parse(e.MessageBody) as { name: string }).name) });
+      return { Successful: command.input.Entries.map((e) => ({ Id: e.Id })), Failed: [] };
+    },
+  } as unknown as SQSClient;
+  const clientFor = async () => ({
+    list: async (kind: KindRef) => ({ items: (objects[kind.kind] ?? []).map((name): KubeObject => ({ apiVersion: kind.apiVersion, kind: kind.kind, metadata: { name, namespace: kind.namespaced ? 'ns' : undefined, uid: name } })), metadata: {} }),
+  });
+  return { sent, sqs, clientFor };
+}
+
+test('each kind goes to the queue named by its variable, with a report per kind', async () => {
+  const { sent, sqs, clientFor } = fakes({ Alpha: ['a1', 'a2'], Beta: ['b1'] });
+  const handler = createPerKindResyncHandler({
+    targets: [{ kind: A, queueUrlVariable: 'ALPHA_QUEUE_URL' }, { kind: B, queueUrlVariable: 'BETA_QUEUE_URL' }],
+    env: { OPERLESS_CLUSTER: 'c1', ALPHA_QUEUE_URL: 'https://sqs/1/alpha', BETA_QUEUE_URL: 'https://sqs/1/beta' },
+    clientFor: clientFor as never,
+    sqs,
+  });
+  const reports = await handler({});
+  assert.deepEqual(Object.keys(reports).sort(), ['Alpha', 'Beta']);
+  assert.equal(reports.Alpha?.sent, 2);
+  assert.equal(reports.Beta?.sent, 1);
+  assert.deepEqual(sent.find((s) => s.queueUrl.endsWith('/alpha'))?.names.sort(), ['a1', 'a2']);
+  assert.deepEqual(sent.find((s) => s.queueUrl.endsWith('/beta'))?.names, ['b1']);
+});
+
+test('a kind without its queue variable fails the invocation by name; the other kinds are still resynced', async () => {
+  const { sent, sqs, clientFor } = fakes({ Alpha: ['a1'], Beta: ['b1'] });
+  const handler = createPerKindResyncHandler({
+    targets: [{ kind: A, queueUrlVariable: 'ALPHA_QUEUE_URL' }, { kind: B, queueUrlVariable: 'BETA_QUEUE_URL' }],
+    env: { OPERLESS_CLUSTER: 'c1', ALPHA_QUEUE_URL: 'https://sqs/1/alpha' },
+    clientFor: clientFor as never,
+    sqs,
+  });
+  await assert.rejects(handler({}), (err: Error) => {
+    assert.match(err.message, /resync did not finish for Beta \(queue URL from BETA_QUEUE_URL\)/);
+    assert.match(err.message, /OPERLESS_QUEUE_URL/);
+    assert.doesNotMatch(err.message, /Alpha/);
+    return true;
+  });
+  assert.deepEqual(sent.map((s) => s.names), [['a1']], 'Alpha was resynced anyway');
+});
