@@ -37,7 +37,12 @@ export interface ReconcileMessage extends ObjectRef {
   /** The uid seen by the producer; a recreated object with the same name is a new object. */
   readonly uid?: string;
   readonly reason: Reason;
-  /** The resourceVersion that caused the message (tracing and dedup only). */
+  /**
+   * The resourceVersion of the one event that caused the message: the primary's for
+   * `Added`/`Modified`/`Deleted`, the changed child's for `Owned`. Absent when the message
+   * stands for several events (merged or grouped: see `mergedResourceVersion`), so a reconcile
+   * may rely on it naming exactly one event.
+   */
   readonly resourceVersion?: string;
   /** When the producer saw the change, ms since the epoch: end-to-end lag starts here. */
   readonly observedAt: number;
@@ -212,4 +217,14 @@ function compact<T extends object>(value: T): T {
 function preview(body: string): string {
   const cut = body.length > 80 ? `${body.slice(0, 80)}…` : body;
   return JSON.stringify(cut);
+}
+
+/**
+ * The resourceVersion of a message that stands for `messages` (all for one object key): theirs
+ * when they all name the same one, otherwise none — several events (perhaps of different
+ * children) cannot be named by one version. Pure.
+ */
+export function mergedResourceVersion(messages: readonly Pick<ReconcileMessage, 'resourceVersion'>[]): string | undefined {
+  const first = messages[0]?.resourceVersion;
+  return messages.every((m) => m.resourceVersion === first) ? first : undefined;
 }

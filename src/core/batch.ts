@@ -12,6 +12,9 @@
  *   backoff of an object that keeps failing (no hot loop), exactly like the workqueue, whose
  *   rate limiter only forgets a key after a success. Ties go to the latest `observedAt`, so
  *   lag is measured from the newest change.
+ * - A group of several events keeps a `resourceVersion` only when they all name the same one
+ *   (`mergedResourceVersion`): the reconcile must not take one child's version for the whole
+ *   group. `body` stays the representative's raw record.
  * - When none is due, the group is `notDue` and the message with the earliest `notBefore`
  *   represents it (the handler re-delays just that one; the others are duplicates).
  *
@@ -19,7 +22,7 @@
  * order of their first record; decoding never throws.
  */
 import type { SQSRecord } from 'aws-lambda';
-import { decodeMessage, objectKey, type ReconcileMessage } from '../contract/message.ts';
+import { decodeMessage, mergedResourceVersion, objectKey, type ReconcileMessage } from '../contract/message.ts';
 import { isDue } from './schedule.ts';
 
 export interface KeyGroup {
@@ -68,8 +71,9 @@ export function groupBatch(records: readonly SQSRecord[], now: number): DecodedB
   for (const [key, entry] of byKey) {
     const due = entry.messages.filter((m) => isDue(m.notBefore, now));
     const notDue = due.length === 0;
-    const message = notDue ? earliestNotBefore(entry.messages) : representative(due);
-    groups.push({ key, message, body: entry.bodies.get(message) ?? JSON.stringify(message), records: entry.records, notDue });
+    const chosen = notDue ? earliestNotBefore(entry.messages) : representative(due);
+    const message = notDue ? chosen : standingFor(chosen, due);
+    groups.push({ key, message, body: entry.bodies.get(chosen) ?? JSON.stringify(chosen), records: entry.records, notDue });
   }
   return { groups, poison };
 }
@@ -78,6 +82,13 @@ export function groupBatch(records: readonly SQSRecord[], now: number): DecodedB
 export function representative(messages: readonly ReconcileMessage[]): ReconcileMessage {
   return messages.reduce((best, m) =>
     m.attempt > best.attempt || (m.attempt === best.attempt && m.observedAt > best.observedAt) ? m : best);
+}
+
+/** The representative of `due`, without a resourceVersion when they do not all share it. */
+function standingFor(chosen: ReconcileMessage, due: readonly ReconcileMessage[]): ReconcileMessage {
+  if (chosen.resourceVersion === undefined || mergedResourceVersion(due) !== undefined) return chosen;
+  const { resourceVersion: _several, ...rest } = chosen;
+  return rest;
 }
 
 function earliestNotBefore(messages: readonly ReconcileMessage[]): ReconcileMessage {

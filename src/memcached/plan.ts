@@ -3,11 +3,12 @@
  * Memcached, read by the runtime, and its Deployment), decided from what those reads and the
  * queue message already say. Pure.
  *
- * The steady-state no-op costs those two GETs and nothing else:
+ * A no-op reconcile costs those two GETs and nothing else (a periodic `Resync`, the safety net,
+ * also applies the Service: three):
  * - the Deployment is applied only when it differs from what we would apply
  *   (`applyOwnedIfChanged` in src/kube/owned.ts: hash annotation + live values of our fields);
  * - the Service is checked (applied: one idempotent request) only when an event may concern
- *   it — see `serviceCheck`;
+ *   it, and on every periodic `Resync` — see `serviceCheck`;
  * - the pods are listed only when the Deployment changed since the status was written — see
  *   `podsNeedListing`;
  * - the progress poll is a safety net that only some reconciles start — see `nextPoll`.
@@ -20,7 +21,7 @@ import type { DeploymentView, Observation } from './status.ts';
 export const PROGRESS_POLL_SECONDS = 30;
 
 /** Why the Service is applied in this reconcile, or undefined when it is left alone. */
-export type ServiceCheck = 'spec-or-retry' | 'owned-event' | 'deployment-applied' | undefined;
+export type ServiceCheck = 'spec-or-retry' | 'owned-event' | 'deployment-applied' | 'resync' | undefined;
 
 /**
  * Whether this reconcile must make sure the Service exists and matches.
@@ -34,8 +35,14 @@ export type ServiceCheck = 'spec-or-retry' | 'owned-event' | 'deployment-applied
  *   not concerned. Any other version (a Service event, or a Deployment version we do not see
  *   any more) checks the Service. resourceVersions are compared for equality only, as the API
  *   conventions allow.
- * - `Requeue` (our own progress poll) and `Resync`: no. A Resync finds drift of the Deployment
- *   (always read) but not a Service deleted while no forwarder watched; see docs/memcached.md.
+ * - `Resync`: always. It is the safety net for every event that never arrived (a forwarder
+ *   down, a message it could not send), so it checks every child: this is the one periodic
+ *   reconcile that costs a third request (docs/memcached.md, "API cost").
+ * - `Requeue` (our own progress poll): no; it only waits for the rollout, and anything that
+ *   happened to the Service meanwhile arrived as its own `Owned` event.
+ *
+ * A message that stands for several events (merged by the forwarder's coalescer or grouped in
+ * one batch) carries no `resourceVersion`, so it never passes for the Deployment's own event.
  */
 export function serviceCheck(message: Pick<ReconcileMessage, 'reason' | 'resourceVersion'>, deployment: DeploymentView | undefined, deploymentApplied: boolean): ServiceCheck {
   if (deploymentApplied) return 'deployment-applied';
@@ -47,8 +54,9 @@ export function serviceCheck(message: Pick<ReconcileMessage, 'reason' | 'resourc
       return 'spec-or-retry';
     case 'Owned':
       return message.resourceVersion !== undefined && message.resourceVersion === deployment?.metadata.resourceVersion ? undefined : 'owned-event';
-    case 'Requeue':
     case 'Resync':
+      return 'resync';
+    case 'Requeue':
       return undefined;
   }
 }

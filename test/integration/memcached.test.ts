@@ -246,15 +246,19 @@ describe('the reconcile handler, least-privilege RBAC, real SQS events', () => {
     assert.equal(again.metadata.resourceVersion, before.metadata.resourceVersion, 'no write when nothing changed');
   });
 
-  test('a no-op reconcile costs two requests, GET Memcached and GET Deployment: Resync, Requeue, the Deployment\'s own Owned event', async () => {
+  test('a no-op reconcile costs two requests, GET Memcached and GET Deployment (Requeue, the Deployment\'s own Owned event); the periodic Resync also applies the Service', async () => {
     const deploymentVersion = (await getJson(['get', 'deployment', 'sample', '-n', NS])).metadata.resourceVersion as string;
     const before = await getJson(['get', 'mc', 'sample', '-n', NS]);
+    const serviceVersion = (await getJson(['get', 'service', 'sample', '-n', NS])).metadata.resourceVersion as string;
     assert.equal(before.status.deploymentResourceVersion, deploymentVersion, 'the status records the Deployment version it was computed from');
-    for (const [reason, version] of [['Resync', undefined], ['Requeue', undefined], ['Owned', deploymentVersion]] as const) {
+    for (const [reason, version] of [['Requeue', undefined], ['Owned', deploymentVersion]] as const) {
       const invoke = await deliver('sample', reason, version);
       const requests = await requestsOf(invoke);
       assert.deepEqual(requests, { 'GET memcacheds': 1, 'GET deployments': 1 }, reason);
     }
+    const resync = await requestsOf(await deliver('sample', 'Resync', undefined));
+    assert.deepEqual(resync, { 'GET memcacheds': 1, 'GET deployments': 1, 'APPLY services': 1 }, 'Resync, the safety net, checks every child');
+    assert.equal((await getJson(['get', 'service', 'sample', '-n', NS])).metadata.resourceVersion, serviceVersion, 'an unchanged apply writes nothing');
     const after = await getJson(['get', 'mc', 'sample', '-n', NS]);
     assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion);
     assert.equal((await getJson(['get', 'deployment', 'sample', '-n', NS])).metadata.resourceVersion, deploymentVersion, 'the Deployment was not written');
@@ -280,6 +284,15 @@ describe('the reconcile handler, least-privilege RBAC, real SQS events', () => {
     assert.notEqual(recreated.metadata.uid, service.metadata.uid);
     assert.equal(recreated.spec.clusterIP, 'None');
     assert.equal(recreated.metadata.ownerReferences[0].controller, true);
+  });
+
+  test('a Service deleted while nobody watched (its event lost): the next periodic Resync recreates it', async () => {
+    const service = await getJson(['get', 'service', 'sample', '-n', NS]);
+    assert.equal((await kubectl(['delete', 'service', 'sample', '-n', NS])).code, 0);
+    const requests = await requestsOf(await deliver('sample', 'Resync', undefined));
+    assert.equal(requests['APPLY services'], 1, JSON.stringify(requests));
+    const recreated = await getJson(['get', 'service', 'sample', '-n', NS]);
+    assert.notEqual(recreated.metadata.uid, service.metadata.uid);
   });
 
   test('a replaced pod: the Deployment\'s status moves, the pods are listed again, status.nodes follows', async () => {

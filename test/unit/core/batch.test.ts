@@ -38,6 +38,19 @@ test('the representative has the highest attempt (events do not reset backoff), 
   assert.equal(representative([older, fresh]), fresh);
 });
 
+test('a group of events with different resourceVersions is represented without one; the same version twice keeps it', () => {
+  const service = msg('a', { reason: 'Owned', resourceVersion: '700', observedAt: NOW - 500 });
+  const deployment = msg('a', { reason: 'Owned', resourceVersion: '701', observedAt: NOW - 100 });
+  const [mixed] = groupBatch([record(encodeMessage(service)), record(encodeMessage(deployment))], NOW).groups;
+  assert.equal(mixed!.message.reason, 'Owned');
+  assert.equal(mixed!.message.resourceVersion, undefined, 'two children\'s events: no single version names them');
+  assert.equal(mixed!.body, encodeMessage(deployment), 'the raw body of the representative is kept (for the DLQ)');
+  const [same] = groupBatch([record(encodeMessage(deployment)), record(encodeMessage(deployment))], NOW).groups;
+  assert.equal(same!.message.resourceVersion, '701');
+  const [single] = groupBatch([record(encodeMessage(service))], NOW).groups;
+  assert.equal(single!.message.resourceVersion, '700');
+});
+
 test('a due message supersedes a pending long requeue of the same key', () => {
   const pending = msg('a', { reason: 'Requeue', notBefore: NOW + 3_600_000 });
   const fresh = msg('a');

@@ -11,23 +11,25 @@ test('messages for a pending key merge (one per key, newest state, earliest obse
   const b = new SendBuffer(100);
   b.push(msg('a', 1));
   b.push(msg('b', 2));
-  b.push(msg('a', 3));
+  b.push(msg('a', 3, 'Owned'));
   assert.equal(b.size, 2);
   const batch = b.takeBatch(1 << 20);
   assert.deepEqual(batch.map((e) => e.message.name), ['a', 'b']);
-  assert.equal(batch[0]!.message.resourceVersion, '3');
+  assert.equal(batch[0]!.message.reason, 'Owned', 'the newest event wins');
+  assert.equal(batch[0]!.message.resourceVersion, undefined, 'two events: no single resourceVersion names them');
+  assert.equal(batch[1]!.message.resourceVersion, '2', 'a single event keeps its version');
   assert.equal(batch[0]!.message.observedAt, 1);
 });
 
 test('when full, the oldest key is dropped and reported; the newest message per key is kept', () => {
   const b = new SendBuffer(10);
   for (let i = 0; i < 10; i++) b.push(msg(`k${i}`, i));
-  assert.deepEqual(b.push(msg('k3', 50)), [], 'a pending key merges even when full');
+  assert.deepEqual(b.push(msg('k3', 50, 'Owned')), [], 'a pending key merges even when full');
   const dropped = b.push(msg('new', 99));
   assert.deepEqual(dropped.map((m) => m.name), ['k0']);
   assert.equal(b.size, 10);
   const all = [...b.takeBatch(1 << 20), ...b.takeBatch(1 << 20)];
-  assert.equal(all.find((e) => e.message.name === 'k3')!.message.resourceVersion, '50');
+  assert.equal(all.find((e) => e.message.name === 'k3')!.message.reason, 'Owned');
   assert.ok(all.some((e) => e.message.name === 'new'));
 });
 
@@ -50,11 +52,11 @@ test('putBack restores a failed batch at the front, merged with newer arrivals',
   b.push(msg('b', 1));
   const batch = b.takeBatch(1 << 20);
   b.push(msg('c', 5));
-  b.push(msg('a', 6));
+  b.push(msg('a', 6, 'Owned'));
   b.putBack(batch.map((e) => e.message));
   const next = b.takeBatch(1 << 20);
   assert.deepEqual(next.map((e) => e.message.name), ['a', 'b', 'c']);
-  assert.equal(next[0]!.message.resourceVersion, '6', 'the newer arrival wins');
+  assert.equal(next[0]!.message.reason, 'Owned', 'the newer arrival wins');
   assert.equal(next[0]!.message.observedAt, 1);
 });
 

@@ -18,7 +18,8 @@ test('an isolated change leaves at once; changes inside its window leave as one 
   assert.deepEqual(c.takeDue(1499), []);
   const due = c.takeDue(1500);
   assert.equal(due.length, 1);
-  assert.equal(due[0]!.resourceVersion, '1400', 'the trailing message names the newest state');
+  assert.equal(due[0]!.reason, 'Modified');
+  assert.equal(due[0]!.resourceVersion, undefined, 'it stands for two events: no single resourceVersion');
   assert.equal(due[0]!.observedAt, 1100, 'lag measured from the first held change');
   assert.equal(c.size, 0);
 });
@@ -79,6 +80,13 @@ test('nothing is lost: every change is sent at once or in exactly one trailing m
   }
   for (const m of c.takeDue(t + 1000)) delivered.set(m.name, Math.max(delivered.get(m.name) ?? -1, Number(m.resourceVersion)));
   assert.deepEqual(delivered, newest, 'the newest change of every key was delivered');
+});
+
+test('merge: a resourceVersion survives only when both name the same event (a Service event merged with a later Deployment event must not look like the Deployment\'s own)', () => {
+  const service = { ...msg('a', 'Owned', 1), resourceVersion: '700' };
+  const deployment = { ...msg('a', 'Owned', 2), resourceVersion: '701' };
+  assert.equal(mergeMessages(service, deployment).resourceVersion, undefined);
+  assert.equal(mergeMessages(deployment, { ...deployment, observedAt: 3 }).resourceVersion, '701', 'the same event twice keeps it');
 });
 
 test('merge: Added stays Added for the same uid; Deleted and a new uid win', () => {

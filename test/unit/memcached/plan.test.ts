@@ -7,12 +7,12 @@ import { deployment, memcached, settledStatus } from './fixtures.ts';
 
 const live = { ...deployment(3, settledStatus(3)), metadata: { name: 'cache', namespace: 'shop', generation: 1, resourceVersion: '42' } };
 
-test('serviceCheck: spec changes, retries and recreations check the Service; polls and resyncs do not', () => {
+test('serviceCheck: spec changes, retries, recreations and the periodic resync check the Service; the progress poll does not', () => {
   for (const reason of ['Added', 'Modified', 'Retry', 'Deleted'] as const) {
     assert.equal(serviceCheck({ reason }, live, false), 'spec-or-retry', reason);
   }
   assert.equal(serviceCheck({ reason: 'Requeue' }, live, false), undefined);
-  assert.equal(serviceCheck({ reason: 'Resync', resourceVersion: '5' }, live, false), undefined);
+  assert.equal(serviceCheck({ reason: 'Resync', resourceVersion: '5' }, live, false), 'resync', 'the safety net checks every child');
 });
 
 test('serviceCheck: an Owned event is the Deployment\'s own only when it names the live Deployment version', () => {
