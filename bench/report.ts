@@ -47,7 +47,8 @@ export function toMarkdown(r: BenchResult): string {
     out.push('| --- | ---: | ---: | ---: | --- |');
     const verbs = (m: Record<string, number>) => Object.entries(m).sort().map(([k, v]) => `${k} ${v}`).join(', ');
     out.push(`| first | ${fmt(o.first.perReconcile)} | ${fmt(b.first.perReconcile)} | ${ratioOf(o.first.perReconcile, b.first.perReconcile)} | ${verbs(o.first.byVerb)} |`);
-    out.push(`| no-op | ${fmt(o.noop.perReconcile)} | ${fmt(b.noop.perReconcile)} | ${ratioOf(o.noop.perReconcile, b.noop.perReconcile)} | ${verbs(o.noop.byVerb)} |`);
+    if (o.noopEvent && b.noopEvent) out.push(`| no-op, event-driven (Requeue) | ${fmt(o.noopEvent.perReconcile)} | ${fmt(b.noopEvent.perReconcile)} | ${ratioOf(o.noopEvent.perReconcile, b.noopEvent.perReconcile)} | ${verbs(o.noopEvent.byVerb)} |`);
+    out.push(`| no-op, periodic Resync | ${fmt(o.noop.perReconcile)} | ${fmt(b.noop.perReconcile)} | ${ratioOf(o.noop.perReconcile, b.noop.perReconcile)} | ${verbs(o.noop.byVerb)} |`);
     out.push('');
   }
   if (r.forwarder) {

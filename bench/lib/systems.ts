@@ -118,7 +118,7 @@ export interface SystemUnderTest {
   /** Reconciles finished so far (keys reconciled, not messages). */
   reconciles(): number;
   /** Asks for one reconcile of each object, bypassing the watches (API-cost windows). */
-  enqueue(namespace: string, names: readonly string[]): Promise<void>;
+  enqueue(namespace: string, names: readonly string[], reason?: 'Resync' | 'Requeue'): Promise<void>;
   /** Pauses the watch stage (API-cost windows); reconciles already queued still run. */
   stopWatching(): Promise<void>;
   stop(): Promise<void>;
@@ -205,11 +205,11 @@ export async function startOperless(env: BenchEnv, options: OperlessOptions): Pr
     invocations,
     ready: forwarder ? forwarder.ready : Promise.resolve(),
     reconciles: () => runner.stats.recordsDeleted,
-    async enqueue(namespace, names) {
+    async enqueue(namespace, names, reason = 'Resync') {
       for (let i = 0; i < names.length; i += 10) {
         const entries = names.slice(i, i + 10).map((name, j) => ({
           Id: String(j),
-          MessageBody: encodeMessage(newMessage({ cluster: CLUSTER_ID, apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, namespace, name }, 'Resync')),
+          MessageBody: encodeMessage(newMessage({ cluster: CLUSTER_ID, apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, namespace, name }, reason)),
         }));
         await env.sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
       }
@@ -243,8 +243,8 @@ export function startBaseline(env: BenchEnv, options: BaselineSystemOptions): Sy
     baseline,
     ready: baseline.ready,
     reconciles: () => baseline.stats.reconciles,
-    async enqueue(namespace, names) {
-      for (const name of names) baseline.enqueue({ namespace, name });
+    async enqueue(namespace, names, reason) {
+      for (const name of names) baseline.enqueue({ namespace, name }, reason);
     },
     async stopWatching() {
       // The baseline's watch stage and queue live together: keep the queue, stop the watches

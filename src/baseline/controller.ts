@@ -70,7 +70,8 @@ export interface BaselineController {
   readonly stats: Readonly<BaselineStats>;
   readonly queue: WorkQueue;
   /** Queues a reconcile of one object, as a watch event would. */
-  enqueue(ref: { namespace?: string; name: string }): void;
+  /** Queues one reconcile of `ref` (default reason `Resync`, as a periodic resync would). */
+  enqueue(ref: { namespace?: string; name: string }, reason?: 'Resync' | 'Requeue'): void;
   stop(): Promise<void>;
 }
 
@@ -180,8 +181,8 @@ export function startBaselineController(options: BaselineOptions): BaselineContr
     ready,
     stats,
     queue,
-    enqueue(ref) {
-      offer(newMessage({ cluster: clusterId, apiVersion: controller.kind.apiVersion, kind: controller.kind.kind, name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) }, 'Resync'));
+    enqueue(ref, reason = 'Resync') {
+      offer(newMessage({ cluster: clusterId, apiVersion: controller.kind.apiVersion, kind: controller.kind.kind, name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) }, reason));
     },
     async stop() {
       await watches.stop({ graceMs: 0 });
