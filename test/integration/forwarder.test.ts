@@ -116,7 +116,11 @@ test('many rapid updates of one object are coalesced', async () => {
     for (let i = 0; i < 20; i++) last = await objects.patchGadget(ns, 'burst', { spec: { size: i } });
     const messages = await collect(sqs, queueUrl, { quietMs: 4000, timeoutMs: 20_000 });
     assert.ok(messages.length >= 1 && messages.length <= 3, `21 changes became ${messages.length} messages: ${summary(messages)}`);
-    assert.equal(messages.at(-1)!.resourceVersion, last.metadata.resourceVersion, 'the last message names the newest version');
+    // The trailing message stands for several changes (no single resourceVersion names them),
+    // unless a slow machine left only the newest change in the last window.
+    assert.ok([undefined, last.metadata.resourceVersion].includes(messages.at(-1)!.resourceVersion), `last message: ${JSON.stringify(messages.at(-1))}`);
+    assert.ok(messages.some((m) => m.resourceVersion === undefined), 'some message merged several changes');
+    assert.equal(messages.at(-1)!.reason, 'Modified');
     assert.ok(await metric(forwarder, 'operless_forwarder_messages_coalesced_total') >= 18);
   } finally {
     await forwarder.stop();
