@@ -185,6 +185,7 @@ test('the forwarder ServiceAccount can do exactly what the rendered manifests gr
     ...['list', 'watch'].flatMap((verb) => [
       { group: 'cache.example.com', resource: 'memcacheds', verb },
       { group: 'apps', resource: 'deployments', verb },
+      { group: '', resource: 'services', verb },
     ]),
     { group: 'coordination.k8s.io', resource: 'leases', verb: 'create', namespace: 'operless' },
     { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'operless', name: 'operless-forwarder' },
@@ -196,6 +197,7 @@ test('the forwarder ServiceAccount can do exactly what the rendered manifests gr
     ...['create', 'update', 'patch', 'delete'].map((verb) => ({ group: 'cache.example.com', resource: 'memcacheds', verb, namespace: 'team-a' })),
     { group: 'cache.example.com', resource: 'memcacheds', subresource: 'status', verb: 'patch', namespace: 'team-a' },
     { group: 'apps', resource: 'deployments', verb: 'delete', namespace: 'team-a' },
+    { group: '', resource: 'services', verb: 'patch', namespace: 'team-a' },
     { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'operless', name: 'someone-else' },
     { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', namespace: 'operless', name: 'operless-forwarder' },
     { group: 'coordination.k8s.io', resource: 'leases', verb: 'create', namespace: 'kube-system' },
