@@ -72,7 +72,10 @@ function setup(options: Partial<HandlerOptions> = {}) {
     return {
       /** Whether the handler has answered yet. */
       answered: () => response !== undefined,
+      /** Fails (instead of waiting on a clock that only the test moves) when no answer came yet. */
       async failedIndexes(): Promise<number[]> {
+        await settle();
+        assert.ok(response !== undefined, 'the handler has answered');
         await pending;
         return (response?.batchItemFailures ?? []).map((f) => event.Records.findIndex((r) => r.messageId === f.itemIdentifier));
       },
