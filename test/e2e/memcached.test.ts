@@ -17,6 +17,7 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { stringify } from 'yaml';
 import { startBroker, startControlPlane, WORKLOAD_CONTROLLERS, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { bundleForwarder } from '../../src/forwarder/bundle.ts';
+import { applyForwarderIdentity } from '../support/identities.ts';
 import { startLambdaRunner, type LambdaRunner } from '../../src/queue/lambda-runner.ts';
 import { createKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
@@ -58,7 +59,9 @@ before(async () => {
   assert.ok(fn, 'serverless package produced the memcached function');
   const bundle = extractBundle(fn);
 
-  // The forwarder's bundle as its own process, watching what the controller reconciles and owns.
+  // The forwarder's bundle as its own process, watching what the controller reconciles and owns,
+  // as the shipped ServiceAccount with exactly the RBAC of the rendered manifests (never admin).
+  const forwarderIdentity = await applyForwarderIdentity(cp);
   const forwarderBundle = (await bundleForwarder(join(work, 'forwarder.mjs'))).outFile;
   const config = {
     clusterId: 'e2e',
@@ -70,7 +73,7 @@ before(async () => {
   };
   writeFileSync(join(work, 'forwarder.yaml'), stringify(config));
   ({ child: forwarder, exit: forwarderExit } = spawnForwarder({
-    bundle: forwarderBundle, configPath: join(work, 'forwarder.yaml'), kubeconfigPath: cp.kubeconfigPath, sqsEndpoint: broker.endpoint, lines: forwarderLines,
+    bundle: forwarderBundle, configPath: join(work, 'forwarder.yaml'), kubeconfigPath: forwarderIdentity.identity.kubeconfigPath, sqsEndpoint: broker.endpoint, lines: forwarderLines,
   }));
   await until('the forwarder is running', async () => forwarderLines.some((l) => l.includes('forwarder running')), 30_000);
 
