@@ -33,6 +33,7 @@ import { build } from 'esbuild';
 import { parse, stringify } from 'yaml';
 import { startBroker, startControlPlane, WORKLOAD_CONTROLLERS, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { bundleForwarder } from '../../src/forwarder/bundle.ts';
+import { applyForwarderIdentity } from '../support/identities.ts';
 import { startLambdaRunner, type LambdaRunner, type SQSHandlerFn } from '../../src/queue/lambda-runner.ts';
 import { createKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
@@ -180,9 +181,17 @@ before(async () => {
     coalesceWindowMs: 50,
   };
   writeFileSync(join(work, 'forwarder.yaml'), stringify(config));
+  // Its identity: the shipped forwarder ServiceAccount and RBAC (Memcached's watches), plus the
+  // example's generated forwarder ClusterRole bound to that same ServiceAccount — one forwarder
+  // serving both projects holds both projects' read rules, and nothing else.
+  const forwarderIdentity = await applyForwarderIdentity(cp);
+  const tenancyRole = await cp.kubectl(['apply', '-f', join(EXAMPLE, 'infra', 'rbac', 'forwarder.yaml')]);
+  assert.equal(tenancyRole.code, 0, tenancyRole.stderr);
+  const bound = await cp.kubectl(['create', 'clusterrolebinding', 'tenancy-operator-forwarder-e2e', '--clusterrole=tenancy-operator-forwarder', `--serviceaccount=${forwarderIdentity.namespace}:${forwarderIdentity.serviceAccount}`]);
+  assert.equal(bound.code, 0, bound.stderr);
   const forwarderBundle = (await bundleForwarder(join(work, 'forwarder.mjs'))).outFile;
   ({ child: forwarder, exit: forwarderExit } = spawnForwarder({
-    bundle: forwarderBundle, configPath: join(work, 'forwarder.yaml'), kubeconfigPath: cp.kubeconfigPath, sqsEndpoint: broker.endpoint, lines: forwarderLines,
+    bundle: forwarderBundle, configPath: join(work, 'forwarder.yaml'), kubeconfigPath: forwarderIdentity.identity.kubeconfigPath, sqsEndpoint: broker.endpoint, lines: forwarderLines,
   }));
   await until('the forwarder is running', async () => forwarderLines.some((l) => l.includes('forwarder running')), 30_000);
 
