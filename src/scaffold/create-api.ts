@@ -388,7 +388,9 @@ function serverlessFunction(api: ApiEntry): string {
     - sqs:
         arn: !GetAtt ${api.kind}WorkQueue.Arn
         batchSize: 10
-        maximumBatchingWindow: 1
+        # 0: invoke as soon as a record is there (a window adds up to its length to every
+        # isolated change's lag); same-key events in one batch are still reconciled once.
+        maximumBatchingWindow: 0
         functionResponseType: ReportBatchItemFailures
         maximumConcurrency: \${param:maximumConcurrency}
 `;
