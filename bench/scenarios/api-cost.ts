@@ -12,7 +12,6 @@
  * the system's watches are paused, so every request counted comes from the K reconciles
  * (the tracker's watch is a WATCH, not counted).
  */
-import { PROGRESS_POLL_SECONDS } from '../../src/memcached/plan.ts';
 import { requestDelta } from '../lib/apiserver-metrics.ts';
 import { createMemcacheds, names, sleep, until } from '../lib/objects.ts';
 import type { BenchEnv, SystemUnderTest } from '../lib/systems.ts';
@@ -62,11 +61,11 @@ export async function measureApiCost(
     const list = names('api', k);
     await createMemcacheds(env.admin, namespace, list, 1);
     const first = await window(env, system, namespace, list);
-    // Converge by the reconcile's own polling (requeueAfter while the rollout runs).
+    // Converge by the Deployments' own status changes (Owned events; Memcached does not poll).
     await tracker.whenAllAvailable(list, 120_000);
-    // Let the rollout's last safety-net polls (started by the first reconciles) run and return
-    // done() before counting, so no stray reconcile lands in a no-op window.
-    await sleep((PROGRESS_POLL_SECONDS + 5) * 1000);
+    // Let the last child events of the rollout be reconciled before counting, so no stray
+    // reconcile lands in a no-op window.
+    await sleep(5_000);
     const noopEvent = await window(env, system, namespace, list, 'Requeue');
     const noop = await window(env, system, namespace, list, 'Resync');
     return { objects: k, first, noop, noopEvent };

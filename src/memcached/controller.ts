@@ -11,8 +11,10 @@
  * 3. lists the pods by label only when the Deployment changed since the status was written,
  *    and writes `status` (`status.ts`) only when it changed;
  * 4. records Events for transitions (created, scaled, degraded, recovered);
- * 5. polls (long interval, `plan.ts`) while the rollout is in flight as a safety net for lost
- *    events; the Deployment's own status changes (`Owned` events) drive convergence.
+ * 5. returns `done()`, also while the rollout is in flight: the Deployment's own status changes
+ *    arrive as `Owned` events and drive convergence, and the periodic `Resync` is the net for a
+ *    lost event. It never polls (a poll per reconcile piles up in SQS, which cannot merge a
+ *    key's delayed messages the way a work queue's AddAfter does: docs/memcached.md).
  *
  * A steady-state no-op costs two API requests: GET Memcached (the runtime) and GET Deployment.
  *
@@ -22,18 +24,17 @@
  * Idempotent: running it twice, or twice at once, converges on the same objects.
  */
 import type { ControllerSpec, KubeObject, ReconcileContext } from '../core/types.ts';
-import { done, requeueAfter, type ReconcileResult } from '../core/result.ts';
+import { done, type ReconcileResult } from '../core/result.ts';
 import { TerminalError } from '../core/errors.ts';
 import { DEPLOYMENTS, PODS, SERVICES, desiredDeployment, desiredService, podSelector } from './desired.ts';
 import { DEGRADED, invalidSpecStatus, observeSummary, recordedPods, summarizePods, transitioned, type DeploymentView, type PodView } from './status.ts';
-import { nextPoll, podsNeedListing, serviceCheck } from './plan.ts';
+import { podsNeedListing, serviceCheck } from './plan.ts';
 import { applyOwnedIfChanged } from '../kube/owned.ts';
 import { specProblem, type SpecProblem } from './validate.ts';
 import { MEMCACHED, type Memcached } from './types.ts';
 
 export const MEMCACHED_FINALIZER = 'cache.example.com/finalizer';
 export const FIELD_MANAGER = 'operless-memcached';
-export { PROGRESS_POLL_SECONDS } from './plan.ts';
 
 type Ctx = ReconcileContext<Memcached>;
 
@@ -87,8 +88,7 @@ export async function reconcileMemcached(mc: Memcached, ctx: Ctx): Promise<Recon
     await record(ctx, mc, 'Normal', 'Recovered', 'Reconcile', 'memcached is no longer degraded');
   }
 
-  const poll = nextPoll(observed, ctx.message.reason);
-  return poll === undefined ? done() : requeueAfter(poll);
+  return done();
 }
 
 export async function finalizeMemcached(mc: Memcached, ctx: Ctx): Promise<ReconcileResult> {

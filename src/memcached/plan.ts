@@ -10,15 +10,14 @@
  * - the Service is checked (applied: one idempotent request) only when an event may concern
  *   it, and on every periodic `Resync` — see `serviceCheck`;
  * - the pods are listed only when the Deployment changed since the status was written — see
- *   `podsNeedListing`;
- * - the progress poll is a safety net that only some reconciles start — see `nextPoll`.
+ *   `podsNeedListing`.
+ *
+ * There is no progress poll: every reconcile returns `done()` (docs/memcached.md, "Progress
+ * without polling").
  */
 import type { ReconcileMessage } from '../contract/message.ts';
 import type { Memcached } from './types.ts';
 import type { DeploymentView, Observation } from './status.ts';
-
-/** Poll interval while a rollout is in flight (a safety net: the Deployment's own events drive progress). */
-export const PROGRESS_POLL_SECONDS = 30;
 
 /** Why the Service is applied in this reconcile, or undefined when it is left alone. */
 export type ServiceCheck = 'spec-or-retry' | 'owned-event' | 'deployment-applied' | 'resync' | undefined;
@@ -38,8 +37,8 @@ export type ServiceCheck = 'spec-or-retry' | 'owned-event' | 'deployment-applied
  * - `Resync`: always. It is the safety net for every event that never arrived (a forwarder
  *   down, a message it could not send), so it checks every child: this is the one periodic
  *   reconcile that costs a third request (docs/memcached.md, "API cost").
- * - `Requeue` (our own progress poll): no; it only waits for the rollout, and anything that
- *   happened to the Service meanwhile arrived as its own `Owned` event.
+ * - `Requeue` (Memcached never requeues itself; a `Requeue` is a redelivered or hand-sent poke
+ *   of the object): no; anything that happened to the Service arrives as its own `Owned` event.
  *
  * A message that stands for several events (merged by the forwarder's coalescer or grouped in
  * one batch) carries no `resourceVersion`, so it never passes for the Deployment's own event.
@@ -77,24 +76,4 @@ export function podsNeedListing(mc: Memcached, deployment: DeploymentView): bool
   if (!status?.deploymentResourceVersion || !status.nodes || status.readyReplicas === undefined) return true;
   if (status.observedGeneration !== mc.metadata.generation) return true;
   return status.deploymentResourceVersion !== deployment.metadata.resourceVersion;
-}
-
-/**
- * When to reconcile again without an event: `undefined` (done) or seconds.
- *
- * - settled: never (events bring the next change);
- * - degraded (the Deployment is stuck): never. Only a human (a Memcached edit: `Modified`) or
- *   the cluster (e.g. quota freed: the ReplicaSet creates pods, the Deployment's status
- *   changes: `Owned`) can unstick it, and both are events; the periodic `Resync` is the net;
- * - rolling out: the Deployment's status changes as pods are created and become ready, and
- *   each change is an `Owned` event that reconciles again. The poll only guards against a
- *   lost event, so it is long (`PROGRESS_POLL_SECONDS`) and only reconciles that are not
- *   themselves such an event start or continue one. Every `Owned` event used to start its own
- *   5 s chain (docs/faults.md); now the chains of one rollout are at most its non-`Owned`
- *   messages (Added, Modified, Resync, Retry), and each ends when the object settles or is
- *   declared Degraded (the Deployment's progress deadline).
- */
-export function nextPoll(observation: Pick<Observation, 'settled' | 'degraded'>, reason: ReconcileMessage['reason']): number | undefined {
-  if (observation.settled || observation.degraded) return undefined;
-  return reason === 'Owned' ? undefined : PROGRESS_POLL_SECONDS;
 }

@@ -36,7 +36,7 @@ import { bundleForwarder } from '../../src/forwarder/bundle.ts';
 import { createKubeClient, type BoundKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
 import { defineController } from '../../src/core/controller.ts';
-import { memcachedController, PROGRESS_POLL_SECONDS } from '../../src/memcached/controller.ts';
+import { memcachedController } from '../../src/memcached/controller.ts';
 import { MEMCACHED } from '../../src/memcached/types.ts';
 import { DEPLOYMENTS } from '../../src/memcached/desired.ts';
 import { startPodSimulator, type PodSimulator } from '../../src/devloop/pod-simulator.ts';
@@ -451,12 +451,6 @@ interface Deploy extends KubeObject { spec?: { replicas?: number } }
 /** Objects of one namespace whose convergence a case checks. */
 export interface Workload {
   readonly namespace: string;
-  /**
-   * The controller's longest self-requeue (its progress poll), ms: the drain may have to wait
-   * for the last poll of an object that settled meanwhile, so the checker's timeout is
-   * extended by twice this. Cases never depend on the exact interval.
-   */
-  readonly requeueAllowanceMs?: number;
   /** One pass over the live objects: how many converged, and why the others have not. */
   check(): Promise<{ converged: number; total: number; pending: string[] }>;
 }
@@ -464,7 +458,6 @@ export interface Workload {
 /** Creates and updates Memcached objects in one namespace, remembering each one's latest spec. */
 export class MemcachedWorkload implements Workload {
   readonly expected = new Map<string, number>();
-  readonly requeueAllowanceMs = PROGRESS_POLL_SECONDS * 1000;
   private readonly env: FaultEnv;
   readonly namespace: string;
 
@@ -548,7 +541,7 @@ export interface CaseResult {
  * then asserts the DLQ content and the per-object reconcile bound.
  */
 export async function assertNothingLost(env: FaultEnv, workload: Workload, options: InvariantOptions = {}): Promise<CaseResult> {
-  const timeoutMs = (options.timeoutMs ?? 180_000) + 2 * (workload.requeueAllowanceMs ?? 0);
+  const timeoutMs = options.timeoutMs ?? 180_000;
   const deadline = Date.now() + timeoutMs;
   let last: { converged: number; total: number; pending: string[] } = { converged: 0, total: 0, pending: ['not checked yet'] };
   let depth = { visible: -1, inFlight: -1, delayed: -1 };

@@ -76,11 +76,10 @@ test('API server stopped for 10 s and restarted during reconciles (etcd keeps th
   await sleep(API_OUTAGE_MS);
   await env.cp.startApiServer();
   await workload.resize(range(0, n).filter((i) => i % 4 === 1), () => 2);
-  // While an object is not settled, reconciles may start their own progress-poll chains (a
-  // stateless function cannot merge them) and every failed reconcile is retried; an outage
-  // multiplies them until the object settles — bounded, but above the default bound
-  // (docs/faults.md, "What to know").
-  const result = await assertNothingLost(env, workload, { timeoutMs: 240_000, maxReconcilesPerObject: 150 });
+  // Every reconcile that fails during the outage is retried with backoff, and the events of the
+  // rollouts keep arriving: measured up to 25 reconciles of one object (36 while Memcached still
+  // polled), so the bound is above the default (docs/faults.md, "What to know").
+  const result = await assertNothingLost(env, workload, { timeoutMs: 240_000, maxReconcilesPerObject: 100 });
   const failed = env.reconciles.filter((r) => r.key.includes('/apiserver/') && r.msg === 'reconcile failed; retrying').length;
   t.diagnostic(caseLine('API server down 10 s', started, sent, env, result, `${n} objects, ${failed} reconciles failed and were retried`));
   assert.equal(result.converged, n);

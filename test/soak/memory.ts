@@ -171,7 +171,7 @@ try {
     const name = args.mode === 'runner' ? 'work' : 'followups';
     void sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl(name), AttributeNames: ['All'] })).then(async (a) => {
       const depth = Number(a.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(a.Attributes?.ApproximateNumberOfMessagesDelayed ?? 0);
-      // Requeue chains (no pods ever become ready here) would otherwise multiply without bound.
+      // Follow-ups (retries of failing keys) and the probe's own messages would otherwise pile up.
       if (args.mode !== 'runner' || depth > 300) await sqs.send(new PurgeQueueCommand({ QueueUrl: queueUrl(name) }));
       await sqs.send(new PurgeQueueCommand({ QueueUrl: queueUrl('work-dlq') }));
     }).catch(() => {});

@@ -9,7 +9,7 @@ import { isTerminalError } from '../../../src/core/errors.ts';
 import { silentLogger } from '../../../src/observability/log.ts';
 import { newMessage, type Reason } from '../../../src/contract/message.ts';
 import { jsonEqual } from '../../../src/kube/status.ts';
-import { memcachedController, reconcileMemcached, finalizeMemcached, MEMCACHED_FINALIZER, PROGRESS_POLL_SECONDS } from '../../../src/memcached/controller.ts';
+import { memcachedController, reconcileMemcached, finalizeMemcached, MEMCACHED_FINALIZER } from '../../../src/memcached/controller.ts';
 import type { Memcached } from '../../../src/memcached/types.ts';
 import { memcached, pod, settledStatus } from './fixtures.ts';
 
@@ -65,14 +65,16 @@ test('the controller spec: kind, finalizer, field manager', () => {
   assert.equal(typeof memcachedController.finalize, 'function');
 });
 
-test('first reconcile: applies Deployment and Service, records Created, writes status, requeues while progressing', async () => {
+test('first reconcile: applies Deployment and Service, records Created, writes status, and does not poll while the rollout runs', async () => {
   const mc = memcached();
   const { ctx, applied, events, statuses } = fakeContext(mc);
   const result = await reconcileMemcached(mc, ctx);
   assert.deepEqual(applied.map((o) => o.kind), ['Deployment', 'Service']);
   assert.deepEqual(events.map((e) => e.reason), ['Created']);
   assert.equal(statuses.length, 1);
-  assert.deepEqual(result, { type: 'requeueAfter', seconds: PROGRESS_POLL_SECONDS });
+  const conditions = (statuses[0] as { conditions: { type: string; status: string }[] }).conditions;
+  assert.equal(conditions.find((c) => c.type === 'Available')?.status, 'False', 'the rollout is still in flight');
+  assert.deepEqual(result, { type: 'done' }, 'the Deployment\'s status changes (Owned events) bring the next reconcile; no poll');
 });
 
 test('scaled: an existing Deployment with other replicas gives a Scaled event', async () => {

@@ -2,12 +2,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { REASONS } from '../../../src/contract/message.ts';
-import { nextPoll, podsNeedListing, serviceCheck, PROGRESS_POLL_SECONDS } from '../../../src/memcached/plan.ts';
+import { podsNeedListing, serviceCheck } from '../../../src/memcached/plan.ts';
 import { deployment, memcached, settledStatus } from './fixtures.ts';
 
 const live = { ...deployment(3, settledStatus(3)), metadata: { name: 'cache', namespace: 'shop', generation: 1, resourceVersion: '42' } };
 
-test('serviceCheck: spec changes, retries, recreations and the periodic resync check the Service; the progress poll does not', () => {
+test('serviceCheck: spec changes, retries, recreations and the periodic resync check the Service; a bare Requeue does not', () => {
   for (const reason of ['Added', 'Modified', 'Retry', 'Deleted'] as const) {
     assert.equal(serviceCheck({ reason }, live, false), 'spec-or-retry', reason);
   }
@@ -34,13 +34,4 @@ test('podsNeedListing: only when the Deployment version or the generation moved 
   assert.equal(podsNeedListing(memcached(), live), true, 'no status yet');
   const { deploymentResourceVersion: _, ...older } = recorded;
   assert.equal(podsNeedListing(memcached({}, { status: older }), live), true, 'a status written before versions were recorded');
-});
-
-test('nextPoll: settled and degraded objects do not poll; a rollout polls (long) unless the reconcile came from an Owned event', () => {
-  const rolling = { settled: false };
-  assert.equal(nextPoll({ settled: true }, 'Added'), undefined);
-  assert.equal(nextPoll({ settled: false, degraded: { reason: 'ProgressDeadlineExceeded', message: 'stuck' } }, 'Requeue'), undefined);
-  for (const reason of ['Added', 'Modified', 'Resync', 'Retry', 'Requeue'] as const) assert.equal(nextPoll(rolling, reason), PROGRESS_POLL_SECONDS, reason);
-  assert.equal(nextPoll(rolling, 'Owned'), undefined, 'the Deployment\'s next status change is the next event');
-  assert.ok(PROGRESS_POLL_SECONDS >= 30, 'a safety net, not the convergence mechanism');
 });
