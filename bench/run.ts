@@ -87,7 +87,7 @@ export async function runBench(options: RunOptions): Promise<{ result: BenchResu
     settings: s, convergence: [], lag: [], targets: [],
   };
   say('starting the control plane, the embedded queue and bundling the functions');
-  const env: BenchEnv = await startBenchEnv();
+  let env: BenchEnv = await startBenchEnv();
   let seq = 0;
   const ns = (what: string) => `${what}-${++seq}`;
   let costSource: { label: string; system: OperlessSystem; sqsRequests: number } | undefined;
@@ -130,6 +130,14 @@ export async function runBench(options: RunOptions): Promise<{ result: BenchResu
           rows.push({ system: sys.label, seconds: spread(seconds), reconciles });
         }
         result.convergence.push({ n, rows });
+      }
+      if (SCENARIOS.some((x) => x !== 'convergence' && want(x))) {
+        // The convergence runs leave thousands of Memcacheds, Deployments and pods that the
+        // controller manager and the simulated kubelet keep working on; measured, they tripled
+        // the baseline's lag p50 (395 → 1,590 ms). The other scenarios start on a fresh API server.
+        say('restarting the control plane: the next scenarios start without the convergence objects');
+        await env.stop();
+        env = await startBenchEnv();
       }
     }
     if (want('lag')) {
@@ -214,7 +222,7 @@ export function targets(r: BenchResult): BenchResult['targets'] {
     if (!base) break;
     const d50 = row.p50.median - base.p50.median;
     const d99 = row.p99.median - base.p99.median;
-    t.push({ figure: `added lag, ${row.system}`, target: 'p50 ≤ 50 ms, p99 ≤ 500 ms above baseline', measured: `p50 +${Math.round(d50)} ms, p99 +${Math.round(d99)} ms`, met: d50 <= 50 && d99 <= 500 });
+    t.push({ figure: `added lag, ${row.system}`, target: 'p50 ≤ 50 ms, p99 ≤ 500 ms above baseline', measured: `p50 ${signedMs(d50)}, p99 ${signedMs(d99)}`, met: d50 <= 50 && d99 <= 500 });
   }
   if (r.apiCost) {
     const { noop, noopEvent } = r.apiCost.operless;
@@ -233,6 +241,12 @@ export function targets(r: BenchResult): BenchResult['targets'] {
   }
   if (r.cost) t.push({ figure: 'cost per million reconciles', target: '≤ $3', measured: `$${r.cost.perMillion.total.toFixed(2)}`, met: r.cost.perMillion.total <= 3 });
   return t;
+}
+
+/** A difference in ms with its sign: "+587 ms", "−374 ms" (Operless below the baseline). */
+function signedMs(ms: number): string {
+  const r = Math.round(ms);
+  return `${r < 0 ? '−' : '+'}${Math.abs(r)} ms`;
 }
 
 function parseArgs(argv: readonly string[]): RunOptions {

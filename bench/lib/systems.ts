@@ -138,6 +138,8 @@ export interface OperlessOptions {
   readonly keysPerInvocation: number;
   readonly batchSize?: number;
   readonly coalesceWindowMs?: number;
+  /** The forwarder's `coalesceMaxWindowMs` (equal to the window: no widening under a backlog). */
+  readonly coalesceMaxWindowMs?: number;
   /** Start without the forwarder (messages come from `enqueue` only). */
   readonly watch?: boolean;
   readonly label?: string;
@@ -200,6 +202,7 @@ export async function startOperless(env: BenchEnv, options: OperlessOptions): Pr
         owned: (env.controller.spec.owns ?? []).map(kind),
         leaderElection: { enabled: false },
         ...(options.coalesceWindowMs !== undefined ? { coalesceWindowMs: options.coalesceWindowMs } : {}),
+        ...(options.coalesceMaxWindowMs !== undefined ? { coalesceMaxWindowMs: options.coalesceMaxWindowMs } : {}),
       },
       { kubeConfig: env.cp.kubeConfig, logger: silentLogger, serve: false, queue: createSqsQueue({ queueUrl, region: env.queues.region, client: env.sqs }) },
     );

@@ -16,6 +16,10 @@
  * periodically) drops every ended window with nothing held, so a resync of 10,000 objects
  * does not leave 10,000 windows behind; `offer` is O(1), and reports when a held message
  * becomes due so the caller can keep one timer without scanning every window.
+ *
+ * The window length may change over time (a function instead of a number): the forwarder
+ * widens it while the queue is backlogged (backlog.ts). Each window keeps the length it was
+ * opened with.
  */
 import { objectKey, type ReconcileMessage } from '../contract/message.ts';
 import { mergeMessages } from './merge.ts';
@@ -36,13 +40,13 @@ export interface Offer {
 }
 
 export class Coalescer {
-  readonly #windowMs: number;
+  readonly #windowMs: () => number;
   readonly #windows = new Map<string, Window>();
   #held = 0;
   #sweepAt = 1024;
 
-  constructor(windowMs: number) {
-    this.#windowMs = windowMs;
+  constructor(windowMs: number | (() => number)) {
+    this.#windowMs = typeof windowMs === 'number' ? () => windowMs : windowMs;
   }
 
   /** Messages held back (trailing edges not yet due). */
@@ -54,7 +58,7 @@ export class Coalescer {
     const key = objectKey(message);
     const window = this.#windows.get(key);
     if (!window || (window.quietUntil <= now && window.trailing === undefined)) {
-      this.#windows.set(key, { quietUntil: now + this.#windowMs, trailing: undefined });
+      this.#windows.set(key, { quietUntil: now + this.#windowMs(), trailing: undefined });
       this.#sweep(now);
       return { send: message, coalesced: false };
     }
@@ -70,6 +74,7 @@ export class Coalescer {
   /** Removes and returns the trailing messages whose window has ended, in first-held order. */
   takeDue(now: number): ReconcileMessage[] {
     const due: ReconcileMessage[] = [];
+    const windowMs = this.#windowMs();
     for (const [key, window] of this.#windows) {
       if (window.quietUntil > now) continue;
       if (window.trailing === undefined) {
@@ -79,7 +84,7 @@ export class Coalescer {
       due.push(window.trailing);
       this.#held--;
       // The trailing message opens the next window: a steady stream stays at one per window.
-      this.#windows.set(key, { quietUntil: now + this.#windowMs, trailing: undefined });
+      this.#windows.set(key, { quietUntil: now + windowMs, trailing: undefined });
     }
     return due;
   }

@@ -6,7 +6,8 @@
  * Queues: each primary kind sends to its queue (`queueUrl`, default `queue.url`), an owned
  * object's message to its owner's kind's queue. Every distinct queue has its own lane — a
  * coalescer and a sender with its own bounded buffer, backoff and reachability — so one
- * queue's outage never delays another's messages; `/readyz` names the queue at fault.
+ * queue's outage never delays another's messages; `/readyz` names the queue at fault. While a
+ * lane's queue is backlogged its coalescing window widens to the estimated wait (backlog.ts).
  *
  * `startForwarder(config, deps?)` runs it in-process (tests, the local dev loop);
  * `main.ts` is the container entry point around the same function.
@@ -26,6 +27,7 @@
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { displayKey, newMessage } from '../contract/message.ts';
 import { createLogger, errorMessage, type Logger } from '../observability/log.ts';
+import { BacklogEstimator, coalescingWindowMs } from './backlog.ts';
 import { Coalescer } from './coalescer.ts';
 import { isValidatedConfig, parseConfig, type ForwarderConfig, type ForwarderConfigInput, type ForwarderEnv } from './config.ts';
 import { createKubeApi, type KubeApi } from './kube-api.ts';
@@ -76,6 +78,11 @@ export interface Forwarder {
   stop(options?: { graceMs?: number }): Promise<{ unsent: number }>;
 }
 
+/** How often an active lane samples its queue's depth (one GetQueueAttributes each time). */
+const BACKLOG_SAMPLE_MS = 2_000;
+/** A lane that forwarded nothing for this long and sees no backlog stops sampling. */
+const BACKLOG_IDLE_MS = 10_000;
+
 export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, deps: ForwarderDeps = {}): Forwarder {
   const config = isValidatedConfig(input) ? input : parseConfig(input, deps.env ?? {}, 'startForwarder config');
   const now = deps.now ?? Date.now;
@@ -101,19 +108,27 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
   let flushDueAt = Number.POSITIVE_INFINITY;
   let forgetTimer: NodeJS.Timeout | undefined;
   let probeTimer: NodeJS.Timeout | undefined;
+  let backlogTimer: NodeJS.Timeout | undefined;
   let server: ProbeServer | undefined;
   let elector: LeaderElector | undefined;
 
-  /** One queue's path out: its own coalescing window and sender. */
+  /** One queue's path out: its own coalescing window (widened by its backlog) and sender. */
   interface Lane {
     readonly url: string;
+    readonly label: string;
+    readonly port: QueuePort;
     readonly coalescer: Coalescer;
     readonly sender: Sender;
+    readonly backlog: BacklogEstimator;
+    lastForwardAt: number;
+    sampling: boolean;
   }
   const lanes = new Map<string, Lane>(routes.urls.map((url) => {
-    const coalescer = new Coalescer(config.coalesceWindowMs);
+    const port = portFor(url);
+    const backlog = new BacklogEstimator();
+    const coalescer = new Coalescer(() => coalescingWindowMs(config.coalesceWindowMs, config.coalesceMaxWindowMs, backlog.waitMs(now())));
     const sender = new Sender({
-      queue: portFor(url),
+      queue: port,
       queueLabel: labels.get(url) ?? url,
       maxMessages: config.buffer.maxMessages,
       maxBatchBytes: config.send.maxBatchBytes,
@@ -130,7 +145,7 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
         for (const s of resynced) s.requestResync();
       },
     });
-    return [url, { url, coalescer, sender }];
+    return [url, { url, label: labels.get(url) ?? url, port, coalescer, sender, backlog, lastForwardAt: Number.NEGATIVE_INFINITY, sampling: false }];
   }));
   const allLanes = [...lanes.values()];
   const laneFor = (ref: { apiVersion: string; kind: string }): Lane => lanes.get(routes.queueFor(ref)) ?? allLanes[0]!;
@@ -145,6 +160,7 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
       const message = newMessage({ ...r.ref, ...(r.uid ? { uid: r.uid } : {}), ...(r.resourceVersion ? { resourceVersion: r.resourceVersion } : {}) }, r.reason, at);
       metrics.messagesEnqueued.inc({ kind: r.ref.kind, reason: r.reason });
       const lane = laneFor(message);
+      lane.lastForwardAt = at;
       if (config.coalesceWindowMs === 0) lane.sender.enqueue([message]);
       else {
         const { send, coalesced, heldUntil } = lane.coalescer.offer(message, at);
@@ -174,6 +190,36 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
       const next = Math.min(...allLanes.map((l) => l.coalescer.nextDueAt() ?? Number.POSITIVE_INFINITY));
       if (next !== Number.POSITIVE_INFINITY) scheduleFlush(next);
     }, Math.max(0, dueAt - now()));
+  }
+
+  /**
+   * Samples each active lane's queue depth for its backlog estimate (backlog.ts). A lane is
+   * sampled while it forwarded something in the last `BACKLOG_IDLE_MS` or still sees a
+   * backlog; an idle lane forgets its estimate and costs no requests. A failed sample only
+   * leaves the estimate to go stale (no backlog: the configured window).
+   */
+  function sampleBacklogs(): void {
+    const at = now();
+    for (const lane of allLanes) {
+      const depth = lane.port.depth?.bind(lane.port);
+      if (!depth || lane.sampling) continue;
+      if (!leading || (at - lane.lastForwardAt > BACKLOG_IDLE_MS && lane.backlog.waitMs(at) === 0)) {
+        lane.backlog.reset();
+        metrics.coalescingWindow.set({ queue: lane.label }, config.coalesceWindowMs / 1000);
+        continue;
+      }
+      lane.sampling = true;
+      const sentTotal = lane.sender.sentTotal;
+      depth()
+        .then((d) => {
+          lane.backlog.observe({ at: now(), ...d, sentTotal });
+          metrics.coalescingWindow.set({ queue: lane.label }, coalescingWindowMs(config.coalesceWindowMs, config.coalesceMaxWindowMs, lane.backlog.waitMs(now())) / 1000);
+        })
+        .catch((err: unknown) => log.debug('queue depth sample failed; the coalescing window falls back to coalesceWindowMs', { queue: lane.url, error: errorMessage(err) }))
+        .finally(() => {
+          lane.sampling = false;
+        });
+    }
   }
 
   function cancelFlush(): void {
@@ -295,6 +341,11 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
       }, Math.max(1000, 2 * config.coalesceWindowMs));
       forgetTimer.unref();
     }
+    if (config.coalesceWindowMs > 0 && config.coalesceMaxWindowMs > config.coalesceWindowMs) {
+      for (const lane of allLanes) metrics.coalescingWindow.set({ queue: lane.label }, config.coalesceWindowMs / 1000);
+      backlogTimer = setInterval(sampleBacklogs, BACKLOG_SAMPLE_MS);
+      backlogTimer.unref();
+    }
     if (config.leaderElection.enabled) {
       const le = config.leaderElection;
       elector = new LeaderElector({
@@ -331,6 +382,7 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
     const deadline = now() + graceMs;
     await ready.catch(() => {});
     clearInterval(probeTimer);
+    clearInterval(backlogTimer);
     await stopStreams();
     cancelFlush();
     clearInterval(forgetTimer);

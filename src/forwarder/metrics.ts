@@ -22,6 +22,7 @@ export interface ForwarderMetrics {
   readonly relists: Counter<'kind' | 'cause'>;
   readonly watchesSynced: Gauge;
   readonly queueReachable: Gauge<'queue'>;
+  readonly coalescingWindow: Gauge<'queue'>;
   readonly leader: Gauge;
   readonly forwardLag: Histogram<'queue'>;
 }
@@ -43,6 +44,7 @@ export function createForwarderMetrics(options: { defaultMetrics?: boolean } = {
     watchRestarts: new Counter({ name: 'operless_forwarder_watch_restarts_total', help: 'Watch streams restarted, by kind and cause (closed, silence, error).', labelNames: ['kind', 'cause'], registers }),
     relists: new Counter({ name: 'operless_forwarder_relists_total', help: 'Full LISTs after the first, by kind and cause (gone = 410 Gone, error, resync).', labelNames: ['kind', 'cause'], registers }),
     watchesSynced: new Gauge({ name: 'operless_forwarder_watches_synced', help: '1 when every watch stream finished its initial list, else 0.', registers }),
+    coalescingWindow: new Gauge({ name: 'operless_forwarder_coalescing_window_seconds', help: 'The quiet window new coalescing windows get, by queue: coalesceWindowMs, widened to the estimated queue wait while the queue is backlogged (at most coalesceMaxWindowMs).', labelNames: ['queue'], registers }),
     queueReachable: new Gauge({ name: 'operless_forwarder_queue_reachable', help: '1 when the last send or probe reached the queue, else 0, by queue.', labelNames: ['queue'], registers }),
     leader: new Gauge({ name: 'operless_forwarder_leader', help: '1 when this replica holds the leader Lease (or election is off), else 0.', registers }),
     forwardLag: new Histogram({

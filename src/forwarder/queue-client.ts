@@ -1,7 +1,7 @@
 /**
  * The forwarder's queue port and its SQS adapter: send up to 10 bodies in one
- * SendMessageBatch, report which entries failed; probe reachability with
- * GetQueueAttributes. Credentials and endpoint come from the AWS SDK's default chain
+ * SendMessageBatch, report which entries failed; probe reachability and read the queue's
+ * depth (for the backlog estimate, backlog.ts) with GetQueueAttributes. Credentials and endpoint come from the AWS SDK's default chain
  * (IRSA / EKS Pod Identity in a cluster, `AWS_ENDPOINT_URL_SQS` for local brokers).
  *
  * Guarantees: a thrown error means "nothing is known to have been sent" (the caller
@@ -16,8 +16,18 @@ export interface QueuePort {
   sendBatch(entries: readonly { id: string; body: string }[]): Promise<{ failed: EntryFailure[] }>;
   /** Resolves when the queue answers; rejects with the reason otherwise. */
   probe(): Promise<void>;
+  /** The queue's approximate counts; optional (ports without it never widen the coalescing window). */
+  depth?(): Promise<QueueDepth>;
   close?(): void;
 }
+
+export interface QueueDepth {
+  readonly visible: number;
+  readonly inFlight: number;
+  readonly delayed: number;
+}
+
+const DEPTH_ATTRIBUTES = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] as const;
 
 export function createSqsQueue(options: { queueUrl: string; region: string; endpoint?: string; client?: SQSClient }): QueuePort {
   const ownsClient = !options.client;
@@ -30,6 +40,11 @@ export function createSqsQueue(options: { queueUrl: string; region: string; endp
     sendBatch: (entries) => sendMessageBatch(client, options.queueUrl, entries),
     async probe() {
       await client.send(new GetQueueAttributesCommand({ QueueUrl: options.queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }));
+    },
+    async depth() {
+      const out = await client.send(new GetQueueAttributesCommand({ QueueUrl: options.queueUrl, AttributeNames: [...DEPTH_ATTRIBUTES] }));
+      const count = (name: (typeof DEPTH_ATTRIBUTES)[number]) => Number(out.Attributes?.[name] ?? 0) || 0;
+      return { visible: count('ApproximateNumberOfMessages'), inFlight: count('ApproximateNumberOfMessagesNotVisible'), delayed: count('ApproximateNumberOfMessagesDelayed') };
     },
     close() {
       if (ownsClient) client.destroy();

@@ -71,6 +71,7 @@ export class Sender {
   #stopped = false;
   #reachable: boolean | undefined;
   #droppedSinceDrain = 0;
+  #sentTotal = 0;
   #wake: (() => void) | undefined;
   #loop: Promise<void> | undefined;
   #idle: (() => void)[] = [];
@@ -85,6 +86,11 @@ export class Sender {
 
   get depth(): number {
     return this.#buffer.size;
+  }
+
+  /** Messages the queue accepted from this sender so far (a running total; backlog.ts). */
+  get sentTotal(): number {
+    return this.#sentTotal;
   }
 
   /** undefined until the first send or probe; then whether the queue last answered. */
@@ -177,6 +183,7 @@ export class Sender {
         for (const { message } of sent) {
           this.#faults.delete(objectKey(message));
           this.#opts.metrics.messagesSent.inc({ reason: message.reason, queue: this.#opts.queueLabel });
+          this.#sentTotal++;
           this.#opts.metrics.forwardLag.observe({ queue: this.#opts.queueLabel }, Math.max(0, now - message.observedAt) / 1000);
         }
         for (const { entry, code, message } of giveUp) {

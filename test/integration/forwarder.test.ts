@@ -10,7 +10,9 @@ import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts
 import { createSqsQueue } from '../../src/forwarder/queue-client.ts';
 import type { ForwarderConfigInput } from '../../src/forwarder/config.ts';
 import { silentLogger } from '../../src/observability/log.ts';
-import { GADGET_CRD, WIDGET_CRD, Objects, collect, gadgetConfig, summary } from './forwarder-env.ts';
+import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { encodeMessage, newMessage } from '../../src/contract/message.ts';
+import { API_VERSION, GADGET_CRD, WIDGET_CRD, Objects, collect, gadgetConfig, summary } from './forwarder-env.ts';
 
 let cp: ControlPlane;
 let broker: Broker;
@@ -122,6 +124,41 @@ test('many rapid updates of one object are coalesced', async () => {
     assert.ok(messages.some((m) => m.resourceVersion === undefined), 'some message merged several changes');
     assert.equal(messages.at(-1)!.reason, 'Modified');
     assert.ok(await metric(forwarder, 'operless_forwarder_messages_coalesced_total') >= 18);
+  } finally {
+    await forwarder.stop();
+  }
+});
+
+test('a backlogged queue widens the coalescing window (its depth read from the broker); every change still arrives', async () => {
+  const { ns, queueUrl, forwarder } = await setup({ coalesceWindowMs: 200, coalesceMaxWindowMs: 20_000 });
+  try {
+    const sqs = broker.sqs();
+    // A backlog nobody consumes: 300 messages about another object already wait in the queue.
+    const filler = encodeMessage(newMessage({ cluster: 'test', apiVersion: API_VERSION, kind: 'Gadget', namespace: ns, name: 'filler' }, 'Resync'));
+    for (let i = 0; i < 30; i++) {
+      await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: Array.from({ length: 10 }, (_, j) => ({ Id: `f${j}`, MessageBody: filler })) }));
+    }
+    await objects.createGadget(ns, 'slow');
+    // The lane samples its queue every 2 s once it forwarded something; two samples give a drain rate (none here).
+    const deadline = Date.now() + 20_000;
+    let window = await metric(forwarder, 'operless_forwarder_coalescing_window_seconds');
+    while (window <= 0.2 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      window = await metric(forwarder, 'operless_forwarder_coalescing_window_seconds');
+    }
+    assert.equal(window, 20, 'nothing drains: the window is the maximum');
+    // Ten changes 300 ms apart: with the configured 200 ms window each would be its own message.
+    let lastVersion: string | undefined;
+    for (let i = 0; i < 10; i++) {
+      lastVersion = (await objects.patchGadget(ns, 'slow', { spec: { size: i } })).metadata.resourceVersion;
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    // Stopping flushes the held trailing message: nothing is dropped by the long window.
+    const { unsent } = await forwarder.stop();
+    assert.equal(unsent, 0);
+    const ours = (await collect(sqs, queueUrl, { quietMs: 3000, timeoutMs: 60_000 })).filter((m) => m.name === 'slow');
+    assert.deepEqual(ours.map((m) => m.reason), ['Added', 'Modified', 'Modified'], `the leading change and one trailing message: ${summary(ours)}`);
+    assert.ok([undefined, lastVersion].includes(ours.at(-1)!.resourceVersion), 'the trailing message stands for the newest change');
   } finally {
     await forwarder.stop();
   }

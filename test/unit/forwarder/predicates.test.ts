@@ -29,7 +29,7 @@ test('a status-only update of a primary is dropped by default', () => {
   assert.equal(shouldForwardUpdate(['status'], before, after), true, 'configurable');
 });
 
-test('generation, labels, annotations, finalizers and deletion each pass the primary predicate', () => {
+test('generation, labels, annotations and deletion each pass the primary predicate; a finalizer change only when asked for', () => {
   const base = obj({});
   const cases: [string, ObjectSnapshot][] = [
     ['generation', obj({ resourceVersion: '2', generation: 2 })],
@@ -40,7 +40,8 @@ test('generation, labels, annotations, finalizers and deletion each pass the pri
   ];
   for (const [aspect, after] of cases) {
     assert.ok(changedAspects(base, after).has(aspect as never), aspect);
-    assert.equal(shouldForwardUpdate(DEFAULT_PRIMARY_TRIGGERS, base, after), true, aspect);
+    assert.equal(shouldForwardUpdate(DEFAULT_PRIMARY_TRIGGERS, base, after), aspect !== 'finalizers', aspect);
+    assert.equal(shouldForwardUpdate([...DEFAULT_PRIMARY_TRIGGERS, 'finalizers'], base, after), true, `opted in: ${aspect}`);
     assert.equal(shouldForwardUpdate(['generation'], base, after), aspect === 'generation', `only generation: ${aspect}`);
   }
 });
