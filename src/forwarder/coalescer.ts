@@ -18,13 +18,15 @@
  * becomes due so the caller can keep one timer without scanning every window.
  *
  * The window length may change over time (a function instead of a number): the forwarder
- * widens it while the queue is backlogged (backlog.ts). Each window keeps the length it was
- * opened with.
+ * widens it while the queue is backlogged (backlog.ts). A window keeps the length it was
+ * opened with unless `shortenTo` cuts it: when the backlog clears, held messages need not wait
+ * for a wait that no longer exists.
  */
 import { objectKey, type ReconcileMessage } from '../contract/message.ts';
 import { mergeMessages } from './merge.ts';
 
 interface Window {
+  readonly openedAt: number;
   /** Changes until this time are held back (merged into `trailing`). */
   quietUntil: number;
   trailing: ReconcileMessage | undefined;
@@ -58,7 +60,7 @@ export class Coalescer {
     const key = objectKey(message);
     const window = this.#windows.get(key);
     if (!window || (window.quietUntil <= now && window.trailing === undefined)) {
-      this.#windows.set(key, { quietUntil: now + this.#windowMs(), trailing: undefined });
+      this.#windows.set(key, { openedAt: now, quietUntil: now + this.#windowMs(), trailing: undefined });
       this.#sweep(now);
       return { send: message, coalesced: false };
     }
@@ -84,9 +86,24 @@ export class Coalescer {
       due.push(window.trailing);
       this.#held--;
       // The trailing message opens the next window: a steady stream stays at one per window.
-      this.#windows.set(key, { quietUntil: now + windowMs, trailing: undefined });
+      this.#windows.set(key, { openedAt: now, quietUntil: now + windowMs, trailing: undefined });
     }
     return due;
+  }
+
+  /**
+   * Cuts every open window longer than `windowMs` to that length from its opening (not before
+   * `now`). Returns the new earliest due time of a held message, or undefined when none moved.
+   */
+  shortenTo(windowMs: number, now: number): number | undefined {
+    let earliest: number | undefined;
+    for (const window of this.#windows.values()) {
+      const until = Math.max(now, window.openedAt + windowMs);
+      if (until >= window.quietUntil) continue;
+      window.quietUntil = until;
+      if (window.trailing !== undefined && (earliest === undefined || until < earliest)) earliest = until;
+    }
+    return earliest;
   }
 
   /** When the next held message becomes due (undefined when none is held). */

@@ -206,14 +206,21 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
       if (!leading || (at - lane.lastForwardAt > BACKLOG_IDLE_MS && lane.backlog.waitMs(at) === 0)) {
         lane.backlog.reset();
         metrics.coalescingWindow.set({ queue: lane.label }, config.coalesceWindowMs / 1000);
+        const due = lane.coalescer.shortenTo(config.coalesceWindowMs, at);
+        if (due !== undefined) scheduleFlush(due);
         continue;
       }
       lane.sampling = true;
       const sentTotal = lane.sender.sentTotal;
       depth()
         .then((d) => {
-          lane.backlog.observe({ at: now(), ...d, sentTotal });
-          metrics.coalescingWindow.set({ queue: lane.label }, coalescingWindowMs(config.coalesceWindowMs, config.coalesceMaxWindowMs, lane.backlog.waitMs(now())) / 1000);
+          const at = now();
+          lane.backlog.observe({ at, ...d, sentTotal });
+          const windowMs = coalescingWindowMs(config.coalesceWindowMs, config.coalesceMaxWindowMs, lane.backlog.waitMs(at));
+          metrics.coalescingWindow.set({ queue: lane.label }, windowMs / 1000);
+          // The backlog shrank: windows opened for a longer wait end sooner.
+          const due = lane.coalescer.shortenTo(windowMs, at);
+          if (due !== undefined) scheduleFlush(due);
         })
         .catch((err: unknown) => log.debug('queue depth sample failed; the coalescing window falls back to coalesceWindowMs', { queue: lane.url, error: errorMessage(err) }))
         .finally(() => {

@@ -67,3 +67,23 @@ test('the coalescer opens each window with the length of the moment; nothing is 
   assert.deepEqual(c.takeDue(5000), [], 'held, not dropped');
   assert.equal(c.takeDue(21_000).length, 1);
 });
+
+test('when the backlog clears, open windows are cut to the new length (not before now) and report the earliest due', () => {
+  const c = new Coalescer(() => 20_000);
+  const m = (name: string) => newMessage({ cluster: 'c', apiVersion: 'v1', kind: 'K', namespace: 'n', name }, 'Owned', 0);
+  c.offer(m('a'), 0);
+  c.offer(m('a'), 100); // held until 20 000
+  c.offer(m('b'), 5000);
+  c.offer(m('b'), 5100); // held until 25 000
+  c.offer(m('idle'), 0); // open, nothing held
+  assert.equal(c.shortenTo(500, 6000), 6000, 'a window older than 500 ms ends now');
+  assert.equal(c.nextDueAt(), 6000);
+  assert.equal(c.takeDue(6000).length, 2, 'both held messages are due; nothing dropped');
+  assert.equal(c.shortenTo(30_000, 7000), undefined, 'a longer length never extends a window');
+  const d = new Coalescer(() => 20_000);
+  d.offer(m('a'), 0);
+  d.offer(m('a'), 10);
+  assert.equal(d.shortenTo(8000, 1000), 8000, 'cut to its opening + the new length');
+  assert.deepEqual(d.takeDue(7999), []);
+  assert.equal(d.takeDue(8000).length, 1);
+});
