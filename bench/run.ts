@@ -153,14 +153,16 @@ export async function runBench(options: RunOptions): Promise<{ result: BenchResu
         { label: `${equal}, coalescing 500 ms (default)`, start: operless(`${equal}, coalescing 500 ms`, s.equalInvocations, 1) },
         { label: `${equal}, coalescing 50 ms`, start: operless(`${equal}, coalescing 50 ms`, s.equalInvocations, 1, 50) },
       ];
-      // Runs interleave (baseline, Operless, Operless 50 ms, baseline, …): later runs in one
-      // control plane measured slower whatever the system (objects of earlier runs stay behind),
-      // so an order of "all baseline runs first" would favour the baseline.
+      // Every lag run starts on a fresh control plane: later runs in one control plane measured
+      // slower whatever the system (baseline p50 407 → 520 → 752 ms over its 1st, 4th and 7th
+      // run), which favoured whichever system ran first. Runs still interleave the systems.
       const runs = systems.map(() => ({ p50: [] as number[], p95: [] as number[], p99: [] as number[], lost: 0, samples: [] as number[] }));
       for (let i = 0; i < options.repeat; i++) {
         for (const [k, sys] of systems.entries()) {
+          if (leftBehind > 0) await freshControlPlane('each lag run starts without the previous run\'s objects');
           say(`lag: ${sys.label} (run ${i + 1}/${options.repeat})`);
           const r = await measureLag(env, ns('lag'), sys.start, { pool: s.lagPool, rate: s.lagRate, seconds: s.lagSeconds });
+          leftBehind += s.lagPool;
           const acc = runs[k]!;
           acc.p50.push(r.p50);
           acc.p95.push(r.p95);
