@@ -125,11 +125,12 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
   }
   const lanes = new Map<string, Lane>(routes.urls.map((url) => {
     const port = portFor(url);
+    const label = labels.get(url) ?? url;
     const backlog = new BacklogEstimator();
     const coalescer = new Coalescer(() => coalescingWindowMs(config.coalesceWindowMs, config.coalesceMaxWindowMs, backlog.waitMs(now())));
     const sender = new Sender({
       queue: port,
-      queueLabel: labels.get(url) ?? url,
+      queueLabel: label,
       maxMessages: config.buffer.maxMessages,
       maxBatchBytes: config.send.maxBatchBytes,
       maxSenderFaultRetries: config.send.maxSenderFaultRetries,
@@ -145,7 +146,7 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
         for (const s of resynced) s.requestResync();
       },
     });
-    return [url, { url, label: labels.get(url) ?? url, port, coalescer, sender, backlog, lastForwardAt: Number.NEGATIVE_INFINITY, sampling: false }];
+    return [url, { url, label, port, coalescer, sender, backlog, lastForwardAt: Number.NEGATIVE_INFINITY, sampling: false }];
   }));
   const allLanes = [...lanes.values()];
   const laneFor = (ref: { apiVersion: string; kind: string }): Lane => lanes.get(routes.queueFor(ref)) ?? allLanes[0]!;
@@ -214,6 +215,7 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
       const sentTotal = lane.sender.sentTotal;
       depth()
         .then((d) => {
+          if (stopping) return; // stop() already took every held message
           const at = now();
           lane.backlog.observe({ at, ...d, sentTotal });
           const windowMs = coalescingWindowMs(config.coalesceWindowMs, config.coalesceMaxWindowMs, lane.backlog.waitMs(at));
