@@ -18,6 +18,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
+import { labelSelectorProblem } from './label-selector.ts';
+
+/** An IPv4/IPv6 address or a host name (what `server.listen` takes), no spaces or ports. */
+const LISTEN_HOST = /^(\[?[0-9A-Fa-f:.]+\]?|[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?)$/;
 
 /** Which changes of an object make the forwarder send a message. */
 export const TRIGGERS = ['generation', 'labels', 'annotations', 'finalizers', 'deletion', 'ownerReferences', 'status', 'any'] as const;
@@ -291,6 +295,8 @@ function parseWatch(r: Reader, raw: unknown, path: string, role: WatchRole): Wat
   }
   if (namespaced === false && namespaces.length > 0) r.problem(join(path, 'namespaces'), 'must be empty for a cluster-scoped kind (namespaced: false)');
   const labelSelector = r.string(obj, 'labelSelector', path);
+  const selectorProblem = labelSelector === undefined ? undefined : labelSelectorProblem(labelSelector);
+  if (selectorProblem) r.problem(join(path, 'labelSelector'), `is not a valid label selector: ${selectorProblem}`);
   let triggers: readonly Trigger[] = role === 'primary' ? DEFAULT_PRIMARY_TRIGGERS : DEFAULT_OWNED_TRIGGERS;
   if (obj.triggers !== undefined && obj.triggers !== null) {
     if (!Array.isArray(obj.triggers) || obj.triggers.length === 0) {
@@ -453,7 +459,7 @@ export function parseConfig(document: unknown, env: ForwarderEnv = {}, source = 
     },
     server: {
       port: r.integer({ port: env.OPERLESS_FORWARDER_PORT ?? serverRaw?.port }, 'port', 'server', 8080, 0, 65535),
-      host: r.string(serverRaw, 'host', 'server', { fallback: '0.0.0.0' }) ?? '0.0.0.0',
+      host: r.string(serverRaw, 'host', 'server', { fallback: '0.0.0.0', pattern: LISTEN_HOST, what: 'an address or host name to listen on, e.g. 0.0.0.0, :: or 127.0.0.1' }) ?? '0.0.0.0',
     },
     shutdownGraceMs: r.integer(root, 'shutdownGraceMs', '', 20_000, 0, 600_000),
   };

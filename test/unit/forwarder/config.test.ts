@@ -156,3 +156,11 @@ test('config: without queue.url, the primaries lacking a queueUrl are named', ()
   const found = problems({ clusterId: 'c', primaries: [{ ...memcached, queueUrl: A }, tenant] });
   assert.ok(found.some((p) => p.startsWith('queue.url: is required (primaries[1] names no queueUrl)')), found.join('\n'));
 });
+
+test('server.host must be an address or host name to listen on', () => {
+  const base = { clusterId: 'c', queue: { url: 'https://sqs.us-east-1.amazonaws.com/123456789012/q' }, primaries: [{ apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true }] };
+  for (const host of ['0.0.0.0', '::', '127.0.0.1', 'localhost', 'fd00::1']) assert.equal(parseConfig({ ...base, server: { host } }, {}, 't').server.host, host);
+  for (const host of ['0.0.0.0:8080 ', 'my host', 'http://x']) {
+    assert.throws(() => parseConfig({ ...base, server: { host } }, {}, 't'), (err: unknown) => err instanceof ConfigError && /server\.host: must be an address or host name/.test(err.message), host);
+  }
+});
