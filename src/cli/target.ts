@@ -120,6 +120,20 @@ export function requireField(target: Target, field: 'queueUrl' | 'dlqUrl'): stri
   );
 }
 
+/**
+ * The work queue for messages about `kind`. An explicit `--queue-url` / `OPERLESS_QUEUE_URL`
+ * wins; next to a running `operless dev`, the queue of the function that reconciles the kind
+ * (a project with several kinds has a queue per kind, routed like the forwarder routes); else
+ * the default work queue.
+ */
+export function queueUrlForKind(target: Target, kind: string): string {
+  if (target.source === 'operless dev' && target.devFunctions) {
+    const owner = Object.values(target.devFunctions).find((f) => f.kinds.includes(kind));
+    if (owner) return owner.queueUrl;
+  }
+  return requireField(target, 'queueUrl');
+}
+
 /** An SQS client for the target; local endpoints get dummy credentials when none are set. */
 export function sqsClient(target: Target, env: NodeJS.ProcessEnv = process.env): SQSClient {
   const local = target.endpoint !== undefined && /^https?:\/\/(localhost|127\.|\[::1\])/.test(target.endpoint);

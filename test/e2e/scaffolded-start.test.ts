@@ -66,6 +66,14 @@ test('npm start in a generated project reconciles its samples and stops cleanly 
   assert.match(output(), /functions running: tenant \(functions\/tenant\.ts, queue \S+operless-dev-tenant\), webApp \(functions\/web-app\.ts, queue \S+operless-dev-webApp\)/, 'each kind on its own queue');
   assert.ok(existsSync(join(project, '.operless', 'dev.json')), 'the state file is written');
 
+  // A second terminal: `operless enqueue` finds the loop through its state file and sends each
+  // object to the queue of the function that reconciles its kind.
+  const enqueued = spawnSync(process.execPath, [CLI, 'enqueue', 'webapp/default/web-app-sample', 'tenant/tenant-sample', '--json'], { cwd: project, env: environment(), encoding: 'utf8', timeout: 60_000 });
+  assert.equal(enqueued.status, 0, `${enqueued.stdout}${enqueued.stderr}`);
+  const summary = JSON.parse(enqueued.stdout) as { sent: number; queueUrls?: string[] };
+  assert.equal(summary.sent, 2);
+  assert.deepEqual(summary.queueUrls?.map((u) => u.split('/').pop()).sort(), ['operless-dev-tenant', 'operless-dev-webApp'], enqueued.stdout);
+
   const tree = processTree(start.pid!);
   assert.ok(tree.some((p) => /kube-apiserver/.test(p.command)), `the control plane runs under npm start:\n${tree.map((p) => `${p.pid} ${p.command}`).join('\n')}`);
   assert.ok(tree.some((p) => /etcd/.test(p.command)));

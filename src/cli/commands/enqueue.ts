@@ -8,6 +8,9 @@
  *   (paginated) and sends one message each, with uid and resourceVersion, in SendMessageBatch
  *   chunks — the scheduled resync function's own code (`resyncAll` in src/queue/resync.ts).
  *
+ * Queues: next to a running `operless dev` of a project with several kinds, each message goes
+ * to the queue of the function that reconciles its kind; `--queue-url` sends everything to one.
+ *
  * The reason is `Resync`: like the resync function's messages, these are not caused by an
  * observed change but ask "bring this object to its desired state again". It shows as
  * `reason=Resync` in the function's logs. Guarantees: exit code 1 unless every object was
@@ -15,13 +18,13 @@
  */
 import { decodeMessage, displayKey, encodeMessage, newMessage, type ReconcileMessage } from '../../contract/message.ts';
 import { createSqsSender } from '../../queue/sqs.ts';
-import { ResyncError, resyncAll, sqsBatchSend, type BatchSend } from '../../queue/resync.ts';
+import { ResyncError, resyncAll, sqsBatchSend, type BatchEntry, type BatchSend } from '../../queue/resync.ts';
 import type { KindRef, KubeClient } from '../../core/types.ts';
 import { UsageError, helpText, intOption, parseCommandArgs, stringOption, type CommandSpec } from '../args.ts';
 import { connectCluster } from '../cluster.ts';
 import { parseObjectArg, resolveKind, type ProjectKind } from '../kinds.ts';
 import { PROJECT_OPTION, projectDir, projectKinds } from '../project-dir.ts';
-import { TARGET_OPTIONS, requireField, resolveTarget, sqsClient, type Target } from '../target.ts';
+import { TARGET_OPTIONS, queueUrlForKind, resolveTarget, sqsClient, type Target } from '../target.ts';
 import type { CommandResult } from './command.ts';
 
 export const ENQUEUE_REASON = 'Resync' as const;
@@ -50,7 +53,10 @@ export const enqueueSpec: CommandSpec = {
 };
 
 export interface EnqueueSummary {
+  /** The queue the messages went to (the first, when the kinds have queues of their own). */
   readonly queueUrl: string;
+  /** Every queue messages went to, when more than one. */
+  readonly queueUrls?: readonly string[];
   readonly reason: typeof ENQUEUE_REASON;
   readonly listed?: number;
   readonly sent: number;
@@ -71,10 +77,9 @@ export async function enqueue(argv: string[]): Promise<CommandResult> {
   if (all && args.positionals.length > 1) throw new UsageError('with --all give at most one kind, e.g. `operless enqueue mc --all`');
 
   const target = resolveTarget(args);
-  const queueUrl = requireField(target, 'queueUrl');
   const summary = all
-    ? await enqueueAll(target, queueUrl, selectKinds(kinds, args.positionals[0], namespace), namespace, pageSize)
-    : await enqueueNamed(target, queueUrl, args.positionals.map((arg) => messageFor(kinds, arg, target.cluster, Date.now())));
+    ? await enqueueAll(target, selectKinds(kinds, args.positionals[0], namespace), namespace, pageSize)
+    : await enqueueNamed(target, args.positionals.map((arg) => messageFor(kinds, arg, target.cluster, Date.now())));
   const exitCode = summary.failed > 0 || summary.error ? 1 : 0;
   if (target.json) return { output: `${JSON.stringify(summary, null, 2)}\n`, exitCode };
   return { output: describe(summary), exitCode };
@@ -103,34 +108,48 @@ export function messageFor(kinds: readonly ProjectKind[], arg: string, cluster: 
   return message;
 }
 
-async function enqueueNamed(target: Target, queueUrl: string, messages: readonly ReconcileMessage[]): Promise<EnqueueSummary> {
+/** The distinct queues of a summary: `queueUrl` is the first, `queueUrls` only when several. */
+function queuesOf(urls: readonly string[]): Pick<EnqueueSummary, 'queueUrl' | 'queueUrls'> {
+  const distinct = [...new Set(urls)];
+  return { queueUrl: distinct[0]!, ...(distinct.length > 1 ? { queueUrls: distinct } : {}) };
+}
+
+async function enqueueNamed(target: Target, messages: readonly ReconcileMessage[]): Promise<EnqueueSummary> {
   const sender = createSqsSender(sqsClient(target));
+  const queues = messages.map((m) => queueUrlForKind(target, m.kind));
   const objects: string[] = [];
   let failed = 0;
   let error: string | undefined;
-  for (const message of messages) {
+  for (const [i, message] of messages.entries()) {
     try {
-      await sender.send(queueUrl, { body: encodeMessage(message) });
+      await sender.send(queues[i]!, { body: encodeMessage(message) });
       objects.push(displayKey(message));
     } catch (err) {
       failed += 1;
       error ??= `${(err as Error).message} (check the queue URL, region and credentials: \`operless doctor\`)`;
     }
   }
-  return { queueUrl, reason: ENQUEUE_REASON, sent: objects.length, failed, objects, ...(error ? { error } : {}) };
+  return { ...queuesOf(queues), reason: ENQUEUE_REASON, sent: objects.length, failed, objects, ...(error ? { error } : {}) };
 }
 
-async function enqueueAll(target: Target, queueUrl: string, kinds: readonly KindRef[], namespace: string | undefined, pageSize: number): Promise<EnqueueSummary> {
+async function enqueueAll(target: Target, kinds: readonly KindRef[], namespace: string | undefined, pageSize: number): Promise<EnqueueSummary> {
+  const queues = kinds.map((k) => queueUrlForKind(target, k.kind));
+  const queueOfKind = new Map(kinds.map((k, i) => [k.kind, queues[i]!]));
   const cluster = await connectCluster(target);
   const objects: string[] = [];
-  const batchSend = sqsBatchSend(sqsClient(target), queueUrl);
-  // Records which objects the queue accepted, for the report.
+  const sqs = sqsClient(target);
+  const senders = new Map(queues.map((url) => [url, sqsBatchSend(sqs, url)]));
+  // Sends each entry to its kind's queue and records which objects were accepted, for the report.
   const send: BatchSend = async (entries) => {
-    const rejected = await batchSend(entries);
-    for (const e of entries) {
-      if (rejected.includes(e.id)) continue;
-      const decoded = decodeMessage(e.body);
-      if (decoded.ok) objects.push(displayKey(decoded.message));
+    const decoded = entries.map((e) => ({ entry: e, message: decodeMessage(e.body) }));
+    const byQueue = new Map<string, BatchEntry[]>();
+    for (const { entry, message } of decoded) {
+      const url = (message.ok ? queueOfKind.get(message.message.kind) : undefined) ?? queues[0]!;
+      byQueue.set(url, [...(byQueue.get(url) ?? []), entry]);
+    }
+    const rejected = (await Promise.all([...byQueue].map(([url, batch]) => senders.get(url)!(batch)))).flat();
+    for (const { entry, message } of decoded) {
+      if (!rejected.includes(entry.id) && message.ok) objects.push(displayKey(message.message));
     }
     return rejected;
   };
@@ -139,10 +158,10 @@ async function enqueueAll(target: Target, queueUrl: string, kinds: readonly Kind
   };
   try {
     const report = await resyncAll({ kinds, client, cluster: target.cluster, send, pageSize });
-    return { queueUrl, reason: ENQUEUE_REASON, listed: report.listed, sent: report.sent, failed: report.failed, objects };
+    return { ...queuesOf(queues), reason: ENQUEUE_REASON, listed: report.listed, sent: report.sent, failed: report.failed, objects };
   } catch (err) {
     if (err instanceof ResyncError) {
-      return { queueUrl, reason: ENQUEUE_REASON, ...err.report, objects, error: err.message };
+      return { ...queuesOf(queues), reason: ENQUEUE_REASON, ...err.report, objects, error: err.message };
     }
     throw err;
   } finally {
@@ -152,8 +171,9 @@ async function enqueueAll(target: Target, queueUrl: string, kinds: readonly Kind
 
 function describe(summary: EnqueueSummary): string {
   const lines: string[] = [];
-  if (summary.listed !== undefined) lines.push(`Listed ${summary.listed} object(s); enqueued ${summary.sent} with reason ${summary.reason} on ${summary.queueUrl}:`);
-  else lines.push(`Enqueued ${summary.sent} object(s) with reason ${summary.reason} on ${summary.queueUrl}:`);
+  const on = summary.queueUrls ? `each on its kind's queue (${summary.queueUrls.join(', ')})` : `on ${summary.queueUrl}`;
+  if (summary.listed !== undefined) lines.push(`Listed ${summary.listed} object(s); enqueued ${summary.sent} with reason ${summary.reason} ${on}:`);
+  else lines.push(`Enqueued ${summary.sent} object(s) with reason ${summary.reason} ${on}:`);
   lines.push(...summary.objects.map((o) => `  ${o}`));
   if (summary.failed > 0) lines.push(`✘ ${summary.failed} message(s) were not accepted by the queue: ${summary.error ?? 'see above'}`);
   return `${lines.join('\n')}\n`;
