@@ -122,6 +122,8 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
     readonly backlog: BacklogEstimator;
     lastForwardAt: number;
     sampling: boolean;
+    /** The window the last sample gave (what the gauge shows); coalesceWindowMs when idle. */
+    windowMs: number;
   }
   const lanes = new Map<string, Lane>(routes.urls.map((url) => {
     const port = portFor(url);
@@ -146,7 +148,7 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
         for (const s of resynced) s.requestResync();
       },
     });
-    return [url, { url, label, port, coalescer, sender, backlog, lastForwardAt: Number.NEGATIVE_INFINITY, sampling: false }];
+    return [url, { url, label, port, coalescer, sender, backlog, lastForwardAt: Number.NEGATIVE_INFINITY, sampling: false, windowMs: config.coalesceWindowMs }];
   }));
   const allLanes = [...lanes.values()];
   const laneFor = (ref: { apiVersion: string; kind: string }): Lane => lanes.get(routes.queueFor(ref)) ?? allLanes[0]!;
@@ -206,9 +208,7 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
       if (!depth || lane.sampling) continue;
       if (!leading || (at - lane.lastForwardAt > BACKLOG_IDLE_MS && lane.backlog.waitMs(at) === 0)) {
         lane.backlog.reset();
-        metrics.coalescingWindow.set({ queue: lane.label }, config.coalesceWindowMs / 1000);
-        const due = lane.coalescer.shortenTo(config.coalesceWindowMs, at);
-        if (due !== undefined) scheduleFlush(due);
+        setWindow(lane, config.coalesceWindowMs, at); // once: an idle lane then costs nothing
         continue;
       }
       lane.sampling = true;
@@ -218,17 +218,24 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
           if (stopping) return; // stop() already took every held message
           const at = now();
           lane.backlog.observe({ at, ...d, sentTotal });
-          const windowMs = coalescingWindowMs(config.coalesceWindowMs, config.coalesceMaxWindowMs, lane.backlog.waitMs(at));
-          metrics.coalescingWindow.set({ queue: lane.label }, windowMs / 1000);
-          // The backlog shrank: windows opened for a longer wait end sooner.
-          const due = lane.coalescer.shortenTo(windowMs, at);
-          if (due !== undefined) scheduleFlush(due);
+          setWindow(lane, coalescingWindowMs(config.coalesceWindowMs, config.coalesceMaxWindowMs, lane.backlog.waitMs(at)), at);
         })
         .catch((err: unknown) => log.debug('queue depth sample failed; the coalescing window falls back to coalesceWindowMs', { queue: lane.url, error: errorMessage(err) }))
         .finally(() => {
           lane.sampling = false;
         });
     }
+  }
+
+  /** Records a lane's window for the gauge; when it shrank, windows opened for a longer wait end sooner. */
+  function setWindow(lane: Lane, windowMs: number, at: number): void {
+    if (windowMs === lane.windowMs) return;
+    const shrank = windowMs < lane.windowMs;
+    lane.windowMs = windowMs;
+    metrics.coalescingWindow.set({ queue: lane.label }, windowMs / 1000);
+    if (!shrank) return;
+    const due = lane.coalescer.shortenTo(windowMs, at);
+    if (due !== undefined) scheduleFlush(due);
   }
 
   function cancelFlush(): void {
