@@ -145,7 +145,9 @@ async function enqueueAll(target: Target, kinds: readonly KindRef[], namespace: 
     const byQueue = new Map<string, BatchEntry[]>();
     for (const { entry, message } of decoded) {
       const url = (message.ok ? queueOfKind.get(message.message.kind) : undefined) ?? queues[0]!;
-      byQueue.set(url, [...(byQueue.get(url) ?? []), entry]);
+      const batch = byQueue.get(url) ?? [];
+      batch.push(entry);
+      byQueue.set(url, batch);
     }
     const rejected = (await Promise.all([...byQueue].map(([url, batch]) => senders.get(url)!(batch)))).flat();
     for (const { entry, message } of decoded) {
