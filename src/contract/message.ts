@@ -22,6 +22,29 @@ export const MAX_MESSAGE_BYTES = 4096;
 export const REASONS = ['Added', 'Modified', 'Deleted', 'Owned', 'Resync', 'Requeue', 'Retry'] as const;
 export type Reason = (typeof REASONS)[number];
 
+/**
+ * Which work goes first, lowest first: 0 — a change of the object itself (created, edited,
+ * deleted: what someone asked for); 1 — a change of its children and the runtime's own
+ * follow-ups (`Owned`, `Requeue`, `Retry`); 2 — the periodic `Resync` safety net. The
+ * forwarder never holds a priority-0 change behind a child's coalescing window, and a function
+ * reconciles a batch's priority-0 keys first — as controller-runtime's priority queue puts
+ * user-triggered events before a resync's.
+ */
+export function reasonPriority(reason: Reason): 0 | 1 | 2 {
+  switch (reason) {
+    case 'Added':
+    case 'Modified':
+    case 'Deleted':
+      return 0;
+    case 'Owned':
+    case 'Requeue':
+    case 'Retry':
+      return 1;
+    case 'Resync':
+      return 2;
+  }
+}
+
 /** Identifies one Kubernetes object. `namespace` is absent for cluster-scoped kinds. */
 export interface ObjectRef {
   /** Cluster id from configuration: one deployment may serve several clusters. */

@@ -18,11 +18,16 @@
  * - When none is due, the group is `notDue` and the message with the earliest `notBefore`
  *   represents it (the handler re-delays just that one; the others are duplicates).
  *
- * Guarantees: every record ends up in exactly one group or in `poison`; groups keep the
- * order of their first record; decoding never throws.
+ * Order: a group holding a change of the object itself (`Added`, `Modified`, `Deleted`) comes
+ * before groups of children's events and follow-ups, and those before periodic `Resync`s
+ * (`reasonPriority`), so a spec change does not wait behind no-op reconciles of other keys
+ * when a batch holds more keys than the function reconciles at once; within a priority,
+ * groups keep the order of their first record.
+ *
+ * Guarantees: every record ends up in exactly one group or in `poison`; decoding never throws.
  */
 import type { SQSRecord } from 'aws-lambda';
-import { decodeMessage, mergedResourceVersion, objectKey, type ReconcileMessage } from '../contract/message.ts';
+import { decodeMessage, mergedResourceVersion, objectKey, reasonPriority, type ReconcileMessage } from '../contract/message.ts';
 import { isDue } from './schedule.ts';
 
 export interface KeyGroup {
@@ -67,15 +72,17 @@ export function groupBatch(records: readonly SQSRecord[], now: number): DecodedB
     entry.messages.push(decoded.message);
     entry.bodies.set(decoded.message, record.body);
   }
-  const groups: KeyGroup[] = [];
+  const groups: { group: KeyGroup; priority: number }[] = [];
   for (const [key, entry] of byKey) {
     const due = entry.messages.filter((m) => isDue(m.notBefore, now));
     const notDue = due.length === 0;
     const chosen = notDue ? earliestNotBefore(entry.messages) : representative(due);
     const message = notDue ? chosen : standingFor(chosen, due);
-    groups.push({ key, message, body: entry.bodies.get(chosen) ?? JSON.stringify(chosen), records: entry.records, notDue });
+    const priority = Math.min(...(notDue ? entry.messages : due).map((m) => reasonPriority(m.reason)));
+    groups.push({ group: { key, message, body: entry.bodies.get(chosen) ?? JSON.stringify(chosen), records: entry.records, notDue }, priority });
   }
-  return { groups, poison };
+  // Array.prototype.sort is stable: within a priority, the order of first records stays.
+  return { groups: groups.sort((a, b) => a.priority - b.priority).map((g) => g.group), poison };
 }
 
 /** Highest attempt, then latest observedAt. `messages` is non-empty. */

@@ -9,6 +9,13 @@
  * the newest state; since reconciles read live state, the trailing message is what
  * guarantees the final state of a burst is reconciled.
  *
+ * A change of the object itself (`Added`, `Modified`, `Deleted`: someone asked for something)
+ * does not wait behind a window its children's changes opened: the first one in a window
+ * leaves at once, carrying whatever was held for the key (the window keeps its end); further
+ * ones in the same window merge into the trailing message as usual. So a key sends at most two
+ * messages per window, and a spec change is never delayed by the status churn of its
+ * Deployment (measured: under load, widened windows held `Modified` messages up to ~0.9 s).
+ *
  * Guarantees: pure state machine with an explicit clock (`now` arguments); nothing is ever
  * dropped — every change is either returned by `offer` for sending now, or held in a
  * trailing message that `takeDue`/`takeAll` return exactly once; keys are independent.
@@ -22,7 +29,7 @@
  * opened with unless `shortenTo` cuts it: when the backlog clears, held messages need not wait
  * for a wait that no longer exists.
  */
-import { objectKey, type ReconcileMessage } from '../contract/message.ts';
+import { objectKey, reasonPriority, type ReconcileMessage } from '../contract/message.ts';
 import { mergeMessages } from './merge.ts';
 
 interface Window {
@@ -30,6 +37,13 @@ interface Window {
   /** Changes until this time are held back (merged into `trailing`). */
   quietUntil: number;
   trailing: ReconcileMessage | undefined;
+  /** A change of the object itself was sent since this window opened (see `offer`). */
+  objectChangeSent: boolean;
+}
+
+/** A change of the object itself (what someone asked for), as opposed to its children's. */
+function isObjectChange(message: ReconcileMessage): boolean {
+  return reasonPriority(message.reason) === 0;
 }
 
 export interface Offer {
@@ -59,10 +73,20 @@ export class Coalescer {
   offer(message: ReconcileMessage, now: number): Offer {
     const key = objectKey(message);
     const window = this.#windows.get(key);
+    const objectChange = isObjectChange(message);
     if (!window || (window.quietUntil <= now && window.trailing === undefined)) {
-      this.#windows.set(key, { openedAt: now, quietUntil: now + this.#windowMs(), trailing: undefined });
+      this.#windows.set(key, { openedAt: now, quietUntil: now + this.#windowMs(), trailing: undefined, objectChangeSent: objectChange });
       this.#sweep(now);
       return { send: message, coalesced: false };
+    }
+    if (objectChange && !window.objectChangeSent) {
+      // The object's own change does not wait behind its children's: it leaves now and carries
+      // whatever was held (the reconcile reads live state); the window keeps its end.
+      const send = window.trailing === undefined ? message : mergeMessages(window.trailing, message);
+      if (window.trailing !== undefined) this.#held--;
+      window.trailing = undefined;
+      window.objectChangeSent = true;
+      return { send, coalesced: send !== message };
     }
     if (window.trailing === undefined) {
       window.trailing = message;
@@ -86,7 +110,7 @@ export class Coalescer {
       due.push(window.trailing);
       this.#held--;
       // The trailing message opens the next window: a steady stream stays at one per window.
-      this.#windows.set(key, { openedAt: now, quietUntil: now + windowMs, trailing: undefined });
+      this.#windows.set(key, { openedAt: now, quietUntil: now + windowMs, trailing: undefined, objectChangeSent: isObjectChange(window.trailing) });
     }
     return due;
   }

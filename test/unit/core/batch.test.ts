@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SQSRecord } from 'aws-lambda';
 import fc from 'fast-check';
-import { encodeMessage, followUp, newMessage, type ReconcileMessage } from '../../../src/contract/message.ts';
+import { encodeMessage, followUp, newMessage, reasonPriority, type ReconcileMessage } from '../../../src/contract/message.ts';
 import { groupBatch, representative } from '../../../src/core/batch.ts';
 
 const NOW = 1_700_000_000_000;
@@ -68,6 +68,22 @@ test('a group with nothing due is notDue, represented by the earliest notBefore'
   assert.equal(groups[0]?.body, encodeMessage(sooner));
 });
 
+test('a batch reconciles changes of the objects themselves first, then children\'s events, then resyncs; otherwise in arrival order', () => {
+  const rs = [
+    msg('resync', { reason: 'Resync' }),
+    msg('owned-1', { reason: 'Owned' }),
+    msg('edited', { reason: 'Modified' }),
+    msg('owned-2', { reason: 'Owned' }),
+    msg('retry', { reason: 'Retry', attempt: 2 }),
+    msg('created', { reason: 'Added' }),
+    msg('owned-then-edited', { reason: 'Owned' }),
+    msg('owned-then-edited', { reason: 'Modified' }),
+  ].map((m) => record(encodeMessage(m)));
+  assert.deepEqual(groupBatch(rs, NOW).groups.map((g) => g.message.name), ['edited', 'created', 'owned-then-edited', 'owned-1', 'owned-2', 'retry', 'resync']);
+  const delayed = [msg('later', { reason: 'Modified', notBefore: NOW + 60_000 }), msg('now', { reason: 'Owned' })].map((m) => record(encodeMessage(m)));
+  assert.deepEqual(groupBatch(delayed, NOW).groups.map((g) => g.message.name), ['later', 'now'], 'a group with nothing due keeps the priority of its messages (it is only re-delayed)');
+});
+
 test('property: every record lands in exactly one group or in poison', () => {
   const names = fc.constantFrom('a', 'b', 'c');
   const body = fc.oneof(
@@ -81,5 +97,7 @@ test('property: every record lands in exactly one group or in poison', () => {
     const seen = [...groups.flatMap((g) => g.records), ...poison.map((p) => p.record)].map((r) => r.messageId).sort();
     assert.deepEqual(seen, rs.map((r) => r.messageId).sort());
     assert.equal(new Set(groups.map((g) => g.key)).size, groups.length);
+    const priorities = groups.map((g) => Math.min(...g.records.map((r) => reasonPriority((JSON.parse(r.body) as ReconcileMessage).reason))));
+    assert.deepEqual(priorities, [...priorities].sort((a, b) => a - b), 'groups are in priority order');
   }));
 });

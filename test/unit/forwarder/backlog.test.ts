@@ -61,7 +61,7 @@ test('the coalescer opens each window with the length of the moment; nothing is 
   assert.equal(c.offer(m('Owned'), 100).heldUntil, 500);
   assert.equal(c.takeDue(500).length, 1, 'trailing after the 500 ms window');
   windowMs = 20_000; // a backlog appeared
-  assert.equal(c.offer(m('Modified'), 600).heldUntil, 1000, 'the open window keeps the length it was opened with');
+  assert.equal(c.offer(m('Owned'), 600).heldUntil, 1000, 'the open window keeps the length it was opened with');
   assert.equal(c.takeDue(1000).length, 1);
   assert.equal(c.offer(m('Owned'), 1100).heldUntil, 21_000, 'the window opened at 1000 took the new length');
   assert.deepEqual(c.takeDue(5000), [], 'held, not dropped');

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Coalescer } from '../../../src/forwarder/coalescer.ts';
 import { mergeMessages } from '../../../src/forwarder/merge.ts';
-import { newMessage, type Reason } from '../../../src/contract/message.ts';
+import fc from 'fast-check';
+import { newMessage, type Reason, type ReconcileMessage } from '../../../src/contract/message.ts';
 
 const msg = (name: string, reason: Reason, at: number, uid = `uid-${name}`) =>
   newMessage({ cluster: 'c', apiVersion: 'example.com/v1', kind: 'Gadget', namespace: 'ns', name, uid, resourceVersion: String(at) }, reason, at);
@@ -80,6 +81,50 @@ test('nothing is lost: every change is sent at once or in exactly one trailing m
   }
   for (const m of c.takeDue(t + 1000)) delivered.set(m.name, Math.max(delivered.get(m.name) ?? -1, Number(m.resourceVersion)));
   assert.deepEqual(delivered, newest, 'the newest change of every key was delivered');
+});
+
+test('a change of the object itself does not wait behind its children\'s window; the second one in a window does', () => {
+  const c = new Coalescer(500);
+  assert.ok(c.offer(msg('a', 'Owned', 0), 0).send, 'a child event leads and opens a window');
+  assert.equal(c.offer(msg('a', 'Owned', 100), 100).heldUntil, 500, 'the next child event is held');
+  const edit = c.offer(msg('a', 'Modified', 200), 200);
+  assert.equal(edit.send?.reason, 'Modified', 'the spec change leaves at once');
+  assert.equal(edit.send?.observedAt, 100, 'carrying the held child event (lag from the first change)');
+  assert.equal(edit.coalesced, true);
+  assert.equal(c.size, 0, 'nothing is held any more');
+  assert.equal(c.offer(msg('a', 'Modified', 300), 300).heldUntil, 500, 'a second spec change in the window is held');
+  assert.equal(c.takeDue(500).length, 1);
+  assert.equal(c.offer(msg('a', 'Modified', 600), 600).heldUntil, 1000, 'a window opened by a trailing spec change counts it as its one: a steady stream of edits stays at one message per window');
+  assert.equal(c.takeDue(1000).length, 1);
+  assert.equal(c.offer(msg('a', 'Owned', 1100), 1100).heldUntil, 1500);
+  assert.equal(c.takeDue(1500)[0]?.reason, 'Owned');
+  assert.ok(c.offer(msg('a', 'Modified', 1600), 1600).send, 'after a trailing child event, the next edit leads again');
+  assert.equal(c.offer(msg('b', 'Resync', 0), 0).send?.reason, 'Resync');
+  assert.equal(c.offer(msg('b', 'Resync', 10), 10).heldUntil, 500, 'a resync is not a change of the object: held like a child event');
+});
+
+test('property: mixed changes — every change is followed by a message of its key sent no earlier; at most two per window', () => {
+  const reasons: Reason[] = ['Owned', 'Modified', 'Owned', 'Resync', 'Added', 'Owned'];
+  fc.assert(fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 4 }), fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 120 })), { maxLength: 200 }), (steps) => {
+    const c = new Coalescer(100);
+    const lastChange = new Map<string, number>();
+    const sends = new Map<string, number[]>();
+    const sent = (m: ReconcileMessage, at: number) => sends.set(m.name, [...(sends.get(m.name) ?? []), at]);
+    let t = 0;
+    for (const [k, r, dt] of steps) {
+      t += dt;
+      for (const m of c.takeDue(t)) sent(m, t);
+      const name = `k${k}`;
+      lastChange.set(name, t);
+      const { send } = c.offer(msg(name, reasons[r]!, t), t);
+      if (send) sent(send, t);
+    }
+    for (const m of c.takeDue(t + 1000)) sent(m, t + 1000);
+    for (const [name, at] of lastChange) assert.ok((sends.get(name) ?? []).some((s) => s >= at), `${name}: changed at ${at}, last sent ${sends.get(name)?.at(-1)}`);
+    for (const times of sends.values()) {
+      for (let i = 2; i < times.length; i++) assert.ok(times[i]! - times[i - 2]! >= 100 || times[i] === t + 1000, `three sends within one window: ${times.slice(i - 2, i + 1)}`);
+    }
+  }));
 });
 
 test('merge: a resourceVersion survives only when both name the same event (a Service event merged with a later Deployment event must not look like the Deployment\'s own)', () => {
