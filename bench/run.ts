@@ -30,7 +30,10 @@ export interface BenchSettings {
   readonly scaleOutInvocations: number;
   readonly scaleOutKeysPerInvocation: number;
   readonly lagPool: number;
+  /** Updates per second of the lag rows the targets are judged on. */
   readonly lagRate: number;
+  /** A second, heavier rate shown beside them (one run per system); 0 for none. */
+  readonly lagOverloadRate: number;
   readonly lagSeconds: number;
   readonly apiObjects: number;
   readonly forwarderObjects: number;
@@ -42,13 +45,13 @@ export interface BenchSettings {
 
 export const QUICK: BenchSettings = {
   sizes: [20], baselineWorkers: 10, equalInvocations: 10, scaleOutInvocations: 50, scaleOutKeysPerInvocation: 8,
-  lagPool: 10, lagRate: 5, lagSeconds: 10, apiObjects: 5, forwarderObjects: 300, burstObjects: 20, burst: 5, coldStartRuns: 3,
+  lagPool: 10, lagRate: 5, lagOverloadRate: 0, lagSeconds: 10, apiObjects: 5, forwarderObjects: 300, burstObjects: 20, burst: 5, coldStartRuns: 3,
   convergenceTimeoutMs: 180_000,
 };
 
 export const FULL: BenchSettings = {
   sizes: [100, 1000], baselineWorkers: 10, equalInvocations: 10, scaleOutInvocations: 50, scaleOutKeysPerInvocation: 8,
-  lagPool: 50, lagRate: 20, lagSeconds: 60, apiObjects: 20, forwarderObjects: 10_000, burstObjects: 100, burst: 5, coldStartRuns: 10,
+  lagPool: 50, lagRate: 10, lagOverloadRate: 20, lagSeconds: 60, apiObjects: 20, forwarderObjects: 10_000, burstObjects: 100, burst: 5, coldStartRuns: 10,
   convergenceTimeoutMs: 900_000,
 };
 
@@ -59,12 +62,26 @@ export interface BenchResult {
   machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string };
   settings: BenchSettings;
   convergence: { n: number; rows: { system: string; seconds: Spread; reconciles: number }[] }[];
-  lag: { system: string; p50: Spread; p95: Spread; p99: Spread; lost: number; samples: number[] }[];
+  lag: LagRow[];
   apiCost?: { operless: ApiCostResult; baseline: ApiCostResult };
   forwarder?: ForwarderResult;
   function?: FunctionResult;
   cost?: { from: string; reconciles: number; memoryMB: number; perMillion: CostPerMillion; podPerMonth: number; prices: typeof PRICES };
   targets: { figure: string; target: string; measured: string; met?: boolean }[];
+}
+
+export interface LagRow {
+  system: string;
+  /** Updates per second. */
+  rate: number;
+  p50: Spread;
+  p95: Spread;
+  p99: Spread;
+  lost: number;
+  reconcilesPerUpdate: Spread;
+  /** Busy share of the machine's CPUs during the updates (0..1). */
+  machineBusy: Spread;
+  samples: number[];
 }
 
 export interface RunOptions {
@@ -151,30 +168,39 @@ export async function runBench(options: RunOptions): Promise<{ result: BenchResu
       const systems = [
         { label: `baseline (${s.baselineWorkers} workers)`, start: baseline },
         { label: `${equal}, coalescing 500 ms (default)`, start: operless(`${equal}, coalescing 500 ms`, s.equalInvocations, 1) },
-        { label: `${equal}, coalescing 50 ms`, start: operless(`${equal}, coalescing 50 ms`, s.equalInvocations, 1, 50) },
       ];
+      // At 20 updates/s the bench machine (2 cores: API server, etcd, controller manager,
+      // simulated kubelet and the system under test) was 100 % busy for either system, and the
+      // lag measured the CPU queue (baseline p50 127–593 ms over runs of one setting). The rows
+      // the targets are judged on use a rate the machine carries (~60 % busy); the heavier rate
+      // is shown beside them, one run per system.
       // Every lag run starts on a fresh control plane: later runs in one control plane measured
       // slower whatever the system (baseline p50 407 → 520 → 752 ms over its 1st, 4th and 7th
       // run), which favoured whichever system ran first. Runs still interleave the systems.
-      const runs = systems.map(() => ({ p50: [] as number[], p95: [] as number[], p99: [] as number[], lost: 0, samples: [] as number[] }));
-      for (let i = 0; i < options.repeat; i++) {
-        for (const [k, sys] of systems.entries()) {
-          if (leftBehind > 0) await freshControlPlane('each lag run starts without the previous run\'s objects');
-          say(`lag: ${sys.label} (run ${i + 1}/${options.repeat})`);
-          const r = await measureLag(env, ns('lag'), sys.start, { pool: s.lagPool, rate: s.lagRate, seconds: s.lagSeconds });
-          leftBehind += s.lagPool;
-          const acc = runs[k]!;
-          acc.p50.push(r.p50);
-          acc.p95.push(r.p95);
-          acc.p99.push(r.p99);
-          acc.lost += r.lost;
-          acc.samples = r.samples;
-          say(`  p50 ${r.p50} ms, p95 ${r.p95} ms, p99 ${r.p99} ms, ${r.lost} lost of ${r.updates}`);
+      const rates = [{ rate: s.lagRate, runs: options.repeat }, ...(s.lagOverloadRate > 0 ? [{ rate: s.lagOverloadRate, runs: 1 }] : [])];
+      for (const { rate, runs } of rates) {
+        const acc = systems.map(() => ({ p50: [] as number[], p95: [] as number[], p99: [] as number[], lost: 0, perUpdate: [] as number[], busy: [] as number[], samples: [] as number[] }));
+        for (let i = 0; i < runs; i++) {
+          for (const [k, sys] of systems.entries()) {
+            if (leftBehind > 0) await freshControlPlane('each lag run starts without the previous run\'s objects');
+            say(`lag at ${rate}/s: ${sys.label} (run ${i + 1}/${runs})`);
+            const r = await measureLag(env, ns('lag'), sys.start, { pool: s.lagPool, rate, seconds: s.lagSeconds });
+            leftBehind += s.lagPool;
+            const a = acc[k]!;
+            a.p50.push(r.p50);
+            a.p95.push(r.p95);
+            a.p99.push(r.p99);
+            a.lost += r.lost;
+            a.perUpdate.push(r.reconciles / r.updates);
+            if (r.machineBusy !== undefined) a.busy.push(r.machineBusy);
+            a.samples = r.samples;
+            say(`  p50 ${r.p50} ms, p95 ${r.p95} ms, p99 ${r.p99} ms, ${r.lost} lost of ${r.updates}, ${(r.reconciles / r.updates).toFixed(2)} reconciles per update, machine ${r.machineBusy === undefined ? '?' : `${Math.round(r.machineBusy * 100)} %`} busy`);
+          }
         }
-      }
-      for (const [k, sys] of systems.entries()) {
-        const acc = runs[k]!;
-        result.lag.push({ system: sys.label, p50: spread(acc.p50), p95: spread(acc.p95), p99: spread(acc.p99), lost: acc.lost, samples: acc.samples });
+        for (const [k, sys] of systems.entries()) {
+          const a = acc[k]!;
+          result.lag.push({ system: sys.label, rate, p50: spread(a.p50), p95: spread(a.p95), p99: spread(a.p99), lost: a.lost, reconcilesPerUpdate: spread(a.perUpdate), machineBusy: spread(a.busy), samples: a.samples });
+        }
       }
     }
     if (want('api')) {
@@ -229,12 +255,13 @@ export function targets(r: BenchResult): BenchResult['targets'] {
     t.push({ figure: `convergence of ${largest.n} new objects, equal concurrency`, target: '≤ 1.0× baseline', measured: `${(eq / base).toFixed(2)}×`, met: eq / base <= 1.0 });
     t.push({ figure: `convergence of ${largest.n} new objects, more function concurrency`, target: 'faster than baseline', measured: `${(sc / base).toFixed(2)}×`, met: sc < base });
   }
-  const base = r.lag.find((l) => l.system.startsWith('baseline'));
-  for (const row of r.lag.filter((l) => l !== base)) {
+  const judged = r.lag.filter((l) => l.rate === r.settings.lagRate);
+  const base = judged.find((l) => l.system.startsWith('baseline'));
+  for (const row of judged.filter((l) => l !== base)) {
     if (!base) break;
     const d50 = row.p50.median - base.p50.median;
     const d99 = row.p99.median - base.p99.median;
-    t.push({ figure: `added lag, ${row.system}`, target: 'p50 ≤ 50 ms, p99 ≤ 500 ms above baseline', measured: `p50 ${signedMs(d50)}, p99 ${signedMs(d99)}`, met: d50 <= 50 && d99 <= 500 });
+    t.push({ figure: `added lag at ${row.rate} updates/s, ${row.system}`, target: 'p50 ≤ 50 ms, p99 ≤ 500 ms above baseline', measured: `p50 ${signedMs(d50)}, p99 ${signedMs(d99)}`, met: d50 <= 50 && d99 <= 500 });
   }
   if (r.apiCost) {
     const { noop, noopEvent } = r.apiCost.operless;

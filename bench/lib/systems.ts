@@ -17,7 +17,8 @@ import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { SQSClient, GetQueueAttributesCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
-import { startBaselineController, type BaselineController } from '../../src/baseline/controller.ts';
+import type { SQSEvent } from 'aws-lambda';
+import { startBaselineController, type BaselineController, type BaselineReconcile } from '../../src/baseline/controller.ts';
 import { encodeMessage, newMessage } from '../../src/contract/message.ts';
 import { defineController, type Controller } from '../../src/core/controller.ts';
 import type { KubeObject } from '../../src/core/types.ts';
@@ -28,7 +29,7 @@ import { createKubeClient, type BoundKubeClient } from '../../src/kube/client.ts
 import { createTransport } from '../../src/kube/transport.ts';
 import { memcachedController } from '../../src/memcached/controller.ts';
 import { silentLogger } from '../../src/observability/log.ts';
-import { startLambdaRunner, type LambdaRunner } from '../../src/queue/lambda-runner.ts';
+import { loadHandler, startLambdaRunner, type HandlerModule, type LambdaRunner, type SQSHandlerFn } from '../../src/queue/lambda-runner.ts';
 import { startMemoryQueueServer, type MemoryQueueServer } from '../../src/queue/memory-queue-server.ts';
 import { startControlPlane, WORKLOAD_CONTROLLERS, type ControlPlane } from '../../src/testing/index.ts';
 import { bundleFunctions, ROOT, type BundleResult } from '../../scripts/bundle.ts';
@@ -140,9 +141,13 @@ export interface OperlessOptions {
   readonly coalesceWindowMs?: number;
   /** The forwarder's `coalesceMaxWindowMs` (equal to the window: no widening under a backlog). */
   readonly coalesceMaxWindowMs?: number;
+  /** The event source mapping's MaximumBatchingWindowInSeconds (default 0). */
+  readonly batchWindowSeconds?: number;
   /** Start without the forwarder (messages come from `enqueue` only). */
   readonly watch?: boolean;
   readonly label?: string;
+  /** Experiments: called after each invocation with its event and when the handler ran. */
+  readonly observe?: (event: SQSEvent, startedAt: number, doneAt: number) => void;
 }
 
 export interface OperlessSystem extends SystemUnderTest {
@@ -177,13 +182,15 @@ export async function startOperless(env: BenchEnv, options: OperlessOptions): Pr
     AWS_SECRET_ACCESS_KEY: 'bench',
   });
   const invocations: { durationMs: number; records: number }[] = [];
+  const observe = options.observe;
+  const handler: SQSHandlerFn | HandlerModule = observe ? observed(await loadHandler({ module }), observe) : { module, export: 'handler' };
   const runner = await startLambdaRunner({
     queueUrl,
     sqs: env.sqs,
-    handler: { module, export: 'handler' },
+    handler,
     functionName: 'memcached',
     batchSize: options.batchSize ?? 10,
-    batchWindowSeconds: 0,
+    batchWindowSeconds: options.batchWindowSeconds ?? 0,
     maxConcurrency: options.maxConcurrency,
     timeoutSeconds: 30,
     memoryLimitMB: 256,
@@ -234,6 +241,18 @@ export async function startOperless(env: BenchEnv, options: OperlessOptions): Pr
   };
 }
 
+/** The handler, reporting each invocation's event and timing to `observe`. */
+function observed(inner: SQSHandlerFn, observe: NonNullable<OperlessOptions['observe']>): SQSHandlerFn {
+  return async (event, context) => {
+    const startedAt = Date.now();
+    try {
+      return await inner(event, context);
+    } finally {
+      observe(event, startedAt, Date.now());
+    }
+  };
+}
+
 export async function queueDepth(env: BenchEnv, queueUrl: string): Promise<number> {
   const out = await env.sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] }));
   const a = out.Attributes ?? {};
@@ -243,10 +262,15 @@ export async function queueDepth(env: BenchEnv, queueUrl: string): Promise<numbe
 export interface BaselineSystemOptions {
   readonly namespace: string;
   readonly workers: number;
+  /** Experiments: called after each reconcile. */
+  readonly onReconcile?: (report: BaselineReconcile) => void;
 }
 
 export function startBaseline(env: BenchEnv, options: BaselineSystemOptions): SystemUnderTest & { readonly baseline: BaselineController } {
-  let baseline = startBaselineController({ kubeConfig: env.cp.kubeConfig, controller: env.controller, workers: options.workers, namespaces: [options.namespace], clusterId: CLUSTER_ID });
+  let baseline = startBaselineController({
+    kubeConfig: env.cp.kubeConfig, controller: env.controller, workers: options.workers, namespaces: [options.namespace], clusterId: CLUSTER_ID,
+    ...(options.onReconcile ? { onReconcile: options.onReconcile } : {}),
+  });
   return {
     label: `baseline (${options.workers} workers)`,
     baseline,

@@ -1,8 +1,10 @@
 /**
  * Lag: a steady stream of spec updates (spec.size toggled 1 ↔ 2 round-robin over a pool of
  * converged objects) at `rate` per second for `seconds`; per update, the time from sending
- * it to the tracker seeing `status.observedGeneration` reach the update's generation.
+ * it to the tracker seeing `status.observedGeneration` reach the update's generation; with
+ * the reconciles the system ran meanwhile and how busy the machine was.
  */
+import { busyShare, cpuSnapshot } from '../lib/machine.ts';
 import { percentile } from '../lib/stats.ts';
 import { createMemcacheds, names, setSize, sleep } from '../lib/objects.ts';
 import type { BenchEnv, SystemUnderTest } from '../lib/systems.ts';
@@ -15,6 +17,10 @@ export interface LagResult {
   readonly updates: number;
   /** Updates whose status was never written within the drain timeout. */
   readonly lost: number;
+  /** Reconciles the system ran from the first update until the last status was seen. */
+  readonly reconciles: number;
+  /** Busy share of the machine's CPUs over the same time (Linux), 0..1. */
+  readonly machineBusy: number | undefined;
   readonly samples: number[];
 }
 
@@ -22,7 +28,13 @@ export async function measureLag(
   env: BenchEnv,
   namespace: string,
   start: (namespace: string) => Promise<SystemUnderTest> | SystemUnderTest,
-  options: { pool: number; rate: number; seconds: number },
+  options: {
+    pool: number;
+    rate: number;
+    seconds: number;
+    /** Experiments: each update's object, generation, when it was sent and when its status was seen. */
+    onSample?: (sample: { name: string; generation: number; sent: number; seen: number }) => void;
+  },
 ): Promise<LagResult> {
   await env.namespace(namespace);
   const system = await start(namespace);
@@ -36,6 +48,8 @@ export async function measureLag(
     const samples: number[] = [];
     const pending: Promise<void>[] = [];
     const total = Math.round(options.rate * options.seconds);
+    const before = system.reconciles();
+    const cpu = cpuSnapshot();
     const t0 = Date.now();
     for (let i = 0; i < total; i++) {
       const due = t0 + (i * 1000) / options.rate;
@@ -49,11 +63,15 @@ export async function measureLag(
         const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 60_000 + options.seconds * 1000)));
         const seen = await Promise.race([tracker.whenObserved(name, generation), timeout]);
         clearTimeout(timer);
-        if (seen !== undefined) samples.push(seen - sent);
+        if (seen === undefined) return;
+        samples.push(seen - sent);
+        options.onSample?.({ name, generation, sent, seen });
       }));
     }
     await Promise.all(pending);
-    return { p50: percentile(samples, 50), p95: percentile(samples, 95), p99: percentile(samples, 99), updates: total, lost: total - samples.length, samples };
+    const reconciles = system.reconciles() - before;
+    const machineBusy = busyShare(cpu, cpuSnapshot());
+    return { p50: percentile(samples, 50), p95: percentile(samples, 95), p99: percentile(samples, 99), updates: total, lost: total - samples.length, reconciles, machineBusy, samples };
   } finally {
     await tracker.stop();
     await system.stop();

@@ -14,7 +14,7 @@ test('the quick benchmark runs convergence, lag and API cost on both systems and
   const outDir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
   try {
     const { result, files } = await runBench({
-      settings: { ...QUICK, sizes: [3], lagPool: 2, lagRate: 2, lagSeconds: 2, apiObjects: 3, convergenceTimeoutMs: 120_000 },
+      settings: { ...QUICK, sizes: [3], lagPool: 2, lagRate: 2, lagOverloadRate: 3, lagSeconds: 2, apiObjects: 3, convergenceTimeoutMs: 120_000 },
       mode: 'custom',
       repeat: 1,
       only: ['convergence', 'lag', 'api'],
@@ -28,11 +28,14 @@ test('the quick benchmark runs convergence, lag and API cost on both systems and
       assert.ok(Number.isFinite(row.seconds.median) && row.seconds.median > 0, `${row.system} converged`);
       assert.ok(row.reconciles >= 3, `${row.system} reconciled every object at least once (${row.reconciles})`);
     }
-    assert.equal(result.lag.length, 3);
+    assert.deepEqual(result.lag.map((r) => [r.system.split(' ')[0], r.rate]), [['baseline', 2], ['Operless', 2], ['baseline', 3], ['Operless', 3]]);
     for (const row of result.lag) {
       assert.equal(row.lost, 0, `${row.system}: every update's status was written`);
-      assert.equal(row.samples.length, 4);
+      assert.equal(row.samples.length, row.rate * 2);
+      assert.ok(row.reconcilesPerUpdate.median > 0, `${row.system}: reconciles counted`);
     }
+    assert.ok(result.targets.some((t) => t.figure.startsWith('added lag at 2 updates/s')), 'the targets are judged at the main rate');
+    assert.ok(!result.targets.some((t) => t.figure.includes('at 3 updates/s')), 'not at the heavier one');
     // API cost runs on a fresh control plane after convergence, with the watches paused: its
     // objects converge only because the bench pokes them (Memcached does not poll).
     for (const side of [result.apiCost?.operless, result.apiCost?.baseline]) {
@@ -47,7 +50,8 @@ test('the quick benchmark runs convergence, lag and API cost on both systems and
     assert.deepEqual(JSON.parse(readFileSync(jsonFile!, 'utf8')).convergence[0].n, 3);
     const md = readFileSync(mdFile!, 'utf8');
     assert.match(md, /### Convergence/);
-    assert.match(md, /### Lag/);
+    assert.match(md, /### Lag .* 2\/s for 2 s/);
+    assert.match(md, /### Lag .* 3\/s for 2 s .*heavier load/);
     assert.match(md, /\| 3 \| baseline \(10 workers\) \|/);
     assert.match(readFileSync(svgFile!, 'utf8'), /^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
   } finally {

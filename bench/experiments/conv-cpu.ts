@@ -1,0 +1,52 @@
+// Ad-hoc: where the machine's CPU goes during a convergence of N (default 1000) Memcacheds,
+// baseline against Operless (10 × 1, batch 10), each on a fresh control plane: wall time,
+// reconciles, and CPU seconds per process (kube-apiserver, etcd, kube-controller-manager, this
+// bench process — which hosts the system under test, and for Operless also the embedded queue,
+// the counting proxy and the Lambda runner) from /proc, with the machine's busy share.
+import { readdirSync, readFileSync } from 'node:fs';
+import { startBenchEnv, startBaseline, startOperless, type BenchEnv, type SystemUnderTest } from '../lib/systems.ts';
+import { measureConvergence } from '../scenarios/convergence.ts';
+
+const N = Number(process.env.N ?? 1000);
+const TICK = 100; // USER_HZ
+
+/** CPU jiffies by process name (utime + stime), summed over processes of one name. */
+function cpuByName(): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const label = Number(pid) === process.pid ? 'bench process' : name;
+      out.set(label, (out.get(label) ?? 0) + Number(f[11]) + Number(f[12]));
+    } catch { /* exited */ }
+  }
+  return out;
+}
+function machine(): [number, number] {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return [f.reduce((a, b) => a + b, 0) - f[3]! - f[4]!, f.reduce((a, b) => a + b, 0)];
+}
+
+async function once(label: string, start: (env: BenchEnv, namespace: string) => Promise<SystemUnderTest> | SystemUnderTest): Promise<void> {
+  const env = await startBenchEnv();
+  try {
+    const before = cpuByName();
+    const m0 = machine();
+    const t0 = Date.now();
+    const r = await measureConvergence(env, 'cpu', (ns) => start(env, ns), N, 1, 900_000);
+    const seconds = (Date.now() - t0) / 1000;
+    const after = cpuByName();
+    const m1 = machine();
+    const rows = [...after].map(([k, v]) => [k, (v - (before.get(k) ?? 0)) / TICK] as const).filter(([, v]) => v >= 0.5).sort((a, b) => b[1] - a[1]);
+    console.log(`${label}: converged in ${r.seconds.toFixed(1)} s, ${r.reconciles} reconciles; machine busy ${(((m1[0] - m0[0]) / (m1[1] - m0[1])) * 100).toFixed(0)} % over ${seconds.toFixed(0)} s`);
+    console.log(`  CPU seconds: ${rows.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}`);
+  } finally {
+    await env.stop();
+  }
+}
+
+const only = process.env.ONLY; // baseline | operless
+if (only !== 'operless') await once('baseline', (env, namespace) => startBaseline(env, { namespace, workers: 10 }));
+if (only !== 'baseline') await once('Operless', (env, namespace) => startOperless(env, { namespace, maxConcurrency: 10, keysPerInvocation: 1 }));
