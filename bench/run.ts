@@ -11,7 +11,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { costPerMillionReconciles, alwaysOnPodPerMonth, PRICES, type CostPerMillion } from './lib/cost.ts';
-import { spread, type Spread } from './lib/stats.ts';
+import { median, spread, type Spread } from './lib/stats.ts';
 import { startBaseline, startBenchEnv, startOperless, type BenchEnv, type OperlessSystem } from './lib/systems.ts';
 import { measureApiCost, type ApiCostResult } from './scenarios/api-cost.ts';
 import { measureConvergence } from './scenarios/convergence.ts';
@@ -141,23 +141,24 @@ export async function runBench(options: RunOptions): Promise<{ result: BenchResu
           { label: equal, start: operless(equal, s.equalInvocations, 1) },
           { label: scale, start: operless(scale, s.scaleOutInvocations, s.scaleOutKeysPerInvocation) },
         ];
-        const rows: BenchResult['convergence'][number]['rows'] = [];
-        for (const sys of systems) {
-          const seconds: number[] = [];
-          let reconciles = 0;
-          for (let i = 0; i < runs; i++) {
+        // Repetitions interleave the systems (baseline, Operless, scale-out, baseline, …): the
+        // objects of earlier runs stay behind in the control plane and slow later runs down,
+        // which would otherwise favour whichever system ran its repetitions first.
+        const acc = systems.map(() => ({ seconds: [] as number[], reconciles: [] as number[] }));
+        for (let i = 0; i < runs; i++) {
+          for (const [k, sys] of systems.entries()) {
             // A run of 1000 leaves 1000 Memcacheds, Deployments and pods that the controller
             // manager and the simulated kubelet keep working on: the next system would pay for them.
             if (n >= 1000 && leftBehind > 0) await freshControlPlane(`N=${n} runs each start without the previous run's objects`);
             say(`convergence N=${n}: ${sys.label} (run ${i + 1}/${runs})`);
             const r = await measureConvergence(env, ns(`conv${n}`), sys.start, n, 1, s.convergenceTimeoutMs);
             leftBehind += n;
-            seconds.push(r.seconds);
-            reconciles = r.reconciles;
+            acc[k]!.seconds.push(r.seconds);
+            acc[k]!.reconciles.push(r.reconciles);
             say(`  ${r.seconds.toFixed(2)} s, ${r.reconciles} reconciles (creates took ${r.createSeconds.toFixed(2)} s)`);
           }
-          rows.push({ system: sys.label, seconds: spread(seconds), reconciles });
         }
+        const rows: BenchResult['convergence'][number]['rows'] = systems.map((sys, k) => ({ system: sys.label, seconds: spread(acc[k]!.seconds), reconciles: Math.round(median(acc[k]!.reconciles)) }));
         result.convergence.push({ n, rows });
       }
       // Measured: the convergence objects left behind tripled the baseline's lag p50 (395 →

@@ -1,3 +1,4 @@
 /** The message contract shared by the forwarder, the functions and the CLI. */
 export * from './message.ts';
 export * from './dlq.ts';
+export * from './field-manager.ts';

@@ -8,6 +8,7 @@
  * manager `operless-<kind lower-case>`, retry policy from backoff.ts (1 s doubling, 900 s
  * cap, 10 attempts).
  */
+import { defaultFieldManager } from '../contract/field-manager.ts';
 import type { ObjectRef } from '../contract/message.ts';
 import { apiGroup } from '../kube/paths.ts';
 import { resolveRetryPolicy } from './backoff.ts';
@@ -64,7 +65,7 @@ export function defineController<T extends KubeObject = KubeObject>(spec: Contro
     name: spec.kind.toLowerCase(),
     kind,
     finalizer,
-    fieldManager: spec.fieldManager ?? `operless-${spec.kind.toLowerCase()}`,
+    fieldManager: spec.fieldManager ?? defaultFieldManager(spec.kind),
     retry,
     spec,
     handles: (ref: Pick<ObjectRef, 'apiVersion' | 'kind'>) => ref.kind === spec.kind && apiGroup(ref.apiVersion) === group,

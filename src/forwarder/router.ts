@@ -4,11 +4,19 @@
  * the owner named by its *controller* owner reference (what controller-runtime's
  * `Owns()` does), for both the old and the new owner if the controller changed.
  *
+ * An owned object's creation by its controller is not forwarded (`isCreationEcho`): the
+ * reconcile that created it goes on from the object it created, and its own message is
+ * acknowledged only once it finished (a failure retries it), so the echo tells the controller
+ * nothing — it only cost one more reconcile per child (measured: N = 100 new Memcacheds ran
+ * 420 reconciles against the work queue's 254). What happens to the child next (its
+ * controllers' status writes, someone else's edit, its deletion) is forwarded as before.
+ *
  * Guarantees: pure; never returns two requests for the same key from one change; an owned
  * object whose controller is not a configured primary kind (or is in a namespace the
  * primary is not watched in) yields nothing; ADDED/DELETED of primaries are always
  * forwarded; updates only when the watch's triggers say so.
  */
+import { isOperlessFieldManager } from '../contract/field-manager.ts';
 import { objectKey, type ObjectRef, type Reason } from '../contract/message.ts';
 import { shouldForwardUpdate } from './predicates.ts';
 import type { Trigger, WatchRole } from './config.ts';
@@ -73,6 +81,18 @@ export function ownerRequest(clusterId: string, child: ObjectSnapshot, owner: Co
   };
 }
 
+/**
+ * An owned object that appeared with a controller reference and one writer, a server-side
+ * apply by an Operless function's field manager (functions write children with apply):
+ * created by a reconcile, seen before any other controller touched it. Created by anyone else
+ * (kubectl, a plain create), first seen on a relist after others wrote it (two writers), or
+ * served without managedFields: forwarded.
+ */
+export function isCreationEcho(change: Change): boolean {
+  const writer = change.current.soleApplier;
+  return change.type === 'ADDED' && change.current.controller !== undefined && writer !== undefined && isOperlessFieldManager(writer);
+}
+
 /** Requests implied by one change of an object of `watch`. */
 export function route(clusterId: string, watch: ResolvedWatch, change: Change, primaries: readonly ResolvedWatch[]): Forward[] {
   if (watch.role === 'primary') {
@@ -88,6 +108,7 @@ export function route(clusterId: string, watch: ResolvedWatch, change: Change, p
     }
   }
   if (change.type === 'MODIFIED' && change.old && !shouldForwardUpdate(watch.triggers, change.old, change.current)) return [];
+  if (isCreationEcho(change)) return [];
   const owners: ControllerRef[] = [];
   if (change.current.controller) owners.push(change.current.controller);
   const previous = change.old?.controller;

@@ -30,11 +30,14 @@ export interface ObjectSnapshot {
   readonly status: string;
   /** The owner reference with `controller: true`, if any (what `Owns()` maps through). */
   readonly controller?: ControllerRef;
+  /** The field manager, when exactly one has written the object and with a server-side apply (`metadata.managedFields`). */
+  readonly soleApplier?: string;
 }
 
 type Meta = {
   uid?: unknown; name?: unknown; namespace?: unknown; resourceVersion?: unknown; generation?: unknown;
   labels?: unknown; annotations?: unknown; finalizers?: unknown; ownerReferences?: unknown; deletionTimestamp?: unknown;
+  managedFields?: unknown;
 };
 
 function digest(value: unknown): string {
@@ -72,5 +75,12 @@ export function snapshotOf(object: Record<string, unknown>): ObjectSnapshot | un
     deleting: typeof meta.deletionTimestamp === 'string' && meta.deletionTimestamp !== '',
     status: digest(object.status),
     ...(controller ? { controller } : {}),
+    ...soleApplierOf(meta.managedFields),
   };
+}
+
+function soleApplierOf(managedFields: unknown): { soleApplier?: string } {
+  if (!Array.isArray(managedFields) || managedFields.length !== 1) return {};
+  const entry = managedFields[0] as { manager?: unknown; operation?: unknown } | null;
+  return typeof entry?.manager === 'string' && entry.operation === 'Apply' ? { soleApplier: entry.manager } : {};
 }

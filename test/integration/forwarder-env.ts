@@ -110,9 +110,11 @@ export class Objects {
     await this.api.requestJson('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
   }
 
-  /** A Deployment controlled by the gadget (controller owner reference). */
-  async createOwnedDeployment(namespace: string, name: string, owner: { name: string; uid: string }): Promise<Record<string, any>> {
-    return this.api.requestJson('POST', `/apis/apps/v1/namespaces/${namespace}/deployments`, {
+  /** A Deployment controlled by the gadget (controller owner reference): created, or server-side applied by `applier` as a function would. */
+  async createOwnedDeployment(namespace: string, name: string, owner: { name: string; uid: string }, applier?: string): Promise<Record<string, any>> {
+    const path = `/apis/apps/v1/namespaces/${namespace}/deployments`;
+    return this.api.requestJson(applier ? 'PATCH' : 'POST', applier ? `${path}/${name}?fieldManager=${encodeURIComponent(applier)}&force=true` : path, {
+      ...(applier ? { contentType: 'application/apply-patch+yaml' } : {}),
       body: {
         apiVersion: 'apps/v1',
         kind: 'Deployment',

@@ -86,7 +86,7 @@ test('create, update and delete of a primary: one message each, with the right r
   }
 });
 
-test('an owned Deployment created, changed (status too) or deleted: a message for its owner', async () => {
+test('an owned Deployment created, changed (status too) or deleted: a message for its owner; created by a function, only from its first change by another writer', async () => {
   const { ns, queueUrl, forwarder } = await setup();
   try {
     const sqs = broker.sqs();
@@ -104,6 +104,15 @@ test('an owned Deployment created, changed (status too) or deleted: a message fo
 
     await objects.api.requestJson('DELETE', `/apis/apps/v1/namespaces/${ns}/deployments/child`);
     assert.deepEqual(summary(await collect(sqs, queueUrl, { quietMs: 1500 })), [`Owned Gadget/${ns}/owner`]);
+
+    // Created by a function (an Operless field manager): the echo of the reconcile's own
+    // write sends nothing; the status its controller writes next does.
+    await objects.createOwnedDeployment(ns, 'made-by-reconcile', { name: 'owner', uid: gadget.metadata.uid }, 'operless-gadget');
+    assert.deepEqual(summary(await collect(sqs, queueUrl, { quietMs: 1500 })), [], 'no message for the creation echo');
+    await objects.api.requestJson('PATCH', `/apis/apps/v1/namespaces/${ns}/deployments/made-by-reconcile/status`, {
+      body: { status: { observedGeneration: 1, replicas: 1 } }, contentType: 'application/merge-patch+json',
+    });
+    assert.deepEqual(summary(await collect(sqs, queueUrl, { quietMs: 1500 })), [`Owned Gadget/${ns}/owner`], 'its status change is forwarded');
   } finally {
     await forwarder.stop();
   }

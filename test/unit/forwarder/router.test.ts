@@ -46,6 +46,22 @@ test('owned status changes are forwarded', () => {
   assert.equal(route('c', deployments, { type: 'MODIFIED', old: before, current: after }, primaries).length, 1);
 });
 
+test('an owned object\'s creation by its controller (one writer) is not forwarded; its later changes, deletion and objects others wrote are', () => {
+  const apply = (manager: string, subresource?: string) => ({ manager, operation: subresource ? 'Update' : 'Apply', ...(subresource ? { subresource } : {}) });
+  const created = snap({ ...controlledBy('g', 'g1'), managedFields: [apply('operless-memcached')] });
+  assert.deepEqual(route('c', deployments, { type: 'ADDED', current: created }, primaries), [], 'the echo of the reconcile\'s own create');
+  const statusWritten = snap({ ...controlledBy('g', 'g1'), resourceVersion: '6', managedFields: [apply('operless-memcached'), apply('kube-controller-manager', 'status')] }, { status: { replicas: 1 } });
+  assert.equal(route('c', deployments, { type: 'MODIFIED', old: created, current: statusWritten }, primaries).length, 1, 'its controllers\' status writes are forwarded');
+  assert.equal(route('c', deployments, { type: 'ADDED', current: statusWritten }, primaries).length, 1, 'first seen (a relist) after others wrote it: forwarded');
+  assert.equal(route('c', deployments, { type: 'DELETED', old: created, current: created }, primaries).length, 1, 'its deletion is forwarded');
+  assert.equal(route('c', deployments, { type: 'ADDED', current: snap(controlledBy('g', 'g1')) }, primaries).length, 1, 'served without managedFields: forwarded');
+  const byKubectl = snap({ ...controlledBy('g', 'g1'), managedFields: [{ manager: 'kubectl-create', operation: 'Update' }] });
+  assert.equal(route('c', deployments, { type: 'ADDED', current: byKubectl }, primaries).length, 1, 'created by someone else with the controller reference: forwarded');
+  assert.equal(route('c', deployments, { type: 'ADDED', current: snap({ ...controlledBy('g', 'g1'), managedFields: [apply('operless')] }) }, primaries).length, 1, 'not a function\'s field manager (operless-<kind>)');
+  assert.equal(route('c', deployments, { type: 'ADDED', current: snap({ ...controlledBy('g', 'g1'), managedFields: [{ manager: 'operless-cli', operation: 'Update' }] }) }, primaries).length, 1, 'a plain create by an Operless tool, not an apply by a function');
+  assert.equal(route('c', gadget, { type: 'ADDED', current: snap({ name: 'g', uid: 'g1', managedFields: [apply('kubectl')] }) }, primaries)[0]?.reason, 'Added', 'a primary\'s creation is always forwarded');
+});
+
 test('a non-controller owner, an unwatched owner kind or no owner yields nothing', () => {
   const notController = snap({ ownerReferences: [{ apiVersion: 'example.com/v1', kind: 'Gadget', name: 'g', uid: 'g1' }] });
   assert.deepEqual(route('c', deployments, { type: 'ADDED', current: notController }, primaries), []);
