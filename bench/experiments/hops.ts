@@ -10,7 +10,9 @@
 //   runner   received → handler started (batch assembly, concurrency slot)
 //   handler  the invocation's handler (all records of its batch)
 //   after    handler done → the tracker saw the status (the status write's watch delivery)
-// and which message reasons carried the slowest updates, with their coalescing holds.
+// and which message reasons carried the slowest updates, with their coalescing holds. The
+// handler time is the whole invocation's: with several keys per batch an update's record often
+// ends after its status was seen and is not attributed (the attributed count is printed).
 import type { SQSEvent } from 'aws-lambda';
 import { startBenchEnv, startOperless } from '../lib/systems.ts';
 import { measureLag } from '../scenarios/lag.ts';
