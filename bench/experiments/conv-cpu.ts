@@ -4,6 +4,7 @@
 // bench process — which hosts the system under test, and for Operless also the embedded queue,
 // the counting proxy and the Lambda runner) from /proc, with the machine's busy share.
 import { readdirSync, readFileSync } from 'node:fs';
+import { busyShare, cpuSnapshot } from '../lib/machine.ts';
 import { startBenchEnv, startBaseline, startOperless, type BenchEnv, type SystemUnderTest } from '../lib/systems.ts';
 import { measureConvergence } from '../scenarios/convergence.ts';
 
@@ -24,23 +25,18 @@ function cpuByName(): Map<string, number> {
   }
   return out;
 }
-function machine(): [number, number] {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return [f.reduce((a, b) => a + b, 0) - f[3]! - f[4]!, f.reduce((a, b) => a + b, 0)];
-}
-
 async function once(label: string, start: (env: BenchEnv, namespace: string) => Promise<SystemUnderTest> | SystemUnderTest): Promise<void> {
   const env = await startBenchEnv();
   try {
     const before = cpuByName();
-    const m0 = machine();
+    const m0 = cpuSnapshot();
     const t0 = Date.now();
     const r = await measureConvergence(env, 'cpu', (ns) => start(env, ns), N, 1, 900_000);
     const seconds = (Date.now() - t0) / 1000;
     const after = cpuByName();
-    const m1 = machine();
+    const m1 = cpuSnapshot();
     const rows = [...after].map(([k, v]) => [k, (v - (before.get(k) ?? 0)) / TICK] as const).filter(([, v]) => v >= 0.5).sort((a, b) => b[1] - a[1]);
-    console.log(`${label}: converged in ${r.seconds.toFixed(1)} s, ${r.reconciles} reconciles; machine busy ${(((m1[0] - m0[0]) / (m1[1] - m0[1])) * 100).toFixed(0)} % over ${seconds.toFixed(0)} s`);
+    console.log(`${label}: converged in ${r.seconds.toFixed(1)} s, ${r.reconciles} reconciles; machine busy ${((busyShare(m0, m1) ?? Number.NaN) * 100).toFixed(0)} % over ${seconds.toFixed(0)} s`);
     console.log(`  CPU seconds: ${rows.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}`);
   } finally {
     await env.stop();

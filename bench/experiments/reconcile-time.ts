@@ -3,9 +3,9 @@
 // durations against the Operless handler's per record (BATCH 1 by default, so one record per
 // invocation and the handler time is one reconcile's).
 import { subscribe } from 'node:diagnostics_channel';
-import { readFileSync } from 'node:fs';
 import type { ClientRequest } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { busyShare, cpuSnapshot } from '../lib/machine.ts';
 import { startBenchEnv, startBaseline, startOperless, type BenchEnv, type SystemUnderTest } from '../lib/systems.ts';
 import { requestDelta, type RequestCounts } from '../lib/apiserver-metrics.ts';
 import { measureLag } from '../scenarios/lag.ts';
@@ -24,20 +24,12 @@ subscribe('http.client.response.finish', (m) => {
   const t = started.get(request);
   if (t !== undefined && request.getHeader('host') === apiHost && !request.path.includes('watch=true')) requestMs.push(performance.now() - t);
 });
-/** Busy and total jiffies of the whole machine. */
-function machineCpu(): [number, number] {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  const idle = f[3]! + f[4]!;
-  const total = f.reduce((a, b) => a + b, 0);
-  return [total - idle, total];
-}
-
 async function once(label: string, start: (env: BenchEnv, namespace: string, durations: number[]) => Promise<SystemUnderTest> | SystemUnderTest): Promise<void> {
   const env = await startBenchEnv();
   const durations: number[] = [];
   apiHost = new URL(env.cp.server).host;
   try {
-    let machine = machineCpu();
+    let machine = cpuSnapshot();
     const loop = monitorEventLoopDelay({ resolution: 10 });
     let cpu = process.cpuUsage();
     let t = Date.now();
@@ -45,13 +37,12 @@ async function once(label: string, start: (env: BenchEnv, namespace: string, dur
     const r = await measureLag(env, 'rt', (namespace) => start(env, namespace, durations), {
       ...load,
       // The first sample marks the start of the update stream: measure the process from there.
-      onSample: () => { if (!loop.count) { loop.enable(); cpu = process.cpuUsage(); t = Date.now(); before = env.apiRequests(); machine = machineCpu(); requestMs = []; } },
+      onSample: () => { if (!loop.count) { loop.enable(); cpu = process.cpuUsage(); t = Date.now(); before = env.apiRequests(); machine = cpuSnapshot(); requestMs = []; } },
     });
     const requests = requestDelta(await before!, await env.apiRequests());
     loop.disable();
     const used = process.cpuUsage(cpu);
-    const [busy, total] = machineCpu();
-    const machineBusy = (busy - machine[0]) / (total - machine[1]);
+    const machineBusy = busyShare(machine, cpuSnapshot()) ?? Number.NaN;
     console.log(`${label}: lag p50 ${r.p50} p99 ${r.p99}; ${r.reconciles} reconciles (${(r.reconciles / r.updates).toFixed(2)}/update); reconcile ms p50 ${q(durations, 50)} p90 ${q(durations, 90)} p99 ${q(durations, 99)} (n ${durations.length})`);
     const per = Object.entries(requests).sort((a, b) => b[1] - a[1]).slice(0, 12).map(([k, v]) => `${k} ${(v / r.updates).toFixed(2)}`);
     console.log(`  API requests per update (whole cluster): ${(Object.values(requests).reduce((a, b) => a + b, 0) / r.updates).toFixed(2)}: ${per.join(', ')}`);
