@@ -5,7 +5,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startBroker, startControlPlane, type Broker, type ControlPlane } from '../../src/testing/index.ts';
+import { closedPort, startBroker, startControlPlane, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts';
 import { createSqsQueue } from '../../src/forwarder/queue-client.ts';
 import type { ForwarderConfigInput } from '../../src/forwarder/config.ts';
@@ -243,18 +243,20 @@ test('an unreachable queue: readiness says so, changes stay buffered, stop repor
   counter += 1;
   const ns = `fwd-${counter}`;
   await objects.createNamespace(ns);
-  const deadQueue = 'http://127.0.0.1:9/000000000000/nowhere';
+  // A port that was free a moment ago and is closed: nothing listens there.
+  const deadEndpoint = `http://127.0.0.1:${await closedPort()}`;
+  const deadQueue = `${deadEndpoint}/000000000000/nowhere`;
   const config = gadgetConfig(deadQueue, 'us-east-1');
   const forwarder = startForwarder({ ...config, primaries: config.primaries!.map((p) => ({ ...p, namespaces: [ns] })), owned: [] }, {
     kubeConfig: cp.kubeConfig,
-    queue: createSqsQueue({ queueUrl: deadQueue, region: 'us-east-1', endpoint: 'http://127.0.0.1:9' }),
+    queue: createSqsQueue({ queueUrl: deadQueue, region: 'us-east-1', endpoint: deadEndpoint }),
     logger: silentLogger,
   });
   try {
     await forwarder.ready;
     await objects.createGadget(ns, 'stuck');
     for (let i = 0; i < 100 && forwarder.readiness().ok; i++) await new Promise((r) => setTimeout(r, 100));
-    assert.match(forwarder.readiness().reasons.join('\n'), /queue unreachable: http:\/\/127\.0\.0\.1:9/);
+    assert.ok(forwarder.readiness().reasons.join('\n').includes(`queue unreachable: ${deadEndpoint}`), forwarder.readiness().reasons.join('; '));
     const res = await fetch(`${forwarder.url}/readyz`);
     assert.equal(res.status, 503);
     assert.match(await res.text(), /queue unreachable/);
@@ -332,8 +334,9 @@ test('two kinds, two queues: each kind and its owned objects reach only their ow
 });
 
 test("two queues, one down: the other queue's messages still flow; readiness names the queue that is down", async () => {
-  const dead = 'http://127.0.0.1:9/000000000000/nowhere';
-  const { ns, queueA, forwarder } = await twoQueueSetup(async () => ({ url: dead, endpoint: 'http://127.0.0.1:9' }));
+  const deadEndpoint = `http://127.0.0.1:${await closedPort()}`; // free a moment ago, closed: nothing listens
+  const dead = `${deadEndpoint}/000000000000/nowhere`;
+  const { ns, queueA, forwarder } = await twoQueueSetup(async () => ({ url: dead, endpoint: deadEndpoint }));
   const widget = `w-${ns}`;
   try {
     await objects.createWidget(widget);
@@ -341,7 +344,7 @@ test("two queues, one down: the other queue's messages still flow; readiness nam
     assert.deepEqual(summary(await collect(broker.sqs(), queueA, { quietMs: 1500 })), [`Added Gadget/${ns}/g1`], 'queue A is not held up by queue B');
     for (let i = 0; i < 100 && forwarder.readiness().ok; i++) await new Promise((r) => setTimeout(r, 100));
     const reasons = forwarder.readiness().reasons.join('\n');
-    assert.match(reasons, /queue unreachable: http:\/\/127\.0\.0\.1:9\/000000000000\/nowhere/);
+    assert.ok(reasons.includes(`queue unreachable: ${dead}`), reasons);
     assert.doesNotMatch(reasons, new RegExp(`queue unreachable: ${queueA.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`));
     assert.equal(forwarder.pendingByQueue().get(queueA), 0);
     assert.equal(forwarder.pendingByQueue().get(dead), 1, 'the Widget message waits for its queue');
