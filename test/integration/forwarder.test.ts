@@ -126,16 +126,18 @@ test('many rapid updates of one object are coalesced', async () => {
     let last: Record<string, any> = {};
     for (let i = 0; i < 20; i++) last = await objects.patchGadget(ns, 'burst', { spec: { size: i } });
     // How many messages 21 changes become depends on how many 3 s windows the PATCHes span
-    // (speed: bench/). What does not: every change either left in a message or was merged into
-    // one — messages + merges = changes — so the test waits for exactly that, then asserts that
-    // changes were merged at all.
+    // (speed: bench/). What does not: once the forwarder has seen all 21 changes and holds
+    // nothing more (no window, no send buffer), every message it sent is here — so the test
+    // waits for exactly that, then asserts that the coalescer merged changes.
     const messages: ReconcileMessage[] = [];
     const coalesced = () => metric(forwarder, 'operless_forwarder_messages_coalesced_total');
-    await waitUntil('each of the 21 changes is in a message received or merged into one', async () => {
+    await waitUntil('the forwarder saw the 21 changes, holds none, and every message it sent was received', async () => {
       messages.push(...await collect(sqs, queueUrl, { timeoutMs: 1000 }));
-      return await metric(forwarder, 'operless_forwarder_messages_enqueued_total') === 21 && messages.length + await coalesced() === 21;
+      return await metric(forwarder, 'operless_forwarder_messages_enqueued_total') === 21
+        && await metric(forwarder, 'operless_forwarder_buffer_depth') === 0
+        && await metric(forwarder, 'operless_forwarder_messages_sent_total') === messages.length;
     }, { timeoutMs: 60_000, context: () => `messages so far: ${summary(messages).join(', ')}` });
-    assert.ok(await coalesced() > 0 && messages.length < 21, `21 changes became ${messages.length} messages: ${summary(messages)}`);
+    assert.ok(await coalesced() > 0 && messages.length < 21, `21 changes became ${messages.length} messages (${await coalesced()} merged by the coalescer): ${summary(messages)}`);
     // The trailing message stands for several changes (no single resourceVersion names them),
     // unless a slow machine left only the newest change in the last window.
     assert.ok([undefined, last.metadata.resourceVersion].includes(messages.at(-1)!.resourceVersion), `last message: ${JSON.stringify(messages.at(-1))}`);
