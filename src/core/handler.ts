@@ -248,6 +248,8 @@ async function handleGroup(
   const started = config.now();
   const lagMs = Math.max(0, started - message.observedAt);
   let result: KeyResult;
+  // The message the reconcile ran for, once it read the live object (batch.ts, forLiveObject).
+  let forLive: ReconcileMessage | undefined;
   let abandonTimer: ReturnType<typeof setTimeout> | undefined;
   try {
     const reconciling = reconcileKey(controller, message, {
@@ -256,7 +258,7 @@ async function handleGroup(
       log,
       signal: abort.signal,
       reconcileId,
-    }, (liveUid) => forLiveObject(group, liveUid));
+    }, (liveUid) => (forLive = forLiveObject(group, liveUid)));
     // A reconcile that ignores its aborted signal is not waited for past a quarter of the
     // reserve: it counts as failed, so its follow-up (retry or dead letter) still goes out and
     // the invocation answers in time. It may still run on in the background (the runtime
@@ -283,8 +285,8 @@ async function handleGroup(
     if (abandonTimer) clearTimeout(abandonTimer);
   }
   const durationMs = config.now() - started;
-  // In a group of several uids, the follow-up continues from the live object's own messages (batch.ts).
-  const followUp = decideFollowUp({ message: result.message ?? message, outcome: result.outcome, policy: controller.retry, now: config.now(), random: config.random });
+  // In a group of several uids, the follow-up continues from the live object's own messages.
+  const followUp = decideFollowUp({ message: forLive ?? message, outcome: result.outcome, policy: controller.retry, now: config.now(), random: config.random });
   config.metrics.reconcile({ controller: controller.name, label: followUp.label, durationSeconds: durationMs / 1000, lagSeconds: lagMs / 1000 });
 
   const fields = {

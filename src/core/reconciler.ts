@@ -9,7 +9,7 @@
  *    and the forwarder's merge drop the uid whenever the messages they stand for name several
  *    objects, so a message of the old object never hides one of the new. When the caller
  *    passes `forLiveUid` (a batch group), the message is chosen again from the live uid
- *    before anything runs (`KeyResult.message`: what `ctx.message` and the follow-up speak of).
+ *    before anything runs (what `ctx.message` speaks of; the caller's follow-up continues from it).
  * 3. Being deleted (`deletionTimestamp`) and carrying our finalizer → `finalize(object)`;
  *    when it returns done (or nothing), remove the finalizer (merge patch guarded by
  *    resourceVersion); when it asks to requeue, keep the finalizer and requeue. Being
@@ -46,17 +46,14 @@ export interface KeyResult {
   readonly object?: KubeObject | undefined;
   /** Which step ran: for logs. */
   readonly step: 'get' | 'finalize' | 'reconcile' | 'skip';
-  /** The message the reconcile ran for, when `forLiveUid` chose another than the one passed. */
-  readonly message?: ReconcileMessage;
 }
 
 export async function reconcileKey<T extends KubeObject>(
   controller: Controller<T>,
-  requested: ReconcileMessage,
+  message: ReconcileMessage,
   env: ReconcileEnv,
   forLiveUid?: (uid: string | undefined) => ReconcileMessage,
 ): Promise<KeyResult> {
-  let message = requested;
   const kind = controller.kind;
   const client = env.client.with({ fieldManager: controller.fieldManager, signal: env.signal });
   if (kind.namespaced !== (message.namespace !== undefined)) {
@@ -75,31 +72,30 @@ export async function reconcileKey<T extends KubeObject>(
   if (message.uid && object.metadata.uid && object.metadata.uid !== message.uid) {
     return { outcome: { type: 'gone', why: 'UidChanged' }, object, step: 'skip' };
   }
-  if (forLiveUid) message = forLiveUid(object.metadata.uid);
-  const chosen = message === requested ? {} : { message };
+  const ranFor = forLiveUid ? forLiveUid(object.metadata.uid) : message;
   const finalizer = controller.finalizer;
   const spec = controller.spec;
   let step: KeyResult['step'] = 'reconcile';
   try {
     if (object.metadata.deletionTimestamp && spec.finalize && finalizer) {
-      if (!hasFinalizer(object, finalizer)) return { outcome: { type: 'result', result: done() }, object, step: 'skip', ...chosen };
+      if (!hasFinalizer(object, finalizer)) return { outcome: { type: 'result', result: done() }, object, step: 'skip' };
       step = 'finalize';
-      const ctx = createContext(controller, object, message, client, env);
+      const ctx = createContext(controller, object, ranFor, client, env);
       const result = (await spec.finalize(object, ctx)) ?? done();
-      if (result.type === 'requeueAfter') return { outcome: { type: 'result', result }, object, step, ...chosen };
+      if (result.type === 'requeueAfter') return { outcome: { type: 'result', result }, object, step };
       await removeFinalizer(client, kind, ctx.object, finalizer);
       env.log.info('finalized; finalizer removed', { finalizer });
-      return { outcome: { type: 'result', result: done() }, object, step, ...chosen };
+      return { outcome: { type: 'result', result: done() }, object, step };
     }
     if (spec.finalize && finalizer) object = await ensureFinalizer(client, kind, object, finalizer);
-    const ctx = createContext(controller, object, message, client, env);
+    const ctx = createContext(controller, object, ranFor, client, env);
     const result = await spec.reconcile(object, ctx);
     if (!result || (result.type !== 'done' && result.type !== 'requeueAfter')) {
       throw new TypeError(`reconcile of ${controller.kind.kind} returned ${JSON.stringify(result)}; return done() or requeueAfter(seconds) from 'operless'`);
     }
-    return { outcome: { type: 'result', result }, object, step, ...chosen };
+    return { outcome: { type: 'result', result }, object, step };
   } catch (error) {
-    return { outcome: { type: 'error', error }, object, step, ...chosen };
+    return { outcome: { type: 'error', error }, object, step };
   }
 }
 
