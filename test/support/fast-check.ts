@@ -1,5 +1,5 @@
 /**
- * fast-check, replayable: every property a test checks runs with `fcParameters()`, so a failure
+ * fast-check, fcParameters: every property a test checks runs with `fcParameters()`, so a failure
  * prints the seed and the counterexample path, and the run can be replayed exactly.
  *
  *   OPERLESS_FC_SEED=<seed> [OPERLESS_FC_PATH=<path>] node --test <the test file>

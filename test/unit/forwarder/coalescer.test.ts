@@ -135,15 +135,15 @@ test('merge: a resourceVersion survives only when both name the same event (a Se
   assert.equal(mergeMessages(deployment, { ...deployment, observedAt: 3 }).resourceVersion, '701', 'the same event twice keeps it');
 });
 
-test('merge: Added stays Added for the same uid; Deleted and a new uid win', () => {
+test('merge: Added stays Added for the same uid; Deleted wins; a recreate carries no uid (merge.test.ts has every rule)', () => {
   assert.equal(mergeMessages(msg('a', 'Added', 1), msg('a', 'Modified', 2)).reason, 'Added');
   assert.equal(mergeMessages(msg('a', 'Added', 1), msg('a', 'Owned', 2)).reason, 'Added');
   assert.equal(mergeMessages(msg('a', 'Added', 1), msg('a', 'Deleted', 2)).reason, 'Deleted');
   assert.equal(mergeMessages(msg('a', 'Modified', 1), msg('a', 'Deleted', 2)).reason, 'Deleted');
   const recreated = mergeMessages(msg('a', 'Deleted', 1, 'u1'), msg('a', 'Added', 2, 'u2'));
   assert.equal(recreated.reason, 'Added');
-  assert.equal(recreated.uid, 'u2');
-  assert.equal(mergeMessages(msg('a', 'Added', 1, 'u1'), msg('a', 'Modified', 2, 'u2')).reason, 'Modified', 'different uid: newest wins');
+  assert.equal(recreated.uid, undefined, 'two objects of one name: the reconcile reads whichever lives');
+  assert.equal(mergeMessages(msg('a', 'Added', 1, 'u1'), msg('a', 'Modified', 2, 'u2')).reason, 'Modified', 'different uids, both changes of an object: the newer');
 });
 
 test('forgetEnded drops ended windows with nothing held (a resync leaves no windows behind), keeps held and open ones', () => {

@@ -1,4 +1,4 @@
-/** The replayable fast-check parameters: a failure names its seed and path, and the seed replays it. */
+/** The fcParameters fast-check parameters: a failure names its seed and path, and the seed replays it. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
