@@ -4,18 +4,18 @@
  * accepts and stalls — the fault a firewall that drops packets, a dead NAT entry or a hung
  * peer makes, which a reset-only proxy cannot.
  *
- * Modes (`setMode`, applied to new connections; see each for existing ones):
+ * Modes (`setMode`; each says what it does to connections already open):
  * - `pass`: bytes are forwarded both ways. Connections stalled earlier stay stalled (a dead
  *   flow does not come back; the client has to give up on it and reconnect).
  * - `reset`: a new connection is reset at once; open connections are reset too.
  * - `stall`: a new connection is accepted and never answered (what it sends is read and
  *   discarded, nothing is written back, it is never closed); open connections stop forwarding
  *   in both directions and stay open — a blackhole of established flows.
- * - `{ stallAfterResponseBytes: n }`: new connections pass until the server has sent `n` bytes
- *   back on that connection, then stall as above.
- * - `stall-after-headers`: new connections pass until the server's bytes on that connection
- *   contain the end of an HTTP header block (`\r\n\r\n`), then stall: the response headers
- *   arrive, the body never does (plain HTTP only — a TLS stream's headers cannot be seen).
+ * - `{ stallAfterResponseBytes: n }`: connections (new and open ones, counting from now) pass
+ *   until the server has sent `n` more bytes back on them, then stall as above.
+ * - `stall-after-headers`: connections (new and open ones) pass until the server's bytes on
+ *   them contain the end of an HTTP header block (`\r\n\r\n`), then stall: the response
+ *   headers arrive, the body never does (plain HTTP only — a TLS stream's headers cannot be seen).
  *
  * Guarantees: loopback only, on a free port; `close()` destroys every connection it holds
  * (stalled ones included), so no socket outlives a test. No timing of its own: it never
@@ -44,7 +44,13 @@ interface Connection {
   readonly client: net.Socket;
   upstream: net.Socket | undefined;
   stalled: boolean;
+  /** The mode this connection forwards under (set at accept, changed by setMode). */
+  mode: StallMode;
+  /** What reached the client since `mode` was set. */
+  forwarded: Forwarded;
 }
+
+const NOTHING: Forwarded = { bytes: 0, tail: Buffer.alloc(0) };
 
 const HEADER_END = Buffer.from('\r\n\r\n');
 
@@ -86,15 +92,14 @@ export async function startStallProxy(target: { host: string; port: number }, in
 
   const server = net.createServer((client) => {
     accepted++;
-    const conn: Connection = { client, upstream: undefined, stalled: false };
+    const conn: Connection = { client, upstream: undefined, stalled: false, mode, forwarded: NOTHING };
     open.add(conn);
     client.on('error', () => {});
     client.on('close', () => {
       conn.upstream?.destroy();
       open.delete(conn);
     });
-    const atAccept = mode;
-    if (atAccept === 'reset') {
+    if (conn.mode === 'reset') {
       client.resetAndDestroy();
       return;
     }
@@ -102,11 +107,10 @@ export async function startStallProxy(target: { host: string; port: number }, in
     client.on('data', (data: Buffer) => {
       if (!conn.stalled) conn.upstream?.write(data);
     });
-    if (atAccept === 'stall') {
+    if (conn.mode === 'stall') {
       conn.stalled = true;
       return;
     }
-    let forwarded: Forwarded = { bytes: 0, tail: Buffer.alloc(0) };
     const upstream = net.connect(target.port, target.host);
     conn.upstream = upstream;
     upstream.on('error', () => {
@@ -117,10 +121,10 @@ export async function startStallProxy(target: { host: string; port: number }, in
     });
     upstream.on('data', (data: Buffer) => {
       if (conn.stalled) return;
-      const allowed = forwardableBytes(atAccept, forwarded, data);
+      const allowed = forwardableBytes(conn.mode, conn.forwarded, data);
       const part = allowed === undefined ? data : data.subarray(0, allowed);
       if (part.length > 0) client.write(part);
-      forwarded = advance(forwarded, part);
+      conn.forwarded = advance(conn.forwarded, part);
       if (allowed !== undefined) stall(conn);
     });
   });
@@ -141,8 +145,14 @@ export async function startStallProxy(target: { host: string; port: number }, in
     stalled: () => [...open].filter((c) => c.stalled).length,
     setMode(next) {
       mode = next;
-      if (next === 'reset') for (const conn of open) conn.client.resetAndDestroy();
-      if (next === 'stall') for (const conn of open) stall(conn);
+      for (const conn of open) {
+        if (next === 'reset') conn.client.resetAndDestroy();
+        else if (next === 'stall') stall(conn);
+        else if (!conn.stalled) {
+          conn.mode = next;
+          conn.forwarded = NOTHING;
+        }
+      }
     },
     close: () => new Promise<void>((resolve) => {
       for (const conn of open) {
