@@ -18,6 +18,11 @@
  *
  * Default reserve: 20% of the time the invocation started with, at least 500 ms and at most
  * 10 s (a 60 s function keeps 10 s, a 3 s function keeps 600 ms).
+ *
+ * A configured reserve at or above the time an invocation starts with (the function's
+ * timeout) could never let a key start: every record would be handed back to the queue,
+ * forever, and never reach the DLQ. `reserveProblem` names that configuration; the handler
+ * refuses to run with it.
  */
 
 export const MIN_RESERVE_MS = 500;
@@ -46,4 +51,18 @@ export function abandonAfterMs(remainingMs: number, reserveMs: number): number {
 /** Milliseconds from now until the handler answers with what it has (unfinished keys failed). */
 export function answerAfterMs(remainingMs: number, reserveMs: number): number {
   return Math.max(0, remainingMs - reserveMs / 10);
+}
+
+/**
+ * Why a configured reserve cannot work with an invocation that starts with
+ * `initialRemainingMs` (≈ the function's timeout), or undefined when it can. `source` names
+ * where the reserve came from (`OPERLESS_BUDGET_RESERVE_MS` or the handler option). Pure.
+ */
+export function reserveProblem(initialRemainingMs: number, configuredMs: number | undefined, source: string): string | undefined {
+  if (configuredMs === undefined || !Number.isFinite(initialRemainingMs)) return undefined;
+  if (configuredMs < initialRemainingMs) return undefined;
+  return `${source} is ${configuredMs} ms, at or above the ${Math.round(initialRemainingMs)} ms this invocation started with ` +
+    "(the function's timeout): no reconcile could ever start and every record would be handed back to the queue forever. " +
+    `Set ${source} well below the function's timeout (serverless.yml \`timeout\`), or unset it for the default ` +
+    `(20% of the time, ${MIN_RESERVE_MS}–${MAX_RESERVE_MS} ms)`;
 }

@@ -26,7 +26,10 @@
  * Configuration: explicit options override the environment — `OPERLESS_QUEUE_URL`
  * (follow-ups), `OPERLESS_DLQ_URL`, `OPERLESS_CLUSTER` (the cluster id served),
  * `OPERLESS_CONCURRENCY` (default 8), `OPERLESS_BUDGET_RESERVE_MS`; the SQS endpoint through
- * the SDK's `AWS_ENDPOINT_URL_SQS`.
+ * the SDK's `AWS_ENDPOINT_URL_SQS`. A reserve at or above the time an invocation starts with
+ * (the function's timeout) is refused: the invocation throws, naming the setting and the
+ * timeout (budget.ts `reserveProblem`), so the batch ends in the DLQ after maxReceiveCount
+ * instead of being handed back forever.
  */
 import { randomUUID } from 'node:crypto';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -39,7 +42,7 @@ import { createEventRecorder } from '../kube/events.ts';
 import { createClientFactory, UnknownClusterError, type ClientFactory } from '../kube/factory.ts';
 import { lazySqsSender, type MessageSender } from '../queue/sender.ts';
 import { forLiveObject, groupBatch, type KeyGroup } from './batch.ts';
-import { abandonAfterMs, answerAfterMs, canStart, reconcileAllowanceMs, resolveReserveMs } from './budget.ts';
+import { abandonAfterMs, answerAfterMs, canStart, reconcileAllowanceMs, reserveProblem, resolveReserveMs } from './budget.ts';
 import { mapBounded } from './concurrency.ts';
 import type { Controller } from './controller.ts';
 import { decideFollowUp, deferred, redelay, type FollowUp } from './followup.ts';
@@ -76,6 +79,8 @@ interface Resolved {
   deadLetterQueueUrl: string | undefined;
   concurrency: number;
   reserveMs: number | undefined;
+  /** Where `reserveMs` came from, for error messages. */
+  reserveSource: string;
   clients: ClientFactory;
   sender: () => Promise<MessageSender>;
   log: Logger;
@@ -114,6 +119,7 @@ function resolveOptions(options: HandlerOptions): Resolved {
     deadLetterQueueUrl: options.deadLetterQueueUrl ?? (process.env.OPERLESS_DLQ_URL || undefined),
     concurrency: Math.max(1, Math.floor(options.concurrency ?? envNumber('OPERLESS_CONCURRENCY') ?? 8)),
     reserveMs: options.budgetReserveMs ?? envNumber('OPERLESS_BUDGET_RESERVE_MS'),
+    reserveSource: options.budgetReserveMs !== undefined ? 'the budgetReserveMs option of toSqsHandler' : 'OPERLESS_BUDGET_RESERVE_MS',
     clients: options.clients ?? createClientFactory({ env: { ...process.env, ...(cluster ? { OPERLESS_CLUSTER: cluster } : {}) } }),
     sender: () => {
       if (options.sender) return Promise.resolve(options.sender);
@@ -131,7 +137,15 @@ function resolveOptions(options: HandlerOptions): Resolved {
 async function handleBatch(controllers: Controller<KubeObject>[], config: Resolved, event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   const log = config.log.child({ requestId: context.awsRequestId });
   const remaining = () => (typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : Number.POSITIVE_INFINITY);
-  const reserveMs = resolveReserveMs(Number.isFinite(remaining()) ? remaining() : 60_000, config.reserveMs);
+  const startedWith = remaining();
+  const unworkable = reserveProblem(startedWith, config.reserveMs, config.reserveSource);
+  if (unworkable) {
+    // Refused: the invocation fails as a whole, so SQS delivers the batch again and, after
+    // maxReceiveCount, moves it to the DLQ — instead of handing it back forever.
+    log.error(`configuration that cannot work: ${unworkable}`, { records: event.Records?.length ?? 0 });
+    throw new Error(unworkable);
+  }
+  const reserveMs = resolveReserveMs(Number.isFinite(startedWith) ? startedWith : 60_000, config.reserveMs);
   const records = event.Records ?? [];
   const { groups, poison } = groupBatch(records, config.now());
   const failed = new Set<string>();

@@ -18,6 +18,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
+import { DEFAULT_SQS_TIMEOUTS } from '../queue/sender.ts';
 import { labelSelectorProblem } from './label-selector.ts';
 
 /** An IPv4/IPv6 address or a host name (what `server.listen` takes), no spaces or ports. */
@@ -96,6 +97,14 @@ export interface ForwarderConfig {
     readonly backoffInitialMs: number;
     readonly backoffMaxMs: number;
     readonly probeIntervalSeconds: number;
+    /** An SQS connection must be up within this many ms (queue-client.ts). */
+    readonly connectTimeoutMs: number;
+    /**
+     * An SQS request (SendMessageBatch, the probe, the depth sample) must get its response
+     * headers within this many ms and may not stall longer mid-response; past it the call
+     * fails, the batch goes back to the buffer and the lane reports its queue unreachable.
+     */
+    readonly requestTimeoutMs: number;
   };
   readonly watch: {
     /** A watch that delivered nothing (not even a bookmark) for this long is restarted. */
@@ -139,7 +148,7 @@ export interface ForwarderConfigInput {
   coalesceWindowMs?: number;
   coalesceMaxWindowMs?: number;
   buffer?: { maxMessages?: number };
-  send?: Partial<{ maxBatchBytes: number; maxSenderFaultRetries: number; backoffInitialMs: number; backoffMaxMs: number; probeIntervalSeconds: number }>;
+  send?: Partial<{ maxBatchBytes: number; maxSenderFaultRetries: number; backoffInitialMs: number; backoffMaxMs: number; probeIntervalSeconds: number; connectTimeoutMs: number; requestTimeoutMs: number }>;
   watch?: Partial<{ silenceTimeoutSeconds: number; serverTimeoutSeconds: number; backoffInitialMs: number; backoffMaxMs: number; listPageSize: number }>;
   leaderElection?: Partial<LeaderElectionConfig>;
   server?: { port?: number; host?: string };
@@ -406,7 +415,7 @@ export function parseConfig(document: unknown, env: ForwarderEnv = {}, source = 
   const bufferRaw = r.object(root.buffer, 'buffer');
   r.known(bufferRaw, 'buffer', ['maxMessages']);
   const sendRaw = r.object(root.send, 'send');
-  r.known(sendRaw, 'send', ['maxBatchBytes', 'maxSenderFaultRetries', 'backoffInitialMs', 'backoffMaxMs', 'probeIntervalSeconds']);
+  r.known(sendRaw, 'send', ['maxBatchBytes', 'maxSenderFaultRetries', 'backoffInitialMs', 'backoffMaxMs', 'probeIntervalSeconds', 'connectTimeoutMs', 'requestTimeoutMs']);
   const watchRaw = r.object(root.watch, 'watch');
   r.known(watchRaw, 'watch', ['silenceTimeoutSeconds', 'serverTimeoutSeconds', 'backoffInitialMs', 'backoffMaxMs', 'listPageSize']);
   const leRaw = r.object(root.leaderElection, 'leaderElection');
@@ -440,6 +449,8 @@ export function parseConfig(document: unknown, env: ForwarderEnv = {}, source = 
       backoffInitialMs: r.integer(sendRaw, 'backoffInitialMs', 'send', 200, 1, 60_000),
       backoffMaxMs: r.integer(sendRaw, 'backoffMaxMs', 'send', 30_000, 1, 600_000),
       probeIntervalSeconds: r.integer(sendRaw, 'probeIntervalSeconds', 'send', 60, 1, 3600),
+      connectTimeoutMs: r.integer(sendRaw, 'connectTimeoutMs', 'send', DEFAULT_SQS_TIMEOUTS.connectTimeoutMs, 100, 600_000),
+      requestTimeoutMs: r.integer(sendRaw, 'requestTimeoutMs', 'send', DEFAULT_SQS_TIMEOUTS.requestTimeoutMs, 100, 600_000),
     },
     watch: {
       silenceTimeoutSeconds: r.integer(watchRaw, 'silenceTimeoutSeconds', 'watch', 70, 1, 3600),
@@ -463,6 +474,7 @@ export function parseConfig(document: unknown, env: ForwarderEnv = {}, source = 
     },
     shutdownGraceMs: r.integer(root, 'shutdownGraceMs', '', 20_000, 0, 600_000),
   };
+  if (config.send.connectTimeoutMs > config.send.requestTimeoutMs) r.problem('send.connectTimeoutMs', `must be at most send.requestTimeoutMs (${config.send.requestTimeoutMs}): the request timeout already covers the connection, got ${config.send.connectTimeoutMs}`);
   if (config.send.backoffMaxMs < config.send.backoffInitialMs) r.problem('send.backoffMaxMs', `must be at least send.backoffInitialMs (${config.send.backoffInitialMs})`);
   if (config.coalesceMaxWindowMs < config.coalesceWindowMs) r.problem('coalesceMaxWindowMs', `must be at least coalesceWindowMs (${config.coalesceWindowMs}); equal turns the widening under a backlog off`);
   if (config.watch.backoffMaxMs < config.watch.backoffInitialMs) r.problem('watch.backoffMaxMs', `must be at least watch.backoffInitialMs (${config.watch.backoffInitialMs})`);

@@ -96,6 +96,7 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
     queueUrl: url,
     region: regionOfQueueUrl(url) ?? config.queue.region,
     ...(config.queue.endpoint ? { endpoint: config.queue.endpoint } : {}),
+    timeouts: { connectTimeoutMs: config.send.connectTimeoutMs, requestTimeoutMs: config.send.requestTimeoutMs },
   });
 
   let streams: WatchStream[] = [];

@@ -6,9 +6,14 @@
  *
  * Guarantees: a thrown error means "nothing is known to have been sent" (the caller
  * retries the whole batch); a returned result lists exactly the entries SQS rejected.
+ * Every request of the client this adapter creates ends within its timeouts
+ * (`send.connectTimeoutMs`, `send.requestTimeoutMs`; sqsRequestHandler in
+ * src/queue/sender.ts): a queue that accepts connections and never answers, or stalls
+ * mid-response, fails the call with a TimeoutError instead of holding the lane.
  */
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { sendMessageBatch, type EntryFailure } from '../queue/batch-send.ts';
+import { DEFAULT_SQS_TIMEOUTS, sqsRequestHandler, type SqsTimeouts } from '../queue/sender.ts';
 
 export type { EntryFailure } from '../queue/batch-send.ts';
 
@@ -29,12 +34,23 @@ export interface QueueDepth {
 
 const DEPTH_ATTRIBUTES = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] as const;
 
-export function createSqsQueue(options: { queueUrl: string; region: string; endpoint?: string; client?: SQSClient }): QueuePort {
+export interface SqsQueueOptions {
+  readonly queueUrl: string;
+  readonly region: string;
+  readonly endpoint?: string;
+  /** Timeouts of the client created here (default `DEFAULT_SQS_TIMEOUTS`); ignored with `client`. */
+  readonly timeouts?: SqsTimeouts;
+  /** A client of the caller's (tests); it keeps its own configuration and is not destroyed by close(). */
+  readonly client?: SQSClient;
+}
+
+export function createSqsQueue(options: SqsQueueOptions): QueuePort {
   const ownsClient = !options.client;
   const client = options.client ?? new SQSClient({
     region: options.region,
     ...(options.endpoint ? { endpoint: options.endpoint } : {}),
     maxAttempts: 1, // the sender owns retries and backoff
+    requestHandler: sqsRequestHandler(options.timeouts ?? DEFAULT_SQS_TIMEOUTS),
   });
   return {
     sendBatch: (entries) => sendMessageBatch(client, options.queueUrl, entries),

@@ -8,12 +8,19 @@
  *   (`TOKEN_REFRESH_MS`), so it never expires mid-request.
  * - AWS credentials: the standard environment variables (what Lambda sets), else the AWS
  *   SDK's default provider chain (loaded only if needed; the Lambda runtime provides it).
+ *
+ * `DescribeCluster` goes to `https://eks.<region>.amazonaws.com`, or to the SDK's standard
+ * endpoint override `AWS_ENDPOINT_URL_EKS` (a VPC endpoint, a test server); it is signed for
+ * the host it goes to and has a deadline (`DESCRIBE_CLUSTER_TIMEOUT_MS`), so a cold start
+ * never waits on an endpoint that does not answer.
  */
 import { presignUrl, signRequest, type AwsCredentials } from './sigv4.ts';
 import type { EndpointAuth } from './transport.ts';
 
 export const TOKEN_PREFIX = 'k8s-aws-v1.';
 export const TOKEN_REFRESH_MS = 10 * 60_000;
+/** Deadline of the DescribeCluster call. */
+export const DESCRIBE_CLUSTER_TIMEOUT_MS = 10_000;
 
 /** The EKS bearer token for `cluster`, signed at `date` (pure given its inputs). */
 export function eksToken(cluster: string, region: string, credentials: AwsCredentials, date: Date): string {
@@ -60,19 +67,39 @@ export interface ClusterInfo {
   readonly caData: string;
 }
 
-export async function describeCluster(cluster: string, region: string, credentials: AwsCredentials): Promise<ClusterInfo> {
-  const host = `eks.${region}.amazonaws.com`;
-  const path = `/clusters/${cluster}`;
-  const headers = signRequest({ method: 'GET', host, path, region, service: 'eks', credentials, date: new Date() });
+export interface DescribeClusterOptions {
+  /** Base URL of the EKS API (default `https://eks.<region>.amazonaws.com`). */
+  readonly endpoint?: string | undefined;
+  /** Deadline in ms (default `DESCRIBE_CLUSTER_TIMEOUT_MS`). */
+  readonly timeoutMs?: number;
+}
+
+export async function describeCluster(cluster: string, region: string, credentials: AwsCredentials, options: DescribeClusterOptions = {}): Promise<ClusterInfo> {
+  const base = new URL(options.endpoint || `https://eks.${region}.amazonaws.com`);
+  const path = `${base.pathname.replace(/\/+$/, '')}/clusters/${encodeURIComponent(cluster)}`;
+  const headers = signRequest({ method: 'GET', host: base.host, path, region, service: 'eks', credentials, date: new Date() });
   const { host: _host, ...sendHeaders } = headers;
-  const res = await fetch(`https://${host}${path}`, { headers: sendHeaders });
-  const text = await res.text();
+  const timeoutMs = options.timeoutMs ?? DESCRIBE_CLUSTER_TIMEOUT_MS;
+  let res: Response;
+  let text: string;
+  try {
+    res = await fetch(`${base.origin}${path}`, { headers: sendHeaders, signal: AbortSignal.timeout(timeoutMs) });
+    text = await res.text();
+  } catch (err) {
+    const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
+    throw new Error(`EKS DescribeCluster ${cluster} in ${region} at ${base.origin} ${timedOut ? `got no answer within ${timeoutMs} ms` : `failed: ${err instanceof Error ? err.message : String(err)}`} (check the network path to EKS, or set OPERLESS_EKS_ENDPOINT and OPERLESS_EKS_CA)`, { cause: err });
+  }
   if (!res.ok) {
     throw new Error(`EKS DescribeCluster ${cluster} in ${region} failed: ${res.status} ${text.slice(0, 300)} (the function's role needs eks:DescribeCluster on this cluster, or set OPERLESS_EKS_ENDPOINT and OPERLESS_EKS_CA)`);
   }
-  const body = JSON.parse(text) as { cluster?: { endpoint?: string; certificateAuthority?: { data?: string } } };
-  const endpoint = body.cluster?.endpoint;
-  const caData = body.cluster?.certificateAuthority?.data;
+  let body: { cluster?: { endpoint?: string; certificateAuthority?: { data?: string } } };
+  try {
+    body = JSON.parse(text) as typeof body;
+  } catch {
+    throw new Error(`EKS DescribeCluster ${cluster} returned a body that is not JSON: ${text.slice(0, 200)}`);
+  }
+  const endpoint = body?.cluster?.endpoint;
+  const caData = body?.cluster?.certificateAuthority?.data;
   if (!endpoint || !caData) throw new Error(`EKS DescribeCluster ${cluster} returned no endpoint/CA (is the cluster ACTIVE?)`);
   return { endpoint, caData };
 }
@@ -96,6 +123,6 @@ export async function eksAccess(
   const credentials = () => defaultCredentials(env);
   const info = env.OPERLESS_EKS_ENDPOINT && env.OPERLESS_EKS_CA
     ? { endpoint: env.OPERLESS_EKS_ENDPOINT, caData: env.OPERLESS_EKS_CA }
-    : await describeCluster(cluster, region, await credentials());
+    : await describeCluster(cluster, region, await credentials(), { endpoint: env.AWS_ENDPOINT_URL_EKS });
   return eksEndpoint(info, cachedToken(async () => eksToken(cluster, region, await credentials(), new Date())));
 }

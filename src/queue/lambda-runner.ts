@@ -41,6 +41,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { createLogger, errorMessage, type Logger } from '../observability/log.ts';
+import { sqsRequestHandler } from './sender.ts';
 
 /** A Lambda SQS handler (async, as nodejs24.x requires). */
 export type SQSHandlerFn = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void | undefined> | SQSBatchResponse | void;
@@ -449,6 +450,9 @@ export function addLatest(batch: Message[], received: readonly Message[]): void 
   }
 }
 
+/** The runner's SQS requests end within this: the longest long poll (20 s) and a margin. */
+export const POLLING_REQUEST_TIMEOUT_MS = 30_000;
+
 /**
  * A client for the runner's own calls: `like`'s region, credentials, endpoint and retry
  * settings, with `pollers` sockets so that each poller (receive → invoke → delete, one call at
@@ -462,7 +466,9 @@ export function pollingClient(like: SQSClient, pollers: number): SQSClient {
     credentials: config.credentials,
     ...(config.isCustomEndpoint && config.endpoint ? { endpoint: config.endpoint } : {}),
     maxAttempts: config.maxAttempts,
-    requestHandler: { httpAgent: agent, httpsAgent: agent },
+    // Bounded requests (a blackholed broker must not hold a poller for the SDK's 15 minutes);
+    // the request timeout leaves room for a 20 s long poll.
+    requestHandler: { httpAgent: agent, httpsAgent: agent, ...sqsRequestHandler({ connectTimeoutMs: 5_000, requestTimeoutMs: POLLING_REQUEST_TIMEOUT_MS }) },
   });
 }
 

@@ -5,19 +5,20 @@
  *
  * The default client uses the SDK's configuration chain, so the region, credentials and an
  * endpoint override (`AWS_ENDPOINT_URL_SQS`, e.g. ElasticMQ or the embedded queue) come from
- * the standard AWS environment variables. Failures reject with a `QueueSendError` naming the
- * queue and the SDK error.
+ * the standard AWS environment variables. It has connection and request timeouts
+ * (`DEFAULT_SQS_TIMEOUTS`, sender.ts) unless the config names its own `requestHandler`.
+ * Failures reject with a `QueueSendError` naming the queue and the SDK error.
  */
 import { SendMessageCommand, SQSClient, type SQSClientConfig } from '@aws-sdk/client-sqs';
-import { QueueSendError, sendMessageInput, type MessageSender } from './sender.ts';
+import { QueueSendError, sendMessageInput, sqsRequestHandler, type MessageSender } from './sender.ts';
 
 export { QueueSendError } from './sender.ts';
 
 let shared: SQSClient | undefined;
 
-/** The process-wide SQS client (created on first use). */
+/** The process-wide SQS client (created on first use; `config` applies only then). */
 export function sharedSqsClient(config: SQSClientConfig = {}): SQSClient {
-  shared ??= new SQSClient(config);
+  shared ??= new SQSClient({ requestHandler: sqsRequestHandler(), ...config });
   return shared;
 }
 

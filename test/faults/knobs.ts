@@ -15,11 +15,14 @@ export interface FaultKnobs {
   readonly objects: number | undefined;
   /** How long the broker is down in the broker outage case (`OPERLESS_FAULTS_BROKER_OUTAGE_MS`). */
   readonly brokerOutageMs: number;
+  /** How long the broker is blackholed in the blackhole case (`OPERLESS_FAULTS_BLACKHOLE_MS`). */
+  readonly blackholeMs: number;
   /** A directory that keeps every process's output (`OPERLESS_FAULTS_LOGS`); undefined: none. */
   readonly logDir: string | undefined;
 }
 
 export const DEFAULT_BROKER_OUTAGE_MS = 30_000;
+export const DEFAULT_BLACKHOLE_MS = 25_000;
 
 interface IntegerKnob {
   readonly min: number;
@@ -39,7 +42,13 @@ export const OBJECTS_KNOB: IntegerKnob = { min: 10, max: 5000, why: 'fewer than 
  */
 export const BROKER_OUTAGE_KNOB: IntegerKnob = { min: 5000, max: 300_000, why: 'a shorter outage leaves the forwarder\'s retries (backoff up to 3 s) and the runners\' receive retries untested; a longer one outlasts the case\'s timeout' };
 
-const KNOWN = ['OPERLESS_FAULTS_OBJECTS', 'OPERLESS_FAULTS_BROKER_OUTAGE_MS', 'OPERLESS_FAULTS_LOGS'] as const;
+/**
+ * Shorter than 5 s and a stalled request (the case's send.requestTimeoutMs is 3 s) would hardly
+ * time out inside the blackhole; longer than 5 minutes outlasts the case's own timeout.
+ */
+export const BLACKHOLE_KNOB: IntegerKnob = { min: 5000, max: 300_000, why: 'a shorter blackhole ends before the stalled requests time out (3 s in the case), so it tests nothing; a longer one outlasts the case\'s timeout' };
+
+const KNOWN = ['OPERLESS_FAULTS_OBJECTS', 'OPERLESS_FAULTS_BROKER_OUTAGE_MS', 'OPERLESS_FAULTS_BLACKHOLE_MS', 'OPERLESS_FAULTS_LOGS'] as const;
 
 function integer(env: Readonly<Record<string, string | undefined>>, name: string, knob: IntegerKnob): number | undefined {
   const raw = env[name];
@@ -60,6 +69,7 @@ export function faultKnobs(env: Readonly<Record<string, string | undefined>> = p
   return {
     objects: integer(env, 'OPERLESS_FAULTS_OBJECTS', OBJECTS_KNOB),
     brokerOutageMs: integer(env, 'OPERLESS_FAULTS_BROKER_OUTAGE_MS', BROKER_OUTAGE_KNOB) ?? DEFAULT_BROKER_OUTAGE_MS,
+    blackholeMs: integer(env, 'OPERLESS_FAULTS_BLACKHOLE_MS', BLACKHOLE_KNOB) ?? DEFAULT_BLACKHOLE_MS,
     logDir,
   };
 }

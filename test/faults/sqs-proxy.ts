@@ -6,7 +6,7 @@
  * Guarantees: requests and responses pass unchanged (the SQS JSON protocol is only read, to
  * count `SendMessage` and `SendMessageBatch` entries the broker accepted); when the broker
  * is down the client's connection is reset, as a stopped broker's would be — the proxy adds
- * no fault of its own. Loopback only.
+ * no fault of its own, except a blackhole when asked (`setStalled`). Loopback only.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,6 +25,14 @@ export interface SqsProxy {
    * `broker.restart()` inside the window, a broker outage of exactly that length.
    */
   setDown(down: boolean): void;
+  /**
+   * While stalled (a blackholed broker), every request is accepted and never answered: it is
+   * not forwarded, and its connection stays open and dead even after the stall ends, so the
+   * client has to time out and reconnect. Requests made after the stall pass again.
+   */
+  setStalled(stalled: boolean): void;
+  /** Requests held unanswered by a stall so far. */
+  readonly stalledRequests: number;
   close(): Promise<void>;
 }
 
@@ -57,9 +65,16 @@ export async function startSqsProxy(brokerEndpoint: string): Promise<SqsProxy> {
   const upstream = new URL(brokerEndpoint);
   const sent = new Map<string, number>();
   let down = false;
+  let stalled = false;
+  let stalledRequests = 0;
   const server = http.createServer((req, res) => {
     if (down) {
       res.destroy();
+      return;
+    }
+    if (stalled) {
+      stalledRequests++;
+      req.resume(); // read and discard; never answer, never close
       return;
     }
     const chunks: Buffer[] = [];
@@ -101,6 +116,12 @@ export async function startSqsProxy(brokerEndpoint: string): Promise<SqsProxy> {
     setDown: (value) => {
       down = value;
       if (down) server.closeAllConnections();
+    },
+    setStalled: (value) => {
+      stalled = value;
+    },
+    get stalledRequests() {
+      return stalledRequests;
     },
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();

@@ -1,14 +1,14 @@
 /** The fault suite's knobs: a value that would make a case vacuous is refused, naming the variable. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_BROKER_OUTAGE_MS, faultKnobs } from '../../faults/knobs.ts';
+import { DEFAULT_BLACKHOLE_MS, DEFAULT_BROKER_OUTAGE_MS, faultKnobs } from '../../faults/knobs.ts';
 
 test('unset knobs give the defaults', () => {
-  assert.deepEqual(faultKnobs({ PATH: '/bin' }), { objects: undefined, brokerOutageMs: DEFAULT_BROKER_OUTAGE_MS, logDir: undefined });
+  assert.deepEqual(faultKnobs({ PATH: '/bin' }), { objects: undefined, brokerOutageMs: DEFAULT_BROKER_OUTAGE_MS, blackholeMs: DEFAULT_BLACKHOLE_MS, logDir: undefined });
 });
 
 test('valid values are used as given', () => {
-  assert.deepEqual(faultKnobs({ OPERLESS_FAULTS_OBJECTS: '50', OPERLESS_FAULTS_BROKER_OUTAGE_MS: '10000', OPERLESS_FAULTS_LOGS: '/tmp/logs' }), { objects: 50, brokerOutageMs: 10_000, logDir: '/tmp/logs' });
+  assert.deepEqual(faultKnobs({ OPERLESS_FAULTS_OBJECTS: '50', OPERLESS_FAULTS_BROKER_OUTAGE_MS: '10000', OPERLESS_FAULTS_LOGS: '/tmp/logs' }), { objects: 50, brokerOutageMs: 10_000, blackholeMs: DEFAULT_BLACKHOLE_MS, logDir: '/tmp/logs' });
 });
 
 test('a zero, negative, fractional or non-numeric value is refused with the variable named', () => {
@@ -34,4 +34,9 @@ test('a zero, negative, fractional or non-numeric value is refused with the vari
 test('an empty log directory and a misspelt knob are refused', () => {
   assert.throws(() => faultKnobs({ OPERLESS_FAULTS_LOGS: ' ' }), /OPERLESS_FAULTS_LOGS is set but empty/);
   assert.throws(() => faultKnobs({ OPERLESS_FAULTS_OBJECT: '50' }), /OPERLESS_FAULTS_OBJECT: not a knob of the fault suite \(known: OPERLESS_FAULTS_OBJECTS/);
+});
+
+test('a blackhole too short to outlast a stalled request is refused, naming the variable', () => {
+  assert.throws(() => faultKnobs({ OPERLESS_FAULTS_BLACKHOLE_MS: '0' }), /OPERLESS_FAULTS_BLACKHOLE_MS="0" is refused/);
+  assert.equal(faultKnobs({ OPERLESS_FAULTS_BLACKHOLE_MS: '8000' }).blackholeMs, 8000);
 });
