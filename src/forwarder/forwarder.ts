@@ -360,7 +360,7 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
     for (const lane of allLanes) lane.sender.setActive(false);
     void stopStreams();
     cancelFlush();
-    const dropped = allLanes.reduce((n, l) => n + l.coalescer.takeAll().length + l.sender.discard() + l.resync.clear(), 0);
+    const dropped = allLanes.reduce((n, l) => n + l.resync.clear() + l.coalescer.takeAll().length + l.sender.discard(), 0);
     if (dropped > 0) log.info('discarded pending messages on losing leadership; the new leader resyncs', { dropped });
   }
 

@@ -139,6 +139,7 @@ export class Sender {
 
   /** New messages wait in the resync feed: take them as the buffer has room. */
   resyncAdded(): void {
+    this.#updateDepth();
     this.#wake?.();
   }
 
@@ -346,5 +347,6 @@ export class Sender {
 
   #updateDepth(): void {
     this.#opts.metrics.bufferDepth.set({ queue: this.#opts.queueLabel }, this.#buffer.size + this.#inFlight + (this.#opts.extraDepth?.() ?? 0));
+    if (this.#opts.resync) this.#opts.metrics.resyncPending.set({ queue: this.#opts.queueLabel }, this.#opts.resync.pending);
   }
 }

@@ -198,9 +198,11 @@ test('a resync fed through the sender: 2,000 messages with a buffer of 20 — no
   let s!: Sender;
   const accepted: string[] = [];
   let liveSentAfter: number | undefined;
+  const pendingSeen: number[] = [];
   const q: QueuePort = {
     async sendBatch(entries) {
       depths.push(s.depth);
+      pendingSeen.push((await metrics.resyncPending.get()).values[0]?.value ?? -1);
       for (const e of entries) {
         const m = (decodeMessage(e.body) as { ok: true; message: ReconcileMessage }).message;
         accepted.push(m.name);
@@ -222,6 +224,8 @@ test('a resync fed through the sender: 2,000 messages with a buffer of 20 — no
   assert.equal(s.overflowed, false);
   assert.equal(await counter(metrics, 'messagesDropped', {}), 0);
   assert.ok(Math.max(...depths) <= feedRoom(0, 20), `buffer depth max ${Math.max(...depths)}`);
+  assert.ok(pendingSeen[0]! > 1900, `the resync_pending gauge showed the feed (${pendingSeen[0]})`);
+  assert.equal((await metrics.resyncPending.get()).values[0]?.value, 0);
   assert.ok(liveSentAfter !== undefined && liveSentAfter <= 500 + feedRoom(0, 20) + MAX_BATCH_ENTRIES, `the live change went out after ${liveSentAfter} messages, not behind the whole resync`);
 });
 
