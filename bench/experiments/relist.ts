@@ -8,6 +8,10 @@
 // 100 ms), messages dropped, the resyncs the forwarder logged, and VmRSS/VmHWM of the process.
 //
 //   N=50000 node bench/experiments/relist.ts        (N, BUFFER, PARALLEL from the environment)
+//
+// BUNDLE=<path to a forwarder .mjs> runs another build instead (e.g. an older commit's, to compare);
+// CAP_SECONDS (default 600) stops reading after that long — a forwarder whose resync never ends
+// (the overflow loop before resync-feed.ts) is then reported as it stands.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,6 +31,7 @@ import { CRD, MEMCACHED_KIND } from '../lib/systems.ts';
 const N = Number(process.env.N ?? 50_000);
 const BUFFER = process.env.BUFFER ? Number(process.env.BUFFER) : undefined;
 const PARALLEL = Number(process.env.PARALLEL ?? 32);
+const CAP_SECONDS = Number(process.env.CAP_SECONDS ?? 600);
 const NAMESPACE = 'relist';
 
 function procStatus(pid: number): { rssMiB: number; hwmMiB: number } {
@@ -48,7 +53,7 @@ try {
   const createSeconds = (Date.now() - t0) / 1000;
   console.log(`created ${N} Memcacheds in ${createSeconds.toFixed(0)} s (${(N / createSeconds).toFixed(0)}/s)`);
 
-  const bundle = await bundleForwarder(join(work, 'forwarder.mjs'));
+  const bundle = process.env.BUNDLE ? { outFile: process.env.BUNDLE } : await bundleForwarder(join(work, 'forwarder.mjs'));
   const configPath = join(work, 'forwarder.yaml');
   writeFileSync(configPath, stringify({
     clusterId: 'bench',
@@ -103,7 +108,7 @@ try {
     }
   })();
   let quietSince = Date.now();
-  while (Date.now() - quietSince < 5000 && child.exitCode === null) {
+  while (Date.now() - quietSince < 5000 && child.exitCode === null && Date.now() - started < CAP_SECONDS * 1000) {
     const got = queues.broker.receiveMessage(queueName, { maxNumberOfMessages: 10 });
     if (got.length === 0) {
       await sleep(20);
@@ -130,6 +135,8 @@ try {
   const overflowResyncs = lines.filter((l) => String(l.msg).startsWith('send buffer drained after an overflow')).length;
   console.log(JSON.stringify({
     objects: N,
+    bundle: process.env.BUNDLE ?? 'this checkout',
+    cappedAtSeconds: Date.now() - started >= CAP_SECONDS * 1000 ? CAP_SECONDS : undefined,
     bufferMaxMessages: BUFFER ?? 'default (10000)',
     durationSeconds: Number(((lastAt - started) / 1000).toFixed(1)),
     messages: total,
