@@ -21,7 +21,8 @@
  * Guarantees: pure (explicit clock); only the window length depends on it, never whether a
  * change is sent — the coalescer still sends every key's trailing message (coalescer.ts); a
  * stale estimate (no sample for `staleAfterMs`: the queue did not answer, or the lane went
- * idle) counts as no backlog.
+ * idle) counts as no backlog; a sample with a count that is not a finite number ≥ 0 (a broker
+ * answering garbage) is ignored, so the window is always a finite number within its bounds.
  */
 
 export interface BacklogSample {
@@ -56,6 +57,7 @@ export class BacklogEstimator {
   }
 
   observe(sample: BacklogSample): void {
+    if (![sample.at, sample.visible, sample.inFlight, sample.delayed, sample.sentTotal].every((n) => Number.isFinite(n) && n >= 0)) return;
     const previous = this.#previous;
     this.#previous = sample;
     if (!previous || sample.at <= previous.at) return;
@@ -83,5 +85,6 @@ export class BacklogEstimator {
 
 /** The quiet window for a key: the configured one, widened to the estimated wait, at most `maxMs`. */
 export function coalescingWindowMs(baseMs: number, maxMs: number, waitMs: number): number {
+  if (Number.isNaN(waitMs)) return baseMs;
   return Math.max(baseMs, Math.min(maxMs, waitMs));
 }

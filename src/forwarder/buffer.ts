@@ -9,9 +9,13 @@
  * dropped and reported (the caller counts it, marks itself degraded, and schedules a full
  * resync once the queue drains, which re-sends every object).
  *
+ * A resync never overflows it: resync messages are fed in as room frees up (resync-feed.ts).
+ *
  * Guarantees: pure; `size <= maxMessages` after every operation; a batch taken and then
  * handed back with `putBack` (send failed) regains its place at the front, unless a newer
- * message for the key arrived meanwhile, which then merges with it.
+ * message for the key arrived meanwhile, which then merges with it; `takeBatch` never throws —
+ * a message that cannot be encoded (fails the contract's validation; the router should never
+ * produce one) leaves the buffer and is reported to `onInvalid`, once, with the reason.
  */
 import { encodeMessage, objectKey, type ReconcileMessage } from '../contract/message.ts';
 import { mergeMessages } from './merge.ts';
@@ -73,14 +77,22 @@ export class SendBuffer {
 
   /**
    * Removes and returns the next batch: up to 10 entries whose encoded bodies sum to at
-   * most `maxBatchBytes` (always at least one entry when not empty).
+   * most `maxBatchBytes` (always at least one entry while valid messages wait). A message
+   * that fails to encode is removed and handed to `onInvalid` with the reason instead.
    */
-  takeBatch(maxBatchBytes: number): BatchEntry[] {
+  takeBatch(maxBatchBytes: number, onInvalid: (message: ReconcileMessage, reason: string) => void = () => {}): BatchEntry[] {
     const batch: BatchEntry[] = [];
     let bytes = 0;
     for (const [key, message] of this.#entries) {
       if (batch.length >= MAX_BATCH_ENTRIES) break;
-      const body = encodeMessage(message);
+      let body: string;
+      try {
+        body = encodeMessage(message);
+      } catch (err) {
+        this.#entries.delete(key);
+        onInvalid(message, err instanceof Error ? err.message : String(err));
+        continue;
+      }
       const size = Buffer.byteLength(body, 'utf8');
       if (batch.length > 0 && bytes + size > maxBatchBytes) break;
       batch.push({ id: `m${batch.length}`, body, message });

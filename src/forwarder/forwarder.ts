@@ -8,6 +8,9 @@
  * coalescer and a sender with its own bounded buffer, backoff and reachability — so one
  * queue's outage never delays another's messages; `/readyz` names the queue at fault. While a
  * lane's queue is backlogged its coalescing window widens to the estimated wait (backlog.ts).
+ * A resync (on start, on gaining leadership, after an overflow) does not go through the buffer at
+ * once: each lane feeds it in as room frees up (resync-feed.ts), behind live changes, so a resync
+ * of any size never overflows the buffer and an overflow's healing resync cannot overflow again.
  *
  * `startForwarder(config, deps?)` runs it in-process (tests, the local dev loop);
  * `main.ts` is the container entry point around the same function.
@@ -16,8 +19,11 @@
  * - only the leader (or the only replica when election is off) watches and sends; on
  *   gaining leadership it lists every kind and forwards every primary (`Resync`) when
  *   `resyncOnStart` is on, so changes made while no leader ran are not missed;
- * - losing leadership stops sending at once and discards the buffer (the next leader
- *   resyncs);
+ * - losing leadership stops sending at once and discards the buffer and the resync feed (the
+ *   next leader resyncs);
+ * - no timer can take the process down: the backlog sampler's and the probes' failures are
+ *   logged and counted (`send_errors_total{kind="internal"}`), the sender's loop handles its own
+ *   (sender.ts);
  * - `stop()` stops watching, sends everything pending within the grace period, releases
  *   the lease, closes the probe server and the API server connections, and reports how
  *   many messages were left unsent;
@@ -25,7 +31,7 @@
  *   kind, port in use) reject `ready` with a message saying what to do.
  */
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
-import { displayKey, newMessage } from '../contract/message.ts';
+import { displayKey, newMessage, objectKey, type ReconcileMessage } from '../contract/message.ts';
 import { createLogger, errorMessage, type Logger } from '../observability/log.ts';
 import { BacklogEstimator, coalescingWindowMs } from './backlog.ts';
 import { Coalescer } from './coalescer.ts';
@@ -37,11 +43,13 @@ import { createForwarderMetrics, type ForwarderMetrics } from './metrics.ts';
 import { createSqsQueue, type QueuePort } from './queue-client.ts';
 import { queueLabels, queueRoutes } from './queues.ts';
 import { resolveWatches } from './resources.ts';
+import { ResyncFeed } from './resync-feed.ts';
 import { resyncRequests, route, type Forward, type ResolvedWatch } from './router.ts';
 import { Sender } from './sender.ts';
 import { startProbeServer, type Check, type ProbeServer } from './server.ts';
 import type { Change } from './store.ts';
-import { WatchStream, type ListResult } from './watcher.ts';
+import type { ObjectSnapshot } from './snapshot.ts';
+import { collectionPath, WatchStream, type ListResult } from './watcher.ts';
 
 export interface ForwarderDeps {
   /** Credentials and API server; default: KUBECONFIG / ~/.kube/config / in-cluster. */
@@ -70,7 +78,7 @@ export interface Forwarder {
   isLeader(): boolean;
   health(): Check;
   readiness(): Check;
-  /** Messages waiting (coalescing window + send buffer), over every queue. */
+  /** Messages waiting (coalescing window + send buffer + resyncs not yet fed to it), over every queue. */
   pending(): number;
   /** Messages waiting per queue URL. */
   pendingByQueue(): ReadonlyMap<string, number>;
@@ -120,6 +128,8 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
     readonly port: QueuePort;
     readonly coalescer: Coalescer;
     readonly sender: Sender;
+    /** Resyncs in progress, fed into the sender's buffer as it has room (resync-feed.ts). */
+    readonly resync: ResyncFeed<ReconcileMessage>;
     readonly backlog: BacklogEstimator;
     lastForwardAt: number;
     sampling: boolean;
@@ -131,6 +141,9 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
     const label = labels.get(url) ?? url;
     const backlog = new BacklogEstimator();
     const coalescer = new Coalescer(() => coalescingWindowMs(config.coalesceWindowMs, config.coalesceMaxWindowMs, backlog.waitMs(now())));
+    const resync = new ResyncFeed<ReconcileMessage>(objectKey, (done) => {
+      log.info('resync sent', { queue: url, stream: done.id, objects: done.listed, sent: done.fed, coveredByLiveChanges: done.satisfied });
+    });
     const sender = new Sender({
       queue: port,
       queueLabel: label,
@@ -143,28 +156,50 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
       log: log.child({ queue: url }),
       now,
       extraDepth: () => coalescer.size,
+      resync,
       onOverflowDrained: () => {
         const resynced = streams.filter((s) => s.watch.role === 'primary' && routes.queueFor(s.watch) === url);
         log.info('send buffer drained after an overflow; resyncing the primaries of this queue so dropped changes are sent', { queue: url, kinds: [...new Set(resynced.map((s) => s.watch.kind))] });
         for (const s of resynced) s.requestResync();
       },
     });
-    return [url, { url, label, port, coalescer, sender, backlog, lastForwardAt: Number.NEGATIVE_INFINITY, sampling: false, windowMs: config.coalesceWindowMs }];
+    return [url, { url, label, port, coalescer, sender, resync, backlog, lastForwardAt: Number.NEGATIVE_INFINITY, sampling: false, windowMs: config.coalesceWindowMs }];
   }));
   const allLanes = [...lanes.values()];
   const laneFor = (ref: { apiVersion: string; kind: string }): Lane => lanes.get(routes.queueFor(ref)) ?? allLanes[0]!;
   const coalesced = () => allLanes.reduce((n, l) => n + l.coalescer.size, 0);
-  const buffered = () => allLanes.reduce((n, l) => n + l.sender.depth, 0);
+  const buffered = () => allLanes.reduce((n, l) => n + l.sender.depth + l.resync.pending, 0);
+
+  function messageOf(r: Forward, at: number): ReconcileMessage {
+    return newMessage({ ...r.ref, ...(r.uid ? { uid: r.uid } : {}), ...(r.resourceVersion ? { resourceVersion: r.resourceVersion } : {}) }, r.reason, at);
+  }
+
+  /**
+   * Runs one lane's part of a periodic task (backlog sample, probe, window sweep): a failure is
+   * logged and counted (`send_errors_total{kind="internal"}`), never an uncaught exception, and
+   * the task runs again at its next tick.
+   */
+  function forEachLaneGuarded(task: string, body: (lane: Lane) => void): void {
+    for (const lane of allLanes) {
+      try {
+        body(lane);
+      } catch (err) {
+        metrics.sendErrors.inc({ kind: 'internal', queue: lane.label });
+        log.error(`the ${task} failed; it runs again at its next tick`, { queue: lane.url, error: errorMessage(err) });
+      }
+    }
+  }
 
   function forward(requests: readonly Forward[]): void {
     if (!leading || requests.length === 0) return;
     const at = now();
     let earliestHeld = Number.POSITIVE_INFINITY;
     for (const r of requests) {
-      const message = newMessage({ ...r.ref, ...(r.uid ? { uid: r.uid } : {}), ...(r.resourceVersion ? { resourceVersion: r.resourceVersion } : {}) }, r.reason, at);
+      const message = messageOf(r, at);
       metrics.messagesEnqueued.inc({ kind: r.ref.kind, reason: r.reason });
       const lane = laneFor(message);
       lane.lastForwardAt = at;
+      lane.resync.satisfy(objectKey(message)); // this message's reconcile covers the key's resync
       if (config.coalesceWindowMs === 0) lane.sender.enqueue([message]);
       else {
         const { send, coalesced, heldUntil } = lane.coalescer.offer(message, at);
@@ -204,17 +239,18 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
    */
   function sampleBacklogs(): void {
     const at = now();
-    for (const lane of allLanes) {
+    forEachLaneGuarded('backlog sampler', (lane) => {
       const depth = lane.port.depth?.bind(lane.port);
-      if (!depth || lane.sampling) continue;
+      if (!depth || lane.sampling) return;
       if (!leading || (at - lane.lastForwardAt > BACKLOG_IDLE_MS && lane.backlog.waitMs(at) === 0)) {
         lane.backlog.reset();
         setWindow(lane, config.coalesceWindowMs, at); // once: an idle lane then costs nothing
-        continue;
+        return;
       }
       lane.sampling = true;
       const sentTotal = lane.sender.sentTotal;
-      depth()
+      Promise.resolve()
+        .then(depth) // a port that throws at once, or answers with no promise, fails like a failed request
         .then((d) => {
           if (stopping) return; // stop() already took every held message
           const at = now();
@@ -225,7 +261,7 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
         .finally(() => {
           lane.sampling = false;
         });
-    }
+    });
   }
 
   /** Records a lane's window for the gauge; when it shrank, windows opened for a longer wait end sooner. */
@@ -251,14 +287,30 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
     forward(requests);
   }
 
-  function handleList(watch: ResolvedWatch, result: ListResult): void {
+  function handleList(watch: ResolvedWatch, result: ListResult, stream: string): void {
     if (result.resync && watch.role === 'primary') {
-      const deleted = result.changes.filter((c) => c.type === 'DELETED').flatMap((c) => route(config.clusterId, watch, c, watches));
-      forward([...resyncRequests(config.clusterId, watch, result.listed), ...deleted]);
+      forward(result.changes.filter((c) => c.type === 'DELETED').flatMap((c) => route(config.clusterId, watch, c, watches)));
+      startResync(watch, stream, result.listed);
       return;
     }
     if (result.first) return; // the store was empty: nothing to compare against
     for (const change of result.changes) handleChange(watch, change);
+  }
+
+  /**
+   * Hands a stream's listed primaries to its lane's resync feed: the sender takes them as its
+   * buffer has room (behind live changes), so the resync never overflows the buffer. A newer
+   * resync of the same stream replaces one still in progress.
+   */
+  function startResync(watch: ResolvedWatch, stream: string, listed: readonly ObjectSnapshot[]): void {
+    if (!leading) return;
+    const lane = laneFor(watch);
+    const at = now();
+    metrics.messagesEnqueued.inc({ kind: watch.kind, reason: 'Resync' }, listed.length);
+    lane.resync.start(stream, listed, (snapshot) => messageOf(resyncRequests(config.clusterId, watch, [snapshot])[0]!, at));
+    lane.lastForwardAt = at;
+    lane.sender.resyncAdded();
+    log.info('resync started', { queue: lane.url, stream, objects: listed.length, pendingInLane: lane.resync.pending });
   }
 
   function startStreams(): void {
@@ -278,7 +330,7 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
         resyncFirstList: config.resyncOnStart,
         metrics,
         log,
-        onList: (result) => handleList(watch, result),
+        onList: (result) => handleList(watch, result, collectionPath(watch, namespace)),
         onChange: (change) => handleChange(watch, change),
         });
       });
@@ -309,7 +361,7 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
     for (const lane of allLanes) lane.sender.setActive(false);
     void stopStreams();
     cancelFlush();
-    const dropped = allLanes.reduce((n, l) => n + l.coalescer.takeAll().length + l.sender.discard(), 0);
+    const dropped = allLanes.reduce((n, l) => n + l.resync.clear() + l.coalescer.takeAll().length + l.sender.discard(), 0);
     if (dropped > 0) log.info('discarded pending messages on losing leadership; the new leader resyncs', { dropped });
   }
 
@@ -323,6 +375,7 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
       const unsynced = streams.filter((s) => !s.synced).map((s) => s.path);
       if (unsynced.length > 0) reasons.push(`watches not synced yet: ${unsynced.join(', ')}`);
       for (const lane of allLanes) {
+        if (lane.sender.failing) reasons.push(`the send loop of queue ${lane.url} keeps failing: ${lane.sender.failing} (it backs off and retries; see the error log)`);
         if (lane.sender.overflowed) reasons.push(`send buffer of queue ${lane.url} overflowed (capacity ${config.buffer.maxMessages}); messages were dropped and a resync of its kinds follows once the queue drains`);
       }
     }
@@ -344,17 +397,17 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
       });
     }
     if (stopping) return;
-    for (const lane of allLanes) void lane.sender.probe();
-    probeTimer = setInterval(() => {
-      for (const lane of allLanes) if (lane.sender.depth === 0) void lane.sender.probe();
-    }, config.send.probeIntervalSeconds * 1000);
+    forEachLaneGuarded('queue probe', (lane) => void lane.sender.probe());
+    probeTimer = setInterval(() => forEachLaneGuarded('queue probe', (lane) => {
+      if (lane.sender.depth === 0) void lane.sender.probe();
+    }), config.send.probeIntervalSeconds * 1000);
     probeTimer.unref();
     if (config.coalesceWindowMs > 0) {
       // Ended windows with nothing held are forgotten, so after a resync of N objects the
       // coalescer does not keep N windows (memory tracks the keys changing now).
       forgetTimer = setInterval(() => {
         const at = now();
-        for (const lane of allLanes) lane.coalescer.forgetEnded(at);
+        forEachLaneGuarded('coalescing window sweep', (lane) => lane.coalescer.forgetEnded(at));
       }, Math.max(1000, 2 * config.coalesceWindowMs));
       forgetTimer.unref();
     }
@@ -433,7 +486,7 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
     health,
     readiness,
     pending: () => coalesced() + buffered(),
-    pendingByQueue: () => new Map(allLanes.map((l) => [l.url, l.coalescer.size + l.sender.depth])),
+    pendingByQueue: () => new Map(allLanes.map((l) => [l.url, l.coalescer.size + l.sender.depth + l.resync.pending])),
     stop: (options) => (stopped ??= stop(options)),
   } satisfies Forwarder as Forwarder;
 

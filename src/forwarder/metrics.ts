@@ -18,6 +18,7 @@ export interface ForwarderMetrics {
   readonly sendErrors: Counter<'kind' | 'queue'>;
   readonly messagesDropped: Counter<'cause' | 'queue'>;
   readonly bufferDepth: Gauge<'queue'>;
+  readonly resyncPending: Gauge<'queue'>;
   readonly watchRestarts: Counter<'kind' | 'cause'>;
   readonly relists: Counter<'kind' | 'cause'>;
   readonly watchesSynced: Gauge;
@@ -38,9 +39,10 @@ export function createForwarderMetrics(options: { defaultMetrics?: boolean } = {
     messagesEnqueued: new Counter({ name: 'operless_forwarder_messages_enqueued_total', help: 'Reconcile requests produced, by target kind and reason (before coalescing).', labelNames: ['kind', 'reason'], registers }),
     messagesCoalesced: new Counter({ name: 'operless_forwarder_messages_coalesced_total', help: 'Reconcile requests merged into one already pending for the same object.', registers }),
     messagesSent: new Counter({ name: 'operless_forwarder_messages_sent_total', help: 'Messages accepted by the queue, by reason and queue.', labelNames: ['reason', 'queue'], registers }),
-    sendErrors: new Counter({ name: 'operless_forwarder_send_errors_total', help: 'Send failures: kind="request" (whole SendMessageBatch failed) or "entry" (one entry rejected), by queue.', labelNames: ['kind', 'queue'], registers }),
-    messagesDropped: new Counter({ name: 'operless_forwarder_messages_dropped_total', help: 'Messages dropped: cause="overflow" (buffer bound reached; a full resync follows) or "rejected" (SQS kept rejecting the entry), by queue.', labelNames: ['cause', 'queue'], registers }),
+    sendErrors: new Counter({ name: 'operless_forwarder_send_errors_total', help: 'Send failures: kind="request" (whole SendMessageBatch failed), "entry" (one entry rejected) or "internal" (the send loop itself failed unexpectedly; it backs off and goes on), by queue.', labelNames: ['kind', 'queue'], registers }),
+    messagesDropped: new Counter({ name: 'operless_forwarder_messages_dropped_total', help: 'Messages dropped: cause="overflow" (buffer bound reached; a full resync follows), "rejected" (SQS kept rejecting the entry) or "invalid" (the message failed the contract before sending), by queue.', labelNames: ['cause', 'queue'], registers }),
     bufferDepth: new Gauge({ name: 'operless_forwarder_buffer_depth', help: 'Messages waiting to be sent (coalescing window plus send buffer), by queue.', labelNames: ['queue'], registers }),
+    resyncPending: new Gauge({ name: 'operless_forwarder_resync_pending', help: 'Objects of resyncs in progress not yet handed to the send buffer (they join it as room frees up), by queue.', labelNames: ['queue'], registers }),
     watchRestarts: new Counter({ name: 'operless_forwarder_watch_restarts_total', help: 'Watch streams restarted, by kind and cause (closed, silence, error).', labelNames: ['kind', 'cause'], registers }),
     relists: new Counter({ name: 'operless_forwarder_relists_total', help: 'Full LISTs after the first, by kind and cause (gone = 410 Gone, error, resync).', labelNames: ['kind', 'cause'], registers }),
     watchesSynced: new Gauge({ name: 'operless_forwarder_watches_synced', help: '1 when every watch stream finished its initial list, else 0.', registers }),

@@ -87,3 +87,16 @@ test('when the backlog clears, open windows are cut to the new length (not befor
   assert.deepEqual(d.takeDue(7999), []);
   assert.equal(d.takeDue(8000).length, 1);
 });
+
+test('a sample with counts that are not finite numbers ≥ 0 is ignored: the window stays a finite number within its bounds', () => {
+  const b = new BacklogEstimator();
+  b.observe({ at: 0, visible: 100, inFlight: 0, delayed: 0, sentTotal: 0 });
+  b.observe({ at: 1000, visible: 90, inFlight: 0, delayed: 0, sentTotal: 0 });
+  const before = b.waitMs(1000);
+  for (const garbage of [Number.NaN, -1, Number.POSITIVE_INFINITY, undefined as unknown as number]) {
+    b.observe({ at: 2000, visible: garbage, inFlight: 0, delayed: 0, sentTotal: 10 });
+    assert.equal(b.waitMs(1000), before);
+  }
+  assert.equal(coalescingWindowMs(500, 30_000, Number.NaN), 500);
+  assert.equal(coalescingWindowMs(500, 30_000, Number.POSITIVE_INFINITY), 30_000);
+});
