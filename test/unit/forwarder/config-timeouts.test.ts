@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { ConfigError, parseConfig } from '../../../src/forwarder/config.ts';
 import { DEFAULT_SQS_TIMEOUTS } from '../../../src/queue/sender.ts';
+import { fcParameters } from '../../support/fast-check.ts';
 
 const minimal = {
   clusterId: 'prod-eu',
@@ -17,10 +18,8 @@ const minimal = {
   primaries: [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', plural: 'memcacheds', namespaced: true }],
 };
 
-const seed = process.env.OPERLESS_FC_SEED ? Number(process.env.OPERLESS_FC_SEED) : undefined;
 function check<T>(property: fc.IProperty<T>): void {
-  const details = fc.check(property, { numRuns: 200, ...(seed !== undefined ? { seed } : {}) });
-  if (details.failed) assert.fail(`${fc.defaultReportMessage(details)}\nreplay with OPERLESS_FC_SEED=${details.seed}`);
+  fc.assert(property, fcParameters({ numRuns: 200 }));
 }
 
 function problems(doc: unknown): string[] {

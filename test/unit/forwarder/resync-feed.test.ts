@@ -4,9 +4,10 @@ import fc from 'fast-check';
 import { MAX_BATCH_ENTRIES, SendBuffer } from '../../../src/forwarder/buffer.ts';
 import { feedRoom, RESYNC_AHEAD, ResyncFeed, type ResyncSummary } from '../../../src/forwarder/resync-feed.ts';
 import { newMessage, objectKey, type ReconcileMessage } from '../../../src/contract/message.ts';
+import { fcParameters } from '../../support/fast-check.ts';
 
-/** fast-check runs replayable from the seed it prints on failure: OPERLESS_FC_SEED=<seed>. */
-const fcParams = process.env.OPERLESS_FC_SEED ? { seed: Number(process.env.OPERLESS_FC_SEED) } : {};
+/** fast-check runs replayable from the seed it prints on failure (test/support/fast-check.ts). */
+const fcParams = fcParameters();
 
 const ref = (name: string) => ({ cluster: 'c', apiVersion: 'example.com/v1', kind: 'Gadget', namespace: 'ns', name });
 const resync = (name: string) => newMessage({ ...ref(name), uid: `u-${name}` }, 'Resync', 1);
