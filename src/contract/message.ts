@@ -130,11 +130,16 @@ const int = (min: number, max = Number.MAX_SAFE_INTEGER): Check => (value) => {
   return undefined;
 };
 
+/** The longest value of each string field, in UTF-16 code units. */
+export const MAX_FIELD_LENGTH = {
+  cluster: 63, apiVersion: 317, kind: 63, name: 253, namespace: 63, uid: 128, resourceVersion: 128,
+} as const satisfies Partial<Record<keyof ReconcileMessage, number>>;
+
 const REQUIRED: Record<string, Check> = {
-  cluster: str(63, CLUSTER, 'a cluster id (letters, digits, - _ .)'),
-  apiVersion: str(317, API_VERSION, 'an apiVersion like "v1" or "cache.example.com/v1alpha1"'),
-  kind: str(63, KIND, 'a Kind in PascalCase'),
-  name: str(253, DNS_SUBDOMAIN, 'a DNS-1123 subdomain'),
+  cluster: str(MAX_FIELD_LENGTH.cluster, CLUSTER, 'a cluster id (letters, digits, - _ .)'),
+  apiVersion: str(MAX_FIELD_LENGTH.apiVersion, API_VERSION, 'an apiVersion like "v1" or "cache.example.com/v1alpha1"'),
+  kind: str(MAX_FIELD_LENGTH.kind, KIND, 'a Kind in PascalCase'),
+  name: str(MAX_FIELD_LENGTH.name, DNS_SUBDOMAIN, 'a DNS-1123 subdomain'),
   reason: (value) =>
     typeof value === 'string' && (REASONS as readonly string[]).includes(value)
       ? undefined
@@ -144,9 +149,9 @@ const REQUIRED: Record<string, Check> = {
 };
 
 const OPTIONAL: Record<string, Check> = {
-  namespace: str(63, DNS_LABEL, 'a DNS-1123 label'),
-  uid: str(128),
-  resourceVersion: str(128),
+  namespace: str(MAX_FIELD_LENGTH.namespace, DNS_LABEL, 'a DNS-1123 label'),
+  uid: str(MAX_FIELD_LENGTH.uid),
+  resourceVersion: str(MAX_FIELD_LENGTH.resourceVersion),
   notBefore: int(0),
 };
 
