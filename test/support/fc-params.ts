@@ -6,14 +6,23 @@
  */
 import fc from 'fast-check';
 
-export function fcParams<T>(name: string, defaultRuns: number): fc.Parameters<T> {
+/** The seed of this run: `OPERLESS_FC_SEED`, else a fresh one (print it with any failure). */
+export function fcSeed(): number {
   const seedText = process.env.OPERLESS_FC_SEED;
-  const seed = seedText !== undefined && seedText !== '' ? Number(seedText) : Math.floor(Math.random() * 0x7fffffff);
+  return seedText !== undefined && seedText !== '' ? Number(seedText) : Math.floor(Math.random() * 0x7fffffff);
+}
+
+/** The number of runs: `OPERLESS_FC_RUNS`, else `defaultRuns`. */
+export function fcRuns(defaultRuns: number): number {
   const runs = Number(process.env.OPERLESS_FC_RUNS);
+  return Number.isInteger(runs) && runs > 0 ? runs : defaultRuns;
+}
+
+export function fcParams<T>(name: string, defaultRuns: number): fc.Parameters<T> {
   const path = process.env.OPERLESS_FC_PATH;
   return {
-    seed,
-    numRuns: Number.isInteger(runs) && runs > 0 ? runs : defaultRuns,
+    seed: fcSeed(),
+    numRuns: fcRuns(defaultRuns),
     ...(path ? { path } : {}),
     reporter: (details) => {
       if (!details.failed) return;
@@ -21,11 +30,4 @@ export function fcParams<T>(name: string, defaultRuns: number): fc.Parameters<T>
       throw new Error(`${name}: property failed; replay with ${replay}\n${fc.defaultReportMessage(details)}`);
     },
   };
-}
-
-/** Like `fcParams`, for `fc.assert` of an async property. */
-export function fcAsyncParams<T>(name: string, defaultRuns: number): fc.Parameters<T> {
-  const params = fcParams<T>(name, defaultRuns);
-  const { reporter, ...rest } = params;
-  return { ...rest, asyncReporter: async (details) => reporter?.(details) };
 }
