@@ -108,7 +108,7 @@ function runForwarder(name: string, queue: string, namespaces: readonly string[]
   });
   children.add(child);
   const lines: Record<string, unknown>[] = [];
-  const waiters: { re: RegExp; resolve: (l: Record<string, unknown>) => void }[] = [];
+  const waiters: { re: RegExp; resolve: (l: Record<string, unknown>) => void; reject: (err: Error) => void }[] = [];
   createInterface({ input: child.stdout! }).on('line', (text) => {
     let line: Record<string, unknown>;
     try {
@@ -126,10 +126,15 @@ function runForwarder(name: string, queue: string, namespaces: readonly string[]
   });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-8000)));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => {
+  // 'close': after the exit AND the last output line (an 'exit' can come before them)
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => {
     children.delete(child);
     resolve(code);
   }));
+  // A waiter fails as soon as the process is gone, with what it printed.
+  void exited.then((code) => {
+    for (const w of waiters.splice(0)) w.reject(new Error(`the forwarder exited (code ${code}) before logging ${w.re}; stderr:\n${stderr}`));
+  });
   return {
     child,
     exited,
@@ -140,7 +145,7 @@ function runForwarder(name: string, queue: string, namespaces: readonly string[]
       if (found) return Promise.resolve(found);
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no log line ${re} within ${timeoutMs} ms (exit code ${child.exitCode}); stderr:\n${stderr}\nlast lines:\n${lines.slice(-10).map((l) => JSON.stringify(l).slice(0, 600)).join('\n')}`)), timeoutMs);
-        waiters.push({ re, resolve: (l) => { clearTimeout(timer); resolve(l); } });
+        waiters.push({ re, resolve: (l) => { clearTimeout(timer); resolve(l); }, reject: (err) => { clearTimeout(timer); reject(err); } });
       });
     },
   };
