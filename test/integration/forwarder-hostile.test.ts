@@ -20,11 +20,10 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import { stringify } from 'yaml';
@@ -34,7 +33,7 @@ import { createKubeApi, KubeApiError, type KubeApi } from '../../src/forwarder/k
 import { checkMessageField, type ReconcileMessage } from '../../src/contract/message.ts';
 import { applyForwarderIdentity, type ForwarderIdentity } from '../support/identities.ts';
 import { fcRuns, fcSeed } from '../support/fc-params.ts';
-import { collect } from './forwarder-env.ts';
+import { collect, spawnLogged, type LoggedChild } from './forwarder-env.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const MEMCACHED_CRD = join(ROOT, 'infra/crds/memcacheds.cache.example.com.yaml');
@@ -66,16 +65,8 @@ after(async () => {
 
 // ---- the forwarder process -----------------------------------------------------------------
 
-interface Running {
-  readonly child: ChildProcess;
-  readonly exited: Promise<number | null>;
-  readonly lines: Record<string, unknown>[];
-  line(msg: RegExp, timeoutMs?: number): Promise<Record<string, unknown>>;
-  stderr(): string;
-}
-
 /** The bundle as the image runs it, with the shipped watches scoped to `namespaces`, as the shipped ServiceAccount. */
-function runForwarder(name: string, queue: string, namespaces: readonly string[], options: { config?: Record<string, unknown>; nodeArgs?: readonly string[]; env?: Record<string, string> } = {}): Running {
+function runForwarder(name: string, queue: string, namespaces: readonly string[], options: { config?: Record<string, unknown>; nodeArgs?: readonly string[] } = {}): LoggedChild {
   const shipped = identity.config as { primaries?: object[]; owned?: object[] };
   const scoped = (list: readonly object[] | undefined) => (list ?? []).map((w) => ({ ...w, namespaces: [...namespaces] }));
   const config = {
@@ -93,9 +84,8 @@ function runForwarder(name: string, queue: string, namespaces: readonly string[]
   };
   const path = join(work, `${name}.yaml`);
   writeFileSync(path, stringify(config));
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), bundle], {
+  const run = spawnLogged([...(options.nodeArgs ?? []), bundle], {
     cwd: work,
-    stdio: ['ignore', 'pipe', 'pipe'],
     env: {
       PATH: process.env.PATH,
       OPERLESS_FORWARDER_CONFIG: path,
@@ -103,52 +93,11 @@ function runForwarder(name: string, queue: string, namespaces: readonly string[]
       AWS_ACCESS_KEY_ID: 'test',
       AWS_SECRET_ACCESS_KEY: 'test',
       AWS_ENDPOINT_URL_SQS: broker.endpoint,
-      ...options.env,
     },
   });
-  children.add(child);
-  const lines: Record<string, unknown>[] = [];
-  const waiters: { re: RegExp; resolve: (l: Record<string, unknown>) => void; reject: (err: Error) => void }[] = [];
-  createInterface({ input: child.stdout! }).on('line', (text) => {
-    let line: Record<string, unknown>;
-    try {
-      line = JSON.parse(text);
-    } catch {
-      return;
-    }
-    lines.push(line);
-    for (const w of [...waiters]) {
-      if (w.re.test(String(line.msg))) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(line);
-      }
-    }
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-8000)));
-  // 'close': after the exit AND the last output line (an 'exit' can come before them)
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => {
-    children.delete(child);
-    resolve(code);
-  }));
-  // A waiter fails as soon as the process is gone, with what it printed.
-  void exited.then((code) => {
-    for (const w of waiters.splice(0)) w.reject(new Error(`the forwarder exited (code ${code}) before logging ${w.re}; stderr:\n${stderr}`));
-  });
-  return {
-    child,
-    exited,
-    lines,
-    stderr: () => stderr,
-    line(re, timeoutMs = 60_000) {
-      const found = lines.find((l) => re.test(String(l.msg)));
-      if (found) return Promise.resolve(found);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no log line ${re} within ${timeoutMs} ms (exit code ${child.exitCode}); stderr:\n${stderr}\nlast lines:\n${lines.slice(-10).map((l) => JSON.stringify(l).slice(0, 600)).join('\n')}`)), timeoutMs);
-        waiters.push({ re, resolve: (l) => { clearTimeout(timer); resolve(l); }, reject: (err) => { clearTimeout(timer); reject(err); } });
-      });
-    },
-  };
+  children.add(run.child);
+  void run.exited.then(() => children.delete(run.child));
+  return run;
 }
 
 /** The samples of a Prometheus metric, by their label text (`reason="invalid_name"`). */
