@@ -32,7 +32,7 @@ import { bundleForwarder } from '../../src/forwarder/bundle.ts';
 import { createKubeApi, KubeApiError, type KubeApi } from '../../src/forwarder/kube-api.ts';
 import { checkMessageField, type ReconcileMessage } from '../../src/contract/message.ts';
 import { applyForwarderIdentity, type ForwarderIdentity } from '../support/identities.ts';
-import { fcRuns, fcSeed } from '../support/fc-params.ts';
+import { replayFromEnv } from '../support/fast-check.ts';
 import { collect, spawnLogged, type LoggedChild } from './forwarder-env.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -246,6 +246,15 @@ const hostileObject = fc.record({
 });
 const fuzzRun = fc.array(hostileObject, { minLength: 1, maxLength: 4 });
 
+/** `OPERLESS_FC_RUNS` (a positive integer; anything else is refused), else `fallback`. */
+function runsFromEnv(fallback: number): number {
+  const raw = process.env.OPERLESS_FC_RUNS;
+  if (raw === undefined) return fallback;
+  const runs = Number(raw);
+  if (!Number.isSafeInteger(runs) || runs < 1) throw new Error(`OPERLESS_FC_RUNS=${JSON.stringify(raw)} is refused: it must be a positive number of runs`);
+  return runs;
+}
+
 type HostileObject = typeof hostileObject extends fc.Arbitrary<infer T> ? T : never;
 
 const controlledBy = (ref: Record<string, unknown>) => ({ ownerReferences: [{ apiVersion: MC_API, kind: 'Memcached', uid: '22222222-2222-2222-2222-222222222222', controller: true, ...ref }] });
@@ -280,8 +289,8 @@ function materialise(i: number, j: number, o: HostileObject): Record<string, unk
 }
 
 test('fuzz: whatever the API server accepts in a watched kind is routed to a valid message or dropped with a counted reason; the forwarder stays up and ready', async () => {
-  const seed = fcSeed();
-  const runs = fcRuns(25);
+  const seed = replayFromEnv().seed ?? Math.floor(Math.random() * 0x7fffffff);
+  const runs = runsFromEnv(25);
   const replay = `replay with OPERLESS_FC_SEED=${seed} OPERLESS_FC_RUNS=${runs}`;
   const namespaces = ['h', `h-${'x'.repeat(61)}`];
   for (const ns of namespaces) await createNamespace(ns);

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SQSRecord } from 'aws-lambda';
 import fc from 'fast-check';
+import { fcParameters } from '../../support/fast-check.ts';
 import { encodeMessage, followUp, newMessage, reasonPriority, type ReconcileMessage } from '../../../src/contract/message.ts';
 import { groupBatch, representative } from '../../../src/core/batch.ts';
 
@@ -99,5 +100,5 @@ test('property: every record lands in exactly one group or in poison', () => {
     assert.equal(new Set(groups.map((g) => g.key)).size, groups.length);
     const priorities = groups.map((g) => Math.min(...g.records.map((r) => reasonPriority((JSON.parse(r.body) as ReconcileMessage).reason))));
     assert.deepEqual(priorities, [...priorities].sort((a, b) => a - b), 'groups are in priority order');
-  }));
+  }), fcParameters());
 });

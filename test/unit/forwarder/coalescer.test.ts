@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { Coalescer } from '../../../src/forwarder/coalescer.ts';
 import { mergeMessages } from '../../../src/forwarder/merge.ts';
 import fc from 'fast-check';
+import { fcParameters } from '../../support/fast-check.ts';
 import { newMessage, type Reason, type ReconcileMessage } from '../../../src/contract/message.ts';
 
 const msg = (name: string, reason: Reason, at: number, uid = `uid-${name}`) =>
@@ -124,7 +125,7 @@ test('property: mixed changes — every change is followed by a message of its k
     for (const times of sends.values()) {
       for (let i = 2; i < times.length; i++) assert.ok(times[i]! - times[i - 2]! >= 100 || times[i] === t + 1000, `three sends within one window: ${times.slice(i - 2, i + 1)}`);
     }
-  }));
+  }), fcParameters());
 });
 
 test('merge: a resourceVersion survives only when both name the same event (a Service event merged with a later Deployment event must not look like the Deployment\'s own)', () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { messageProblem, newMessage } from '../../../src/contract/message.ts';
 import { DROP_REASONS, ownerRequest, resyncRequests, resyncRouted, route, routeChange, type Forward, type ResolvedWatch } from '../../../src/forwarder/router.ts';
-import { fcParams } from '../../support/fc-params.ts';
+import { fcParameters } from '../../support/fast-check.ts';
 import { snapshotOf, type ObjectSnapshot } from '../../../src/forwarder/snapshot.ts';
 import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS } from '../../../src/forwarder/config.ts';
 
@@ -212,5 +212,5 @@ test('property: any metadata routes to requests the encoder accepts, or to drops
     if (watch.role === 'owned') {
       for (const f of routed.forwards) assert.ok(primaries.some((p) => p.kind === f.ref.kind), 'only primaries are owners');
     }
-  }), fcParams('router property', 2000));
+  }), fcParameters({ numRuns: 2000 }));
 });
