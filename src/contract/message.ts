@@ -7,17 +7,40 @@
  * (level-based, like controller-runtime's `reconcile.Request`).
  *
  * Guarantees of this module:
- * - `encodeMessage` only produces bodies that `decodeMessage` accepts (it validates first).
+ * - `encodeMessage` only produces bodies that `decodeMessage` accepts (it validates first,
+ *   strictly: it never writes a field this contract version does not define).
  * - `decodeMessage` never throws: every malformed body becomes `{ ok: false, error }` with a
  *   precise, human-readable reason naming the offending field.
+ * - Within one contract version a consumer ignores fields it does not know (a producer of a
+ *   later release may add an optional field during a rolling upgrade); the decoded message
+ *   holds only the known fields. A different `v` is rejected.
+ * - `notBefore` is bounded: at most `MAX_WAIT_SECONDS` (plus `NOT_BEFORE_SKEW_MS` of clock
+ *   tolerance) after the validating side's clock, so no message can be re-delayed forever.
  * - Bodies are bounded by `MAX_MESSAGE_BYTES`, far below the SQS limit.
+ * - One validator per field (`checkMessageField`); the forwarder's router checks its requests
+ *   with the same function (`messageProblem`) before anything reaches the send path.
  * - `events/message.schema.json` describes the same shape; a unit test keeps them in step.
  */
 
 export const MESSAGE_VERSION = 1 as const;
 
-/** Encoded bodies larger than this are rejected (SQS allows 1 MiB; ours are ~300 bytes). */
+/** Encoded bodies larger than this are rejected (SQS allows 1 MiB; ours are a few hundred bytes). */
 export const MAX_MESSAGE_BYTES = 4096;
+
+/**
+ * The longest wait a message may carry: `notBefore` is at most this long after "now".
+ * Producers clamp longer waits to it (a `requeueAfter` of more than 7 days waits 7 days;
+ * the periodic resync reconciles every object long before that anyway).
+ */
+export const MAX_WAIT_SECONDS = 7 * 24 * 60 * 60;
+
+/** Clock tolerance between the producer and the consumer of a `notBefore`. */
+export const NOT_BEFORE_SKEW_MS = 15 * 60 * 1000;
+
+/** The latest `notBefore` a message validated at `now` (ms) may carry. */
+export function latestNotBefore(now: number): number {
+  return now + MAX_WAIT_SECONDS * 1000 + NOT_BEFORE_SKEW_MS;
+}
 
 export const REASONS = ['Added', 'Modified', 'Deleted', 'Owned', 'Resync', 'Requeue', 'Retry'] as const;
 export type Reason = (typeof REASONS)[number];
@@ -80,13 +103,16 @@ export type DecodeResult =
   | { readonly ok: false; readonly error: string };
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const API_VERSION = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?v[0-9]+((alpha|beta)[0-9]+)?$/;
 const KIND = /^[A-Z][A-Za-z0-9]*$/;
 const CLUSTER = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
-const FIELDS = new Set([
+/** Every field contract v1 defines. */
+export const MESSAGE_FIELDS: readonly (keyof ReconcileMessage)[] = [
   'v', 'cluster', 'apiVersion', 'kind', 'namespace', 'name', 'uid', 'reason',
   'resourceVersion', 'observedAt', 'attempt', 'notBefore',
-]);
+];
+const FIELDS = new Set<string>(MESSAGE_FIELDS);
 
 type Check = (value: unknown) => string | undefined;
 
@@ -104,11 +130,16 @@ const int = (min: number, max = Number.MAX_SAFE_INTEGER): Check => (value) => {
   return undefined;
 };
 
+/** The longest value of each string field, in UTF-16 code units. */
+export const MAX_FIELD_LENGTH = {
+  cluster: 63, apiVersion: 317, kind: 63, name: 253, namespace: 63, uid: 128, resourceVersion: 128,
+} as const satisfies Partial<Record<keyof ReconcileMessage, number>>;
+
 const REQUIRED: Record<string, Check> = {
-  cluster: str(63, CLUSTER, 'a cluster id (letters, digits, - _ .)'),
-  apiVersion: str(317, API_VERSION, 'an apiVersion like "v1" or "cache.example.com/v1alpha1"'),
-  kind: str(63, KIND, 'a Kind in PascalCase'),
-  name: str(253, DNS_SUBDOMAIN, 'a DNS-1123 subdomain'),
+  cluster: str(MAX_FIELD_LENGTH.cluster, CLUSTER, 'a cluster id (letters, digits, - _ .)'),
+  apiVersion: str(MAX_FIELD_LENGTH.apiVersion, API_VERSION, 'an apiVersion like "v1" or "cache.example.com/v1alpha1"'),
+  kind: str(MAX_FIELD_LENGTH.kind, KIND, 'a Kind in PascalCase'),
+  name: str(MAX_FIELD_LENGTH.name, DNS_SUBDOMAIN, 'a DNS-1123 subdomain'),
   reason: (value) =>
     typeof value === 'string' && (REASONS as readonly string[]).includes(value)
       ? undefined
@@ -118,9 +149,9 @@ const REQUIRED: Record<string, Check> = {
 };
 
 const OPTIONAL: Record<string, Check> = {
-  namespace: str(63, DNS_SUBDOMAIN, 'a DNS-1123 label'),
-  uid: str(128),
-  resourceVersion: str(128),
+  namespace: str(MAX_FIELD_LENGTH.namespace, DNS_LABEL, 'a DNS-1123 label'),
+  uid: str(MAX_FIELD_LENGTH.uid),
+  resourceVersion: str(MAX_FIELD_LENGTH.resourceVersion),
   notBefore: int(0),
 };
 
@@ -130,8 +161,41 @@ function typeName(value: unknown): string {
   return typeof value;
 }
 
+/** How the validating side treats what it checks: its clock (for `notBefore`), unknown fields. */
+export interface ValidateOptions {
+  /** The validating side's clock, ms since the epoch (default `Date.now()`). */
+  readonly now?: number;
+  /**
+   * `ignore` (consumers, the default): fields this version does not define are dropped from
+   * the decoded message; `reject` (producers: the encoder): they are an error.
+   */
+  readonly unknownFields?: 'ignore' | 'reject';
+}
+
+/** What is wrong with a message: the field at fault (when one is) and a sentence saying why. */
+export interface MessageProblem {
+  readonly field?: string;
+  readonly error: string;
+}
+
+/**
+ * The one validator of each field of the contract: undefined when `value` is a valid value of
+ * `field`, else why not (e.g. `must be a DNS-1123 subdomain, got "Bad_Name"`). `notBefore` is
+ * checked against `now` (see `latestNotBefore`). Never throws.
+ */
+export function checkMessageField(field: keyof ReconcileMessage, value: unknown, now: number = Date.now()): string | undefined {
+  if (field === 'v') return value === MESSAGE_VERSION ? undefined : `must be ${MESSAGE_VERSION}, got ${JSON.stringify(value)}`;
+  const check = REQUIRED[field] ?? OPTIONAL[field];
+  const problem = check?.(value);
+  if (problem || field !== 'notBefore') return problem;
+  const latest = latestNotBefore(now);
+  return (value as number) > latest
+    ? `must be at most ${MAX_WAIT_SECONDS} s (+${NOT_BEFORE_SKEW_MS / 1000} s of clock skew) from now, got ${value} (now ${now})`
+    : undefined;
+}
+
 /** Parses and validates a queue message body. Never throws. */
-export function decodeMessage(body: string): DecodeResult {
+export function decodeMessage(body: string, options: ValidateOptions = {}): DecodeResult {
   if (typeof body !== 'string') return { ok: false, error: `body must be a string, got ${typeName(body)}` };
   const bytes = Buffer.byteLength(body, 'utf8');
   if (bytes > MAX_MESSAGE_BYTES) {
@@ -143,48 +207,70 @@ export function decodeMessage(body: string): DecodeResult {
   } catch (err) {
     return { ok: false, error: `body is not JSON (${(err as Error).message}): ${preview(body)}` };
   }
-  return validateMessage(parsed);
+  return validateMessage(parsed, options);
 }
 
 /** Validates an already-parsed value against the contract. Never throws. */
-export function validateMessage(value: unknown): DecodeResult {
+export function validateMessage(value: unknown, options: ValidateOptions = {}): DecodeResult {
+  const found = problemOf(value, options);
+  if (found) return { ok: false, error: found.problem.error };
+  return { ok: true, message: knownFields(value as Record<string, unknown>) };
+}
+
+function problemOf(value: unknown, options: ValidateOptions): { problem: MessageProblem } | undefined {
+  const fail = (error: string, field?: string) => ({ problem: field === undefined ? { error } : { field, error } });
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { ok: false, error: `message must be a JSON object, got ${typeName(value)}` };
+    return fail(`message must be a JSON object, got ${typeName(value)}`);
   }
   const record = value as Record<string, unknown>;
   if (record.v !== MESSAGE_VERSION) {
-    return {
-      ok: false,
-      error: record.v === undefined
-        ? 'missing field "v" (contract version); this is not an Operless reconcile message'
-        : `unsupported contract version v=${JSON.stringify(record.v)}; this consumer understands v=${MESSAGE_VERSION}`,
-    };
+    return fail(record.v === undefined
+      ? 'missing field "v" (contract version); this is not an Operless reconcile message'
+      : `unsupported contract version v=${JSON.stringify(record.v)}; this consumer understands v=${MESSAGE_VERSION}`, 'v');
   }
-  for (const [field, check] of Object.entries(REQUIRED)) {
-    if (!(field in record) || record[field] === undefined) return { ok: false, error: `missing field "${field}"` };
-    const problem = check(record[field]);
-    if (problem) return { ok: false, error: `field "${field}" ${problem}` };
+  const now = options.now ?? Date.now();
+  for (const field of Object.keys(REQUIRED) as (keyof ReconcileMessage)[]) {
+    if (!(field in record) || record[field] === undefined) return fail(`missing field "${field}"`, field);
+    const problem = checkMessageField(field, record[field], now);
+    if (problem) return fail(`field "${field}" ${problem}`, field);
   }
-  for (const [field, check] of Object.entries(OPTIONAL)) {
+  for (const field of Object.keys(OPTIONAL) as (keyof ReconcileMessage)[]) {
     if (record[field] === undefined) continue;
-    const problem = check(record[field]);
-    if (problem) return { ok: false, error: `field "${field}" ${problem}` };
+    const problem = checkMessageField(field, record[field], now);
+    if (problem) return fail(`field "${field}" ${problem}`, field);
   }
-  for (const field of Object.keys(record)) {
-    if (!FIELDS.has(field)) return { ok: false, error: `unknown field "${field}"` };
+  if (options.unknownFields === 'reject') {
+    for (const field of Object.keys(record)) {
+      if (!FIELDS.has(field)) return fail(`unknown field "${field}" (contract v${MESSAGE_VERSION} does not define it)`, field);
+    }
   }
-  return { ok: true, message: record as unknown as ReconcileMessage };
+  return undefined;
+}
+
+/** The message with only the fields this contract version defines (a later release's extras dropped). */
+function knownFields(record: Record<string, unknown>): ReconcileMessage {
+  const out: Record<string, unknown> = {};
+  for (const field of Object.keys(record)) if (FIELDS.has(field) && record[field] !== undefined) out[field] = record[field];
+  return out as unknown as ReconcileMessage;
+}
+
+/**
+ * Why the encoder would refuse `message`, or undefined when it would send it: the strict
+ * validation (no unknown field) and the size bound. Never throws; what the forwarder's router
+ * checks each request with, so nothing the encoder refuses reaches the send path.
+ */
+export function messageProblem(message: ReconcileMessage, now: number = Date.now()): MessageProblem | undefined {
+  const found = problemOf(message, { now, unknownFields: 'reject' });
+  if (found) return found.problem;
+  const bytes = Buffer.byteLength(JSON.stringify(message), 'utf8');
+  return bytes > MAX_MESSAGE_BYTES ? { error: `the encoded message is ${bytes} bytes, larger than the ${MAX_MESSAGE_BYTES}-byte limit` } : undefined;
 }
 
 /** Serialises a message after validating it; throws a clear error on a bug in the producer. */
 export function encodeMessage(message: ReconcileMessage): string {
-  const checked = validateMessage(message);
-  if (!checked.ok) throw new Error(`refusing to send an invalid reconcile message: ${checked.error}`);
-  const body = JSON.stringify(message);
-  if (Buffer.byteLength(body, 'utf8') > MAX_MESSAGE_BYTES) {
-    throw new Error(`refusing to send a reconcile message larger than ${MAX_MESSAGE_BYTES} bytes`);
-  }
-  return body;
+  const problem = messageProblem(message);
+  if (problem) throw new Error(`refusing to send an invalid reconcile message: ${problem.error}`);
+  return JSON.stringify(message);
 }
 
 /** Builds a fresh message for an object (attempt 0). */

@@ -10,19 +10,24 @@
  * | `requeueAfter(s)`                        | `Requeue`, attempt 0, delay s (notBefore if > 900 s)   |
  * | `TerminalError`                          | DLQ `TerminalError` (no retry)                         |
  * | 409 Conflict                             | `Retry`, attempt + 1, delay 1 s (fresh state, soon)    |
- * | 429 with Retry-After                     | `Retry`, attempt unchanged, delay Retry-After          |
- * | 5xx with Retry-After                     | `Retry`, attempt + 1, delay Retry-After                |
+ * | 429 with Retry-After                     | `Retry`, attempt unchanged, delay Retry-After (≤ 300 s)|
+ * | 5xx with Retry-After                     | `Retry`, attempt + 1, delay Retry-After (≤ 300 s)      |
  * | any other error                          | `Retry`, attempt + 1, delay backoff(attempt + 1)       |
  * | any error when attempt + 1 ≥ maxAttempts | DLQ `RetriesExhausted` (429 excepted: not our failure) |
  *
  * `attempt` counts failed runs before this one; a success resets it (requeue carries 0),
  * like the workqueue's `Forget`. A 429 is the server asking us to slow down, not a failure
  * of this object, so it does not use up attempts.
+ *
+ * Bounds: a `Retry-After` is honoured up to `MAX_RETRY_AFTER_SECONDS` (src/kube/errors.ts,
+ * also for a `KubeApiError` built by hand), and a `requeueAfter` longer than the contract's
+ * `MAX_WAIT_SECONDS` waits that long, so every follow-up carries a `notBefore` the contract
+ * accepts.
  */
-import { followUp, type ReconcileMessage } from '../contract/message.ts';
+import { MAX_WAIT_SECONDS, followUp, type ReconcileMessage } from '../contract/message.ts';
 import type { DlqReason } from '../contract/dlq.ts';
 import { errorMessage } from '../observability/log.ts';
-import { isKubeApiError } from '../kube/errors.ts';
+import { boundedRetryAfter, isKubeApiError } from '../kube/errors.ts';
 import { backoffSeconds } from './backoff.ts';
 import { isTerminalError } from './errors.ts';
 import type { ReconcileResult } from './result.ts';
@@ -64,7 +69,7 @@ export function decideFollowUp({ message, outcome, policy, now, random = Math.ra
   if (outcome.type === 'result') {
     const result = outcome.result;
     if (result.type === 'done') return { type: 'none', label: 'success' };
-    const schedule = scheduleAfter(Math.max(1, result.seconds), now);
+    const schedule = scheduleAfter(Math.min(Math.max(1, result.seconds), MAX_WAIT_SECONDS), now);
     return {
       type: 'send',
       label: 'requeue_after',
@@ -86,8 +91,9 @@ export function decideFollowUp({ message, outcome, policy, now, random = Math.ra
       delaySeconds: schedule.delaySeconds,
     };
   };
+  const retryAfter = isKubeApiError(error) ? boundedRetryAfter(error.retryAfterSeconds) : undefined;
   if (isKubeApiError(error) && error.status === 429) {
-    return retry('throttled', message.attempt, error.retryAfterSeconds ?? backoffSeconds(message.attempt + 1, policy, random));
+    return retry('throttled', message.attempt, retryAfter ?? backoffSeconds(message.attempt + 1, policy, random));
   }
   const next = message.attempt + 1;
   if (next >= policy.maxAttempts) {
@@ -99,8 +105,8 @@ export function decideFollowUp({ message, outcome, policy, now, random = Math.ra
     };
   }
   if (isKubeApiError(error) && error.status === 409) return retry('conflict', next, CONFLICT_RETRY_SECONDS);
-  if (isKubeApiError(error) && error.status >= 500 && error.retryAfterSeconds !== undefined) {
-    return retry('error', next, error.retryAfterSeconds);
+  if (isKubeApiError(error) && error.status >= 500 && retryAfter !== undefined) {
+    return retry('error', next, retryAfter);
   }
   return retry('error', next, backoffSeconds(next, policy, random));
 }

@@ -44,11 +44,11 @@ import { createSqsQueue, type QueuePort } from './queue-client.ts';
 import { queueLabels, queueRoutes } from './queues.ts';
 import { resolveWatches } from './resources.ts';
 import { ResyncFeed } from './resync-feed.ts';
-import { resyncRequests, route, type Forward, type ResolvedWatch } from './router.ts';
+import { resyncRouted, routeChange, type Drop, type Forward, type ResolvedWatch } from './router.ts';
 import { Sender } from './sender.ts';
 import { startProbeServer, type Check, type ProbeServer } from './server.ts';
-import type { Change } from './store.ts';
 import type { ObjectSnapshot } from './snapshot.ts';
+import type { Change } from './store.ts';
 import { collectionPath, WatchStream, type ListResult } from './watcher.ts';
 
 export interface ForwarderDeps {
@@ -282,14 +282,36 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
   }
 
   function handleChange(watch: ResolvedWatch, change: Change): void {
-    const requests = route(config.clusterId, watch, change, watches);
-    if (requests.length === 0) metrics.eventsFiltered.inc({ kind: watch.kind });
-    forward(requests);
+    const { forwards, dropped } = routeChange(config.clusterId, watch, change, watches);
+    for (const drop of dropped) reportDrop(watch, change.current, drop);
+    if (forwards.length === 0 && dropped.length === 0) metrics.eventsFiltered.inc({ kind: watch.kind });
+    forward(forwards);
+  }
+
+  /** A request the contract refuses (router.ts): one WARN line naming the object, and the counter. */
+  function reportDrop(watch: ResolvedWatch, object: ObjectSnapshot, drop: Drop): void {
+    metrics.eventsDropped.inc({ reason: drop.reason });
+    log.warn(drop.target === 'owner'
+      ? 'change dropped: its controller owner reference names an object no reconcile message can name'
+      : 'change dropped: the object has a name or namespace no reconcile message can carry', {
+      key: displayKey({ kind: watch.kind, ...(object.namespace ? { namespace: object.namespace } : {}), name: clip(object.name) }),
+      uid: object.uid,
+      reason: drop.reason,
+      error: drop.error,
+      ...(drop.owner ? { owner: { apiVersion: clip(drop.owner.apiVersion), kind: clip(drop.owner.kind), name: clip(drop.owner.name), uid: clip(drop.owner.uid) } } : {}),
+    });
+  }
+
+  /** A value from an object for a log line: at most 253 characters (an owner reference's name is unbounded). */
+  function clip(value: string): string {
+    return value.length > 253 ? `${value.slice(0, 253)}…` : value;
   }
 
   function handleList(watch: ResolvedWatch, result: ListResult, stream: string): void {
     if (result.resync && watch.role === 'primary') {
-      forward(result.changes.filter((c) => c.type === 'DELETED').flatMap((c) => route(config.clusterId, watch, c, watches)));
+      const deleted = result.changes.filter((c) => c.type === 'DELETED').map((c) => ({ change: c, routed: routeChange(config.clusterId, watch, c, watches) }));
+      for (const { change, routed } of deleted) for (const drop of routed.dropped) reportDrop(watch, change.current, drop);
+      forward(deleted.flatMap((d) => d.routed.forwards));
       startResync(watch, stream, result.listed);
       return;
     }
@@ -306,11 +328,17 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
     if (!leading) return;
     const lane = laneFor(watch);
     const at = now();
-    metrics.messagesEnqueued.inc({ kind: watch.kind, reason: 'Resync' }, listed.length);
-    lane.resync.start(stream, listed, (snapshot) => messageOf(resyncRequests(config.clusterId, watch, [snapshot])[0]!, at));
+    // Objects no reconcile message can name are dropped here, with a reason, never fed.
+    const valid = listed.filter((snapshot) => {
+      const { dropped } = resyncRouted(config.clusterId, watch, [snapshot]);
+      for (const { object, drop } of dropped) reportDrop(watch, object, drop);
+      return dropped.length === 0;
+    });
+    metrics.messagesEnqueued.inc({ kind: watch.kind, reason: 'Resync' }, valid.length);
+    lane.resync.start(stream, valid, (snapshot) => messageOf(resyncRouted(config.clusterId, watch, [snapshot]).forwards[0]!, at));
     lane.lastForwardAt = at;
     lane.sender.resyncAdded();
-    log.info('resync started', { queue: lane.url, stream, objects: listed.length, pendingInLane: lane.resync.pending });
+    log.info('resync started', { queue: lane.url, stream, objects: valid.length, pendingInLane: lane.resync.pending });
   }
 
   function startStreams(): void {

@@ -12,6 +12,8 @@ export interface ForwarderMetrics {
   readonly registry: Registry;
   readonly eventsReceived: Counter<'kind' | 'type'>;
   readonly eventsFiltered: Counter<'kind'>;
+  /** Changes dropped at routing because the message they imply is one the contract refuses (router.ts DROP_REASONS). */
+  readonly eventsDropped: Counter<'reason'>;
   readonly messagesEnqueued: Counter<'kind' | 'reason'>;
   readonly messagesCoalesced: Counter;
   readonly messagesSent: Counter<'reason' | 'queue'>;
@@ -36,6 +38,7 @@ export function createForwarderMetrics(options: { defaultMetrics?: boolean } = {
     registry,
     eventsReceived: new Counter({ name: 'operless_forwarder_events_received_total', help: 'Watch events received (and changes found by relists), by kind and type.', labelNames: ['kind', 'type'], registers }),
     eventsFiltered: new Counter({ name: 'operless_forwarder_events_filtered_total', help: 'Changes dropped by predicates (e.g. status-only updates of primaries), by kind.', labelNames: ['kind'], registers }),
+    eventsDropped: new Counter({ name: 'operless_forwarder_events_dropped_total', help: 'Reconcile requests dropped at routing because the contract refuses the message (e.g. an owner reference naming an invalid name), by reason: invalid_name, invalid_namespace, invalid_uid, invalid_other. Each is logged once (WARN) with the object.', labelNames: ['reason'], registers }),
     messagesEnqueued: new Counter({ name: 'operless_forwarder_messages_enqueued_total', help: 'Reconcile requests produced, by target kind and reason (before coalescing).', labelNames: ['kind', 'reason'], registers }),
     messagesCoalesced: new Counter({ name: 'operless_forwarder_messages_coalesced_total', help: 'Reconcile requests merged into one already pending for the same object.', registers }),
     messagesSent: new Counter({ name: 'operless_forwarder_messages_sent_total', help: 'Messages accepted by the queue, by reason and queue.', labelNames: ['reason', 'queue'], registers }),

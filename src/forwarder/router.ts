@@ -11,13 +11,22 @@
  * 420 reconciles against the work queue's 254). What happens to the child next (its
  * controllers' status writes, someone else's edit, its deletion) is forwarded as before.
  *
- * Guarantees: pure; never returns two requests for the same key from one change; an owned
- * object whose controller is not a configured primary kind (or is in a namespace the
- * primary is not watched in) yields nothing; ADDED/DELETED of primaries are always
- * forwarded; updates only when the watch's triggers say so.
+ * Hostile input is normal input: the API server accepts owner references with any name, kind
+ * or uid, and a primary kind may allow names the contract refuses. Every request is checked
+ * with the contract's own validator (`messageProblem`, the check `encodeMessage` makes)
+ * before it leaves the router; a request the contract would refuse is *dropped* with one of
+ * `DROP_REASONS` and the contract's words, never passed on to the send path.
+ *
+ * Guarantees: pure; never throws on any snapshot; never returns two requests for the same
+ * key from one change; every returned request encodes (the contract accepts it); an owned
+ * object whose controller is not a configured *primary* kind (an owned-only or unknown kind,
+ * or a primary in a namespace it is not watched in) yields nothing; ADDED/DELETED of
+ * primaries are always forwarded (or dropped with a reason); updates only when the watch's
+ * triggers say so. The controller is the first owner reference with `controller: true`, as
+ * `metav1.GetControllerOf` decides (snapshot.ts).
  */
 import { isOperlessFieldManager } from '../contract/field-manager.ts';
-import { objectKey, type ObjectRef, type Reason } from '../contract/message.ts';
+import { messageProblem, newMessage, objectKey, type ObjectRef, type Reason } from '../contract/message.ts';
 import { shouldForwardUpdate } from './predicates.ts';
 import type { Trigger, WatchRole } from './config.ts';
 import type { ControllerRef, ObjectSnapshot } from './snapshot.ts';
@@ -46,6 +55,43 @@ export interface Forward {
   readonly reason: Reason;
 }
 
+/**
+ * Why a request was dropped at routing (the label values of
+ * `operless_forwarder_events_dropped_total{reason}`, a closed set): the field of the message
+ * the contract refused — the name (not a DNS-1123 subdomain, empty or longer than 253), the
+ * namespace (not a DNS-1123 label), the uid (empty or longer than 128) — or `invalid_other`
+ * for anything else the encoder would refuse.
+ */
+export const DROP_REASONS = ['invalid_name', 'invalid_namespace', 'invalid_uid', 'invalid_other'] as const;
+export type DropReason = (typeof DROP_REASONS)[number];
+
+/** A request the contract would refuse: not forwarded, counted and logged by the caller. */
+export interface Drop {
+  readonly reason: DropReason;
+  /** The contract's reason, e.g. `field "name" must be a DNS-1123 subdomain, got "Bad_Name"`. */
+  readonly error: string;
+  /** Whose message it would have been: the object itself (a primary) or its controller (`owner`). */
+  readonly target: 'self' | 'owner';
+  /** For `owner`: the owner reference that named it. */
+  readonly owner?: ControllerRef;
+}
+
+/** What one change (or one list) routes to: valid requests, and the requests dropped with a reason. */
+export interface Routed {
+  readonly forwards: Forward[];
+  readonly dropped: Drop[];
+}
+
+const DROP_BY_FIELD: Readonly<Record<string, DropReason>> = { name: 'invalid_name', namespace: 'invalid_namespace', uid: 'invalid_uid' };
+
+/** Why the contract would refuse the message of `request`, or undefined when it encodes. Pure. */
+export function requestProblem(request: Forward): { reason: DropReason; error: string } | undefined {
+  const message = newMessage({ ...request.ref, ...(request.uid !== undefined ? { uid: request.uid } : {}), ...(request.resourceVersion !== undefined ? { resourceVersion: request.resourceVersion } : {}) }, request.reason, 0);
+  const problem = messageProblem(message, 0);
+  if (!problem) return undefined;
+  return { reason: (problem.field !== undefined ? DROP_BY_FIELD[problem.field] : undefined) ?? 'invalid_other', error: problem.error };
+}
+
 export function groupOf(apiVersion: string): string {
   const slash = apiVersion.indexOf('/');
   return slash < 0 ? '' : apiVersion.slice(0, slash);
@@ -54,16 +100,20 @@ export function groupOf(apiVersion: string): string {
 function primaryRequest(clusterId: string, watch: ResolvedWatch, s: ObjectSnapshot, reason: Reason): Forward {
   return {
     ref: { cluster: clusterId, apiVersion: watch.apiVersion, kind: watch.kind, ...(s.namespace ? { namespace: s.namespace } : {}), name: s.name },
-    uid: s.uid,
+    ...(s.uid ? { uid: s.uid } : {}),
     ...(s.resourceVersion ? { resourceVersion: s.resourceVersion } : {}),
     reason,
   };
 }
 
-/** The owner request for a child, or undefined when the owner is not a watched primary. */
-export function ownerRequest(clusterId: string, child: ObjectSnapshot, owner: ControllerRef, primaries: readonly ResolvedWatch[]): Forward | undefined {
+/**
+ * The owner request for a child, or undefined when the owner is not a watched primary: only
+ * a primary kind can be an owner (`watches` may hold every watch; owned ones never match).
+ * Not yet validated (see `requestProblem`).
+ */
+export function ownerRequest(clusterId: string, child: ObjectSnapshot, owner: ControllerRef, watches: readonly ResolvedWatch[]): Forward | undefined {
   const group = groupOf(owner.apiVersion);
-  const primary = primaries.find((p) => p.kind === owner.kind && p.group === group);
+  const primary = watches.find((p) => p.role === 'primary' && p.kind === owner.kind && p.group === group);
   if (!primary) return undefined;
   if (primary.namespaced && !child.namespace) return undefined; // a cluster-scoped child cannot have a namespaced owner
   if (primary.namespaced && primary.namespaces.length > 0 && !primary.namespaces.includes(child.namespace ?? '')) return undefined;
@@ -93,41 +143,68 @@ export function isCreationEcho(change: Change): boolean {
   return change.type === 'ADDED' && change.current.controller !== undefined && writer !== undefined && isOperlessFieldManager(writer);
 }
 
-/** Requests implied by one change of an object of `watch`. */
-export function route(clusterId: string, watch: ResolvedWatch, change: Change, primaries: readonly ResolvedWatch[]): Forward[] {
+/** Requests implied by one change of an object of `watch` (the valid ones; see `routeChange` for the drops). */
+export function route(clusterId: string, watch: ResolvedWatch, change: Change, watches: readonly ResolvedWatch[]): Forward[] {
+  return routeChange(clusterId, watch, change, watches).forwards;
+}
+
+/** Requests implied by one change of an object of `watch`, and those dropped because the contract would refuse them. */
+export function routeChange(clusterId: string, watch: ResolvedWatch, change: Change, watches: readonly ResolvedWatch[]): Routed {
+  const routed: Routed = { forwards: [], dropped: [] };
   if (watch.role === 'primary') {
-    switch (change.type) {
-      case 'ADDED':
-        return [primaryRequest(clusterId, watch, change.current, 'Added')];
-      case 'DELETED':
-        return [primaryRequest(clusterId, watch, change.current, 'Deleted')];
-      case 'MODIFIED':
-        return change.old && !shouldForwardUpdate(watch.triggers, change.old, change.current)
-          ? []
-          : [primaryRequest(clusterId, watch, change.current, 'Modified')];
-    }
+    const reason = primaryReason(watch, change);
+    if (reason) admit(routed, primaryRequest(clusterId, watch, change.current, reason), 'self');
+    return routed;
   }
-  if (change.type === 'MODIFIED' && change.old && !shouldForwardUpdate(watch.triggers, change.old, change.current)) return [];
-  if (isCreationEcho(change)) return [];
+  if (change.type === 'MODIFIED' && change.old && !shouldForwardUpdate(watch.triggers, change.old, change.current)) return routed;
+  if (isCreationEcho(change)) return routed;
   const owners: ControllerRef[] = [];
   if (change.current.controller) owners.push(change.current.controller);
   const previous = change.old?.controller;
   if (previous && (previous.uid !== change.current.controller?.uid || previous.name !== change.current.controller?.name)) owners.push(previous);
-  const out: Forward[] = [];
   const keys = new Set<string>();
   for (const owner of owners) {
-    const request = ownerRequest(clusterId, change.current, owner, primaries);
+    const request = ownerRequest(clusterId, change.current, owner, watches);
     if (!request) continue;
     const key = objectKey(request.ref);
     if (keys.has(key)) continue;
     keys.add(key);
-    out.push(request);
+    admit(routed, request, 'owner', owner);
   }
-  return out;
+  return routed;
 }
 
-/** Requests for a full resync of a primary stream (every listed object, reason Resync). */
+function primaryReason(watch: ResolvedWatch, change: Change): Reason | undefined {
+  switch (change.type) {
+    case 'ADDED':
+      return 'Added';
+    case 'DELETED':
+      return 'Deleted';
+    case 'MODIFIED':
+      return change.old && !shouldForwardUpdate(watch.triggers, change.old, change.current) ? undefined : 'Modified';
+  }
+}
+
+/** Adds `request` to the forwards when the contract accepts it, else to the drops. */
+function admit(routed: Routed, request: Forward, target: Drop['target'], owner?: ControllerRef): void {
+  const problem = requestProblem(request);
+  if (!problem) routed.forwards.push(request);
+  else routed.dropped.push({ ...problem, target, ...(owner ? { owner } : {}) });
+}
+
+/** Requests for a full resync of a primary stream (every listed object, reason Resync; the valid ones). */
 export function resyncRequests(clusterId: string, watch: ResolvedWatch, objects: readonly ObjectSnapshot[]): Forward[] {
-  if (watch.role !== 'primary') return [];
-  return objects.map((s) => primaryRequest(clusterId, watch, s, 'Resync'));
+  return resyncRouted(clusterId, watch, objects).forwards;
+}
+
+/** A full resync of a primary stream: a `Resync` per listed object, and the objects dropped (with the object each names). */
+export function resyncRouted(clusterId: string, watch: ResolvedWatch, objects: readonly ObjectSnapshot[]): { forwards: Forward[]; dropped: { object: ObjectSnapshot; drop: Drop }[] } {
+  const out: { forwards: Forward[]; dropped: { object: ObjectSnapshot; drop: Drop }[] } = { forwards: [], dropped: [] };
+  if (watch.role !== 'primary') return out;
+  for (const object of objects) {
+    const routed: Routed = { forwards: out.forwards, dropped: [] };
+    admit(routed, primaryRequest(clusterId, watch, object, 'Resync'), 'self');
+    for (const drop of routed.dropped) out.dropped.push({ object, drop });
+  }
+  return out;
 }

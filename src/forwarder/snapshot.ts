@@ -5,8 +5,13 @@
  * Guarantees: `snapshotOf` is pure and total on anything the API server sends (missing
  * fields become empty values); two snapshots compare equal on an aspect exactly when that
  * aspect of the objects is equal (JSON of the API server's canonical, key-sorted output).
+ * The size of a snapshot is bounded whatever the object holds: the controller reference's
+ * strings (which the API server does not bound) are cut to one character more than the
+ * contract allows, so a too-long value stays too long (the router drops it with the same
+ * reason) without keeping a megabyte per object.
  */
 import { createHash } from 'node:crypto';
+import { MAX_FIELD_LENGTH } from '../contract/message.ts';
 
 export interface ControllerRef {
   readonly apiVersion: string;
@@ -47,12 +52,27 @@ function digest(value: unknown): string {
   return json.length <= 64 ? json : createHash('sha1').update(json).digest('base64');
 }
 
+/** `value` cut to one character more than `max`: still valid when it was, still too long when it was. */
+const bounded = (value: string, max: number): string => (value.length > max + 1 ? value.slice(0, max + 1) : value);
+
+/**
+ * The controller: the FIRST owner reference with `controller: true`, as `metav1.GetControllerOf`
+ * (and controller-runtime's `Owns()`) decide. The API server refuses a second controller
+ * reference; should one be served anyway, the later ones are ignored.
+ */
 function controllerOf(refs: unknown): ControllerRef | undefined {
   if (!Array.isArray(refs)) return undefined;
-  for (const ref of refs as Record<string, unknown>[]) {
-    if (ref && ref.controller === true && typeof ref.apiVersion === 'string' && typeof ref.kind === 'string' && typeof ref.name === 'string') {
-      return { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name, uid: typeof ref.uid === 'string' ? ref.uid : '' };
-    }
+  for (const ref of refs as unknown[]) {
+    if (typeof ref !== 'object' || ref === null) continue;
+    const r = ref as Record<string, unknown>;
+    if (r.controller !== true) continue;
+    if (typeof r.apiVersion !== 'string' || typeof r.kind !== 'string' || typeof r.name !== 'string') return undefined;
+    return {
+      apiVersion: bounded(r.apiVersion, MAX_FIELD_LENGTH.apiVersion),
+      kind: bounded(r.kind, MAX_FIELD_LENGTH.kind),
+      name: bounded(r.name, MAX_FIELD_LENGTH.name),
+      uid: typeof r.uid === 'string' ? bounded(r.uid, MAX_FIELD_LENGTH.uid) : '',
+    };
   }
   return undefined;
 }

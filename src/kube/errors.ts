@@ -3,8 +3,9 @@
  * server returns and the `Retry-After` header.
  *
  * The runtime decides on it: 404 → the object is gone (done), 409 → a prompt retry with
- * fresh state, 429 / 5xx with `Retry-After` → requeue after that long, anything else → the
- * usual backoff. The message always names the request and what the server said, so a log
+ * fresh state, 429 / 5xx with `Retry-After` → requeue after that long (at most
+ * `MAX_RETRY_AFTER_SECONDS`: a server, proxy or load balancer cannot park an object for
+ * hours or for ever), anything else → the usual backoff. The message always names the request and what the server said, so a log
  * line or an Event is enough to understand the failure.
  */
 
@@ -14,7 +15,7 @@ export class KubeApiError extends Error {
   readonly status: number;
   /** `Status.reason` (`NotFound`, `Conflict`, `Forbidden`, `TooManyRequests`, ...). */
   readonly reason: string;
-  /** Seconds from `Retry-After` (header or `Status.details.retryAfterSeconds`), if any. */
+  /** Seconds from `Retry-After` (header or `Status.details.retryAfterSeconds`), if any; parsed values are whole seconds in [1, MAX_RETRY_AFTER_SECONDS]. */
   readonly retryAfterSeconds: number | undefined;
   /** `METHOD path` of the failed request. */
   readonly request: string;
@@ -36,6 +37,19 @@ export function isKubeApiError(err: unknown): err is KubeApiError {
 
 export const isNotFound = (err: unknown): boolean => isKubeApiError(err) && err.status === 404;
 export const isConflict = (err: unknown): boolean => isKubeApiError(err) && err.status === 409;
+
+/**
+ * The longest `Retry-After` honoured, in seconds. API Priority and Fairness asks for 1–16 s;
+ * a larger value (a misconfigured proxy, an HTTP date far ahead) is capped to this, so a
+ * throttled object is tried again within 5 minutes and no wait needs more than one SQS delay.
+ */
+export const MAX_RETRY_AFTER_SECONDS = 300;
+
+/** A Retry-After in seconds as honoured: whole seconds, at most MAX_RETRY_AFTER_SECONDS; undefined when not a positive number. */
+export function boundedRetryAfter(seconds: number | undefined): number | undefined {
+  if (seconds === undefined || Number.isNaN(seconds) || seconds <= 0) return undefined;
+  return Math.min(Math.ceil(seconds), MAX_RETRY_AFTER_SECONDS);
+}
 
 const REASON_BY_STATUS: Record<number, string> = {
   400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed',
@@ -60,7 +74,7 @@ export function parseKubeError(request: string, status: number, body: string, re
       if (typeof parsed.reason === 'string' && parsed.reason) reason = parsed.reason;
       if (typeof parsed.message === 'string') message = parsed.message;
       const fromDetails = parsed.details?.retryAfterSeconds;
-      if (retryAfterSeconds === undefined && typeof fromDetails === 'number' && fromDetails > 0) retryAfterSeconds = fromDetails;
+      if (retryAfterSeconds === undefined && typeof fromDetails === 'number') retryAfterSeconds = boundedRetryAfter(fromDetails);
     }
   } catch {
     message = body.trim().slice(0, 300);
@@ -70,16 +84,12 @@ export function parseKubeError(request: string, status: number, body: string, re
   return new KubeApiError({ status, reason, message: text, request, retryAfterSeconds });
 }
 
-/** `Retry-After` as seconds: either delta-seconds or an HTTP date. */
+/** `Retry-After` as seconds: either delta-seconds or an HTTP date; capped at MAX_RETRY_AFTER_SECONDS. */
 export function parseRetryAfter(header: string | null | undefined, now: number = Date.now()): number | undefined {
   if (!header) return undefined;
   const trimmed = header.trim();
-  if (/^\d+$/.test(trimmed)) {
-    const seconds = Number(trimmed);
-    return seconds > 0 ? seconds : undefined;
-  }
+  if (/^\d+$/.test(trimmed)) return boundedRetryAfter(Number(trimmed));
   const date = Date.parse(trimmed);
   if (Number.isNaN(date)) return undefined;
-  const seconds = Math.ceil((date - now) / 1000);
-  return seconds > 0 ? seconds : undefined;
+  return boundedRetryAfter((date - now) / 1000);
 }

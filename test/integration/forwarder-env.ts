@@ -1,8 +1,11 @@
 /**
  * Shared setup for the forwarder's integration tests: a small test CRD (`Gadget`, with a
  * status subresource), helpers to create/patch objects through the REAL API server, and a
- * queue reader that drains the REAL broker and decodes messages with the shared contract.
+ * queue reader that drains the REAL broker and decodes messages with the shared contract, and
+ * `spawnLogged` for the forwarder bundle run as a child process (its JSON log lines).
  */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { decodeMessage, type ReconcileMessage } from '../../src/contract/message.ts';
@@ -164,4 +167,59 @@ export async function collect(
 
 export function summary(messages: readonly ReconcileMessage[]): string[] {
   return messages.map((m) => `${m.reason} ${m.kind}/${m.namespace ?? ''}/${m.name}`);
+}
+
+/** A child process that logs JSON lines (the forwarder bundle), with a way to wait for a line. */
+export interface LoggedChild {
+  readonly child: ChildProcess;
+  /** The exit code, once the process exited and its last output line was read. */
+  readonly exited: Promise<number | null>;
+  /** Every JSON log line so far. */
+  readonly lines: Record<string, unknown>[];
+  /** The last 8 KiB of stderr. */
+  stderr(): string;
+  /** The first JSON log line (already seen or still to come) whose msg matches; fails when the process exits first. */
+  line(msg: RegExp, timeoutMs?: number): Promise<Record<string, unknown>>;
+}
+
+export function spawnLogged(args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }): LoggedChild {
+  const child = spawn(process.execPath, args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'], env: options.env });
+  const lines: Record<string, unknown>[] = [];
+  const waiters: { re: RegExp; resolve: (l: Record<string, unknown>) => void; reject: (err: Error) => void }[] = [];
+  createInterface({ input: child.stdout! }).on('line', (text) => {
+    let line: Record<string, unknown>;
+    try {
+      line = JSON.parse(text);
+    } catch {
+      return;
+    }
+    lines.push(line);
+    for (const w of [...waiters]) {
+      if (w.re.test(String(line.msg))) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(line);
+      }
+    }
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-8000)));
+  // 'close': after the exit AND the last output line (an 'exit' can come before them).
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  void exited.then((code) => {
+    for (const w of waiters.splice(0)) w.reject(new Error(`the process exited (code ${code}) before logging ${w.re}; stderr:\n${stderr}`));
+  });
+  return {
+    child,
+    exited,
+    lines,
+    stderr: () => stderr,
+    line(re, timeoutMs = 30_000) {
+      const found = lines.find((l) => re.test(String(l.msg)));
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no log line ${re} within ${timeoutMs} ms; stderr:\n${stderr}\nlast lines:\n${lines.slice(-10).map((l) => JSON.stringify(l).slice(0, 600)).join('\n')}`)), timeoutMs);
+        waiters.push({ re, resolve: (l) => { clearTimeout(timer); resolve(l); }, reject: (err) => { clearTimeout(timer); reject(err); } });
+      });
+    },
+  };
 }

@@ -6,11 +6,10 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { stringify } from 'yaml';
 import { startBroker, startControlPlane, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { bundleForwarder } from '../../src/forwarder/bundle.ts';
@@ -18,7 +17,7 @@ import { startForwarder } from '../../src/forwarder/forwarder.ts';
 import { createSqsQueue } from '../../src/forwarder/queue-client.ts';
 import type { ForwarderConfigInput } from '../../src/forwarder/config.ts';
 import { silentLogger } from '../../src/observability/log.ts';
-import { GADGET_CRD, Objects, collect, gadgetConfig, summary } from './forwarder-env.ts';
+import { GADGET_CRD, Objects, collect, gadgetConfig, spawnLogged, summary, type LoggedChild } from './forwarder-env.ts';
 
 let cp: ControlPlane;
 let broker: Broker;
@@ -38,19 +37,13 @@ after(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-interface Running {
-  readonly child: ChildProcess;
-  readonly exited: Promise<number | null>;
-  /** Resolves with the first JSON log line whose msg matches. */
-  line(msg: RegExp, timeoutMs?: number): Promise<Record<string, unknown>>;
-}
+type Running = LoggedChild;
 
 function runBundle(name: string, config: ForwarderConfigInput): Running {
   const path = join(work, `${name}.yaml`);
   writeFileSync(path, stringify(config));
-  const child = spawn(process.execPath, [bundle], {
+  const run = spawnLogged([bundle], {
     cwd: work,
-    stdio: ['ignore', 'pipe', 'pipe'],
     env: {
       PATH: process.env.PATH,
       OPERLESS_FORWARDER_CONFIG: path,
@@ -60,42 +53,9 @@ function runBundle(name: string, config: ForwarderConfigInput): Running {
       AWS_ENDPOINT_URL_SQS: broker.endpoint,
     },
   });
-  children.add(child);
-  const lines: Record<string, unknown>[] = [];
-  const waiters: { re: RegExp; resolve: (l: Record<string, unknown>) => void }[] = [];
-  createInterface({ input: child.stdout! }).on('line', (text) => {
-    let line: Record<string, unknown>;
-    try {
-      line = JSON.parse(text);
-    } catch {
-      return;
-    }
-    lines.push(line);
-    for (const w of [...waiters]) {
-      if (w.re.test(String(line.msg))) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(line);
-      }
-    }
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => {
-    children.delete(child);
-    resolve(code);
-  }));
-  return {
-    child,
-    exited,
-    line(re, timeoutMs = 30_000) {
-      const found = lines.find((l) => re.test(String(l.msg)));
-      if (found) return Promise.resolve(found);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no log line ${re} within ${timeoutMs} ms; stderr:\n${stderr}\nlast lines:\n${lines.slice(-10).map((l) => JSON.stringify(l)).join('\n')}`)), timeoutMs);
-        waiters.push({ re, resolve: (l) => { clearTimeout(timer); resolve(l); } });
-      });
-    },
-  };
+  children.add(run.child);
+  void run.exited.then(() => children.delete(run.child));
+  return run;
 }
 
 async function metricSum(url: string, name: string): Promise<number> {

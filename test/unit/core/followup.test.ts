@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { fcParameters } from '../../support/fast-check.ts';
-import { newMessage, followUp, type ReconcileMessage } from '../../../src/contract/message.ts';
+import { MAX_WAIT_SECONDS, messageProblem, newMessage, followUp, type ReconcileMessage } from '../../../src/contract/message.ts';
 import { decideFollowUp, deferred, redelay, CONFLICT_RETRY_SECONDS, type ReconcileOutcome } from '../../../src/core/followup.ts';
 import { resolveRetryPolicy } from '../../../src/core/backoff.ts';
 import { done, requeueAfter } from '../../../src/core/result.ts';
@@ -96,6 +96,26 @@ test('5xx with Retry-After waits that long and counts as an attempt', () => {
   assert.equal(f.message.attempt, 2);
 });
 
+test('a Retry-After longer than MAX_RETRY_AFTER_SECONDS is capped, also on a KubeApiError built by hand', () => {
+  for (const [status, attempt] of [[429, 4], [503, 2]] as const) {
+    for (const seconds of [3600, 1e12, Number.POSITIVE_INFINITY]) {
+      const f = decide(at(1), { type: 'error', error: apiError(status, seconds) });
+      assert.ok(f.type === 'send');
+      assert.equal(f.delaySeconds, 300, `${status} Retry-After ${seconds}`);
+      assert.equal(f.message.notBefore, undefined);
+      assert.equal(messageProblem(f.message, NOW), undefined);
+      assert.equal(f.message.attempt, status === 429 ? 1 : attempt);
+    }
+  }
+});
+
+test('a requeueAfter longer than the contract\'s MAX_WAIT_SECONDS waits MAX_WAIT_SECONDS', () => {
+  const f = decide(base, { type: 'result', result: requeueAfter(30 * 24 * 3600) });
+  assert.ok(f.type === 'send');
+  assert.equal(f.message.notBefore, NOW + MAX_WAIT_SECONDS * 1000);
+  assert.equal(messageProblem(f.message, NOW), undefined);
+});
+
 test('a not-due message is re-sent unchanged except for the hop', () => {
   const m = { ...followUp(base, { reason: 'Requeue', attempt: 0, notBefore: NOW + 4000 * 1000 }), notBefore: NOW + 4000 * 1000 };
   const f = redelay(m, NOW);
@@ -117,9 +137,10 @@ test('a deferred key is handed back with no delay and the same attempt', () => {
 test('property: every follow-up message is valid, and delays stay within SQS limits', () => {
   const outcomes = fc.oneof(
     fc.constant<ReconcileOutcome>({ type: 'result', result: done() }),
-    fc.double({ min: 0, max: 1e6, noNaN: true }).map((s): ReconcileOutcome => ({ type: 'result', result: requeueAfter(s) })),
+    fc.double({ min: 0, max: 1e9, noNaN: true }).map((s): ReconcileOutcome => ({ type: 'result', result: requeueAfter(s) })),
     fc.constantFrom(0, 400, 409, 429, 500, 503).chain((status) =>
-      fc.option(fc.integer({ min: 1, max: 100_000 }), { nil: undefined }).map((ra): ReconcileOutcome => ({ type: 'error', error: apiError(status, ra) }))),
+      fc.option(fc.oneof(fc.integer({ min: 1, max: 100_000 }), fc.double({ min: 1e5, noNaN: true })), { nil: undefined })
+        .map((ra): ReconcileOutcome => ({ type: 'error', error: apiError(status, ra) }))),
     fc.constant<ReconcileOutcome>({ type: 'error', error: new Error('x') }),
   );
   fc.assert(fc.property(fc.integer({ min: 0, max: 20 }), outcomes, fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (attempt, outcome, r) => {
@@ -128,5 +149,6 @@ test('property: every follow-up message is valid, and delays stay within SQS lim
     assert.ok(Number.isInteger(f.delaySeconds) && f.delaySeconds >= 0 && f.delaySeconds <= 900);
     assert.ok(f.message.attempt <= Math.max(attempt, policy.maxAttempts));
     if (f.message.notBefore !== undefined) assert.equal(f.delaySeconds, 900);
+    assert.equal(messageProblem(f.message, NOW), undefined, 'the contract accepts every follow-up (notBefore bounded)');
   }), fcParameters());
 });

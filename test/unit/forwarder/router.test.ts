@@ -1,6 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ownerRequest, resyncRequests, route, type ResolvedWatch } from '../../../src/forwarder/router.ts';
+import fc from 'fast-check';
+import { messageProblem, newMessage } from '../../../src/contract/message.ts';
+import { DROP_REASONS, ownerRequest, resyncRequests, resyncRouted, route, routeChange, type Forward, type ResolvedWatch } from '../../../src/forwarder/router.ts';
+import { fcParameters } from '../../support/fast-check.ts';
 import { snapshotOf, type ObjectSnapshot } from '../../../src/forwarder/snapshot.ts';
 import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS } from '../../../src/forwarder/config.ts';
 
@@ -89,4 +92,125 @@ test('resync forwards every listed primary with reason Resync, and nothing for o
   const list = [snap({ name: 'a', uid: '1' }), snap({ name: 'b', uid: '2' })];
   assert.deepEqual(resyncRequests('c', gadget, list).map((f) => `${f.reason} ${f.ref.name}`), ['Resync a', 'Resync b']);
   assert.deepEqual(resyncRequests('c', deployments, list), []);
+});
+
+// ---- hostile input: whatever the API server accepts routes to a valid message or is dropped --
+
+const services: ResolvedWatch = { ...deployments, apiVersion: 'v1', kind: 'Service', group: '', plural: 'services' };
+const watches = [...primaries, deployments, services];
+const encodes = (f: Forward) => messageProblem(newMessage({ ...f.ref, ...(f.uid ? { uid: f.uid } : {}), ...(f.resourceVersion ? { resourceVersion: f.resourceVersion } : {}) }, f.reason));
+
+test('issue 20: a Deployment whose controller reference names the primary kind with an invalid name is dropped, not routed', () => {
+  // The exact object of the issue: the API server accepts it (it does not validate owner names).
+  const child = snap({ ownerReferences: [{ apiVersion: 'example.com/v1alpha1', kind: 'Gadget', name: 'Bad_Name', uid: '00000000-0000-0000-0000-000000000000', controller: true }] });
+  for (const type of ['ADDED', 'MODIFIED', 'DELETED'] as const) {
+    assert.deepEqual(route('c', deployments, { type, ...(type === 'ADDED' ? {} : { old: child }), current: child }, watches), [], type);
+  }
+  const routed = routeChange('c', deployments, { type: 'ADDED', current: child }, watches);
+  assert.deepEqual(routed.dropped, [{
+    reason: 'invalid_name', target: 'owner', error: 'field "name" must be a DNS-1123 subdomain, got "Bad_Name"',
+    owner: { apiVersion: 'example.com/v1alpha1', kind: 'Gadget', name: 'Bad_Name', uid: '00000000-0000-0000-0000-000000000000' },
+  }]);
+});
+
+test('owner names and uids the contract refuses are dropped with their reason; valid ones still route', () => {
+  const cases: [Record<string, unknown>, string | undefined][] = [
+    [{ name: 'a'.repeat(254), uid: 'u' }, 'invalid_name'],
+    [{ name: 'a'.repeat(1024 * 1024), uid: 'u' }, 'invalid_name'],
+    [{ name: 'UPPER', uid: 'u' }, 'invalid_name'],
+    [{ name: 'a..b', uid: 'u' }, 'invalid_name'],
+    [{ name: 'ok', uid: 'u'.repeat(129) }, 'invalid_uid'],
+    [{ name: 'ok', uid: 'u'.repeat(1024 * 1024) }, 'invalid_uid'],
+    [{ name: 'a'.repeat(253), uid: 'u'.repeat(128) }, undefined],
+    [{ name: 'ok', uid: '' }, undefined], // no uid in the message
+  ];
+  for (const [ref, reason] of cases) {
+    const child = snap({ ownerReferences: [{ apiVersion: 'example.com/v1', kind: 'Gadget', controller: true, ...ref }] });
+    const routed = routeChange('c', deployments, { type: 'ADDED', current: child }, watches);
+    const label = `${String(ref.name).slice(0, 20)}… (${String(ref.name).length}) uid ${String(ref.uid).length}`;
+    assert.deepEqual(routed.dropped.map((d) => d.reason), reason ? [reason] : [], label);
+    assert.equal(routed.forwards.length, reason ? 0 : 1, label);
+    for (const f of routed.forwards) assert.equal(encodes(f), undefined);
+  }
+});
+
+test('a snapshot keeps an unbounded owner reference bounded: one character past the contract\'s limit', () => {
+  const child = snap({ ownerReferences: [{ apiVersion: `example.com/${'v'.repeat(5000)}`, kind: 'K'.repeat(5000), name: 'n'.repeat(1_000_000), uid: 'u'.repeat(1_000_000), controller: true }] });
+  assert.deepEqual([child.controller?.apiVersion.length, child.controller?.kind.length, child.controller?.name.length, child.controller?.uid.length], [318, 64, 254, 129]);
+});
+
+test('only primary kinds can be owners: a child controlled by an owned kind (or an unknown kind) sends nothing', () => {
+  const byDeployment = snap(controlledBy('web', 'd1', 'Deployment', 'apps/v1'));
+  assert.deepEqual(routeChange('c', services, { type: 'ADDED', current: byDeployment }, watches), { forwards: [], dropped: [] });
+  assert.equal(ownerRequest('c', byDeployment, byDeployment.controller!, watches), undefined);
+  const unknown = snap(controlledBy('x', 'x1', 'Gizmo', 'example.com/v1'));
+  assert.deepEqual(routeChange('c', services, { type: 'ADDED', current: unknown }, watches), { forwards: [], dropped: [] });
+});
+
+test('several controller references: the first one is the controller (metav1.GetControllerOf)', () => {
+  const child = snap({ ownerReferences: [
+    { apiVersion: 'example.com/v1', kind: 'Gadget', name: 'not-controller', uid: 'n1' },
+    { apiVersion: 'example.com/v1', kind: 'Gadget', name: 'first', uid: 'f1', controller: true },
+    { apiVersion: 'example.com/v1', kind: 'Gadget', name: 'second', uid: 's1', controller: true },
+  ] });
+  assert.deepEqual(route('c', deployments, { type: 'ADDED', current: child }, watches).map((f) => f.ref.name), ['first']);
+  const badFirst = snap({ ownerReferences: [
+    { apiVersion: 'example.com/v1', kind: 'Gadget', name: 'Bad_Name', uid: 'b1', controller: true },
+    { apiVersion: 'example.com/v1', kind: 'Gadget', name: 'good', uid: 'g1', controller: true },
+  ] });
+  const routed = routeChange('c', deployments, { type: 'ADDED', current: badFirst }, watches);
+  assert.deepEqual([routed.forwards.length, routed.dropped.map((d) => d.reason)], [0, ['invalid_name']], 'the second is not a fallback');
+});
+
+test('a primary whose name the contract refuses is dropped (changes and resyncs), never thrown', () => {
+  const roles: ResolvedWatch = { ...cluster, apiVersion: 'rbac.authorization.k8s.io/v1', group: 'rbac.authorization.k8s.io', kind: 'ClusterRole', plural: 'clusterroles' };
+  const odd = snapshotOf({ metadata: { uid: 'r1', name: 'system:controller:odd', resourceVersion: '1' } })!;
+  for (const type of ['ADDED', 'DELETED'] as const) {
+    const routed = routeChange('c', roles, { type, current: odd }, [roles]);
+    assert.deepEqual([routed.forwards, routed.dropped.map((d) => `${d.target} ${d.reason}`)], [[], ['self invalid_name']], type);
+  }
+  const fine = snapshotOf({ metadata: { uid: 'r2', name: 'fine', resourceVersion: '1' } })!;
+  const resync = resyncRouted('c', roles, [odd, fine]);
+  assert.deepEqual(resync.forwards.map((f) => f.ref.name), ['fine']);
+  assert.deepEqual(resync.dropped.map((d) => `${d.object.name} ${d.drop.reason}`), ['system:controller:odd invalid_name']);
+  assert.deepEqual(resyncRequests('c', roles, [odd, fine]).map((f) => f.ref.name), ['fine']);
+});
+
+test('property: any metadata routes to requests the encoder accepts, or to drops with a known reason; never throws', () => {
+  const anyString = fc.oneof(
+    fc.string({ maxLength: 300 }),
+    fc.stringMatching(/^[a-z0-9]([-a-z0-9.]{0,30}[a-z0-9])?$/),
+    fc.constantFrom('', 'Bad_Name', 'a'.repeat(253), 'a'.repeat(254), '-a', 'a-', 'a..b', '日本', 'x/y', 'system:x'),
+    fc.integer({ min: 0, max: 400 }).map((n) => 'a'.repeat(n)),
+  );
+  const ownerRef = fc.record({
+    apiVersion: fc.oneof(fc.constantFrom('example.com/v1', 'example.com/v9', 'apps/v1', 'v1', 'EXAMPLE.com/v1', 'example.com/'), anyString),
+    kind: fc.oneof(fc.constantFrom('Gadget', 'Fleet', 'Deployment', 'Service', 'gadget'), anyString),
+    name: anyString,
+    uid: anyString,
+    controller: fc.oneof(fc.constant(true), fc.boolean(), fc.constant(undefined), fc.constant('true')),
+  }, { requiredKeys: [] });
+  const meta = fc.record({
+    uid: fc.oneof(fc.uuid(), anyString),
+    name: anyString,
+    namespace: fc.option(anyString, { nil: undefined }),
+    resourceVersion: fc.oneof(fc.stringMatching(/^[0-9]{1,8}$/), anyString),
+    ownerReferences: fc.oneof(fc.array(ownerRef, { maxLength: 4 }), fc.jsonValue({ maxDepth: 2 })),
+    labels: fc.dictionary(fc.string({ maxLength: 20 }), fc.string({ maxLength: 40 }), { maxKeys: 5 }),
+  }, { requiredKeys: ['uid', 'name'] });
+  const watchArb = fc.constantFrom(...watches);
+  const typeArb = fc.constantFrom('ADDED' as const, 'MODIFIED' as const, 'DELETED' as const);
+  fc.assert(fc.property(watchArb, typeArb, meta, meta, (watch, type, before, after) => {
+    const old = snapshotOf({ metadata: before });
+    const current = snapshotOf({ metadata: { ...after, uid: before.uid } });
+    if (!old || !current) return;
+    const routed = routeChange('c', watch, { type, ...(type === 'ADDED' ? {} : { old }), current }, watches);
+    for (const f of routed.forwards) assert.equal(encodes(f), undefined, JSON.stringify(f));
+    for (const d of routed.dropped) assert.ok((DROP_REASONS as readonly string[]).includes(d.reason));
+    const keys = routed.forwards.map((f) => `${f.ref.kind}/${f.ref.namespace}/${f.ref.name}`);
+    assert.equal(new Set(keys).size, keys.length, 'one request per key');
+    if (watch.role === 'owned') {
+      for (const f of routed.forwards) assert.ok(primaries.some((p) => p.kind === f.ref.kind), 'only primaries are owners');
+    }
+  }), fcParameters({ numRuns: 2000 }));
 });

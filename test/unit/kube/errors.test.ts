@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isConflict, isKubeApiError, isNotFound, parseKubeError, parseRetryAfter } from '../../../src/kube/errors.ts';
+import { MAX_RETRY_AFTER_SECONDS, boundedRetryAfter, isConflict, isKubeApiError, isNotFound, parseKubeError, parseRetryAfter } from '../../../src/kube/errors.ts';
 
 test('a Status body gives reason and message; the text names the request', () => {
   const body = JSON.stringify({ kind: 'Status', status: 'Failure', reason: 'Conflict', code: 409, message: 'Operation cannot be fulfilled on memcacheds "m": the object has been modified' });
@@ -35,4 +35,18 @@ test('parseRetryAfter: seconds, HTTP dates, junk', () => {
   assert.equal(parseRetryAfter('0', now), undefined);
   assert.equal(parseRetryAfter('soon', now), undefined);
   assert.equal(parseRetryAfter(null, now), undefined);
+});
+
+test('Retry-After is capped at MAX_RETRY_AFTER_SECONDS, from the header and from Status.details', () => {
+  const now = Date.parse('2026-01-01T00:00:00Z');
+  assert.equal(MAX_RETRY_AFTER_SECONDS, 300);
+  assert.equal(parseRetryAfter('86400', now), 300);
+  assert.equal(parseRetryAfter('99999999999999999999999', now), 300);
+  assert.equal(parseRetryAfter('Fri, 01 Jan 2027 00:00:00 GMT', now), 300, 'an HTTP date a year ahead');
+  assert.equal(parseKubeError('GET /x', 429, '{"details":{"retryAfterSeconds":1e400}}', null).retryAfterSeconds, 300, 'JSON 1e400 parses to Infinity');
+  assert.equal(parseKubeError('GET /x', 429, '{"details":{"retryAfterSeconds":2.5}}', null).retryAfterSeconds, 3, 'whole seconds');
+  assert.equal(parseKubeError('GET /x', 429, '{"details":{"retryAfterSeconds":-4}}', null).retryAfterSeconds, undefined);
+  assert.equal(boundedRetryAfter(Number.NaN), undefined);
+  assert.equal(boundedRetryAfter(Number.POSITIVE_INFINITY), 300);
+  assert.equal(boundedRetryAfter(12), 12);
 });
