@@ -4,7 +4,9 @@
  * bounded however many objects exist) and enqueues one `Resync` reconcile message per
  * object with `SendMessageBatch` (10 per call).
  *
- * Guarantees: every listed object gets a message or is counted as failed — entries SQS
+ * Guarantees: every listed object gets a message, is counted as failed, or — when no reconcile
+ * message can name it (a built-in kind allows names such as `system:node`, which the contract
+ * refuses) — is skipped with one WARN line and counted in `skipped`, never thrown. Entries SQS
  * rejects are retried once, and `resyncAll` rejects with a `ResyncError` naming the counts if
  * any remain, so a scheduled invocation shows up as failed in the function's metrics. A
  * message is a name, not the object: reconciles read live state, so an extra Resync is
@@ -13,7 +15,7 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { BATCH_LIMIT, sendMessageBatch, type BatchEntry } from './batch-send.ts';
 import type { KindRef, KubeClient, KubeObject } from '../core/types.ts';
-import { encodeMessage, newMessage, type ReconcileMessage } from '../contract/message.ts';
+import { displayKey, encodeMessage, messageProblem, newMessage, type ReconcileMessage } from '../contract/message.ts';
 import { errorMessage, silentLogger, type Logger } from '../observability/log.ts';
 
 export { BATCH_LIMIT, type BatchEntry } from './batch-send.ts';
@@ -41,6 +43,8 @@ export interface ResyncReport {
   readonly sent: number;
   readonly failed: number;
   readonly pages: number;
+  /** Objects no reconcile message can name (logged): never sent, never retried. */
+  readonly skipped: number;
 }
 
 export class ResyncError extends Error {
@@ -86,6 +90,7 @@ export async function resyncAll(options: ResyncOptions): Promise<ResyncReport> {
   let sent = 0;
   let failed = 0;
   let pages = 0;
+  let skipped = 0;
   for (const kind of options.kinds) {
     let token: string | undefined;
     let restarted = false;
@@ -94,7 +99,7 @@ export async function resyncAll(options: ResyncOptions): Promise<ResyncReport> {
         throw new ResyncError(
           `resync ran out of time after enqueueing ${sent} objects (${kind.kind} not finished); ` +
             'raise the resync function timeout or its page size',
-          { listed, sent, failed, pages },
+          { listed, sent, failed, pages, skipped },
         );
       }
       let page: { items: KubeObject[]; continue?: string };
@@ -111,7 +116,15 @@ export async function resyncAll(options: ResyncOptions): Promise<ResyncReport> {
       }
       pages += 1;
       listed += page.items.length;
-      const bodies = resyncMessages(kind, page.items, options.cluster, now()).map(encodeMessage);
+      const at = now();
+      const bodies: string[] = [];
+      for (const message of resyncMessages(kind, page.items, options.cluster, at)) {
+        const problem = messageProblem(message, at);
+        if (problem) {
+          skipped += 1;
+          log.warn('object skipped: no reconcile message can name it', { key: displayKey(message), error: problem.error });
+        } else bodies.push(encodeMessage(message));
+      }
       for (const batch of chunk(bodies)) {
         const entries = batch.map((body, i) => ({ id: `m${i}`, body }));
         let rejected = await safeSend(options.send, entries, log);
@@ -128,7 +141,7 @@ export async function resyncAll(options: ResyncOptions): Promise<ResyncReport> {
   return finish();
 
   function finish(): ResyncReport {
-    const report = { listed, sent, failed, pages };
+    const report = { listed, sent, failed, pages, skipped };
     if (failed > 0) {
       throw new ResyncError(
         `resync enqueued ${sent} of ${listed} objects; ${failed} messages were rejected by the queue (see the warnings above). ` +

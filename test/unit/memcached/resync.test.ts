@@ -42,7 +42,7 @@ test('pages through continue tokens and sends every object in batches of 10', as
   const { client, calls } = pagedList(objects(23));
   const batches: BatchEntry[][] = [];
   const report = await resyncAll({ kinds: [MEMCACHED], client, cluster: 'c', pageSize: 10, send: async (e) => (batches.push([...e]), []) });
-  assert.deepEqual(report, { listed: 23, sent: 23, failed: 0, pages: 3 });
+  assert.deepEqual(report, { listed: 23, sent: 23, failed: 0, pages: 3, skipped: 0 });
   assert.deepEqual(calls, [undefined, '10', '20']);
   assert.ok(batches.every((b) => b.length <= 10));
   const names = batches.flat().map((e) => JSON.parse(e.body).name);
@@ -87,4 +87,17 @@ test('out of time: rejects saying how far it got', async () => {
     resyncAll({ kinds: [MEMCACHED], client: pagedList(objects(1)).client, cluster: 'c', send: async () => [], signal }),
     /ran out of time/,
   );
+});
+
+test('an object no reconcile message can name is skipped with a warning and counted, the others are sent', async () => {
+  const items = [...objects(2), { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'system:node', uid: 'u9' } }];
+  const kind = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', plural: 'clusterroles', namespaced: false };
+  const warnings: { msg: string; fields: Record<string, unknown> | undefined }[] = [];
+  const log = { debug() {}, info() {}, error() {}, warn: (msg: string, fields?: Record<string, unknown>) => void warnings.push({ msg, fields }), child() { return log; } };
+  const sent: string[] = [];
+  const report = await resyncAll({ kinds: [kind], client: pagedList(items).client, cluster: 'c', log: log as never, send: async (e) => (sent.push(...e.map((x) => JSON.parse(x.body).name)), []) });
+  assert.deepEqual(report, { listed: 3, sent: 2, failed: 0, pages: 1, skipped: 1 });
+  assert.deepEqual(sent, ['mc-0', 'mc-1']);
+  assert.equal(warnings.length, 1);
+  assert.match(String(warnings[0]!.fields?.key), /system:node/);
 });
