@@ -21,7 +21,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { startBaselineController, type BaselineController, type BaselineReconcile } from '../../src/baseline/controller.ts';
 import { encodeMessage, newMessage } from '../../src/contract/message.ts';
 import { defineController, type Controller } from '../../src/core/controller.ts';
-import type { KubeObject } from '../../src/core/types.ts';
+import type { KubeObject } from '../../src/kube/types.ts';
 import { startPodSimulator, type PodSimulator } from '../../src/devloop/pod-simulator.ts';
 import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts';
 import { createSqsQueue } from '../../src/forwarder/queue-client.ts';

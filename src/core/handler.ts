@@ -44,7 +44,7 @@ import { mapBounded } from './concurrency.ts';
 import type { Controller } from './controller.ts';
 import { decideFollowUp, deferred, redelay, type FollowUp } from './followup.ts';
 import { reconcileKey, type KeyResult } from './reconciler.ts';
-import type { KubeObject } from './types.ts';
+import type { KubeObject } from '../kube/types.ts';
 
 export interface HandlerOptions {
   /** Work queue for follow-ups (default `OPERLESS_QUEUE_URL`). */

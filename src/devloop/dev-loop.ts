@@ -23,7 +23,7 @@ import { join, relative } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { parseAllDocuments } from 'yaml';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { KindRef, KubeObject, Condition } from '../core/types.ts';
+import type { KindRef, KubeObject, Condition } from '../kube/types.ts';
 import { createKubeClient, type BoundKubeClient } from '../kube/client.ts';
 import { createTransport } from '../kube/transport.ts';
 import { startForwarder, type Forwarder } from '../forwarder/forwarder.ts';

@@ -12,7 +12,7 @@
  * and the forwarder's RBAC).
  */
 import { parse, stringify } from 'yaml';
-import type { KindRef } from '../core/types.ts';
+import type { KindRef } from '../kube/types.ts';
 import { apiGroup } from '../kube/paths.ts';
 import { renderCrd } from '../crd/generate.ts';
 import { conditions, integer, object, required, string } from '../crd/schema.ts';

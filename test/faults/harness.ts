@@ -43,7 +43,7 @@ import { startPodSimulator, type PodSimulator } from '../../src/devloop/pod-simu
 import { watchesFor } from '../../src/devloop/project.ts';
 import { silentLogger } from '../../src/observability/log.ts';
 import { DLQ_ATTRIBUTE_REASON } from '../../src/contract/dlq.ts';
-import type { KindRef, KubeObject } from '../../src/core/types.ts';
+import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 import { extractBundle, packageService, ROOT } from '../../scripts/package.ts';
 import { startSqsProxy, type SqsProxy } from './sqs-proxy.ts';
 import type { FunctionProcessConfig } from './function-process.ts';

@@ -21,7 +21,8 @@ import { defineController, type Controller } from '../../src/core/controller.ts'
 import { toSqsHandler, type HandlerOptions, type SqsBatchHandler } from '../../src/core/handler.ts';
 import { done, requeueAfter } from '../../src/core/result.ts';
 import { TerminalError } from '../../src/core/errors.ts';
-import type { KindRef, KubeObject, ReconcileContext } from '../../src/core/types.ts';
+import type { ReconcileContext } from '../../src/core/types.ts';
+import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
 import type { BoundKubeClient } from '../../src/kube/client.ts';
 import { EVENT_KIND, resetEventMemory } from '../../src/kube/events.ts';

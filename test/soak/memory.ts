@@ -49,7 +49,7 @@ import { createTransport } from '../../src/kube/transport.ts';
 import { encodeMessage, newMessage, type Reason } from '../../src/contract/message.ts';
 import { buildSqsEvent, createLambdaContext, loadHandler, startLambdaRunner, type SQSHandlerFn } from '../../src/queue/lambda-runner.ts';
 import { createLogger } from '../../src/observability/log.ts';
-import type { KindRef, KubeObject } from '../../src/core/types.ts';
+import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const { values: args } = parseArgs({

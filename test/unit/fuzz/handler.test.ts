@@ -25,7 +25,7 @@ import { defineController } from '../../../src/core/controller.ts';
 import { toSqsHandler } from '../../../src/core/handler.ts';
 import { done, requeueAfter } from '../../../src/core/result.ts';
 import { TerminalError } from '../../../src/core/errors.ts';
-import type { KindRef } from '../../../src/core/types.ts';
+import type { KindRef } from '../../../src/kube/types.ts';
 import { UnknownClusterError } from '../../../src/kube/factory.ts';
 import { resetEventMemory } from '../../../src/kube/events.ts';
 import { createLogger } from '../../../src/observability/log.ts';
