@@ -28,5 +28,5 @@ export {
 } from './kube/index.ts';
 export type { MessageSender, OutgoingMessage } from './queue/sender.ts';
 export { createLogger, type Logger } from './observability/log.ts';
-export { createEmfMetrics, type Metrics } from './observability/metrics.ts';
+export { createEmfMetrics, type Metrics } from './core/metrics.ts';
 export * from './contract/index.ts';

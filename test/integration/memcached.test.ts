@@ -20,7 +20,7 @@ import { buildSqsEvent, createLambdaContext, queueArnFromUrl } from '../../src/q
 import { encodeMessage, newMessage, type Reason } from '../../src/contract/message.ts';
 import { requestDelta, scrapeRequestTotals } from '../../bench/lib/apiserver-metrics.ts';
 import { silentLogger } from '../../src/observability/log.ts';
-import { noMetrics } from '../../src/observability/metrics.ts';
+import { noMetrics } from '../../src/core/metrics.ts';
 import { createResyncHandler } from '../../src/queue/resync.ts';
 import { memcachedController, MEMCACHED_FINALIZER } from '../../src/memcached/controller.ts';
 import { MEMCACHED, DEFAULT_IMAGE, type Memcached } from '../../src/memcached/types.ts';

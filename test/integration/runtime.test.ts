@@ -29,7 +29,7 @@ import { EVENT_KIND, resetEventMemory } from '../../src/kube/events.ts';
 import { setCondition } from '../../src/kube/conditions.ts';
 import { createSqsSender } from '../../src/queue/sqs.ts';
 import { createLogger, silentLogger } from '../../src/observability/log.ts';
-import { noMetrics } from '../../src/observability/metrics.ts';
+import { noMetrics } from '../../src/core/metrics.ts';
 
 const WIDGET: KindRef = { apiVersion: 'test.operless.dev/v1', kind: 'Widget', plural: 'widgets', namespaced: true };
 const CONFIGMAP: KindRef = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };

@@ -17,7 +17,7 @@ import type { ReconcileContext } from '../../../src/core/types.ts';
 import type { KindRef, KubeObject } from '../../../src/kube/types.ts';
 import { EVENT_KIND, resetEventMemory } from '../../../src/kube/events.ts';
 import { createLogger } from '../../../src/observability/log.ts';
-import { noMetrics } from '../../../src/observability/metrics.ts';
+import { noMetrics } from '../../../src/core/metrics.ts';
 import type { MessageSender } from '../../../src/queue/sender.ts';
 import { fakeCluster, lambdaContext, recordingSender, sqsRecord } from './fakes.ts';
 

@@ -12,7 +12,7 @@ import type { KindRef, KubeObject } from '../../../src/kube/types.ts';
 import { KubeApiError } from '../../../src/kube/errors.ts';
 import { resetEventMemory, EVENT_KIND } from '../../../src/kube/events.ts';
 import { silentLogger } from '../../../src/observability/log.ts';
-import { noMetrics } from '../../../src/observability/metrics.ts';
+import { noMetrics } from '../../../src/core/metrics.ts';
 import { fakeCluster, lambdaContext, recordingSender, sqsRecord, type FakeCluster } from './fakes.ts';
 
 const NOW = 1_700_000_000_000;

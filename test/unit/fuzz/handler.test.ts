@@ -29,7 +29,7 @@ import type { KindRef } from '../../../src/kube/types.ts';
 import { UnknownClusterError } from '../../../src/kube/factory.ts';
 import { resetEventMemory } from '../../../src/kube/events.ts';
 import { createLogger } from '../../../src/observability/log.ts';
-import { noMetrics } from '../../../src/observability/metrics.ts';
+import { noMetrics } from '../../../src/core/metrics.ts';
 import { fakeCluster, lambdaContext, recordingSender, sqsRecord } from '../core/fakes.ts';
 
 const NOW = 1_700_000_000_000;
