@@ -22,15 +22,15 @@ import { startBaselineController, type BaselineController, type BaselineReconcil
 import { encodeMessage, newMessage } from '../../src/contract/message.ts';
 import { defineController, type Controller } from '../../src/core/controller.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
-import { startPodSimulator, type PodSimulator } from '../../src/devloop/pod-simulator.ts';
+import { startPodSimulator, type PodSimulator } from '../../src/local/pod-simulator.ts';
 import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts';
 import { createSqsQueue } from '../../src/forwarder/queue-client.ts';
 import { createKubeClient, type BoundKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
 import { memcachedController } from '../../src/memcached/controller.ts';
 import { silentLogger } from '../../src/observability/log.ts';
-import { loadHandler, startLambdaRunner, type HandlerModule, type LambdaRunner, type SQSHandlerFn } from '../../src/queue/lambda-runner.ts';
-import { startMemoryQueueServer, type MemoryQueueServer } from '../../src/queue/memory-queue-server.ts';
+import { loadHandler, startLambdaRunner, type HandlerModule, type LambdaRunner, type SQSHandlerFn } from '../../src/local/lambda-runner.ts';
+import { startMemoryQueueServer, type MemoryQueueServer } from '../../src/local/memory-queue-server.ts';
 import { startControlPlane, WORKLOAD_CONTROLLERS, type ControlPlane } from '../../src/testing/index.ts';
 import { bundleFunctions, ROOT, type BundleResult } from '../../scripts/bundle.ts';
 import { scrapeRequestTotals, type RequestCounts } from './apiserver-metrics.ts';

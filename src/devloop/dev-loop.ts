@@ -27,12 +27,12 @@ import type { KindRef, KubeObject, Condition } from '../kube/types.ts';
 import { createKubeClient, type BoundKubeClient } from '../kube/client.ts';
 import { createTransport } from '../kube/transport.ts';
 import { startForwarder, type Forwarder } from '../forwarder/forwarder.ts';
-import { startLambdaRunner, type LambdaRunner } from '../queue/lambda-runner.ts';
-import { startMemoryQueueServer } from '../queue/memory-queue-server.ts';
+import { startLambdaRunner, type LambdaRunner } from '../local/lambda-runner.ts';
+import { startMemoryQueueServer } from '../local/memory-queue-server.ts';
 import { createLogger, errorMessage } from '../observability/log.ts';
 import { removeDevState, writeDevState } from '../cli/target.ts';
 import { functionWatches, importFunction, loadProjectLayout, type LoadedFunction } from './project.ts';
-import { startPodSimulator, type PodSimulator } from './pod-simulator.ts';
+import { startPodSimulator, type PodSimulator } from '../local/pod-simulator.ts';
 
 export type BrokerChoice =
   | { readonly type: 'embedded' }

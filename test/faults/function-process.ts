@@ -12,7 +12,7 @@
  * exits 0.
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { startLambdaRunner } from '../../src/queue/lambda-runner.ts';
+import { startLambdaRunner } from '../../src/local/lambda-runner.ts';
 import { createLogger } from '../../src/observability/log.ts';
 
 export interface FunctionProcessConfig {

@@ -39,7 +39,7 @@ import { defineController } from '../../src/core/controller.ts';
 import { memcachedController } from '../../src/memcached/controller.ts';
 import { MEMCACHED } from '../../src/memcached/types.ts';
 import { DEPLOYMENTS } from '../../src/memcached/desired.ts';
-import { startPodSimulator, type PodSimulator } from '../../src/devloop/pod-simulator.ts';
+import { startPodSimulator, type PodSimulator } from '../../src/local/pod-simulator.ts';
 import { watchesFor } from '../../src/devloop/project.ts';
 import { silentLogger } from '../../src/observability/log.ts';
 import { DLQ_ATTRIBUTE_REASON } from '../../src/contract/dlq.ts';

@@ -16,7 +16,7 @@ import { defineController } from '../../src/core/controller.ts';
 import { toSqsHandler, type SqsBatchHandler } from '../../src/core/handler.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
 import { createSqsSender } from '../../src/queue/sqs.ts';
-import { buildSqsEvent, createLambdaContext, queueArnFromUrl } from '../../src/queue/lambda-runner.ts';
+import { buildSqsEvent, createLambdaContext, queueArnFromUrl } from '../../src/local/lambda-runner.ts';
 import { encodeMessage, newMessage, type Reason } from '../../src/contract/message.ts';
 import { requestDelta, scrapeRequestTotals } from '../../bench/lib/apiserver-metrics.ts';
 import { silentLogger } from '../../src/observability/log.ts';

@@ -14,7 +14,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { startBroker, startControlPlane, type Broker, type ControlPlane } from '../../src/testing/index.ts';
-import { buildSqsEvent, createLambdaContext, queueArnFromUrl, settleBatch } from '../../src/queue/lambda-runner.ts';
+import { buildSqsEvent, createLambdaContext, queueArnFromUrl, settleBatch } from '../../src/local/lambda-runner.ts';
 import { decodeMessage, encodeMessage, newMessage, type ReconcileMessage } from '../../src/contract/message.ts';
 import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_REASON } from '../../src/contract/dlq.ts';
 import { defineController, type Controller } from '../../src/core/controller.ts';

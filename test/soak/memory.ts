@@ -47,7 +47,7 @@ import { startControlPlane } from '../../src/testing/index.ts';
 import { createKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
 import { encodeMessage, newMessage, type Reason } from '../../src/contract/message.ts';
-import { buildSqsEvent, createLambdaContext, loadHandler, startLambdaRunner, type SQSHandlerFn } from '../../src/queue/lambda-runner.ts';
+import { buildSqsEvent, createLambdaContext, loadHandler, startLambdaRunner, type SQSHandlerFn } from '../../src/local/lambda-runner.ts';
 import { createLogger } from '../../src/observability/log.ts';
 import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 
