@@ -30,7 +30,7 @@ import { startForwarder, type Forwarder } from '../forwarder/forwarder.ts';
 import { startLambdaRunner, type LambdaRunner } from '../local/lambda-runner.ts';
 import { startMemoryQueueServer } from '../local/memory-queue-server.ts';
 import { createLogger, errorMessage } from '../observability/log.ts';
-import { removeDevState, writeDevState } from '../cli/target.ts';
+import { removeDevState, writeDevState } from './dev-state.ts';
 import { functionWatches, importFunction, loadProjectLayout, type LoadedFunction } from './project.ts';
 import { startPodSimulator, type PodSimulator } from '../local/pod-simulator.ts';
 
