@@ -121,8 +121,7 @@ function stubResource(api: ApiEntry) {
 
 function crdYaml(api: ApiEntry): string {
   const file = kebab(api.kind);
-  return renderCrd({ definition: stubResource(api), source: `src/${file}/types.ts` })
-    .replace('by `node src/crd/generate.ts`', 'by `operless crd`');
+  return renderCrd({ definition: stubResource(api), source: `src/${file}/types.ts` });
 }
 
 function typesModule(api: ApiEntry): string {

@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { startBroker, startControlPlane, type Broker, type ControlPlane, type Identity } from '../../src/testing/index.ts';
 import { crdPaths } from '../../src/crd/generate.ts';
+import { CRD_DIR, resources } from '../../src/resources.ts';
 import { defineController } from '../../src/core/controller.ts';
 import { toSqsHandler, type SqsBatchHandler } from '../../src/core/handler.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
@@ -45,7 +46,7 @@ function manifest(name: string, spec: string): string {
 }
 
 before(async () => {
-  cp = await startControlPlane({ crds: crdPaths() });
+  cp = await startControlPlane({ crds: crdPaths(CRD_DIR, resources) });
 });
 after(async () => {
   await cp?.stop();
