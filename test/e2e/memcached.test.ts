@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { stringify } from 'yaml';
 import { startBroker, startControlPlane, WORKLOAD_CONTROLLERS, type Broker, type ControlPlane } from '../../src/testing/index.ts';
-import { bundleForwarder } from '../../src/forwarder/bundle.ts';
+import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
 import { applyForwarderIdentity } from '../support/identities.ts';
 import { startLambdaRunner, type LambdaRunner } from '../../src/local/lambda-runner.ts';
 import { createKubeClient } from '../../src/kube/client.ts';

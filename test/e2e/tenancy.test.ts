@@ -32,7 +32,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { build } from 'esbuild';
 import { parse, stringify } from 'yaml';
 import { startBroker, startControlPlane, WORKLOAD_CONTROLLERS, type Broker, type ControlPlane } from '../../src/testing/index.ts';
-import { bundleForwarder } from '../../src/forwarder/bundle.ts';
+import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
 import { applyForwarderIdentity } from '../support/identities.ts';
 import { startLambdaRunner, type LambdaRunner, type SQSHandlerFn } from '../../src/local/lambda-runner.ts';
 import { createKubeClient } from '../../src/kube/client.ts';

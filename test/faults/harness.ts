@@ -32,7 +32,7 @@ import { createInterface } from 'node:readline';
 import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import { stringify } from 'yaml';
 import { startBroker, startControlPlane, WORKLOAD_CONTROLLERS, type Broker, type ControlPlane, type Identity } from '../../src/testing/index.ts';
-import { bundleForwarder } from '../../src/forwarder/bundle.ts';
+import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
 import { createKubeClient, type BoundKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
 import { defineController } from '../../src/core/controller.ts';
