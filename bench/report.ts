@@ -3,7 +3,7 @@
  * hand-written SVG bar chart of convergence and lag. Pure.
  */
 import { round, type Spread } from './lib/stats.ts';
-import type { BenchResult } from './run.ts';
+import type { BenchResult } from './result.ts';
 
 const fmt = (x: number | undefined, unit = '') => (x === undefined || !Number.isFinite(x) ? 'n/a' : `${round(x)}${unit}`);
 const fmtSpread = (s: Spread | undefined, unit = '') =>
