@@ -10,8 +10,12 @@
  * repository, `node --conditions=operless-source` maps the same specifiers to `src/`.
  *
  *   node scripts/build-package.ts        # npm run build:package (also run by npm pack/publish)
+ *
+ * Tests that install Operless as a package build it with `stagePackage(dir)`: the same build
+ * into a folder of their own holding what the package ships (package.json and its `files`),
+ * never into this checkout's `dist/`, which other tests and tools running at the same time read.
  */
-import { cpSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,11 +26,30 @@ export const DIST = join(ROOT, 'dist');
 /** Files under src/ that are not TypeScript but are read at run time, relative to src/. */
 export const ASSETS = ['testing/modules'];
 
-export function buildPackage(): void {
-  rmSync(DIST, { recursive: true, force: true });
+/** Compiles `src/` into `outDir` (default: this checkout's `dist/`), replacing what was there. */
+export function buildPackage(outDir: string = DIST): void {
+  rmSync(outDir, { recursive: true, force: true });
   const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  execFileSync(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, stdio: 'inherit' });
-  for (const asset of ASSETS) cpSync(join(ROOT, 'src', asset), join(DIST, asset), { recursive: true });
+  execFileSync(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', outDir], { cwd: ROOT, stdio: 'inherit' });
+  for (const asset of ASSETS) cpSync(join(ROOT, 'src', asset), join(outDir, asset), { recursive: true });
+}
+
+/**
+ * The package as it would be published, in `dir` (created): package.json (without its
+ * lifecycle scripts: the copy is built already), the `files` it lists, and `dist/` compiled
+ * there. Returns `dir`, for a `file:` dependency.
+ */
+export function stagePackage(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { files?: string[]; scripts?: Record<string, string> };
+  for (const entry of manifest.files ?? []) {
+    if (entry.replace(/\/$/, '') === 'dist') continue;
+    cpSync(join(ROOT, entry), join(dir, entry), { recursive: true });
+  }
+  const { scripts: _scripts, ...published } = manifest;
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify(published, null, 2)}\n`);
+  buildPackage(join(dir, 'dist'));
+  return dir;
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -251,3 +251,15 @@ export function mergedResourceVersion(messages: readonly Pick<ReconcileMessage, 
   const first = messages[0]?.resourceVersion;
   return messages.every((m) => m.resourceVersion === first) ? first : undefined;
 }
+
+/**
+ * The uid of a message that stands for `messages` (all for one object key): theirs when they
+ * all name the same one, otherwise none — a key is a name, and messages of a deleted object and
+ * of its same-name successor may be pending together. Without a uid the reconcile reads whatever
+ * object lives under the name, so the merge is skipped (row 11 of docs/semantics.md) only when
+ * every message would have been. Pure.
+ */
+export function mergedUid(messages: readonly Pick<ReconcileMessage, 'uid'>[]): string | undefined {
+  const first = messages[0]?.uid;
+  return first !== undefined && messages.every((m) => m.uid === first) ? first : undefined;
+}

@@ -15,8 +15,21 @@
  * - A group of several events keeps a `resourceVersion` only when they all name the same one
  *   (`mergedResourceVersion`): the reconcile must not take one child's version for the whole
  *   group. `body` stays the representative's raw record.
+ * - A group keeps a `uid` only when all its messages name the same one (`mergedUid`). A key is
+ *   a name: messages of a deleted object and of its same-name successor can share a batch (a
+ *   pending `Retry` of the old uid beside the new one's `Added`), and the highest attempt may
+ *   well be the old object's. A reconcile skips a message whose uid is not the live one
+ *   (reconciler.ts), so a group carrying the representative's uid would hide the new object;
+ *   without a uid the reconcile reads whatever object lives under the name (level-based: an
+ *   extra reconcile at worst). Rule: for any live uid U, if some message of the group names U
+ *   or no uid, the group is reconciled.
+ * - Once the reconcile has read the live object, `forLiveObject` gives the message it runs
+ *   for: in a group of several uids, the representative of the messages naming the live uid
+ *   (or none), so the old object's attempts do not count against the new one (its backoff,
+ *   its `maxAttempts` before the DLQ) and `ctx.message` speaks of the new object.
  * - When none is due, the group is `notDue` and the message with the earliest `notBefore`
- *   represents it (the handler re-delays just that one; the others are duplicates).
+ *   represents it (the handler re-delays just that one; the others are duplicates), with the
+ *   group's `uid` by the same rule: the one re-delayed stands for all.
  *
  * Order: a group holding a change of the object itself (`Added`, `Modified`, `Deleted`) comes
  * before groups of children's events and follow-ups, and those before periodic `Resync`s
@@ -27,7 +40,7 @@
  * Guarantees: every record ends up in exactly one group or in `poison`; decoding never throws.
  */
 import type { SQSRecord } from 'aws-lambda';
-import { decodeMessage, mergedResourceVersion, objectKey, reasonPriority, type ReconcileMessage } from '../contract/message.ts';
+import { decodeMessage, mergedResourceVersion, mergedUid, objectKey, reasonPriority, type ReconcileMessage } from '../contract/message.ts';
 import { isDue } from './schedule.ts';
 
 export interface KeyGroup {
@@ -40,6 +53,8 @@ export interface KeyGroup {
   readonly records: readonly SQSRecord[];
   /** True when no message of the group is due yet: re-delay `message`, do not reconcile. */
   readonly notDue: boolean;
+  /** The due messages of the group (empty when `notDue`): what `forLiveObject` chooses from. */
+  readonly due: readonly ReconcileMessage[];
 }
 
 export interface PoisonRecord {
@@ -77,9 +92,9 @@ export function groupBatch(records: readonly SQSRecord[], now: number): DecodedB
     const due = entry.messages.filter((m) => isDue(m.notBefore, now));
     const notDue = due.length === 0;
     const chosen = notDue ? earliestNotBefore(entry.messages) : representative(due);
-    const message = notDue ? chosen : standingFor(chosen, due);
+    const message = standingFor(chosen, notDue ? entry.messages : due);
     const priority = Math.min(...(notDue ? entry.messages : due).map((m) => reasonPriority(m.reason)));
-    groups.push({ group: { key, message, body: entry.bodies.get(chosen) ?? JSON.stringify(chosen), records: entry.records, notDue }, priority });
+    groups.push({ group: { key, message, body: entry.bodies.get(chosen) ?? JSON.stringify(chosen), records: entry.records, notDue, due }, priority });
   }
   // Array.prototype.sort is stable: within a priority, the order of first records stays.
   return { groups: groups.sort((a, b) => a.priority - b.priority).map((g) => g.group), poison };
@@ -91,11 +106,26 @@ export function representative(messages: readonly ReconcileMessage[]): Reconcile
     m.attempt > best.attempt || (m.attempt === best.attempt && m.observedAt > best.observedAt) ? m : best);
 }
 
-/** The representative of `due`, without a resourceVersion when they do not all share it. */
-function standingFor(chosen: ReconcileMessage, due: readonly ReconcileMessage[]): ReconcileMessage {
-  if (chosen.resourceVersion === undefined || mergedResourceVersion(due) !== undefined) return chosen;
-  const { resourceVersion: _several, ...rest } = chosen;
-  return rest;
+/** `chosen` standing for `messages`: without a resourceVersion / uid when they do not all share it. */
+function standingFor(chosen: ReconcileMessage, messages: readonly ReconcileMessage[]): ReconcileMessage {
+  const keepVersion = chosen.resourceVersion === undefined || mergedResourceVersion(messages) !== undefined;
+  const keepUid = chosen.uid === undefined || mergedUid(messages) !== undefined;
+  if (keepVersion && keepUid) return chosen;
+  const { resourceVersion, uid, ...rest } = chosen;
+  return { ...rest, ...(keepVersion && resourceVersion !== undefined ? { resourceVersion } : {}), ...(keepUid && uid !== undefined ? { uid } : {}) };
+}
+
+/**
+ * The message a group's reconcile runs for once the live object's uid is known (see module
+ * doc): the group's own when it names one uid (a live object with another uid skips it) or
+ * when no due message names the live uid or none; otherwise the representative of those that
+ * do, standing for the whole group (no uid, no resourceVersion unless shared). Pure.
+ */
+export function forLiveObject(group: Pick<KeyGroup, 'message' | 'due'>, liveUid: string | undefined): ReconcileMessage {
+  if (group.message.uid !== undefined || liveUid === undefined) return group.message;
+  const current = group.due.filter((m) => m.uid === undefined || m.uid === liveUid);
+  if (current.length === 0 || current.length === group.due.length) return group.message;
+  return standingFor(representative(current), group.due);
 }
 
 function earliestNotBefore(messages: readonly ReconcileMessage[]): ReconcileMessage {

@@ -38,7 +38,7 @@ import type { BoundKubeClient } from '../kube/client.ts';
 import { createEventRecorder } from '../kube/events.ts';
 import { createClientFactory, UnknownClusterError, type ClientFactory } from '../kube/factory.ts';
 import { lazySqsSender, type MessageSender } from '../queue/sender.ts';
-import { groupBatch, type KeyGroup } from './batch.ts';
+import { forLiveObject, groupBatch, type KeyGroup } from './batch.ts';
 import { abandonAfterMs, answerAfterMs, canStart, reconcileAllowanceMs, resolveReserveMs } from './budget.ts';
 import { mapBounded } from './concurrency.ts';
 import type { Controller } from './controller.ts';
@@ -248,6 +248,8 @@ async function handleGroup(
   const started = config.now();
   const lagMs = Math.max(0, started - message.observedAt);
   let result: KeyResult;
+  // The message the reconcile ran for, once it read the live object (batch.ts, forLiveObject).
+  let forLive: ReconcileMessage | undefined;
   let abandonTimer: ReturnType<typeof setTimeout> | undefined;
   try {
     const reconciling = reconcileKey(controller, message, {
@@ -256,7 +258,7 @@ async function handleGroup(
       log,
       signal: abort.signal,
       reconcileId,
-    });
+    }, (liveUid) => (forLive = forLiveObject(group, liveUid)));
     // A reconcile that ignores its aborted signal is not waited for past a quarter of the
     // reserve: it counts as failed, so its follow-up (retry or dead letter) still goes out and
     // the invocation answers in time. It may still run on in the background (the runtime
@@ -283,7 +285,8 @@ async function handleGroup(
     if (abandonTimer) clearTimeout(abandonTimer);
   }
   const durationMs = config.now() - started;
-  const followUp = decideFollowUp({ message, outcome: result.outcome, policy: controller.retry, now: config.now(), random: config.random });
+  // In a group of several uids, the follow-up continues from the live object's own messages.
+  const followUp = decideFollowUp({ message: forLive ?? message, outcome: result.outcome, policy: controller.retry, now: config.now(), random: config.random });
   config.metrics.reconcile({ controller: controller.name, label: followUp.label, durationSeconds: durationMs / 1000, lagSeconds: lagMs / 1000 });
 
   const fields = {

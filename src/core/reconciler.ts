@@ -5,7 +5,11 @@
  * 1. GET the primary. Not found → done (children go with it by owner references).
  * 2. The message carries a uid and the live object has another → the object the message
  *    was about is gone (recreated under the same name) → done; the new object has its own
- *    events.
+ *    events. A message without a uid is about whatever object lives under the name: batch.ts
+ *    and the forwarder's merge drop the uid whenever the messages they stand for name several
+ *    objects, so a message of the old object never hides one of the new. When the caller
+ *    passes `forLiveUid` (a batch group), the message is chosen again from the live uid
+ *    before anything runs (what `ctx.message` speaks of; the caller's follow-up continues from it).
  * 3. Being deleted (`deletionTimestamp`) and carrying our finalizer → `finalize(object)`;
  *    when it returns done (or nothing), remove the finalizer (merge patch guarded by
  *    resourceVersion); when it asks to requeue, keep the finalizer and requeue. Being
@@ -49,6 +53,7 @@ export async function reconcileKey<T extends KubeObject>(
   controller: Controller<T>,
   message: ReconcileMessage,
   env: ReconcileEnv,
+  forLiveUid?: (uid: string | undefined) => ReconcileMessage,
 ): Promise<KeyResult> {
   const kind = controller.kind;
   const client = env.client.with({ fieldManager: controller.fieldManager, signal: env.signal });
@@ -68,6 +73,7 @@ export async function reconcileKey<T extends KubeObject>(
   if (message.uid && object.metadata.uid && object.metadata.uid !== message.uid) {
     return { outcome: { type: 'gone', why: 'UidChanged' }, object, step: 'skip' };
   }
+  const ranFor = forLiveUid ? forLiveUid(object.metadata.uid) : message;
   const finalizer = controller.finalizer;
   const spec = controller.spec;
   let step: KeyResult['step'] = 'reconcile';
@@ -75,7 +81,7 @@ export async function reconcileKey<T extends KubeObject>(
     if (object.metadata.deletionTimestamp && spec.finalize && finalizer) {
       if (!hasFinalizer(object, finalizer)) return { outcome: { type: 'result', result: done() }, object, step: 'skip' };
       step = 'finalize';
-      const ctx = createContext(controller, object, message, client, env);
+      const ctx = createContext(controller, object, ranFor, client, env);
       const result = (await spec.finalize(object, ctx)) ?? done();
       if (result.type === 'requeueAfter') return { outcome: { type: 'result', result }, object, step };
       await removeFinalizer(client, kind, ctx.object, finalizer);
@@ -83,7 +89,7 @@ export async function reconcileKey<T extends KubeObject>(
       return { outcome: { type: 'result', result: done() }, object, step };
     }
     if (spec.finalize && finalizer) object = await ensureFinalizer(client, kind, object, finalizer);
-    const ctx = createContext(controller, object, message, client, env);
+    const ctx = createContext(controller, object, ranFor, client, env);
     const result = await spec.reconcile(object, ctx);
     if (!result || (result.type !== 'done' && result.type !== 'requeueAfter')) {
       throw new TypeError(`reconcile of ${controller.kind.kind} returned ${JSON.stringify(result)}; return done() or requeueAfter(seconds) from 'operless'`);

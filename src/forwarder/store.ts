@@ -7,6 +7,11 @@
  * Guarantees: `diffRelist` is pure; it reports each uid at most once; an object listed
  * with the same resourceVersion as stored produces nothing; an object stored but not
  * listed produces exactly one DELETED carrying the last snapshot (its owner is still known).
+ * Every DELETED comes before every ADDED/MODIFIED, the order a watch would have shown: an
+ * object deleted and recreated under the same name while the stream was away is reported as
+ * the old uid's DELETED, then the new uid's ADDED — never the new object first and then a
+ * `Deleted` for its name (the merge would still lead to a reconcile of the live object, see
+ * merge.ts, but the messages' order should tell the truth).
  */
 import type { ObjectSnapshot } from './snapshot.ts';
 
@@ -22,17 +27,18 @@ export interface Change {
 
 /** Changes between what the store holds and a fresh, complete list. */
 export function diffRelist(stored: ReadonlyMap<string, ObjectSnapshot>, listed: readonly ObjectSnapshot[]): Change[] {
+  const present = new Set(listed.map((s) => s.uid));
   const changes: Change[] = [];
-  const present = new Set<string>();
+  for (const [uid, old] of stored) {
+    if (!present.has(uid)) changes.push({ type: 'DELETED', old, current: old });
+  }
+  const reported = new Set<string>();
   for (const current of listed) {
-    if (present.has(current.uid)) continue;
-    present.add(current.uid);
+    if (reported.has(current.uid)) continue;
+    reported.add(current.uid);
     const old = stored.get(current.uid);
     if (!old) changes.push({ type: 'ADDED', current });
     else if (old.resourceVersion !== current.resourceVersion) changes.push({ type: 'MODIFIED', old, current });
-  }
-  for (const [uid, old] of stored) {
-    if (!present.has(uid)) changes.push({ type: 'DELETED', old, current: old });
   }
   return changes;
 }

@@ -99,6 +99,10 @@ export interface RunnerStats {
   timedOutInvocations: number;
   receiveErrors: number;
   deleteErrors: number;
+  /** ReceiveMessage requests sent and not yet answered (long polls waiting for messages). */
+  receivesPending: number;
+  /** ReceiveMessage requests answered (with messages or empty) or failed. */
+  receivesAnswered: number;
 }
 
 export interface LambdaRunner {
@@ -282,18 +286,25 @@ export async function startLambdaRunner(options: LambdaRunnerOptions): Promise<L
   const stats: RunnerStats = {
     invocations: 0, inFlight: 0, recordsReceived: 0, recordsDeleted: 0, recordsRetried: 0,
     failedInvocations: 0, timedOutInvocations: 0, receiveErrors: 0, deleteErrors: 0,
+    receivesPending: 0, receivesAnswered: 0,
   };
   const stopping = new AbortController();
 
   const receive = async (max: number, waitSeconds: number): Promise<Message[]> => {
-    const result = await sqs.send(new ReceiveMessageCommand({
-      QueueUrl: options.queueUrl,
-      MaxNumberOfMessages: Math.min(10, max),
-      WaitTimeSeconds: waitSeconds,
-      MessageSystemAttributeNames: ['All'],
-      MessageAttributeNames: ['All'],
-    }), { abortSignal: stopping.signal });
-    return result.Messages ?? [];
+    stats.receivesPending++;
+    try {
+      const result = await sqs.send(new ReceiveMessageCommand({
+        QueueUrl: options.queueUrl,
+        MaxNumberOfMessages: Math.min(10, max),
+        WaitTimeSeconds: waitSeconds,
+        MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }), { abortSignal: stopping.signal });
+      return result.Messages ?? [];
+    } finally {
+      stats.receivesPending--;
+      stats.receivesAnswered++;
+    }
   };
 
   /** Fills `batch`: waits for a first message, then gathers for the batching window. */

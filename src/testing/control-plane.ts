@@ -285,15 +285,18 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     }
   };
 
-  let stopped = false;
-  const stopAll = async () => {
-    if (stopped) return;
-    stopped = true;
-    await stopComponent('kube-controller-manager');
-    await stopComponent('kube-apiserver');
-    await stopComponent('etcd');
-    if (ownDir) rmSync(dataDir, { recursive: true, force: true, maxRetries: 3 });
-    forgetDir();
+  // Every call gets the one stop: a second stop() (even while the first is under way) resolves
+  // only once every component is gone and the data dir is removed.
+  let stopping: Promise<void> | undefined;
+  const stopAll = (): Promise<void> => {
+    stopping ??= (async () => {
+      await stopComponent('kube-controller-manager');
+      await stopComponent('kube-apiserver');
+      await stopComponent('etcd');
+      if (ownDir) rmSync(dataDir, { recursive: true, force: true, maxRetries: 3 });
+      forgetDir();
+    })();
+    return stopping;
   };
 
   try {

@@ -10,7 +10,7 @@ export { DEFAULT_CONTROLLERS, WORKLOAD_CONTROLLERS, DEFAULT_QUEUES } from './con
 export type { QueueSpec } from './config.ts';
 export { provision, ProvisionError } from './provision.ts';
 export type { ProvisionResult, ProvisionTarget, TestBinaries } from './provision.ts';
-export { PortInUseError } from './ports.ts';
+export { PortInUseError, closedPort, freePorts } from './ports.ts';
 export { startBroker } from './broker.ts';
 export type { Broker, BrokerOptions } from './broker.ts';
 export { waitUntil, type WaitOptions } from './wait.ts';

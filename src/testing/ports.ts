@@ -3,8 +3,10 @@
  *
  * Guarantees: `freePorts(n)` returns n distinct ports that were free on 127.0.0.1 a moment
  * ago (the OS picked them; another process could still take one before the component binds,
- * which the component's start then reports as "port in use"). `assertPortFree` says clearly
- * which component's port is taken and what to do.
+ * which the component's start then reports as "port in use"). `closedPort()` is one such
+ * port, for tests of "nothing listens there": unlike a fixed port (9, 1) it is known to have
+ * been free on this machine a moment ago. `assertPortFree` says clearly which component's port
+ * is taken and what to do.
  */
 import { createServer } from 'node:net';
 import type { Server } from 'node:net';
@@ -23,6 +25,16 @@ export async function freePorts(count: number): Promise<number[]> {
   } finally {
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
   }
+}
+
+/**
+ * A loopback port that was free a moment ago and is closed now: connecting to it is refused
+ * (unless another process binds it in between, which a test then sees as an unexpected answer).
+ */
+export async function closedPort(): Promise<number> {
+  const [port] = await freePorts(1);
+  if (port === undefined) throw new Error('the OS gave no free loopback port');
+  return port;
 }
 
 export class PortInUseError extends Error {

@@ -1,7 +1,8 @@
 /**
  * A generated project's `npm start`, as its README promises: `operless init` + two `operless
  * create api` (a cluster-scoped kind and a namespaced one) into a temporary folder, the
- * project's `npm install` (Operless as a package, this repository's compiled dist/), then
+ * project's `npm install` (Operless as a package: this repository staged and compiled into the
+ * test's own folder, never the checkout's dist/), then
  * `npm start` as a child process — the project's own dev loop (`operless dev` from its
  * node_modules) on the Operless test environment binaries (~/.cache/operless, or
  * KUBEBUILDER_ASSETS). It must reconcile both samples (the generated stubs set `Ready=True`
@@ -12,17 +13,19 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildPackage } from '../../scripts/build-package.ts';
+import { DIST, stagePackage } from '../../scripts/build-package.ts';
 import { processTree, survivors, watchProcess } from './process-helpers.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'bin', 'operless.js');
 let work: string | undefined;
 let child: ChildProcess | undefined;
+let operlessPackage: string;
+let distBefore: number | undefined;
 
 /** This repository's Node 24 first on PATH; not nested in this test run. */
 function environment(): NodeJS.ProcessEnv {
@@ -36,8 +39,9 @@ function run(command: string, args: string[], cwd: string): void {
 }
 
 before(() => {
-  buildPackage();
+  distBefore = statSync(DIST, { throwIfNoEntry: false })?.mtimeMs;
   work = mkdtempSync(join(tmpdir(), 'operless-e2e-start-'));
+  operlessPackage = stagePackage(join(work, 'operless-package'));
 });
 after(() => {
   if (child?.pid && child.exitCode === null && child.signalCode === null) {
@@ -50,7 +54,7 @@ after(() => {
 
 test('npm start in a generated project reconciles its samples and stops cleanly on Ctrl-C', async () => {
   const project = join(work!, 'start-operator');
-  run(process.execPath, [CLI, 'init', project, '--domain', 'example.com', '--operless-version', `file:${ROOT}`], work!);
+  run(process.execPath, [CLI, 'init', project, '--domain', 'example.com', '--operless-version', `file:${operlessPackage}`], work!);
   run(process.execPath, [CLI, 'create', 'api', '--group', 'tenancy', '--version', 'v1alpha1', '--kind', 'Tenant', '--cluster-scoped', '--owns', 'Namespace'], project);
   run(process.execPath, [CLI, 'create', 'api', '--group', 'apps', '--version', 'v1', '--kind', 'WebApp', '--owns', 'ConfigMap,Secret'], project);
   run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], project);
@@ -85,4 +89,5 @@ test('npm start in a generated project reconciles its samples and stops cleanly 
   assert.match(output(), /stopped; nothing left running/);
   assert.deepEqual(await survivors(tree), [], 'processes survived npm start');
   assert.equal(existsSync(join(project, '.operless', 'dev.json')), false, 'the state file is removed on stop');
+  assert.equal(statSync(DIST, { throwIfNoEntry: false })?.mtimeMs, distBefore, `the checkout's ${DIST} was left alone (the package was built into the test's own folder)`);
 });

@@ -1,6 +1,8 @@
 /**
  * Fault cases of the forwarder, with the real pieces (harness.ts): SIGKILL mid-burst then a
- * restart (and the function runner SIGKILLed mid-batch at the same time); two replicas with
+ * restart (and the function runner SIGKILLed mid-batch at the same time — both checked after
+ * the fact: the burst was still going on, the runner's invocation had not returned, and every
+ * record of that invocation was delivered again); two replicas with
  * the leader SIGKILLed; and watch history compacted so the resumed watch gets 410 Gone.
  * Each case: the objects converge to their latest spec, nothing lands in the DLQ, nothing loops.
  * The forwarders run under the shipped ServiceAccount and RBAC, never as admin.
@@ -8,7 +10,7 @@
 import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KindRef, KubeObject } from '../../src/kube/types.ts';
-import { FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, objectsPerCase, range, retrying, shippedWatchGaps, until, untilConverged } from './harness.ts';
+import { FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, invocationsInHand, invocationsStarted, objectsPerCase, range, retrying, shippedWatchGaps, until, untilConverged } from './harness.ts';
 
 const LEASES: KindRef = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', plural: 'leases', namespaced: true };
 
@@ -27,7 +29,7 @@ after(async () => {
 
 test('forwarder SIGKILLed mid-burst (and the function runner mid-batch), then restarted: nothing is lost', async (t) => {
   const n = objectsPerCase();
-  const started = Date.now();
+  const begun = Date.now();
   const sent = env.proxy.total();
   const fn = await env.startFunction('fn-burst');
   const forwarder = await env.startForwarder('fwd-burst', { namespaces: ['burst'] });
@@ -38,20 +40,33 @@ test('forwarder SIGKILLed mid-burst (and the function runner mid-batch), then re
   // The burst: create every object; kill both processes while it is still going on.
   const creating = workload.create(0, n);
   await until('a quarter of the burst is created', async () => workload.expected.size >= n / 4, 120_000);
-  forwarder.child.kill('SIGKILL');
-  await until('the function runner has a batch in hand', async () => (await env.queueDepth()).inFlight > 0, 30_000).catch(() => undefined);
+  // The runner is SIGKILLed in the tick its next invocation starts (its handler is running:
+  // nothing of that batch can have been deleted yet), the forwarder right after.
+  const started = await fn.nextLine((l) => l.msg === 'invocation started', 60_000);
   fn.child.kill('SIGKILL');
-  await Promise.all([forwarder.exited, fn.exited]);
+  forwarder.child.kill('SIGKILL');
+  const createdAtKill = workload.expected.size;
+  await Promise.all([forwarder.exited, fn.exited, fn.output]);
+  // Certain, not hoped for: read after the runner's last line, the invocation it died in had
+  // not returned, and the burst was still going on.
+  const inHand = invocationsInHand(fn);
+  assert.ok(inHand.some((i) => i.requestId === started.requestId), `the runner was killed with a batch in hand (invocation ${String(started.requestId)} never returned); in hand: ${JSON.stringify(inHand)}`);
+  assert.ok(createdAtKill < n, `the forwarder was killed mid-burst (${createdAtKill} of ${n} objects created)`);
+  const killedRecords = new Set(inHand.flatMap((i) => i.messageIds));
   await creating;
   // Changes while no forwarder runs: a new generation for every fourth object.
   await workload.resize(range(0, n).filter((i) => i % 4 === 0), () => 2);
 
-  await env.startFunction('fn-burst-2');
+  const fn2 = await env.startFunction('fn-burst-2');
   const restarted = await env.startForwarder('fwd-burst-2', { namespaces: ['burst'] });
   await restarted.probes();
   const result = await assertNothingLost(env, workload, { timeoutMs: 300_000 });
+  // Nothing of the killed invocation was acknowledged: every one of its records came back.
+  const redelivered = new Set(invocationsStarted(fn2).flatMap((i) => i.messageIds));
+  const lost = [...killedRecords].filter((id) => !redelivered.has(id));
+  assert.deepEqual(lost, [], `every record of the killed invocation was delivered again (${killedRecords.size} records)`);
   const gaps = shippedWatchGaps(env);
-  t.diagnostic(caseLine('forwarder + runner SIGKILL mid-burst', started, sent, env, result, gaps.length > 0 ? `the shipped forwarder config does not watch owned ${gaps.join(', ')}` : ''));
+  t.diagnostic(caseLine('forwarder + runner SIGKILL mid-burst', begun, sent, env, result, `${n} objects, killed at ${createdAtKill} created with ${killedRecords.size} records in hand, all delivered again${gaps.length > 0 ? `; the shipped forwarder config does not watch owned ${gaps.join(', ')}` : ''}`));
   assert.equal(result.converged, n);
   await restarted.stop();
   await env.stopFunctions();

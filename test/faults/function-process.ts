@@ -1,18 +1,21 @@
 /**
  * The function runner as its own process, so a fault case can SIGKILL it mid-batch the way
- * Lambda kills a crashed or timed-out sandbox: `startLambdaRunner` (src/queue/lambda-runner.ts)
+ * Lambda kills a crashed or timed-out sandbox: `startLambdaRunner` (src/local/lambda-runner.ts)
  * consuming the work queue and invoking a handler module (the shipped `.mjs` bundle, or a
  * test controller's `.ts`).
  *
  *   FAULTS_RUNNER='{"queueUrl":…,"endpoint":…,"region":…,"module":…}' node test/faults/function-process.ts
  *
  * The function's own configuration comes from the environment, as on Lambda (OPERLESS_*,
- * AWS_*). Every line on stdout is JSON: the handler's logs, and one `invocation` line per
- * invocation with its outcome. SIGTERM stops polling, waits for in-flight invocations and
- * exits 0.
+ * AWS_*). Every line on stdout is JSON: the handler's logs; per invocation an `invocation
+ * started` line (request id, message ids) before the handler runs, an `invocation handled`
+ * line once it returned or threw (before the runner deletes anything), and an `invocation`
+ * line with its outcome after the deletes. So a process killed between the first two died
+ * with a batch in hand: none of those records was deleted. SIGTERM stops polling, waits for
+ * in-flight invocations and exits 0.
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { startLambdaRunner } from '../../src/local/lambda-runner.ts';
+import { loadHandler, startLambdaRunner, type SQSHandlerFn } from '../../src/local/lambda-runner.ts';
 import { createLogger } from '../../src/observability/log.ts';
 
 export interface FunctionProcessConfig {
@@ -36,17 +39,26 @@ if (!raw) {
 const config = JSON.parse(raw) as FunctionProcessConfig;
 const log = createLogger({ level: 'info' });
 const sqs = new SQSClient({ endpoint: config.endpoint, region: config.region, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+const inner = await loadHandler({ module: config.module, export: config.export ?? 'handler' });
+const handler: SQSHandlerFn = async (event, context) => {
+  log.info('invocation started', { requestId: context.awsRequestId, records: event.Records.length, messageIds: event.Records.map((r) => r.messageId) });
+  try {
+    return await inner(event, context);
+  } finally {
+    log.info('invocation handled', { requestId: context.awsRequestId });
+  }
+};
 const runner = await startLambdaRunner({
   queueUrl: config.queueUrl,
   sqs,
-  handler: { module: config.module, export: config.export ?? 'handler' },
+  handler,
   functionName: config.functionName ?? 'faults',
   batchSize: config.batchSize ?? 10,
   batchWindowSeconds: config.batchWindowSeconds ?? 1,
   maxConcurrency: config.maxConcurrency ?? 3,
   timeoutSeconds: config.timeoutSeconds ?? 6,
   logger: log,
-  onInvoke: (report) => log.info('invocation', { outcome: report.outcome, records: report.records, deleted: report.deleted.length, retried: report.retried.length, durationMs: report.durationMs }),
+  onInvoke: (report) => log.info('invocation', { requestId: report.requestId, outcome: report.outcome, records: report.records, deleted: report.deleted.length, retried: report.retried.length, durationMs: report.durationMs }),
 });
 log.info('function runner started', { pid: process.pid });
 process.on('SIGTERM', () => {

@@ -48,16 +48,19 @@ import { extractBundle, packageService, ROOT } from '../../scripts/package.ts';
 import { startSqsProxy, type SqsProxy } from './sqs-proxy.ts';
 import type { FunctionProcessConfig } from './function-process.ts';
 import { waitUntil } from '../../src/testing/wait.ts';
+import { faultKnobs, type FaultKnobs } from './knobs.ts';
 import { applyForwarderIdentity, applyMemcachedFunctionIdentity, type ForwarderIdentity } from '../support/identities.ts';
 
 export const CLUSTER = 'faults';
 export const MEMCACHED_CRD = join(ROOT, 'infra', 'crds', 'memcacheds.cache.example.com.yaml');
 const FUNCTION_PROCESS = join(import.meta.dirname, 'function-process.ts');
 
+/** Every `OPERLESS_FAULTS_*` knob, validated when the suite loads (a bad value fails the file at once, naming it). */
+export const KNOBS: FaultKnobs = faultKnobs();
+
 /** Objects per case: the issue's 200 by default; `OPERLESS_FAULTS_OBJECTS` overrides. */
 export function objectsPerCase(fallback = 200): number {
-  const raw = Number(process.env.OPERLESS_FAULTS_OBJECTS);
-  return Number.isInteger(raw) && raw > 0 ? raw : fallback;
+  return KNOBS.objects ?? fallback;
 }
 
 export interface FaultEnvOptions {
@@ -81,8 +84,12 @@ export interface LoggedProcess {
   readonly child: ChildProcess;
   readonly exited: Promise<number | null>;
   readonly lines: Record<string, unknown>[];
+  /** Resolves once stdout has ended: after an exit, every line the process wrote is in `lines`. */
+  readonly output: Promise<void>;
   /** The first JSON log line (from now on or already seen) whose msg matches. */
   line(msg: RegExp, timeoutMs?: number): Promise<Record<string, unknown>>;
+  /** The next JSON log line (not one already seen) that matches, resolved in the tick it is read. */
+  nextLine(matches: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
   /** SIGTERM (or the given signal) and wait for the exit. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -314,12 +321,14 @@ export class FaultEnv {
     });
     const lines: Record<string, unknown>[] = [];
     // OPERLESS_FAULTS_LOGS=<dir> keeps every process's output, one file per process.
-    const logDir = process.env.OPERLESS_FAULTS_LOGS;
+    const logDir = KNOBS.logDir;
     if (logDir) mkdirSync(logDir, { recursive: true });
     const keep = logDir ? (text: string) => appendFileSync(join(logDir, `${name}.log`), `${text}\n`) : () => {};
-    const waiters: { re: RegExp; resolve: (l: Record<string, unknown>) => void }[] = [];
+    const waiters: { matches: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
     let stderr = '';
-    createInterface({ input: child.stdout! }).on('line', (text) => {
+    const reader = createInterface({ input: child.stdout! });
+    const output = new Promise<void>((resolve) => reader.once('close', () => resolve()));
+    reader.on('line', (text) => {
       keep(text);
       let line: Record<string, unknown>;
       try {
@@ -331,7 +340,7 @@ export class FaultEnv {
       lines.push(line);
       onLine(line);
       for (const w of [...waiters]) {
-        if (w.re.test(String(line.msg))) {
+        if (w.matches(line)) {
           waiters.splice(waiters.indexOf(w), 1);
           w.resolve(line);
         }
@@ -342,19 +351,22 @@ export class FaultEnv {
       stderr = (stderr + d.toString()).slice(-4000);
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const awaitLine = (what: string, matches: (l: Record<string, unknown>) => boolean, timeoutMs: number) => new Promise<Record<string, unknown>>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${name}: no log line ${what} within ${timeoutMs} ms; stderr:\n${stderr}\nlast lines:\n${lines.slice(-10).map((l) => JSON.stringify(l)).join('\n')}`)), timeoutMs);
+      waiters.push({ matches, resolve: (l) => { clearTimeout(timer); resolve(l); } });
+    });
     const proc: LoggedProcess = {
       name,
       child,
       exited,
       lines,
+      output,
       line: (re, timeoutMs = 30_000) => {
         const found = lines.find((l) => re.test(String(l.msg)));
         if (found) return Promise.resolve(found);
-        return new Promise((resolve, reject) => {
-          const timer = setTimeout(() => reject(new Error(`${name}: no log line ${re} within ${timeoutMs} ms; stderr:\n${stderr}\nlast lines:\n${lines.slice(-10).map((l) => JSON.stringify(l)).join('\n')}`)), timeoutMs);
-          waiters.push({ re, resolve: (l) => { clearTimeout(timer); resolve(l); } });
-        });
+        return awaitLine(String(re), (l) => re.test(String(l.msg)), timeoutMs);
       },
+      nextLine: (matches, timeoutMs = 30_000) => awaitLine('matching the predicate', matches, timeoutMs),
       stop: async (signal = 'SIGTERM') => {
         if (child.exitCode === null && child.signalCode === null) {
           child.kill('SIGCONT'); // a frozen process cannot handle SIGTERM
@@ -422,6 +434,29 @@ export class FaultEnv {
     await Promise.all([this.broker.stop(), this.cp.stop()]);
     rmSync(this.work, { recursive: true, force: true });
   }
+}
+
+/** One invocation a function runner process started (its `invocation started` line, function-process.ts). */
+export interface StartedInvocation {
+  readonly requestId: string;
+  readonly messageIds: readonly string[];
+}
+
+/** Every invocation the runner process started, in order. */
+export function invocationsStarted(fn: LoggedProcess): StartedInvocation[] {
+  return fn.lines
+    .filter((l) => l.msg === 'invocation started')
+    .map((l) => ({ requestId: String(l.requestId), messageIds: Array.isArray(l.messageIds) ? l.messageIds.map(String) : [] }));
+}
+
+/**
+ * Invocations whose handler had not returned (no `invocation handled` line): their records
+ * were received and never deleted — a batch in hand. Read it after `fn.output` for a process
+ * that was killed, so every line it wrote is counted.
+ */
+export function invocationsInHand(fn: LoggedProcess): StartedInvocation[] {
+  const handled = new Set(fn.lines.filter((l) => l.msg === 'invocation handled').map((l) => String(l.requestId)));
+  return invocationsStarted(fn).filter((i) => !handled.has(i.requestId));
 }
 
 /**

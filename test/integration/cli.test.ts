@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import {
   DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { startBroker, startControlPlane, type Broker, type ControlPlane, type Identity } from '../../src/testing/index.ts';
+import { closedPort, startBroker, startControlPlane, type Broker, type ControlPlane, type Identity } from '../../src/testing/index.ts';
 import { crdPaths } from '../../src/crd/generate.ts';
 import { CRD_DIR, resources } from '../../src/resources.ts';
 import { decodeMessage, encodeMessage, newMessage, type ReconcileMessage } from '../../src/contract/message.ts';
@@ -283,13 +283,14 @@ describe('operless status', () => {
   });
 
   test('a forwarder that does not answer and a missing queue make it exit 1, and say so', async () => {
+    const silent = `http://127.0.0.1:${await closedPort()}`; // free a moment ago, closed: nothing listens
     const r = await cli(['status', ...project], {
       OPERLESS_QUEUE_URL: `${broker.endpoint}/000000000000/no-such-queue`,
-      OPERLESS_FORWARDER_URL: 'http://127.0.0.1:9', // discard port: nothing listens
+      OPERLESS_FORWARDER_URL: silent,
     });
     assert.equal(r.code, 1);
     assert.match(r.stdout, /^queue\s+✘ .*no-such-queue.*operless doctor/m);
-    assert.match(r.stdout, /^forwarder\s+✘ http:\/\/127\.0\.0\.1:9 did not answer/m);
+    assert.match(r.stdout, new RegExp(`^forwarder\\s+✘ ${silent.replaceAll('.', '\\.')} did not answer`, 'm'));
     assert.match(r.stdout, /^objects\s+Memcached: /m, 'the other sections are still shown');
   });
 });
@@ -375,10 +376,11 @@ spec:
     assert.match(r.stdout, /^✔ dead-letter queue: /m);
 
     const kubeconfig = join(cwd, 'unreachable.kubeconfig');
-    writeFileSync(kubeconfig, readFileSync(cp.kubeconfigPath, 'utf8').replace(/server: https:\/\/127\.0\.0\.1:\d+/, 'server: https://127.0.0.1:9'));
+    const closed = await closedPort(); // free a moment ago, closed: nothing listens
+    writeFileSync(kubeconfig, readFileSync(cp.kubeconfigPath, 'utf8').replace(/server: https:\/\/127\.0\.0\.1:\d+/, `server: https://127.0.0.1:${closed}`));
     const down = await cli(['doctor', ...project], { KUBECONFIG: kubeconfig });
     assert.equal(down.code, 1);
-    assert.match(down.stdout, /^✘ cluster reachable: .*could not reach the API server at https:\/\/127\.0\.0\.1:9/m);
+    assert.match(down.stdout, new RegExp(`^✘ cluster reachable: .*could not reach the API server at https://127\\.0\\.0\\.1:${closed}\\b`, 'm'));
     assert.match(down.stdout, /^✔ work queue: /m, 'the queue checks still run');
   });
 

@@ -6,7 +6,7 @@
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -56,6 +56,15 @@ async function eventually(what: string, check: () => Promise<boolean> | boolean,
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   assert.fail(`timed out after ${seconds} s waiting until ${what}`);
+}
+
+/** Established TCP connections (from any local socket) to a loopback port, from /proc/net/tcp{,6}. */
+function connectionsTo(port: number): number {
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  return ['/proc/net/tcp', '/proc/net/tcp6'].reduce((n, file) => n + readFileSync(file, 'utf8').split('\n').slice(1).filter((line) => {
+    const [, , remote, state] = line.trim().split(/\s+/);
+    return state === '01' && remote?.endsWith(`:${hex}`);
+  }).length, 0);
 }
 
 /** Seen records by body: the receive counts of each delivery, in order. */
@@ -268,18 +277,20 @@ describeOnEachQueue('lambda runner', (client) => {
   test('pollers use connections of their own: with more pollers than the SDK has sockets, the caller\'s client still sends at once', async () => {
     // 60 pollers long-poll an empty queue (each holds a request for 20 s). Had they shared the
     // caller's client (50 sockets by default), this send would queue behind them until a long
-    // poll returned empty, 20 s later.
+    // poll returned empty. So: the send must complete while every long poll is still waiting —
+    // an order of events, not a race against a clock.
     const idle = await createQueues(sqs, 30, 5);
     const other = await createQueues(sqs, 30, 5);
     const runner = await run({ queueUrl: idle.url, maxConcurrency: 60, handler: async () => undefined });
     try {
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      const starved = Symbol('starved');
-      const outcome = await Promise.race([
-        send(sqs, other.url, ['not starved']).then(() => 'sent'),
-        new Promise((resolve) => setTimeout(() => resolve(starved), 15_000)),
-      ]);
-      assert.equal(outcome, 'sent', 'a send on the caller\'s client waited for the runner\'s long polls');
+      // Every long poll on the wire: 60 connections to the queue's port (more than the 50
+      // sockets a shared client would have), each with its ReceiveMessage pending.
+      const { port } = new URL(idle.url);
+      await eventually('all 60 long polls hold a connection of their own', () => runner.stats.receivesPending === 60 && connectionsTo(Number(port)) >= 60);
+      const answeredBefore = runner.stats.receivesAnswered;
+      await send(sqs, other.url, ['not starved']);
+      assert.equal(runner.stats.receivesAnswered, answeredBefore, 'the send on the caller\'s client went out only after one of the runner\'s long polls returned');
+      assert.equal(runner.stats.receivesPending, 60, 'every long poll was still waiting when the send completed');
     } finally {
       await runner.stop();
     }

@@ -9,7 +9,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { startControlPlane, type ControlPlane } from '../../src/testing/index.ts';
+import { closedPort, startControlPlane, type ControlPlane } from '../../src/testing/index.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
 import { createKubeClient, type BoundKubeClient } from '../../src/kube/client.ts';
 import { createTransport, type WatchEvent } from '../../src/kube/transport.ts';
@@ -196,11 +196,12 @@ test('client-certificate identities work through the same transport', async () =
 });
 
 test('an unreachable API server is a NetworkError naming the server', async () => {
-  const dead = createKubeClient(createTransport({ server: 'https://127.0.0.1:1', credentials: async () => ({ headers: {} }) }), { fieldManager: 'x' });
+  const port = await closedPort(); // free a moment ago, closed: nothing listens
+  const dead = createKubeClient(createTransport({ server: `https://127.0.0.1:${port}`, credentials: async () => ({ headers: {} }) }), { fieldManager: 'x' });
   await assert.rejects(dead.get(GADGET, 'x', NS), (err: unknown) => {
     assert.ok(err instanceof KubeApiError);
     assert.equal(err.status, 0);
-    assert.match(err.message, /could not reach the API server at https:\/\/127\.0\.0\.1:1: .*ECONNREFUSED/);
+    assert.match(err.message, new RegExp(`could not reach the API server at https://127\\.0\\.0\\.1:${port}: .*ECONNREFUSED`));
     return true;
   });
 });
@@ -267,8 +268,18 @@ test('watch: events arrive in the order of the changes; abort ends the stream an
 });
 
 test('watch: the server closing the stream (timeoutSeconds) resolves ended', async () => {
-  const { ended } = await client.transport.watch({ path: CM_PATH, query: { labelSelector: 'transport-watch=none', timeoutSeconds: 1 }, signal: new AbortController().signal }, () => {});
+  // An object there before the watch starts: without a resourceVersion the server opens the
+  // stream with its ADDED event, so the stream is seen working before the server closes it.
+  await client.apply(CONFIGMAP, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'timeout', namespace: NS, labels: { 'transport-watch': 'timeout' } }, data: { v: '1' } });
+  const controller = new AbortController();
+  const seen: string[] = [];
+  const { ended } = await client.transport.watch({ path: CM_PATH, query: { labelSelector: 'transport-watch=timeout', timeoutSeconds: 1 }, signal: controller.signal }, (e) => {
+    seen.push(`${e.type} ${cmName(e)}`);
+  });
   await ended;
+  // It ended because the server closed it: nobody aborted, and it had delivered the stream's event first.
+  assert.equal(controller.signal.aborted, false);
+  assert.deepEqual(seen, ['ADDED timeout'], 'ended resolved after the stream delivered its event, not before');
 });
 
 test('watch: a non-200 answer rejects with the shared KubeApiError (404 unknown resource, 403 without RBAC)', async () => {

@@ -1,7 +1,8 @@
 /**
  * The scaffolding end to end, as a user runs it: `operless init` into a temporary folder, the
- * project's `npm install` (Operless installed as a package: a copy of this repository's
- * compiled dist/, like a published version) and its offline `npm run package` (osls +
+ * project's `npm install` (Operless installed as a package: this repository staged and compiled
+ * into a folder of the test's own, like a published version — the checkout's dist/ is left
+ * alone) and its offline `npm run package` (osls +
  * serverless-esbuild, as the project pins them) while it has no kind yet; then `operless
  * create api` (a cluster-scoped kind owning a Namespace, and a namespaced one owning a
  * ConfigMap and a Secret), the generated project's own `npm test` (type-check against the
@@ -17,12 +18,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ReceiveMessageCommand, type ReceiveMessageCommandOutput } from '@aws-sdk/client-sqs';
-import { buildPackage } from '../../scripts/build-package.ts';
+import { DIST, stagePackage } from '../../scripts/build-package.ts';
 import { offlinePackageEnv, zipEntries, type CloudFormationResource, type CloudFormationTemplate } from '../../scripts/package.ts';
 import { startBroker, startControlPlane, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 
@@ -30,6 +31,10 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'bin', 'operless.js');
 let work: string;
 let project: string;
+/** The staged package the project depends on (`file:`), built by this test alone. */
+let operlessPackage: string;
+/** The checkout's dist/ before the test (its mtime, or absent): left alone by it. */
+let distBefore: number | undefined;
 let plane: ControlPlane | undefined;
 let broker: Broker | undefined;
 
@@ -78,8 +83,9 @@ function resourcesOfType(template: CloudFormationTemplate, type: string): [strin
 }
 
 before(() => {
-  buildPackage();
+  distBefore = statSync(DIST, { throwIfNoEntry: false })?.mtimeMs;
   work = mkdtempSync(join(tmpdir(), 'operless-scaffold-'));
+  operlessPackage = stagePackage(join(work, 'operless-package'));
   project = join(work, 'demo-operator');
 });
 after(async () => {
@@ -89,12 +95,12 @@ after(async () => {
 });
 
 test('init creates a project that depends on Operless as a package and says what to do next', () => {
-  const r = run(process.execPath, [CLI, 'init', project, '--domain', 'example.com', '--operless-version', `file:${ROOT}`], work);
+  const r = run(process.execPath, [CLI, 'init', project, '--domain', 'example.com', '--operless-version', `file:${operlessPackage}`], work);
   assert.equal(r.code, 0, r.out);
   assert.match(r.out, /Created operator project demo-operator/);
   assert.match(r.out, /npm install && npm test/);
   const pkg = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
-  assert.equal(pkg.dependencies.operless, `file:${ROOT}`);
+  assert.equal(pkg.dependencies.operless, `file:${operlessPackage}`);
   assert.equal(pkg.scripts.start, 'operless dev');
   assert.equal(pkg.scripts.package, 'osls package --stage dev');
   const own = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).devDependencies;
@@ -227,4 +233,9 @@ test('the packaged resync bundle sends each kind\'s sample a Resync message on t
     const bodies = (got.Messages ?? []).map((m) => JSON.parse(m.Body ?? '{}') as { kind: string; name: string; reason: string; cluster: string });
     assert.deepEqual(bodies.map((b) => [b.kind, b.name, b.reason, b.cluster]), [[kind, name, 'Resync', 'default']], `queue ${queue} carries only its kind`);
   }
+});
+
+test("the checkout's dist/ is left alone: the package was built into the test's own folder", () => {
+  assert.equal(statSync(DIST, { throwIfNoEntry: false })?.mtimeMs, distBefore, `${DIST} was rebuilt or removed by this test`);
+  assert.ok(existsSync(join(operlessPackage, 'dist', 'index.js')), 'the staged package has its dist/');
 });

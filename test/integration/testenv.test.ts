@@ -6,7 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -362,6 +362,16 @@ describe('control plane restarts', () => {
     await cp.startEtcd();
     const ns = await cp.kubectl(['get', 'ns', 'default', '-o', 'name']);
     assert.equal(ns.stdout.trim(), 'namespace/default');
+    assert.ok(processesMentioning(cp.dataDir).length > 0, 'the plane runs before it is stopped');
+    // Two stops at once: whichever resolves, every component is gone and the data dir removed.
+    const first = cp.stop();
+    await cp.stop();
+    assert.deepEqual(processesMentioning(cp.dataDir), [], 'the second stop() resolved only after every component was gone');
+    assert.equal(existsSync(cp.dataDir), false, 'and the data dir removed');
+    await first;
+    // And once more, after it is stopped: a no-op that resolves.
+    await cp.stop();
+    assert.deepEqual(processesMentioning(cp.dataDir), []);
   });
 });
 

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import fc from 'fast-check';
+import { fcParameters } from '../support/fast-check.ts';
 import { startControlPlane, type ControlPlane } from '../../src/testing/index.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -148,7 +149,7 @@ test(`the API server accepts exactly the Memcached specs the CRD schema allows (
       assert.ok(named, `the rejection names none of ${c.badPaths.join(', ')}: ${got.message}`);
       if (samples.length < 6) samples.push(`${shown}\n    → ${got.message.slice(0, 220)}`);
     }
-  }), { numRuns: RUNS });
+  }), fcParameters({ numRuns: RUNS }));
   console.log(`\nCRD validation: ${tally.accepted} valid specs accepted, ${tally.rejected} invalid specs rejected. Examples:\n  ${samples.join('\n  ')}`);
   assert.ok(tally.accepted > 5 && tally.rejected > 5, 'both kinds of spec were generated');
 });

@@ -4,17 +4,22 @@
  * (shipped config, its ServiceAccount), the Memcached function in a Lambda-like runner
  * process, a real kube-apiserver and ElasticMQ (test/security/pipeline.ts).
  *
- * Every few seconds the forwarder's resident memory (VmRSS in /proc/<pid>/status) and open
- * file descriptors (/proc/<pid>/fd) are sampled, and each change's end-to-end lag is measured
- * (from the write to the status showing that generation reconciled, or the object gone).
- * Asserted (generous margins; growth, not speed):
+ * The churn is a fixed number of operations (`OPERLESS_SOAK_SECONDS` × `OPERLESS_SOAK_RATE`),
+ * paced at the rate. Every `5 × rate` operations the forwarder's resident memory (VmRSS in
+ * /proc/<pid>/status) and open file descriptors (/proc/<pid>/fd) are sampled, so the number
+ * of samples follows from the configuration, not from how fast the machine is. Each change's
+ * end-to-end lag (from the write to the status showing that generation reconciled, or the
+ * object gone) is measured and printed. Asserted (generous margins; growth, not speed):
  * - memory: the median of the last third of the samples is at most 1.5 × the first third's
  *   + 32 MiB; open descriptors: the last third's maximum at most the first third's + 16;
- * - lag stays bounded: every change converges, none later than 60 s.
+ * - nothing is lost: every change converges (waited for, however long the machine takes);
+ * - the churn was churn: creates, updates and deletes all happened.
+ * How fast changes converge is speed, not growth: printed here, measured in bench/.
  * The memory and descriptor curve is printed as a text chart.
  *
- * `OPERLESS_SOAK_SECONDS` sets the churn duration (default 150 s in CI; longer for a real
- * soak), `OPERLESS_SOAK_RATE` the operations per second (default 4).
+ * `OPERLESS_SOAK_SECONDS` sets the churn's length at the rate (default 150 s in CI; longer for
+ * a real soak; at least 30, for six samples), `OPERLESS_SOAK_RATE` the operations per second
+ * (default 4). Values that are not positive integers are refused, naming the variable.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,12 +29,21 @@ import { join } from 'node:path';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { startPipeline, until, type Pipeline } from '../security/pipeline.ts';
 
-const SECONDS = Number(process.env.OPERLESS_SOAK_SECONDS ?? 150);
-const RATE = Number(process.env.OPERLESS_SOAK_RATE ?? 4);
-const SAMPLE_MS = 5000;
+/** A positive integer knob from the environment, or the fallback; anything else is refused. */
+function knob(name: string, fallback: number, min: number): number {
+  const raw = process.env[name];
+  if (raw === undefined) return fallback;
+  const value = /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name}=${JSON.stringify(raw)} is refused: it must be an integer of at least ${min}. Unset it for the default (${fallback}).`);
+  return value;
+}
+const SECONDS = knob('OPERLESS_SOAK_SECONDS', 150, 30);
+const RATE = knob('OPERLESS_SOAK_RATE', 4, 1);
+const OPERATIONS = SECONDS * RATE;
+/** A sample every this many operations (every 5 s at the rate). */
+const SAMPLE_EVERY = 5 * RATE;
 const NAMES = 30;
 const NS = 'soak';
-const MAX_LAG_MS = 60_000;
 const GROUP = { group: 'cache.example.com', version: 'v1alpha1', namespace: NS, plural: 'memcacheds' };
 
 let work: string;
@@ -67,7 +81,7 @@ function chart(samples: Sample[]): string {
   return `forwarder memory (VmRSS) and open fds over time:\n${rows.join('\n')}`;
 }
 
-test(`soak: ${SECONDS} s of churn at ${RATE} ops/s — forwarder memory and fds flat, lag bounded`, async () => {
+test(`soak: ${OPERATIONS} operations of churn at ${RATE} ops/s — forwarder memory and fds flat, every change converges`, async () => {
   const api = p.cp.kubeConfig.makeApiClient(CustomObjectsApi);
   const ns = await p.cp.kubectl(['create', 'namespace', NS]);
   assert.equal(ns.code, 0, ns.stderr);
@@ -85,7 +99,6 @@ test(`soak: ${SECONDS} s of churn at ${RATE} ops/s — forwarder memory and fds 
     samples.push({ t: Date.now() - start, ...f, fnRssKiB: fn.rssKiB });
   };
   take();
-  const sampler = setInterval(take, SAMPLE_MS);
 
   const poll = async () => {
     const list = await api.listNamespacedCustomObject(GROUP) as { items: Obj[] };
@@ -103,9 +116,8 @@ test(`soak: ${SECONDS} s of churn at ${RATE} ops/s — forwarder memory and fds 
   const poller = setInterval(() => { void poll().catch(() => {}); }, 1000);
 
   const rnd = (n: number) => Math.floor(Math.random() * n);
-  const churnUntil = start + SECONDS * 1000;
   try {
-    while (Date.now() < churnUntil) {
+    for (let op = 1; op <= OPERATIONS; op++) {
       const name = `soak-${rnd(NAMES)}`;
       const t = Date.now();
       try {
@@ -130,6 +142,8 @@ test(`soak: ${SECONDS} s of churn at ${RATE} ops/s — forwarder memory and fds 
         // e.g. re-creating a name whose finalizer is still being removed: skip this tick.
         counts.refused++;
       }
+      if (op % SAMPLE_EVERY === 0) take();
+      // Pacing at the rate (not a synchronisation: nothing waits for anything here).
       await new Promise((r) => setTimeout(r, Math.max(0, 1000 / RATE - (Date.now() - t))));
     }
     try {
@@ -143,7 +157,6 @@ test(`soak: ${SECONDS} s of churn at ${RATE} ops/s — forwarder memory and fds 
       throw new Error(`${(err as Error).message}: ${pending.size} pending\n${state.join('\n')}\nfunction warnings and errors:\n${p.functionLines.filter((l) => /"level":"(warn|error)"/.test(l)).slice(-15).join('\n')}\nfunction lines about ${[...pending.keys()][0]}:\n${p.functionLines.filter((l) => l.includes(`${[...pending.keys()][0]}"`) || l.includes(`${[...pending.keys()][0]}\\"`)).slice(-12).join('\n')}\nforwarder log tail:\n${p.forwarderLines.slice(-10).join('\n')}`);
     }
   } finally {
-    clearInterval(sampler);
     clearInterval(poller);
   }
   take();
@@ -159,16 +172,15 @@ test(`soak: ${SECONDS} s of churn at ${RATE} ops/s — forwarder memory and fds 
   lags.sort((a, b) => a - b);
   const pct = (q: number) => lags[Math.min(lags.length - 1, Math.floor(q * lags.length))] ?? NaN;
   console.log([
-    `operations: ${counts.create} creates, ${counts.update} updates, ${counts.delete} deletes (${counts.refused} refused by the API server) in ${SECONDS} s`,
+    `operations: ${counts.create} creates, ${counts.update} updates, ${counts.delete} deletes (${counts.refused} refused by the API server) in ${((Date.now() - start) / 1000).toFixed(0)} s (${OPERATIONS} paced at ${RATE}/s)`,
     `forwarder RSS median: first third ${(rssFirst / 1024).toFixed(1)} MiB, last third ${(rssLast / 1024).toFixed(1)} MiB; fds max: ${fdFirst} → ${fdLast}`,
     `function runner RSS: ${(samples[0]!.fnRssKiB / 1024).toFixed(1)} → ${(samples.at(-1)!.fnRssKiB / 1024).toFixed(1)} MiB`,
     `end-to-end lag (write → reconciled status or gone, 1 s polling): ${lags.length} changes, p50 ${(pct(0.5) / 1000).toFixed(1)} s, p99 ${(pct(0.99) / 1000).toFixed(1)} s, max ${((lags.at(-1) ?? NaN) / 1000).toFixed(1)} s`,
   ].join('\n'));
 
-  assert.ok(samples.length >= 6, `enough samples (${samples.length})`);
-  assert.ok(counts.create + counts.update + counts.delete >= SECONDS * RATE * 0.5, 'the churn ran at about its rate');
+  assert.equal(samples.length, 2 + Math.floor(OPERATIONS / SAMPLE_EVERY), 'a sample at the start, every SAMPLE_EVERY operations, and at the end');
+  assert.ok(counts.create > 0 && counts.update > 0 && counts.delete > 0, `the churn created, updated and deleted: ${JSON.stringify(counts)}`);
   assert.ok(rssLast <= rssFirst * 1.5 + 32 * 1024, `forwarder memory grew: ${rssFirst} KiB → ${rssLast} KiB`);
   assert.ok(fdLast <= fdFirst + 16, `forwarder open fds grew: ${fdFirst} → ${fdLast}`);
-  assert.ok((lags.at(-1) ?? 0) <= MAX_LAG_MS, `a change took ${lags.at(-1)} ms to converge (bound ${MAX_LAG_MS} ms)`);
   assert.equal(p.forwarder.exitCode, null, 'the forwarder is still running');
 });

@@ -11,6 +11,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { SQSEvent } from 'aws-lambda';
 import fc from 'fast-check';
+import { fcParameters } from '../../support/fast-check.ts';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { decodeMessage, validateMessage, REASONS, MAX_MESSAGE_BYTES } from '../../../src/contract/message.ts';
 
@@ -50,11 +51,11 @@ test('valid messages are accepted by both', () => {
     const value = strip(m);
     assert.equal(validateMessage(value).ok, true);
     agree(value);
-  }), { numRuns: 500 });
+  }), fcParameters({ numRuns: 500 }));
 });
 
 test('random JSON values: both agree', () => {
-  fc.assert(fc.property(fc.jsonValue(), agree), { numRuns: 500 });
+  fc.assert(fc.property(fc.jsonValue(), agree), fcParameters({ numRuns: 500 }));
 });
 
 const mutation = fc.oneof(
@@ -82,7 +83,7 @@ test('mutations of valid messages: both agree', () => {
       else value[mu.field] = mu.value;
     }
     agree(value);
-  }), { numRuns: 2000 });
+  }), fcParameters({ numRuns: 2000 }));
 });
 
 test('known edge cases agree', () => {

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { fcParameters } from '../../support/fast-check.ts';
 import { backoffSeconds, DEFAULT_RETRY_POLICY, MAX_DELAY_SECONDS, resolveRetryPolicy } from '../../../src/core/backoff.ts';
 
 const noJitter = () => 1 - Number.EPSILON;
@@ -42,13 +43,13 @@ test('property: with jitter the delay is an integer within [ceil(d/2), ceil(d)] 
       assert.ok(got <= Math.max(1, Math.ceil(d)), `got ${got} > ceil(${d})`);
       assert.ok(got >= Math.min(policy.capSeconds, Math.max(1, Math.ceil(d / 2))), `got ${got} < ceil(${d}/2)`);
     },
-  ));
+  ), fcParameters());
 });
 
 test('property: without jitter the delay never decreases as attempts grow', () => {
   fc.assert(fc.property(fc.integer({ min: 1, max: 60 }), (attempt) => {
     assert.ok(backoffSeconds(attempt + 1, DEFAULT_RETRY_POLICY, noJitter) >= backoffSeconds(attempt, DEFAULT_RETRY_POLICY, noJitter));
-  }));
+  }), fcParameters());
 });
 
 test('bad policies are rejected naming the field', () => {

@@ -2,8 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SQSRecord } from 'aws-lambda';
 import fc from 'fast-check';
-import { encodeMessage, followUp, newMessage, reasonPriority, type ReconcileMessage } from '../../../src/contract/message.ts';
-import { groupBatch, representative } from '../../../src/core/batch.ts';
+import { encodeMessage, followUp, newMessage, reasonPriority, type Reason, type ReconcileMessage } from '../../../src/contract/message.ts';
+import { forLiveObject, groupBatch, representative } from '../../../src/core/batch.ts';
+import { fcParameters } from '../../support/fast-check.ts';
 
 const NOW = 1_700_000_000_000;
 let id = 0;
@@ -99,5 +100,68 @@ test('property: every record lands in exactly one group or in poison', () => {
     assert.equal(new Set(groups.map((g) => g.key)).size, groups.length);
     const priorities = groups.map((g) => Math.min(...g.records.map((r) => reasonPriority((JSON.parse(r.body) as ReconcileMessage).reason))));
     assert.deepEqual(priorities, [...priorities].sort((a, b) => a - b), 'groups are in priority order');
-  }));
+  }), fcParameters());
+});
+
+// A key is a name: the old object (uid A) was deleted and a new one (uid B) created under it.
+const skipped = (m: ReconcileMessage, liveUid: string) => m.uid !== undefined && m.uid !== liveUid;
+
+test('a pending Retry of the old uid beside the new object\'s Added: the group carries no uid, so the new object is reconciled', () => {
+  const retryOfOld = followUp(msg('a', { uid: 'A', reason: 'Added', observedAt: NOW - 60_000 }), { reason: 'Retry', attempt: 3 });
+  const addedNew = msg('a', { uid: 'B', reason: 'Added' });
+  const [group] = groupBatch([record(encodeMessage(retryOfOld)), record(encodeMessage(addedNew))], NOW).groups;
+  assert.equal(group!.message.reason, 'Retry', 'the representative is still the highest attempt');
+  assert.equal(group!.message.uid, undefined, 'the old uid must not stand for the group: the new object would be skipped');
+  assert.equal(skipped(group!.message, 'B'), false);
+  assert.equal(group!.body, encodeMessage(retryOfOld), 'the raw body stays the representative\'s');
+});
+
+test('forLiveObject: once the live uid is known, the group runs as the live object\'s own messages (its attempt, its reason)', () => {
+  const retryOfOld = followUp(msg('a', { uid: 'A' }), { reason: 'Retry', attempt: 3 });
+  const addedNew = msg('a', { uid: 'B', reason: 'Added', resourceVersion: '9' });
+  const [group] = groupBatch([record(encodeMessage(retryOfOld)), record(encodeMessage(addedNew))], NOW).groups;
+  const forB = forLiveObject(group!, 'B');
+  assert.equal(forB.attempt, 0, 'the old object\'s failures do not count against the new one (backoff, maxAttempts)');
+  assert.equal(forB.reason, 'Added');
+  assert.equal(forB.uid, undefined, 'it still stands for the whole group');
+  assert.equal(forB.resourceVersion, undefined);
+  assert.equal(forLiveObject(group!, 'A').attempt, 3, 'if the old object were the live one, its retry would go on');
+  assert.equal(forLiveObject(group!, 'C'), group!.message, 'no message names the live uid: the group\'s own message');
+  assert.equal(forLiveObject(group!, undefined), group!.message);
+  const [single] = groupBatch([record(encodeMessage(addedNew)), record(encodeMessage(msg('a', { uid: 'B', reason: 'Owned' })))], NOW).groups;
+  assert.equal(single!.message.uid, 'B', 'one uid throughout: kept');
+  assert.equal(forLiveObject(single!, 'B'), single!.message);
+});
+
+test('nothing due, requeues of two uids: the one re-delayed carries no uid (it stands for both)', () => {
+  const oldRequeue = msg('a', { uid: 'A', reason: 'Requeue', notBefore: NOW + 3_600_000 });
+  const newRequeue = msg('a', { uid: 'B', reason: 'Requeue', notBefore: NOW + 7_200_000 });
+  const [group] = groupBatch([record(encodeMessage(oldRequeue)), record(encodeMessage(newRequeue))], NOW).groups;
+  assert.equal(group!.notDue, true);
+  assert.equal(group!.message.notBefore, oldRequeue.notBefore);
+  assert.equal(group!.message.uid, undefined, 'the new object\'s requeue is dropped as a duplicate: the survivor must not be the old uid\'s alone');
+  const [same] = groupBatch([record(encodeMessage(newRequeue)), record(encodeMessage({ ...newRequeue, notBefore: NOW + 3_600_000 }))], NOW).groups;
+  assert.equal(same!.message.uid, 'B');
+});
+
+test('property: for any group of one key, if a due message names the live uid U (or none), the group is reconciled when U lives, with the highest attempt among those messages', () => {
+  const part = fc.record({
+    uid: fc.constantFrom<string | undefined>('A', 'B', 'C', undefined),
+    reason: fc.constantFrom<Reason>('Added', 'Modified', 'Deleted', 'Owned', 'Resync', 'Requeue', 'Retry'),
+    attempt: fc.integer({ min: 0, max: 9 }),
+    observedAt: fc.integer({ min: NOW - 10_000, max: NOW }),
+    notBefore: fc.option(fc.constantFrom(NOW - 1, NOW + 3_600_000), { nil: undefined }),
+  });
+  fc.assert(fc.property(fc.array(part, { minLength: 1, maxLength: 10 }), (parts) => {
+    const messages = parts.map((p) => msg('a', { reason: p.reason, attempt: p.attempt, observedAt: p.observedAt, ...(p.uid ? { uid: p.uid } : {}), ...(p.notBefore !== undefined ? { notBefore: p.notBefore } : {}) }));
+    const [group] = groupBatch(messages.map((m) => record(encodeMessage(m))), NOW).groups;
+    const due = messages.filter((m) => m.notBefore === undefined || m.notBefore <= NOW);
+    assert.equal(group!.notDue, due.length === 0);
+    for (const live of ['A', 'B', 'C', 'D']) {
+      const current = (group!.notDue ? messages : due).filter((m) => !skipped(m, live));
+      if (current.length === 0) continue;
+      assert.equal(skipped(group!.message, live), false, `live ${live}: the group carries uid ${group!.message.uid}`);
+      if (!group!.notDue) assert.equal(forLiveObject(group!, live).attempt, Math.max(...current.map((m) => m.attempt)));
+    }
+  }), fcParameters());
 });

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { fcParameters } from '../../support/fast-check.ts';
 import { newMessage, followUp, type ReconcileMessage } from '../../../src/contract/message.ts';
 import { decideFollowUp, deferred, redelay, CONFLICT_RETRY_SECONDS, type ReconcileOutcome } from '../../../src/core/followup.ts';
 import { resolveRetryPolicy } from '../../../src/core/backoff.ts';
@@ -127,5 +128,5 @@ test('property: every follow-up message is valid, and delays stay within SQS lim
     assert.ok(Number.isInteger(f.delaySeconds) && f.delaySeconds >= 0 && f.delaySeconds <= 900);
     assert.ok(f.message.attempt <= Math.max(attempt, policy.maxAttempts));
     if (f.message.notBefore !== undefined) assert.equal(f.delaySeconds, 900);
-  }));
+  }), fcParameters());
 });

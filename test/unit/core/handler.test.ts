@@ -147,6 +147,23 @@ test('a recreated object (other uid): the message is about the old one, done', a
   assert.deepEqual(s.calls, []);
 });
 
+test('a recreated object with a Retry of the old uid in the same batch: the live object is reconciled, with its own attempt', async () => {
+  const seen: ReconcileMessage[] = [];
+  const s = setup({ reconcile: async (_obj, ctx) => { seen.push(ctx.message); throw new Error('transient'); } });
+  const w = s.widget('a');
+  // maxAttempts is 3: had the old object's attempt 2 carried over, this first failure of the new object would dead-letter it.
+  const retryOfOld = msgFor(w, { uid: 'the-old-uid', reason: 'Retry', attempt: 2, observedAt: NOW - 60_000 });
+  assert.deepEqual(await s.run([retryOfOld, msgFor(w, { reason: 'Added' })]), []);
+  assert.equal(seen.length, 1, 'the new object is reconciled, not skipped as the old one');
+  assert.equal(seen[0]!.attempt, 0);
+  assert.equal(seen[0]!.reason, 'Added');
+  assert.equal(s.sender.sent.length, 1);
+  assert.equal(s.sender.sent[0]!.queueUrl, QUEUE, 'a retry, not the DLQ');
+  const retry = bodyOf(s.sender.sent[0]!);
+  assert.equal(retry.attempt, 1);
+  assert.equal(retry.uid, undefined);
+});
+
 test('finalize given: the finalizer is added before reconcile', async () => {
   const s = setup({ finalize: async () => done() });
   const w = s.widget('a');

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { fcParameters } from '../../support/fast-check.ts';
 import { isDue, scheduleAfter, scheduleUntil } from '../../../src/core/schedule.ts';
 
 const NOW = 1_700_000_000_000;
@@ -43,5 +44,5 @@ test('property: chaining re-delays reaches the due time within one second, in ce
     now += s.delaySeconds * 1000;
     assert.ok(now >= due && now - due < 1000, `arrived at ${now - due} ms from due`);
     assert.equal(hops, Math.ceil(wait / 900));
-  }));
+  }), fcParameters());
 });

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { fcParameters } from '../../support/fast-check.ts';
 import { MAX_BATCH_ENTRIES, SendBuffer } from '../../../src/forwarder/buffer.ts';
 import { decodeMessage, newMessage, objectKey, type Reason } from '../../../src/contract/message.ts';
 
@@ -92,5 +93,5 @@ test('property: nothing is lost or duplicated — every key pushed comes out exa
         if (!dropped.has(key)) assert.ok(out.includes(key), `${key} was lost`);
       }
     },
-  ));
+  ), fcParameters());
 });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { Coalescer } from '../../../src/forwarder/coalescer.ts';
 import { mergeMessages } from '../../../src/forwarder/merge.ts';
 import fc from 'fast-check';
+import { fcParameters } from '../../support/fast-check.ts';
 import { newMessage, type Reason, type ReconcileMessage } from '../../../src/contract/message.ts';
 
 const msg = (name: string, reason: Reason, at: number, uid = `uid-${name}`) =>
@@ -124,7 +125,7 @@ test('property: mixed changes — every change is followed by a message of its k
     for (const times of sends.values()) {
       for (let i = 2; i < times.length; i++) assert.ok(times[i]! - times[i - 2]! >= 100 || times[i] === t + 1000, `three sends within one window: ${times.slice(i - 2, i + 1)}`);
     }
-  }));
+  }), fcParameters());
 });
 
 test('merge: a resourceVersion survives only when both name the same event (a Service event merged with a later Deployment event must not look like the Deployment\'s own)', () => {
@@ -134,15 +135,15 @@ test('merge: a resourceVersion survives only when both name the same event (a Se
   assert.equal(mergeMessages(deployment, { ...deployment, observedAt: 3 }).resourceVersion, '701', 'the same event twice keeps it');
 });
 
-test('merge: Added stays Added for the same uid; Deleted and a new uid win', () => {
+test('merge: Added stays Added for the same uid; Deleted wins; a recreate carries no uid (merge.test.ts has every rule)', () => {
   assert.equal(mergeMessages(msg('a', 'Added', 1), msg('a', 'Modified', 2)).reason, 'Added');
   assert.equal(mergeMessages(msg('a', 'Added', 1), msg('a', 'Owned', 2)).reason, 'Added');
   assert.equal(mergeMessages(msg('a', 'Added', 1), msg('a', 'Deleted', 2)).reason, 'Deleted');
   assert.equal(mergeMessages(msg('a', 'Modified', 1), msg('a', 'Deleted', 2)).reason, 'Deleted');
   const recreated = mergeMessages(msg('a', 'Deleted', 1, 'u1'), msg('a', 'Added', 2, 'u2'));
   assert.equal(recreated.reason, 'Added');
-  assert.equal(recreated.uid, 'u2');
-  assert.equal(mergeMessages(msg('a', 'Added', 1, 'u1'), msg('a', 'Modified', 2, 'u2')).reason, 'Modified', 'different uid: newest wins');
+  assert.equal(recreated.uid, undefined, 'two objects of one name: the reconcile reads whichever lives');
+  assert.equal(mergeMessages(msg('a', 'Added', 1, 'u1'), msg('a', 'Modified', 2, 'u2')).reason, 'Modified', 'different uids, both changes of an object: the newer');
 });
 
 test('forgetEnded drops ended windows with nothing held (a resync leaves no windows behind), keeps held and open ones', () => {

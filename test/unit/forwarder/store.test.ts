@@ -34,3 +34,12 @@ test('apply keeps the previous snapshot, and treats MODIFIED of an unknown uid a
   assert.equal(store.apply('DELETED', s('a', '3')).old?.resourceVersion, '2');
   assert.equal(store.size, 0);
 });
+
+test('a relist reports every DELETED before any ADDED/MODIFIED: a recreated object is the old uid\'s DELETED, then the new uid\'s ADDED', () => {
+  const stored = new Map([['old', s('old', '1', 'x')], ['kept', s('kept', '1', 'k')]]);
+  const changes = diffRelist(stored, [s('new', '2', 'x'), s('kept', '2', 'k')]);
+  assert.deepEqual(changes.map((c) => `${c.type} ${c.current.uid}`), ['DELETED old', 'ADDED new', 'MODIFIED kept']);
+  const store = new SnapshotStore();
+  store.replace([s('old', '1', 'x')]);
+  assert.deepEqual(store.replace([s('new', '2', 'x')]).map((c) => `${c.type} ${c.current.uid}`), ['DELETED old', 'ADDED new']);
+});

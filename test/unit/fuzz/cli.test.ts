@@ -12,13 +12,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { closedPort } from '../../../src/testing/ports.ts';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const BIN = join(root, 'bin/operless.js');
 const work = mkdtempSync(join(tmpdir(), 'operless-cli-args-'));
-const Q = ['--queue-url', 'http://127.0.0.1:1/000000000000/q', '--region', 'eu-west-1', '--project', root];
-const D = ['--dlq-url', 'http://127.0.0.1:1/000000000000/d', '--region', 'eu-west-1'];
+// A port that was free a moment ago and is closed: were a request made, it would be refused.
+const closed = `http://127.0.0.1:${await closedPort()}`;
+const Q = ['--queue-url', `${closed}/000000000000/q`, '--region', 'eu-west-1', '--project', root];
+const D = ['--dlq-url', `${closed}/000000000000/d`, '--region', 'eu-west-1'];
 
 async function operless(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   // A clean environment: no queue, cluster or kubeconfig leaks in from the developer's shell.

@@ -9,6 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { fcParameters } from '../../support/fast-check.ts';
 import { ConfigError, parseConfig } from '../../../src/forwarder/config.ts';
 
 const valid = () => ({
@@ -125,7 +126,7 @@ test('random documents: parseConfig returns a config or throws ConfigError with 
       // Keys of a random document can be any string, so only the shape "field: why" is checked.
       for (const p of problems) assert.match(p, /: \S/, `problem is "field: what is wrong": ${p}`);
     }
-  }), { numRuns: 500 });
+  }), fcParameters({ numRuns: 500 }));
 });
 
 // A fractional port would fail later at listen() (exit 1 instead of 2); a fractional

@@ -19,6 +19,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import fc from 'fast-check';
+import { fcParameters } from '../../support/fast-check.ts';
 import { decodeMessage, encodeMessage, objectKey, MAX_MESSAGE_BYTES, REASONS, type ReconcileMessage } from '../../../src/contract/message.ts';
 import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_REASON, DLQ_REASONS } from '../../../src/contract/dlq.ts';
 import { defineController } from '../../../src/core/controller.ts';
@@ -184,7 +185,7 @@ test('decodeMessage never throws and explains every rejection', () => {
       assert.equal(typeof d.error, 'string');
       assert.ok(d.error.length > 0 && d.error.length < 2000, `a short, non-empty error: ${d.error.length} chars`);
     }
-  }), { numRuns: RUNS * 10 });
+  }), fcParameters({ numRuns: RUNS * 10 }));
 });
 
 test('decodeMessage names the mutated field when a single field of a valid message is broken', () => {
@@ -192,7 +193,7 @@ test('decodeMessage names the mutated field when a single field of a valid messa
     const copy: Record<string, unknown> = { ...m, [field]: value };
     const d = decodeMessage(JSON.stringify(copy));
     if (!d.ok && field !== 'v') assert.ok(d.error.includes(`"${field}"`), `error names "${field}": ${d.error}`);
-  }), { numRuns: RUNS * 5 });
+  }), fcParameters({ numRuns: RUNS * 5 }));
 });
 
 test('the handler accounts for every record of a random batch exactly once and never throws', async () => {
@@ -204,7 +205,7 @@ test('the handler accounts for every record of a random batch exactly once and n
       const out = await runBatch(records, failing);
       assertAccounting(records, failing, out);
     },
-  ), { numRuns: RUNS });
+  ), fcParameters({ numRuns: RUNS }));
 });
 
 test('a batch made only of the same valid record repeated is reconciled once', async () => {
@@ -214,7 +215,7 @@ test('a batch made only of the same valid record repeated is reconciled once', a
     const out = await runBatch(records, { queue: false, dlq: false });
     assertAccounting(records, { queue: false, dlq: false }, out);
     assert.ok(out.reconciled.length <= 1);
-  }), { numRuns: RUNS / 3 });
+  }), fcParameters({ numRuns: RUNS / 3 }));
 });
 
 test('records with odd shapes (missing/non-string body, missing attributes) never crash the batch', async () => {
