@@ -3,7 +3,7 @@
  * hand-written SVG bar chart of convergence and lag. Pure.
  */
 import { round, type Spread } from './lib/stats.ts';
-import type { BenchResult } from './run.ts';
+import type { BenchResult } from './result.ts';
 
 const fmt = (x: number | undefined, unit = '') => (x === undefined || !Number.isFinite(x) ? 'n/a' : `${round(x)}${unit}`);
 const fmtSpread = (s: Spread | undefined, unit = '') =>
@@ -13,7 +13,7 @@ const ratioOf = (a: number | undefined, b: number | undefined) => (a !== undefin
 export function toMarkdown(r: BenchResult): string {
   const out: string[] = [];
   out.push(`Run ${r.date} (${r.mode} mode, ${r.repeat} run${r.repeat > 1 ? 's' : ''} per timed figure: median, range in parentheses) on ${r.machine.cpus} × ${r.machine.cpuModel}, ${r.machine.memoryGiB} GiB RAM, Node ${r.machine.node}.`);
-  out.push(`Operless side: forwarder in-process → embedded SQS-compatible queue (src/queue/memory-queue-server.ts) → local Lambda runner invoking the shipped function bundle; baseline: src/baseline (${r.settings.baselineWorkers} workers). Same control plane (kube-apiserver + etcd + kube-controller-manager + simulated kubelet), one system after the other, each in its own namespace.`);
+  out.push(`Operless side: forwarder in-process → embedded SQS-compatible queue (src/local/memory-queue-server.ts) → local Lambda runner invoking the shipped function bundle; baseline: src/baseline (${r.settings.baselineWorkers} workers). Same control plane (kube-apiserver + etcd + kube-controller-manager + simulated kubelet), one system after the other, each in its own namespace.`);
   out.push('');
   if (r.convergence.length > 0) {
     out.push('### Convergence (N new objects → all Available), seconds');

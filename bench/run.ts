@@ -10,38 +10,19 @@ import { cpus, totalmem } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { costPerMillionReconciles, alwaysOnPodPerMonth, PRICES, type CostPerMillion } from './lib/cost.ts';
-import { median, spread, type Spread } from './lib/stats.ts';
+import { costPerMillionReconciles, alwaysOnPodPerMonth, PRICES } from './lib/cost.ts';
+import { median, spread } from './lib/stats.ts';
+import type { BenchResult, BenchSettings } from './result.ts';
 import { startBaseline, startBenchEnv, startOperless, type BenchEnv, type OperlessSystem } from './lib/systems.ts';
-import { measureApiCost, type ApiCostResult } from './scenarios/api-cost.ts';
+import { measureApiCost } from './scenarios/api-cost.ts';
 import { measureConvergence } from './scenarios/convergence.ts';
-import { measureForwarder, type ForwarderResult } from './scenarios/forwarder.ts';
-import { measureFunction, type FunctionResult } from './scenarios/function.ts';
+import { measureForwarder } from './scenarios/forwarder.ts';
+import { measureFunction } from './scenarios/function.ts';
 import { measureLag } from './scenarios/lag.ts';
 import { toMarkdown, toSvg } from './report.ts';
 
 export const SCENARIOS = ['convergence', 'lag', 'api', 'forwarder', 'function'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
-
-export interface BenchSettings {
-  readonly sizes: readonly number[];
-  readonly baselineWorkers: number;
-  readonly equalInvocations: number;
-  readonly scaleOutInvocations: number;
-  readonly scaleOutKeysPerInvocation: number;
-  readonly lagPool: number;
-  /** Updates per second of the lag rows the targets are judged on. */
-  readonly lagRate: number;
-  /** A second, heavier rate shown beside them (one run per system); 0 for none. */
-  readonly lagOverloadRate: number;
-  readonly lagSeconds: number;
-  readonly apiObjects: number;
-  readonly forwarderObjects: number;
-  readonly burstObjects: number;
-  readonly burst: number;
-  readonly coldStartRuns: number;
-  readonly convergenceTimeoutMs: number;
-}
 
 export const QUICK: BenchSettings = {
   sizes: [20], baselineWorkers: 10, equalInvocations: 10, scaleOutInvocations: 50, scaleOutKeysPerInvocation: 8,
@@ -54,35 +35,6 @@ export const FULL: BenchSettings = {
   lagPool: 50, lagRate: 10, lagOverloadRate: 20, lagSeconds: 60, apiObjects: 20, forwarderObjects: 10_000, burstObjects: 100, burst: 5, coldStartRuns: 10,
   convergenceTimeoutMs: 900_000,
 };
-
-export interface BenchResult {
-  date: string;
-  mode: 'quick' | 'full' | 'custom';
-  repeat: number;
-  machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string };
-  settings: BenchSettings;
-  convergence: { n: number; rows: { system: string; seconds: Spread; reconciles: number }[] }[];
-  lag: LagRow[];
-  apiCost?: { operless: ApiCostResult; baseline: ApiCostResult };
-  forwarder?: ForwarderResult;
-  function?: FunctionResult;
-  cost?: { from: string; reconciles: number; memoryMB: number; perMillion: CostPerMillion; podPerMonth: number; prices: typeof PRICES };
-  targets: { figure: string; target: string; measured: string; met?: boolean }[];
-}
-
-export interface LagRow {
-  system: string;
-  /** Updates per second. */
-  rate: number;
-  p50: Spread;
-  p95: Spread;
-  p99: Spread;
-  lost: number;
-  reconcilesPerUpdate: Spread;
-  /** Busy share of the machine's CPUs during the updates (0..1). */
-  machineBusy: Spread;
-  samples: number[];
-}
 
 export interface RunOptions {
   readonly settings: BenchSettings;

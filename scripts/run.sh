@@ -44,9 +44,10 @@ ensure_node_modules
 case "$cmd" in
   test)
     provision
-    log "type-checking and linting"
+    log "type-checking, linting and checking the layers (.dependency-cruiser.cjs)"
     tsc -p tsconfig.json --noEmit
     biome lint --diagnostic-level=error .
+    npm run --silent layers
     exec node scripts/test.ts "$@"
     ;;
   dev) provision etcd kube; exec node src/cli/main.ts dev "$@" ;;

@@ -17,10 +17,8 @@ export { toSqsHandler, type HandlerOptions, type SqsBatchHandler, type AnyContro
 export { done, requeueAfter, type ReconcileResult } from './core/result.ts';
 export { TerminalError, isTerminalError } from './core/errors.ts';
 export { DEFAULT_RETRY_POLICY, MAX_DELAY_SECONDS, backoffSeconds, resolveRetryPolicy } from './core/backoff.ts';
-export type {
-  KubeObject, ObjectMeta, OwnerReference, Condition, KindRef, EventType, EventRecorder, KubeClient,
-  ReconcileContext, RetryPolicy, ControllerSpec,
-} from './core/types.ts';
+export type { ReconcileContext, RetryPolicy, ControllerSpec } from './core/types.ts';
+export type { KubeObject, ObjectMeta, OwnerReference, Condition, KindRef, EventType, EventRecorder, KubeClient } from './kube/types.ts';
 export {
   KubeApiError, isKubeApiError, isNotFound, isConflict,
   setCondition, findCondition, isConditionTrue, removeCondition,
@@ -30,5 +28,5 @@ export {
 } from './kube/index.ts';
 export type { MessageSender, OutgoingMessage } from './queue/sender.ts';
 export { createLogger, type Logger } from './observability/log.ts';
-export { createEmfMetrics, type Metrics } from './observability/metrics.ts';
+export { createEmfMetrics, type Metrics } from './core/metrics.ts';
 export * from './contract/index.ts';

@@ -15,7 +15,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { stringify } from 'yaml';
-import { bundleForwarder } from '../../src/forwarder/bundle.ts';
+import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
 import { FORWARDER_NODE_FLAGS } from '../../src/forwarder/node-options.ts';
 import { createMemcacheds, forEachParallel, names, setSize, sleep, until } from '../lib/objects.ts';
 import { CLUSTER_ID, type BenchEnv } from '../lib/systems.ts';

@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { encodeMessage, newMessage } from '../../src/contract/message.ts';
-import { buildSqsEvent } from '../../src/queue/lambda-runner.ts';
+import { buildSqsEvent } from '../../src/local/lambda-runner.ts';
 import { ROOT } from '../../scripts/bundle.ts';
 import { median } from '../lib/stats.ts';
 import { createMemcacheds } from '../lib/objects.ts';

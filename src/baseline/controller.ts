@@ -27,7 +27,7 @@ import { decodeMessage, displayKey, followUp, newMessage, objectKey, type Reconc
 import type { Controller } from '../core/controller.ts';
 import { isTerminalError } from '../core/errors.ts';
 import { reconcileKey } from '../core/reconciler.ts';
-import type { KindRef, KubeObject } from '../core/types.ts';
+import type { KindRef, KubeObject } from '../kube/types.ts';
 import { startForwarder, type Forwarder } from '../forwarder/forwarder.ts';
 import type { QueuePort } from '../forwarder/queue-client.ts';
 import { createKubeClient, type BoundKubeClient } from '../kube/client.ts';

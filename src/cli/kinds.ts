@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import type { KindRef } from '../core/types.ts';
+import type { KindRef } from '../kube/types.ts';
 import { UsageError } from './args.ts';
 
 export interface ProjectKind extends KindRef {

@@ -7,57 +7,9 @@
  * in a second terminal `operless status` just works against the local loop. A field that is
  * needed but unresolved fails with a message listing the three ways to set it.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { UsageError, stringOption, type OptionSpec, type ParsedArgs } from './args.ts';
-
-/** The queues of one reconcile function of a running `operless dev`, and the kinds it reconciles. */
-export interface DevFunctionState {
-  readonly queueUrl: string;
-  readonly dlqUrl: string;
-  readonly kinds: readonly string[];
-}
-
-export interface DevState {
-  readonly pid: number;
-  readonly kubeconfigPath: string;
-  readonly sqsEndpoint: string;
-  readonly region: string;
-  /** The first function's queues: the default target of queue commands. */
-  readonly queueUrl: string;
-  readonly dlqUrl: string;
-  /** Every function's queues by function name (absent in state files of older versions). */
-  readonly functions?: Readonly<Record<string, DevFunctionState>>;
-  readonly cluster: string;
-  readonly forwarderUrl?: string;
-}
-
-export const DEV_STATE_FILE = join('.operless', 'dev.json');
-
-export function writeDevState(state: DevState, cwd = process.cwd()): string {
-  const path = resolve(cwd, DEV_STATE_FILE);
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, `${JSON.stringify(state, null, 2)}\n`);
-  return path;
-}
-
-export function removeDevState(cwd = process.cwd()): void {
-  rmSync(resolve(cwd, DEV_STATE_FILE), { force: true });
-}
-
-/** The state of a running `operless dev`, or undefined when none runs here. */
-export function readDevState(cwd = process.cwd()): DevState | undefined {
-  const path = resolve(cwd, DEV_STATE_FILE);
-  if (!existsSync(path)) return undefined;
-  try {
-    const state = JSON.parse(readFileSync(path, 'utf8')) as DevState;
-    process.kill(state.pid, 0); // throws when that process is gone
-    return state;
-  } catch {
-    return undefined;
-  }
-}
+import { readDevState, type DevFunctionState } from '../devloop/dev-state.ts';
 
 /** Options every queue- or cluster-facing command accepts. */
 export const TARGET_OPTIONS: OptionSpec = {

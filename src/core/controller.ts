@@ -12,7 +12,8 @@ import { defaultFieldManager } from '../contract/field-manager.ts';
 import type { ObjectRef } from '../contract/message.ts';
 import { apiGroup } from '../kube/paths.ts';
 import { resolveRetryPolicy } from './backoff.ts';
-import type { ControllerSpec, KindRef, KubeObject, RetryPolicy } from './types.ts';
+import type { ControllerSpec, RetryPolicy } from './types.ts';
+import type { KindRef, KubeObject } from '../kube/types.ts';
 
 export interface Controller<T extends KubeObject = KubeObject> {
   /** Short name for logs and metrics: the kind in lower case. */

@@ -36,7 +36,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { displayKey, encodeMessage, type ReconcileMessage } from '../contract/message.ts';
 import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_FAILED_AT, DLQ_ATTRIBUTE_REASON, truncateError, type DlqReason } from '../contract/dlq.ts';
 import { createLogger, errorMessage, type Logger } from '../observability/log.ts';
-import { createEmfMetrics, type Metrics } from '../observability/metrics.ts';
+import { createEmfMetrics, type Metrics } from './metrics.ts';
 import type { BoundKubeClient } from '../kube/client.ts';
 import { createEventRecorder } from '../kube/events.ts';
 import { createClientFactory, UnknownClusterError, type ClientFactory } from '../kube/factory.ts';
@@ -47,7 +47,7 @@ import { mapBounded } from './concurrency.ts';
 import type { Controller } from './controller.ts';
 import { decideFollowUp, deferred, redelay, type FollowUp } from './followup.ts';
 import { reconcileKey, type KeyResult } from './reconciler.ts';
-import type { KubeObject } from './types.ts';
+import type { KubeObject } from '../kube/types.ts';
 
 export interface HandlerOptions {
   /** Work queue for follow-ups (default `OPERLESS_QUEUE_URL`). */

@@ -30,7 +30,8 @@ import type { Controller } from './controller.ts';
 import type { ReconcileOutcome } from './followup.ts';
 import { TerminalError } from './errors.ts';
 import { done } from './result.ts';
-import type { EventRecorder, KindRef, KubeObject, ReconcileContext } from './types.ts';
+import type { ReconcileContext } from './types.ts';
+import type { EventRecorder, KindRef, KubeObject } from '../kube/types.ts';
 
 export interface ReconcileEnv {
   readonly client: BoundKubeClient;

@@ -1,5 +1,8 @@
 /**
- * The public shapes of the reconcile runtime: what an operator author writes against.
+ * The public shapes of the reconcile runtime: what an operator author writes against — the
+ * controller spec, the context of one reconcile, the retry policy. The Kubernetes object
+ * model they are written in terms of (`KubeObject`, `KindRef`, `KubeClient`, …) is
+ * src/kube/types.ts.
  *
  * A controller is defined once with `defineController(spec)` (controller.ts) and served by
  * `toSqsHandler(controller)` (handler.ts). The runtime calls `reconcile(object, ctx)` with the
@@ -8,87 +11,7 @@
 import type { Logger } from '../observability/log.ts';
 import type { ReconcileMessage } from '../contract/message.ts';
 import type { ReconcileResult } from './result.ts';
-
-/** The common part of every Kubernetes object. */
-export interface KubeObject {
-  apiVersion: string;
-  kind: string;
-  metadata: ObjectMeta;
-  [field: string]: unknown;
-}
-
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
-
-export interface ObjectMeta {
-  name: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: OwnerReference[];
-  [field: string]: unknown;
-}
-
-/** `metav1.Condition`. */
-export interface Condition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason: string;
-  message: string;
-  lastTransitionTime: string;
-  observedGeneration?: number;
-}
-
-/** Which kind a controller reconciles, and how to address it over REST. */
-export interface KindRef {
-  readonly apiVersion: string;
-  readonly kind: string;
-  /** Lower-case plural used in REST paths, e.g. `memcacheds`. */
-  readonly plural: string;
-  readonly namespaced: boolean;
-}
-
-export type EventType = 'Normal' | 'Warning';
-
-/** Records `events.k8s.io/v1` Events on an object; identical repeats are aggregated. */
-export interface EventRecorder {
-  record(
-    regarding: KubeObject,
-    event: { type: EventType; reason: string; action: string; note: string },
-  ): Promise<void>;
-}
-
-/**
- * The Kubernetes operations a reconcile needs, addressed by kind. Every method maps to one
- * API request; nothing is cached, so a reconcile always sees the live state.
- */
-export interface KubeClient {
-  get<T extends KubeObject = KubeObject>(kind: KindRef, name: string, namespace?: string): Promise<T | undefined>;
-  list<T extends KubeObject = KubeObject>(
-    kind: KindRef,
-    options?: { namespace?: string; labelSelector?: string; limit?: number; continue?: string },
-  ): Promise<{ items: T[]; continue?: string; resourceVersion: string }>;
-  /** Server-side apply (application/apply-patch+yaml) with the client's field manager. */
-  apply<T extends KubeObject = KubeObject>(kind: KindRef, object: KubeObject, options?: { force?: boolean }): Promise<T>;
-  /** Server-side apply of the status subresource. */
-  applyStatus<T extends KubeObject = KubeObject>(kind: KindRef, object: KubeObject): Promise<T>;
-  /** JSON merge patch (used for finalizers, guarded by resourceVersion when given). */
-  mergePatch<T extends KubeObject = KubeObject>(kind: KindRef, name: string, namespace: string | undefined, patch: object): Promise<T>;
-  delete(kind: KindRef, name: string, namespace?: string): Promise<void>;
-  create<T extends KubeObject = KubeObject>(kind: KindRef, object: KubeObject): Promise<T>;
-}
+import type { EventRecorder, KindRef, KubeClient, KubeObject } from '../kube/types.ts';
 
 export interface ReconcileContext<T extends KubeObject = KubeObject> {
   /** Unique per reconcile; on every log line. */

@@ -1,24 +1,27 @@
 /**
  * CRD generation: turns a `ResourceDefinition` into an `apiextensions.k8s.io/v1`
- * CustomResourceDefinition and writes `infra/crds/<plural>.<group>.yaml` — the equivalent of
- * `controller-gen crd`. Runnable: `node src/crd/generate.ts [--check] [outDir]`.
+ * CustomResourceDefinition and writes `<outDir>/<plural>.<group>.yaml` — the equivalent of
+ * `controller-gen crd`. Which resources is the caller's: `operless crd` renders a project's
+ * `src/resources.ts` (this repository's own is src/resources.ts too).
  *
  * Guarantees: output is deterministic (same definition → byte-identical YAML), so a test can
  * compare the checked-in files with a fresh rendering (`staleCrds`); `writeCrds` only rewrites
  * files whose content changed.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { OpenApiSchema } from './schema.ts';
 import type { ResourceDefinition } from './resource.ts';
-import { projectResources, type GeneratedResource } from './resources.ts';
 
 type AnyResource = ResourceDefinition<unknown, unknown>;
 
-/** Where this repository keeps its CRDs. */
-export const DEFAULT_CRD_DIR = resolve(fileURLToPath(new URL('../../infra/crds', import.meta.url)));
+/** A resource to render, with the file that defines it. */
+export interface GeneratedResource {
+  readonly definition: ResourceDefinition<unknown, unknown>;
+  /** Repository path of the TypeScript definition (named in the generated file's header). */
+  readonly source: string;
+}
 
 /** The CustomResourceDefinition object for a resource. */
 export function generateCrd(def: AnyResource): Record<string, unknown> {
@@ -64,8 +67,8 @@ export function crdFileName(def: AnyResource): string {
   return `${def.crdName}.yaml`;
 }
 
-/** How this repository regenerates its CRDs (named in each file's header). */
-export const DEFAULT_GENERATOR = 'node src/crd/generate.ts';
+/** The command that regenerates the CRDs, named in each file's header. */
+export const DEFAULT_GENERATOR = 'operless crd';
 
 /** The YAML text of a resource's CRD, with a header naming its source and the command that regenerates it. */
 export function renderCrd(resource: GeneratedResource, generator: string = DEFAULT_GENERATOR): string {
@@ -79,8 +82,8 @@ export function renderCrd(resource: GeneratedResource, generator: string = DEFAU
 
 /** Writes every CRD into `outDir`; returns the paths whose content changed. */
 export function writeCrds(
-  outDir: string = DEFAULT_CRD_DIR,
-  resources: readonly GeneratedResource[] = projectResources,
+  outDir: string,
+  resources: readonly GeneratedResource[],
   generator: string = DEFAULT_GENERATOR,
 ): string[] {
   mkdirSync(outDir, { recursive: true });
@@ -97,8 +100,8 @@ export function writeCrds(
 
 /** The CRD files in `outDir` that are missing or differ from a fresh rendering. */
 export function staleCrds(
-  outDir: string = DEFAULT_CRD_DIR,
-  resources: readonly GeneratedResource[] = projectResources,
+  outDir: string,
+  resources: readonly GeneratedResource[],
   generator: string = DEFAULT_GENERATOR,
 ): { path: string; problem: 'missing' | 'outdated' }[] {
   const stale: { path: string; problem: 'missing' | 'outdated' }[] = [];
@@ -111,7 +114,7 @@ export function staleCrds(
 }
 
 /** Paths of this project's CRD files (for tests and the dev loop). */
-export function crdPaths(outDir: string = DEFAULT_CRD_DIR, resources: readonly GeneratedResource[] = projectResources): string[] {
+export function crdPaths(outDir: string, resources: readonly GeneratedResource[]): string[] {
   return resources.map((r) => join(outDir, crdFileName(r.definition)));
 }
 
@@ -120,24 +123,4 @@ function clean<T extends object>(value: T): T {
     if (value[key] === undefined) delete value[key];
   }
   return value;
-}
-
-function main(args: string[]): number {
-  const check = args.includes('--check');
-  const outDir = resolve(args.find((a) => !a.startsWith('--')) ?? DEFAULT_CRD_DIR);
-  const shown = (p: string) => relative(process.cwd(), p) || p;
-  if (check) {
-    const stale = staleCrds(outDir);
-    for (const s of stale) console.error(`${shown(s.path)} is ${s.problem}: run \`node src/crd/generate.ts\` and commit the result`);
-    if (stale.length === 0) console.log(`CRDs in ${shown(outDir)} are up to date`);
-    return stale.length === 0 ? 0 : 1;
-  }
-  const written = writeCrds(outDir);
-  for (const path of written) console.log(`wrote ${shown(path)}`);
-  if (written.length === 0) console.log(`CRDs in ${shown(outDir)} are up to date`);
-  return 0;
-}
-
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  process.exitCode = main(process.argv.slice(2));
 }

@@ -6,5 +6,4 @@
  */
 export * from './schema.ts';
 export * from './resource.ts';
-export { generateCrd, renderCrd, writeCrds, staleCrds, crdFileName, crdPaths } from './generate.ts';
-export type { GeneratedResource } from './resources.ts';
+export { generateCrd, renderCrd, writeCrds, staleCrds, crdFileName, crdPaths, DEFAULT_GENERATOR, type GeneratedResource } from './generate.ts';

@@ -8,7 +8,7 @@
  * PascalCase kind, version like `v1alpha1`), printer column paths are checked against the
  * schema, and the scale subresource's paths must point at integer fields that exist.
  */
-import type { KindRef, KubeObject, ObjectMeta } from '../core/types.ts';
+import type { KindRef, KubeObject, ObjectMeta } from '../kube/types.ts';
 import { SchemaError, type CelRule, type Infer, type OpenApiSchema, type Schema } from './schema.ts';
 
 export interface PrinterColumn {

@@ -23,16 +23,16 @@ import { join, relative } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { parseAllDocuments } from 'yaml';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { KindRef, KubeObject, Condition } from '../core/types.ts';
+import type { KindRef, KubeObject, Condition } from '../kube/types.ts';
 import { createKubeClient, type BoundKubeClient } from '../kube/client.ts';
 import { createTransport } from '../kube/transport.ts';
 import { startForwarder, type Forwarder } from '../forwarder/forwarder.ts';
-import { startLambdaRunner, type LambdaRunner } from '../queue/lambda-runner.ts';
-import { startMemoryQueueServer } from '../queue/memory-queue-server.ts';
+import { startLambdaRunner, type LambdaRunner } from '../local/lambda-runner.ts';
+import { startMemoryQueueServer } from '../local/memory-queue-server.ts';
 import { createLogger, errorMessage } from '../observability/log.ts';
-import { removeDevState, writeDevState } from '../cli/target.ts';
+import { removeDevState, writeDevState } from './dev-state.ts';
 import { functionWatches, importFunction, loadProjectLayout, type LoadedFunction } from './project.ts';
-import { startPodSimulator, type PodSimulator } from './pod-simulator.ts';
+import { startPodSimulator, type PodSimulator } from '../local/pod-simulator.ts';
 
 export type BrokerChoice =
   | { readonly type: 'embedded' }

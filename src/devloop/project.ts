@@ -11,7 +11,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseServerlessYaml } from '../project/serverless-yml.ts';
 import type { Controller } from '../core/controller.ts';
-import type { KindRef, KubeObject } from '../core/types.ts';
+import type { KindRef, KubeObject } from '../kube/types.ts';
 import type { ForwarderConfigInput } from '../forwarder/config.ts';
 
 export interface FunctionEntry {

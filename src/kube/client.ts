@@ -12,7 +12,7 @@
  * - `apply` drops `metadata.managedFields`, so a live object can be applied back as-is.
  * - Every failure is a `KubeApiError` (errors.ts).
  */
-import type { KindRef, KubeClient, KubeObject } from '../core/types.ts';
+import type { KindRef, KubeClient, KubeObject } from './types.ts';
 import { isNotFound } from './errors.ts';
 import { resourcePath } from './paths.ts';
 import type { KubeTransport } from './transport.ts';

@@ -7,7 +7,7 @@
  *
  * Pure: returns a new array and never mutates its input, so it is safe on a live object.
  */
-import type { Condition } from '../core/types.ts';
+import type { Condition } from './types.ts';
 
 export interface ConditionInput {
   readonly type: string;

@@ -14,7 +14,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { errorMessage, silentLogger, type Logger } from '../observability/log.ts';
-import type { EventRecorder, EventType, KindRef, KubeClient, KubeObject } from '../core/types.ts';
+import type { EventRecorder, EventType, KindRef, KubeClient, KubeObject } from './types.ts';
 import { isKubeApiError } from './errors.ts';
 
 export const EVENT_KIND: KindRef = { apiVersion: 'events.k8s.io/v1', kind: 'Event', plural: 'events', namespaced: true };

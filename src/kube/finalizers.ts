@@ -5,7 +5,7 @@
  * answers 409 Conflict instead of silently overwriting their list, and the runtime retries
  * promptly with fresh state.
  */
-import type { KindRef, KubeClient, KubeObject } from '../core/types.ts';
+import type { KindRef, KubeClient, KubeObject } from './types.ts';
 
 export function hasFinalizer(object: KubeObject, finalizer: string): boolean {
   return object.metadata.finalizers?.includes(finalizer) ?? false;

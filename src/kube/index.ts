@@ -1,8 +1,10 @@
 /**
  * `operless/kube`: Kubernetes access and the helpers a reconcile uses — a small REST client
  * over `node:https` with `KubeConfig` (or EKS) auth, the per-cluster client factory (kubeconfig, SSM, EKS,
- * in-cluster), conditions, finalizers, owned children, status, Events.
+ * in-cluster), conditions, finalizers, owned children, status, Events — and the object model
+ * they are written in (types.ts).
  */
+export type { KubeObject, ObjectMeta, OwnerReference, Condition, KindRef, EventType, EventRecorder, KubeClient } from './types.ts';
 export { createKubeClient, APPLY_PATCH, MERGE_PATCH, type BoundKubeClient, type ClientOptions } from './client.ts';
 export { createTransport, type KubeTransport, type KubeRequest, type KubeResponse, type TransportOptions, type EndpointAuth, type EndpointCredentials,
   type WatchEvent, type WatchEventType, type WatchRequest, type WatchHandle } from './transport.ts';

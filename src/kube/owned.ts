@@ -10,7 +10,7 @@
  * changed, and the live values of every field we set say whether someone else changed them.
  */
 import { createHash } from 'node:crypto';
-import type { KindRef, KubeClient, KubeObject, OwnerReference } from '../core/types.ts';
+import type { KindRef, KubeClient, KubeObject, OwnerReference } from './types.ts';
 
 export function controllerReference(owner: KubeObject): OwnerReference {
   const uid = owner.metadata.uid;

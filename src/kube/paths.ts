@@ -4,7 +4,7 @@
  * `plural` and `namespaced` complete the path. A cold function therefore makes exactly one
  * request for its first GET.
  */
-import type { KindRef } from '../core/types.ts';
+import type { KindRef } from './types.ts';
 
 export interface PathOptions {
   readonly namespace?: string | undefined;

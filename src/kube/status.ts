@@ -6,7 +6,7 @@
  *
  * `observedGeneration` is set from `metadata.generation` unless the reconcile set it.
  */
-import type { KindRef, KubeClient, KubeObject } from '../core/types.ts';
+import type { KindRef, KubeClient, KubeObject } from './types.ts';
 
 /** Deep equality of JSON values; object key order does not matter, array order does. */
 export function jsonEqual(a: unknown, b: unknown): boolean {

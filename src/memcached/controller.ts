@@ -23,7 +23,8 @@
  *
  * Idempotent: running it twice, or twice at once, converges on the same objects.
  */
-import type { ControllerSpec, KubeObject, ReconcileContext } from '../core/types.ts';
+import type { ControllerSpec, ReconcileContext } from '../core/types.ts';
+import type { KubeObject } from '../kube/types.ts';
 import { done, type ReconcileResult } from '../core/result.ts';
 import { TerminalError } from '../core/errors.ts';
 import { DEPLOYMENTS, PODS, SERVICES, desiredDeployment, desiredService, podSelector } from './desired.ts';

@@ -10,7 +10,7 @@
  * Standard (non-root, no privilege escalation, all capabilities dropped, RuntimeDefault
  * seccomp, read-only root filesystem).
  */
-import type { KindRef, KubeObject } from '../core/types.ts';
+import type { KindRef, KubeObject } from '../kube/types.ts';
 import type { Memcached } from './types.ts';
 
 export const DEPLOYMENTS: KindRef = { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true };

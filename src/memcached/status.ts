@@ -11,7 +11,7 @@
  *                 replica failures such as quota) or the spec is invalid.
  * `lastTransitionTime` changes only when a condition's status changes.
  */
-import type { Condition, KubeObject } from '../core/types.ts';
+import type { Condition, KubeObject } from '../kube/types.ts';
 import { findCondition, setCondition } from '../kube/conditions.ts';
 import type { Memcached, MemcachedStatus } from './types.ts';
 

@@ -14,7 +14,7 @@
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { BATCH_LIMIT, sendMessageBatch, type BatchEntry } from './batch-send.ts';
-import type { KindRef, KubeClient, KubeObject } from '../core/types.ts';
+import type { KindRef, KubeClient, KubeObject } from '../kube/types.ts';
 import { displayKey, encodeMessage, messageProblem, newMessage, type ReconcileMessage } from '../contract/message.ts';
 import { errorMessage, silentLogger, type Logger } from '../observability/log.ts';
 

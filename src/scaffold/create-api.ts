@@ -12,7 +12,7 @@
  * and the forwarder's RBAC).
  */
 import { parse, stringify } from 'yaml';
-import type { KindRef } from '../core/types.ts';
+import type { KindRef } from '../kube/types.ts';
 import { apiGroup } from '../kube/paths.ts';
 import { renderCrd } from '../crd/generate.ts';
 import { conditions, integer, object, required, string } from '../crd/schema.ts';
@@ -121,8 +121,7 @@ function stubResource(api: ApiEntry) {
 
 function crdYaml(api: ApiEntry): string {
   const file = kebab(api.kind);
-  return renderCrd({ definition: stubResource(api), source: `src/${file}/types.ts` })
-    .replace('by `node src/crd/generate.ts`', 'by `operless crd`');
+  return renderCrd({ definition: stubResource(api), source: `src/${file}/types.ts` });
 }
 
 function typesModule(api: ApiEntry): string {

@@ -7,7 +7,7 @@
  * refuses anything else with the list of kinds it knows; a namespaced owner cannot own a
  * cluster-scoped kind (Kubernetes does not allow such owner references).
  */
-import type { KindRef } from '../core/types.ts';
+import type { KindRef } from '../kube/types.ts';
 import { ScaffoldError } from './names.ts';
 
 const ref = (apiVersion: string, kind: string, plural: string, namespaced = true): KindRef => ({ apiVersion, kind, plural, namespaced });

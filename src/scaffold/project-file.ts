@@ -7,7 +7,7 @@
  * Guarantee: `parseProjectFile` accepts only what `renderProjectFile` writes and says what
  * is wrong otherwise; rendering is deterministic.
  */
-import type { KindRef } from '../core/types.ts';
+import type { KindRef } from '../kube/types.ts';
 import { ScaffoldError } from './names.ts';
 
 export const PROJECT_FILE = 'operless.json';

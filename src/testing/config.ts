@@ -8,7 +8,7 @@
  * admin, in `system:masters`), client certificates from the test CA, and service-account tokens.
  */
 import { stringify } from 'yaml';
-import type { QueueSpec } from '../queue/memory-queue-server.ts';
+import type { QueueSpec } from '../local/memory-queue-server.ts';
 
 export const LOOPBACK = '127.0.0.1';
 
@@ -170,7 +170,7 @@ export function kubeconfigYaml(input: KubeconfigInput): string {
 // --- ElasticMQ ---------------------------------------------------------------------------
 
 /** One queue description for ElasticMQ and the embedded queue alike (src/queue). */
-export type { QueueSpec } from '../queue/memory-queue-server.ts';
+export type { QueueSpec } from '../local/memory-queue-server.ts';
 
 /** The queues when none are given: a work queue and its DLQ, as serverless.yml deploys them. */
 export const DEFAULT_QUEUES: readonly QueueSpec[] = [

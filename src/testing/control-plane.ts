@@ -151,8 +151,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true, mode: 0o700 });
 
   // --- credentials ---
-  const ca = createCertificateAuthority('operless-test-ca');
-  const serving = issueCertificate(ca, { commonName: 'kube-apiserver', hosts: [LOOPBACK, 'localhost'], usage: 'server' });
+  const ca = await createCertificateAuthority('operless-test-ca');
+  const serving = await issueCertificate(ca, { commonName: 'kube-apiserver', hosts: [LOOPBACK, 'localhost'], usage: 'server' });
   const sa = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const adminToken = randomBytes(24).toString('hex');
   const files: ApiServerFiles = {
@@ -336,7 +336,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     installCrds,
     kubectl: (args, opts = {}) => runKubectl(binaries.kubectl, (opts.as ?? admin).kubeconfigPath, args, opts),
     async identity(name, groups = []) {
-      const cert = issueCertificate(ca, { commonName: name, organizations: groups, usage: 'client' });
+      const cert = await issueCertificate(ca, { commonName: name, organizations: groups, usage: 'client' });
       return makeIdentity(dirs.identities, `user-${++identityCounter.n}`, server, ca.certPem, name, groups, {
         clientCertPem: cert.certPem,
         clientKeyPem: cert.keyPem,

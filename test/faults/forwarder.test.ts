@@ -9,7 +9,7 @@
  */
 import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { KindRef, KubeObject } from '../../src/core/types.ts';
+import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 import { FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, invocationsInHand, invocationsStarted, objectsPerCase, range, retrying, shippedWatchGaps, until, untilConverged } from './harness.ts';
 
 const LEASES: KindRef = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', plural: 'leases', namespaced: true };

@@ -1,6 +1,6 @@
 /**
  * The function runner as its own process, so a fault case can SIGKILL it mid-batch the way
- * Lambda kills a crashed or timed-out sandbox: `startLambdaRunner` (src/queue/lambda-runner.ts)
+ * Lambda kills a crashed or timed-out sandbox: `startLambdaRunner` (src/local/lambda-runner.ts)
  * consuming the work queue and invoking a handler module (the shipped `.mjs` bundle, or a
  * test controller's `.ts`).
  *
@@ -15,7 +15,7 @@
  * in-flight invocations and exits 0.
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { loadHandler, startLambdaRunner, type SQSHandlerFn } from '../../src/queue/lambda-runner.ts';
+import { loadHandler, startLambdaRunner, type SQSHandlerFn } from '../../src/local/lambda-runner.ts';
 import { createLogger } from '../../src/observability/log.ts';
 
 export interface FunctionProcessConfig {

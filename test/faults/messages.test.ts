@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { encodeMessage, newMessage, type Reason } from '../../src/contract/message.ts';
 import { MEMCACHED } from '../../src/memcached/types.ts';
-import type { KubeObject } from '../../src/core/types.ts';
+import type { KubeObject } from '../../src/kube/types.ts';
 import { CLUSTER, FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, objectsPerCase, range, until, untilConverged, type ReconcileRecord } from './harness.ts';
 
 let env: FaultEnv;

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { encodeMessage, newMessage } from '../../src/contract/message.ts';
 import type { Identity } from '../../src/testing/index.ts';
-import type { KindRef, KubeObject } from '../../src/core/types.ts';
+import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 import { CLUSTER, FaultEnv, assertNothingLost, caseLine, sleep, type Workload } from './harness.ts';
 import { WIDGET, WIDGET_RETRY, type Widget } from './widget-function.ts';
 

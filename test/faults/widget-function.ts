@@ -20,7 +20,8 @@
 import { defineController } from '../../src/core/controller.ts';
 import { toSqsHandler } from '../../src/core/handler.ts';
 import { done } from '../../src/core/result.ts';
-import type { KindRef, KubeObject, ReconcileContext } from '../../src/core/types.ts';
+import type { ReconcileContext } from '../../src/core/types.ts';
+import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 
 export const WIDGET: KindRef = { apiVersion: 'faults.operless.dev/v1', kind: 'Widget', plural: 'widgets', namespaced: true };
 export const WIDGET_RETRY = { baseSeconds: 1, capSeconds: 2, maxAttempts: 5 } as const;

@@ -16,6 +16,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { closedPort, startBroker, startControlPlane, type Broker, type ControlPlane, type Identity } from '../../src/testing/index.ts';
 import { crdPaths } from '../../src/crd/generate.ts';
+import { CRD_DIR, resources } from '../../src/resources.ts';
 import { decodeMessage, encodeMessage, newMessage, type ReconcileMessage } from '../../src/contract/message.ts';
 import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_FAILED_AT, DLQ_ATTRIBUTE_REASON } from '../../src/contract/dlq.ts';
 import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts';
@@ -102,7 +103,7 @@ async function depth(queueUrl: string): Promise<{ visible: number; inFlight: num
 
 before(async () => {
   [cp, broker] = await Promise.all([
-    startControlPlane({ crds: crdPaths() }),
+    startControlPlane({ crds: crdPaths(CRD_DIR, resources) }),
     startBroker({ queues: [{ name: 'work', visibilityTimeoutSeconds: 30, dlq: { name: 'work-dlq', maxReceiveCount: 3 } }] }),
   ]);
   sqs = broker.sqs();

@@ -28,7 +28,7 @@ import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import { stringify } from 'yaml';
 import { startBroker, startControlPlane, waitUntil, type Broker, type ControlPlane } from '../../src/testing/index.ts';
-import { bundleForwarder } from '../../src/forwarder/bundle.ts';
+import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
 import { createKubeApi, KubeApiError, type KubeApi } from '../../src/forwarder/kube-api.ts';
 import { checkMessageField, type ReconcileMessage } from '../../src/contract/message.ts';
 import { applyForwarderIdentity, type ForwarderIdentity } from '../support/identities.ts';

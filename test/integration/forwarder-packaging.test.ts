@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { startBroker, startControlPlane, provision, type Broker, type ControlPlane } from '../../src/testing/index.ts';
-import { bundleForwarder } from '../../src/forwarder/bundle.ts';
-import { CHART_DIR, EXAMPLE_VALUES, MANIFESTS_PATH, renderChart, renderPlainManifests, runHelm } from '../../src/forwarder/chart.ts';
+import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
+import { CHART_DIR, EXAMPLE_VALUES, MANIFESTS_PATH, renderChart, renderPlainManifests, runHelm } from '../../src/build/forwarder-chart.ts';
 import { parseConfig } from '../../src/forwarder/config.ts';
 import { startForwarder } from '../../src/forwarder/forwarder.ts';
 import { createSqsQueue } from '../../src/forwarder/queue-client.ts';
@@ -89,7 +89,7 @@ test('a queue per primary: queueUrl on each primary renders into the config (que
 });
 
 test('the checked-in plain manifests are a fresh render of the chart', async () => {
-  assert.equal(readFileSync(MANIFESTS_PATH, 'utf8'), await renderPlainManifests(helm), 'stale: run node src/forwarder/chart.ts render');
+  assert.equal(readFileSync(MANIFESTS_PATH, 'utf8'), await renderPlainManifests(helm), 'stale: run node src/build/forwarder-chart.ts render');
 });
 
 test('the rendered config is valid for the forwarder; the pod meets the restricted Pod Security Standard', () => {

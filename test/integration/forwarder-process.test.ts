@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { startBroker, startControlPlane, type Broker, type ControlPlane } from '../../src/testing/index.ts';
-import { bundleForwarder } from '../../src/forwarder/bundle.ts';
+import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
 import { startForwarder } from '../../src/forwarder/forwarder.ts';
 import { createSqsQueue } from '../../src/forwarder/queue-client.ts';
 import type { ForwarderConfigInput } from '../../src/forwarder/config.ts';

@@ -16,7 +16,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { startLambdaRunner, type InvocationReport, type LambdaRunnerOptions } from '../../src/queue/lambda-runner.ts';
+import { startLambdaRunner, type InvocationReport, type LambdaRunnerOptions } from '../../src/local/lambda-runner.ts';
 import { silentLogger } from '../../src/observability/log.ts';
 import { createQueuePair, describeOnEachQueue } from './queue-targets.ts';
 

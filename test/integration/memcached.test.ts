@@ -12,15 +12,16 @@ import { randomUUID } from 'node:crypto';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { startBroker, startControlPlane, type Broker, type ControlPlane, type Identity } from '../../src/testing/index.ts';
 import { crdPaths } from '../../src/crd/generate.ts';
+import { CRD_DIR, resources } from '../../src/resources.ts';
 import { defineController } from '../../src/core/controller.ts';
 import { toSqsHandler, type SqsBatchHandler } from '../../src/core/handler.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
 import { createSqsSender } from '../../src/queue/sqs.ts';
-import { buildSqsEvent, createLambdaContext, queueArnFromUrl } from '../../src/queue/lambda-runner.ts';
+import { buildSqsEvent, createLambdaContext, queueArnFromUrl } from '../../src/local/lambda-runner.ts';
 import { encodeMessage, newMessage, type Reason } from '../../src/contract/message.ts';
 import { requestDelta, scrapeRequestTotals } from '../../bench/lib/apiserver-metrics.ts';
 import { silentLogger } from '../../src/observability/log.ts';
-import { noMetrics } from '../../src/observability/metrics.ts';
+import { noMetrics } from '../../src/core/metrics.ts';
 import { createResyncHandler } from '../../src/queue/resync.ts';
 import { memcachedController, MEMCACHED_FINALIZER } from '../../src/memcached/controller.ts';
 import { MEMCACHED, DEFAULT_IMAGE, type Memcached } from '../../src/memcached/types.ts';
@@ -45,7 +46,7 @@ function manifest(name: string, spec: string): string {
 }
 
 before(async () => {
-  cp = await startControlPlane({ crds: crdPaths() });
+  cp = await startControlPlane({ crds: crdPaths(CRD_DIR, resources) });
 });
 after(async () => {
   await cp?.stop();

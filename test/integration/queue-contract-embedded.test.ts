@@ -10,7 +10,7 @@ import {
   ReceiveMessageCommand,
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
-import { startMemoryQueueServer } from '../../src/queue/memory-queue-server.ts';
+import { startMemoryQueueServer } from '../../src/local/memory-queue-server.ts';
 
 test('an aborted long poll takes no message: the next receive gets it', async () => {
   const queue = await startMemoryQueueServer({ queues: [{ name: 'w' }] });

@@ -22,7 +22,7 @@ import {
   type Message,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { md5OfMessageAttributes } from '../../src/queue/memory-queue.ts';
+import { md5OfMessageAttributes } from '../../src/local/memory-queue.ts';
 import { createQueuePair, describeOnEachQueue } from './queue-targets.ts';
 
 interface Queues {

@@ -6,7 +6,7 @@
 import { after, before, describe } from 'node:test';
 import { randomUUID } from 'node:crypto';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { startMemoryQueueServer } from '../../src/queue/memory-queue-server.ts';
+import { startMemoryQueueServer } from '../../src/local/memory-queue-server.ts';
 import { startBroker } from '../../src/testing/index.ts';
 
 export interface QueueTarget {

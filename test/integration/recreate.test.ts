@@ -32,14 +32,15 @@ import { encodeMessage, followUp, newMessage, type ReconcileMessage } from '../.
 import { defineController } from '../../src/core/controller.ts';
 import { toSqsHandler } from '../../src/core/handler.ts';
 import { done } from '../../src/core/result.ts';
-import type { KindRef, KubeObject, ReconcileContext } from '../../src/core/types.ts';
+import type { ReconcileContext } from '../../src/core/types.ts';
+import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 import { createKubeClient, type BoundKubeClient } from '../../src/kube/client.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
 import { createTransport } from '../../src/kube/transport.ts';
-import { startLambdaRunner, type LambdaRunner } from '../../src/queue/lambda-runner.ts';
+import { startLambdaRunner, type LambdaRunner } from '../../src/local/lambda-runner.ts';
 import { createSqsSender } from '../../src/queue/sqs.ts';
 import { silentLogger } from '../../src/observability/log.ts';
-import { noMetrics } from '../../src/observability/metrics.ts';
+import { noMetrics } from '../../src/core/metrics.ts';
 import { API_VERSION, GADGET_CRD, gadgetConfig } from './forwarder-env.ts';
 
 const CLUSTER = 'it';

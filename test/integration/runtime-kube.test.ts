@@ -19,7 +19,7 @@ import { ensureFinalizer, removeFinalizer } from '../../src/kube/finalizers.ts';
 import { updateStatus } from '../../src/kube/status.ts';
 import { applyOwned } from '../../src/kube/owned.ts';
 import { createEventRecorder, EVENT_KIND, resetEventMemory } from '../../src/kube/events.ts';
-import type { KindRef, KubeObject } from '../../src/core/types.ts';
+import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 
 const GADGET: KindRef = { apiVersion: 'test.operless.dev/v1', kind: 'Gadget', plural: 'gadgets', namespaced: true };
 const CONFIGMAP: KindRef = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };

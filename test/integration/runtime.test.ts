@@ -14,21 +14,22 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { startBroker, startControlPlane, type Broker, type ControlPlane } from '../../src/testing/index.ts';
-import { buildSqsEvent, createLambdaContext, queueArnFromUrl, settleBatch } from '../../src/queue/lambda-runner.ts';
+import { buildSqsEvent, createLambdaContext, queueArnFromUrl, settleBatch } from '../../src/local/lambda-runner.ts';
 import { decodeMessage, encodeMessage, newMessage, type ReconcileMessage } from '../../src/contract/message.ts';
 import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_REASON } from '../../src/contract/dlq.ts';
 import { defineController, type Controller } from '../../src/core/controller.ts';
 import { toSqsHandler, type HandlerOptions, type SqsBatchHandler } from '../../src/core/handler.ts';
 import { done, requeueAfter } from '../../src/core/result.ts';
 import { TerminalError } from '../../src/core/errors.ts';
-import type { KindRef, KubeObject, ReconcileContext } from '../../src/core/types.ts';
+import type { ReconcileContext } from '../../src/core/types.ts';
+import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
 import type { BoundKubeClient } from '../../src/kube/client.ts';
 import { EVENT_KIND, resetEventMemory } from '../../src/kube/events.ts';
 import { setCondition } from '../../src/kube/conditions.ts';
 import { createSqsSender } from '../../src/queue/sqs.ts';
 import { createLogger, silentLogger } from '../../src/observability/log.ts';
-import { noMetrics } from '../../src/observability/metrics.ts';
+import { noMetrics } from '../../src/core/metrics.ts';
 
 const WIDGET: KindRef = { apiVersion: 'test.operless.dev/v1', kind: 'Widget', plural: 'widgets', namespaced: true };
 const CONFIGMAP: KindRef = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };

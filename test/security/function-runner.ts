@@ -12,7 +12,7 @@
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent, Context } from 'aws-lambda';
-import { startLambdaRunner } from '../../src/queue/lambda-runner.ts';
+import { startLambdaRunner } from '../../src/local/lambda-runner.ts';
 import { createLogger } from '../../src/observability/log.ts';
 import { handler } from '../../functions/memcached.ts';
 

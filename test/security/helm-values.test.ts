@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { provision } from '../../src/testing/index.ts';
-import { CHART_DIR, KUBE_VERSION, renderChart, runHelm } from '../../src/forwarder/chart.ts';
+import { CHART_DIR, KUBE_VERSION, renderChart, runHelm } from '../../src/build/forwarder-chart.ts';
 import { ConfigError, parseConfig } from '../../src/forwarder/config.ts';
 
 let helm: string;

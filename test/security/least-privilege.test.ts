@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { startControlPlane, type ControlPlane, type Identity } from '../../src/testing/index.ts';
-import { MANIFESTS_PATH } from '../../src/forwarder/chart.ts';
+import { MANIFESTS_PATH } from '../../src/build/forwarder-chart.ts';
 import { applyForwarderIdentity, applyMemcachedFunctionIdentity, MEMCACHED_FUNCTION_RBAC } from '../support/identities.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;

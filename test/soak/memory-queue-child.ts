@@ -3,7 +3,7 @@
  * (test/soak/memory.ts): its messages must not count in the heap being measured. Prints one
  * JSON line `{"endpoint":…,"region":…}` once listening; SIGTERM stops it.
  */
-import { startMemoryQueueServer } from '../../src/queue/memory-queue-server.ts';
+import { startMemoryQueueServer } from '../../src/local/memory-queue-server.ts';
 
 const server = await startMemoryQueueServer({
   queues: [

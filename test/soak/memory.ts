@@ -47,9 +47,9 @@ import { startControlPlane } from '../../src/testing/index.ts';
 import { createKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
 import { encodeMessage, newMessage, type Reason } from '../../src/contract/message.ts';
-import { buildSqsEvent, createLambdaContext, loadHandler, startLambdaRunner, type SQSHandlerFn } from '../../src/queue/lambda-runner.ts';
+import { buildSqsEvent, createLambdaContext, loadHandler, startLambdaRunner, type SQSHandlerFn } from '../../src/local/lambda-runner.ts';
 import { createLogger } from '../../src/observability/log.ts';
-import type { KindRef, KubeObject } from '../../src/core/types.ts';
+import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const { values: args } = parseArgs({

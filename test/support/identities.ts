@@ -20,7 +20,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { ControlPlane, Identity } from '../../src/testing/index.ts';
-import { MANIFESTS_PATH } from '../../src/forwarder/chart.ts';
+import { MANIFESTS_PATH } from '../../src/build/forwarder-chart.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 export const MEMCACHED_FUNCTION_RBAC = join(ROOT, 'infra/rbac/memcached-function.yaml');

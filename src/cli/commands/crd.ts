@@ -4,18 +4,16 @@
  * CI runs so a schema change never ships without its CRD.
  *
  * Which resources: an Operless project lists them in `src/resources.ts` (`export const
- * resources`, created by `operless init`, extended by `operless create api`); in the Operless
- * repository itself they are `projectResources` of src/crd/resources.ts. Output goes to the
- * project's `infra/crds/` unless `--out` says otherwise.
+ * resources`, created by `operless init`, extended by `operless create api`) — the Operless
+ * repository itself too. Output goes to the project's `infra/crds/` unless `--out` says otherwise.
  *
  * Guarantees: the output is deterministic; only files whose content changes are written;
  * `--check` writes nothing.
  */
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DEFAULT_CRD_DIR, DEFAULT_GENERATOR, staleCrds, writeCrds } from '../../crd/generate.ts';
-import { projectResources, type GeneratedResource } from '../../crd/resources.ts';
+import { DEFAULT_GENERATOR, staleCrds, writeCrds, type GeneratedResource } from '../../crd/generate.ts';
 import { UsageError, helpText, parseCommandArgs, stringOption, type CommandSpec } from '../args.ts';
 import { PROJECT_OPTION, projectDir } from '../project-dir.ts';
 import type { CommandResult } from './command.ts';
@@ -65,8 +63,6 @@ export async function crd(argv: string[]): Promise<CommandResult> {
   return { output: `${written.map((p) => `wrote ${p}`).join('\n')}\n` };
 }
 
-const OPERLESS_ROOT = resolve(DEFAULT_CRD_DIR, '..', '..');
-
 /** The resources of the project at `root` and its CRD folder. */
 export async function loadResources(root: string): Promise<{ resources: readonly GeneratedResource[]; crdDir: string; generator: string }> {
   const file = join(root, 'src', 'resources.ts');
@@ -80,9 +76,8 @@ export async function loadResources(root: string): Promise<{ resources: readonly
     if (!Array.isArray(mod.resources) || !mod.resources.every(isGeneratedResource)) {
       throw new UsageError(`${relative(process.cwd(), file) || file} must export \`resources\`: an array of { definition, source } (see \`operless init\`)`);
     }
-    return { resources: mod.resources, crdDir: join(root, 'infra', 'crds'), generator: 'operless crd' };
+    return { resources: mod.resources, crdDir: join(root, 'infra', 'crds'), generator: DEFAULT_GENERATOR };
   }
-  if (existsSync(root) && realpathSync(root) === realpathSync(OPERLESS_ROOT)) return { resources: projectResources, crdDir: DEFAULT_CRD_DIR, generator: DEFAULT_GENERATOR };
   throw new UsageError(`no src/resources.ts in ${root}: run this in an Operless project (\`operless init\` creates one), or pass --project <dir>`);
 }
 

@@ -19,7 +19,7 @@
 import { decodeMessage, displayKey, encodeMessage, newMessage, type ReconcileMessage } from '../../contract/message.ts';
 import { createSqsSender } from '../../queue/sqs.ts';
 import { ResyncError, resyncAll, sqsBatchSend, type BatchEntry, type BatchSend } from '../../queue/resync.ts';
-import type { KindRef, KubeClient } from '../../core/types.ts';
+import type { KindRef, KubeClient } from '../../kube/types.ts';
 import { UsageError, helpText, intOption, parseCommandArgs, stringOption, type CommandSpec } from '../args.ts';
 import { connectCluster } from '../cluster.ts';
 import { parseObjectArg, resolveKind, type ProjectKind } from '../kinds.ts';

@@ -12,7 +12,7 @@
  * with how to configure it; one that fails is reported with its error, and the exit code
  * is 1 when any section failed or the forwarder is not ready.
  */
-import type { KubeObject } from '../../core/types.ts';
+import type { KubeObject } from '../../kube/types.ts';
 import { errorMessage } from '../../observability/log.ts';
 import { helpText, intOption, parseCommandArgs, UsageError, type CommandSpec } from '../args.ts';
 import { connectCluster, hasClusterConfig, type ClusterConnection } from '../cluster.ts';

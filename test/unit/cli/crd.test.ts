@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crd } from '../../../src/cli/commands/crd.ts';
-import { DEFAULT_CRD_DIR } from '../../../src/crd/generate.ts';
+import { CRD_DIR as DEFAULT_CRD_DIR } from '../../../src/resources.ts';
 
 test('crd --out writes the project\'s CRDs, identical to the checked-in ones; a second run writes nothing', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'operless-crd-'));

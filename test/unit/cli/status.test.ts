@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { notReconciled, renderStatus, statusExitCode, type StatusReport } from '../../../src/cli/commands/status.ts';
-import type { KubeObject } from '../../../src/core/types.ts';
+import type { KubeObject } from '../../../src/kube/types.ts';
 
 const obj = (generation: number | undefined, status?: Record<string, unknown>): KubeObject => ({
   apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached',

@@ -6,7 +6,7 @@
 import type { Context, SQSRecord } from 'aws-lambda';
 import type { BoundKubeClient } from '../../../src/kube/client.ts';
 import { KubeApiError } from '../../../src/kube/errors.ts';
-import type { KindRef, KubeObject } from '../../../src/core/types.ts';
+import type { KindRef, KubeObject } from '../../../src/kube/types.ts';
 import type { MessageSender, OutgoingMessage } from '../../../src/queue/sender.ts';
 
 const keyOf = (kind: KindRef, name: string, namespace?: string) => `${kind.apiVersion}/${kind.plural}/${namespace ?? ''}/${name}`;

@@ -13,10 +13,11 @@ import { DLQ_ATTRIBUTE_REASON } from '../../../src/contract/dlq.ts';
 import { defineController } from '../../../src/core/controller.ts';
 import { toSqsHandler, type HandlerOptions } from '../../../src/core/handler.ts';
 import { done } from '../../../src/core/result.ts';
-import type { KindRef, KubeObject, ReconcileContext } from '../../../src/core/types.ts';
+import type { ReconcileContext } from '../../../src/core/types.ts';
+import type { KindRef, KubeObject } from '../../../src/kube/types.ts';
 import { EVENT_KIND, resetEventMemory } from '../../../src/kube/events.ts';
 import { createLogger } from '../../../src/observability/log.ts';
-import { noMetrics } from '../../../src/observability/metrics.ts';
+import { noMetrics } from '../../../src/core/metrics.ts';
 import type { MessageSender } from '../../../src/queue/sender.ts';
 import { fakeCluster, lambdaContext, recordingSender, sqsRecord } from './fakes.ts';
 

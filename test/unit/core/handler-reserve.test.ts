@@ -12,9 +12,9 @@ import { reserveProblem } from '../../../src/core/budget.ts';
 import { defineController } from '../../../src/core/controller.ts';
 import { toSqsHandler, type HandlerOptions } from '../../../src/core/handler.ts';
 import { done } from '../../../src/core/result.ts';
-import type { KindRef } from '../../../src/core/types.ts';
+import type { KindRef } from '../../../src/kube/types.ts';
 import { silentLogger } from '../../../src/observability/log.ts';
-import { noMetrics } from '../../../src/observability/metrics.ts';
+import { noMetrics } from '../../../src/core/metrics.ts';
 import { fakeCluster, lambdaContext, recordingSender, sqsRecord } from './fakes.ts';
 
 const WIDGET: KindRef = { apiVersion: 'test.operless.dev/v1', kind: 'Widget', plural: 'widgets', namespaced: true };

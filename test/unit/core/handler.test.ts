@@ -7,11 +7,12 @@ import { defineController } from '../../../src/core/controller.ts';
 import { toSqsHandler, type HandlerOptions } from '../../../src/core/handler.ts';
 import { done, requeueAfter } from '../../../src/core/result.ts';
 import { TerminalError } from '../../../src/core/errors.ts';
-import type { ControllerSpec, KindRef, KubeObject } from '../../../src/core/types.ts';
+import type { ControllerSpec } from '../../../src/core/types.ts';
+import type { KindRef, KubeObject } from '../../../src/kube/types.ts';
 import { KubeApiError } from '../../../src/kube/errors.ts';
 import { resetEventMemory, EVENT_KIND } from '../../../src/kube/events.ts';
 import { silentLogger } from '../../../src/observability/log.ts';
-import { noMetrics } from '../../../src/observability/metrics.ts';
+import { noMetrics } from '../../../src/core/metrics.ts';
 import { fakeCluster, lambdaContext, recordingSender, sqsRecord, type FakeCluster } from './fakes.ts';
 
 const NOW = 1_700_000_000_000;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createEmfMetrics, resultLabel } from '../../../src/observability/metrics.ts';
+import { createEmfMetrics, resultLabel } from '../../../src/core/metrics.ts';
 
 test('one EMF line per reconcile with controller-runtime names and dimensions', () => {
   const lines: string[] = [];

@@ -7,28 +7,28 @@ import { parse } from 'yaml';
 import { crdFileName, generateCrd, renderCrd, staleCrds, writeCrds } from '../../../src/crd/generate.ts';
 import { defineResource } from '../../../src/crd/resource.ts';
 import { integer, object, required, SchemaError } from '../../../src/crd/schema.ts';
-import { projectResources } from '../../../src/crd/resources.ts';
+import { CRD_DIR, resources as projectResources } from '../../../src/resources.ts';
 import { MemcachedResource } from '../../../src/memcached/types.ts';
 
 test('the checked-in CRDs in infra/crds match the TypeScript definitions', () => {
-  const stale = staleCrds();
+  const stale = staleCrds(CRD_DIR, projectResources);
   assert.deepEqual(
     stale,
     [],
-    `stale CRD files: ${stale.map((s) => `${s.path} (${s.problem})`).join(', ')} — run \`node src/crd/generate.ts\` and commit the result`,
+    `stale CRD files: ${stale.map((s) => `${s.path} (${s.problem})`).join(', ')} — run \`npm run crd\` and commit the result`,
   );
 });
 
 test('staleCrds reports a missing file and an edited file; writeCrds repairs both and is idempotent', () => {
   const dir = mkdtempSync(join(tmpdir(), 'crds-'));
-  assert.deepEqual(staleCrds(dir).map((s) => s.problem), projectResources.map(() => 'missing'));
-  const written = writeCrds(dir);
+  assert.deepEqual(staleCrds(dir, projectResources).map((s) => s.problem), projectResources.map(() => 'missing'));
+  const written = writeCrds(dir, projectResources);
   assert.equal(written.length, projectResources.length);
-  assert.deepEqual(staleCrds(dir), []);
-  assert.deepEqual(writeCrds(dir), [], 'a second write changes nothing');
+  assert.deepEqual(staleCrds(dir, projectResources), []);
+  assert.deepEqual(writeCrds(dir, projectResources), [], 'a second write changes nothing');
   const path = join(dir, crdFileName(MemcachedResource));
   writeFileSync(path, readFileSync(path, 'utf8').replace('maximum: 100', 'maximum: 101'));
-  assert.deepEqual(staleCrds(dir), [{ path, problem: 'outdated' }]);
+  assert.deepEqual(staleCrds(dir, projectResources), [{ path, problem: 'outdated' }]);
 });
 
 test('Memcached CRD: names, scope, status and scale subresources, printer columns', () => {

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { EXAMPLE_VALUES } from '../../../src/forwarder/chart.ts';
+import { EXAMPLE_VALUES } from '../../../src/build/forwarder-chart.ts';
 import { memcachedController } from '../../../src/memcached/controller.ts';
 
 interface Watch { apiVersion: string; kind: string; plural: string; namespaced: boolean }

@@ -26,11 +26,11 @@ import { defineController } from '../../../src/core/controller.ts';
 import { toSqsHandler } from '../../../src/core/handler.ts';
 import { done, requeueAfter } from '../../../src/core/result.ts';
 import { TerminalError } from '../../../src/core/errors.ts';
-import type { KindRef } from '../../../src/core/types.ts';
+import type { KindRef } from '../../../src/kube/types.ts';
 import { UnknownClusterError } from '../../../src/kube/factory.ts';
 import { resetEventMemory } from '../../../src/kube/events.ts';
 import { createLogger } from '../../../src/observability/log.ts';
-import { noMetrics } from '../../../src/observability/metrics.ts';
+import { noMetrics } from '../../../src/core/metrics.ts';
 import { fakeCluster, lambdaContext, recordingSender, sqsRecord } from '../core/fakes.ts';
 
 const NOW = 1_700_000_000_000;

@@ -1,7 +1,7 @@
 import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createEventRecorder, resetEventMemory } from '../../../src/kube/events.ts';
-import type { KubeClient, KubeObject } from '../../../src/core/types.ts';
+import type { KubeClient, KubeObject } from '../../../src/kube/types.ts';
 
 /** A client that accepts every Event create and counts them (no other call is expected). */
 function countingClient(): { client: KubeClient; created: string[] } {

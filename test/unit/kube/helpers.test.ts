@@ -4,7 +4,7 @@ import { finalizersPatch, hasFinalizer } from '../../../src/kube/finalizers.ts';
 import { controllerReference, withControllerReference } from '../../../src/kube/owned.ts';
 import { desiredStatus, jsonEqual } from '../../../src/kube/status.ts';
 import { buildEvent, eventName, microTime } from '../../../src/kube/events.ts';
-import type { KubeObject } from '../../../src/core/types.ts';
+import type { KubeObject } from '../../../src/kube/types.ts';
 
 const owner: KubeObject = {
   apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached',

@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { KindRef, KubeObject } from '../../../src/core/types.ts';
+import type { KindRef, KubeObject } from '../../../src/kube/types.ts';
 import {
   APPLIED_HASH_ANNOTATION,
   appliedHash,

@@ -4,7 +4,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { KindRef, KubeClient, KubeObject, ReconcileContext } from '../../../src/core/types.ts';
+import type { ReconcileContext } from '../../../src/core/types.ts';
+import type { KindRef, KubeClient, KubeObject } from '../../../src/kube/types.ts';
 import { isTerminalError } from '../../../src/core/errors.ts';
 import { silentLogger } from '../../../src/observability/log.ts';
 import { newMessage, type Reason } from '../../../src/contract/message.ts';

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chunk, resyncAll, resyncMessages, ResyncError, type BatchEntry } from '../../../src/queue/resync.ts';
 import { decodeMessage } from '../../../src/contract/message.ts';
-import type { KubeObject } from '../../../src/core/types.ts';
+import type { KubeObject } from '../../../src/kube/types.ts';
 import { MEMCACHED } from '../../../src/memcached/types.ts';
 
 const objects = (n: number): KubeObject[] =>

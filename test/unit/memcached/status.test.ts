@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { deploymentSettled, invalidSpecStatus, observe, transitioned } from '../../../src/memcached/status.ts';
-import type { Condition } from '../../../src/core/types.ts';
+import type { Condition } from '../../../src/kube/types.ts';
 import { deployment, memcached, pod, settledStatus } from './fixtures.ts';
 
 const T0 = new Date('2026-11-01T10:00:00Z');

@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { BATCH_LIMIT, sendMessageBatch } from '../../../src/queue/batch-send.ts';
-import { startMemoryQueueServer } from '../../../src/queue/memory-queue-server.ts';
+import { startMemoryQueueServer } from '../../../src/local/memory-queue-server.ts';
 
 let server: Awaited<ReturnType<typeof startMemoryQueueServer>>;
 let sqs: SQSClient;

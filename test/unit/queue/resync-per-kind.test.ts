@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { KindRef, KubeObject } from '../../../src/core/types.ts';
+import type { KindRef, KubeObject } from '../../../src/kube/types.ts';
 import { createPerKindResyncHandler } from '../../../src/queue/resync.ts';
 
 const A: KindRef = { apiVersion: 'a.example.com/v1', kind: 'Alpha', plural: 'alphas', namespaced: true };

@@ -3,13 +3,13 @@
  * container image runs (`node forwarder.mjs`), so the image needs no node_modules and no
  * dev dependencies. Used by infra/forwarder/Dockerfile and by the tests.
  *
- *   node src/forwarder/bundle.ts [outFile]     (default dist/forwarder/forwarder.mjs)
+ *   node src/build/forwarder-bundle.ts [outFile]     (default dist/forwarder/forwarder.mjs)
  */
 import { build } from 'esbuild';
 import { statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { operlessEsbuildPlugins } from '../build/esbuild-plugins.ts';
+import { operlessEsbuildPlugins } from './esbuild-plugins.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 

@@ -12,7 +12,7 @@ import {
   queueArnFromUrl,
   settleBatch,
   toLambdaRecord,
-} from '../../../src/queue/lambda-runner.ts';
+} from '../../../src/local/lambda-runner.ts';
 
 const source = { eventSourceARN: 'arn:aws:sqs:us-east-2:123456789012:my-queue', awsRegion: 'us-east-2' };
 

@@ -16,9 +16,12 @@
  *
  * `OPERLESS_METRICS=off` turns the lines off (the local loop does: they are for CloudWatch).
  *
+ * Part of the runtime, not of observability/: its labels are the runtime's outcomes
+ * (`OutcomeLabel`, followup.ts), and observability/ depends on nothing above it.
+ *
  * Guarantees: never throws; one line per call; values are plain numbers.
  */
-import type { OutcomeLabel } from '../core/followup.ts';
+import type { OutcomeLabel } from './followup.ts';
 
 export const METRICS_NAMESPACE_DEFAULT = 'Operless';
 

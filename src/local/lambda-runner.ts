@@ -41,7 +41,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { createLogger, errorMessage, type Logger } from '../observability/log.ts';
-import { sqsRequestHandler } from './sender.ts';
+import { sqsRequestHandler } from '../queue/sender.ts';
 
 /** A Lambda SQS handler (async, as nodejs24.x requires). */
 export type SQSHandlerFn = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void | undefined> | SQSBatchResponse | void;

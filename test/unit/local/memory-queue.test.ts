@@ -9,7 +9,7 @@ import {
   messageSize,
   queueArn,
   type Clock,
-} from '../../../src/queue/memory-queue.ts';
+} from '../../../src/local/memory-queue.ts';
 
 function fakeClock(start = 1_700_000_000_000): Clock & { advance(seconds: number): void } {
   let now = start;
@@ -257,7 +257,7 @@ test('purge removes every message', () => {
 });
 
 test('asking for RedrivePolicy of a queue without one leaves it out instead of failing', async () => {
-  const { MemoryBroker: Broker } = await import('../../../src/queue/memory-queue.ts');
+  const { MemoryBroker: Broker } = await import('../../../src/local/memory-queue.ts');
   const broker = new Broker();
   broker.createQueue('plain');
   assert.deepEqual(broker.getQueueAttributes('plain', ['RedrivePolicy']), {});

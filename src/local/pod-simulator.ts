@@ -12,7 +12,7 @@
  * Guarantees: it only writes Pod status; it never creates or deletes anything; `stop()`
  * returns after the current pass.
  */
-import type { KindRef, KubeClient, KubeObject } from '../core/types.ts';
+import type { KindRef, KubeClient, KubeObject } from '../kube/types.ts';
 import type { Logger } from '../observability/log.ts';
 
 export const POD_KIND: KindRef = { apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true };

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SIMULATED_MESSAGE, needsSimulation, simulatedStatus } from '../../../src/devloop/pod-simulator.ts';
+import { SIMULATED_MESSAGE, needsSimulation, simulatedStatus } from '../../../src/local/pod-simulator.ts';
 
 const pod = (status?: object, deletionTimestamp?: string) => ({
   apiVersion: 'v1', kind: 'Pod',

@@ -3,7 +3,7 @@
  * (the pinned helm from the test environment's Go modules), and write the plain
  * manifests for users without Helm.
  *
- *   node src/forwarder/chart.ts render     regenerate infra/forwarder/manifests/
+ *   node src/build/forwarder-chart.ts render     regenerate infra/forwarder/manifests/
  *
  * Guarantees: rendering is deterministic for given values (the tests compare the checked-in
  * manifests with a fresh render); `helm` failures surface with helm's own message.
@@ -65,7 +65,7 @@ export async function renderPlainManifests(helm: string): Promise<string> {
   if (result.code !== 0) throw new Error(`helm template failed:\n${result.stderr}`);
   return [
     '# The Operless forwarder as plain manifests, rendered from infra/forwarder/chart with',
-    '# infra/forwarder/example-values.yaml (node src/forwarder/chart.ts render). Edit clusterId,',
+    '# infra/forwarder/example-values.yaml (node src/build/forwarder-chart.ts render). Edit clusterId,',
     '# the queue URL, the watches and the IAM role annotation before applying:',
     '#   kubectl apply -f infra/forwarder/manifests/operless-forwarder.yaml',
     '---',
@@ -85,7 +85,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const { helm } = await provision({ targets: ['helm'] });
   if (!helm) throw new Error('provision() did not return a helm binary');
   if (process.argv[2] !== 'render') {
-    process.stderr.write('usage: node src/forwarder/chart.ts render\n');
+    process.stderr.write('usage: node src/build/forwarder-chart.ts render\n');
     process.exit(2);
   }
   writeFileSync(MANIFESTS_PATH, await renderPlainManifests(helm));

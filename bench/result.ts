@@ -1,0 +1,59 @@
+/**
+ * The shape of one benchmark run: its settings and the result `bench/run.ts` writes as JSON
+ * and `bench/report.ts` renders as markdown and SVG. Types only, so the runner and the
+ * report both depend on it and not on each other.
+ */
+import type { CostPerMillion, PRICES } from './lib/cost.ts';
+import type { Spread } from './lib/stats.ts';
+import type { ApiCostResult } from './scenarios/api-cost.ts';
+import type { ForwarderResult } from './scenarios/forwarder.ts';
+import type { FunctionResult } from './scenarios/function.ts';
+
+export interface BenchSettings {
+  readonly sizes: readonly number[];
+  readonly baselineWorkers: number;
+  readonly equalInvocations: number;
+  readonly scaleOutInvocations: number;
+  readonly scaleOutKeysPerInvocation: number;
+  readonly lagPool: number;
+  /** Updates per second of the lag rows the targets are judged on. */
+  readonly lagRate: number;
+  /** A second, heavier rate shown beside them (one run per system); 0 for none. */
+  readonly lagOverloadRate: number;
+  readonly lagSeconds: number;
+  readonly apiObjects: number;
+  readonly forwarderObjects: number;
+  readonly burstObjects: number;
+  readonly burst: number;
+  readonly coldStartRuns: number;
+  readonly convergenceTimeoutMs: number;
+}
+
+export interface BenchResult {
+  date: string;
+  mode: 'quick' | 'full' | 'custom';
+  repeat: number;
+  machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string };
+  settings: BenchSettings;
+  convergence: { n: number; rows: { system: string; seconds: Spread; reconciles: number }[] }[];
+  lag: LagRow[];
+  apiCost?: { operless: ApiCostResult; baseline: ApiCostResult };
+  forwarder?: ForwarderResult;
+  function?: FunctionResult;
+  cost?: { from: string; reconciles: number; memoryMB: number; perMillion: CostPerMillion; podPerMonth: number; prices: typeof PRICES };
+  targets: { figure: string; target: string; measured: string; met?: boolean }[];
+}
+
+export interface LagRow {
+  system: string;
+  /** Updates per second. */
+  rate: number;
+  p50: Spread;
+  p95: Spread;
+  p99: Spread;
+  lost: number;
+  reconcilesPerUpdate: Spread;
+  /** Busy share of the machine's CPUs during the updates (0..1). */
+  machineBusy: Spread;
+  samples: number[];
+}

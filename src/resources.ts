@@ -1,0 +1,20 @@
+/**
+ * The custom resources this repository ships, with the file that defines each — the same
+ * convention as an Operless project's `src/resources.ts` (what `operless init` creates):
+ * `operless crd` (`npm run crd`) renders each into infra/crds/, `operless crd --check` and a
+ * unit test fail when a checked-in file is stale.
+ *
+ * It sits at the top of src/, beside the package entry index.ts: the CRD library (src/crd/)
+ * knows no resource, the example operator (src/memcached/) knows the library, and this list
+ * joins the two.
+ */
+import { fileURLToPath } from 'node:url';
+import type { GeneratedResource } from './crd/generate.ts';
+import { MemcachedResource } from './memcached/types.ts';
+
+/** Where this repository keeps its CRDs. */
+export const CRD_DIR = fileURLToPath(new URL('../infra/crds', import.meta.url));
+
+export const resources: readonly GeneratedResource[] = [
+  { definition: MemcachedResource, source: 'src/memcached/types.ts' },
+];
