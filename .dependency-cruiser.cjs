@@ -67,7 +67,7 @@ module.exports = {
     // The two programs Operless ships, side by side, neither importing the other.
     layer('core', ['queue', 'kube', 'contract', 'observability'], 'the reconcile runtime runs in Lambda: only production code below it, no stand-in, no tool, not the forwarder.'),
     layer('forwarder', ['queue', 'kube', 'contract', 'observability'], 'the in-cluster forwarder is one layer for now; it imports downward only (its packaging is src/build/).'),
-    layer('crd', ['kube'], 'the schema DSL knows the object model only; which resources a project ships is the project\'s list (src/resources.ts), not the library\'s.'),
+    layer('crd', ['kube', 'contract'], 'the schema DSL knows the object model and the contract\'s name validators only; which resources a project ships is the project\'s list (src/resources.ts), not the library\'s.'),
 
     // Stand-ins for AWS and the cluster, for development and tests: never reached from production code.
     layer('local', ['queue', 'kube', 'contract', 'observability'], 'the embedded SQS queue, the local Lambda runner and the simulated kubelet imitate AWS and the cluster; they must not depend on what they host (the runtime, the forwarder). The runner polls with the production SQS client settings (queue/sender.ts: bounded timeouts), as Lambda\'s event source is a client of SQS too.'),

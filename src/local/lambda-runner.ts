@@ -30,6 +30,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { resolve as resolvePath } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import {
   ChangeMessageVisibilityBatchCommand,
@@ -410,7 +411,8 @@ export async function startLambdaRunner(options: LambdaRunnerOptions): Promise<L
         }
         stats.receiveErrors++;
         log.warn('cannot receive from the queue; retrying', { poller: index, error: errorMessage(err), retryInMs: backoffMs });
-        await sleep(backoffMs, stopping.signal);
+        // Stopping ends the wait early (the timer's AbortError is the expected end, not a failure).
+        await delay(backoffMs, undefined, { signal: stopping.signal }).catch(() => {});
         backoffMs = Math.min(backoffMs * 2, 10_000);
         continue;
       }
@@ -476,16 +478,4 @@ function checkRange(name: string, value: number, min: number, max: number): void
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new Error(`Lambda runner option ${name} must be an integer from ${min} to ${max}, got ${value}.`);
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
