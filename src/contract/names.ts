@@ -16,6 +16,7 @@
  * | `isApiVersion`        | `[<group>/]<version>`, group dot-separated RFC 1123 labels, version `v<n>[(alpha|beta)<n>]`, ≤ 317 in all | `v1`, `cache.example.com/v1alpha1` |
  * | `isConventionalVersion` | the version of a new API: no zero major or minor (`v1`, `v2beta3`), a subset of what `isApiVersion` accepts | `v1alpha1` |
  * | `isKind`              | PascalCase: a capital letter, then letters and digits, ≤ 63     | `Memcached`                   |
+ * | `isEventReason`       | UpperCamelCase, ≤ 128                                           | `ReconcileFailed`             |
  * | `isQualifiedName`     | optional DNS-subdomain prefix and `/`, then a name ≤ 63 of letters, digits, `-_.` | `cache.example.com/finalizer` |
  * | `isClusterId`         | letters, digits, `-_.`, starting and ending with a letter or digit, ≤ 63 | `prod-eu`            |
  */
@@ -24,6 +25,7 @@ export const DNS_LABEL_MAX_LENGTH = 63;
 export const DNS_SUBDOMAIN_MAX_LENGTH = 253;
 export const KIND_MAX_LENGTH = 63;
 export const CLUSTER_ID_MAX_LENGTH = 63;
+export const EVENT_REASON_MAX_LENGTH = 128;
 /** A DNS-subdomain group, `/`, and a version of at most 63 characters. */
 export const API_VERSION_MAX_LENGTH = DNS_SUBDOMAIN_MAX_LENGTH + 1 + DNS_LABEL_MAX_LENGTH;
 const QUALIFIED_NAME_PART_MAX_LENGTH = 63;
@@ -78,6 +80,11 @@ export function isApiVersion(value: unknown): value is string {
 /** A Kind: PascalCase, letters and digits. */
 export function isKind(value: unknown): value is string {
   return within(value, KIND_MAX_LENGTH) && KIND.test(value);
+}
+
+/** The reason of a Kubernetes Event (events.k8s.io/v1): UpperCamelCase like a Kind, at most 128 characters. */
+export function isEventReason(value: unknown): value is string {
+  return within(value, EVENT_REASON_MAX_LENGTH) && KIND.test(value);
 }
 
 /** A qualified name (finalizers, label and annotation keys): `[<dns-subdomain>/]<name>`. */

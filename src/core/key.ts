@@ -19,6 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import { displayKey, type ReconcileMessage } from '../contract/message.ts';
 import { truncateError } from '../contract/dlq.ts';
+import { isEventReason } from '../contract/names.ts';
 import { errorMessage, type Logger } from '../observability/log.ts';
 import type { BoundKubeClient } from '../kube/client.ts';
 import { createEventRecorder } from '../kube/events.ts';
@@ -206,5 +207,5 @@ async function reportReconcile(log: Logger, events: EventRecorder, ran: Budgeted
 /** The Event reason of a terminal failure: the error's own `reason` when it is a valid one. */
 function terminalReason(outcome: ReconcileOutcome): string {
   const reason = outcome.type === 'error' ? (outcome.error as { reason?: unknown } | undefined)?.reason : undefined;
-  return typeof reason === 'string' && /^[A-Z][A-Za-z0-9]*$/.test(reason) ? reason : 'TerminalError';
+  return isEventReason(reason) ? reason : 'TerminalError';
 }
