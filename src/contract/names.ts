@@ -42,27 +42,25 @@ const KIND = /^[A-Z][A-Za-z0-9]*$/;
 const QUALIFIED_NAME_PART = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const CLUSTER_ID = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 
+/** A validator of name strings. */
+export type NameValidator = (value: unknown) => value is string;
+
 const within = (value: unknown, max: number): value is string => typeof value === 'string' && value.length > 0 && value.length <= max;
 
+/** The validator of non-empty strings of at most `max` characters matching `pattern`. */
+const matching = (max: number, pattern: RegExp): NameValidator => (value): value is string => within(value, max) && pattern.test(value);
+
 /** An RFC 1123 label (namespaces, REST plurals). */
-export function isDnsLabel(value: unknown): value is string {
-  return within(value, DNS_LABEL_MAX_LENGTH) && DNS_LABEL.test(value);
-}
+export const isDnsLabel: NameValidator = matching(DNS_LABEL_MAX_LENGTH, DNS_LABEL);
 
 /** An RFC 1035 label: an RFC 1123 label that starts with a letter (a CRD's plural, singular, short names). */
-export function isDns1035Label(value: unknown): value is string {
-  return within(value, DNS_LABEL_MAX_LENGTH) && DNS_1035_LABEL.test(value);
-}
+export const isDns1035Label: NameValidator = matching(DNS_LABEL_MAX_LENGTH, DNS_1035_LABEL);
 
 /** An RFC 1123 subdomain (object names, API groups, Lease names). */
-export function isDnsSubdomain(value: unknown): value is string {
-  return within(value, DNS_SUBDOMAIN_MAX_LENGTH) && DNS_SUBDOMAIN.test(value);
-}
+export const isDnsSubdomain: NameValidator = matching(DNS_SUBDOMAIN_MAX_LENGTH, DNS_SUBDOMAIN);
 
 /** A version as an apiVersion may carry it: `v1`, `v1beta1`, `v2alpha3`. */
-export function isVersion(value: unknown): value is string {
-  return within(value, DNS_LABEL_MAX_LENGTH) && VERSION.test(value);
-}
+export const isVersion: NameValidator = matching(DNS_LABEL_MAX_LENGTH, VERSION);
 
 /** The version of a new API (scaffolding, the CRD DSL): `v1`, `v1beta1`, never `v0` or `v1alpha0`. */
 export function isConventionalVersion(value: unknown): value is string {
@@ -73,19 +71,13 @@ export function isConventionalVersion(value: unknown): value is string {
  * `<version>` (the core group) or `<group>/<version>`. Contract v1's rule: only the whole is
  * bounded (`API_VERSION_MAX_LENGTH`), not the group and version one by one.
  */
-export function isApiVersion(value: unknown): value is string {
-  return within(value, API_VERSION_MAX_LENGTH) && API_VERSION.test(value);
-}
+export const isApiVersion: NameValidator = matching(API_VERSION_MAX_LENGTH, API_VERSION);
 
 /** A Kind: PascalCase, letters and digits. */
-export function isKind(value: unknown): value is string {
-  return within(value, KIND_MAX_LENGTH) && KIND.test(value);
-}
+export const isKind: NameValidator = matching(KIND_MAX_LENGTH, KIND);
 
 /** The reason of a Kubernetes Event (events.k8s.io/v1): UpperCamelCase like a Kind, at most 128 characters. */
-export function isEventReason(value: unknown): value is string {
-  return within(value, EVENT_REASON_MAX_LENGTH) && KIND.test(value);
-}
+export const isEventReason: NameValidator = matching(EVENT_REASON_MAX_LENGTH, KIND);
 
 /** A qualified name (finalizers, label and annotation keys): `[<dns-subdomain>/]<name>`. */
 export function isQualifiedName(value: unknown): value is string {
@@ -97,6 +89,4 @@ export function isQualifiedName(value: unknown): value is string {
 }
 
 /** A cluster id as messages carry it. */
-export function isClusterId(value: unknown): value is string {
-  return within(value, CLUSTER_ID_MAX_LENGTH) && CLUSTER_ID.test(value);
-}
+export const isClusterId: NameValidator = matching(CLUSTER_ID_MAX_LENGTH, CLUSTER_ID);
