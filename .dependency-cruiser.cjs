@@ -5,7 +5,7 @@
  *
  *   bench/  scripts/  functions/  bin/                      tools and entry points (anything below)
  *   src/index.ts  src/resources.ts                          the package entry; the repo's CRD list
- *   cli  ->  devloop, scaffold                              the `operless` command, `npm start`
+ *   cli  ->  devloop, scaffold, project                     the `operless` command, `npm start`
  *   build   project   memcached   baseline                  packaging; examples (the operator, the bench's work queue)
  *   testing  ->  local                                      stand-ins: real API server / ElasticMQ; embedded SQS, Lambda runner, kubelet
  *   core   forwarder   crd                                  the reconcile runtime; watch -> SQS; the CRD schema DSL
@@ -67,7 +67,7 @@ module.exports = {
     // The two programs Operless ships, side by side, neither importing the other.
     layer('core', ['queue', 'kube', 'contract', 'observability'], 'the reconcile runtime runs in Lambda: only production code below it, no stand-in, no tool, not the forwarder.'),
     layer('forwarder', ['queue', 'kube', 'contract', 'observability'], 'the in-cluster forwarder is one layer for now; it imports downward only (its packaging is src/build/).'),
-    layer('crd', ['kube'], 'the schema DSL knows the object model only; which resources a project ships is the project\'s list (src/resources.ts), not the library\'s.'),
+    layer('crd', ['kube', 'contract'], 'the schema DSL knows the object model and the contract\'s name validators only; which resources a project ships is the project\'s list (src/resources.ts), not the library\'s.'),
 
     // Stand-ins for AWS and the cluster, for development and tests: never reached from production code.
     layer('local', ['queue', 'kube', 'contract', 'observability'], 'the embedded SQS queue, the local Lambda runner and the simulated kubelet imitate AWS and the cluster; they must not depend on what they host (the runtime, the forwarder). The runner polls with the production SQS client settings (queue/sender.ts: bounded timeouts), as Lambda\'s event source is a client of SQS too.'),
@@ -82,7 +82,7 @@ module.exports = {
     layer('build', ['testing'], 'packaging (esbuild plugins, the forwarder bundle, the Helm chart); the chart renders with the helm that testing/ provisions.'),
     layer('scaffold', ['crd', 'kube', 'core', 'contract'], 'operless init / create api generate a project from the library\'s own definitions.'),
     layer('devloop', [...LIBRARY, 'forwarder', 'local', 'testing', 'project'], 'npm start composes everything: a control plane, the embedded queue, the forwarder, functions behind the local runner.'),
-    layer('cli', [...LIBRARY, 'devloop', 'scaffold'], 'the operless command drives the dev loop and the scaffolder and talks to queues and clusters; it never imports an example.'),
+    layer('cli', [...LIBRARY, 'devloop', 'scaffold', 'project'], 'the operless command drives the dev loop and the scaffolder, talks to queues and clusters and reads the project\'s serverless.yml (doctor); it never imports an example.'),
 
     forbid('src-top-files-are-entry-points', '^src/[^/]+/', '^src/[^/]+\\.ts$',
       'src/index.ts (the package entry) and src/resources.ts (the repository\'s CRD list) sit above every folder: no layer imports them.'),

@@ -5,8 +5,10 @@
  *
  *   node scripts/package.ts [--stage dev] [--param key=value]... [--out .serverless]
  *
- * Guarantees: the command never sees the caller's AWS credentials or config (the environment
- * is rebuilt from scratch), so a successful package here proves it needs none; failures
+ * Guarantees: a reconcile function whose budget reserve is at or above its timeout is refused
+ * before anything is built, naming both (`refuseUnworkableBudgets`); the command never sees
+ * the caller's AWS credentials or config (the environment is rebuilt from scratch), so a
+ * successful package here proves it needs none; failures
  * print osls's own output. `extractBundle` takes the `.mjs` out of a function zip — the exact
  * file Lambda would run — for the end-to-end tests and benchmarks.
  */
@@ -17,6 +19,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inflateRawSync } from 'node:zlib';
+import { packagedReserveProblems } from '../src/core/budget.ts';
+import { parseServerlessYaml } from '../src/project/serverless-yml.ts';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -82,6 +86,7 @@ export function offlinePackageEnv(home: string): Record<string, string> {
 
 /** Runs `osls package` offline and reads what it produced. */
 export async function packageService(options: PackageOptions = {}): Promise<PackageResult> {
+  refuseUnworkableBudgets(readFileSync(join(ROOT, 'serverless.yml'), 'utf8'));
   const dir = resolve(options.outDir ?? join(ROOT, '.serverless'));
   const home = mkdtempSync(join(tmpdir(), 'operless-sls-home-'));
   const cli = createRequire(import.meta.url).resolve('osls/bin/serverless.js');
@@ -105,6 +110,15 @@ export async function packageService(options: PackageOptions = {}): Promise<Pack
     .sort()
     .map((file) => describeZip(file.slice(0, -'.zip'.length), join(dir, file)));
   return { dir, template, functions, durationMs };
+}
+
+/**
+ * Refuses to package a reconcile function whose `OPERLESS_BUDGET_RESERVE_MS` is at or above
+ * its `timeout`: every invocation would refuse it (core/budget.ts), so it is refused here first.
+ */
+export function refuseUnworkableBudgets(serverlessYaml: string): void {
+  const problems = packagedReserveProblems(parseServerlessYaml(serverlessYaml).runtimes);
+  if (problems.length > 0) throw new PackageError(`serverless.yml cannot work: ${problems.join('; ')}`);
 }
 
 function describeZip(name: string, zipPath: string): PackagedFunction {

@@ -5,9 +5,9 @@
  * Why: an ES import of a built-in makes Node build its ESM facade, which reads every export
  * once — including lazy getters that are never used otherwise. On Node 24, `node:http`'s
  * `WebSocket`, `CloseEvent` and `MessageEvent` getters load Node's internal undici, so
- * `import http from 'node:http'` alone takes ~40–50 ms in a fresh process where
- * `require('node:http')` takes ~5 ms (`fs` and `util` pay for `fs.promises` and friends the
- * same way, less).
+ * `import http from 'node:http'` in a fresh process costs several times what
+ * `require('node:http')` does (`fs` and `util` pay for `fs.promises` and friends the same way,
+ * less). Figures: docs/benchmarks.md, "Function bundle and cold start".
  *
  * Guarantees:
  * - only ES imports (`import`, `import()`) of specifiers `module.isBuiltin` accepts are

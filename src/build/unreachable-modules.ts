@@ -5,14 +5,16 @@
  * Operless uses `@kubernetes/client-node` only for `KubeConfig` — load a kubeconfig and
  * `applyToHTTPSOptions` for `node:https` (src/kube/kubeconfig.ts). Its `config.js` also
  * imports, for code paths Operless never reaches:
- * - `undici` (~720 KiB minified, more than half of a function bundle): `createDispatcher`,
+ * - `undici` (the largest part of a function bundle without stubs): `createDispatcher`,
  *   called only by `applySecurityAuthentication`, which only the generated API clients of
  *   `makeApiClient` call;
  * - `socks`: `createSocksConnector`, called only by `createDispatcher`;
  * - `socks-proxy-agent`, `hpagent`: the `proxy-url` branch of `createAgent`, which
  *   `kubeConfigAuth` never reaches: it refuses a cluster with `proxy-url` first;
- * - `./gen/index.js` (the generated models, ~300 KiB): `createConfiguration` and
+ * - `./gen/index.js` (the generated models): `createConfiguration` and
  *   `ServerConfiguration`, used only by `makeApiClient`.
+ *
+ * The size of each: docs/benchmarks.md, "Function bundle and cold start".
  *
  * Guarantees:
  * - a module is stubbed only when `@kubernetes/client-node/dist/config.js` imports it, so

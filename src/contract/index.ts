@@ -2,3 +2,4 @@
 export * from './message.ts';
 export * from './dlq.ts';
 export * from './field-manager.ts';
+export * from './names.ts';

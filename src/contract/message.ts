@@ -17,10 +17,15 @@
  * - `notBefore` is bounded: at most `MAX_WAIT_SECONDS` (plus `NOT_BEFORE_SKEW_MS` of clock
  *   tolerance) after the validating side's clock, so no message can be re-delayed forever.
  * - Bodies are bounded by `MAX_MESSAGE_BYTES`, far below the SQS limit.
- * - One validator per field (`checkMessageField`); the forwarder's router checks its requests
+ * - One validator per field (`checkMessageField`), built on the name validators of names.ts; the forwarder's router checks its requests
  *   with the same function (`messageProblem`) before anything reaches the send path.
  * - `events/message.schema.json` describes the same shape; a unit test keeps them in step.
  */
+
+import {
+  API_VERSION_MAX_LENGTH, CLUSTER_ID_MAX_LENGTH, DNS_LABEL_MAX_LENGTH, DNS_SUBDOMAIN_MAX_LENGTH, KIND_MAX_LENGTH,
+  isApiVersion, isClusterId, isDnsLabel, isDnsSubdomain, isKind,
+} from './names.ts';
 
 export const MESSAGE_VERSION = 1 as const;
 
@@ -102,11 +107,6 @@ export type DecodeResult =
   | { readonly ok: true; readonly message: ReconcileMessage }
   | { readonly ok: false; readonly error: string };
 
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const API_VERSION = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?v[0-9]+((alpha|beta)[0-9]+)?$/;
-const KIND = /^[A-Z][A-Za-z0-9]*$/;
-const CLUSTER = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 /** Every field contract v1 defines. */
 export const MESSAGE_FIELDS: readonly (keyof ReconcileMessage)[] = [
   'v', 'cluster', 'apiVersion', 'kind', 'namespace', 'name', 'uid', 'reason',
@@ -116,11 +116,11 @@ const FIELDS = new Set<string>(MESSAGE_FIELDS);
 
 type Check = (value: unknown) => string | undefined;
 
-const str = (max: number, pattern?: RegExp, what?: string): Check => (value) => {
+const str = (max: number, valid?: (value: string) => boolean, what?: string): Check => (value) => {
   if (typeof value !== 'string') return `must be a string, got ${typeName(value)}`;
   if (value.length === 0) return 'must not be empty';
   if (value.length > max) return `must be at most ${max} characters, got ${value.length}`;
-  if (pattern && !pattern.test(value)) return `must be ${what}, got ${JSON.stringify(value)}`;
+  if (valid && !valid(value)) return `must be ${what}, got ${JSON.stringify(value)}`;
   return undefined;
 };
 
@@ -132,14 +132,15 @@ const int = (min: number, max = Number.MAX_SAFE_INTEGER): Check => (value) => {
 
 /** The longest value of each string field, in UTF-16 code units. */
 export const MAX_FIELD_LENGTH = {
-  cluster: 63, apiVersion: 317, kind: 63, name: 253, namespace: 63, uid: 128, resourceVersion: 128,
+  cluster: CLUSTER_ID_MAX_LENGTH, apiVersion: API_VERSION_MAX_LENGTH, kind: KIND_MAX_LENGTH, name: DNS_SUBDOMAIN_MAX_LENGTH,
+  namespace: DNS_LABEL_MAX_LENGTH, uid: 128, resourceVersion: 128,
 } as const satisfies Partial<Record<keyof ReconcileMessage, number>>;
 
 const REQUIRED: Record<string, Check> = {
-  cluster: str(MAX_FIELD_LENGTH.cluster, CLUSTER, 'a cluster id (letters, digits, - _ .)'),
-  apiVersion: str(MAX_FIELD_LENGTH.apiVersion, API_VERSION, 'an apiVersion like "v1" or "cache.example.com/v1alpha1"'),
-  kind: str(MAX_FIELD_LENGTH.kind, KIND, 'a Kind in PascalCase'),
-  name: str(MAX_FIELD_LENGTH.name, DNS_SUBDOMAIN, 'a DNS-1123 subdomain'),
+  cluster: str(MAX_FIELD_LENGTH.cluster, isClusterId, 'a cluster id (letters, digits, - _ .)'),
+  apiVersion: str(MAX_FIELD_LENGTH.apiVersion, isApiVersion, 'an apiVersion like "v1" or "cache.example.com/v1alpha1"'),
+  kind: str(MAX_FIELD_LENGTH.kind, isKind, 'a Kind in PascalCase'),
+  name: str(MAX_FIELD_LENGTH.name, isDnsSubdomain, 'a DNS-1123 subdomain'),
   reason: (value) =>
     typeof value === 'string' && (REASONS as readonly string[]).includes(value)
       ? undefined
@@ -149,7 +150,7 @@ const REQUIRED: Record<string, Check> = {
 };
 
 const OPTIONAL: Record<string, Check> = {
-  namespace: str(MAX_FIELD_LENGTH.namespace, DNS_LABEL, 'a DNS-1123 label'),
+  namespace: str(MAX_FIELD_LENGTH.namespace, isDnsLabel, 'a DNS-1123 label'),
   uid: str(MAX_FIELD_LENGTH.uid),
   resourceVersion: str(MAX_FIELD_LENGTH.resourceVersion),
   notBefore: int(0),

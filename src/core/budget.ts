@@ -22,7 +22,9 @@
  * A configured reserve at or above the time an invocation starts with (the function's
  * timeout) could never let a key start: every record would be handed back to the queue,
  * forever, and never reach the DLQ. `reserveProblem` names that configuration; the handler
- * refuses to run with it.
+ * refuses to run with it. `packagedReserveProblem` finds the same configuration earlier, from
+ * a function's `timeout` and `OPERLESS_BUDGET_RESERVE_MS` in serverless.yml (`operless doctor`
+ * and the package step refuse it).
  */
 
 export const MIN_RESERVE_MS = 500;
@@ -60,9 +62,52 @@ export function answerAfterMs(remainingMs: number, reserveMs: number): number {
  */
 export function reserveProblem(initialRemainingMs: number, configuredMs: number | undefined, source: string): string | undefined {
   if (configuredMs === undefined || !Number.isFinite(initialRemainingMs)) return undefined;
-  if (configuredMs < initialRemainingMs) return undefined;
+  if (reserveFits(configuredMs, initialRemainingMs)) return undefined;
   return `${source} is ${configuredMs} ms, at or above the ${Math.round(initialRemainingMs)} ms this invocation started with ` +
     "(the function's timeout): no reconcile could ever start and every record would be handed back to the queue forever. " +
     `Set ${source} well below the function's timeout (serverless.yml \`timeout\`), or unset it for the default ` +
     `(20% of the time, ${MIN_RESERVE_MS}–${MAX_RESERVE_MS} ms)`;
+}
+
+/** Can a reconcile ever start with this reserve in an invocation of `timeoutMs`? */
+function reserveFits(reserveMs: number, timeoutMs: number): boolean {
+  return reserveMs < timeoutMs;
+}
+
+/** A reconcile function as packaged: its name, `timeout` and `OPERLESS_BUDGET_RESERVE_MS` as written. */
+export interface PackagedBudget {
+  readonly name: string;
+  /** Seconds; a string that is not a number (a `${param:…}` variable) cannot be checked. */
+  readonly timeout: number | string;
+  readonly reserve: string | undefined;
+}
+
+const RESERVE_VARIABLE = 'OPERLESS_BUDGET_RESERVE_MS';
+
+/**
+ * Why a packaged function's reserve can never work with its timeout — the configuration every
+ * invocation would refuse (`reserveProblem`) or a reserve that is not a number (the handler
+ * refuses that too) — naming the function and both values; undefined when it can work or a
+ * value is a variable resolved only at deploy time. Pure.
+ */
+export function packagedReserveProblem(fn: PackagedBudget): string | undefined {
+  const raw = fn.reserve?.trim();
+  if (raw === undefined || raw === '' || raw.includes('${')) return undefined;
+  const reserveMs = Number(raw);
+  if (!Number.isFinite(reserveMs) || reserveMs < 0) {
+    return `function "${fn.name}": ${RESERVE_VARIABLE} must be a non-negative number of milliseconds, got ${JSON.stringify(fn.reserve)}; every invocation would refuse it`;
+  }
+  const timeoutSeconds = typeof fn.timeout === 'number' ? fn.timeout : Number(fn.timeout);
+  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) return undefined;
+  if (reserveFits(reserveMs, timeoutSeconds * 1000)) return undefined;
+  return `function "${fn.name}": ${RESERVE_VARIABLE} is ${reserveMs} ms, at or above its timeout of ${timeoutSeconds} s (serverless.yml \`timeout\`): ` +
+    'no reconcile could ever start and every record would be handed back to the queue forever (every invocation refuses it). ' +
+    `Set ${RESERVE_VARIABLE} well below ${timeoutSeconds * 1000} ms, or unset it for the default (20% of the time, ${MIN_RESERVE_MS}–${MAX_RESERVE_MS} ms)`;
+}
+
+/** The problems of every reconcile function (one with an SQS event) of a serverless.yml, as `parseServerlessYaml` reads them. Pure. */
+export function packagedReserveProblems(functions: readonly { name: string; sqs: boolean; timeout: number | string; environment: Readonly<Record<string, string>> }[]): string[] {
+  return functions
+    .filter((fn) => fn.sqs)
+    .flatMap((fn) => packagedReserveProblem({ name: fn.name, timeout: fn.timeout, reserve: fn.environment[RESERVE_VARIABLE] }) ?? []);
 }

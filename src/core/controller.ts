@@ -10,6 +10,7 @@
  */
 import { defaultFieldManager } from '../contract/field-manager.ts';
 import type { ObjectRef } from '../contract/message.ts';
+import { isApiVersion, isDnsLabel, isKind, isQualifiedName, KIND_MAX_LENGTH } from '../contract/names.ts';
 import { apiGroup } from '../kube/paths.ts';
 import { resolveRetryPolicy } from './backoff.ts';
 import type { ControllerSpec, RetryPolicy } from './types.ts';
@@ -28,19 +29,16 @@ export interface Controller<T extends KubeObject = KubeObject> {
   handles(ref: Pick<ObjectRef, 'apiVersion' | 'kind'>): boolean;
 }
 
-const PLURAL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const QUALIFIED_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
-
 export function defineController<T extends KubeObject = KubeObject>(spec: ControllerSpec<T>): Controller<T> {
   const where = `defineController(${spec?.kind ?? '?'})`;
   if (!spec || typeof spec !== 'object') throw new TypeError('defineController needs a spec object: { apiVersion, kind, plural, namespaced, reconcile }');
-  if (typeof spec.apiVersion !== 'string' || !/^([a-z0-9.-]+\/)?v\d+((alpha|beta)\d+)?$/.test(spec.apiVersion)) {
+  if (!isApiVersion(spec.apiVersion)) {
     throw new TypeError(`${where}: apiVersion must look like "v1" or "cache.example.com/v1alpha1", got ${JSON.stringify(spec.apiVersion)}`);
   }
-  if (typeof spec.kind !== 'string' || !/^[A-Z][A-Za-z0-9]*$/.test(spec.kind)) {
-    throw new TypeError(`${where}: kind must be PascalCase like "Memcached", got ${JSON.stringify(spec.kind)}`);
+  if (!isKind(spec.kind)) {
+    throw new TypeError(`${where}: kind must be PascalCase like "Memcached", at most ${KIND_MAX_LENGTH} characters, got ${JSON.stringify(spec.kind)}`);
   }
-  if (typeof spec.plural !== 'string' || !PLURAL.test(spec.plural)) {
+  if (!isDnsLabel(spec.plural)) {
     throw new TypeError(`${where}: plural must be the lower-case resource name used in REST paths (e.g. "memcacheds"), got ${JSON.stringify(spec.plural)}`);
   }
   if (typeof spec.namespaced !== 'boolean') {
@@ -52,7 +50,7 @@ export function defineController<T extends KubeObject = KubeObject>(spec: Contro
   }
   const group = apiGroup(spec.apiVersion);
   const finalizer = spec.finalize ? (spec.finalizer ?? `${group || 'operless.dev'}/finalizer`) : undefined;
-  if (finalizer !== undefined && (!QUALIFIED_NAME.test(finalizer) || !finalizer.includes('/'))) {
+  if (finalizer !== undefined && (!isQualifiedName(finalizer) || !finalizer.includes('/'))) {
     throw new TypeError(`${where}: finalizer must be a domain-qualified name like "cache.example.com/finalizer", got ${JSON.stringify(finalizer)}`);
   }
   let retry: RetryPolicy;

@@ -23,6 +23,11 @@
  *   message to the DLQ (with `operless.reason`/`operless.error`/`operless.failedAt`
  *   attributes) and log the error.
  *
+ * Structure: every key (key.ts) and every poison record ends in one typed outcome
+ * (outcome.ts: acknowledged, sent, dead-lettered, send failed, crashed, unfinished); the
+ * answer deadline gives the work still running `unfinished`, and `batchResponse` folds the
+ * outcomes into `batchItemFailures` in one place.
+ *
  * Configuration: explicit options override the environment — `OPERLESS_QUEUE_URL`
  * (follow-ups), `OPERLESS_DLQ_URL`, `OPERLESS_CLUSTER` (the cluster id served),
  * `OPERLESS_CONCURRENCY` (default 8), `OPERLESS_BUDGET_RESERVE_MS`; the SQS endpoint through
@@ -31,22 +36,19 @@
  * timeout (budget.ts `reserveProblem`), so the batch ends in the DLQ after maxReceiveCount
  * instead of being handed back forever.
  */
-import { randomUUID } from 'node:crypto';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { displayKey, encodeMessage, type ReconcileMessage } from '../contract/message.ts';
-import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_FAILED_AT, DLQ_ATTRIBUTE_REASON, truncateError, type DlqReason } from '../contract/dlq.ts';
+import { displayKey } from '../contract/message.ts';
 import { createLogger, errorMessage, type Logger } from '../observability/log.ts';
 import { createEmfMetrics, type Metrics } from './metrics.ts';
-import type { BoundKubeClient } from '../kube/client.ts';
-import { createEventRecorder } from '../kube/events.ts';
-import { createClientFactory, UnknownClusterError, type ClientFactory } from '../kube/factory.ts';
+import { createClientFactory, type ClientFactory } from '../kube/factory.ts';
 import { lazySqsSender, type MessageSender } from '../queue/sender.ts';
-import { forLiveObject, groupBatch, type KeyGroup } from './batch.ts';
-import { abandonAfterMs, answerAfterMs, canStart, reconcileAllowanceMs, reserveProblem, resolveReserveMs } from './budget.ts';
+import { groupBatch, type KeyGroup, type PoisonRecord } from './batch.ts';
+import { answerAfterMs, reserveProblem, resolveReserveMs } from './budget.ts';
 import { mapBounded } from './concurrency.ts';
 import type { Controller } from './controller.ts';
-import { decideFollowUp, deferred, redelay, type FollowUp } from './followup.ts';
-import { reconcileKey, type KeyResult } from './reconciler.ts';
+import { sendDeadLetter, type DeliveryTarget } from './delivery.ts';
+import { handleKey, type KeyRun } from './key.ts';
+import { batchResponse, UNFINISHED, type KeyOutcome, type SettledWork } from './outcome.ts';
 import type { KubeObject } from '../kube/types.ts';
 
 export interface HandlerOptions {
@@ -134,238 +136,110 @@ function resolveOptions(options: HandlerOptions): Resolved {
   };
 }
 
+/** A unit of work of a batch (a key's group, or one poison record) and how it will end. */
+interface Work {
+  /** The object key, for logs (poison records have none). */
+  readonly key?: string;
+  readonly records: readonly SQSRecord[];
+  readonly ending: Promise<KeyOutcome>;
+}
+
+/** The moment the handler answers with what it has; nothing is started after it. */
+interface AnswerDeadline {
+  /** Resolves with `UNFINISHED` when the deadline is reached (never, for an unbounded invocation). */
+  readonly reached: Promise<KeyOutcome>;
+  passed(): boolean;
+  clear(): void;
+}
+
 async function handleBatch(controllers: Controller<KubeObject>[], config: Resolved, event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   const log = config.log.child({ requestId: context.awsRequestId });
   const remaining = () => (typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : Number.POSITIVE_INFINITY);
   const startedWith = remaining();
-  const unworkable = reserveProblem(startedWith, config.reserveMs, config.reserveSource);
-  if (unworkable) {
-    // Refused: the invocation fails as a whole, so SQS delivers the batch again and, after
-    // maxReceiveCount, moves it to the DLQ — instead of handing it back forever.
-    log.error(`configuration that cannot work: ${unworkable}`, { records: event.Records?.length ?? 0 });
-    throw new Error(unworkable);
-  }
+  refuseUnworkableReserve(config, startedWith, log, event);
   const reserveMs = resolveReserveMs(Number.isFinite(startedWith) ? startedWith : 60_000, config.reserveMs);
   const records = event.Records ?? [];
   const { groups, poison } = groupBatch(records, config.now());
-  const failed = new Set<string>();
-  const fail = (rs: readonly SQSRecord[]) => {
-    for (const r of rs) failed.add(r.messageId);
-  };
-  // Records whose fate is decided (acknowledged or failed). At the answer deadline every
-  // other record is failed, and nothing more is started.
-  const settled = new Set<string>();
-  const settle = (rs: readonly SQSRecord[]) => {
-    for (const r of rs) settled.add(r.messageId);
-  };
-  let answered = false;
+  const deadline = answerDeadline(answerAfterMs(remaining(), reserveMs));
+  const run: KeyRun = { ...config, controllers, log, remaining, reserveMs };
+  const work: Work[] = [
+    ...poison.map((p) => ({ records: [p.record], ending: handlePoison(config, log, p) })),
+    ...startKeys(groups, config.concurrency, deadline, (group) => guardedKey(run, group)),
+  ];
+  const settled = await Promise.all(work.map(async (w) => ({ ...w, outcome: await Promise.race([w.ending, deadline.reached]) })));
+  deadline.clear();
+  logUnfinished(log, settled, { remainingMs: remaining(), reserveMs });
+  return batchResponse(records, settled);
+}
 
-  const poisonWork = Promise.all(poison.map(async ({ record, error }) => {
-    log.error('poison message: not a valid reconcile message; moving it to the DLQ', { messageId: record.messageId, error });
-    try {
-      await sendDeadLetter(config, record.body, 'InvalidMessage', error);
-      config.metrics.deadLetter('unknown', 'InvalidMessage');
-    } catch (err) {
-      log.error('could not move the poison message to the DLQ; leaving it to the queue\'s redrive policy', { messageId: record.messageId, error: errorMessage(err) });
-      fail([record]);
-    }
-    settle([record]);
-  }));
+/**
+ * Refuses a reserve that cannot work (budget.ts `reserveProblem`): the invocation fails as a
+ * whole, so SQS delivers the batch again and, after maxReceiveCount, moves it to the DLQ —
+ * instead of handing it back forever.
+ */
+function refuseUnworkableReserve(config: Resolved, startedWith: number, log: Logger, event: SQSEvent): void {
+  const unworkable = reserveProblem(startedWith, config.reserveMs, config.reserveSource);
+  if (!unworkable) return;
+  log.error(`configuration that cannot work: ${unworkable}`, { records: event.Records?.length ?? 0 });
+  throw new Error(unworkable);
+}
 
-  const groupWork = mapBounded(groups, config.concurrency, async (group) => {
-    if (answered) return;
-    try {
-      const ok = await handleGroup(controllers, config, group, log, remaining, reserveMs);
-      if (!ok) fail(group.records);
-    } catch (err) {
-      log.error('unexpected error while handling a key; its records will be delivered again', {
-        key: displayKey(group.message), error: errorMessage(err),
-      });
-      fail(group.records);
-    }
-    settle(group.records);
+function answerDeadline(inMs: number): AnswerDeadline {
+  let passed = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const reached = Number.isFinite(inMs)
+    ? new Promise<KeyOutcome>((resolve) => {
+      timer = setTimeout(() => {
+        passed = true;
+        resolve(UNFINISHED);
+      }, inMs);
+    })
+    : new Promise<KeyOutcome>(() => {});
+  return { reached, passed: () => passed, clear: () => clearTimeout(timer) };
+}
+
+/** Starts the keys, at most `limit` at once, in order; a key not started by the deadline never is. */
+function startKeys(groups: readonly KeyGroup[], limit: number, deadline: AnswerDeadline, handle: (group: KeyGroup) => Promise<KeyOutcome>): Work[] {
+  const endings = groups.map(() => Promise.withResolvers<KeyOutcome>());
+  void mapBounded(groups, limit, async (group, index) => {
+    if (deadline.passed()) return;
+    endings[index]?.resolve(await handle(group));
   });
-
-  const answerIn = answerAfterMs(remaining(), reserveMs);
-  let answerTimer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = Number.isFinite(answerIn)
-    ? new Promise<'deadline'>((resolve) => { answerTimer = setTimeout(() => resolve('deadline'), answerIn); })
-    : undefined;
-  const all = Promise.all([poisonWork, groupWork]).then(() => 'finished' as const);
-  const how = await (deadline ? Promise.race([all, deadline]) : all);
-  if (answerTimer) clearTimeout(answerTimer);
-  answered = true;
-  if (how === 'deadline') {
-    const unfinished = groups.filter((g) => g.records.some((r) => !settled.has(r.messageId)));
-    log.error('the time budget is spent: answering now; the records of unfinished keys are reported as failures and will be delivered again', {
-      remainingMs: remaining(), reserveMs,
-      unfinishedKeys: unfinished.map((g) => displayKey(g.message)),
-      unfinishedRecords: records.filter((r) => !settled.has(r.messageId)).length,
-    });
-    fail(records.filter((r) => !settled.has(r.messageId)));
-  }
-
-  return { batchItemFailures: records.filter((r) => failed.has(r.messageId)).map((r) => ({ itemIdentifier: r.messageId })) };
+  return groups.map((group, index) => ({ key: displayKey(group.message), records: group.records, ending: endings[index]!.promise }));
 }
 
-/** Handles one key; true when its records may be acknowledged. */
-async function handleGroup(
-  controllers: Controller<KubeObject>[],
-  config: Resolved,
-  group: KeyGroup,
-  parent: Logger,
-  remaining: () => number,
-  reserveMs: number,
-): Promise<boolean> {
-  const message = group.message;
-  const reconcileId = randomUUID();
-  const log = parent.child({
-    key: displayKey(message), cluster: message.cluster, reconcileId, attempt: message.attempt, reason: message.reason,
-    ...(group.records.length > 1 ? { coalesced: group.records.length } : {}),
-  });
-  const controller = controllers.find((c) => c.handles(message));
-  if (!controller) {
-    const error = `no controller in this function serves ${message.apiVersion} ${message.kind} (served: ${controllers.map((c) => `${c.kind.apiVersion} ${c.kind.kind}`).join(', ')})`;
-    log.error('message for an unknown kind; moving it to the DLQ', { error });
-    return deliver(config, log, controller, group, { type: 'deadLetter', label: 'terminal_error', reason: 'UnknownKind', error });
-  }
-  const now = config.now();
-  if (group.notDue && message.notBefore !== undefined) {
-    log.debug('not due yet; re-delaying', { notBefore: message.notBefore });
-    config.metrics.deferred(controller.name, 'not_due');
-    return deliver(config, log, controller, group, redelay({ ...message, notBefore: message.notBefore }, now));
-  }
-  if (!canStart(remaining(), reserveMs)) {
-    log.info('no time left in this invocation to start; handing the key back to the queue', { remainingMs: remaining(), reserveMs });
-    config.metrics.deferred(controller.name, 'deferred');
-    return deliver(config, log, controller, group, deferred(message));
-  }
-
-  let client: BoundKubeClient;
+/** One key behind an error boundary: a bug fails only that key's records. */
+async function guardedKey(run: KeyRun, group: KeyGroup): Promise<KeyOutcome> {
   try {
-    client = await config.clients(message.cluster);
+    return await handleKey(run, group);
   } catch (err) {
-    if (err instanceof UnknownClusterError) {
-      log.error('message for a cluster this function has no access to; moving it to the DLQ', { error: err.message });
-      return deliver(config, log, controller, group, { type: 'deadLetter', label: 'terminal_error', reason: 'UnknownCluster', error: err.message });
-    }
-    log.error('could not create the Kubernetes client', { error: errorMessage(err) });
-    const followUp = decideFollowUp({ message, outcome: { type: 'error', error: err }, policy: controller.retry, now, random: config.random });
-    return deliver(config, log, controller, group, followUp);
-  }
-
-  const abort = new AbortController();
-  const allowance = reconcileAllowanceMs(remaining(), reserveMs);
-  const timer = Number.isFinite(allowance)
-    ? setTimeout(() => abort.abort(new Error(`reconcile stopped: the function's time budget ran out after ${Math.round(allowance)} ms`)), allowance)
-    : undefined;
-  const started = config.now();
-  const lagMs = Math.max(0, started - message.observedAt);
-  let result: KeyResult;
-  // The message the reconcile ran for, once it read the live object (batch.ts, forLiveObject).
-  let forLive: ReconcileMessage | undefined;
-  let abandonTimer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    const reconciling = reconcileKey(controller, message, {
-      client,
-      events: createEventRecorder({ client: client.with({ fieldManager: controller.fieldManager }), controller: `operless/${controller.name}`, log }),
-      log,
-      signal: abort.signal,
-      reconcileId,
-    }, (liveUid) => (forLive = forLiveObject(group, liveUid)));
-    // A reconcile that ignores its aborted signal is not waited for past a quarter of the
-    // reserve: it counts as failed, so its follow-up (retry or dead letter) still goes out and
-    // the invocation answers in time. It may still run on in the background (the runtime
-    // cannot stop it); at-least-once delivery already allows two runs of one key.
-    const abandonIn = abandonAfterMs(remaining(), reserveMs);
-    const abandoned = Number.isFinite(abandonIn)
-      ? new Promise<KeyResult>((resolve) => {
-        abandonTimer = setTimeout(() => {
-          const graceMs = Math.round(abandonIn - allowance);
-          log.error('reconcile ignored ctx.signal and is still running after the time budget ran out; abandoning it and counting it as failed', {
-            graceMs, remainingMs: remaining(),
-          });
-          resolve({
-            outcome: { type: 'error', error: new Error(`reconcile did not stop within ${graceMs} ms after its signal was aborted (the function's time budget ran out); pass ctx.signal to every long wait`) },
-            object: { apiVersion: message.apiVersion, kind: message.kind, metadata: { name: message.name, ...(message.namespace ? { namespace: message.namespace } : {}), ...(message.uid ? { uid: message.uid } : {}) } },
-            step: 'reconcile',
-          });
-        }, abandonIn);
-      })
-      : undefined;
-    result = await (abandoned ? Promise.race([reconciling, abandoned]) : reconciling);
-  } finally {
-    if (timer) clearTimeout(timer);
-    if (abandonTimer) clearTimeout(abandonTimer);
-  }
-  const durationMs = config.now() - started;
-  // In a group of several uids, the follow-up continues from the live object's own messages.
-  const followUp = decideFollowUp({ message: forLive ?? message, outcome: result.outcome, policy: controller.retry, now: config.now(), random: config.random });
-  config.metrics.reconcile({ controller: controller.name, label: followUp.label, durationSeconds: durationMs / 1000, lagSeconds: lagMs / 1000 });
-
-  const fields = {
-    result: followUp.label, durationMs, lagMs, step: result.step,
-    ...(result.outcome.type === 'gone' ? { gone: result.outcome.why } : {}),
-    ...(followUp.type === 'send' ? { requeueSeconds: followUp.delaySeconds, nextAttempt: followUp.message.attempt } : {}),
-    ...(result.outcome.type === 'error' ? { error: errorMessage(result.outcome.error) } : {}),
-  };
-  if (followUp.type === 'deadLetter') {
-    log.error(followUp.reason === 'TerminalError' ? 'reconcile failed terminally; not retrying' : 'reconcile retries exhausted; giving up', fields);
-    if (result.object) {
-      const events = createEventRecorder({ client: client.with({ fieldManager: controller.fieldManager }), controller: `operless/${controller.name}`, log });
-      const reason = followUp.reason === 'TerminalError' ? terminalReason(result.outcome) : 'ReconcileFailed';
-      await events.record(result.object, { type: 'Warning', reason, action: 'Reconcile', note: truncateError(followUp.error) });
-    }
-  } else if (followUp.label === 'error' || followUp.label === 'conflict' || followUp.label === 'throttled') {
-    log.warn('reconcile failed; retrying', fields);
-  } else {
-    log.info('reconciled', fields);
-  }
-  return deliver(config, log, controller, group, followUp);
-}
-
-function terminalReason(outcome: { type: string; error?: unknown }): string {
-  const reason = (outcome.error as { reason?: unknown } | undefined)?.reason;
-  return typeof reason === 'string' && /^[A-Z][A-Za-z0-9]*$/.test(reason) ? reason : 'TerminalError';
-}
-
-/** Performs a follow-up; true when the key's records may be acknowledged. */
-async function deliver(config: Resolved, log: Logger, controller: Controller<KubeObject> | undefined, group: KeyGroup, followUp: FollowUp): Promise<boolean> {
-  try {
-    if (followUp.type === 'send') {
-      await sendFollowUp(config, followUp.message, followUp.delaySeconds);
-    } else if (followUp.type === 'deadLetter') {
-      await sendDeadLetter(config, group.body, followUp.reason, followUp.error);
-      config.metrics.deadLetter(controller?.name ?? 'unknown', followUp.reason);
-    }
-    return true;
-  } catch (err) {
-    log.error('could not send the follow-up message; the records will be delivered again', {
-      followUp: followUp.type, error: errorMessage(err),
+    run.log.error('unexpected error while handling a key; its records will be delivered again', {
+      key: displayKey(group.message), error: errorMessage(err),
     });
-    return false;
+    return { type: 'crashed', error: errorMessage(err) };
   }
 }
 
-async function sendFollowUp(config: Resolved, message: ReconcileMessage, delaySeconds: number): Promise<void> {
-  if (!config.queueUrl) {
-    throw new Error('OPERLESS_QUEUE_URL is not set: the function cannot requeue or retry; set it to the work queue URL (serverless.yml does)');
+/** A record that is not a valid message goes to the DLQ as `InvalidMessage`. */
+async function handlePoison(target: DeliveryTarget, log: Logger, { record, error }: PoisonRecord): Promise<KeyOutcome> {
+  log.error('poison message: not a valid reconcile message; moving it to the DLQ', { messageId: record.messageId, error });
+  try {
+    await sendDeadLetter(target, record.body, 'InvalidMessage', error);
+    target.metrics.deadLetter('unknown', 'InvalidMessage');
+    return { type: 'deadLettered', reason: 'InvalidMessage' };
+  } catch (err) {
+    log.error('could not move the poison message to the DLQ; leaving it to the queue\'s redrive policy', { messageId: record.messageId, error: errorMessage(err) });
+    return { type: 'sendFailed', followUp: 'deadLetter', error: errorMessage(err) };
   }
-  const sender = await config.sender();
-  await sender.send(config.queueUrl, { body: encodeMessage(message), delaySeconds });
 }
 
-async function sendDeadLetter(config: Resolved, body: string, reason: DlqReason, error: string): Promise<void> {
-  if (!config.deadLetterQueueUrl) {
-    throw new Error('OPERLESS_DLQ_URL is not set: the function cannot move a failed message to the dead-letter queue; set it to the DLQ URL (serverless.yml does)');
-  }
-  const sender = await config.sender();
-  await sender.send(config.deadLetterQueueUrl, {
-    body,
-    attributes: {
-      [DLQ_ATTRIBUTE_REASON]: reason,
-      [DLQ_ATTRIBUTE_ERROR]: truncateError(error),
-      [DLQ_ATTRIBUTE_FAILED_AT]: new Date(config.now()).toISOString(),
-    },
+/** One line when the answer deadline left work unfinished, naming its keys. */
+function logUnfinished(log: Logger, settled: readonly (SettledWork & Pick<Work, 'key'>)[], budget: { remainingMs: number; reserveMs: number }): void {
+  const unfinished = settled.filter((s) => s.outcome.type === 'unfinished');
+  if (unfinished.length === 0) return;
+  log.error('the time budget is spent: answering now; the records of unfinished keys are reported as failures and will be delivered again', {
+    ...budget,
+    unfinishedKeys: unfinished.flatMap((s) => (s.key === undefined ? [] : [s.key])),
+    unfinishedRecords: unfinished.reduce((n, s) => n + s.records.length, 0),
   });
 }

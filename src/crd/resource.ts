@@ -4,10 +4,11 @@
  * TypeScript type (`ResourceOf<typeof def>`), the `KindRef` a controller uses to address it,
  * and the `apiextensions.k8s.io/v1` CustomResourceDefinition (`generateCrd`).
  *
- * Guarantees: names are checked when the definition is built (DNS rules for group and plural,
- * PascalCase kind, version like `v1alpha1`), printer column paths are checked against the
+ * Guarantees: names are checked when the definition is built, with the contract's validators
+ * (contract/names.ts: DNS rules for group and plural, PascalCase kind, version like `v1alpha1`), printer column paths are checked against the
  * schema, and the scale subresource's paths must point at integer fields that exist.
  */
+import { isConventionalVersion, isDns1035Label, isDnsSubdomain, isKind, KIND_MAX_LENGTH } from '../contract/names.ts';
 import type { KindRef, KubeObject, ObjectMeta } from '../kube/types.ts';
 import { SchemaError, type CelRule, type Infer, type OpenApiSchema, type Schema } from './schema.ts';
 
@@ -81,10 +82,6 @@ export type ResourceOf<D> = D extends ResourceDefinition<infer SpecT, infer Stat
   ? KubeObject & { metadata: ObjectMeta; spec: SpecT; status?: StatusT }
   : never;
 
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const DNS_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
-const VERSION = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
-const KIND = /^[A-Z][A-Za-z0-9]*$/;
 
 export function defineResource<Spec extends Schema<object, boolean>, Status extends Schema<object, boolean>>(
   options: ResourceOptions<Spec, Status>,
@@ -92,13 +89,13 @@ export function defineResource<Spec extends Schema<object, boolean>, Status exte
   const plural = options.plural ?? `${options.kind.toLowerCase()}s`;
   const singular = options.singular ?? options.kind.toLowerCase();
   const where = `resource ${options.kind}`;
-  if (!DNS_SUBDOMAIN.test(options.group) || !options.group.includes('.')) {
+  if (!isDnsSubdomain(options.group) || !options.group.includes('.')) {
     throw new SchemaError(`${where}: group ${JSON.stringify(options.group)} must be a DNS subdomain with a dot, e.g. cache.example.com`);
   }
-  if (!VERSION.test(options.version)) throw new SchemaError(`${where}: version ${JSON.stringify(options.version)} must look like v1, v1beta1 or v1alpha1`);
-  if (!KIND.test(options.kind)) throw new SchemaError(`${where}: kind must be PascalCase`);
+  if (!isConventionalVersion(options.version)) throw new SchemaError(`${where}: version ${JSON.stringify(options.version)} must look like v1, v1beta1 or v1alpha1`);
+  if (!isKind(options.kind)) throw new SchemaError(`${where}: kind must be PascalCase, at most ${KIND_MAX_LENGTH} characters`);
   for (const name of [plural, singular, ...(options.shortNames ?? []), ...(options.categories ?? [])]) {
-    if (!DNS_LABEL.test(name)) throw new SchemaError(`${where}: name ${JSON.stringify(name)} must be a lower-case DNS label`);
+    if (!isDns1035Label(name)) throw new SchemaError(`${where}: name ${JSON.stringify(name)} must be a lower-case DNS label`);
   }
   if (options.spec.openApi.type !== 'object') throw new SchemaError(`${where}: spec must be an object schema`);
   if (options.status && options.status.openApi.type !== 'object') throw new SchemaError(`${where}: status must be an object schema`);

@@ -31,7 +31,7 @@ import { startLambdaRunner, type LambdaRunner } from '../local/lambda-runner.ts'
 import { startMemoryQueueServer } from '../local/memory-queue-server.ts';
 import { createLogger, errorMessage } from '../observability/log.ts';
 import { removeDevState, writeDevState } from './dev-state.ts';
-import { functionWatches, importFunction, loadProjectLayout, type LoadedFunction } from './project.ts';
+import { functionWatches, importFunction, loadProjectLayout, type LoadedFunction, type ProjectLayout } from './project.ts';
 import { startPodSimulator, type PodSimulator } from '../local/pod-simulator.ts';
 
 export type BrokerChoice =
@@ -110,100 +110,32 @@ export async function startDevLoop(options: DevLoopOptions): Promise<DevLoop> {
     const clusterId = options.clusterId ?? 'dev';
 
     // 1. A cluster.
-    let kubeconfigPath: string;
-    let kubeConfig: KubeConfig;
-    const local = options.context === undefined;
-    if (local) {
-      say('starting a local control plane: etcd, kube-apiserver, kube-controller-manager (first run builds them from Go modules)');
-      const { startControlPlane, WORKLOAD_CONTROLLERS } = await import('../testing/index.ts');
-      const t0 = Date.now();
-      const plane = await startControlPlane({
-        controllers: options.simulateWorkloads === false ? true : WORKLOAD_CONTROLLERS,
-        crds: layout.crds,
-      });
-      started.push({ name: 'control plane', stop: () => plane.stop() });
-      kubeconfigPath = join(stateDir, 'kubeconfig');
-      copyFileSync(plane.kubeconfigPath, kubeconfigPath);
-      kubeConfig = plane.kubeConfig;
-      say(`control plane ready in ${((Date.now() - t0) / 1000).toFixed(1)} s at ${plane.server}`);
-    } else {
-      kubeConfig = new KubeConfig();
-      if (options.kubeconfigPath) kubeConfig.loadFromFile(options.kubeconfigPath);
-      else kubeConfig.loadFromDefault();
-      if (!kubeConfig.getContextObject(options.context!)) {
-        throw new Error(`kubeconfig has no context "${options.context}" (contexts: ${kubeConfig.getContexts().map((c) => c.name).join(', ') || 'none'})`);
-      }
-      kubeConfig.setCurrentContext(options.context!);
-      kubeconfigPath = join(stateDir, 'kubeconfig');
-      writeFileSync(kubeconfigPath, kubeConfig.exportConfig(), { mode: 0o600 });
-      say(`using context "${options.context}" (${kubeConfig.getCurrentCluster()?.server})`);
-    }
-    const client = createKubeClient(createTransport(kubeConfig), { fieldManager: 'operless-dev' });
-    if (!local) await applyFiles(client, layout.crds, [], say, options.root);
+    const cluster = await startCluster(options, layout, stateDir, started, say);
+    const client = createKubeClient(createTransport(cluster.kubeConfig), { fieldManager: 'operless-dev' });
+    if (!cluster.local) await applyFiles(client, layout.crds, [], say, options.root);
 
     // 2. A queue and DLQ per function.
     const queue = await startQueue(options.broker, layout.functions.map((f) => f.name), started, say);
     const queuesOf = (name: string): FunctionQueues => queue.byFunction.get(name)!;
     const first = queuesOf(layout.functions[0]!.name);
 
-    // 3. The functions' environment, exactly as serverless.yml gives it on Lambda.
-    Object.assign(process.env, {
-      OPERLESS_CLUSTER: clusterId,
-      OPERLESS_KUBECONFIG: kubeconfigPath,
-      AWS_REGION: queue.region,
-      OPERLESS_LOG_FORMAT: 'pretty',
-      // The loop shows every reconcile: its level wins over one inherited from the shell.
-      OPERLESS_LOG_LEVEL: options.verbose ? 'debug' : 'info',
-      OPERLESS_METRICS: 'off',
-      ...(queue.endpoint ? { AWS_ENDPOINT_URL_SQS: queue.endpoint } : {}),
-      ...(queue.endpoint && !process.env.AWS_ACCESS_KEY_ID ? { AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' } : {}),
-    });
-    const functions: LoadedFunction[] = [];
-    for (const entry of layout.functions) {
-      // Each function's handler reads its own queues when its module loads (toSqsHandler).
-      const own = queuesOf(entry.name);
-      Object.assign(process.env, { OPERLESS_QUEUE_URL: own.queueUrl, OPERLESS_DLQ_URL: own.dlqUrl });
-      functions.push(await importFunction(options.root, entry));
-    }
-    Object.assign(process.env, { OPERLESS_QUEUE_URL: first.queueUrl, OPERLESS_DLQ_URL: first.dlqUrl });
+    // 3. The functions, loaded in the environment serverless.yml gives them on Lambda.
+    const functions = await loadFunctions(options, layout, queue, { clusterId, kubeconfigPath: cluster.kubeconfigPath });
     const controllers = functions.flatMap((f) => f.controllers);
 
     // 4. A simulated kubelet, so Deployments become available without containers.
-    if (local && options.simulateWorkloads !== false) {
+    if (cluster.local && options.simulateWorkloads !== false) {
       const simulator: PodSimulator = startPodSimulator(client.with({ fieldManager: 'operless-dev-kubelet' }), { log: log.child({ component: 'kubelet-sim' }) });
       started.push({ name: 'pod simulator', stop: () => simulator.stop() });
     }
 
     // 5. The forwarder, watching what the controllers reconcile and own.
-    const forwarder: Forwarder = startForwarder(
-      {
-        clusterId,
-        queue: { url: first.queueUrl, region: queue.region, ...(queue.endpoint ? { endpoint: queue.endpoint } : {}) },
-        ...functionWatches(functions.map((f) => ({ controllers: f.controllers, queueUrl: queuesOf(f.entry.name).queueUrl }))),
-        leaderElection: { enabled: false },
-        server: { port: 0, host: '127.0.0.1' },
-        coalesceWindowMs: 100,
-      },
-      { kubeConfig, logger: createLogger({ format: 'pretty', write, level: 'debug' }) },
-    );
+    const forwarder = await startDevForwarder(clusterId, cluster.kubeConfig, queue, functions, write);
     started.push({ name: 'forwarder', stop: () => forwarder.stop({ graceMs: 5000 }) });
     await forwarder.ready;
 
     // 6. The functions, consumed the way Lambda's event source mapping does.
-    for (const fn of functions) {
-      const runner: LambdaRunner = await startLambdaRunner({
-        queueUrl: queuesOf(fn.entry.name).queueUrl,
-        sqs: queue.sqs,
-        handler: { module: join(options.root, fn.entry.module), export: fn.entry.exportName },
-        functionName: fn.entry.name,
-        batchSize: 10,
-        batchWindowSeconds: 0,
-        maxConcurrency: 2,
-        timeoutSeconds: 30,
-        logger: createLogger({ format: 'pretty', write, level: options.verbose ? 'debug' : 'info' }),
-      });
-      started.push({ name: `function ${fn.entry.name}`, stop: () => runner.stop() });
-    }
+    await startRunners(options, functions, queue, started, write);
     say(`functions running: ${functions.map((f) => `${f.entry.name} (${f.entry.module}, queue ${queuesOf(f.entry.name).queueUrl})`).join(', ')}`);
 
     // 7. Status changes as they happen.
@@ -211,7 +143,7 @@ export async function startDevLoop(options: DevLoopOptions): Promise<DevLoop> {
     started.push({ name: 'status watcher', stop: () => watcher.stop() });
 
     writeDevState({
-      pid: process.pid, kubeconfigPath, sqsEndpoint: queue.endpoint ?? '', region: queue.region,
+      pid: process.pid, kubeconfigPath: cluster.kubeconfigPath, sqsEndpoint: queue.endpoint ?? '', region: queue.region,
       queueUrl: first.queueUrl, dlqUrl: first.dlqUrl, cluster: clusterId, ...(forwarder.url ? { forwarderUrl: forwarder.url } : {}),
       functions: Object.fromEntries(functions.map((f) => [f.entry.name, { ...queuesOf(f.entry.name), kinds: f.controllers.map((c) => c.kind.kind) }])),
     }, options.root);
@@ -221,15 +153,116 @@ export async function startDevLoop(options: DevLoopOptions): Promise<DevLoop> {
       await applyFiles(client, layout.samples, known, say, options.root);
     }
 
-    say(`kubectl works against this cluster:  export KUBECONFIG=${relative(process.cwd(), kubeconfigPath) || kubeconfigPath}`);
-    const someKind = controllers[0]?.kind.kind.toLowerCase() ?? '<kind>';
-    say(`in another terminal: \`npx operless status\`, \`npx operless enqueue ${someKind} --all\`, \`npx operless dlq list\``);
-    say('press Ctrl-C to stop everything');
-    return { kubeconfigPath, queueUrl: first.queueUrl, dlqUrl: first.dlqUrl, queues: queue.byFunction, sqsEndpoint: queue.endpoint, stop: stopAll };
+    sayHowToUse(say, cluster.kubeconfigPath, controllers[0]?.kind.kind);
+    return { kubeconfigPath: cluster.kubeconfigPath, queueUrl: first.queueUrl, dlqUrl: first.dlqUrl, queues: queue.byFunction, sqsEndpoint: queue.endpoint, stop: stopAll };
   } catch (err) {
     await stopAll();
     throw err;
   }
+}
+
+interface DevCluster {
+  readonly kubeconfigPath: string;
+  readonly kubeConfig: KubeConfig;
+  /** True when the loop started its own control plane (no `--context`). */
+  readonly local: boolean;
+}
+
+/** A local control plane (its kubeconfig copied into `.operless/`), or the chosen context of a kubeconfig. */
+async function startCluster(options: DevLoopOptions, layout: ProjectLayout, stateDir: string, started: Stoppable[], say: (line: string) => void): Promise<DevCluster> {
+  const kubeconfigPath = join(stateDir, 'kubeconfig');
+  if (options.context === undefined) {
+    say('starting a local control plane: etcd, kube-apiserver, kube-controller-manager (first run builds them from Go modules)');
+    const { startControlPlane, WORKLOAD_CONTROLLERS } = await import('../testing/index.ts');
+    const t0 = Date.now();
+    const plane = await startControlPlane({
+      controllers: options.simulateWorkloads === false ? true : WORKLOAD_CONTROLLERS,
+      crds: layout.crds,
+    });
+    started.push({ name: 'control plane', stop: () => plane.stop() });
+    copyFileSync(plane.kubeconfigPath, kubeconfigPath);
+    say(`control plane ready in ${((Date.now() - t0) / 1000).toFixed(1)} s at ${plane.server}`);
+    return { kubeconfigPath, kubeConfig: plane.kubeConfig, local: true };
+  }
+  const kubeConfig = new KubeConfig();
+  if (options.kubeconfigPath) kubeConfig.loadFromFile(options.kubeconfigPath);
+  else kubeConfig.loadFromDefault();
+  if (!kubeConfig.getContextObject(options.context)) {
+    throw new Error(`kubeconfig has no context "${options.context}" (contexts: ${kubeConfig.getContexts().map((c) => c.name).join(', ') || 'none'})`);
+  }
+  kubeConfig.setCurrentContext(options.context);
+  writeFileSync(kubeconfigPath, kubeConfig.exportConfig(), { mode: 0o600 });
+  say(`using context "${options.context}" (${kubeConfig.getCurrentCluster()?.server})`);
+  return { kubeconfigPath, kubeConfig, local: false };
+}
+
+/**
+ * Sets the functions' environment, exactly as serverless.yml gives it on Lambda, and imports
+ * each function module with its own queues in OPERLESS_QUEUE_URL/OPERLESS_DLQ_URL (its
+ * handler reads them when the module loads: toSqsHandler); the first function's stay set.
+ */
+async function loadFunctions(options: DevLoopOptions, layout: ProjectLayout, queue: QueueTarget, cluster: { clusterId: string; kubeconfigPath: string }): Promise<LoadedFunction[]> {
+  Object.assign(process.env, {
+    OPERLESS_CLUSTER: cluster.clusterId,
+    OPERLESS_KUBECONFIG: cluster.kubeconfigPath,
+    AWS_REGION: queue.region,
+    OPERLESS_LOG_FORMAT: 'pretty',
+    // The loop shows every reconcile: its level wins over one inherited from the shell.
+    OPERLESS_LOG_LEVEL: options.verbose ? 'debug' : 'info',
+    OPERLESS_METRICS: 'off',
+    ...(queue.endpoint ? { AWS_ENDPOINT_URL_SQS: queue.endpoint } : {}),
+    ...(queue.endpoint && !process.env.AWS_ACCESS_KEY_ID ? { AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' } : {}),
+  });
+  const functions: LoadedFunction[] = [];
+  for (const entry of layout.functions) {
+    const own = queue.byFunction.get(entry.name)!;
+    Object.assign(process.env, { OPERLESS_QUEUE_URL: own.queueUrl, OPERLESS_DLQ_URL: own.dlqUrl });
+    functions.push(await importFunction(options.root, entry));
+  }
+  const first = queue.byFunction.get(layout.functions[0]!.name)!;
+  Object.assign(process.env, { OPERLESS_QUEUE_URL: first.queueUrl, OPERLESS_DLQ_URL: first.dlqUrl });
+  return functions;
+}
+
+/** The forwarder in-process: each function's primaries (and what they own) routed to its queue. */
+function startDevForwarder(clusterId: string, kubeConfig: KubeConfig, queue: QueueTarget, functions: readonly LoadedFunction[], write: (line: string) => void): Forwarder {
+  const queueUrlOf = (fn: LoadedFunction) => queue.byFunction.get(fn.entry.name)!.queueUrl;
+  return startForwarder(
+    {
+      clusterId,
+      queue: { url: queueUrlOf(functions[0]!), region: queue.region, ...(queue.endpoint ? { endpoint: queue.endpoint } : {}) },
+      ...functionWatches(functions.map((f) => ({ controllers: f.controllers, queueUrl: queueUrlOf(f) }))),
+      leaderElection: { enabled: false },
+      server: { port: 0, host: '127.0.0.1' },
+      coalesceWindowMs: 100,
+    },
+    { kubeConfig, logger: createLogger({ format: 'pretty', write, level: 'debug' }) },
+  );
+}
+
+/** A local Lambda runner per function, consuming only its own work queue. */
+async function startRunners(options: DevLoopOptions, functions: readonly LoadedFunction[], queue: QueueTarget, started: Stoppable[], write: (line: string) => void): Promise<void> {
+  for (const fn of functions) {
+    const runner: LambdaRunner = await startLambdaRunner({
+      queueUrl: queue.byFunction.get(fn.entry.name)!.queueUrl,
+      sqs: queue.sqs,
+      handler: { module: join(options.root, fn.entry.module), export: fn.entry.exportName },
+      functionName: fn.entry.name,
+      batchSize: 10,
+      batchWindowSeconds: 0,
+      maxConcurrency: 2,
+      timeoutSeconds: 30,
+      logger: createLogger({ format: 'pretty', write, level: options.verbose ? 'debug' : 'info' }),
+    });
+    started.push({ name: `function ${fn.entry.name}`, stop: () => runner.stop() });
+  }
+}
+
+function sayHowToUse(say: (line: string) => void, kubeconfigPath: string, firstKind: string | undefined): void {
+  say(`kubectl works against this cluster:  export KUBECONFIG=${relative(process.cwd(), kubeconfigPath) || kubeconfigPath}`);
+  const someKind = firstKind?.toLowerCase() ?? '<kind>';
+  say(`in another terminal: \`npx operless status\`, \`npx operless enqueue ${someKind} --all\`, \`npx operless dlq list\``);
+  say('press Ctrl-C to stop everything');
 }
 
 interface QueueTarget {

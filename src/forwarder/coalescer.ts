@@ -14,14 +14,14 @@
  * leaves at once, carrying whatever was held for the key (the window keeps its end); further
  * ones in the same window merge into the trailing message as usual. So a key sends at most two
  * messages per window, and a spec change is never delayed by the status churn of its
- * Deployment (measured: under load, widened windows held `Modified` messages up to ~0.9 s).
+ * Deployment (why: docs/architecture.md, "What someone asked for goes first").
  *
  * Guarantees: pure state machine with an explicit clock (`now` arguments); nothing is ever
  * dropped — every change is either returned by `offer` for sending now, or held in a
  * trailing message that `takeDue`/`takeAll` return exactly once; keys are independent.
  * Memory tracks the keys changing now: `forgetEnded` (which the forwarder calls
- * periodically) drops every ended window with nothing held, so a resync of 10,000 objects
- * does not leave 10,000 windows behind; `offer` is O(1), and reports when a held message
+ * periodically) drops every ended window with nothing held, so a resync of every watched
+ * object does not leave a window per object behind; `offer` is O(1), and reports when a held message
  * becomes due so the caller can keep one timer without scanning every window.
  *
  * The window length may change over time (a function instead of a number): the forwarder

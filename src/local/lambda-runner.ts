@@ -30,6 +30,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { resolve as resolvePath } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import {
   ChangeMessageVisibilityBatchCommand,
@@ -254,187 +255,238 @@ class TimeoutError extends Error {}
 
 /** Starts consuming `queueUrl`; resolves once the handler is loaded and the queue's ARN is known. */
 export async function startLambdaRunner(options: LambdaRunnerOptions): Promise<LambdaRunner> {
-  const batchSize = options.batchSize ?? 10;
-  const windowSeconds = options.batchWindowSeconds ?? 0;
-  const concurrency = options.maxConcurrency ?? 2;
-  const timeoutSeconds = options.timeoutSeconds ?? 30;
-  const functionName = options.functionName ?? 'local-function';
-  checkRange('batchSize', batchSize, 1, 10_000);
-  checkRange('batchWindowSeconds', windowSeconds, 0, 300);
-  checkRange('maxConcurrency', concurrency, 1, 1000);
-  checkRange('timeoutSeconds', timeoutSeconds, 1, 900);
-  if (batchSize > 10 && windowSeconds < 1) {
-    throw new Error(`batchSize ${batchSize} needs batchWindowSeconds of at least 1 (Lambda requires a batching window for batches above 10).`);
-  }
-  const log = (options.logger ?? createLogger()).child({ component: 'lambda-runner', function: functionName });
+  const settings = runnerSettings(options);
+  const log = (options.logger ?? createLogger()).child({ component: 'lambda-runner', function: settings.functionName });
   const handler = typeof options.handler === 'function' ? options.handler : await loadHandler(options.handler);
-  const sqs = pollingClient(options.sqs, concurrency);
+  const sqs = pollingClient(options.sqs, settings.concurrency);
   const awsRegion = await sqs.config.region();
-  let eventSourceARN: string;
-  try {
-    const queue = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: options.queueUrl, AttributeNames: ['QueueArn', 'VisibilityTimeout'] }));
-    eventSourceARN = queue.Attributes?.QueueArn ?? queueArnFromUrl(options.queueUrl, awsRegion);
-    const visibility = Number(queue.Attributes?.VisibilityTimeout);
-    if (visibility < timeoutSeconds + windowSeconds) {
-      // Lambda rejects such a mapping; locally it runs, but records may be delivered twice.
-      log.warn('the queue visibility timeout is shorter than the function timeout plus the batching window: records can be delivered again while still being processed (AWS advises at least 6x the timeout plus the window)', { visibilityTimeoutSeconds: visibility, timeoutSeconds, batchWindowSeconds: windowSeconds });
-    }
-  } catch (err) {
-    sqs.destroy();
-    throw new Error(`The Lambda runner cannot reach the queue ${options.queueUrl}: ${errorMessage(err)}. Check that the broker is running and the queue exists.`);
-  }
-  const source = { eventSourceARN, awsRegion };
-  const stats: RunnerStats = {
-    invocations: 0, inFlight: 0, recordsReceived: 0, recordsDeleted: 0, recordsRetried: 0,
-    failedInvocations: 0, timedOutInvocations: 0, receiveErrors: 0, deleteErrors: 0,
-    receivesPending: 0, receivesAnswered: 0,
+  const eventSourceARN = await eventSourceOf(sqs, options.queueUrl, awsRegion, settings, log);
+  const run: RunContext = {
+    options, settings, log, handler, sqs, source: { eventSourceARN, awsRegion }, stopping: new AbortController(),
+    stats: {
+      invocations: 0, inFlight: 0, recordsReceived: 0, recordsDeleted: 0, recordsRetried: 0,
+      failedInvocations: 0, timedOutInvocations: 0, receiveErrors: 0, deleteErrors: 0,
+      receivesPending: 0, receivesAnswered: 0,
+    },
   };
-  const stopping = new AbortController();
-
-  const receive = async (max: number, waitSeconds: number): Promise<Message[]> => {
-    stats.receivesPending++;
-    try {
-      const result = await sqs.send(new ReceiveMessageCommand({
-        QueueUrl: options.queueUrl,
-        MaxNumberOfMessages: Math.min(10, max),
-        WaitTimeSeconds: waitSeconds,
-        MessageSystemAttributeNames: ['All'],
-        MessageAttributeNames: ['All'],
-      }), { abortSignal: stopping.signal });
-      return result.Messages ?? [];
-    } finally {
-      stats.receivesPending--;
-      stats.receivesAnswered++;
-    }
-  };
-
-  /** Fills `batch`: waits for a first message, then gathers for the batching window. */
-  const collect = async (batch: Message[]): Promise<void> => {
-    let windowEnd = 0;
-    while (!stopping.signal.aborted) {
-      if (batch.length > 0) {
-        const remaining = windowEnd - Date.now();
-        if (batch.length >= batchSize || remaining < 1000) break;
-        addLatest(batch, await receive(batchSize - batch.length, Math.min(LONG_POLL_SECONDS, Math.floor(remaining / 1000))));
-        continue;
-      }
-      batch.push(...(await receive(batchSize, LONG_POLL_SECONDS)));
-      windowEnd = Date.now() + windowSeconds * 1000;
-    }
-  };
-
-  const deleteRecords = async (records: readonly SQSRecord[]) => {
-    for (let i = 0; i < records.length; i += 10) {
-      const chunk = records.slice(i, i + 10);
-      try {
-        const result = await sqs.send(new DeleteMessageBatchCommand({
-          QueueUrl: options.queueUrl,
-          Entries: chunk.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
-        }));
-        for (const failed of result.Failed ?? []) {
-          stats.deleteErrors++;
-          log.warn('could not delete a processed record; it will be delivered again', { code: failed.Code, error: failed.Message });
-        }
-      } catch (err) {
-        stats.deleteErrors += chunk.length;
-        log.warn('could not delete processed records; they will be delivered again', { error: errorMessage(err) });
-      }
-    }
-  };
-
-  const invoke = async (messages: Message[]) => {
-    const event = buildSqsEvent(messages, source);
-    const requestId = randomUUID();
-    const started = Date.now();
-    const deadline = started + timeoutSeconds * 1000;
-    const context = createLambdaContext({ functionName, region: awsRegion, requestId, deadline, memoryLimitMB: options.memoryLimitMB ?? 1024 });
-    const ids = event.Records.map((record) => record.messageId);
-    stats.invocations++;
-    stats.inFlight++;
-    stats.recordsReceived += ids.length;
-    let settlement: Settlement;
-    let outcome: InvocationOutcome;
-    let error: string | undefined;
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new TimeoutError(`Task timed out after ${timeoutSeconds.toFixed(2)} seconds`)), timeoutSeconds * 1000);
-      });
-      const response = await Promise.race([Promise.resolve().then(() => handler(event, context)), timeout]);
-      settlement = settleBatch(ids, response, options.reportBatchItemFailures ?? true);
-      outcome = settlement.outcome;
-      error = settlement.problem;
-    } catch (err) {
-      settlement = { outcome: 'invalid-response', deleteIds: [], retryIds: ids };
-      outcome = err instanceof TimeoutError ? 'timeout' : 'error';
-      error = errorMessage(err);
-    } finally {
-      clearTimeout(timer);
-    }
-    if (outcome === 'timeout') stats.timedOutInvocations++;
-    if (outcome === 'error' || outcome === 'invalid-response') stats.failedInvocations++;
-    const toDelete = new Set(settlement.deleteIds);
-    await deleteRecords(event.Records.filter((record) => toDelete.has(record.messageId)));
-    stats.recordsDeleted += settlement.deleteIds.length;
-    stats.recordsRetried += settlement.retryIds.length;
-    stats.inFlight--;
-    const durationMs = Date.now() - started;
-    const fields = { requestId, records: ids.length, deleted: settlement.deleteIds.length, retried: settlement.retryIds.length, durationMs, outcome };
-    if (error) log.warn(`invocation ${outcome}: ${error}`, fields);
-    else log.debug('invocation done', fields);
-    options.onInvoke?.({ requestId, outcome, records: ids.length, deleted: settlement.deleteIds, retried: settlement.retryIds, durationMs, ...(error ? { error } : {}), stats: { ...stats } });
-  };
-
-  /** Gives back messages gathered for a batch that will not be invoked (on stop). */
-  const release = async (messages: Message[]) => {
-    for (let i = 0; i < messages.length; i += 10) {
-      const chunk = messages.slice(i, i + 10);
-      await sqs.send(new ChangeMessageVisibilityBatchCommand({
-        QueueUrl: options.queueUrl,
-        Entries: chunk.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle ?? '', VisibilityTimeout: 0 })),
-      })).catch(() => undefined);
-    }
-  };
-
-  const poller = async (index: number) => {
-    let backoffMs = 250;
-    while (!stopping.signal.aborted) {
-      const batch: Message[] = [];
-      try {
-        await collect(batch);
-        backoffMs = 250;
-      } catch (err) {
-        if (stopping.signal.aborted) {
-          await release(batch);
-          break;
-        }
-        stats.receiveErrors++;
-        log.warn('cannot receive from the queue; retrying', { poller: index, error: errorMessage(err), retryInMs: backoffMs });
-        await sleep(backoffMs, stopping.signal);
-        backoffMs = Math.min(backoffMs * 2, 10_000);
-        continue;
-      }
-      if (batch.length === 0) continue;
-      if (stopping.signal.aborted) {
-        await release(batch);
-        break;
-      }
-      await invoke(batch);
-    }
-  };
-
-  log.info('consuming queue', { queueUrl: options.queueUrl, batchSize, batchWindowSeconds: windowSeconds, maxConcurrency: concurrency, timeoutSeconds });
-  const pollers = Array.from({ length: concurrency }, (_, index) => poller(index));
+  log.info('consuming queue', {
+    queueUrl: options.queueUrl, batchSize: settings.batchSize, batchWindowSeconds: settings.windowSeconds, maxConcurrency: settings.concurrency, timeoutSeconds: settings.timeoutSeconds,
+  });
+  const pollers = Array.from({ length: settings.concurrency }, (_, index) => poll(run, index));
 
   return {
-    stats,
+    stats: run.stats,
     eventSourceARN,
     stop: async () => {
-      stopping.abort();
+      run.stopping.abort();
       await Promise.all(pollers);
       sqs.destroy();
     },
   };
+}
+
+/** The event source mapping's settings, with defaults, checked against Lambda's bounds. */
+interface RunnerSettings {
+  readonly batchSize: number;
+  readonly windowSeconds: number;
+  readonly concurrency: number;
+  readonly timeoutSeconds: number;
+  readonly functionName: string;
+}
+
+/** What the pollers of one runner share. */
+interface RunContext {
+  readonly options: LambdaRunnerOptions;
+  readonly settings: RunnerSettings;
+  readonly log: Logger;
+  readonly handler: SQSHandlerFn;
+  readonly sqs: SQSClient;
+  readonly source: { readonly eventSourceARN: string; readonly awsRegion: string };
+  readonly stats: RunnerStats;
+  readonly stopping: AbortController;
+}
+
+function runnerSettings(options: LambdaRunnerOptions): RunnerSettings {
+  const settings: RunnerSettings = {
+    batchSize: options.batchSize ?? 10,
+    windowSeconds: options.batchWindowSeconds ?? 0,
+    concurrency: options.maxConcurrency ?? 2,
+    timeoutSeconds: options.timeoutSeconds ?? 30,
+    functionName: options.functionName ?? 'local-function',
+  };
+  checkRange('batchSize', settings.batchSize, 1, 10_000);
+  checkRange('batchWindowSeconds', settings.windowSeconds, 0, 300);
+  checkRange('maxConcurrency', settings.concurrency, 1, 1000);
+  checkRange('timeoutSeconds', settings.timeoutSeconds, 1, 900);
+  if (settings.batchSize > 10 && settings.windowSeconds < 1) {
+    throw new Error(`batchSize ${settings.batchSize} needs batchWindowSeconds of at least 1 (Lambda requires a batching window for batches above 10).`);
+  }
+  return settings;
+}
+
+/** The queue's ARN (the records' `eventSourceARN`); warns when its visibility timeout is too short. */
+async function eventSourceOf(sqs: SQSClient, queueUrl: string, awsRegion: string, settings: RunnerSettings, log: Logger): Promise<string> {
+  try {
+    const queue = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn', 'VisibilityTimeout'] }));
+    const visibility = Number(queue.Attributes?.VisibilityTimeout);
+    if (visibility < settings.timeoutSeconds + settings.windowSeconds) {
+      // Lambda rejects such a mapping; locally it runs, but records may be delivered twice.
+      log.warn('the queue visibility timeout is shorter than the function timeout plus the batching window: records can be delivered again while still being processed (AWS advises at least 6x the timeout plus the window)', { visibilityTimeoutSeconds: visibility, timeoutSeconds: settings.timeoutSeconds, batchWindowSeconds: settings.windowSeconds });
+    }
+    return queue.Attributes?.QueueArn ?? queueArnFromUrl(queueUrl, awsRegion);
+  } catch (err) {
+    sqs.destroy();
+    throw new Error(`The Lambda runner cannot reach the queue ${queueUrl}: ${errorMessage(err)}. Check that the broker is running and the queue exists.`);
+  }
+}
+
+async function receive(run: RunContext, max: number, waitSeconds: number): Promise<Message[]> {
+  run.stats.receivesPending++;
+  try {
+    const result = await run.sqs.send(new ReceiveMessageCommand({
+      QueueUrl: run.options.queueUrl,
+      MaxNumberOfMessages: Math.min(10, max),
+      WaitTimeSeconds: waitSeconds,
+      MessageSystemAttributeNames: ['All'],
+      MessageAttributeNames: ['All'],
+    }), { abortSignal: run.stopping.signal });
+    return result.Messages ?? [];
+  } finally {
+    run.stats.receivesPending--;
+    run.stats.receivesAnswered++;
+  }
+}
+
+/** Fills `batch`: waits for a first message, then gathers for the batching window. */
+async function collect(run: RunContext, batch: Message[]): Promise<void> {
+  const { batchSize, windowSeconds } = run.settings;
+  let windowEnd = 0;
+  while (!run.stopping.signal.aborted) {
+    if (batch.length > 0) {
+      const remaining = windowEnd - Date.now();
+      if (batch.length >= batchSize || remaining < 1000) break;
+      addLatest(batch, await receive(run, batchSize - batch.length, Math.min(LONG_POLL_SECONDS, Math.floor(remaining / 1000))));
+      continue;
+    }
+    batch.push(...(await receive(run, batchSize, LONG_POLL_SECONDS)));
+    windowEnd = Date.now() + windowSeconds * 1000;
+  }
+}
+
+async function deleteRecords(run: RunContext, records: readonly SQSRecord[]): Promise<void> {
+  for (let i = 0; i < records.length; i += 10) {
+    const chunk = records.slice(i, i + 10);
+    try {
+      const result = await run.sqs.send(new DeleteMessageBatchCommand({
+        QueueUrl: run.options.queueUrl,
+        Entries: chunk.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
+      }));
+      for (const failed of result.Failed ?? []) {
+        run.stats.deleteErrors++;
+        run.log.warn('could not delete a processed record; it will be delivered again', { code: failed.Code, error: failed.Message });
+      }
+    } catch (err) {
+      run.stats.deleteErrors += chunk.length;
+      run.log.warn('could not delete processed records; they will be delivered again', { error: errorMessage(err) });
+    }
+  }
+}
+
+/** How one call of the handler ended. */
+interface HandlerEnd {
+  readonly settlement: Settlement;
+  readonly outcome: InvocationOutcome;
+  readonly error: string | undefined;
+}
+
+/** Calls the handler with the function timeout; a throw or a timeout settles nothing (every record is retried). */
+async function callHandler(run: RunContext, event: SQSEvent, context: Context, ids: readonly string[]): Promise<HandlerEnd> {
+  const { timeoutSeconds } = run.settings;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new TimeoutError(`Task timed out after ${timeoutSeconds.toFixed(2)} seconds`)), timeoutSeconds * 1000);
+    });
+    const response = await Promise.race([Promise.resolve().then(() => run.handler(event, context)), timeout]);
+    const settlement = settleBatch(ids, response, run.options.reportBatchItemFailures ?? true);
+    return { settlement, outcome: settlement.outcome, error: settlement.problem };
+  } catch (err) {
+    return {
+      settlement: { outcome: 'invalid-response', deleteIds: [], retryIds: [...ids] },
+      outcome: err instanceof TimeoutError ? 'timeout' : 'error',
+      error: errorMessage(err),
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** One invocation: the event, the handler, the deletes its response allows, the stats and the report. */
+async function invoke(run: RunContext, messages: Message[]): Promise<void> {
+  const { stats, settings } = run;
+  const event = buildSqsEvent(messages, run.source);
+  const requestId = randomUUID();
+  const started = Date.now();
+  const deadline = started + settings.timeoutSeconds * 1000;
+  const context = createLambdaContext({ functionName: settings.functionName, region: run.source.awsRegion, requestId, deadline, memoryLimitMB: run.options.memoryLimitMB ?? 1024 });
+  const ids = event.Records.map((record) => record.messageId);
+  stats.invocations++;
+  stats.inFlight++;
+  stats.recordsReceived += ids.length;
+  const { settlement, outcome, error } = await callHandler(run, event, context, ids);
+  if (outcome === 'timeout') stats.timedOutInvocations++;
+  if (outcome === 'error' || outcome === 'invalid-response') stats.failedInvocations++;
+  const toDelete = new Set(settlement.deleteIds);
+  await deleteRecords(run, event.Records.filter((record) => toDelete.has(record.messageId)));
+  stats.recordsDeleted += settlement.deleteIds.length;
+  stats.recordsRetried += settlement.retryIds.length;
+  stats.inFlight--;
+  const durationMs = Date.now() - started;
+  const fields = { requestId, records: ids.length, deleted: settlement.deleteIds.length, retried: settlement.retryIds.length, durationMs, outcome };
+  if (error) run.log.warn(`invocation ${outcome}: ${error}`, fields);
+  else run.log.debug('invocation done', fields);
+  run.options.onInvoke?.({ requestId, outcome, records: ids.length, deleted: settlement.deleteIds, retried: settlement.retryIds, durationMs, ...(error ? { error } : {}), stats: { ...stats } });
+}
+
+/** Gives back messages gathered for a batch that will not be invoked (on stop). */
+async function release(run: RunContext, messages: Message[]): Promise<void> {
+  for (let i = 0; i < messages.length; i += 10) {
+    const chunk = messages.slice(i, i + 10);
+    await run.sqs.send(new ChangeMessageVisibilityBatchCommand({
+      QueueUrl: run.options.queueUrl,
+      Entries: chunk.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle ?? '', VisibilityTimeout: 0 })),
+    })).catch(() => undefined);
+  }
+}
+
+/** One poller: gathers a batch, invokes, again, until the runner stops; receive errors back off. */
+async function poll(run: RunContext, index: number): Promise<void> {
+  const signal = run.stopping.signal;
+  let backoffMs = 250;
+  while (!signal.aborted) {
+    const batch: Message[] = [];
+    try {
+      await collect(run, batch);
+      backoffMs = 250;
+    } catch (err) {
+      if (signal.aborted) {
+        await release(run, batch);
+        break;
+      }
+      run.stats.receiveErrors++;
+      run.log.warn('cannot receive from the queue; retrying', { poller: index, error: errorMessage(err), retryInMs: backoffMs });
+      // Stopping ends the wait early (the timer's AbortError is the expected end, not a failure).
+      await delay(backoffMs, undefined, { signal }).catch(() => {});
+      backoffMs = Math.min(backoffMs * 2, 10_000);
+      continue;
+    }
+    if (batch.length === 0) continue;
+    if (signal.aborted) {
+      await release(run, batch);
+      break;
+    }
+    await invoke(run, batch);
+  }
 }
 
 /**
@@ -476,16 +528,4 @@ function checkRange(name: string, value: number, min: number, max: number): void
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new Error(`Lambda runner option ${name} must be an integer from ${min} to ${max}, got ${value}.`);
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -77,197 +77,31 @@ type Json = Record<string, unknown>;
 export async function startMemoryQueueServer(options: MemoryQueueServerOptions = {}): Promise<MemoryQueueServer> {
   const region = options.region ?? 'us-east-1';
   const broker = new MemoryBroker({ region, ...(options.clock ? { clock: options.clock } : {}) });
-  const waiters = new Set<() => void>();
-  broker.onChange(() => {
-    for (const wake of [...waiters]) wake();
-  });
-  let stopping = false;
-  let endpoint = '';
-
-  const queueUrl = (name: string) => `${endpoint}/${ACCOUNT_ID}/${name}`;
-
-  /** Accepts a queue URL (any host; the last path segment names the queue) or a bare name. */
-  const queueName = (url: unknown): string => {
-    if (typeof url !== 'string' || url === '') throw new QueueError('MissingParameter', 'The request must contain the parameter QueueUrl.');
-    const name = url.replace(/\/+$/, '').split('/').pop() ?? '';
-    return name;
+  const state: ServerState = {
+    broker, waiters: new Set(), stopping: false, endpoint: '',
+    queueUrl: (name) => `${state.endpoint}/${ACCOUNT_ID}/${name}`,
   };
-
-  const createQueue = (spec: QueueSpec): string => {
-    const attributes: Record<string, string> = {};
-    if (spec.visibilityTimeoutSeconds !== undefined) attributes.VisibilityTimeout = String(spec.visibilityTimeoutSeconds);
-    if (spec.delaySeconds !== undefined) attributes.DelaySeconds = String(spec.delaySeconds);
-    if (spec.receiveMessageWaitSeconds !== undefined) attributes.ReceiveMessageWaitTimeSeconds = String(spec.receiveMessageWaitSeconds);
-    if (spec.dlq) {
-      const dlq = broker.createQueue(spec.dlq.name);
-      attributes.RedrivePolicy = JSON.stringify({ deadLetterTargetArn: dlq.arn, maxReceiveCount: spec.dlq.maxReceiveCount });
-    }
-    broker.createQueue(spec.name, attributes);
-    return queueUrl(spec.name);
-  };
-
-  /** Waits until `ready` yields messages, the deadline passes, the server stops or the client leaves. */
-  const longPoll = async (name: string, waitSeconds: number, closed: () => boolean, attempt: () => ReceivedMessage[]) => {
-    const deadline = Date.now() + waitSeconds * 1000;
-    for (;;) {
-      if (closed() || stopping) return [];
-      const messages = attempt();
-      const remaining = deadline - Date.now();
-      if (messages.length > 0 || remaining <= 0) return messages;
-      const next = broker.earliestChangeAt(name);
-      const sleep = Math.max(1, Math.min(remaining, next === undefined ? remaining : next - broker.now()));
-      await new Promise<void>((resolve) => {
-        const wake = () => {
-          clearTimeout(timer);
-          waiters.delete(wake);
-          resolve();
-        };
-        const timer = setTimeout(wake, sleep);
-        waiters.add(wake);
-      });
-    }
-  };
-
-  const operations: Record<string, (input: Json, closed: () => boolean) => Json | Promise<Json>> = {
-    CreateQueue: (input) => {
-      broker.createQueue(str(input.QueueName, 'QueueName'), stringMap(input.Attributes));
-      return { QueueUrl: queueUrl(str(input.QueueName, 'QueueName')) };
-    },
-    DeleteQueue: (input) => {
-      broker.deleteQueue(queueName(input.QueueUrl));
-      return {};
-    },
-    GetQueueUrl: (input) => {
-      const name = str(input.QueueName, 'QueueName');
-      broker.queue(name);
-      return { QueueUrl: queueUrl(name) };
-    },
-    ListQueues: (input) => {
-      const names = broker.listQueues(typeof input.QueueNamePrefix === 'string' ? input.QueueNamePrefix : '');
-      const max = typeof input.MaxResults === 'number' ? input.MaxResults : 1000;
-      return names.length ? { QueueUrls: names.slice(0, max).map(queueUrl) } : {};
-    },
-    GetQueueAttributes: (input) => ({
-      Attributes: broker.getQueueAttributes(queueName(input.QueueUrl), stringList(input.AttributeNames) ?? ['All']),
-    }),
-    SetQueueAttributes: (input) => {
-      broker.setQueueAttributes(queueName(input.QueueUrl), stringMap(input.Attributes));
-      return {};
-    },
-    PurgeQueue: (input) => {
-      broker.purgeQueue(queueName(input.QueueUrl));
-      return {};
-    },
-    SendMessage: (input) => {
-      const result = broker.sendMessage(queueName(input.QueueUrl), sendInput(input));
-      return compact({ MessageId: result.messageId, MD5OfMessageBody: result.md5OfMessageBody, MD5OfMessageAttributes: result.md5OfMessageAttributes });
-    },
-    SendMessageBatch: (input) => {
-      const entries = entryList(input.Entries).map((entry) => ({ id: entry.Id as string, ...sendInput(entry) }));
-      const result = broker.sendMessageBatch(queueName(input.QueueUrl), entries);
-      return {
-        Successful: result.successful.map((s) => compact({ Id: s.id, MessageId: s.messageId, MD5OfMessageBody: s.md5OfMessageBody, MD5OfMessageAttributes: s.md5OfMessageAttributes })),
-        Failed: result.failed.map(failure),
-      };
-    },
-    ReceiveMessage: async (input, closed) => {
-      const name = queueName(input.QueueUrl);
-      const queue = broker.queue(name);
-      const wait = typeof input.WaitTimeSeconds === 'number' ? input.WaitTimeSeconds : queue.settings.receiveMessageWaitTimeSeconds;
-      if (!Number.isInteger(wait) || wait < 0 || wait > MAX_WAIT_TIME_SECONDS) {
-        throw new QueueError('InvalidParameterValue', `Value ${wait} for parameter WaitTimeSeconds is invalid. Reason: must be from 0 to 20.`);
-      }
-      const receive = () => broker.receiveMessage(name, {
-        maxNumberOfMessages: optionalNumber(input.MaxNumberOfMessages),
-        visibilityTimeoutSeconds: optionalNumber(input.VisibilityTimeout),
-        attributeNames: [...(stringList(input.AttributeNames) ?? []), ...(stringList(input.MessageSystemAttributeNames) ?? [])],
-        messageAttributeNames: stringList(input.MessageAttributeNames) ?? [],
-      });
-      const messages = await longPoll(name, wait, closed, receive);
-      return messages.length === 0 ? {} : { Messages: messages.map(toWireMessage) };
-    },
-    DeleteMessage: (input) => {
-      broker.deleteMessage(queueName(input.QueueUrl), str(input.ReceiptHandle, 'ReceiptHandle'));
-      return {};
-    },
-    DeleteMessageBatch: (input) => {
-      const entries = entryList(input.Entries).map((e) => ({ id: e.Id as string, receiptHandle: e.ReceiptHandle as string }));
-      const result = broker.deleteMessageBatch(queueName(input.QueueUrl), entries);
-      return { Successful: result.successful.map((s) => ({ Id: s.id })), Failed: result.failed.map(failure) };
-    },
-    ChangeMessageVisibility: (input) => {
-      broker.changeMessageVisibility(queueName(input.QueueUrl), str(input.ReceiptHandle, 'ReceiptHandle'), requiredNumber(input.VisibilityTimeout, 'VisibilityTimeout'));
-      return {};
-    },
-    ChangeMessageVisibilityBatch: (input) => {
-      const entries = entryList(input.Entries).map((e) => ({
-        id: e.Id as string,
-        receiptHandle: e.ReceiptHandle as string,
-        visibilityTimeoutSeconds: requiredNumber(e.VisibilityTimeout, 'VisibilityTimeout'),
-      }));
-      const result = broker.changeMessageVisibilityBatch(queueName(input.QueueUrl), entries);
-      return { Successful: result.successful.map((s) => ({ Id: s.id })), Failed: result.failed.map(failure) };
-    },
-  };
-
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const requestId = randomUUID();
-    let clientGone = false;
-    res.on('close', () => {
-      clientGone = !res.writableFinished;
-    });
-    try {
-      const target = String(req.headers['x-amz-target'] ?? '');
-      const raw = await readBody(req);
-      if (req.method !== 'POST' || !target.startsWith('AmazonSQS.')) {
-        throw new QueueError('UnsupportedOperation', `The embedded queue speaks the SQS JSON protocol only (POST with X-Amz-Target: AmazonSQS.<Operation>); got ${req.method} ${req.url} target ${JSON.stringify(target)}. Use @aws-sdk/client-sqs v3.447 or newer.`);
-      }
-      const operation = operations[target.slice('AmazonSQS.'.length)];
-      if (!operation) throw new QueueError('UnsupportedOperation', `The embedded queue does not implement ${target}.`);
-      let input: Json;
-      try {
-        input = raw.length ? (JSON.parse(raw) as Json) : {};
-      } catch {
-        throw new QueueError('InvalidParameterValue', 'The request body is not valid JSON.');
-      }
-      const output = await operation(input, () => clientGone);
-      send(res, 200, requestId, output, stopping ? { connection: 'close' } : {});
-    } catch (err) {
-      const error = err instanceof QueueError ? err : new QueueError('InternalError', err instanceof Error ? err.message : String(err));
-      const [queryCode, status] = ERRORS[error.code] ?? [error.code, error.code === 'InternalError' ? 500 : 400];
-      send(res, status, requestId, { __type: `com.amazonaws.sqs#${error.code}`, message: error.message }, {
-        'x-amzn-query-error': `${queryCode};${status >= 500 ? 'Receiver' : 'Sender'}`,
-        ...(stopping ? { connection: 'close' } : {}),
-      });
-    }
-  };
-
+  broker.onChange(() => wakeAll(state));
+  const operations: Readonly<Record<string, Operation>> = { ...queueOperations(state), ...messageOperations(state) };
   const active = new Set<Promise<void>>();
   const server: Server = createServer((req, res) => {
-    const request = handle(req, res).finally(() => active.delete(request));
+    const request = handleRequest(state, operations, req, res).finally(() => active.delete(request));
     active.add(request);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => {
-      reject(err.code === 'EADDRINUSE'
-        ? new Error(`The embedded queue cannot listen on 127.0.0.1:${options.port}: the port is in use. Pick another port, or 0 for a free one.`)
-        : err);
-    });
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  for (const spec of options.queues ?? []) createQueue(spec);
+  await listen(server, options.port);
+  state.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  for (const spec of options.queues ?? []) createQueueFrom(state, spec);
 
   return {
-    endpoint,
+    endpoint: state.endpoint,
     region,
     broker,
-    queueUrl,
-    sqs: () => new SQSClient({ region, endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
-    createQueue: async (spec) => createQueue(spec),
+    queueUrl: state.queueUrl,
+    sqs: () => new SQSClient({ region, endpoint: state.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+    createQueue: async (spec) => createQueueFrom(state, spec),
     stop: async () => {
-      stopping = true;
-      for (const wake of [...waiters]) wake();
+      state.stopping = true;
+      wakeAll(state);
       // Long polls answer (empty) at once, with `Connection: close` so clients hang up cleanly.
       await Promise.allSettled([...active]);
       await new Promise<void>((resolve) => {
@@ -277,6 +111,198 @@ export async function startMemoryQueueServer(options: MemoryQueueServerOptions =
       });
     },
   };
+}
+
+/** What the server's parts share: the model, the long polls waiting on it, whether it stops. */
+interface ServerState {
+  readonly broker: MemoryBroker;
+  /** Long polls waiting for a change. */
+  readonly waiters: Set<() => void>;
+  stopping: boolean;
+  endpoint: string;
+  queueUrl(name: string): string;
+}
+
+type Operation = (input: Json, closed: () => boolean) => Json | Promise<Json>;
+
+function wakeAll(state: ServerState): void {
+  for (const wake of [...state.waiters]) wake();
+}
+
+function listen(server: Server, port: number | undefined): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      reject(err.code === 'EADDRINUSE'
+        ? new Error(`The embedded queue cannot listen on 127.0.0.1:${port}: the port is in use. Pick another port, or 0 for a free one.`)
+        : err);
+    });
+    server.listen(port ?? 0, '127.0.0.1', () => resolve());
+  });
+}
+
+/** Accepts a queue URL (any host; the last path segment names the queue) or a bare name. */
+function queueNameOf(url: unknown): string {
+  if (typeof url !== 'string' || url === '') throw new QueueError('MissingParameter', 'The request must contain the parameter QueueUrl.');
+  return url.replace(/\/+$/, '').split('/').pop() ?? '';
+}
+
+function createQueueFrom(state: ServerState, spec: QueueSpec): string {
+  const attributes: Record<string, string> = {};
+  if (spec.visibilityTimeoutSeconds !== undefined) attributes.VisibilityTimeout = String(spec.visibilityTimeoutSeconds);
+  if (spec.delaySeconds !== undefined) attributes.DelaySeconds = String(spec.delaySeconds);
+  if (spec.receiveMessageWaitSeconds !== undefined) attributes.ReceiveMessageWaitTimeSeconds = String(spec.receiveMessageWaitSeconds);
+  if (spec.dlq) {
+    const dlq = state.broker.createQueue(spec.dlq.name);
+    attributes.RedrivePolicy = JSON.stringify({ deadLetterTargetArn: dlq.arn, maxReceiveCount: spec.dlq.maxReceiveCount });
+  }
+  state.broker.createQueue(spec.name, attributes);
+  return state.queueUrl(spec.name);
+}
+
+/** Waits until `attempt` yields messages, the deadline passes, the server stops or the client leaves. */
+async function longPoll(state: ServerState, name: string, waitSeconds: number, closed: () => boolean, attempt: () => ReceivedMessage[]): Promise<ReceivedMessage[]> {
+  const deadline = Date.now() + waitSeconds * 1000;
+  for (;;) {
+    if (closed() || state.stopping) return [];
+    const messages = attempt();
+    const remaining = deadline - Date.now();
+    if (messages.length > 0 || remaining <= 0) return messages;
+    const next = state.broker.earliestChangeAt(name);
+    const sleep = Math.max(1, Math.min(remaining, next === undefined ? remaining : next - state.broker.now()));
+    await new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        state.waiters.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, sleep);
+      state.waiters.add(wake);
+    });
+  }
+}
+
+/** The operations on queues. */
+function queueOperations(state: ServerState): Record<string, Operation> {
+  return {
+    CreateQueue: (input) => {
+      state.broker.createQueue(str(input.QueueName, 'QueueName'), stringMap(input.Attributes));
+      return { QueueUrl: state.queueUrl(str(input.QueueName, 'QueueName')) };
+    },
+    DeleteQueue: (input) => {
+      state.broker.deleteQueue(queueNameOf(input.QueueUrl));
+      return {};
+    },
+    GetQueueUrl: (input) => {
+      const name = str(input.QueueName, 'QueueName');
+      state.broker.queue(name);
+      return { QueueUrl: state.queueUrl(name) };
+    },
+    ListQueues: (input) => {
+      const names = state.broker.listQueues(typeof input.QueueNamePrefix === 'string' ? input.QueueNamePrefix : '');
+      const max = typeof input.MaxResults === 'number' ? input.MaxResults : 1000;
+      return names.length ? { QueueUrls: names.slice(0, max).map((n) => state.queueUrl(n)) } : {};
+    },
+    GetQueueAttributes: (input) => ({
+      Attributes: state.broker.getQueueAttributes(queueNameOf(input.QueueUrl), stringList(input.AttributeNames) ?? ['All']),
+    }),
+    SetQueueAttributes: (input) => {
+      state.broker.setQueueAttributes(queueNameOf(input.QueueUrl), stringMap(input.Attributes));
+      return {};
+    },
+    PurgeQueue: (input) => {
+      state.broker.purgeQueue(queueNameOf(input.QueueUrl));
+      return {};
+    },
+  };
+}
+
+/** The operations on messages. */
+function messageOperations(state: ServerState): Record<string, Operation> {
+  return {
+    SendMessage: (input) => {
+      const result = state.broker.sendMessage(queueNameOf(input.QueueUrl), sendInput(input));
+      return compact({ MessageId: result.messageId, MD5OfMessageBody: result.md5OfMessageBody, MD5OfMessageAttributes: result.md5OfMessageAttributes });
+    },
+    SendMessageBatch: (input) => {
+      const entries = entryList(input.Entries).map((entry) => ({ id: entry.Id as string, ...sendInput(entry) }));
+      const result = state.broker.sendMessageBatch(queueNameOf(input.QueueUrl), entries);
+      return {
+        Successful: result.successful.map((s) => compact({ Id: s.id, MessageId: s.messageId, MD5OfMessageBody: s.md5OfMessageBody, MD5OfMessageAttributes: s.md5OfMessageAttributes })),
+        Failed: result.failed.map(failure),
+      };
+    },
+    ReceiveMessage: async (input, closed) => {
+      const name = queueNameOf(input.QueueUrl);
+      const queue = state.broker.queue(name);
+      const wait = typeof input.WaitTimeSeconds === 'number' ? input.WaitTimeSeconds : queue.settings.receiveMessageWaitTimeSeconds;
+      if (!Number.isInteger(wait) || wait < 0 || wait > MAX_WAIT_TIME_SECONDS) {
+        throw new QueueError('InvalidParameterValue', `Value ${wait} for parameter WaitTimeSeconds is invalid. Reason: must be from 0 to 20.`);
+      }
+      const receive = () => state.broker.receiveMessage(name, {
+        maxNumberOfMessages: optionalNumber(input.MaxNumberOfMessages),
+        visibilityTimeoutSeconds: optionalNumber(input.VisibilityTimeout),
+        attributeNames: [...(stringList(input.AttributeNames) ?? []), ...(stringList(input.MessageSystemAttributeNames) ?? [])],
+        messageAttributeNames: stringList(input.MessageAttributeNames) ?? [],
+      });
+      const messages = await longPoll(state, name, wait, closed, receive);
+      return messages.length === 0 ? {} : { Messages: messages.map(toWireMessage) };
+    },
+    DeleteMessage: (input) => {
+      state.broker.deleteMessage(queueNameOf(input.QueueUrl), str(input.ReceiptHandle, 'ReceiptHandle'));
+      return {};
+    },
+    DeleteMessageBatch: (input) => {
+      const entries = entryList(input.Entries).map((e) => ({ id: e.Id as string, receiptHandle: e.ReceiptHandle as string }));
+      const result = state.broker.deleteMessageBatch(queueNameOf(input.QueueUrl), entries);
+      return { Successful: result.successful.map((s) => ({ Id: s.id })), Failed: result.failed.map(failure) };
+    },
+    ChangeMessageVisibility: (input) => {
+      state.broker.changeMessageVisibility(queueNameOf(input.QueueUrl), str(input.ReceiptHandle, 'ReceiptHandle'), requiredNumber(input.VisibilityTimeout, 'VisibilityTimeout'));
+      return {};
+    },
+    ChangeMessageVisibilityBatch: (input) => {
+      const entries = entryList(input.Entries).map((e) => ({
+        id: e.Id as string,
+        receiptHandle: e.ReceiptHandle as string,
+        visibilityTimeoutSeconds: requiredNumber(e.VisibilityTimeout, 'VisibilityTimeout'),
+      }));
+      const result = state.broker.changeMessageVisibilityBatch(queueNameOf(input.QueueUrl), entries);
+      return { Successful: result.successful.map((s) => ({ Id: s.id })), Failed: result.failed.map(failure) };
+    },
+  };
+}
+
+/** One request: the operation its `X-Amz-Target` names, answered in SQS's JSON shapes (errors too). */
+async function handleRequest(state: ServerState, operations: Readonly<Record<string, Operation>>, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const requestId = randomUUID();
+  let clientGone = false;
+  res.on('close', () => {
+    clientGone = !res.writableFinished;
+  });
+  try {
+    const target = String(req.headers['x-amz-target'] ?? '');
+    const raw = await readBody(req);
+    if (req.method !== 'POST' || !target.startsWith('AmazonSQS.')) {
+      throw new QueueError('UnsupportedOperation', `The embedded queue speaks the SQS JSON protocol only (POST with X-Amz-Target: AmazonSQS.<Operation>); got ${req.method} ${req.url} target ${JSON.stringify(target)}. Use @aws-sdk/client-sqs v3.447 or newer.`);
+    }
+    const operation = operations[target.slice('AmazonSQS.'.length)];
+    if (!operation) throw new QueueError('UnsupportedOperation', `The embedded queue does not implement ${target}.`);
+    let input: Json;
+    try {
+      input = raw.length ? (JSON.parse(raw) as Json) : {};
+    } catch {
+      throw new QueueError('InvalidParameterValue', 'The request body is not valid JSON.');
+    }
+    const output = await operation(input, () => clientGone);
+    send(res, 200, requestId, output, state.stopping ? { connection: 'close' } : {});
+  } catch (err) {
+    const error = err instanceof QueueError ? err : new QueueError('InternalError', err instanceof Error ? err.message : String(err));
+    const [queryCode, status] = ERRORS[error.code] ?? [error.code, error.code === 'InternalError' ? 500 : 400];
+    send(res, status, requestId, { __type: `com.amazonaws.sqs#${error.code}`, message: error.message }, {
+      'x-amzn-query-error': `${queryCode};${status >= 500 ? 'Receiver' : 'Sender'}`,
+      ...(state.stopping ? { connection: 'close' } : {}),
+    });
+  }
 }
 
 function send(res: ServerResponse, status: number, requestId: string, body: Json, headers: Record<string, string> = {}): void {

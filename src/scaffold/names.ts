@@ -4,22 +4,21 @@
  * the project name (an npm package name that is also a DNS label), and what follows from
  * them — the plural used in REST paths, file and function names, CloudFormation names.
  *
- * Every check throws a `ScaffoldError` whose message says what was wrong, shows the value,
+ * The checks are the contract's validators (contract/names.ts), so a scaffolded name is one
+ * that every message, controller and CRD accepts. Every check throws a `ScaffoldError` whose message says what was wrong, shows the value,
  * and gives a valid example, so the CLI can print it as is.
  */
+
+import { isConventionalVersion, isDns1035Label, isDnsLabel, isDnsSubdomain, isKind } from '../contract/names.ts';
 
 export class ScaffoldError extends Error {
   override readonly name = 'ScaffoldError';
 }
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const VERSION = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
-const KIND = /^[A-Z][a-z0-9]*([A-Z][a-z0-9]*)*$/;
 
 /** The project's domain, e.g. `example.com`: a DNS subdomain with at least one dot. */
 export function checkDomain(domain: string): string {
-  if (domain.length > 253 || !DNS_SUBDOMAIN.test(domain) || !domain.includes('.')) {
+  if (!isDnsSubdomain(domain) || !domain.includes('.')) {
     throw new ScaffoldError(`--domain ${JSON.stringify(domain)} must be a lower-case DNS name with a dot, e.g. example.com`);
   }
   return domain;
@@ -27,7 +26,7 @@ export function checkDomain(domain: string): string {
 
 /** The project's name: used as the npm package name and the serverless service name. */
 export function checkProjectName(name: string): string {
-  if (name.length > 40 || !DNS_LABEL.test(name) || !/^[a-z]/.test(name)) {
+  if (name.length > 40 || !isDns1035Label(name)) {
     throw new ScaffoldError(
       `project name ${JSON.stringify(name)} must be lower-case letters, digits and dashes, start with a letter, at most 40 characters (e.g. my-operator); pass --name`,
     );
@@ -48,7 +47,7 @@ export function fullGroup(group: string, domain: string): string {
 
 /** The `--group` as given: one DNS-1123 label (`cache`) or a full DNS-1123 subdomain. */
 export function checkGroup(group: string): string {
-  if (!DNS_LABEL.test(group) && !DNS_SUBDOMAIN.test(group)) {
+  if (!isDnsLabel(group) && !isDnsSubdomain(group)) {
     throw new ScaffoldError(
       `--group ${JSON.stringify(group)} must be a DNS-1123 name: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (e.g. cache)`,
     );
@@ -57,14 +56,14 @@ export function checkGroup(group: string): string {
 }
 
 export function checkVersion(version: string): string {
-  if (!VERSION.test(version)) {
+  if (!isConventionalVersion(version)) {
     throw new ScaffoldError(`--version ${JSON.stringify(version)} must look like v1, v1beta1 or v1alpha1`);
   }
   return version;
 }
 
 export function checkKind(kind: string): string {
-  if (!KIND.test(kind) || kind.length > 63) {
+  if (!isKind(kind)) {
     throw new ScaffoldError(`--kind ${JSON.stringify(kind)} must be PascalCase: a capital letter, then letters and digits (e.g. Memcached, CacheCluster)`);
   }
   return kind;

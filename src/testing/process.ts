@@ -18,6 +18,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface ProcessSpec {
   /** Component name for messages, e.g. `kube-apiserver`. */
@@ -180,9 +181,8 @@ export function tailFile(path: string, lines = 30): string {
   }
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+/** `sleep(ms)`: Node's own promise timer (no hand-written sleep in src/testing or src/local). */
+export { sleep };
 
 /** Folders removed when the test process exits (temp dirs of components still running). */
 const exitCleanup = new Set<string>();

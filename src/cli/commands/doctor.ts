@@ -9,7 +9,9 @@
  *   `SelfSubjectAccessReview` per verb — run it with the function's kubeconfig, or as the
  *   function with `--as <user> --as-group <group>` (impersonation);
  * - the work queue and the DLQ answer, and the queue's redrive policy points at the DLQ;
- * - with `OPERLESS_EKS_CLUSTER` set: an EKS token can be minted and the API server accepts it.
+ * - with `OPERLESS_EKS_CLUSTER` set: an EKS token can be minted and the API server accepts it;
+ * - offline, from the project's serverless.yml: each reconcile function's
+ *   `OPERLESS_BUDGET_RESERVE_MS` is below its `timeout` (core/budget.ts `packagedReserveProblems`).
  *
  * Guarantees: changes nothing (reviews and GETs only); exit code 1 when any check failed.
  */
@@ -25,7 +27,10 @@ import { queueDepth, queueName, type QueueDepth } from '../queue-depth.ts';
 import { accessReviewSpec, boundGroups, loadPermissionChecks, permissionLabel, type PermissionCheck } from '../rbac.ts';
 import { TARGET_OPTIONS, resolveTarget, sqsClient, type Target } from '../target.ts';
 import type { CommandResult } from './command.ts';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { packagedReserveProblems } from '../../core/budget.ts';
+import { parseServerlessYaml } from '../../project/serverless-yml.ts';
 
 export const doctorSpec: CommandSpec = {
   name: 'doctor',
@@ -63,6 +68,7 @@ export async function doctor(argv: string[]): Promise<CommandResult> {
   const who = impersonationFrom(args);
   const root = projectDir(args);
   const checks: CheckResult[] = [
+    ...budgetChecks(root),
     ...(await clusterChecks(target, who, projectKinds(root), join(root, 'infra', 'rbac'))),
     ...(await queueChecks(target)),
     ...(await eksChecks(target, process.env)),
@@ -85,6 +91,27 @@ export function renderChecks(checks: readonly CheckResult[]): string {
   const failed = checks.filter((c) => c.state === 'fail').length;
   lines.push('', failed === 0 ? 'All checks passed.' : `${failed} check(s) failed.`);
   return `${lines.join('\n')}\n`;
+}
+
+function budgetChecks(root: string): CheckResult[] {
+  const path = join(root, 'serverless.yml');
+  if (!existsSync(path)) return [skip('time budget', 'no serverless.yml in the project folder (pass --project <dir>)')];
+  try {
+    return [reserveCheck(readFileSync(path, 'utf8'))];
+  } catch (err) {
+    return [fail('time budget', `serverless.yml: ${errorMessage(err)}`, 'fix serverless.yml')];
+  }
+}
+
+/** Each reconcile function's budget reserve against its timeout, from serverless.yml's text (pure). */
+export function reserveCheck(serverlessYaml: string): CheckResult {
+  const functions = parseServerlessYaml(serverlessYaml).runtimes.filter((f) => f.sqs);
+  const problems = packagedReserveProblems(functions);
+  if (problems.length > 0) {
+    return fail('time budget', problems.join('; '), 'lower OPERLESS_BUDGET_RESERVE_MS well below the function\'s timeout in serverless.yml, or remove it for the default');
+  }
+  if (functions.length === 0) return skip('time budget', 'serverless.yml has no reconcile function (none with an sqs event)');
+  return pass('time budget', functions.map((f) => `${f.name}: timeout ${f.timeout} s, reserve ${f.environment.OPERLESS_BUDGET_RESERVE_MS ?? 'default'}${f.environment.OPERLESS_BUDGET_RESERVE_MS ? ' ms' : ''}`).join('; '));
 }
 
 async function clusterChecks(target: Target, who: Impersonation | undefined, kinds: readonly ProjectKind[], rbacDir: string): Promise<CheckResult[]> {

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { groupReviews, redriveCheck, renderChecks } from '../../../src/cli/commands/doctor.ts';
+import { readFileSync } from 'node:fs';
+import { groupReviews, redriveCheck, renderChecks, reserveCheck } from '../../../src/cli/commands/doctor.ts';
 import type { PermissionCheck } from '../../../src/cli/rbac.ts';
 
 const check = (verb: string, resource: string, group = '', subresource?: string): PermissionCheck => ({
@@ -55,4 +56,41 @@ test('each check is one line with its mark; fixes follow failures, repeated ones
     '',
   ].join('\n'));
   assert.match(renderChecks([{ name: 'a', state: 'pass', detail: 'b' }]), /All checks passed\./);
+});
+
+test('time budget: a reconcile function whose reserve is at or above its timeout fails, naming both; provider values count, a function\'s own win', () => {
+  const yaml = (fnExtra: string) => `
+provider:
+  name: aws
+  timeout: 20
+  environment:
+    OPERLESS_BUDGET_RESERVE_MS: 20000
+functions:
+  memcached:
+    handler: functions/memcached.handler
+${fnExtra}
+    events:
+      - sqs: { arn: !GetAtt WorkQueue.Arn }
+  resync:
+    handler: functions/resync.handler
+    timeout: 5
+`;
+  const inherited = reserveCheck(yaml(''));
+  assert.equal(inherited.state, 'fail');
+  assert.match(inherited.detail, /function "memcached": OPERLESS_BUDGET_RESERVE_MS is 20000 ms, at or above its timeout of 20 s/);
+  assert.match(String(inherited.fix), /OPERLESS_BUDGET_RESERVE_MS/);
+  assert.doesNotMatch(inherited.detail, /resync/, 'the scheduled resync function has no reserve to check');
+  const longer = reserveCheck(yaml('    timeout: 60'));
+  assert.equal(longer.state, 'pass', longer.detail);
+  assert.match(longer.detail, /memcached: timeout 60 s, reserve 20000 ms/);
+  const own = reserveCheck(yaml('    environment:\n      OPERLESS_BUDGET_RESERVE_MS: "1000"'));
+  assert.equal(own.state, 'pass');
+  const framework = reserveCheck('functions:\n  f:\n    handler: f.handler\n    environment: { OPERLESS_BUDGET_RESERVE_MS: 6000 }\n    events: [{ sqs: { arn: x } }]\n');
+  assert.match(framework.detail, /timeout of 6 s/, 'no timeout anywhere: the framework default of 6 s');
+});
+
+test('time budget: the repository\'s own serverless.yml passes', () => {
+  const result = reserveCheck(readFileSync(new URL('../../../serverless.yml', import.meta.url), 'utf8'));
+  assert.equal(result.state, 'pass', result.detail);
+  assert.match(result.detail, /memcached: timeout 60 s, reserve default/);
 });

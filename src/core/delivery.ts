@@ -1,0 +1,68 @@
+/**
+ * Performing a follow-up: a delayed message back to the work queue, or the unchanged body to
+ * the DLQ with its reason, error and time as message attributes (contract/dlq.ts). The result
+ * is the key's outcome (outcome.ts): acknowledged only once the queue accepted the follow-up;
+ * a send that fails is `sendFailed` (logged with the key's logger), so SQS delivers the
+ * records again. Never throws.
+ *
+ * A missing queue URL is a failed send naming the variable to set, not a crash: the records
+ * come back and, after maxReceiveCount, reach the DLQ by the queue's redrive policy.
+ */
+import { encodeMessage, type ReconcileMessage } from '../contract/message.ts';
+import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_FAILED_AT, DLQ_ATTRIBUTE_REASON, truncateError, type DlqReason } from '../contract/dlq.ts';
+import { errorMessage, type Logger } from '../observability/log.ts';
+import type { MessageSender } from '../queue/sender.ts';
+import type { FollowUp } from './followup.ts';
+import type { Metrics } from './metrics.ts';
+import { deliveredOutcome, type KeyOutcome } from './outcome.ts';
+
+/** Where follow-ups go and how they are sent. */
+export interface DeliveryTarget {
+  readonly queueUrl: string | undefined;
+  readonly deadLetterQueueUrl: string | undefined;
+  readonly sender: () => Promise<MessageSender>;
+  readonly metrics: Metrics;
+  readonly now: () => number;
+}
+
+/** Sends `followUp` for a key (its raw `body` is what a dead letter carries). */
+export async function deliver(target: DeliveryTarget, log: Logger, controllerName: string, body: string, followUp: FollowUp): Promise<KeyOutcome> {
+  try {
+    if (followUp.type === 'send') {
+      await sendFollowUp(target, followUp.message, followUp.delaySeconds);
+    } else if (followUp.type === 'deadLetter') {
+      await sendDeadLetter(target, body, followUp.reason, followUp.error);
+      target.metrics.deadLetter(controllerName, followUp.reason);
+    }
+    return deliveredOutcome(followUp);
+  } catch (err) {
+    log.error('could not send the follow-up message; the records will be delivered again', {
+      followUp: followUp.type, error: errorMessage(err),
+    });
+    return { type: 'sendFailed', followUp: followUp.type, error: errorMessage(err) };
+  }
+}
+
+async function sendFollowUp(target: DeliveryTarget, message: ReconcileMessage, delaySeconds: number): Promise<void> {
+  if (!target.queueUrl) {
+    throw new Error('OPERLESS_QUEUE_URL is not set: the function cannot requeue or retry; set it to the work queue URL (serverless.yml does)');
+  }
+  const sender = await target.sender();
+  await sender.send(target.queueUrl, { body: encodeMessage(message), delaySeconds });
+}
+
+/** Moves `body`, unchanged, to the DLQ with why. Throws when the DLQ did not accept it. */
+export async function sendDeadLetter(target: DeliveryTarget, body: string, reason: DlqReason, error: string): Promise<void> {
+  if (!target.deadLetterQueueUrl) {
+    throw new Error('OPERLESS_DLQ_URL is not set: the function cannot move a failed message to the dead-letter queue; set it to the DLQ URL (serverless.yml does)');
+  }
+  const sender = await target.sender();
+  await sender.send(target.deadLetterQueueUrl, {
+    body,
+    attributes: {
+      [DLQ_ATTRIBUTE_REASON]: reason,
+      [DLQ_ATTRIBUTE_ERROR]: truncateError(error),
+      [DLQ_ATTRIBUTE_FAILED_AT]: new Date(target.now()).toISOString(),
+    },
+  });
+}

@@ -1,0 +1,211 @@
+/**
+ * Handling one object key of a batch, in named steps that end in one follow-up and one send:
+ *
+ * 1. which controller serves the key — none: DLQ `UnknownKind`;
+ * 2. may it run now — not due: re-delay it; too little time left to start: hand it back
+ *    unchanged (budget.ts `canStart`);
+ * 3. a Kubernetes client for its cluster — none served: DLQ `UnknownCluster`; another failure:
+ *    retried like a failed reconcile;
+ * 4. the reconcile within the time budget (`reconcileWithinBudget`): its signal is aborted at
+ *    half the reserve, and one that ignores it is abandoned at a quarter and counts as failed;
+ * 5. the follow-up from the outcome (followup.ts), logged and counted, with a `Warning` Event
+ *    on the object when it goes to the DLQ;
+ * 6. the follow-up sent (delivery.ts): the key's outcome (outcome.ts).
+ *
+ * Guarantees: the key's records are acknowledged only once its follow-up was accepted by the
+ * queue; one Event recorder per key; `handleKey` rejects only on a bug (the handler turns
+ * that into a `crashed` outcome).
+ */
+import { randomUUID } from 'node:crypto';
+import { displayKey, type ReconcileMessage } from '../contract/message.ts';
+import { truncateError } from '../contract/dlq.ts';
+import { isEventReason } from '../contract/names.ts';
+import { errorMessage, type Logger } from '../observability/log.ts';
+import type { BoundKubeClient } from '../kube/client.ts';
+import { createEventRecorder } from '../kube/events.ts';
+import { UnknownClusterError, type ClientFactory } from '../kube/factory.ts';
+import type { EventRecorder, KubeObject } from '../kube/types.ts';
+import { forLiveObject, type KeyGroup } from './batch.ts';
+import { abandonAfterMs, canStart, reconcileAllowanceMs } from './budget.ts';
+import type { Controller } from './controller.ts';
+import { deliver, type DeliveryTarget } from './delivery.ts';
+import { decideFollowUp, deferred, redelay, type FollowUp, type ReconcileOutcome } from './followup.ts';
+import type { KeyOutcome } from './outcome.ts';
+import { reconcileKey, type KeyResult } from './reconciler.ts';
+
+/** What handling a key needs from its invocation. */
+export interface KeyRun extends DeliveryTarget {
+  readonly controllers: readonly Controller<KubeObject>[];
+  readonly clients: ClientFactory;
+  readonly random: () => number;
+  /** The invocation's logger (with its request id). */
+  readonly log: Logger;
+  /** Milliseconds left in the invocation. */
+  readonly remaining: () => number;
+  readonly reserveMs: number;
+}
+
+/** The follow-up of a key and the controller it is counted for. */
+interface Decision {
+  readonly controllerName: string;
+  readonly followUp: FollowUp;
+}
+
+/** Handles one key: decides its follow-up, then sends it. */
+export async function handleKey(run: KeyRun, group: KeyGroup): Promise<KeyOutcome> {
+  const reconcileId = randomUUID();
+  const log = keyLogger(run.log, group, reconcileId);
+  const { controllerName, followUp } = await decideForKey(run, group, log, reconcileId);
+  return deliver(run, log, controllerName, group.body, followUp);
+}
+
+function keyLogger(parent: Logger, group: KeyGroup, reconcileId: string): Logger {
+  const message = group.message;
+  return parent.child({
+    key: displayKey(message), cluster: message.cluster, reconcileId, attempt: message.attempt, reason: message.reason,
+    ...(group.records.length > 1 ? { coalesced: group.records.length } : {}),
+  });
+}
+
+async function decideForKey(run: KeyRun, group: KeyGroup, log: Logger, reconcileId: string): Promise<Decision> {
+  const message = group.message;
+  const controller = run.controllers.find((c) => c.handles(message));
+  if (!controller) return { controllerName: 'unknown', followUp: unknownKind(run.controllers, message, log) };
+  const decide = (followUp: FollowUp): Decision => ({ controllerName: controller.name, followUp });
+  const held = heldBack(run, group, controller, log);
+  if (held) return decide(held);
+  const client = await clientFor(run, controller, message, log);
+  if ('followUp' in client) return decide(client.followUp);
+  const events = createEventRecorder({ client: client.client.with({ fieldManager: controller.fieldManager }), controller: `operless/${controller.name}`, log });
+  const ran = await reconcileWithinBudget(run, controller, group, { client: client.client, events, log, reconcileId });
+  const followUp = decideFollowUp({ message: ran.ranFor, outcome: ran.result.outcome, policy: controller.retry, now: run.now(), random: run.random });
+  run.metrics.reconcile({ controller: controller.name, label: followUp.label, durationSeconds: ran.durationMs / 1000, lagSeconds: ran.lagMs / 1000 });
+  await reportReconcile(log, events, ran, followUp);
+  return decide(followUp);
+}
+
+function unknownKind(controllers: readonly Controller<KubeObject>[], message: ReconcileMessage, log: Logger): FollowUp {
+  const served = controllers.map((c) => `${c.kind.apiVersion} ${c.kind.kind}`).join(', ');
+  const error = `no controller in this function serves ${message.apiVersion} ${message.kind} (served: ${served})`;
+  log.error('message for an unknown kind; moving it to the DLQ', { error });
+  return { type: 'deadLetter', label: 'terminal_error', reason: 'UnknownKind', error };
+}
+
+/** The follow-up of a key that must not run now (not due, or no time left to start), else undefined. */
+function heldBack(run: KeyRun, group: KeyGroup, controller: Controller<KubeObject>, log: Logger): FollowUp | undefined {
+  const message = group.message;
+  if (group.notDue && message.notBefore !== undefined) {
+    log.debug('not due yet; re-delaying', { notBefore: message.notBefore });
+    run.metrics.deferred(controller.name, 'not_due');
+    return redelay({ ...message, notBefore: message.notBefore }, run.now());
+  }
+  if (!canStart(run.remaining(), run.reserveMs)) {
+    log.info('no time left in this invocation to start; handing the key back to the queue', { remainingMs: run.remaining(), reserveMs: run.reserveMs });
+    run.metrics.deferred(controller.name, 'deferred');
+    return deferred(message);
+  }
+  return undefined;
+}
+
+async function clientFor(run: KeyRun, controller: Controller<KubeObject>, message: ReconcileMessage, log: Logger): Promise<{ client: BoundKubeClient } | { followUp: FollowUp }> {
+  const now = run.now();
+  try {
+    return { client: await run.clients(message.cluster) };
+  } catch (err) {
+    if (err instanceof UnknownClusterError) {
+      log.error('message for a cluster this function has no access to; moving it to the DLQ', { error: err.message });
+      return { followUp: { type: 'deadLetter', label: 'terminal_error', reason: 'UnknownCluster', error: err.message } };
+    }
+    log.error('could not create the Kubernetes client', { error: errorMessage(err) });
+    return { followUp: decideFollowUp({ message, outcome: { type: 'error', error: err }, policy: controller.retry, now, random: run.random }) };
+  }
+}
+
+interface ReconcileEnvOfKey {
+  readonly client: BoundKubeClient;
+  readonly events: EventRecorder;
+  readonly log: Logger;
+  readonly reconcileId: string;
+}
+
+/** A reconcile as it ended within the budget, with the message it ran for. */
+interface BudgetedRun {
+  readonly result: KeyResult;
+  /** In a group of several uids, the live object's own message (batch.ts, forLiveObject); else the group's. */
+  readonly ranFor: ReconcileMessage;
+  readonly durationMs: number;
+  readonly lagMs: number;
+}
+
+/**
+ * Runs the key's reconcile with its signal aborted at the end of its allowance. One that
+ * ignores its aborted signal is not waited for past a quarter of the reserve: it counts as
+ * failed, so its follow-up (retry or dead letter) still goes out and the invocation answers in
+ * time. It may still run on in the background (the runtime cannot stop it); at-least-once
+ * delivery already allows two runs of one key.
+ */
+async function reconcileWithinBudget(run: KeyRun, controller: Controller<KubeObject>, group: KeyGroup, env: ReconcileEnvOfKey): Promise<BudgetedRun> {
+  const message = group.message;
+  const abort = new AbortController();
+  const allowance = reconcileAllowanceMs(run.remaining(), run.reserveMs);
+  const timers: ReturnType<typeof setTimeout>[] = [];
+  if (Number.isFinite(allowance)) {
+    timers.push(setTimeout(() => abort.abort(new Error(`reconcile stopped: the function's time budget ran out after ${Math.round(allowance)} ms`)), allowance));
+  }
+  const started = run.now();
+  let ranFor: ReconcileMessage | undefined;
+  try {
+    const reconciling = reconcileKey(controller, message, { ...env, signal: abort.signal }, (liveUid) => (ranFor = forLiveObject(group, liveUid)));
+    const abandonIn = abandonAfterMs(run.remaining(), run.reserveMs);
+    const abandoned = Number.isFinite(abandonIn)
+      ? new Promise<KeyResult>((resolve) => {
+        timers.push(setTimeout(() => resolve(abandonedResult(run, message, env.log, abandonIn - allowance)), abandonIn));
+      })
+      : undefined;
+    const result = await (abandoned ? Promise.race([reconciling, abandoned]) : reconciling);
+    return { result, ranFor: ranFor ?? message, durationMs: run.now() - started, lagMs: Math.max(0, started - message.observedAt) };
+  } finally {
+    for (const timer of timers) clearTimeout(timer);
+  }
+}
+
+/** What an abandoned reconcile counts as: a failure naming the grace it was given. */
+function abandonedResult(run: KeyRun, message: ReconcileMessage, log: Logger, graceMsExact: number): KeyResult {
+  const graceMs = Math.round(graceMsExact);
+  log.error('reconcile ignored ctx.signal and is still running after the time budget ran out; abandoning it and counting it as failed', {
+    graceMs, remainingMs: run.remaining(),
+  });
+  return {
+    outcome: { type: 'error', error: new Error(`reconcile did not stop within ${graceMs} ms after its signal was aborted (the function's time budget ran out); pass ctx.signal to every long wait`) },
+    object: { apiVersion: message.apiVersion, kind: message.kind, metadata: { name: message.name, ...(message.namespace ? { namespace: message.namespace } : {}), ...(message.uid ? { uid: message.uid } : {}) } },
+    step: 'reconcile',
+  };
+}
+
+/** Logs the reconcile's result; a dead letter also records a `Warning` Event on the object. */
+async function reportReconcile(log: Logger, events: EventRecorder, ran: BudgetedRun, followUp: FollowUp): Promise<void> {
+  const outcome = ran.result.outcome;
+  const fields = {
+    result: followUp.label, durationMs: ran.durationMs, lagMs: ran.lagMs, step: ran.result.step,
+    ...(outcome.type === 'gone' ? { gone: outcome.why } : {}),
+    ...(followUp.type === 'send' ? { requeueSeconds: followUp.delaySeconds, nextAttempt: followUp.message.attempt } : {}),
+    ...(outcome.type === 'error' ? { error: errorMessage(outcome.error) } : {}),
+  };
+  if (followUp.type === 'deadLetter') {
+    log.error(followUp.reason === 'TerminalError' ? 'reconcile failed terminally; not retrying' : 'reconcile retries exhausted; giving up', fields);
+    if (ran.result.object) {
+      const reason = followUp.reason === 'TerminalError' ? terminalReason(outcome) : 'ReconcileFailed';
+      await events.record(ran.result.object, { type: 'Warning', reason, action: 'Reconcile', note: truncateError(followUp.error) });
+    }
+  } else if (followUp.label === 'error' || followUp.label === 'conflict' || followUp.label === 'throttled') {
+    log.warn('reconcile failed; retrying', fields);
+  } else {
+    log.info('reconciled', fields);
+  }
+}
+
+/** The Event reason of a terminal failure: the error's own `reason` when it is a valid one. */
+function terminalReason(outcome: ReconcileOutcome): string {
+  const reason = outcome.type === 'error' ? (outcome.error as { reason?: unknown } | undefined)?.reason : undefined;
+  return isEventReason(reason) ? reason : 'TerminalError';
+}
