@@ -15,7 +15,7 @@
  * never waits on an endpoint that does not answer.
  */
 import { presignUrl, signRequest, type AwsCredentials } from './sigv4.ts';
-import type { EndpointAuth } from './transport.ts';
+import type { EndpointAuth } from './endpoint.ts';
 
 export const TOKEN_PREFIX = 'k8s-aws-v1.';
 export const TOKEN_REFRESH_MS = 10 * 60_000;
