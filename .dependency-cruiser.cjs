@@ -14,11 +14,8 @@
  *   contract   observability                                the message contract; structured logs
  *
  * Type-only imports count (tsPreCompilationDeps): a type is a dependency too. test/ is not
- * checked: tests may import anything. One known violation is recorded in
- * .dependency-cruiser-known-violations.json and ignored (--ignore-known): the file cycle
- * kube/kubeconfig.ts <-> kube/transport.ts, which needs EndpointAuth/EndpointCredentials moved
- * out of transport.ts (see docs/architecture.md, "Layers"); then empty that file. Any new
- * violation fails.
+ * checked: tests may import anything. Nothing is ignored: there is no known-violations file,
+ * and any violation fails.
  */
 
 /** Folders that production code may build on: the runtime, the forwarder and what they stand on. */

@@ -10,7 +10,7 @@
  */
 import type { ObjectRef } from '../contract/message.ts';
 import type { WatchRole } from './config.ts';
-import { groupOf } from './router.ts';
+import { apiGroup } from '../kube/paths.ts';
 
 /** What routing needs of a watch. */
 export interface RoutedWatch {
@@ -28,7 +28,7 @@ export interface QueueRoutes {
 }
 
 /** Kinds are matched by group and kind, any version (as owner references are). */
-const kindKey = (ref: { apiVersion: string; kind: string }) => `${groupOf(ref.apiVersion)} ${ref.kind}`;
+const kindKey = (ref: { apiVersion: string; kind: string }) => `${apiGroup(ref.apiVersion)} ${ref.kind}`;
 
 export function queueRoutes(defaultQueueUrl: string, watches: readonly RoutedWatch[]): QueueRoutes {
   const byKind = new Map<string, string>();

@@ -7,10 +7,11 @@
  * Guarantees: either every watch resolves, or startup fails with a message naming the
  * watch and what to check (CRD installed? apiVersion right?). No discovery at runtime.
  */
+import type { KubeApi } from '../kube/api.ts';
+import { apiGroup, groupVersionPrefix } from '../kube/paths.ts';
 import { errorMessage } from '../observability/log.ts';
 import type { WatchConfig } from './config.ts';
-import type { KubeApi } from './kube-api.ts';
-import { groupOf, type ResolvedWatch } from './router.ts';
+import type { ResolvedWatch } from './router.ts';
 
 interface ApiResourceList {
   resources?: { name: string; kind: string; namespaced: boolean }[];
@@ -18,7 +19,7 @@ interface ApiResourceList {
 
 /** Completes one watch from a discovery document. Pure; returns an error string if it cannot. */
 export function resolveFromDiscovery(watch: WatchConfig, list: ApiResourceList | undefined): ResolvedWatch | string {
-  const base = { role: watch.role, apiVersion: watch.apiVersion, kind: watch.kind, group: groupOf(watch.apiVersion), namespaces: watch.namespaces, triggers: watch.triggers, ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}), ...(watch.queueUrl ? { queueUrl: watch.queueUrl } : {}) };
+  const base = { role: watch.role, apiVersion: watch.apiVersion, kind: watch.kind, group: apiGroup(watch.apiVersion), namespaces: watch.namespaces, triggers: watch.triggers, ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}), ...(watch.queueUrl ? { queueUrl: watch.queueUrl } : {}) };
   if (watch.plural !== undefined && watch.namespaced !== undefined) {
     return { ...base, plural: watch.plural, namespaced: watch.namespaced };
   }
@@ -39,7 +40,7 @@ export async function resolveWatches(api: KubeApi, watches: readonly WatchConfig
     let list: ApiResourceList | undefined;
     if (watch.plural === undefined || watch.namespaced === undefined) {
       if (!documents.has(watch.apiVersion)) {
-        const path = watch.apiVersion.includes('/') ? `/apis/${watch.apiVersion}` : `/api/${watch.apiVersion}`;
+        const path = groupVersionPrefix(watch.apiVersion);
         try {
           documents.set(watch.apiVersion, await api.requestJson<ApiResourceList>('GET', path, { timeoutMs: 30_000 }));
         } catch (err) {

@@ -27,6 +27,7 @@
  */
 import { isOperlessFieldManager } from '../contract/field-manager.ts';
 import { messageProblem, newMessage, objectKey, type ObjectRef, type Reason } from '../contract/message.ts';
+import { apiGroup } from '../kube/paths.ts';
 import { shouldForwardUpdate } from './predicates.ts';
 import type { Trigger, WatchRole } from './config.ts';
 import type { ControllerRef, ObjectSnapshot } from './snapshot.ts';
@@ -92,11 +93,6 @@ export function requestProblem(request: Forward): { reason: DropReason; error: s
   return { reason: (problem.field !== undefined ? DROP_BY_FIELD[problem.field] : undefined) ?? 'invalid_other', error: problem.error };
 }
 
-export function groupOf(apiVersion: string): string {
-  const slash = apiVersion.indexOf('/');
-  return slash < 0 ? '' : apiVersion.slice(0, slash);
-}
-
 function primaryRequest(clusterId: string, watch: ResolvedWatch, s: ObjectSnapshot, reason: Reason): Forward {
   return {
     ref: { cluster: clusterId, apiVersion: watch.apiVersion, kind: watch.kind, ...(s.namespace ? { namespace: s.namespace } : {}), name: s.name },
@@ -112,7 +108,7 @@ function primaryRequest(clusterId: string, watch: ResolvedWatch, s: ObjectSnapsh
  * Not yet validated (see `requestProblem`).
  */
 export function ownerRequest(clusterId: string, child: ObjectSnapshot, owner: ControllerRef, watches: readonly ResolvedWatch[]): Forward | undefined {
-  const group = groupOf(owner.apiVersion);
+  const group = apiGroup(owner.apiVersion);
   const primary = watches.find((p) => p.role === 'primary' && p.kind === owner.kind && p.group === group);
   if (!primary) return undefined;
   if (primary.namespaced && !child.namespace) return undefined; // a cluster-scoped child cannot have a namespaced owner

@@ -7,7 +7,10 @@
  *
  * Pure: returns a new array and never mutates its input, so it is safe on a live object.
  */
+import { kubeTime } from './time.ts';
 import type { Condition } from './types.ts';
+
+export { kubeTime } from './time.ts';
 
 export interface ConditionInput {
   readonly type: string;
@@ -15,11 +18,6 @@ export interface ConditionInput {
   readonly reason: string;
   readonly message: string;
   readonly observedGeneration?: number | undefined;
-}
-
-/** Kubernetes time format (RFC 3339, seconds precision, UTC). */
-export function kubeTime(date: Date): string {
-  return `${date.toISOString().slice(0, 19)}Z`;
 }
 
 export function setCondition(

@@ -9,13 +9,66 @@
  * - AWS credentials: the standard environment variables (what Lambda sets), else the AWS
  *   SDK's default provider chain (loaded only if needed; the Lambda runtime provides it).
  *
- * `DescribeCluster` goes to `https://eks.<region>.amazonaws.com`, or to the SDK's standard
- * endpoint override `AWS_ENDPOINT_URL_EKS` (a VPC endpoint, a test server); it is signed for
- * the host it goes to and has a deadline (`DESCRIBE_CLUSTER_TIMEOUT_MS`), so a cold start
- * never waits on an endpoint that does not answer.
+ * Both signatures (the presigned URL and DescribeCluster's `Authorization` header) are the AWS
+ * SDK's own SigV4 signer, `@smithy/signature-v4`, over node:crypto's SHA-256; this module only
+ * says what to sign. `DescribeCluster` goes to `https://eks.<region>.amazonaws.com`, or to the
+ * SDK's standard endpoint override `AWS_ENDPOINT_URL_EKS` (a VPC endpoint, a test server); it
+ * is signed for the host it goes to and has a deadline (`DESCRIBE_CLUSTER_TIMEOUT_MS`), so a
+ * cold start never waits on an endpoint that does not answer.
  */
-import { presignUrl, signRequest, type AwsCredentials } from './sigv4.ts';
-import type { EndpointAuth } from './transport.ts';
+import { Sha256 } from '@smithy/core/checksum';
+import { buildQueryString } from '@smithy/core/protocols';
+import { SignatureV4 } from '@smithy/signature-v4';
+import type { EndpointAuth } from './endpoint.ts';
+
+/** AWS credentials, as the environment or the SDK's provider chain give them. */
+export interface AwsCredentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  readonly sessionToken?: string | undefined;
+}
+
+/** What one SigV4 signature covers: a request without a body, to `host`. */
+interface Signable {
+  readonly method: 'GET';
+  readonly host: string;
+  readonly path: string;
+  readonly query?: Readonly<Record<string, string>>;
+  /** Headers to sign besides `host` (lower-case names). */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The SDK's SigV4 signer for `service` in `region`, as the SDK configures it for a service
+ * other than S3: SHA-256 from node:crypto, the path escaped once more, no payload-hash header.
+ */
+export function awsSigner(region: string, service: string, credentials: AwsCredentials): SignatureV4 {
+  return new SignatureV4({ credentials, region, service, sha256: Sha256, uriEscapePath: true, applyChecksum: false });
+}
+
+/** The request of `input` as the signer takes it (`host` is always signed). */
+function signable(input: Signable) {
+  return {
+    method: input.method,
+    protocol: 'https:',
+    hostname: input.host,
+    path: input.path,
+    query: { ...input.query },
+    headers: { ...input.headers, host: input.host },
+  };
+}
+
+/** A presigned `https://` URL of `input` (query-string authentication), valid for `expiresSeconds` from `date`. */
+export async function presignedUrl(signer: SignatureV4, input: Signable, expiresSeconds: number, date: Date): Promise<string> {
+  const signed = await signer.presign(signable(input), { expiresIn: expiresSeconds, signingDate: date });
+  return `https://${input.host}${input.path}?${buildQueryString(signed.query ?? {})}`;
+}
+
+/** The headers (with `authorization`, `x-amz-date` and `host`) that sign `input` at `date`. */
+export async function signedHeaders(signer: SignatureV4, input: Signable, date: Date): Promise<Record<string, string>> {
+  const signed = await signer.sign(signable(input), { signingDate: date });
+  return { ...signed.headers };
+}
 
 export const TOKEN_PREFIX = 'k8s-aws-v1.';
 export const TOKEN_REFRESH_MS = 10 * 60_000;
@@ -23,19 +76,14 @@ export const TOKEN_REFRESH_MS = 10 * 60_000;
 export const DESCRIBE_CLUSTER_TIMEOUT_MS = 10_000;
 
 /** The EKS bearer token for `cluster`, signed at `date` (pure given its inputs). */
-export function eksToken(cluster: string, region: string, credentials: AwsCredentials, date: Date): string {
-  const host = `sts.${region}.amazonaws.com`;
-  const url = presignUrl({
+export async function eksToken(cluster: string, region: string, credentials: AwsCredentials, date: Date): Promise<string> {
+  const url = await presignedUrl(awsSigner(region, 'sts', credentials), {
     method: 'GET',
-    host,
+    host: `sts.${region}.amazonaws.com`,
     path: '/',
     query: { Action: 'GetCallerIdentity', Version: '2011-06-15' },
     headers: { 'x-k8s-aws-id': cluster },
-    region,
-    service: 'sts',
-    credentials,
-    date,
-  }, 60);
+  }, 60, date);
   return TOKEN_PREFIX + Buffer.from(url, 'utf8').toString('base64url');
 }
 
@@ -77,7 +125,7 @@ export interface DescribeClusterOptions {
 export async function describeCluster(cluster: string, region: string, credentials: AwsCredentials, options: DescribeClusterOptions = {}): Promise<ClusterInfo> {
   const base = new URL(options.endpoint || `https://eks.${region}.amazonaws.com`);
   const path = `${base.pathname.replace(/\/+$/, '')}/clusters/${encodeURIComponent(cluster)}`;
-  const headers = signRequest({ method: 'GET', host: base.host, path, region, service: 'eks', credentials, date: new Date() });
+  const headers = await signedHeaders(awsSigner(region, 'eks', credentials), { method: 'GET', host: base.host, path }, new Date());
   const { host: _host, ...sendHeaders } = headers;
   const timeoutMs = options.timeoutMs ?? DESCRIBE_CLUSTER_TIMEOUT_MS;
   let res: Response;

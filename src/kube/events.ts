@@ -16,6 +16,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { errorMessage, silentLogger, type Logger } from '../observability/log.ts';
 import type { EventRecorder, EventType, KindRef, KubeClient, KubeObject } from './types.ts';
 import { isKubeApiError } from './errors.ts';
+import { microTime } from './time.ts';
 
 export const EVENT_KIND: KindRef = { apiVersion: 'events.k8s.io/v1', kind: 'Event', plural: 'events', namespaced: true };
 
@@ -38,10 +39,8 @@ interface Pending {
   unwritten: number;
 }
 
-/** Kubernetes MicroTime: RFC 3339 with microseconds. */
-export function microTime(date: Date): string {
-  return `${date.toISOString().slice(0, 23)}000Z`;
-}
+/** Kubernetes MicroTime (time.ts), re-exported where Events were the first to need it. */
+export { microTime };
 
 /** Deterministic Event name for one kind of occurrence on one object. */
 export function eventName(regarding: KubeObject, event: { type: EventType; reason: string; action: string; note: string }): string {

@@ -1,8 +1,8 @@
 /**
  * `operless/kube`: Kubernetes access and the helpers a reconcile uses — a small REST client
  * over `node:https` with `KubeConfig` (or EKS) auth, the per-cluster client factory (kubeconfig, SSM, EKS,
- * in-cluster), conditions, finalizers, owned children, status, Events — and the object model
- * they are written in (types.ts).
+ * in-cluster), conditions, finalizers, owned children, status, Events; raw-path requests and
+ * watches, Leases — and the object model they are written in (types.ts).
  */
 export type { KubeObject, ObjectMeta, OwnerReference, Condition, KindRef, EventType, EventRecorder, KubeClient } from './types.ts';
 export { createKubeClient, APPLY_PATCH, MERGE_PATCH, type BoundKubeClient, type ClientOptions } from './client.ts';
@@ -10,7 +10,9 @@ export { createTransport, type KubeTransport, type KubeRequest, type KubeRespons
   type WatchEvent, type WatchEventType, type WatchRequest, type WatchHandle } from './transport.ts';
 export { kubeConfigAuth, loadKubeConfig } from './kubeconfig.ts';
 export { KubeApiError, isKubeApiError, isNotFound, isConflict, parseKubeError, parseRetryAfter } from './errors.ts';
-export { resourcePath, groupVersionPrefix, apiGroup } from './paths.ts';
+export { resourcePath, collectionPath, groupVersionPrefix, apiGroup, type CollectionCoordinates } from './paths.ts';
+export { createKubeApi, kubeApiOf, type KubeApi, type RequestOptions } from './api.ts';
+export { leaseClient, leasePath, LEASE_KIND, type Lease, type LeaseSpec, type LeaseClient, type LeaseRequestOptions } from './lease.ts';
 export {
   createClientFactory, sourceFromEnv, loadSsmParameter, KubeAccessError, UnknownClusterError,
   type ClientFactory, type ClientSource, type FactoryOptions,

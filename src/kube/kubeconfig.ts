@@ -13,7 +13,7 @@
  */
 import type https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node/dist/config.js';
-import type { EndpointAuth, EndpointCredentials } from './transport.ts';
+import type { EndpointAuth, EndpointCredentials } from './endpoint.ts';
 
 /** The `KubeConfig` class, imported on first use (it is large: ~1 MB with its dependencies). */
 export async function loadKubeConfig(): Promise<KubeConfig> {

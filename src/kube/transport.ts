@@ -30,8 +30,12 @@ import http from 'node:http';
 import https from 'node:https';
 import { errorMessage } from '../observability/log.ts';
 import type { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import type { EndpointAuth, EndpointCredentials } from './endpoint.ts';
 import { KubeApiError, parseKubeError } from './errors.ts';
 import { kubeConfigAuth } from './kubeconfig.ts';
+
+/** Where the server is and how to authenticate (endpoint.ts), re-exported for the transport's callers. */
+export type { EndpointAuth, EndpointCredentials } from './endpoint.ts';
 
 /** Deadline of a request when `KubeRequest.timeoutMs` is not given. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
@@ -78,26 +82,6 @@ export interface WatchRequest {
 export interface WatchHandle {
   /** Resolves on a clean close by the server or an abort; rejects when the stream breaks. */
   readonly ended: Promise<void>;
-}
-
-/** TLS material and headers for one API server. */
-export interface EndpointCredentials {
-  readonly ca?: Buffer | string | undefined;
-  readonly cert?: Buffer | string | undefined;
-  readonly key?: Buffer | string | undefined;
-  /** false only for `insecure-skip-tls-verify`. */
-  readonly rejectUnauthorized?: boolean | undefined;
-  readonly servername?: string | undefined;
-  /** Authorization and other headers. */
-  readonly headers: Readonly<Record<string, string>>;
-}
-
-export interface EndpointAuth {
-  /** `https://host:port` (or `http://` for a plain-text test server). */
-  readonly server: string;
-  credentials(): Promise<EndpointCredentials>;
-  /** Supplies a bearer token per request, overriding `credentials().headers.Authorization`. */
-  readonly bearerToken?: () => Promise<string>;
 }
 
 export interface KubeTransport {

@@ -1,9 +1,11 @@
 /**
- * `MessageSender`: how the runtime puts a message on a queue. One method, so the handler
- * can be driven by the real SQS client (sqs.ts) in production and tests alike.
+ * `MessageSender` over SQS for the reconcile runtime: how a function puts a follow-up or a
+ * dead-letter message on a queue — the queue port (port.ts) as the runtime sees it, one
+ * message to any queue, sent as a batch of one through the SQS adapter (sqs-port.ts).
  *
  * Contract: `send` resolves only once the queue accepted the message, and rejects otherwise
- * — the handler acknowledges a record only after its follow-up was accepted.
+ * (a `QueueSendError` naming the queue) — the handler acknowledges a record only after its
+ * follow-up was accepted.
  *
  * `lazySqsSender()` is the handler's default: it imports `@aws-sdk/client-sqs` on the first
  * send (the Lambda runtime provides the SDK; a cold start that sends nothing never loads
@@ -16,30 +18,11 @@
  * `TimeoutError`). Without them the SDK waits up to 15 minutes on a connection that accepts
  * and never answers.
  */
-import type { SendMessageCommandInput, SQSClient } from '@aws-sdk/client-sqs';
-import { errorMessage } from '../observability/log.ts';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { messageSender, type MessageSender, type QueuePort } from './port.ts';
+import { sqsQueuePort } from './sqs-port.ts';
 
-export interface OutgoingMessage {
-  readonly body: string;
-  /** 0–900. */
-  readonly delaySeconds?: number;
-  /** String message attributes (DLQ metadata). */
-  readonly attributes?: Readonly<Record<string, string>>;
-}
-
-export interface MessageSender {
-  send(queueUrl: string, message: OutgoingMessage): Promise<void>;
-}
-
-export class QueueSendError extends Error {
-  override readonly name = 'QueueSendError';
-  readonly queueUrl: string;
-  constructor(queueUrl: string, cause: unknown) {
-    super(`could not send to queue ${queueUrl}: ${errorMessage(cause)}`, { cause });
-    this.queueUrl = queueUrl;
-  }
-}
-
+export { QueueSendError, type MessageSender, type OutgoingMessage } from './port.ts';
 export interface SqsTimeouts {
   /** The TCP (and TLS) connection must be up within this many ms. */
   readonly connectTimeoutMs: number;
@@ -73,38 +56,19 @@ export function sqsRequestHandler(timeouts: SqsTimeouts = DEFAULT_SQS_TIMEOUTS):
   };
 }
 
-/** The `SendMessage` input for a message. Pure. */
-export function sendMessageInput(queueUrl: string, message: OutgoingMessage): SendMessageCommandInput {
-  const attributes = message.attributes
-    ? Object.fromEntries(Object.entries(message.attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }]))
-    : undefined;
-  return {
-    QueueUrl: queueUrl,
-    MessageBody: message.body,
-    ...(message.delaySeconds ? { DelaySeconds: message.delaySeconds } : {}),
-    ...(attributes ? { MessageAttributes: attributes } : {}),
-  };
-}
-
 /**
  * A sender over `client`, or over a default client (with `timeouts`) created on first use;
  * the SDK is imported lazily.
  */
 export function lazySqsSender(client?: SQSClient, timeouts: SqsTimeouts = DEFAULT_SQS_TIMEOUTS): MessageSender {
-  let ready: Promise<{ sqs: SQSClient; Command: typeof import('@aws-sdk/client-sqs').SendMessageCommand }> | undefined;
+  let ready: Promise<(queueUrl: string) => QueuePort> | undefined;
   const load = () => {
-    ready ??= import('@aws-sdk/client-sqs').then((sdk) => ({ sqs: client ?? new sdk.SQSClient({ requestHandler: sqsRequestHandler(timeouts) }), Command: sdk.SendMessageCommand }));
+    ready ??= import('@aws-sdk/client-sqs').then((sdk) => {
+      const sqs = client ?? new sdk.SQSClient({ requestHandler: sqsRequestHandler(timeouts) });
+      return (queueUrl: string) => sqsQueuePort(sdk, sqs, queueUrl);
+    });
     ready.catch(() => { ready = undefined; });
     return ready;
   };
-  return {
-    async send(queueUrl, message) {
-      try {
-        const { sqs, Command } = await load();
-        await sqs.send(new Command(sendMessageInput(queueUrl, message)));
-      } catch (err) {
-        throw new QueueSendError(queueUrl, err);
-      }
-    },
-  };
+  return messageSender(async (queueUrl) => (await load())(queueUrl));
 }

@@ -1,36 +1,22 @@
 /**
  * EKS `DescribeCluster` against a local HTTP server speaking the EKS API's shape
  * (`GET /clusters/{name}` → `{ cluster: { endpoint, certificateAuthority: { data } } }`), which
- * checks the SigV4 signature with the AWS SDK's own signer (@smithy/signature-v4) — an
- * independent implementation of the algorithm src/kube/sigv4.ts follows. Also: the errors a
+ * recomputes the SigV4 signature of the request as it arrived (host, path, the signed headers)
+ * with the AWS SDK's signer (@smithy/signature-v4) and refuses a mismatch. Also: the errors a
  * function's cold start can meet (denied, not ACTIVE, not JSON, no answer), and `eksAccess`
  * reaching the server through `AWS_ENDPOINT_URL_EKS`.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash, createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Sha256 } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { describeCluster, eksAccess } from '../../../src/kube/eks.ts';
 
 const CREDENTIALS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'SESSION' };
 const REGION = 'eu-west-1';
 const CA = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').toString('base64');
-
-/** SHA-256 / HMAC-SHA-256 as @smithy/signature-v4 wants it, over node:crypto. */
-class Sha256 {
-  readonly #hash;
-  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
-    this.#hash = secret === undefined ? createHash('sha256') : createHmac('sha256', typeof secret === 'string' ? secret : Buffer.from(secret instanceof ArrayBuffer ? new Uint8Array(secret) : new Uint8Array(secret.buffer, secret.byteOffset, secret.byteLength)));
-  }
-  update(data: string | ArrayBuffer | ArrayBufferView): void {
-    this.#hash.update(typeof data === 'string' ? data : data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
-  }
-  async digest(): Promise<Uint8Array> {
-    return new Uint8Array(this.#hash.digest());
-  }
-}
 
 /** The signature AWS would compute for this request, with the SDK's signer; undefined when the header is malformed. */
 async function expectedSignature(req: http.IncomingMessage): Promise<{ signature: string; got: string } | undefined> {

@@ -1,6 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { apiGroup, resourcePath } from '../../../src/kube/paths.ts';
+import fc from 'fast-check';
+import { apiGroup, collectionPath, groupVersionPrefix, resourcePath } from '../../../src/kube/paths.ts';
+import { collectionPath as watcherCollectionPath } from '../../../src/forwarder/watcher.ts';
+import { fcParameters } from '../../support/fast-check.ts';
 
 const MC = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', plural: 'memcacheds', namespaced: true };
 const NS = { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false };
@@ -30,4 +33,37 @@ test('names are path-encoded', () => {
 test('apiGroup', () => {
   assert.equal(apiGroup('apps/v1'), 'apps');
   assert.equal(apiGroup('v1'), '');
+});
+
+test('collectionPath: the path to list or watch, in one namespace or all of them; a cluster-scoped kind ignores a namespace', () => {
+  assert.equal(collectionPath(MC, 'ns'), '/apis/cache.example.com/v1alpha1/namespaces/ns/memcacheds');
+  assert.equal(collectionPath(MC), '/apis/cache.example.com/v1alpha1/memcacheds');
+  assert.equal(collectionPath(CM, 'a b'), '/api/v1/namespaces/a%20b/configmaps');
+  assert.equal(collectionPath(NS, 'ignored'), '/api/v1/namespaces');
+  assert.equal(collectionPath({ apiVersion: 'apps/v1', plural: 'deployments', namespaced: true }, ''), '/apis/apps/v1/deployments');
+});
+
+const apiVersions = fc.oneof(
+  fc.constantFrom('v1', 'apps/v1', 'coordination.k8s.io/v1', 'cache.example.com/v1alpha1'),
+  fc.tuple(fc.option(fc.domain(), { nil: undefined }), fc.stringMatching(/^v[1-9][a-z0-9]{0,6}$/)).map(([g, v]) => (g ? `${g}/${v}` : v)),
+);
+const coordinates = fc.record({ apiVersion: apiVersions, plural: fc.stringMatching(/^[a-z][a-z0-9]{0,20}$/), namespaced: fc.boolean() });
+
+test('collectionPath is what the forwarder\'s watcher builds today, and what resourcePath gives a collection', () => {
+  fc.assert(fc.property(coordinates, fc.option(fc.string(), { nil: undefined }), (kind, namespace) => {
+    assert.equal(collectionPath(kind, namespace), watcherCollectionPath(kind, namespace));
+    if (kind.namespaced || !namespace) assert.equal(collectionPath(kind, namespace), resourcePath({ ...kind, kind: 'K' }, { namespace }));
+  }), fcParameters({ numRuns: 300 }));
+});
+
+test('apiGroup: the part before the first slash, the core group empty (the router and the queue routes group kinds by it)', () => {
+  assert.equal(apiGroup('coordination.k8s.io/v1'), 'coordination.k8s.io');
+  assert.equal(apiGroup('a/b/c'), 'a');
+  assert.equal(apiGroup(''), '');
+  assert.equal(apiGroup('/v1'), '');
+});
+
+test('groupVersionPrefix is the discovery document of a group version', () => {
+  assert.equal(groupVersionPrefix('v1'), '/api/v1');
+  assert.equal(groupVersionPrefix('apps/v1'), '/apis/apps/v1');
 });

@@ -1,0 +1,61 @@
+/**
+ * Raw-path access to the Kubernetes API: JSON requests and watch streams on paths the caller
+ * built (paths.ts), for code that works on collections rather than typed objects — the
+ * forwarder's lists, watches, discovery and Lease. A thin view of the shared transport
+ * (transport.ts), so it has the transport's guarantees and no others:
+ * - every request has a deadline (the transport's default, or `timeoutMs`);
+ * - a non-2xx answer rejects with the shared `KubeApiError` (HTTP status, the API server's
+ *   Status reason and message); a request that gets no response, with `KubeApiError{status: 0}`;
+ * - a watch resolves once the server answered 200 and delivers parsed events in order; its
+ *   `ended` settles once — resolves on a clean close or an abort, rejects on a broken stream;
+ * - no retries: retry policy belongs to the caller (watcher, leader election).
+ */
+import type { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import type { EndpointAuth } from './endpoint.ts';
+import { createTransport, type KubeRequest, type KubeTransport, type QueryParams, type TransportOptions, type WatchEvent } from './transport.ts';
+
+export { KubeApiError } from './errors.ts';
+
+export interface RequestOptions {
+  readonly body?: unknown;
+  readonly contentType?: string;
+  /** Query parameters, set on top of a query string the path may carry. */
+  readonly query?: QueryParams;
+  /** Deadline for the whole request (default: the transport's, 60 s). */
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+export interface KubeApi {
+  /** Base URL of the API server (for logs). */
+  readonly server: string;
+  /** The parsed JSON body of a 2xx answer to `method path` (undefined for an empty body). */
+  requestJson<T = unknown>(method: KubeRequest['method'], path: string, options?: RequestOptions): Promise<T>;
+  /**
+   * Opens a watch on a collection path (which may carry a query string; `watch=true` is
+   * added); resolves when the response started streaming (after a 200) and calls `onEvent`
+   * per event. `ended` settles when the stream ends: resolves on a clean close or an abort,
+   * rejects on a transport error. A non-200 answer rejects the returned promise.
+   */
+  watch(path: string, onEvent: (event: WatchEvent) => void, signal: AbortSignal): Promise<{ ended: Promise<void> }>;
+  /** Closes the pooled connections. */
+  close?(): Promise<void>;
+}
+
+/** The raw-path view of `transport`. */
+export function kubeApiOf(transport: KubeTransport): KubeApi {
+  return {
+    server: transport.server,
+    async requestJson<T>(method: KubeRequest['method'], path: string, options: RequestOptions = {}): Promise<T> {
+      const { body } = await transport.request({ method, path, ...options });
+      return body as T;
+    },
+    watch: (path, onEvent, signal) => transport.watch({ path, signal }, onEvent),
+    close: () => transport.close(),
+  };
+}
+
+/** A raw-path API on a transport of its own to the server of `source` (a `KubeConfig`'s current context, or an `EndpointAuth`). */
+export function createKubeApi(source: KubeConfig | EndpointAuth, options: TransportOptions = {}): KubeApi {
+  return kubeApiOf(createTransport(source, options));
+}

@@ -1,0 +1,69 @@
+/**
+ * The queue port (port.ts) over SQS: `SendMessageBatch` for sends, `GetQueueAttributes` for
+ * probe and depth, on an `SQSClient` the caller made (its timeouts: sender.ts,
+ * `sqsRequestHandler`). The SDK's command classes are passed in, and this module imports the
+ * SDK for its types only, so a caller that loads the SDK on first use (the function's
+ * sender) keeps it out of its cold start.
+ *
+ * Guarantees (the port's): a thrown error means "nothing is known to have been sent"; a
+ * returned result lists exactly the entries SQS rejected, with SQS's `SenderFault`, code and
+ * message; an empty batch sends nothing; more than `BATCH_LIMIT` entries is refused before
+ * any request. The adapter never closes a client it was given.
+ */
+import type {
+  GetQueueAttributesCommand, QueueAttributeName, SendMessageBatchCommand, SendMessageBatchCommandInput, SendMessageBatchCommandOutput, SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { BatchEntry, EntryFailure, QueueDepth, QueuePort } from './port.ts';
+
+/** SendMessageBatch accepts at most 10 entries. */
+export const BATCH_LIMIT = 10;
+
+/** The SDK classes the adapter sends (from `@aws-sdk/client-sqs`, loaded by the caller). */
+export interface SqsCommands {
+  readonly SendMessageBatchCommand: typeof SendMessageBatchCommand;
+  readonly GetQueueAttributesCommand: typeof GetQueueAttributesCommand;
+}
+
+const DEPTH_ATTRIBUTES = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] as const satisfies readonly QueueAttributeName[];
+
+/** The `SendMessageBatch` input for `entries`: a delay only when non-zero, attributes as strings. Pure. */
+export function batchInput(queueUrl: string, entries: readonly BatchEntry[]): SendMessageBatchCommandInput {
+  return {
+    QueueUrl: queueUrl,
+    Entries: entries.map((e) => ({
+      Id: e.id,
+      MessageBody: e.body,
+      ...(e.delaySeconds ? { DelaySeconds: e.delaySeconds } : {}),
+      ...(e.attributes ? { MessageAttributes: Object.fromEntries(Object.entries(e.attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }])) } : {}),
+    })),
+  };
+}
+
+/** The entries SQS rejected in `output`. Pure. */
+export function batchFailures(output: Pick<SendMessageBatchCommandOutput, 'Failed'>): EntryFailure[] {
+  return (output.Failed ?? []).map((f) => ({ id: f.Id ?? '', senderFault: f.SenderFault === true, code: f.Code ?? 'Unknown', message: f.Message ?? '' }));
+}
+
+/** The port of the queue at `queueUrl` over `client`; `close` runs `onClose` (nothing by default). */
+export function sqsQueuePort(sdk: SqsCommands, client: SQSClient, queueUrl: string, onClose?: () => void): QueuePort {
+  const attributes = async (names: readonly QueueAttributeName[]): Promise<Partial<Record<string, string>>> =>
+    (await client.send(new sdk.GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: [...names] }))).Attributes ?? {};
+  return {
+    async sendBatch(entries) {
+      if (entries.length === 0) return { failed: [] };
+      if (entries.length > BATCH_LIMIT) throw new RangeError(`SendMessageBatch takes at most ${BATCH_LIMIT} entries, got ${entries.length}`);
+      return { failed: batchFailures(await client.send(new sdk.SendMessageBatchCommand(batchInput(queueUrl, entries)))) };
+    },
+    async probe() {
+      await attributes(['ApproximateNumberOfMessages']);
+    },
+    async depth(): Promise<QueueDepth> {
+      const found = await attributes(DEPTH_ATTRIBUTES);
+      const count = (name: (typeof DEPTH_ATTRIBUTES)[number]) => Number(found[name] ?? 0) || 0;
+      return { visible: count('ApproximateNumberOfMessages'), inFlight: count('ApproximateNumberOfMessagesNotVisible'), delayed: count('ApproximateNumberOfMessagesDelayed') };
+    },
+    close() {
+      onClose?.();
+    },
+  };
+}
