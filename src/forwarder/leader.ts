@@ -84,6 +84,9 @@ export function microTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
+/** The longest the release on stop() may take. */
+const RELEASE_TIMEOUT_MS = 5_000;
+
 export interface LeaderElectorOptions {
   readonly api: KubeApi;
   readonly namespace: string;
@@ -248,7 +251,8 @@ export class LeaderElector {
   }
 
   async #release(): Promise<void> {
-    const request = { timeoutMs: this.#requestTimeoutMs };
+    // Bounded like a round's request, and at most 5 s: shutdown has a grace period to keep.
+    const request = { timeoutMs: Math.min(this.#requestTimeoutMs, RELEASE_TIMEOUT_MS) };
     try {
       const lease = this.#written ?? await this.#o.api.requestJson<Lease>('GET', this.#leasePath, request);
       if (lease.spec?.holderIdentity !== this.#o.identity) return;
