@@ -94,7 +94,7 @@ test('SIGTERM with a watch whose CRD is missing (404): the process flushes, rele
   const child = spawn(process.execPath, [join(ROOT, 'src/forwarder/main.ts')], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH, OPERLESS_FORWARDER_CONFIG: path, KUBECONFIG: cp.kubeconfigPath, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', AWS_ENDPOINT_URL_SQS: broker.endpoint },
+    env: { PATH: process.env.PATH, OPERLESS_LOG_LEVEL: 'debug', OPERLESS_FORWARDER_CONFIG: path, KUBECONFIG: cp.kubeconfigPath, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', AWS_ENDPOINT_URL_SQS: broker.endpoint },
   });
   const lines: Record<string, unknown>[] = [];
   createInterface({ input: child.stdout! }).on('line', (text) => {
