@@ -66,17 +66,23 @@ function candidates(timings: Pick<LeaderElectorOptions, 'leaseDurationSeconds' |
   };
 }
 
-const fast = { leaseDurationSeconds: 3, renewDeadlineSeconds: 2, retryPeriodSeconds: 0.5 };
-
-test('a clean stop releases the Lease (no holder, duration 1 s) and a successor takes over at once', async () => {
-  await using c = candidates({ leaseDurationSeconds: 60, renewDeadlineSeconds: 40, retryPeriodSeconds: 0.5 });
-  const a = c.direct('a');
+/** `a` (through the proxy) leads; `b` (direct) stands by. */
+async function leaderAndStandby(c: ReturnType<typeof candidates>): Promise<{ a: Candidate; b: Candidate }> {
+  const a = c.viaProxy('a');
   a.elector.start();
   await waitUntil('a leads', () => a.elector.leading);
   const b = c.direct('b');
   b.elector.start();
   await b.elector.decided;
   assert.equal(b.elector.leading, false);
+  return { a, b };
+}
+
+const fast = { leaseDurationSeconds: 3, renewDeadlineSeconds: 2, retryPeriodSeconds: 0.5 };
+
+test('a clean stop releases the Lease (no holder, duration 1 s) and a successor takes over at once', async () => {
+  await using c = candidates({ leaseDurationSeconds: 60, renewDeadlineSeconds: 40, retryPeriodSeconds: 0.5 });
+  const { a, b } = await leaderAndStandby(c);
   await a.elector.stop();
   const released = await c.lease();
   assert.equal(released.spec?.holderIdentity ?? '', '', 'holder cleared');
@@ -88,12 +94,7 @@ test('a clean stop releases the Lease (no holder, duration 1 s) and a successor 
 
 test('renewals that fail: the leader steps down at its renew deadline, before another candidate can lead', async () => {
   await using c = candidates(fast);
-  const a = c.viaProxy('a');
-  a.elector.start();
-  await waitUntil('a leads', () => a.elector.leading);
-  const b = c.direct('b');
-  b.elector.start();
-  await b.elector.decided;
+  const { a, b } = await leaderAndStandby(c);
   const remove = proxy.inject({ method: 'PUT', path: c.leasePath, action: { respond: 500 } });
   try {
     await waitUntil('b leads', () => b.elector.leading, { timeoutMs: 30_000 });
@@ -122,12 +123,7 @@ test('409 Conflict on a renewal is a quiet retry; 422 Invalid is a WARN; neither
 
 test('a request that hangs is cut inside the renew deadline: the leader has stepped down before another can lead', async () => {
   await using c = candidates(fast);
-  const a = c.viaProxy('a');
-  a.elector.start();
-  await waitUntil('a leads', () => a.elector.leading);
-  const b = c.direct('b');
-  b.elector.start();
-  await b.elector.decided;
+  const { a, b } = await leaderAndStandby(c);
   // a's reads answer only after 90 % of the renew deadline and its renewals never answer:
   // each request alone stays inside the deadline, together they outlast the lease.
   proxy.inject({ method: 'GET', path: c.leasePath, action: { hold: () => new Promise((r) => setTimeout(r, 1_800)) } });

@@ -87,6 +87,7 @@ export async function startKubeFaultProxy(cp: ControlPlane): Promise<KubeFaultPr
     const out = https.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent }, (up) => {
       res.writeHead(up.statusCode ?? 502, up.headers);
       if (record.query.get('watch') === 'true') {
+        res.flushHeaders(); // as the API server does: a quiet watch has its headers at once
         let pending = '';
         up.on('data', (chunk: Buffer) => {
           const lines = (pending + chunk.toString('utf8')).split('\n');
