@@ -107,9 +107,16 @@ export interface ForwarderConfig {
     readonly requestTimeoutMs: number;
   };
   readonly watch: {
-    /** A watch that delivered nothing (not even a bookmark) for this long is restarted. */
+    /**
+     * A watch that delivered nothing (not even a bookmark) for this long is restarted as a dead
+     * connection. Every watch asks the server to close it a fifth of this earlier (see
+     * `serverTimeoutSeconds`), so a healthy idle watch never reaches it.
+     */
     readonly silenceTimeoutSeconds: number;
-    /** Server-side watch timeout requested (timeoutSeconds); the watch then resumes. */
+    /**
+     * Server-side watch timeout requested (`timeoutSeconds`), at most `silenceTimeoutSeconds`
+     * minus a fifth of it; the watch then resumes from its last resourceVersion.
+     */
     readonly serverTimeoutSeconds: number;
     readonly backoffInitialMs: number;
     readonly backoffMaxMs: number;
@@ -453,8 +460,11 @@ export function parseConfig(document: unknown, env: ForwarderEnv = {}, source = 
       requestTimeoutMs: r.integer(sendRaw, 'requestTimeoutMs', 'send', DEFAULT_SQS_TIMEOUTS.requestTimeoutMs, 100, 600_000),
     },
     watch: {
-      silenceTimeoutSeconds: r.integer(watchRaw, 'silenceTimeoutSeconds', 'watch', 70, 1, 3600),
-      serverTimeoutSeconds: r.integer(watchRaw, 'serverTimeoutSeconds', 'watch', 300, 1, 3600),
+      // The API server sends bookmarks about once a minute, and none at all on a watch of a kind
+      // it saw no event of: a 60 s server timeout inside a 75 s silence timeout closes every
+      // healthy watch before the silence timer fires (watcher.ts, watchTimeoutSeconds).
+      silenceTimeoutSeconds: r.integer(watchRaw, 'silenceTimeoutSeconds', 'watch', 75, 2, 3600),
+      serverTimeoutSeconds: r.integer(watchRaw, 'serverTimeoutSeconds', 'watch', 60, 1, 3600),
       backoffInitialMs: r.integer(watchRaw, 'backoffInitialMs', 'watch', 800, 1, 60_000),
       backoffMaxMs: r.integer(watchRaw, 'backoffMaxMs', 'watch', 30_000, 1, 600_000),
       listPageSize: r.integer(watchRaw, 'listPageSize', 'watch', 500, 1, 10_000),

@@ -120,6 +120,23 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
   let backlogTimer: NodeJS.Timeout | undefined;
   let server: ProbeServer | undefined;
   let elector: LeaderElector | undefined;
+  /** Settles when the current leadership term ends (leadership lost) or stop() begins; then renewed. */
+  let termEnded = Promise.withResolvers<void>();
+  function endTerm(): void {
+    termEnded.resolve();
+    termEnded = Promise.withResolvers<void>();
+  }
+  /**
+   * Resolves once this replica leads with every stream synced — or no longer leads, or is
+   * stopping: a watch that never syncs (403, 404, a CRD removed) must not hold `ready`, and
+   * with it `stop()`, forever.
+   */
+  async function leaderSynced(): Promise<void> {
+    while (leading && !stopping) {
+      const ended = termEnded.promise.then(() => false);
+      if (await Promise.race([Promise.all(streams.map((s) => s.whenSynced)).then(() => true), ended])) return;
+    }
+  }
 
   /** One queue's path out: its own coalescing window (widened by its backlog) and sender. */
   interface Lane {
@@ -385,6 +402,7 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
 
   function lostLeadership(): void {
     leading = false;
+    endTerm();
     metrics.leader.set(0);
     for (const lane of allLanes) lane.sender.setActive(false);
     void stopStreams();
@@ -465,7 +483,8 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
       becameLeader();
     }
     started = true;
-    if (leading) await Promise.all(streams.map((s) => s.whenSynced));
+    await leaderSynced();
+    if (stopping) return;
     log.info('forwarder running', { leader: leading, queues: routes.urls, probes: server?.url });
   })();
   ready.catch((err: unknown) => {
@@ -476,6 +495,7 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
   let stopped: Promise<{ unsent: number }> | undefined;
   async function stop(options: { graceMs?: number } = {}): Promise<{ unsent: number }> {
     stopping = true;
+    endTerm();
     const graceMs = options.graceMs ?? config.shutdownGraceMs;
     const deadline = now() + graceMs;
     await ready.catch(() => {});

@@ -7,8 +7,12 @@
  *   full lease duration on its OWN clock (no trust in other nodes' clocks);
  * - every write is guarded by the lease's resourceVersion, so two candidates can never
  *   both win one round;
- * - on graceful stop the leader releases the lease (empty holder) so a successor starts
- *   at once instead of waiting for expiry.
+ * - on graceful stop the leader releases the lease (empty holder, duration 1 s, as
+ *   client-go's ReleaseOnCancel) so a successor starts at once instead of waiting for expiry.
+ * - no request can outlive the rules above: each has a timeout of half the renew deadline,
+ *   and a leader's round is cut when its renew deadline passes (it steps down then, even
+ *   with a request still hanging), a candidate's after one renew deadline; `stop()` aborts
+ *   whatever is in flight, and the release that follows is bounded by the same timeout.
  *
  * The decision is a pure function (`leaseDecision`), unit-tested; `LeaderElector` is the
  * thin I/O loop around it.
@@ -80,6 +84,9 @@ export function microTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
+/** The longest the release on stop() may take. */
+const RELEASE_TIMEOUT_MS = 5_000;
+
 export interface LeaderElectorOptions {
   readonly api: KubeApi;
   readonly namespace: string;
@@ -99,9 +106,16 @@ export class LeaderElector {
   readonly #now: () => number;
   readonly #stop = new AbortController();
   readonly #path: string;
+  readonly #leasePath: string;
+  /** Deadline of each request: half the renew deadline (client-go's resourcelock uses the same). */
+  readonly #requestTimeoutMs: number;
   #leading = false;
   #lastRenew = 0;
   #observation: Observation | undefined;
+  /** The lease as our last successful write returned it (the release is guarded by its resourceVersion). */
+  #written: Lease | undefined;
+  /** Steps a leader down at its renew deadline, whatever its rounds are doing. */
+  #deadlineTimer: NodeJS.Timeout | undefined;
   #loop: Promise<void> | undefined;
   #holder = '';
   #firstRound!: () => void;
@@ -112,6 +126,8 @@ export class LeaderElector {
     this.#o = options;
     this.#now = options.now ?? Date.now;
     this.#path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(options.namespace)}/leases`;
+    this.#leasePath = `${this.#path}/${encodeURIComponent(options.name)}`;
+    this.#requestTimeoutMs = Math.max(1, Math.round((options.renewDeadlineSeconds * 1000) / 2));
     this.decided = new Promise((resolve) => (this.#firstRound = resolve));
   }
 
@@ -128,10 +144,15 @@ export class LeaderElector {
     this.#loop ??= this.#run();
   }
 
-  /** Stops competing; a leader releases the lease so a successor can start at once. */
+  /**
+   * Stops competing: aborts any request in flight at once; a leader then steps down and
+   * releases the lease (one request, bounded by the request timeout) so a successor can
+   * start at once.
+   */
   async stop(options: { release?: boolean } = {}): Promise<void> {
     this.#stop.abort();
     await this.#loop;
+    this.#firstRound();
     if (this.#leading) {
       this.#setLeading(false);
       if (options.release !== false) await this.#release();
@@ -151,15 +172,23 @@ export class LeaderElector {
 
   async #round(): Promise<void> {
     const now = this.#now();
+    const renewDeadlineMs = this.#o.renewDeadlineSeconds * 1000;
+    // A leader's round ends at its renew deadline (it must have stepped down by then); a
+    // candidate's after one renew deadline.
+    const roundMs = this.#leading ? Math.max(0, this.#lastRenew + renewDeadlineMs - now) : renewDeadlineMs;
+    const deadline = AbortSignal.timeout(Math.max(1, roundMs));
+    const signal = AbortSignal.any([this.#stop.signal, deadline]);
+    const request = { timeoutMs: this.#requestTimeoutMs, signal };
     try {
       let lease: Lease | undefined;
       try {
-        lease = await this.#o.api.requestJson<Lease>('GET', `${this.#path}/${encodeURIComponent(this.#o.name)}`, { timeoutMs: this.#o.renewDeadlineSeconds * 1000, signal: this.#stop.signal });
+        lease = await this.#o.api.requestJson<Lease>('GET', this.#leasePath, request);
       } catch (err) {
         if (!(err instanceof KubeApiError && err.status === 404)) throw err;
       }
-      if (this.#stop.signal.aborted) return;
+      if (signal.aborted) throw deadline.reason;
       const decision = leaseDecision({ lease, identity: this.#o.identity, now, observation: this.#observation, defaultLeaseDurationMs: this.#o.leaseDurationSeconds * 1000 });
+      let written: Lease;
       switch (decision.action) {
         case 'wait':
           this.#observation = decision.observation;
@@ -171,29 +200,29 @@ export class LeaderElector {
           }
           return;
         case 'create':
-          await this.#o.api.requestJson('POST', this.#path, { body: this.#leaseBody(undefined, now, 0, true), timeoutMs: this.#o.renewDeadlineSeconds * 1000 });
+          written = await this.#o.api.requestJson<Lease>('POST', this.#path, { body: this.#leaseBody(undefined, now, 0, true), ...request });
           break;
         case 'acquire':
-          await this.#o.api.requestJson('PUT', `${this.#path}/${encodeURIComponent(this.#o.name)}`, {
-            body: this.#leaseBody(lease, now, (lease?.spec?.leaseTransitions ?? 0) + 1, true),
-            timeoutMs: this.#o.renewDeadlineSeconds * 1000,
-          });
+          written = await this.#o.api.requestJson<Lease>('PUT', this.#leasePath, { body: this.#leaseBody(lease, now, (lease?.spec?.leaseTransitions ?? 0) + 1, true), ...request });
           break;
         case 'renew':
-          await this.#o.api.requestJson('PUT', `${this.#path}/${encodeURIComponent(this.#o.name)}`, {
-            body: this.#leaseBody(lease, now, lease?.spec?.leaseTransitions ?? 0, !this.#leading),
-            timeoutMs: this.#o.renewDeadlineSeconds * 1000,
-          });
+          written = await this.#o.api.requestJson<Lease>('PUT', this.#leasePath, { body: this.#leaseBody(lease, now, lease?.spec?.leaseTransitions ?? 0, !this.#leading), ...request });
           break;
       }
+      if (signal.aborted) throw deadline.reason;
+      this.#written = written;
       this.#lastRenew = now;
       this.#observation = undefined;
       if (!this.#leading) this.#setLeading(true);
+      this.#armDeadline(now + renewDeadlineMs - this.#now());
     } catch (err) {
       if (this.#stop.signal.aborted) return;
-      const conflict = err instanceof KubeApiError && (err.status === 409 || err.status === 422);
-      if (!conflict) this.#o.log.warn('leader election round failed', { error: errorMessage(err) });
-      if (this.#leading && mustStepDown(this.#lastRenew, this.#now(), this.#o.renewDeadlineSeconds * 1000)) {
+      const status = err instanceof KubeApiError ? err.status : undefined;
+      if (status === 409) this.#o.log.debug('the lease changed under this round (409 Conflict); the next round reads it again', { lease: this.#leasePath });
+      else if (status === 422) this.#o.log.warn('the API server refused the lease as invalid (422); check leaderElection.identity and leaseName', { error: errorMessage(err), lease: this.#leasePath });
+      else if (deadline.aborted) this.#o.log.warn('leader election round cut at its deadline (the API server did not answer in time)', { roundMs, requestTimeoutMs: this.#requestTimeoutMs });
+      else this.#o.log.warn('leader election round failed', { error: errorMessage(err) });
+      if (this.#leading && (deadline.aborted || mustStepDown(this.#lastRenew, this.#now(), renewDeadlineMs))) {
         this.#o.log.warn('could not renew the lease within the renew deadline; stepping down', { renewDeadlineSeconds: this.#o.renewDeadlineSeconds });
         this.#setLeading(false);
       }
@@ -222,21 +251,36 @@ export class LeaderElector {
   }
 
   async #release(): Promise<void> {
+    // Bounded like a round's request, and at most 5 s: shutdown has a grace period to keep.
+    const request = { timeoutMs: Math.min(this.#requestTimeoutMs, RELEASE_TIMEOUT_MS) };
     try {
-      const lease = await this.#o.api.requestJson<Lease>('GET', `${this.#path}/${encodeURIComponent(this.#o.name)}`, { timeoutMs: 5000 });
+      const lease = this.#written ?? await this.#o.api.requestJson<Lease>('GET', this.#leasePath, request);
       if (lease.spec?.holderIdentity !== this.#o.identity) return;
       const now = this.#now();
-      await this.#o.api.requestJson('PUT', `${this.#path}/${encodeURIComponent(this.#o.name)}`, {
+      // client-go's release: no holder, duration 1 s, guarded by the resourceVersion we last wrote.
+      await this.#o.api.requestJson('PUT', this.#leasePath, {
         body: { ...lease, spec: { leaseDurationSeconds: 1, renewTime: microTime(now), acquireTime: microTime(now), leaseTransitions: lease.spec?.leaseTransitions ?? 0 } },
-        timeoutMs: 5000,
+        ...request,
       });
       this.#o.log.info('released the leader lease');
     } catch (err) {
-      this.#o.log.warn('could not release the leader lease; a successor takes over when it expires', { error: errorMessage(err) });
+      const taken = err instanceof KubeApiError && err.status === 409;
+      this.#o.log.warn(taken ? 'did not release the leader lease: it changed since our last renewal (another replica may hold it)' : 'could not release the leader lease; a successor takes over when it expires', { error: errorMessage(err) });
     }
   }
 
+  #armDeadline(ms: number): void {
+    clearTimeout(this.#deadlineTimer);
+    this.#deadlineTimer = setTimeout(() => {
+      if (!this.#leading || this.#stop.signal.aborted) return;
+      this.#o.log.warn('could not renew the lease within the renew deadline; stepping down', { renewDeadlineSeconds: this.#o.renewDeadlineSeconds });
+      this.#setLeading(false);
+    }, Math.max(0, ms));
+    this.#deadlineTimer.unref();
+  }
+
   #setLeading(leading: boolean): void {
+    if (!leading) clearTimeout(this.#deadlineTimer);
     this.#leading = leading;
     if (leading) {
       this.#holder = this.#o.identity;

@@ -1,18 +1,34 @@
 /**
  * The watch stream: list, then watch from the list's resourceVersion with bookmarks, for
  * one kind (in one namespace or all). It owns every way a watch can go wrong instead of
- * trusting a client library to recover:
- * - server closes the stream (its timeout, an API server restart) → resume from the last
- *   resourceVersion seen (events or bookmarks) at once, then with backoff if it repeats;
+ * trusting a client library to recover, with client-go's reflector's rules:
+ * - the server closes the stream (its `timeoutSeconds`, an API server restart) → resume
+ *   from the last resourceVersion seen (events or bookmarks) at once, with backoff only if
+ *   the server keeps closing it at once;
  * - 410 Gone (history compacted), as HTTP status or in-stream ERROR → relist, and report
  *   only what differs from the store (no re-flood);
- * - silence longer than `silenceTimeoutMs` (a half-open connection) → abort and resume;
- * - any other error (network, 403, 5xx) → back off with jitter and try again, forever,
+ * - the server is behind the resourceVersion we resume from (etcd restored from a backup):
+ *   a 504 "Too large resource version", or — what kube-apiserver actually does for a plain
+ *   watch — a watch that stays silent until its timeout, after which one `limit=1` read shows
+ *   the server's resourceVersion below ours → relist (a consistent read from etcd), with
+ *   backoff, instead of resuming from that resourceVersion forever;
+ * - silence longer than `silenceTimeoutMs` (a half-open connection) → abort and resume. The
+ *   stream asks the server to close every watch inside that window (`watchTimeoutSeconds`),
+ *   so a healthy idle watch (which may get no bookmark at all) is closed by the server
+ *   before the silence timer could fire: a silence restart means a dead connection;
+ * - any other error (network, 403, 404, 5xx) → back off with jitter and try again, forever,
  *   logging what happened and what to do.
+ * A resync (`requestResync`) aborts the watch and lists at once; one requested while a LIST
+ * is in flight lists again right after it; one whose LIST fails stays requested.
+ *
+ * The decisions are pure: `classifyWatchEnd` (what an error or ERROR event means) and `step`
+ * (what the stream does after each attempt); the class is the I/O loop around them, an
+ * explicit `StreamPhase` and nothing thrown for control flow.
  *
  * Guarantees: events are delivered in the order the server sent them; after a successful
  * list, `onList` sees the complete set of changes against the store; `whenSynced`
- * resolves after the first successful list; `stop()` ends the loop and the connection.
+ * resolves after the first successful list; `stop()` ends the loop and the connection at
+ * once, whatever the stream was doing (listing, watching, backing off).
  */
 import { errorMessage, type Logger } from '../observability/log.ts';
 import { Backoff, sleep } from './backoff.ts';
@@ -38,6 +54,7 @@ export interface WatchStreamOptions {
   /** Namespace to watch; undefined = all namespaces (or a cluster-scoped kind). */
   readonly namespace?: string;
   readonly silenceTimeoutMs: number;
+  /** The longest `timeoutSeconds` asked of the server; capped by `watchTimeoutSeconds` below the silence timeout. */
   readonly serverTimeoutSeconds: number;
   readonly backoffInitialMs: number;
   readonly backoffMaxMs: number;
@@ -57,17 +74,106 @@ export function collectionPath(watch: Pick<ResolvedWatch, 'apiVersion' | 'plural
   return `${prefix}${ns}/${watch.plural}`;
 }
 
-/** How a watch attempt ended, and what the stream does next. Pure. */
-export function nextStep(end: { kind: 'closed' } | { kind: 'silence' } | { kind: 'gone' } | { kind: 'error'; status?: number }): 'resume' | 'relist' | 'backoff-resume' {
-  switch (end.kind) {
-    case 'closed':
-    case 'silence':
-      return 'resume';
+/**
+ * The `timeoutSeconds` a watch asks for: the configured server timeout, but always inside the
+ * silence timeout by a margin (a fifth of it, at least 1 s), so that the server — which sends
+ * no bookmark on an idle watch of a kind it saw no event of — closes a healthy watch before
+ * the silence timer fires. Pure.
+ */
+export function watchTimeoutSeconds(serverTimeoutSeconds: number, silenceTimeoutMs: number): number {
+  const silenceSeconds = Math.floor(silenceTimeoutMs / 1000);
+  const margin = Math.max(1, Math.ceil(silenceSeconds / 5));
+  return Math.max(1, Math.min(serverTimeoutSeconds, silenceSeconds - margin));
+}
+
+/** Why a LIST is made. */
+export type ListCause = 'initial' | 'gone' | 'too-large' | 'resync' | 'retry';
+
+/** Where a stream is: about to list, or about to watch from a resourceVersion. */
+export type StreamPhase =
+  | { readonly phase: 'list'; readonly cause: ListCause }
+  | { readonly phase: 'watch'; readonly resourceVersion: string };
+
+/** How one attempt (a LIST, or one watch connection) ended. */
+export type AttemptOutcome =
+  | { readonly kind: 'listed'; readonly resourceVersion: string }
+  | { readonly kind: 'list-failed'; readonly error: unknown; readonly cause: ListCause }
+  /** The server ended the stream cleanly; `quick` when within a second of opening it. */
+  | { readonly kind: 'closed'; readonly resourceVersion: string; readonly quick: boolean }
+  | { readonly kind: 'silence'; readonly resourceVersion: string }
+  | { readonly kind: 'gone'; readonly resourceVersion: string }
+  | { readonly kind: 'too-large'; readonly resourceVersion: string }
+  /** The watch was aborted because a resync was requested. */
+  | { readonly kind: 'resync'; readonly resourceVersion: string }
+  | { readonly kind: 'error'; readonly resourceVersion: string; readonly error: unknown; readonly status?: number };
+
+/** What the stream does next. */
+export interface Step {
+  readonly next: StreamPhase;
+  /** Wait (the stream's backoff) before the next attempt. */
+  readonly backoff: boolean;
+}
+
+/**
+ * The stream's decision after an attempt. `resyncPending`: a resync was requested that no
+ * successful LIST has served yet. Pure.
+ */
+export function step(outcome: AttemptOutcome, resyncPending: boolean): Step {
+  switch (outcome.kind) {
+    case 'listed':
+      // A resync requested while the LIST was in flight lists again at once.
+      return resyncPending ? { next: { phase: 'list', cause: 'resync' }, backoff: false } : { next: { phase: 'watch', resourceVersion: outcome.resourceVersion }, backoff: false };
+    case 'list-failed':
+      return { next: { phase: 'list', cause: outcome.cause === 'initial' ? 'initial' : 'retry' }, backoff: true };
     case 'gone':
-      return 'relist';
+      return { next: { phase: 'list', cause: 'gone' }, backoff: false };
+    case 'too-large':
+      // client-go: relist from etcd (no resourceVersion); backoff so a server that stays behind is not hammered.
+      return { next: { phase: 'list', cause: 'too-large' }, backoff: true };
+    case 'resync':
+      return { next: { phase: 'list', cause: 'resync' }, backoff: false };
+    case 'closed':
+      if (resyncPending) return { next: { phase: 'list', cause: 'resync' }, backoff: false };
+      return { next: { phase: 'watch', resourceVersion: outcome.resourceVersion }, backoff: outcome.quick };
+    case 'silence':
+      if (resyncPending) return { next: { phase: 'list', cause: 'resync' }, backoff: false };
+      return { next: { phase: 'watch', resourceVersion: outcome.resourceVersion }, backoff: false };
     case 'error':
-      return end.status === 410 ? 'relist' : 'backoff-resume';
+      return { next: resyncPending ? { phase: 'list', cause: 'resync' } : { phase: 'watch', resourceVersion: outcome.resourceVersion }, backoff: true };
   }
+}
+
+/** The parts of a Kubernetes `Status` (an error body or an ERROR event's object) that decide. */
+export interface StatusLike {
+  readonly code?: number;
+  readonly reason?: string;
+  readonly message?: string;
+  readonly details?: { readonly causes?: readonly { readonly type?: string; readonly message?: string }[] };
+}
+
+/**
+ * What a failed watch means (client-go's isExpiredError / isTooLargeResourceVersionError):
+ * 410 (Expired/Gone) → `gone`; a 504 whose cause is ResourceVersionTooLarge or whose message
+ * says "Too large resource version" → `too-large`; anything else → `error`. Pure.
+ */
+export function classifyWatchEnd(status: StatusLike): 'gone' | 'too-large' | 'error' {
+  if (status.code === 410 || status.reason === 'Expired' || status.reason === 'Gone') return 'gone';
+  const tooLarge = (status.details?.causes ?? []).some((c) => c.type === 'ResourceVersionTooLarge' || c.message === 'Too large resource version')
+    || (status.message ?? '').includes('Too large resource version');
+  if (tooLarge && (status.code === 504 || status.code === undefined || status.reason === 'Timeout')) return 'too-large';
+  return 'error';
+}
+
+/**
+ * Whether the server's current resourceVersion is behind the one a watch resumes from — the
+ * state after etcd was restored from a backup, in which kube-apiserver accepts the watch and
+ * sends nothing, ever (no event, no bookmark, no error). resourceVersions are opaque to
+ * clients; this compares them only when both are the decimal etcd revisions every
+ * etcd-backed API server serves, and says false otherwise. Pure.
+ */
+export function serverBehind(resumeFrom: string, serverCurrent: string): boolean {
+  if (!/^\d+$/.test(resumeFrom) || !/^\d+$/.test(serverCurrent)) return false;
+  return BigInt(serverCurrent) < BigInt(resumeFrom);
 }
 
 /** What to tell the operator about a failed request. Pure. */
@@ -81,21 +187,6 @@ export function explainFailure(err: unknown, what: string): string {
   return `${what}: ${errorMessage(err)}`;
 }
 
-type WatchEnd = { kind: 'silence' } | { kind: 'gone' } | { kind: 'error'; status?: number };
-
-/** Why one watch connection ended abnormally, and how far it had got. */
-class WatchEnded extends Error {
-  readonly end: WatchEnd;
-  readonly resourceVersion: string;
-  readonly original: unknown;
-  constructor(end: WatchEnd, resourceVersion: string, original?: unknown) {
-    super(end.kind === 'error' ? errorMessage(original) : `watch ended: ${end.kind}`);
-    this.end = end;
-    this.resourceVersion = resourceVersion;
-    this.original = original;
-  }
-}
-
 export class WatchStream {
   readonly #o: WatchStreamOptions;
   readonly #store = new SnapshotStore();
@@ -103,8 +194,11 @@ export class WatchStream {
   readonly #path: string;
   readonly #log: Logger;
   readonly #stop = new AbortController();
+  readonly #watchTimeoutSeconds: number;
   #current: AbortController | undefined;
-  #resyncRequested: boolean;
+  /** Resyncs requested so far, and how many of them a successful LIST has served. */
+  #resyncsRequested: number;
+  #resyncsServed = 0;
   #synced = false;
   #resolveSynced!: () => void;
   #loop: Promise<void> | undefined;
@@ -115,7 +209,8 @@ export class WatchStream {
     this.#backoff = new Backoff({ initialMs: options.backoffInitialMs, maxMs: options.backoffMaxMs });
     this.#path = collectionPath(options.watch, options.namespace);
     this.#log = options.log.child({ watch: options.watch.kind, path: this.#path });
-    this.#resyncRequested = options.resyncFirstList;
+    this.#resyncsRequested = options.resyncFirstList ? 1 : 0;
+    this.#watchTimeoutSeconds = watchTimeoutSeconds(options.serverTimeoutSeconds, options.silenceTimeoutMs);
     this.whenSynced = new Promise((resolve) => (this.#resolveSynced = resolve));
   }
 
@@ -142,7 +237,7 @@ export class WatchStream {
 
   /** Lists again and forwards every primary (reason Resync) — after overflow, on request. */
   requestResync(): void {
-    this.#resyncRequested = true;
+    this.#resyncsRequested += 1;
     this.#current?.abort();
   }
 
@@ -152,66 +247,86 @@ export class WatchStream {
     await this.#loop;
   }
 
+  get #resyncPending(): boolean {
+    return this.#resyncsRequested > this.#resyncsServed;
+  }
+
   async #run(): Promise<void> {
-    let resourceVersion: string | undefined;
-    let first = true;
+    let phase: StreamPhase = { phase: 'list', cause: 'initial' };
     while (!this.#stop.signal.aborted) {
-      if (resourceVersion === undefined || this.#resyncRequested) {
-        try {
-          const resync = this.#resyncRequested;
-          this.#resyncRequested = false;
-          const listed = await this.#list();
-          if (this.#stop.signal.aborted) return;
-          resourceVersion = listed.resourceVersion;
-          const changes = this.#store.replace(listed.items);
-          for (const c of changes) this.#o.metrics.eventsReceived.inc({ kind: this.#o.watch.kind, type: c.type });
-          this.#o.onList({ changes, listed: listed.items, first, resync });
-          if (first) this.#log.info('watch synced', { objects: listed.items.length, resourceVersion });
-          else this.#log.info('relisted', { objects: listed.items.length, changes: changes.length, resync, resourceVersion });
-          first = false;
-          if (!this.#synced) {
-            this.#synced = true;
-            this.#resolveSynced();
-          }
-        } catch (err) {
-          if (this.#stop.signal.aborted) return;
-          const delay = this.#backoff.fail();
-          this.#log.warn(explainFailure(err, `LIST ${this.#path} failed`), { retryInMs: delay, attempt: this.#backoff.attempt });
-          await sleep(delay, this.#stop.signal);
-          continue;
-        }
-      }
-      try {
-        const started = Date.now();
-        resourceVersion = await this.#watchOnce(resourceVersion);
-        // Clean close (server timeout or restart): resume from where we are, at once —
-        // unless the server keeps closing at once, which must not become a request storm.
-        this.#o.metrics.watchRestarts.inc({ kind: this.#o.watch.kind, cause: 'closed' });
-        this.#log.debug('watch closed by the server; resuming', { resourceVersion });
-        if (Date.now() - started < 1000) await sleep(this.#backoff.fail(), this.#stop.signal);
-      } catch (err) {
-        if (this.#stop.signal.aborted) return;
-        const ended = err instanceof WatchEnded ? err : new WatchEnded({ kind: 'error' }, resourceVersion, err);
-        resourceVersion = ended.resourceVersion;
-        if (this.#resyncRequested) continue;
-        const end = ended.end;
-        const step = nextStep(end);
-        if (step === 'relist') {
-          this.#o.metrics.relists.inc({ kind: this.#o.watch.kind, cause: 'gone' });
-          this.#log.info('watch history expired (410 Gone); relisting and forwarding only what changed', { resourceVersion });
-          resourceVersion = undefined;
-          continue;
-        }
-        this.#o.metrics.watchRestarts.inc({ kind: this.#o.watch.kind, cause: end.kind === 'silence' ? 'silence' : 'error' });
-        if (step === 'resume') {
-          this.#log.warn('watch silent for too long; restarting it', { silenceTimeoutMs: this.#o.silenceTimeoutMs, resourceVersion });
-          continue;
-        }
-        const delay = this.#backoff.fail();
-        this.#log.warn(explainFailure(ended.original, `WATCH ${this.#path} failed`), { retryInMs: delay, attempt: this.#backoff.attempt, resourceVersion });
-        await sleep(delay, this.#stop.signal);
-      }
+      const outcome = phase.phase === 'list' ? await this.#listOnce(phase.cause) : await this.#watchOnce(phase.resourceVersion);
+      if (this.#stop.signal.aborted) return;
+      const next = step(outcome, this.#resyncPending);
+      const delay = next.backoff ? this.#backoff.fail() : undefined;
+      this.#report(outcome, delay);
+      if (delay !== undefined) await sleep(delay, this.#stop.signal);
+      phase = next.next;
     }
+  }
+
+  /** One log line (and the metrics) per attempt that did not simply succeed. */
+  #report(outcome: AttemptOutcome, delay: number | undefined): void {
+    const kind = this.#o.watch.kind;
+    const retry = delay === undefined ? {} : { retryInMs: delay, attempt: this.#backoff.attempt };
+    switch (outcome.kind) {
+      case 'listed':
+        return;
+      case 'list-failed':
+        this.#log.warn(explainFailure(outcome.error, `LIST ${this.#path} failed`), retry);
+        return;
+      case 'closed':
+        this.#o.metrics.watchRestarts.inc({ kind, cause: 'closed' });
+        this.#log.debug('watch closed by the server; resuming', { resourceVersion: outcome.resourceVersion, ...retry });
+        return;
+      case 'silence':
+        this.#o.metrics.watchRestarts.inc({ kind, cause: 'silence' });
+        this.#log.warn('watch silent for longer than the server was asked to keep it open (a dead connection); restarting it', {
+          silenceTimeoutMs: this.#o.silenceTimeoutMs, watchTimeoutSeconds: this.#watchTimeoutSeconds, resourceVersion: outcome.resourceVersion,
+        });
+        return;
+      case 'gone':
+        this.#o.metrics.relists.inc({ kind, cause: 'gone' });
+        this.#log.info('watch history expired (410 Gone); relisting and forwarding only what changed', { resourceVersion: outcome.resourceVersion });
+        return;
+      case 'too-large':
+        this.#o.metrics.relists.inc({ kind, cause: 'too-large' });
+        this.#log.warn('the API server is behind the resourceVersion this watch resumes from (504 Too large resource version: etcd restored from a backup?); relisting from etcd and forwarding only what changed', {
+          resourceVersion: outcome.resourceVersion, ...retry,
+        });
+        return;
+      case 'resync':
+        this.#o.metrics.relists.inc({ kind, cause: 'resync' });
+        return;
+      case 'error':
+        this.#o.metrics.watchRestarts.inc({ kind, cause: 'error' });
+        this.#log.warn(explainFailure(outcome.error, `WATCH ${this.#path} failed`), { resourceVersion: outcome.resourceVersion, ...retry });
+        return;
+    }
+  }
+
+  /** One complete (paginated) LIST, applied to the store and reported through `onList`. */
+  async #listOnce(cause: ListCause): Promise<AttemptOutcome> {
+    const requested = this.#resyncsRequested;
+    const resync = requested > this.#resyncsServed;
+    let listed: { items: ObjectSnapshot[]; resourceVersion: string };
+    try {
+      listed = await this.#list();
+    } catch (err) {
+      return { kind: 'list-failed', error: err, cause };
+    }
+    if (this.#stop.signal.aborted) return { kind: 'listed', resourceVersion: listed.resourceVersion };
+    this.#resyncsServed = requested;
+    const first = !this.#synced;
+    const changes = this.#store.replace(listed.items);
+    for (const c of changes) this.#o.metrics.eventsReceived.inc({ kind: this.#o.watch.kind, type: c.type });
+    this.#o.onList({ changes, listed: listed.items, first, resync });
+    if (first) this.#log.info('watch synced', { objects: listed.items.length, resourceVersion: listed.resourceVersion });
+    else this.#log.info('relisted', { objects: listed.items.length, changes: changes.length, resync, cause, resourceVersion: listed.resourceVersion });
+    if (!this.#synced) {
+      this.#synced = true;
+      this.#resolveSynced();
+    }
+    return { kind: 'listed', resourceVersion: listed.resourceVersion };
   }
 
   async #list(): Promise<{ items: ObjectSnapshot[]; resourceVersion: string }> {
@@ -244,41 +359,47 @@ export class WatchStream {
     return { items, resourceVersion };
   }
 
-  /** One watch connection; resolves with the last resourceVersion on a clean server close. */
-  async #watchOnce(fromVersion: string): Promise<string> {
+  /** One watch connection from `fromVersion`, until it ends one way or another. */
+  async #watchOnce(fromVersion: string): Promise<AttemptOutcome> {
+    if (this.#resyncPending) return { kind: 'resync', resourceVersion: fromVersion };
     const controller = new AbortController();
     this.#current = controller;
     const onStop = () => controller.abort();
     this.#stop.signal.addEventListener('abort', onStop, { once: true });
+    const started = Date.now();
     let resourceVersion = fromVersion;
+    let received = false;
     let silence: NodeJS.Timeout | undefined;
-    let ended: WatchEnded | undefined;
-    const fail = (e: WatchEnded) => {
-      ended ??= e;
+    let ended: AttemptOutcome | undefined;
+    const end = (outcome: AttemptOutcome) => {
+      ended ??= outcome;
       controller.abort();
     };
     const armSilence = () => {
       clearTimeout(silence);
-      silence = setTimeout(() => fail(new WatchEnded({ kind: 'silence' }, resourceVersion)), this.#o.silenceTimeoutMs);
+      silence = setTimeout(() => end({ kind: 'silence', resourceVersion }), this.#o.silenceTimeoutMs);
     };
     const query = new URLSearchParams({
       watch: 'true',
       resourceVersion: fromVersion,
       allowWatchBookmarks: 'true',
-      timeoutSeconds: String(this.#o.serverTimeoutSeconds),
+      timeoutSeconds: String(this.#watchTimeoutSeconds),
     });
     if (this.#o.watch.labelSelector) query.set('labelSelector', this.#o.watch.labelSelector);
     try {
       armSilence();
       const stream = await this.#o.api.watch(`${this.#path}?${query}`, (event: WatchEvent) => {
         if (ended) return;
+        received = true;
         armSilence();
         this.#backoff.healthy();
         if (event.type === 'ERROR') {
-          const status = event.object as { code?: number; message?: string; reason?: string };
-          if (status.code === 410) fail(new WatchEnded({ kind: 'gone' }, resourceVersion));
-          else fail(new WatchEnded({ kind: 'error', ...(status.code ? { status: status.code } : {}) }, resourceVersion));
-          if (status.code !== 410) this.#log.warn('watch stream reported an error', { code: status.code, reason: status.reason, error: status.message });
+          const status = event.object as StatusLike;
+          const meaning = classifyWatchEnd(status);
+          if (meaning === 'error') {
+            const error = new KubeApiError({ status: status.code ?? 0, reason: status.reason ?? 'Unknown', request: `WATCH ${this.#path}`, message: `the watch stream reported an error: ${status.code ?? ''} ${status.reason ?? ''}: ${status.message ?? ''}` });
+            end({ kind: 'error', resourceVersion, error, ...(status.code ? { status: status.code } : {}) });
+          } else end({ kind: meaning, resourceVersion });
           return;
         }
         const meta = (event.object?.metadata ?? {}) as { resourceVersion?: string };
@@ -293,19 +414,36 @@ export class WatchStream {
         this.#o.onChange(this.#store.apply(event.type as ChangeType, snapshot));
       }, controller.signal);
       await stream.ended;
-      if (ended) throw ended;
-      if (controller.signal.aborted) throw new WatchEnded({ kind: 'silence' }, resourceVersion);
-      this.#backoff.healthy();
-      return resourceVersion;
     } catch (err) {
-      if (ended) throw ended;
-      if (err instanceof WatchEnded) throw err;
-      if (err instanceof KubeApiError && err.status === 410) throw new WatchEnded({ kind: 'gone' }, resourceVersion);
-      throw new WatchEnded({ kind: 'error', ...(err instanceof KubeApiError ? { status: err.status } : {}) }, resourceVersion, err);
+      if (!ended && !controller.signal.aborted) {
+        const status = err instanceof KubeApiError ? err.status : undefined;
+        const meaning = err instanceof KubeApiError ? classifyWatchEnd({ code: err.status, reason: err.reason, message: err.message }) : 'error';
+        ended = meaning === 'error' ? { kind: 'error', resourceVersion, error: err, ...(status ? { status } : {}) } : { kind: meaning, resourceVersion };
+      }
     } finally {
       clearTimeout(silence);
       this.#stop.signal.removeEventListener('abort', onStop);
       if (this.#current === controller) this.#current = undefined;
+    }
+    if (ended) return ended;
+    // Aborted without an outcome of its own: a resync was requested (or stop(), which the loop sees).
+    if (controller.signal.aborted) return { kind: 'resync', resourceVersion };
+    if (!received && await this.#serverIsBehind(resourceVersion)) return { kind: 'too-large', resourceVersion };
+    this.#backoff.healthy();
+    return { kind: 'closed', resourceVersion, quick: Date.now() - started < 1000 };
+  }
+
+  /**
+   * After a watch the server closed without sending anything: one quorum read of a single
+   * item tells whether the server is behind our resourceVersion (see `serverBehind`). A
+   * failed check says no (the next attempt reports its own failure).
+   */
+  async #serverIsBehind(resourceVersion: string): Promise<boolean> {
+    try {
+      const page = await this.#o.api.requestJson<{ metadata?: { resourceVersion?: string } }>('GET', `${this.#path}?limit=1`, { signal: this.#stop.signal, timeoutMs: 30_000 });
+      return serverBehind(resourceVersion, page.metadata?.resourceVersion ?? '');
+    } catch {
+      return false;
     }
   }
 }
