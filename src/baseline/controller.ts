@@ -26,8 +26,9 @@ import type { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { decodeMessage, displayKey, followUp, newMessage, objectKey, type ReconcileMessage } from '../contract/message.ts';
 import type { Controller } from '../core/controller.ts';
 import { isTerminalError } from '../core/errors.ts';
+import type { ReconcileOutcome } from '../core/followup.ts';
 import { reconcileKey } from '../core/reconciler.ts';
-import type { KindRef, KubeObject } from '../kube/types.ts';
+import type { EventRecorder, KindRef, KubeObject } from '../kube/types.ts';
 import { startForwarder, type Forwarder } from '../forwarder/forwarder.ts';
 import type { QueuePort } from '../forwarder/queue-client.ts';
 import { createKubeClient, type BoundKubeClient } from '../kube/client.ts';
@@ -75,119 +76,173 @@ export interface BaselineController {
   stop(): Promise<void>;
 }
 
+/** What the work queue does with a key after one reconcile: client-go's Forget, AddAfter or AddRateLimited. */
+export type WorkQueueStep =
+  /** Forget the key: the object is gone, or reconciled with nothing more to do. */
+  | { readonly result: 'gone' | 'success' }
+  /** Forget the key's backoff, then queue it again after `delayMs` (`requeueAfter`). */
+  | { readonly result: 'requeue_after'; readonly delayMs: number }
+  /** Forget the key: a terminal error is logged and recorded as a Warning Event, not retried. */
+  | { readonly result: 'terminal_error'; readonly error: unknown }
+  /** Queue the key again with its per-key backoff. */
+  | { readonly result: 'error'; readonly error: unknown };
+
+/** The work queue's step for a reconcile outcome. Pure. */
+export function workQueueStep(outcome: ReconcileOutcome): WorkQueueStep {
+  if (outcome.type === 'gone') return { result: 'gone' };
+  if (outcome.type === 'result') {
+    return outcome.result.type === 'requeueAfter' ? { result: 'requeue_after', delayMs: outcome.result.seconds * 1000 } : { result: 'success' };
+  }
+  return isTerminalError(outcome.error) ? { result: 'terminal_error', error: outcome.error } : { result: 'error', error: outcome.error };
+}
+
+/** What the watch stage, the workers and `enqueue` share. */
+interface BaselineRuntime {
+  readonly options: BaselineOptions;
+  readonly controller: Controller<KubeObject>;
+  readonly clusterId: string;
+  readonly log: Logger;
+  readonly client: BoundKubeClient;
+  readonly events: EventRecorder;
+  readonly queue: WorkQueue;
+  /** The newest message per key: what a worker reconciles when it takes the key. */
+  readonly latest: Map<string, ReconcileMessage>;
+  readonly stats: BaselineStats;
+}
+
 export function startBaselineController(options: BaselineOptions): BaselineController {
-  const { controller } = options;
+  const rt = baselineRuntime(options);
+  const watches = startWatchStage(rt);
   const workers = Math.max(1, Math.floor(options.workers ?? 10));
-  const clusterId = options.clusterId ?? 'baseline';
+  const running = Array.from({ length: workers }, () => runWorker(rt));
+  const { controller, clusterId } = rt;
+  return {
+    ready: watches.ready,
+    stats: rt.stats,
+    queue: rt.queue,
+    enqueue(ref, reason = 'Resync') {
+      offer(rt, newMessage({ cluster: clusterId, apiVersion: controller.kind.apiVersion, kind: controller.kind.kind, name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) }, reason));
+    },
+    async stop() {
+      await watches.stop({ graceMs: 0 });
+      rt.queue.shutDown();
+      await Promise.all(running);
+    },
+  };
+}
+
+function baselineRuntime(options: BaselineOptions): BaselineRuntime {
+  const { controller } = options;
   const log = (options.log ?? silentLogger).child({ component: 'baseline', controller: controller.name });
   const client: BoundKubeClient = createKubeClient(createTransport(options.kubeConfig), { fieldManager: controller.fieldManager });
-  const events = createEventRecorder({ client, controller: `operless/${controller.name}`, log });
-  const queue = new WorkQueue();
-  const latest = new Map<string, ReconcileMessage>();
-  const stats: BaselineStats = { reconciles: 0, errors: 0, requeues: 0, enqueued: 0 };
-
-  const offer = (message: ReconcileMessage) => {
-    const key = objectKey(message);
-    latest.set(key, message);
-    stats.enqueued += 1;
-    queue.add(key);
+  return {
+    options,
+    controller,
+    clusterId: options.clusterId ?? 'baseline',
+    log,
+    client,
+    events: createEventRecorder({ client, controller: `operless/${controller.name}`, log }),
+    queue: new WorkQueue(),
+    latest: new Map(),
+    stats: { reconciles: 0, errors: 0, requeues: 0, enqueued: 0 },
   };
+}
 
-  // The watch stage, delivering straight into the work queue.
+/** Keeps `message` as the key's newest and queues the key (de-duplicated by the queue). */
+function offer(rt: BaselineRuntime, message: ReconcileMessage): void {
+  const key = objectKey(message);
+  rt.latest.set(key, message);
+  rt.stats.enqueued += 1;
+  rt.queue.add(key);
+}
+
+/** The forwarder's watch stage, delivering straight into the work queue: no SQS, no coalescing window, no probe server. */
+function startWatchStage(rt: BaselineRuntime): Forwarder {
   const inProcess: QueuePort = {
     async sendBatch(entries) {
       for (const entry of entries) {
         const decoded = decodeMessage(entry.body);
-        if (decoded.ok) offer(decoded.message);
-        else log.error('the watch stage produced an invalid message; dropped', { error: decoded.error });
+        if (decoded.ok) offer(rt, decoded.message);
+        else rt.log.error('the watch stage produced an invalid message; dropped', { error: decoded.error });
       }
       return { failed: [] };
     },
     async probe() {},
   };
+  return startForwarder(watchStageConfig(rt.controller, rt.clusterId, rt.options.namespaces), { kubeConfig: rt.options.kubeConfig, queue: inProcess, serve: false, logger: rt.log });
+}
+
+/** The watch stage's configuration: the primary and every owned kind, in the given namespaces (default all). */
+function watchStageConfig(controller: Controller<KubeObject>, clusterId: string, namespaces: readonly string[] | undefined) {
   const kinds: KindRef[] = [controller.kind, ...(controller.spec.owns ?? [])];
-  const ns = options.namespaces && options.namespaces.length > 0 ? { namespaces: [...options.namespaces] } : {};
+  const ns = namespaces && namespaces.length > 0 ? { namespaces: [...namespaces] } : {};
   const watch = (k: KindRef) => ({ apiVersion: k.apiVersion, kind: k.kind, plural: k.plural, namespaced: k.namespaced, ...(k.namespaced ? ns : {}) });
-  const watches: Forwarder = startForwarder(
-    {
-      clusterId,
-      queue: { url: 'http://in-process.invalid/000000000000/baseline', region: 'us-east-1' }, // never contacted: the queue port below
-      primaries: [watch(kinds[0]!)],
-      owned: kinds.slice(1).map(watch),
-      coalesceWindowMs: 0,
-      leaderElection: { enabled: false },
-      resyncOnStart: true,
-    },
-    { kubeConfig: options.kubeConfig, queue: inProcess, serve: false, logger: log },
-  );
-
-  async function work(): Promise<void> {
-    for (;;) {
-      const key = await queue.get();
-      if (key === undefined) return;
-      const message = latest.get(key)!;
-      const started = Date.now();
-      let result: BaselineReconcile['result'] = 'success';
-      try {
-        result = await reconcileOnce(key, message);
-      } catch (err) {
-        result = 'error';
-        log.error('unexpected error in a worker; retrying the key with backoff', { key: displayKey(message), error: errorMessage(err) });
-        queue.addRateLimited(key);
-      } finally {
-        queue.done(key);
-      }
-      stats.reconciles += 1;
-      options.onReconcile?.({ key, result, durationMs: Date.now() - started });
-    }
-  }
-
-  async function reconcileOnce(key: string, message: ReconcileMessage): Promise<BaselineReconcile['result']> {
-    const reconcileId = randomUUID();
-    const keyLog = log.child({ key: displayKey(message), reconcileId });
-    const abort = new AbortController();
-    const { outcome, object } = await reconcileKey(controller, message, { client, events, log: keyLog, signal: abort.signal, reconcileId });
-    if (outcome.type === 'gone') {
-      queue.forget(key);
-      return 'gone';
-    }
-    if (outcome.type === 'result') {
-      queue.forget(key);
-      if (outcome.result.type === 'requeueAfter') {
-        stats.requeues += 1;
-        latest.set(key, followUp(message, { reason: 'Requeue', attempt: 0 }));
-        queue.addAfter(key, outcome.result.seconds * 1000);
-        return 'requeue_after';
-      }
-      return 'success';
-    }
-    stats.errors += 1;
-    if (isTerminalError(outcome.error)) {
-      queue.forget(key);
-      keyLog.error('reconcile failed terminally; not retrying', { error: errorMessage(outcome.error) });
-      if (object) await events.record(object, { type: 'Warning', reason: 'TerminalError', action: 'Reconcile', note: errorMessage(outcome.error) }).catch(() => {});
-      return 'terminal_error';
-    }
-    const delayMs = queue.addRateLimited(key);
-    latest.set(key, followUp(message, { reason: 'Retry', attempt: queue.numRequeues(key) }));
-    keyLog.warn('reconcile failed; retrying', { error: errorMessage(outcome.error), delayMs });
-    return 'error';
-  }
-
-  const running = Array.from({ length: workers }, () => work());
-  const ready = watches.ready;
-
   return {
-    ready,
-    stats,
-    queue,
-    enqueue(ref, reason = 'Resync') {
-      offer(newMessage({ cluster: clusterId, apiVersion: controller.kind.apiVersion, kind: controller.kind.kind, name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) }, reason));
-    },
-    async stop() {
-      await watches.stop({ graceMs: 0 });
-      queue.shutDown();
-      await Promise.all(running);
-    },
+    clusterId,
+    queue: { url: 'http://in-process.invalid/000000000000/baseline', region: 'us-east-1' }, // never contacted: the in-process queue port
+    primaries: [watch(controller.kind)],
+    owned: kinds.slice(1).map(watch),
+    coalesceWindowMs: 0,
+    leaderElection: { enabled: false },
+    resyncOnStart: true,
   };
+}
+
+/** One worker: takes keys until the queue shuts down; a key is never on two workers (the queue's guarantee). */
+async function runWorker(rt: BaselineRuntime): Promise<void> {
+  const { queue, log } = rt;
+  for (;;) {
+    const key = await queue.get();
+    if (key === undefined) return;
+    const message = rt.latest.get(key)!;
+    const started = Date.now();
+    let result: BaselineReconcile['result'] = 'success';
+    try {
+      result = await reconcileOnce(rt, key, message);
+    } catch (err) {
+      result = 'error';
+      log.error('unexpected error in a worker; retrying the key with backoff', { key: displayKey(message), error: errorMessage(err) });
+      queue.addRateLimited(key);
+    } finally {
+      queue.done(key);
+    }
+    rt.stats.reconciles += 1;
+    rt.options.onReconcile?.({ key, result, durationMs: Date.now() - started });
+  }
+}
+
+/** Reconciles one key with the runtime's own per-key logic, then applies the work queue's step. */
+async function reconcileOnce(rt: BaselineRuntime, key: string, message: ReconcileMessage): Promise<BaselineReconcile['result']> {
+  const reconcileId = randomUUID();
+  const keyLog = rt.log.child({ key: displayKey(message), reconcileId });
+  const abort = new AbortController();
+  const { outcome, object } = await reconcileKey(rt.controller, message, { client: rt.client, events: rt.events, log: keyLog, signal: abort.signal, reconcileId });
+  const step = workQueueStep(outcome);
+  const { queue, latest, stats } = rt;
+  switch (step.result) {
+    case 'gone':
+    case 'success':
+      queue.forget(key);
+      break;
+    case 'requeue_after':
+      queue.forget(key);
+      stats.requeues += 1;
+      latest.set(key, followUp(message, { reason: 'Requeue', attempt: 0 }));
+      queue.addAfter(key, step.delayMs);
+      break;
+    case 'terminal_error':
+      stats.errors += 1;
+      queue.forget(key);
+      keyLog.error('reconcile failed terminally; not retrying', { error: errorMessage(step.error) });
+      if (object) await rt.events.record(object, { type: 'Warning', reason: 'TerminalError', action: 'Reconcile', note: errorMessage(step.error) }).catch(() => {});
+      break;
+    case 'error': {
+      stats.errors += 1;
+      const delayMs = queue.addRateLimited(key);
+      latest.set(key, followUp(message, { reason: 'Retry', attempt: queue.numRequeues(key) }));
+      keyLog.warn('reconcile failed; retrying', { error: errorMessage(step.error), delayMs });
+      break;
+    }
+  }
+  return step.result;
 }

@@ -12,7 +12,7 @@ import { UsageError, stringOption, type OptionSpec, type ParsedArgs } from './ar
 import { readDevState, type DevFunctionState } from '../devloop/dev-state.ts';
 
 /** Options every queue- or cluster-facing command accepts. */
-export const TARGET_OPTIONS: OptionSpec = {
+export const TARGET_OPTIONS = {
   'queue-url': { type: 'string', description: 'Work queue URL (env OPERLESS_QUEUE_URL)', placeholder: 'url' },
   'dlq-url': { type: 'string', description: 'Dead-letter queue URL (env OPERLESS_DLQ_URL)', placeholder: 'url' },
   endpoint: { type: 'string', description: 'SQS endpoint override for local brokers (env AWS_ENDPOINT_URL_SQS)', placeholder: 'url' },
@@ -22,7 +22,12 @@ export const TARGET_OPTIONS: OptionSpec = {
   cluster: { type: 'string', description: 'Cluster id carried in messages (env OPERLESS_CLUSTER)', placeholder: 'id' },
   'forwarder-url': { type: 'string', description: 'Forwarder health/metrics base URL (env OPERLESS_FORWARDER_URL)', placeholder: 'url' },
   json: { type: 'boolean', description: 'Print machine-readable JSON' },
-};
+} satisfies OptionSpec;
+
+/** One of the target flags (its type and placeholder) as a command that uses it otherwise describes it. */
+export function targetOption(name: keyof typeof TARGET_OPTIONS, description: string): OptionSpec[string] {
+  return { ...TARGET_OPTIONS[name], description };
+}
 
 export interface Target {
   readonly queueUrl?: string;

@@ -103,11 +103,6 @@ export interface TransportOptions {
   readonly now?: () => number;
 }
 
-interface Pool {
-  agent: http.Agent;
-  fingerprint: string;
-}
-
 /** A response whose headers arrived, with the deadline still running until `disarm()`. */
 interface Opened {
   readonly response: http.IncomingMessage;
@@ -123,6 +118,18 @@ class DeadlineExceeded extends Error {
   }
 }
 
+/** What a request and a watch share: where the server is, and how to build authenticated request options. */
+interface Connection {
+  readonly server: string;
+  readonly base: URL;
+  readonly secure: boolean;
+  /**
+   * The request options with this transport's credentials and pool. Outside the network
+   * error handling on purpose: a credential failure (exec plugin, EKS token) keeps its own message.
+   */
+  prepare(method: KubeRequest['method'], body: string | undefined, contentType: string | undefined, signal: AbortSignal | undefined): Promise<http.RequestOptions>;
+}
+
 /**
  * A transport to the API server of `auth` — an `EndpointAuth`, or a `KubeConfig` (its current
  * context; see kubeconfig.ts).
@@ -132,199 +139,251 @@ export function createTransport(source: EndpointAuth | KubeConfig, options: Tran
   const server = auth.server.replace(/\/+$/, '');
   const base = new URL(server);
   const secure = base.protocol === 'https:';
-  const refreshMs = options.authRefreshMs ?? 60_000;
-  const now = options.now ?? Date.now;
+  const credentials = credentialCache(auth, options.authRefreshMs ?? 60_000, options.now ?? Date.now);
+  const pool = connectionPool(secure);
   const userAgent = options.userAgent ?? 'operless';
-  let cached: { value: Promise<EndpointCredentials>; at: number } | undefined;
-  let pool: Pool | undefined;
-
-  const credentials = (): Promise<EndpointCredentials> => {
-    if (!cached || now() - cached.at > refreshMs) {
-      const value = auth.credentials();
-      cached = { value, at: now() };
-      value.catch(() => { cached = undefined; });
-    }
-    return cached.value;
+  const connection: Connection = {
+    server,
+    base,
+    secure,
+    async prepare(method, body, contentType, signal) {
+      const creds = await credentials.get();
+      const bearer = auth.bearerToken ? await auth.bearerToken() : undefined;
+      return { method, headers: requestHeaders(creds, userAgent, bearer, body, contentType), agent: pool.agentFor(creds), ...(signal ? { signal } : {}) };
+    },
   };
-
-  const agentFor = (c: EndpointCredentials): http.Agent => {
-    const fingerprint = JSON.stringify([String(c.ca ?? ''), String(c.cert ?? ''), String(c.key ?? ''), c.rejectUnauthorized, c.servername]);
-    if (pool?.fingerprint === fingerprint) return pool.agent;
-    pool?.agent.destroy();
-    const agent = secure
-      ? new https.Agent({
-        keepAlive: true,
-        ...(c.ca ? { ca: c.ca } : {}),
-        ...(c.cert ? { cert: c.cert } : {}),
-        ...(c.key ? { key: c.key } : {}),
-        ...(c.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
-        ...(c.servername ? { servername: c.servername } : {}),
-      })
-      : new http.Agent({ keepAlive: true });
-    pool = { agent, fingerprint };
-    return agent;
-  };
-
-  /**
-   * The request options with this transport's credentials and pool. Outside the network
-   * error handling on purpose: a credential failure (exec plugin, EKS token) keeps its own message.
-   */
-  const prepare = async (method: KubeRequest['method'], body: string | undefined, contentType: string | undefined, signal: AbortSignal | undefined): Promise<http.RequestOptions> => {
-    const creds = await credentials();
-    const headers: Record<string, string> = { ...creds.headers, Accept: 'application/json', 'User-Agent': userAgent };
-    if (auth.bearerToken) headers.Authorization = `Bearer ${await auth.bearerToken()}`;
-    if (body !== undefined) {
-      headers['Content-Type'] = contentType ?? 'application/json';
-      headers['Content-Length'] = String(Buffer.byteLength(body));
-    }
-    return { method, headers, agent: agentFor(creds), ...(signal ? { signal } : {}) };
-  };
-
-  /** The error a request that got no (complete) response fails with. */
-  const unreachable = (label: string, signal: AbortSignal | undefined, err: unknown): unknown => {
-    if (signal?.aborted) return signal.reason ?? err;
-    if (err instanceof KubeApiError) return err;
-    if (err instanceof DeadlineExceeded) {
-      return new KubeApiError({
-        status: 0,
-        reason: 'Timeout',
-        request: label,
-        message: `${label} got no response from the API server at ${server} within ${err.timeoutMs} ms (check that the server is up and reachable; a very large list may need a longer timeout)`,
-        cause: err,
-      });
-    }
-    return new KubeApiError({
-      status: 0,
-      reason: 'NetworkError',
-      request: label,
-      message: `${label} could not reach the API server at ${server}: ${errorMessage(err)} (check the endpoint, network path and TLS settings)`,
-      cause: err,
-    });
-  };
-
   return {
     server,
-    async request(req: KubeRequest): Promise<KubeResponse> {
-      const label = `${req.method} ${req.path}`;
-      const body = req.body === undefined ? undefined : JSON.stringify(req.body);
-      const url = requestUrl(base, req.path, req.query);
-      const init = await prepare(req.method, body, req.contentType, req.signal);
-      let status: number;
-      let text: string;
-      let retryAfter: string | null;
-      try {
-        const { response, disarm } = await send(secure, url, init, body, req.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
-        try {
-          text = await readBody(response);
-        } finally {
-          disarm();
-        }
-        status = response.statusCode ?? 0;
-        retryAfter = retryAfterOf(response);
-      } catch (err) {
-        throw unreachable(label, req.signal, err);
-      }
-      if (status < 200 || status >= 300) throw parseKubeError(label, status, text, retryAfter);
-      let parsed: unknown = undefined;
-      if (text) {
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          throw new KubeApiError({ status, reason: 'InvalidResponse', request: label, message: `${label} returned a body that is not JSON: ${text.slice(0, 200)}` });
-        }
-      }
-      return { status, body: parsed };
-    },
-
-    async watch(req: WatchRequest, onEvent: (event: WatchEvent) => void): Promise<WatchHandle> {
-      const { signal } = req;
-      const label = `GET ${req.path}`;
-      const url = requestUrl(base, req.path, { ...req.query, watch: true });
-      const init = await prepare('GET', undefined, undefined, signal);
-      let opened: Opened | undefined;
-      try {
-        opened = await send(secure, url, init, undefined, req.timeoutMs ?? DEFAULT_WATCH_CONNECT_TIMEOUT_MS);
-        if (opened.response.statusCode !== 200) {
-          const text = await readBody(opened.response);
-          throw parseKubeError(label, opened.response.statusCode ?? 0, text, retryAfterOf(opened.response));
-        }
-      } catch (err) {
-        throw unreachable(label, signal, err);
-      } finally {
-        // The connect deadline is over either way; silence is the caller's business from here on.
-        opened?.disarm();
-      }
-      const { response } = opened;
-      const ended = new Promise<void>((resolve, reject) => {
-        let settled = false;
-        let pending = '';
-        const settle = (err?: unknown): void => {
-          if (settled) return;
-          settled = true;
-          signal.removeEventListener('abort', onAbort);
-          if (err === undefined || signal.aborted) resolve();
-          else reject(err);
-        };
-        const fail = (err: unknown): void => {
-          settle(err);
-          response.destroy();
-        };
-        const deliver = (line: string): boolean => {
-          let event: WatchEvent | undefined;
-          try {
-            event = parseWatchLine(line);
-          } catch (err) {
-            fail(new KubeApiError({
-              status: 200, reason: 'InvalidResponse', request: label, cause: err,
-              message: `${label}: the API server at ${server} sent a line that is not a watch event: ${line.slice(0, 200)}`,
-            }));
-            return false;
-          }
-          if (event === undefined) return true;
-          try {
-            onEvent(event);
-          } catch (err) {
-            fail(err);
-            return false;
-          }
-          return true;
-        };
-        const onAbort = (): void => {
-          settle();
-          response.destroy();
-        };
-        if (signal.aborted) {
-          onAbort();
-          return;
-        }
-        signal.addEventListener('abort', onAbort, { once: true });
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => {
-          if (settled) return;
-          const { lines, rest } = takeLines(pending + chunk);
-          pending = rest;
-          for (const line of lines) if (settled || !deliver(line)) return;
-        });
-        response.on('end', () => {
-          if (!settled && pending && !deliver(pending)) return;
-          settle();
-        });
-        const broken = (detail: string): KubeApiError => new KubeApiError({
-          status: 0, reason: 'NetworkError', request: label,
-          message: `${label}: the watch stream from the API server at ${server} broke off: ${detail} (the watch can be resumed from the last resourceVersion)`,
-        });
-        response.on('error', (err) => settle(broken(errorMessage(err))));
-        response.on('close', () => settle(response.complete ? undefined : broken('connection closed mid-stream')));
-      });
-      return { ended };
-    },
-
+    request: (req) => sendRequest(connection, req),
+    watch: (req, onEvent) => openWatch(connection, req, onEvent),
     async close() {
-      pool?.agent.destroy();
-      pool = undefined;
+      pool.destroy();
+      credentials.clear();
+    },
+  };
+}
+
+/** `auth.credentials()`, asked again once the last answer is older than `refreshMs`, and at once after a failure. */
+function credentialCache(auth: EndpointAuth, refreshMs: number, now: () => number): { get(): Promise<EndpointCredentials>; clear(): void } {
+  let cached: { value: Promise<EndpointCredentials>; at: number } | undefined;
+  return {
+    get() {
+      if (!cached || now() - cached.at > refreshMs) {
+        const value = auth.credentials();
+        cached = { value, at: now() };
+        value.catch(() => { cached = undefined; });
+      }
+      return cached.value;
+    },
+    clear() {
       cached = undefined;
     },
   };
+}
+
+/** One keep-alive agent, rebuilt (the old one destroyed) only when the TLS material changes. */
+function connectionPool(secure: boolean): { agentFor(c: EndpointCredentials): http.Agent; destroy(): void } {
+  let pool: { agent: http.Agent; fingerprint: string } | undefined;
+  return {
+    agentFor(c) {
+      const fingerprint = tlsFingerprint(c);
+      if (pool?.fingerprint === fingerprint) return pool.agent;
+      pool?.agent.destroy();
+      const agent = secure ? new https.Agent(tlsAgentOptions(c)) : new http.Agent({ keepAlive: true });
+      pool = { agent, fingerprint };
+      return agent;
+    },
+    destroy() {
+      pool?.agent.destroy();
+      pool = undefined;
+    },
+  };
+}
+
+/** What identifies the TLS material of credentials: equal fingerprints can share a pool. Pure. */
+export function tlsFingerprint(c: EndpointCredentials): string {
+  return JSON.stringify([String(c.ca ?? ''), String(c.cert ?? ''), String(c.key ?? ''), c.rejectUnauthorized, c.servername]);
+}
+
+/** The options of a keep-alive HTTPS agent for `c`: only the TLS settings it gives. Pure. */
+export function tlsAgentOptions(c: EndpointCredentials): https.AgentOptions {
+  return {
+    keepAlive: true,
+    ...(c.ca ? { ca: c.ca } : {}),
+    ...(c.cert ? { cert: c.cert } : {}),
+    ...(c.key ? { key: c.key } : {}),
+    ...(c.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
+    ...(c.servername ? { servername: c.servername } : {}),
+  };
+}
+
+/** The headers of one request: the credentials' own, JSON accept, user agent, bearer token, body type and length. Pure. */
+export function requestHeaders(creds: EndpointCredentials, userAgent: string, bearerToken: string | undefined, body: string | undefined, contentType: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = { ...creds.headers, Accept: 'application/json', 'User-Agent': userAgent };
+  if (bearerToken !== undefined) headers.Authorization = `Bearer ${bearerToken}`;
+  if (body !== undefined) {
+    headers['Content-Type'] = contentType ?? 'application/json';
+    headers['Content-Length'] = String(Buffer.byteLength(body));
+  }
+  return headers;
+}
+
+/** The error a request that got no (complete) response fails with: the abort reason, or a KubeApiError with status 0. Pure. */
+export function unreachableError(server: string, label: string, signal: AbortSignal | undefined, err: unknown): unknown {
+  if (signal?.aborted) return signal.reason ?? err;
+  if (err instanceof KubeApiError) return err;
+  if (err instanceof DeadlineExceeded) {
+    return new KubeApiError({
+      status: 0,
+      reason: 'Timeout',
+      request: label,
+      message: `${label} got no response from the API server at ${server} within ${err.timeoutMs} ms (check that the server is up and reachable; a very large list may need a longer timeout)`,
+      cause: err,
+    });
+  }
+  return new KubeApiError({
+    status: 0,
+    reason: 'NetworkError',
+    request: label,
+    message: `${label} could not reach the API server at ${server}: ${errorMessage(err)} (check the endpoint, network path and TLS settings)`,
+    cause: err,
+  });
+}
+
+/** One request: the whole exchange under its deadline, then the status and body judged. */
+async function sendRequest(conn: Connection, req: KubeRequest): Promise<KubeResponse> {
+  const label = `${req.method} ${req.path}`;
+  const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+  const url = requestUrl(conn.base, req.path, req.query);
+  const init = await conn.prepare(req.method, body, req.contentType, req.signal);
+  let status: number;
+  let text: string;
+  let retryAfter: string | null;
+  try {
+    const { response, disarm } = await send(conn.secure, url, init, body, req.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+    try {
+      text = await readBody(response);
+    } finally {
+      disarm();
+    }
+    status = response.statusCode ?? 0;
+    retryAfter = retryAfterOf(response);
+  } catch (err) {
+    throw unreachableError(conn.server, label, req.signal, err);
+  }
+  if (status < 200 || status >= 300) throw parseKubeError(label, status, text, retryAfter);
+  return { status, body: parseResponseBody(label, status, text) };
+}
+
+/** The JSON of a 2xx body (undefined when empty); a body that is not JSON is an `InvalidResponse`. Pure. */
+export function parseResponseBody(label: string, status: number, text: string): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new KubeApiError({ status, reason: 'InvalidResponse', request: label, message: `${label} returned a body that is not JSON: ${text.slice(0, 200)}` });
+  }
+}
+
+/** Opens a watch under the connect deadline; once it answered 200, streams its events. */
+async function openWatch(conn: Connection, req: WatchRequest, onEvent: (event: WatchEvent) => void): Promise<WatchHandle> {
+  const { signal } = req;
+  const label = `GET ${req.path}`;
+  const url = requestUrl(conn.base, req.path, { ...req.query, watch: true });
+  const init = await conn.prepare('GET', undefined, undefined, signal);
+  let opened: Opened | undefined;
+  try {
+    opened = await send(conn.secure, url, init, undefined, req.timeoutMs ?? DEFAULT_WATCH_CONNECT_TIMEOUT_MS);
+    if (opened.response.statusCode !== 200) {
+      const text = await readBody(opened.response);
+      throw parseKubeError(label, opened.response.statusCode ?? 0, text, retryAfterOf(opened.response));
+    }
+  } catch (err) {
+    throw unreachableError(conn.server, label, signal, err);
+  } finally {
+    // The connect deadline is over either way; silence is the caller's business from here on.
+    opened?.disarm();
+  }
+  return { ended: streamWatchEvents(opened.response, signal, label, conn.server, onEvent) };
+}
+
+/**
+ * Delivers the events of an open watch response in order, none after an abort. Settles once:
+ * resolves on a clean close or an abort; rejects on a broken stream, a line that is not a
+ * watch event, or an `onEvent` that throws (the stream is destroyed then).
+ */
+function streamWatchEvents(response: http.IncomingMessage, signal: AbortSignal, label: string, server: string, onEvent: (event: WatchEvent) => void): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    let pending = '';
+    const settle = (err?: unknown): void => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      if (err === undefined || signal.aborted) resolve();
+      else reject(err);
+    };
+    const fail = (err: unknown): void => {
+      settle(err);
+      response.destroy();
+    };
+    const deliver = (line: string): boolean => {
+      const outcome = deliverWatchLine(line, onEvent, label, server);
+      if (outcome !== undefined) fail(outcome.error);
+      return outcome === undefined;
+    };
+    const onAbort = (): void => {
+      settle();
+      response.destroy();
+    };
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    response.setEncoding('utf8');
+    response.on('data', (chunk: string) => {
+      if (settled) return;
+      const { lines, rest } = takeLines(pending + chunk);
+      pending = rest;
+      for (const line of lines) if (settled || !deliver(line)) return;
+    });
+    response.on('end', () => {
+      if (!settled && pending && !deliver(pending)) return;
+      settle();
+    });
+    const broken = (detail: string): KubeApiError => new KubeApiError({
+      status: 0, reason: 'NetworkError', request: label,
+      message: `${label}: the watch stream from the API server at ${server} broke off: ${detail} (the watch can be resumed from the last resourceVersion)`,
+    });
+    response.on('error', (err) => settle(broken(errorMessage(err))));
+    response.on('close', () => settle(response.complete ? undefined : broken('connection closed mid-stream')));
+  });
+}
+
+/**
+ * Parses one line of a watch stream and hands its event (if any) to `onEvent`. Undefined when
+ * the stream may go on; the error that ends it when the line is not a watch event or `onEvent` threw.
+ */
+export function deliverWatchLine(line: string, onEvent: (event: WatchEvent) => void, label: string, server: string): { error: unknown } | undefined {
+  let event: WatchEvent | undefined;
+  try {
+    event = parseWatchLine(line);
+  } catch (err) {
+    return {
+      error: new KubeApiError({
+        status: 200, reason: 'InvalidResponse', request: label, cause: err,
+        message: `${label}: the API server at ${server} sent a line that is not a watch event: ${line.slice(0, 200)}`,
+      }),
+    };
+  }
+  if (event === undefined) return undefined;
+  try {
+    onEvent(event);
+  } catch (err) {
+    return { error: err };
+  }
+  return undefined;
 }
 
 function isKubeConfig(value: EndpointAuth | KubeConfig): value is KubeConfig {

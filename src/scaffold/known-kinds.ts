@@ -8,34 +8,27 @@
  * cluster-scoped kind (Kubernetes does not allow such owner references).
  */
 import type { KindRef } from '../kube/types.ts';
-import { ScaffoldError } from './names.ts';
+import { pluralOf, ScaffoldError } from './names.ts';
 
-const ref = (apiVersion: string, kind: string, plural: string, namespaced = true): KindRef => ({ apiVersion, kind, plural, namespaced });
+/**
+ * The built-in kinds by apiVersion, in the order `--owns` errors list them. Their REST plural
+ * is Kubernetes' own rule (`pluralOf`, the one the scaffold uses for new kinds); they are
+ * namespaced unless named in `CLUSTER_SCOPED`.
+ */
+const KINDS_BY_API_VERSION: Readonly<Record<string, readonly string[]>> = {
+  v1: ['ConfigMap', 'Secret', 'Service', 'ServiceAccount', 'PersistentVolumeClaim', 'Pod', 'ResourceQuota', 'LimitRange', 'Namespace'],
+  'apps/v1': ['Deployment', 'StatefulSet', 'DaemonSet'],
+  'batch/v1': ['Job', 'CronJob'],
+  'networking.k8s.io/v1': ['Ingress', 'NetworkPolicy'],
+  'policy/v1': ['PodDisruptionBudget'],
+  'autoscaling/v2': ['HorizontalPodAutoscaler'],
+  'rbac.authorization.k8s.io/v1': ['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'],
+};
+const CLUSTER_SCOPED: ReadonlySet<string> = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding']);
 
-export const BUILTIN_KINDS: readonly KindRef[] = [
-  ref('v1', 'ConfigMap', 'configmaps'),
-  ref('v1', 'Secret', 'secrets'),
-  ref('v1', 'Service', 'services'),
-  ref('v1', 'ServiceAccount', 'serviceaccounts'),
-  ref('v1', 'PersistentVolumeClaim', 'persistentvolumeclaims'),
-  ref('v1', 'Pod', 'pods'),
-  ref('v1', 'ResourceQuota', 'resourcequotas'),
-  ref('v1', 'LimitRange', 'limitranges'),
-  ref('v1', 'Namespace', 'namespaces', false),
-  ref('apps/v1', 'Deployment', 'deployments'),
-  ref('apps/v1', 'StatefulSet', 'statefulsets'),
-  ref('apps/v1', 'DaemonSet', 'daemonsets'),
-  ref('batch/v1', 'Job', 'jobs'),
-  ref('batch/v1', 'CronJob', 'cronjobs'),
-  ref('networking.k8s.io/v1', 'Ingress', 'ingresses'),
-  ref('networking.k8s.io/v1', 'NetworkPolicy', 'networkpolicies'),
-  ref('policy/v1', 'PodDisruptionBudget', 'poddisruptionbudgets'),
-  ref('autoscaling/v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers'),
-  ref('rbac.authorization.k8s.io/v1', 'Role', 'roles'),
-  ref('rbac.authorization.k8s.io/v1', 'RoleBinding', 'rolebindings'),
-  ref('rbac.authorization.k8s.io/v1', 'ClusterRole', 'clusterroles', false),
-  ref('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', 'clusterrolebindings', false),
-];
+export const BUILTIN_KINDS: readonly KindRef[] = Object.entries(KINDS_BY_API_VERSION).flatMap(([apiVersion, kinds]) =>
+  kinds.map((kind) => ({ apiVersion, kind, plural: pluralOf(kind), namespaced: !CLUSTER_SCOPED.has(kind) })),
+);
 
 /**
  * The kinds named by `--owns` (comma-separated; repeats removed), checked against the

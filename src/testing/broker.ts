@@ -18,14 +18,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DEFAULT_QUEUES, elasticMqConfig, expandQueues, LOOPBACK } from './config.ts';
+import { createQueueAttributes, DEFAULT_QUEUES, elasticMqConfig, elasticMqJavaArgs, elasticMqStorageConfig, expandQueues, LOOPBACK, missingQueues } from './config.ts';
 import type { QueueSpec } from './config.ts';
 import { httpCall } from './http.ts';
 import { assertPortFree, freePorts } from './ports.ts';
-import { removeOnExit, sleep, startProcess } from './process.ts';
+import { removeOnExit, startProcess } from './process.ts';
 import type { ManagedProcess } from './process.ts';
 import { provision } from './provision.ts';
-import { ComponentNotReadyError } from './control-plane.ts';
+import { waitComponentReady } from './readiness.ts';
+import type { PortClash, ReadinessProbe } from './readiness.ts';
 
 export interface BrokerOptions {
   /** Queues to create at start (and on every restart). Default: `DEFAULT_QUEUES` (work + work-dlq). */
@@ -61,162 +62,166 @@ export interface Broker {
 
 const REGION = 'us-east-1';
 const ACCOUNT = '000000000000';
+/** How the JVM reports a taken port. */
+const PORT_CLASH: PortClash = {
+  logPattern: /BindException|Address already in use/i,
+  hint: ' Its port is in use by another process: stop that process and try again.',
+};
+
+/** One broker's fixed facts and the state its operations share. */
+interface BrokerState {
+  readonly options: BrokerOptions;
+  readonly java: string;
+  readonly elasticmqLib: string;
+  readonly readyTimeoutMs: number;
+  /** Temp dir: config, log and (with persistence) messages; removed on stop. */
+  readonly dir: string;
+  readonly forgetDir: () => void;
+  readonly port: number;
+  readonly endpoint: string;
+  readonly configPath: string;
+  readonly logPath: string;
+  /** Queues as given (start options and `createQueue`), and expanded with their DLQs. */
+  declared: QueueSpec[];
+  queues: QueueSpec[];
+  readonly clients: Set<SQSClient>;
+  proc: ManagedProcess | undefined;
+  stopped: boolean;
+}
 
 export async function startBroker(options: BrokerOptions = {}): Promise<Broker> {
+  const state = await newBrokerState(options);
+  try {
+    await startElasticMq(state);
+  } catch (err) {
+    await stopElasticMq(state);
+    rmSync(state.dir, { recursive: true, force: true });
+    state.forgetDir();
+    throw err;
+  }
+  return brokerHandle(state);
+}
+
+async function newBrokerState(options: BrokerOptions): Promise<BrokerState> {
   const found = await provision({ targets: ['elasticmq'] });
   if (!found.elasticmqLib || !found.java) throw new Error('provisioning returned no ElasticMQ; this is a bug in provision.ts');
-  const { elasticmqLib, java } = found;
-  const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
   const dir = mkdtempSync(join(tmpdir(), 'operless-broker-'));
   const forgetDir = removeOnExit(dir);
   const [port = 0] = await freePorts(1);
-  const endpoint = `http://${LOOPBACK}:${port}`;
-  const configPath = join(dir, 'elasticmq.conf');
-  const logPath = join(dir, 'elasticmq.log');
-  let declared: QueueSpec[] = [...(options.queues ?? DEFAULT_QUEUES)];
-  let queues: QueueSpec[] = expandQueues(declared);
-  const clients = new Set<SQSClient>();
-  let proc: ManagedProcess | undefined;
-  let stopped = false;
-
-  const writeConfig = () => {
-    let text = elasticMqConfig(port, queues);
-    if (options.persistMessages) {
-      text += `messages-storage { enabled = true, uri = "jdbc:h2:${join(dir, 'messages')}" }\n`;
-      text += `queues-storage { enabled = true, path = "${join(dir, 'queues.conf')}" }\n`;
-    }
-    writeFileSync(configPath, text);
-  };
-
-  const start = async () => {
-    if (stopped) throw new Error('this broker was stopped for good; start a new one with startBroker()');
-    if (proc?.isRunning()) return;
-    writeConfig();
-    await assertPortFree('ElasticMQ', port);
-    const started = startProcess({
-      name: 'ElasticMQ',
-      command: java,
-      args: [
-        '-XX:+UseSerialGC', // two cores: the default G1 threads only compete with the tests
-        '-XX:TieredStopAtLevel=1', // faster start, plenty fast for tests
-        '-Xss1m',
-        `-Dconfig.file=${configPath}`,
-        '-cp',
-        join(elasticmqLib, '*'),
-        'org.elasticmq.server.Main',
-      ],
-      logPath,
-      cleanupDir: dir,
-    });
-    proc = started;
-    await waitBrokerReady(started, endpoint, queues.map((q) => q.name), readyTimeoutMs);
-  };
-
-  const stopProcess = async () => {
-    const p = proc;
-    proc = undefined;
-    await p?.stop();
-  };
-
-  const newClient = () => {
-    const client = new SQSClient({
-      endpoint,
-      region: REGION,
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    });
-    clients.add(client);
-    return client;
-  };
-
-  try {
-    await start();
-  } catch (err) {
-    await stopProcess();
-    rmSync(dir, { recursive: true, force: true });
-    forgetDir();
-    throw err;
-  }
-
-  const queueUrl = (name: string) => `${endpoint}/${ACCOUNT}/${name}`;
-  const queueArn = (name: string) => `arn:aws:sqs:${REGION}:${ACCOUNT}:${name}`;
-
+  const declared = [...(options.queues ?? DEFAULT_QUEUES)];
   return {
-    endpoint,
-    region: REGION,
-    logPath,
-    queueUrl,
-    queueArn,
-    sqs: newClient,
-    async createQueue(spec) {
-      const nextDeclared = [...declared.filter((q) => q.name !== spec.name), spec];
-      queues = expandQueues(nextDeclared); // validates before anything is created
-      declared = nextDeclared;
-      const client = newClient();
-      try {
-        for (const q of expandQueues([spec])) {
-          const attributes: Record<string, string> = {};
-          if (q.visibilityTimeoutSeconds !== undefined) attributes.VisibilityTimeout = String(q.visibilityTimeoutSeconds);
-          if (q.delaySeconds !== undefined) attributes.DelaySeconds = String(q.delaySeconds);
-          if (q.receiveMessageWaitSeconds !== undefined) attributes.ReceiveMessageWaitTimeSeconds = String(q.receiveMessageWaitSeconds);
-          if (q.dlq) {
-            const dlqAttributes = await client.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl(q.dlq.name), AttributeNames: ['QueueArn'] }));
-            attributes.RedrivePolicy = JSON.stringify({
-              deadLetterTargetArn: dlqAttributes.Attributes?.QueueArn ?? queueArn(q.dlq.name),
-              maxReceiveCount: q.dlq.maxReceiveCount,
-            });
-          }
-          await client.send(new CreateQueueCommand({ QueueName: q.name, Attributes: attributes }));
-        }
-      } finally {
-        clients.delete(client);
-        client.destroy();
-      }
-      return queueUrl(spec.name);
-    },
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      for (const client of clients) client.destroy();
-      clients.clear();
-      await stopProcess();
-      rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
-      forgetDir();
-    },
-    pause: () => stopProcess(),
-    start,
-    async restart() {
-      await stopProcess();
-      await start();
-    },
+    options,
+    java: found.java,
+    elasticmqLib: found.elasticmqLib,
+    readyTimeoutMs: options.readyTimeoutMs ?? 60_000,
+    dir,
+    forgetDir,
+    port,
+    endpoint: `http://${LOOPBACK}:${port}`,
+    configPath: join(dir, 'elasticmq.conf'),
+    logPath: join(dir, 'elasticmq.log'),
+    declared,
+    queues: expandQueues(declared),
+    clients: new Set(),
+    proc: undefined,
+    stopped: false,
   };
 }
 
-async function waitBrokerReady(proc: ManagedProcess, endpoint: string, queueNames: readonly string[], timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let exitCode: number | null | undefined;
-  void proc.exited.then((code) => (exitCode = code ?? -1));
-  let last = '';
-  while (Date.now() < deadline) {
-    if (exitCode !== undefined) {
-      const tail = proc.logTail(40);
-      const hint = /BindException|Address already in use/i.test(tail) ? ' Its port is in use by another process: stop that process and try again.' : '';
-      throw new ComponentNotReadyError(`ElasticMQ exited (code ${exitCode}) before it became ready.${hint} Its log is ${proc.logPath}; last lines:\n${tail}`);
+/** Writes the config for the current queues and starts the JVM on the broker's port, unless it runs. */
+async function startElasticMq(state: BrokerState): Promise<void> {
+  if (state.stopped) throw new Error('this broker was stopped for good; start a new one with startBroker()');
+  if (state.proc?.isRunning()) return;
+  const storage = state.options.persistMessages ? elasticMqStorageConfig(state.dir) : '';
+  writeFileSync(state.configPath, elasticMqConfig(state.port, state.queues) + storage);
+  await assertPortFree('ElasticMQ', state.port);
+  const started = startProcess({
+    name: 'ElasticMQ',
+    command: state.java,
+    args: elasticMqJavaArgs(state.elasticmqLib, state.configPath),
+    logPath: state.logPath,
+    cleanupDir: state.dir,
+  });
+  state.proc = started;
+  await waitComponentReady(started, queuesListed(state.endpoint, state.queues.map((q) => q.name)), state.readyTimeoutMs, PORT_CLASH);
+}
+
+/** Ready when ListQueues answers and names every configured queue. */
+function queuesListed(endpoint: string, queueNames: readonly string[]): ReadinessProbe {
+  return async () => {
+    const res = await httpCall(`${endpoint}/?Action=ListQueues`, { timeoutMs: 2000 });
+    if (res.status !== 200) return `HTTP ${res.status}`;
+    const missing = missingQueues(res.body, queueNames);
+    return missing.length === 0 || `queues not created yet: ${missing.join(', ')}`;
+  };
+}
+
+async function stopElasticMq(state: BrokerState): Promise<void> {
+  const p = state.proc;
+  state.proc = undefined;
+  await p?.stop();
+}
+
+function newSqsClient(state: BrokerState): SQSClient {
+  const client = new SQSClient({
+    endpoint: state.endpoint,
+    region: REGION,
+    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+  });
+  state.clients.add(client);
+  return client;
+}
+
+const queueUrlOf = (endpoint: string, name: string) => `${endpoint}/${ACCOUNT}/${name}`;
+const queueArnOf = (name: string) => `arn:aws:sqs:${REGION}:${ACCOUNT}:${name}`;
+
+/** Declares `spec` (so a restart re-creates it), then creates it and any DLQ it names through the SDK. */
+async function createQueueOnBroker(state: BrokerState, spec: QueueSpec): Promise<string> {
+  const nextDeclared = [...state.declared.filter((q) => q.name !== spec.name), spec];
+  state.queues = expandQueues(nextDeclared); // validates before anything is created
+  state.declared = nextDeclared;
+  const client = newSqsClient(state);
+  try {
+    for (const q of expandQueues([spec])) {
+      let dlqArn: string | undefined;
+      if (q.dlq) {
+        const dlqAttributes = await client.send(new GetQueueAttributesCommand({ QueueUrl: queueUrlOf(state.endpoint, q.dlq.name), AttributeNames: ['QueueArn'] }));
+        dlqArn = dlqAttributes.Attributes?.QueueArn ?? queueArnOf(q.dlq.name);
+      }
+      await client.send(new CreateQueueCommand({ QueueName: q.name, Attributes: createQueueAttributes(q, dlqArn) }));
     }
-    try {
-      const res = await httpCall(`${endpoint}/?Action=ListQueues`, { timeoutMs: 2000 });
-      if (res.status === 200) {
-        const missing = queueNames.filter((name) => !res.body.includes(`/${name}<`));
-        if (missing.length === 0) return;
-        last = `queues not created yet: ${missing.join(', ')}`;
-      } else last = `HTTP ${res.status}`;
-    } catch (err) {
-      last = err instanceof Error ? err.message : String(err);
-    }
-    await sleep(100);
+  } finally {
+    state.clients.delete(client);
+    client.destroy();
   }
-  await proc.stop();
-  throw new ComponentNotReadyError(
-    `ElasticMQ did not become ready within ${Math.round(timeoutMs / 1000)} s (last probe: ${last}). ` +
-      `The machine may be overloaded: raise readyTimeoutMs, or read its log ${proc.logPath}; last lines:\n${proc.logTail(40)}`,
-  );
+  return queueUrlOf(state.endpoint, spec.name);
+}
+
+async function stopBrokerForGood(state: BrokerState): Promise<void> {
+  if (state.stopped) return;
+  state.stopped = true;
+  for (const client of state.clients) client.destroy();
+  state.clients.clear();
+  await stopElasticMq(state);
+  rmSync(state.dir, { recursive: true, force: true, maxRetries: 3 });
+  state.forgetDir();
+}
+
+function brokerHandle(state: BrokerState): Broker {
+  return {
+    endpoint: state.endpoint,
+    region: REGION,
+    logPath: state.logPath,
+    queueUrl: (name) => queueUrlOf(state.endpoint, name),
+    queueArn: queueArnOf,
+    sqs: () => newSqsClient(state),
+    createQueue: (spec) => createQueueOnBroker(state, spec),
+    stop: () => stopBrokerForGood(state),
+    pause: () => stopElasticMq(state),
+    start: () => startElasticMq(state),
+    async restart() {
+      await stopElasticMq(state);
+      await startElasticMq(state);
+    },
+  };
 }

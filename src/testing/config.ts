@@ -7,6 +7,7 @@
  * (so least-privilege tests mean something) and authenticates a token from a token file (the
  * admin, in `system:masters`), client certificates from the test CA, and service-account tokens.
  */
+import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { QueueSpec } from '../local/memory-queue-server.ts';
 
@@ -235,4 +236,40 @@ export function elasticMqConfig(port: number, queues: readonly QueueSpec[]): str
 function seconds(value: number): number {
   if (!Number.isInteger(value) || value < 0) throw new Error(`queue timings are whole seconds >= 0 (got ${value})`);
   return value;
+}
+
+/** The config lines that keep messages (H2 file) and queues across restarts, below `dir`. */
+export function elasticMqStorageConfig(dir: string): string {
+  return (
+    `messages-storage { enabled = true, uri = "jdbc:h2:${join(dir, 'messages')}" }\n` +
+    `queues-storage { enabled = true, path = "${join(dir, 'queues.conf')}" }\n`
+  );
+}
+
+/** The JVM command line that runs ElasticMQ from its jars in `lib` with `configPath`. */
+export function elasticMqJavaArgs(lib: string, configPath: string): string[] {
+  return [
+    '-XX:+UseSerialGC', // two cores: the default G1 threads only compete with the tests
+    '-XX:TieredStopAtLevel=1', // faster start, plenty fast for tests
+    '-Xss1m',
+    `-Dconfig.file=${configPath}`,
+    '-cp',
+    join(lib, '*'),
+    'org.elasticmq.server.Main',
+  ];
+}
+
+/** The CreateQueue attributes of `queue`; `dlqArn` is its dead-letter queue's ARN when it names one. */
+export function createQueueAttributes(queue: QueueSpec, dlqArn: string | undefined): Record<string, string> {
+  const attributes: Record<string, string> = {};
+  if (queue.visibilityTimeoutSeconds !== undefined) attributes.VisibilityTimeout = String(queue.visibilityTimeoutSeconds);
+  if (queue.delaySeconds !== undefined) attributes.DelaySeconds = String(queue.delaySeconds);
+  if (queue.receiveMessageWaitSeconds !== undefined) attributes.ReceiveMessageWaitTimeSeconds = String(queue.receiveMessageWaitSeconds);
+  if (queue.dlq && dlqArn !== undefined) attributes.RedrivePolicy = JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: queue.dlq.maxReceiveCount });
+  return attributes;
+}
+
+/** The names in `queueNames` that a ListQueues answer (XML) does not list. */
+export function missingQueues(listQueuesBody: string, queueNames: readonly string[]): string[] {
+  return queueNames.filter((name) => !listQueuesBody.includes(`/${name}<`));
 }

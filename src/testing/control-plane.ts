@@ -40,6 +40,8 @@ import { removeOnExit, sleep, startProcess } from './process.ts';
 import type { ManagedProcess } from './process.ts';
 import { provision } from './provision.ts';
 import type { TestBinaries } from './provision.ts';
+import { booleanProbe, ComponentNotReadyError, waitComponentReady } from './readiness.ts';
+import type { PortClash } from './readiness.ts';
 import { createCertificateAuthority, issueCertificate } from './x509.ts';
 import type { KeyPair } from './x509.ts';
 
@@ -131,38 +133,118 @@ export interface ControlPlane {
   compactEtcd(): Promise<number>;
 }
 
-export class ComponentNotReadyError extends Error {
-  override readonly name = 'ComponentNotReadyError';
-}
-
 const ADMIN_USER = 'operless-admin';
 const FIELD_MANAGER = 'operless-testenv';
+/** The port clash every control-plane component reports in its log. */
+const PORT_CLASH: PortClash = {
+  logPattern: /address already in use|bind: /i,
+  hint: ' One of its ports is in use by another process: stop that process and try again.',
+};
+
+type ComponentName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager';
+type AdminApi = (path: string, init?: { method?: string; body?: string; contentType?: string }) => Promise<HttpResponse>;
+
+/** The folders of one control plane below its data dir. */
+interface PlaneDirs {
+  readonly pki: string;
+  readonly logs: string;
+  readonly etcd: string;
+  readonly kcm: string;
+  readonly identities: string;
+}
+
+/** Where a control plane keeps its files, and whether it owns (and so removes) the folder. */
+interface PlaneLayout {
+  readonly dataDir: string;
+  readonly ownDir: boolean;
+  readonly dirs: PlaneDirs;
+  /** Unregisters the exit-time removal of an own data dir. */
+  readonly forgetDir: () => void;
+}
+
+/** The test CA, the API server's files on disk and the admin's token. */
+interface PlaneCredentials {
+  readonly ca: KeyPair;
+  readonly files: ApiServerFiles;
+  readonly adminToken: string;
+}
+
+interface PlanePorts {
+  readonly etcdClient: number;
+  readonly etcdPeer: number;
+  readonly api: number;
+  readonly kcm: number;
+}
+
+/** Everything the steps of one control plane share, fixed once at start. */
+interface PlaneContext {
+  readonly options: ControlPlaneOptions;
+  readonly binaries: TestBinaries;
+  readonly readyTimeoutMs: number;
+  readonly layout: PlaneLayout;
+  readonly credentials: PlaneCredentials;
+  readonly ports: PlanePorts;
+  readonly server: string;
+  readonly etcdEndpoint: string;
+  readonly admin: Identity;
+  readonly controllers: readonly string[];
+  readonly api: AdminApi;
+}
+
+/** Starting, stopping and installing into the components of one control plane. */
+interface PlaneLifecycle {
+  startEtcd(): Promise<void>;
+  startApiServer(): Promise<void>;
+  startControllerManager(): Promise<void>;
+  stopComponent(name: ComponentName): Promise<void>;
+  installCrds(crds: readonly (string | object)[]): Promise<void>;
+  stopAll(): Promise<void>;
+}
 
 export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const started = Date.now();
+  const binaries = await kubeBinaries(options);
+  const layout = prepareLayout(options.dataDir);
+  const credentials = await writeCredentials(layout.dirs.pki);
+  const ports = await allocatePorts();
+  const ctx = planeContext(options, binaries, layout, credentials, ports);
+  const lifecycle = planeLifecycle(ctx);
+  await bringUp(ctx, lifecycle);
+  const plane = planeHandle(ctx, lifecycle);
+  if (process.env.OPERLESS_TESTENV_VERBOSE) process.stderr.write(`operless testenv: control plane ready in ${Date.now() - started} ms at ${ctx.server}\n`);
+  return plane;
+}
+
+async function kubeBinaries(options: ControlPlaneOptions): Promise<TestBinaries> {
   const binaries = options.binaries ?? (await provision({ targets: ['etcd', 'kube'] })).kube;
   if (!binaries) throw new Error('provisioning returned no Kubernetes binaries; this is a bug in provision.ts');
-  const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
-  const ownDir = options.dataDir === undefined;
-  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'operless-cp-'));
-  const forgetDir = ownDir ? removeOnExit(dataDir) : () => {};
-  const cleanupDir = ownDir ? dataDir : undefined;
-  const dirs = { pki: join(dataDir, 'pki'), logs: join(dataDir, 'logs'), etcd: join(dataDir, 'etcd'), kcm: join(dataDir, 'kcm-certs'), identities: join(dataDir, 'identities') };
-  for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true, mode: 0o700 });
+  return binaries;
+}
 
-  // --- credentials ---
+/** The data dir (a temp dir removed on exit unless one is given) and its sub-folders, created. */
+function prepareLayout(givenDir: string | undefined): PlaneLayout {
+  const ownDir = givenDir === undefined;
+  const dataDir = givenDir ?? mkdtempSync(join(tmpdir(), 'operless-cp-'));
+  const forgetDir = ownDir ? removeOnExit(dataDir) : () => {};
+  const dirs: PlaneDirs = { pki: join(dataDir, 'pki'), logs: join(dataDir, 'logs'), etcd: join(dataDir, 'etcd'), kcm: join(dataDir, 'kcm-certs'), identities: join(dataDir, 'identities') };
+  for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true, mode: 0o700 });
+  return { dataDir, ownDir, dirs, forgetDir };
+}
+
+/** A fresh test CA, the API server's serving certificate, service-account keys and admin token, written to `pki`. */
+async function writeCredentials(pki: string): Promise<PlaneCredentials> {
   const ca = await createCertificateAuthority('operless-test-ca');
   const serving = await issueCertificate(ca, { commonName: 'kube-apiserver', hosts: [LOOPBACK, 'localhost'], usage: 'server' });
   const sa = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const adminToken = randomBytes(24).toString('hex');
   const files: ApiServerFiles = {
-    servingCert: join(dirs.pki, 'apiserver.crt'),
-    servingKey: join(dirs.pki, 'apiserver.key'),
-    certDir: dirs.pki,
-    clientCa: join(dirs.pki, 'ca.crt'),
-    tokenFile: join(dirs.pki, 'tokens.csv'),
-    serviceAccountPublicKey: join(dirs.pki, 'sa.pub'),
-    serviceAccountPrivateKey: join(dirs.pki, 'sa.key'),
+    servingCert: join(pki, 'apiserver.crt'),
+    servingKey: join(pki, 'apiserver.key'),
+    certDir: pki,
+    clientCa: join(pki, 'ca.crt'),
+    tokenFile: join(pki, 'tokens.csv'),
+    serviceAccountPublicKey: join(pki, 'sa.pub'),
+    serviceAccountPrivateKey: join(pki, 'sa.key'),
   };
   const write = (path: string, text: string) => writeFileSync(path, text, { mode: 0o600 });
   write(files.servingCert, serving.certPem);
@@ -171,17 +253,38 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   write(files.tokenFile, tokenFileLine(adminToken, ADMIN_USER, ['system:masters']));
   write(files.serviceAccountPublicKey, sa.publicKey.export({ type: 'spki', format: 'pem' }).toString());
   write(files.serviceAccountPrivateKey, sa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+  return { ca, files, adminToken };
+}
 
-  const [etcdClient = 0, etcdPeer = 0, apiPort = 0, kcmPort = 0] = await freePorts(4);
-  const server = `https://${LOOPBACK}:${apiPort}`;
-  const etcdEndpoint = `http://${LOOPBACK}:${etcdClient}`;
-  const admin = makeIdentity(dirs.identities, 'admin', server, ca.certPem, ADMIN_USER, ['system:masters'], { token: adminToken });
-  const controllers = controllerList(options.controllers);
+async function allocatePorts(): Promise<PlanePorts> {
+  const [etcdClient = 0, etcdPeer = 0, api = 0, kcm = 0] = await freePorts(4);
+  return { etcdClient, etcdPeer, api, kcm };
+}
 
-  const api = (path: string, init: { method?: string; body?: string; contentType?: string } = {}): Promise<HttpResponse> =>
+function planeContext(options: ControlPlaneOptions, binaries: TestBinaries, layout: PlaneLayout, credentials: PlaneCredentials, ports: PlanePorts): PlaneContext {
+  const server = `https://${LOOPBACK}:${ports.api}`;
+  const { ca, adminToken } = credentials;
+  return {
+    options,
+    binaries,
+    readyTimeoutMs: options.readyTimeoutMs ?? 60_000,
+    layout,
+    credentials,
+    ports,
+    server,
+    etcdEndpoint: `http://${LOOPBACK}:${ports.etcdClient}`,
+    admin: makeIdentity(layout.dirs.identities, 'admin', server, ca.certPem, ADMIN_USER, ['system:masters'], { token: adminToken }),
+    controllers: controllerList(options.controllers),
+    api: adminApi(server, ca.certPem, adminToken),
+  };
+}
+
+/** Requests to the API server as the admin, verifying its certificate against the test CA. */
+function adminApi(server: string, caPem: string, adminToken: string): AdminApi {
+  return (path, init = {}) =>
     httpCall(`${server}${path}`, {
       method: init.method ?? 'GET',
-      ca: ca.certPem,
+      ca: caPem,
       headers: {
         authorization: `Bearer ${adminToken}`,
         accept: 'application/json',
@@ -189,100 +292,41 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       },
       ...(init.body !== undefined ? { body: init.body } : {}),
     });
+}
 
-  const logPath = (name: string) => join(dirs.logs, `${name}.log`);
-  const components: Record<'etcd' | 'kube-apiserver' | 'kube-controller-manager', ManagedProcess | undefined> = {
-    etcd: undefined,
-    'kube-apiserver': undefined,
-    'kube-controller-manager': undefined,
-  };
+/** The three components' processes, each started at most once at a time and stopped by name. */
+function planeLifecycle(ctx: PlaneContext): PlaneLifecycle {
+  const components: Record<ComponentName, ManagedProcess | undefined> = { etcd: undefined, 'kube-apiserver': undefined, 'kube-controller-manager': undefined };
+  const cleanupDir = ctx.layout.ownDir ? ctx.layout.dataDir : undefined;
 
-  const launch = async (
-    name: keyof typeof components,
-    command: string,
-    args: string[],
-    ports: number[],
-    ready: () => Promise<boolean>,
-  ): Promise<void> => {
+  const launch = async (name: ComponentName, command: string, args: string[], ports: number[], ready: () => Promise<boolean>): Promise<void> => {
     if (components[name]?.isRunning()) return;
     for (const port of ports) await assertPortFree(name, port);
-    const proc = startProcess({ name, command, args, logPath: logPath(name), ...(cleanupDir ? { cleanupDir } : {}) });
+    const proc = startProcess({ name, command, args, logPath: join(ctx.layout.dirs.logs, `${name}.log`), ...(cleanupDir ? { cleanupDir } : {}) });
     components[name] = proc;
-    await waitReady(proc, ready, readyTimeoutMs);
+    await waitComponentReady(proc, booleanProbe(ready), ctx.readyTimeoutMs, PORT_CLASH);
   };
-
-  const launchEtcd = () =>
-    launch('etcd', binaries.etcd, etcdArgs(dirs.etcd, { client: etcdClient, peer: etcdPeer }), [etcdClient, etcdPeer], async () => {
-      const res = await httpCall(`${etcdEndpoint}/health`, { timeoutMs: 2000 });
-      return res.status === 200 && jsonBody<{ health?: string }>(res).health === 'true';
-    });
 
   /** Starts etcd; when the API server runs, also waits until it has reconnected (readyz OK). */
   const startEtcd = async () => {
-    await launchEtcd();
+    await launch('etcd', ctx.binaries.etcd, etcdArgs(ctx.layout.dirs.etcd, { client: ctx.ports.etcdClient, peer: ctx.ports.etcdPeer }), [ctx.ports.etcdClient, ctx.ports.etcdPeer], () => etcdHealthy(ctx.etcdEndpoint));
     const apiServer = components['kube-apiserver'];
-    if (apiServer?.isRunning()) await waitReady(apiServer, async () => (await api('/readyz')).status === 200, readyTimeoutMs);
+    if (apiServer?.isRunning()) await waitComponentReady(apiServer, booleanProbe(() => apiServerReady(ctx.api)), ctx.readyTimeoutMs, PORT_CLASH);
   };
 
-  const startApiServer = async () => {
-    const args = apiServerArgs({
-      port: apiPort,
-      etcdClientPort: etcdClient,
-      files,
-      ...(options.watchCache !== undefined ? { watchCache: options.watchCache } : {}),
-      ...(options.apiServerArgs ? { extraArgs: options.apiServerArgs } : {}),
-    });
-    await launch('kube-apiserver', binaries.kubeApiServer, args, [apiPort], async () => {
-      const res = await api('/readyz');
-      if (res.status !== 200) return false;
-      // The default namespace is created by a post-start hook shortly after readyz; clients expect it.
-      return (await api('/api/v1/namespaces/default')).status === 200;
-    });
-  };
+  const startApiServer = () => launch('kube-apiserver', ctx.binaries.kubeApiServer, apiServerArgsOf(ctx), [ctx.ports.api], () => apiServerServing(ctx.api));
 
   const startControllerManager = async () => {
-    if (controllers.length === 0) throw new Error('this control plane was started without controllers; pass `controllers: true` (or a list) to startControlPlane()');
-    const args = controllerManagerArgs({
-      kubeconfigPath: admin.kubeconfigPath,
-      controllers,
-      port: kcmPort,
-      certDir: dirs.kcm,
-      serviceAccountPrivateKey: files.serviceAccountPrivateKey,
-      rootCa: files.clientCa,
-      ...(options.controllerManagerArgs ? { extraArgs: options.controllerManagerArgs } : {}),
-    });
-    await launch('kube-controller-manager', binaries.kubeControllerManager, args, [kcmPort], async () => {
-      // Its serving cert is self-signed in kcm-certs; only liveness matters here.
-      const res = await httpCall(`https://${LOOPBACK}:${kcmPort}/healthz`, { timeoutMs: 2000, insecure: true });
-      return res.status === 200;
-    });
+    if (ctx.controllers.length === 0) throw new Error('this control plane was started without controllers; pass `controllers: true` (or a list) to startControlPlane()');
+    await launch('kube-controller-manager', ctx.binaries.kubeControllerManager, controllerManagerArgsOf(ctx), [ctx.ports.kcm], () => controllerManagerHealthy(ctx.ports.kcm));
   };
 
-  const stopComponent = async (name: keyof typeof components) => {
+  const stopComponent = async (name: ComponentName) => {
     const proc = components[name];
     components[name] = undefined;
     // etcd's graceful stop waits for the API server's watch streams to end; data is safe
     // without it (writes are in the page cache), so it gets a short grace before SIGKILL.
     await proc?.stop(name === 'etcd' ? 2000 : 10_000);
-  };
-
-  const installCrds = async (crds: readonly (string | object)[]) => {
-    const objects = crds.flatMap(loadCrdDocuments);
-    for (const crd of objects) {
-      const name = crdName(crd);
-      const res = await api(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}?fieldManager=${FIELD_MANAGER}&force=true`, {
-        method: 'PATCH',
-        contentType: 'application/apply-patch+yaml',
-        body: JSON.stringify(crd),
-      });
-      if (res.status >= 300) throw new Error(`installing CRD ${name} failed: HTTP ${res.status}: ${apiMessage(res)}. Fix the CRD manifest.`);
-    }
-    for (const crd of objects) {
-      await waitEstablished(api, crdName(crd), readyTimeoutMs);
-      // Established is not yet usable: the new resource's storage (watch cache) answers
-      // 429 "storage is (re)initializing" for a moment. Wait until a LIST of each served version succeeds.
-      for (const path of crdListPaths(crd)) await waitServed(api, path, readyTimeoutMs);
-    }
   };
 
   // Every call gets the one stop: a second stop() (even while the first is under way) resolves
@@ -293,118 +337,172 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       await stopComponent('kube-controller-manager');
       await stopComponent('kube-apiserver');
       await stopComponent('etcd');
-      if (ownDir) rmSync(dataDir, { recursive: true, force: true, maxRetries: 3 });
-      forgetDir();
+      if (ctx.layout.ownDir) rmSync(ctx.layout.dataDir, { recursive: true, force: true, maxRetries: 3 });
+      ctx.layout.forgetDir();
     })();
     return stopping;
   };
 
+  const installCrds = (crds: readonly (string | object)[]) => installCrdsInto(ctx.api, crds, ctx.readyTimeoutMs);
+  return { startEtcd, startApiServer, startControllerManager, stopComponent, installCrds, stopAll };
+}
+
+function apiServerArgsOf(ctx: PlaneContext): string[] {
+  const { options } = ctx;
+  return apiServerArgs({
+    port: ctx.ports.api,
+    etcdClientPort: ctx.ports.etcdClient,
+    files: ctx.credentials.files,
+    ...(options.watchCache !== undefined ? { watchCache: options.watchCache } : {}),
+    ...(options.apiServerArgs ? { extraArgs: options.apiServerArgs } : {}),
+  });
+}
+
+function controllerManagerArgsOf(ctx: PlaneContext): string[] {
+  return controllerManagerArgs({
+    kubeconfigPath: ctx.admin.kubeconfigPath,
+    controllers: ctx.controllers,
+    port: ctx.ports.kcm,
+    certDir: ctx.layout.dirs.kcm,
+    serviceAccountPrivateKey: ctx.credentials.files.serviceAccountPrivateKey,
+    rootCa: ctx.credentials.files.clientCa,
+    ...(ctx.options.controllerManagerArgs ? { extraArgs: ctx.options.controllerManagerArgs } : {}),
+  });
+}
+
+async function etcdHealthy(etcdEndpoint: string): Promise<boolean> {
+  const res = await httpCall(`${etcdEndpoint}/health`, { timeoutMs: 2000 });
+  return res.status === 200 && jsonBody<{ health?: string }>(res).health === 'true';
+}
+
+async function apiServerReady(api: AdminApi): Promise<boolean> {
+  return (await api('/readyz')).status === 200;
+}
+
+/** Ready, and the `default` namespace exists (a post-start hook creates it shortly after readyz; clients expect it). */
+async function apiServerServing(api: AdminApi): Promise<boolean> {
+  if (!(await apiServerReady(api))) return false;
+  return (await api('/api/v1/namespaces/default')).status === 200;
+}
+
+/** Its serving cert is self-signed in kcm-certs; only liveness matters here. */
+async function controllerManagerHealthy(port: number): Promise<boolean> {
+  const res = await httpCall(`https://${LOOPBACK}:${port}/healthz`, { timeoutMs: 2000, insecure: true });
+  return res.status === 200;
+}
+
+/** Starts etcd, the API server, the CRDs and (when asked) the controller manager; on any failure stops what started. */
+async function bringUp(ctx: PlaneContext, lifecycle: PlaneLifecycle): Promise<void> {
   try {
-    await startEtcd();
-    await startApiServer();
+    await lifecycle.startEtcd();
+    await lifecycle.startApiServer();
     // CRDs before the controller manager: its garbage collector only rediscovers resources every 30 s.
-    if (options.crds && options.crds.length > 0) await installCrds(options.crds);
-    if (controllers.length > 0) await startControllerManager();
+    if (ctx.options.crds && ctx.options.crds.length > 0) await lifecycle.installCrds(ctx.options.crds);
+    if (ctx.controllers.length > 0) await lifecycle.startControllerManager();
   } catch (err) {
-    await stopAll();
+    await lifecycle.stopAll();
     throw err;
   }
+}
 
+/** Server-side applies each CRD, then waits until each is Established and every served version lists. */
+async function installCrdsInto(api: AdminApi, crds: readonly (string | object)[], timeoutMs: number): Promise<void> {
+  const objects = crds.flatMap(loadCrdDocuments);
+  for (const crd of objects) {
+    const name = crdName(crd);
+    const res = await api(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}?fieldManager=${FIELD_MANAGER}&force=true`, {
+      method: 'PATCH',
+      contentType: 'application/apply-patch+yaml',
+      body: JSON.stringify(crd),
+    });
+    if (res.status >= 300) throw new Error(`installing CRD ${name} failed: HTTP ${res.status}: ${apiMessage(res)}. Fix the CRD manifest.`);
+  }
+  for (const crd of objects) {
+    await waitEstablished(api, crdName(crd), timeoutMs);
+    // Established is not yet usable: the new resource's storage (watch cache) answers
+    // 429 "storage is (re)initializing" for a moment. Wait until a LIST of each served version succeeds.
+    for (const path of crdListPaths(crd)) await waitServed(api, path, timeoutMs);
+  }
+}
+
+/** The `ControlPlane` a caller gets: the context's facts, the lifecycle's operations, identities and etcd compaction. */
+function planeHandle(ctx: PlaneContext, lifecycle: PlaneLifecycle): ControlPlane {
+  const { admin, binaries, credentials, layout, server } = ctx;
   const identityCounter = { n: 0 };
-  const plane: ControlPlane = {
+  return {
     server,
     kubeconfigPath: admin.kubeconfigPath,
     kubeconfigYaml: admin.kubeconfigYaml,
     kubeConfig: admin.kubeConfig,
     admin,
-    caPem: ca.certPem,
+    caPem: credentials.ca.certPem,
     binDir: binaries.kubeBinDir,
     binaries,
-    dataDir,
-    etcdEndpoint,
-    stop: stopAll,
-    stopApiServer: () => stopComponent('kube-apiserver'),
-    startApiServer,
+    dataDir: layout.dataDir,
+    etcdEndpoint: ctx.etcdEndpoint,
+    stop: lifecycle.stopAll,
+    stopApiServer: () => lifecycle.stopComponent('kube-apiserver'),
+    startApiServer: lifecycle.startApiServer,
     async restartApiServer() {
-      await stopComponent('kube-apiserver');
-      await startApiServer();
+      await lifecycle.stopComponent('kube-apiserver');
+      await lifecycle.startApiServer();
     },
-    stopEtcd: () => stopComponent('etcd'),
-    startEtcd,
-    stopControllerManager: () => stopComponent('kube-controller-manager'),
-    startControllerManager,
-    installCrds,
+    stopEtcd: () => lifecycle.stopComponent('etcd'),
+    startEtcd: lifecycle.startEtcd,
+    stopControllerManager: () => lifecycle.stopComponent('kube-controller-manager'),
+    startControllerManager: lifecycle.startControllerManager,
+    installCrds: lifecycle.installCrds,
     kubectl: (args, opts = {}) => runKubectl(binaries.kubectl, (opts.as ?? admin).kubeconfigPath, args, opts),
-    async identity(name, groups = []) {
-      const cert = await issueCertificate(ca, { commonName: name, organizations: groups, usage: 'client' });
-      return makeIdentity(dirs.identities, `user-${++identityCounter.n}`, server, ca.certPem, name, groups, {
-        clientCertPem: cert.certPem,
-        clientKeyPem: cert.keyPem,
-      });
-    },
-    async serviceAccount(namespace, name, saOptions = {}) {
-      await ensureObject(api, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-      await ensureObject(api, `/api/v1/namespaces/${namespace}/serviceaccounts`, {
-        apiVersion: 'v1',
-        kind: 'ServiceAccount',
-        metadata: { name, namespace },
-      });
-      const res = await api(`/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
-        method: 'POST',
-        contentType: 'application/json',
-        body: JSON.stringify({
-          apiVersion: 'authentication.k8s.io/v1',
-          kind: 'TokenRequest',
-          spec: { expirationSeconds: saOptions.expirationSeconds ?? 3600 },
-        }),
-      });
-      if (res.status !== 201) throw new Error(`TokenRequest for ServiceAccount ${namespace}/${name} failed: HTTP ${res.status}: ${apiMessage(res)}`);
-      const token = jsonBody<{ status: { token: string } }>(res).status.token;
-      const user = `system:serviceaccount:${namespace}:${name}`;
-      return makeIdentity(dirs.identities, `sa-${namespace}-${name}-${++identityCounter.n}`, server, ca.certPem, user, ['system:serviceaccounts', `system:serviceaccounts:${namespace}`], { token });
-    },
-    async compactEtcd() {
-      const range = await httpCall(`${etcdEndpoint}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: 'AA==', limit: 1 }) });
-      const revision = Number(jsonBody<{ header?: { revision?: string } }>(range).header?.revision);
-      if (!Number.isFinite(revision) || revision < 1) throw new Error(`etcd did not report its revision: ${range.body.slice(0, 200)}`);
-      const res = await httpCall(`${etcdEndpoint}/v3/kv/compaction`, { method: 'POST', body: JSON.stringify({ revision: String(revision), physical: true }) });
-      if (res.status !== 200 && !res.body.includes('required revision has been compacted')) {
-        throw new Error(`etcd compaction at revision ${revision} failed: HTTP ${res.status}: ${res.body.slice(0, 300)}`);
-      }
-      return revision;
-    },
+    identity: (name, groups = []) => certificateIdentity(ctx, name, groups, ++identityCounter.n),
+    serviceAccount: (namespace, name, saOptions = {}) => serviceAccountIdentity(ctx, namespace, name, saOptions.expirationSeconds ?? 3600, ++identityCounter.n),
+    compactEtcd: () => compactEtcd(ctx.etcdEndpoint),
   };
-  if (process.env.OPERLESS_TESTENV_VERBOSE) process.stderr.write(`operless testenv: control plane ready in ${Date.now() - started} ms at ${server}\n`);
-  return plane;
 }
 
-/** Polls `ready` until true; fails early if the process exits, or after the timeout, quoting its log. */
-async function waitReady(proc: ManagedProcess, ready: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let exitCode: number | null | undefined;
-  void proc.exited.then((code) => (exitCode = code ?? -1));
-  let lastError = '';
-  while (Date.now() < deadline) {
-    if (exitCode !== undefined) {
-      const tail = proc.logTail(40);
-      const portHint = /address already in use|bind: /i.test(tail) ? ' One of its ports is in use by another process: stop that process and try again.' : '';
-      throw new ComponentNotReadyError(
-        `${proc.name} exited (code ${exitCode}) before it became ready.${portHint} Its log is ${proc.logPath}; last lines:\n${tail}`,
-      );
-    }
-    try {
-      if (await ready()) return;
-      lastError = '';
-    } catch (err) {
-      lastError = err instanceof Error ? err.message : String(err);
-    }
-    await sleep(100);
+/** A user with a client certificate from the test CA: `name` and `groups`, nothing else. */
+async function certificateIdentity(ctx: PlaneContext, name: string, groups: readonly string[], serial: number): Promise<Identity> {
+  const { ca } = ctx.credentials;
+  const cert = await issueCertificate(ca, { commonName: name, organizations: groups, usage: 'client' });
+  return makeIdentity(ctx.layout.dirs.identities, `user-${serial}`, ctx.server, ca.certPem, name, groups, {
+    clientCertPem: cert.certPem,
+    clientKeyPem: cert.keyPem,
+  });
+}
+
+/** A ServiceAccount (created if missing, namespace too) and a token for it from the TokenRequest API. */
+async function serviceAccountIdentity(ctx: PlaneContext, namespace: string, name: string, expirationSeconds: number, serial: number): Promise<Identity> {
+  const { api } = ctx;
+  await ensureObject(api, '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  await ensureObject(api, `/api/v1/namespaces/${namespace}/serviceaccounts`, {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name, namespace },
+  });
+  const res = await api(`/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
+    method: 'POST',
+    contentType: 'application/json',
+    body: JSON.stringify({
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { expirationSeconds },
+    }),
+  });
+  if (res.status !== 201) throw new Error(`TokenRequest for ServiceAccount ${namespace}/${name} failed: HTTP ${res.status}: ${apiMessage(res)}`);
+  const token = jsonBody<{ status: { token: string } }>(res).status.token;
+  const user = `system:serviceaccount:${namespace}:${name}`;
+  return makeIdentity(ctx.layout.dirs.identities, `sa-${namespace}-${name}-${serial}`, ctx.server, ctx.credentials.ca.certPem, user, ['system:serviceaccounts', `system:serviceaccounts:${namespace}`], { token });
+}
+
+/** Compacts etcd up to its current revision (physical); returns that revision. */
+async function compactEtcd(etcdEndpoint: string): Promise<number> {
+  const range = await httpCall(`${etcdEndpoint}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: 'AA==', limit: 1 }) });
+  const revision = Number(jsonBody<{ header?: { revision?: string } }>(range).header?.revision);
+  if (!Number.isFinite(revision) || revision < 1) throw new Error(`etcd did not report its revision: ${range.body.slice(0, 200)}`);
+  const res = await httpCall(`${etcdEndpoint}/v3/kv/compaction`, { method: 'POST', body: JSON.stringify({ revision: String(revision), physical: true }) });
+  if (res.status !== 200 && !res.body.includes('required revision has been compacted')) {
+    throw new Error(`etcd compaction at revision ${revision} failed: HTTP ${res.status}: ${res.body.slice(0, 300)}`);
   }
-  await proc.stop();
-  throw new ComponentNotReadyError(
-    `${proc.name} did not become ready within ${Math.round(timeoutMs / 1000)} s${lastError ? ` (last probe: ${lastError})` : ''}. ` +
-      `The machine may be overloaded: raise readyTimeoutMs, or read its log ${proc.logPath}; last lines:\n${proc.logTail(40)}`,
-  );
+  return revision;
 }
 
 function makeIdentity(
@@ -483,7 +581,7 @@ async function waitServed(api: (path: string) => Promise<HttpResponse>, path: st
   throw new ComponentNotReadyError(`the CRD resource ${path} was Established but not served within ${timeoutMs / 1000} s (last: HTTP ${last?.status}: ${last ? apiMessage(last) : ''})`);
 }
 
-async function ensureObject(api: (path: string, init?: { method?: string; body?: string; contentType?: string }) => Promise<HttpResponse>, collection: string, body: object): Promise<void> {
+async function ensureObject(api: AdminApi, collection: string, body: object): Promise<void> {
   const res = await api(collection, { method: 'POST', body: JSON.stringify(body), contentType: 'application/json' });
   if (res.status !== 201 && res.status !== 409) throw new Error(`creating ${collection} failed: HTTP ${res.status}: ${apiMessage(res)}`);
 }

@@ -4,7 +4,8 @@
  * locally built binaries; `startBroker()` runs ElasticMQ, an SQS-compatible broker. Both
  * clean up after themselves, even when the test process is killed. See docs/testenv.md.
  */
-export { startControlPlane, ComponentNotReadyError } from './control-plane.ts';
+export { startControlPlane } from './control-plane.ts';
+export { ComponentNotReadyError } from './readiness.ts';
 export type { ControlPlane, ControlPlaneOptions, Identity, KubectlOptions, KubectlResult } from './control-plane.ts';
 export { DEFAULT_CONTROLLERS, WORKLOAD_CONTROLLERS, DEFAULT_QUEUES } from './config.ts';
 export type { QueueSpec } from './config.ts';

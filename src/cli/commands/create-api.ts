@@ -6,8 +6,10 @@
  */
 import { relative, resolve } from 'node:path';
 import { UsageError, helpText, parseCommandArgs, stringOption, type CommandSpec } from '../args.ts';
-import { describeChanges, scaffoldApi, ScaffoldError } from '../../scaffold/index.ts';
+import { scaffoldApi } from '../../scaffold/index.ts';
+import { kebab } from '../../scaffold/names.ts';
 import type { CommandResult } from './command.ts';
+import { JSON_RESULT_OPTION, runScaffold, scaffoldReport } from './scaffold-output.ts';
 
 export const createApiSpec: CommandSpec = {
   name: 'create api',
@@ -22,7 +24,7 @@ export const createApiSpec: CommandSpec = {
     owns: { type: 'string', placeholder: 'kinds', description: 'Kinds the controller creates and owns, comma-separated, e.g. Deployment,Service,ConfigMap' },
     project: { type: 'string', placeholder: 'dir', description: 'Project directory', default: '.' },
     force: { type: 'boolean', description: 'Overwrite the kind\'s files if they exist' },
-    json: { type: 'boolean', description: 'Print the result as JSON' },
+    ...JSON_RESULT_OPTION,
   },
   examples: [
     'operless create api --group cache --version v1alpha1 --kind Memcached --owns Deployment,Service',
@@ -39,35 +41,27 @@ export async function createApi(argv: string[]): Promise<CommandResult> {
   if (values.namespaced && values['cluster-scoped']) throw new UsageError('--namespaced and --cluster-scoped exclude each other');
   const root = resolve(stringOption(values, 'project') ?? '.');
   const owns = stringOption(values, 'owns');
-  let result: ReturnType<typeof scaffoldApi>;
-  try {
-    result = scaffoldApi(root, {
+  const result = runScaffold(() =>
+    scaffoldApi(root, {
       group: stringOption(values, 'group')!,
       version: stringOption(values, 'version')!,
       kind: stringOption(values, 'kind')!,
       namespaced: values['cluster-scoped'] !== true,
       ...(owns ? { owns } : {}),
       force: values.force === true,
-    });
-  } catch (err) {
-    if (err instanceof ScaffoldError) throw new UsageError(err.message);
-    throw err;
-  }
+    }),
+  );
   if (values.json) return { output: `${JSON.stringify({ api: result.api, files: result.changes }, null, 2)}\n` };
   const { api } = result;
   const where = relative(process.cwd(), root);
+  const headline = `Added ${api.kind} (${api.group}/${api.version}, ${api.namespaced ? 'namespaced' : 'cluster-scoped'}${api.owns.length ? `, owns ${api.owns.map((o) => o.kind).join(', ')}` : ''}):`;
   return {
-    output: [
-      `Added ${api.kind} (${api.group}/${api.version}, ${api.namespaced ? 'namespaced' : 'cluster-scoped'}${api.owns.length ? `, owns ${api.owns.map((o) => o.kind).join(', ')}` : ''}):`,
-      ...describeChanges(result.changes),
-      '',
-      'Next:',
+    output: scaffoldReport(headline, result.changes, [
       ...(where ? [`  cd ${where}`] : []),
-      `  edit src/${api.kind.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase()}/types.ts (spec, status) and controller.ts (reconcile)`,
+      `  edit src/${kebab(api.kind)}/types.ts (spec, status) and controller.ts (reconcile)`,
       '  npm run crd      # regenerate infra/crds/ after changing the schema',
       '  npm test         # the new integration test runs against a real control plane',
       '  npm start        # the whole loop locally',
-      '',
-    ].join('\n'),
+    ]),
   };
 }

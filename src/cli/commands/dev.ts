@@ -3,6 +3,7 @@
  */
 import { UsageError, helpText, parseCommandArgs, stringOption, type CommandSpec } from '../args.ts';
 import { errorMessage } from '../../observability/log.ts';
+import { targetOption } from '../target.ts';
 import type { CommandResult } from './command.ts';
 
 export const devSpec: CommandSpec = {
@@ -17,11 +18,11 @@ export const devSpec: CommandSpec = {
     'Pods are marked Ready by a simulated kubelet (no container runs). Ctrl-C stops everything.',
   options: {
     broker: { type: 'string', description: 'Queue: embedded | elasticmq | sqs', default: 'embedded', placeholder: 'kind' },
-    'queue-url': { type: 'string', description: 'With --broker sqs: the work queue URL', placeholder: 'url' },
-    'dlq-url': { type: 'string', description: 'With --broker sqs: the dead-letter queue URL', placeholder: 'url' },
-    region: { type: 'string', description: 'With --broker sqs: the AWS region (default AWS_REGION)', placeholder: 'region' },
-    context: { type: 'string', description: 'Use this kubeconfig context instead of a local control plane', placeholder: 'name' },
-    kubeconfig: { type: 'string', description: 'Kubeconfig file for --context (default KUBECONFIG or ~/.kube/config)', placeholder: 'path' },
+    'queue-url': targetOption('queue-url', 'With --broker sqs: the work queue URL'),
+    'dlq-url': targetOption('dlq-url', 'With --broker sqs: the dead-letter queue URL'),
+    region: targetOption('region', 'With --broker sqs: the AWS region (default AWS_REGION)'),
+    context: targetOption('context', 'Use this kubeconfig context instead of a local control plane'),
+    kubeconfig: targetOption('kubeconfig', 'Kubeconfig file for --context (default KUBECONFIG or ~/.kube/config)'),
     project: { type: 'string', description: 'Project folder (default: the current folder)', placeholder: 'dir' },
     'no-samples': { type: 'boolean', description: 'Do not apply infra/samples/*.yaml' },
     verbose: { type: 'boolean', short: 'v', description: 'Debug-level component logs' },

@@ -5,8 +5,9 @@
  */
 import { relative } from 'node:path';
 import { UsageError, helpText, parseCommandArgs, stringOption, type CommandSpec } from '../args.ts';
-import { describeChanges, scaffoldInit, ScaffoldError } from '../../scaffold/index.ts';
+import { scaffoldInit } from '../../scaffold/index.ts';
 import type { CommandResult } from './command.ts';
+import { JSON_RESULT_OPTION, runScaffold, scaffoldReport } from './scaffold-output.ts';
 
 export const initSpec: CommandSpec = {
   name: 'init',
@@ -17,7 +18,7 @@ export const initSpec: CommandSpec = {
     name: { type: 'string', placeholder: 'name', description: 'Project name: npm package and serverless service (default: the directory name)' },
     'operless-version': { type: 'string', placeholder: 'spec', description: 'The operless dependency in package.json, e.g. ^0.1.0 or file:../operless (default: ^<this version>)' },
     force: { type: 'boolean', description: 'Overwrite existing files' },
-    json: { type: 'boolean', description: 'Print the result as JSON' },
+    ...JSON_RESULT_OPTION,
   },
   examples: ['operless init my-operator --domain example.com', 'operless init . --domain acme.io --name cache-operator'],
   details: 'Then add a kind with `operless create api`. The project\'s `npm install && npm test` runs its tests against a real local control plane.',
@@ -32,25 +33,16 @@ export async function init(argv: string[]): Promise<CommandResult> {
   if (!domain) throw new UsageError('--domain is required, e.g. --domain example.com (API groups become <group>.example.com)');
   const name = stringOption(values, 'name');
   const dependency = stringOption(values, 'operless-version');
-  let result: ReturnType<typeof scaffoldInit>;
-  try {
-    result = scaffoldInit({ dir, domain, ...(name ? { name } : {}), ...(dependency ? { operlessDependency: dependency } : {}), force: values.force === true });
-  } catch (err) {
-    if (err instanceof ScaffoldError) throw new UsageError(err.message);
-    throw err;
-  }
+  const result = runScaffold(() =>
+    scaffoldInit({ dir, domain, ...(name ? { name } : {}), ...(dependency ? { operlessDependency: dependency } : {}), force: values.force === true }),
+  );
   if (values.json) return { output: `${JSON.stringify({ root: result.root, name: result.name, files: result.changes }, null, 2)}\n` };
   const shown = relative(process.cwd(), result.root) || '.';
   return {
-    output: [
-      `Created operator project ${result.name} in ${shown}:`,
-      ...describeChanges(result.changes),
-      '',
-      'Next:',
+    output: scaffoldReport(`Created operator project ${result.name} in ${shown}:`, result.changes, [
       ...(shown === '.' ? [] : [`  cd ${shown}`]),
       '  npx operless create api --group <group> --version v1alpha1 --kind <Kind>   # or after npm install',
       '  npm install && npm test',
-      '',
-    ].join('\n'),
+    ]),
   };
 }

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { checkDomain, checkGroup, checkKind, checkProjectName, checkVersion, fullGroup, kebab, pluralOf, ScaffoldError } from '../../../src/scaffold/names.ts';
-import { resolveOwned } from '../../../src/scaffold/known-kinds.ts';
+import { BUILTIN_KINDS, resolveOwned } from '../../../src/scaffold/known-kinds.ts';
 import { applyChanges, insertAtMarker } from '../../../src/scaffold/files.ts';
 import { planCreateApi, resyncQueueVariable } from '../../../src/scaffold/create-api.ts';
 import { planInit } from '../../../src/scaffold/init.ts';
@@ -88,6 +88,21 @@ describe('owned kinds', () => {
   test('a namespaced owner cannot own a cluster-scoped kind; a cluster-scoped one can', () => {
     assert.throws(() => resolveOwned('Namespace', true), /--cluster-scoped/);
     assert.equal(resolveOwned('Namespace,ResourceQuota', false).length, 2);
+  });
+  test('the built-in kinds carry the REST plural and scope the API server serves them under', () => {
+    const byKind = new Map(BUILTIN_KINDS.map((k) => [k.kind, k]));
+    const expected: [string, string, string, boolean][] = [
+      ['Ingress', 'networking.k8s.io/v1', 'ingresses', true],
+      ['NetworkPolicy', 'networking.k8s.io/v1', 'networkpolicies', true],
+      ['PersistentVolumeClaim', 'v1', 'persistentvolumeclaims', true],
+      ['HorizontalPodAutoscaler', 'autoscaling/v2', 'horizontalpodautoscalers', true],
+      ['Namespace', 'v1', 'namespaces', false],
+      ['ClusterRoleBinding', 'rbac.authorization.k8s.io/v1', 'clusterrolebindings', false],
+      ['RoleBinding', 'rbac.authorization.k8s.io/v1', 'rolebindings', true],
+    ];
+    for (const [kind, apiVersion, plural, namespaced] of expected) assert.deepEqual(byKind.get(kind), { apiVersion, kind, plural, namespaced });
+    assert.equal(BUILTIN_KINDS.length, 22);
+    assert.deepEqual(BUILTIN_KINDS.filter((k) => !k.namespaced).map((k) => k.kind), ['Namespace', 'ClusterRole', 'ClusterRoleBinding']);
   });
 });
 

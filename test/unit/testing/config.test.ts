@@ -6,12 +6,16 @@ import {
   apiServerArgs,
   controllerList,
   controllerManagerArgs,
+  createQueueAttributes,
   DEFAULT_CONTROLLERS,
   elasticMqConfig,
+  elasticMqJavaArgs,
+  elasticMqStorageConfig,
   etcdArgs,
   expandQueues,
   kubeconfigYaml,
   mergeFlags,
+  missingQueues,
   tokenFileLine,
 } from '../../../src/testing/config.ts';
 import { crdListPaths, loadCrdDocuments } from '../../../src/testing/control-plane.ts';
@@ -114,6 +118,37 @@ test('elasticMqConfig declares the endpoint and each queue with its timings and 
   assert.match(conf, /"work-dlq" \{ {2}\}/);
   assert.ok(conf.indexOf('"work-dlq"') < conf.indexOf('"work" {'), 'the DLQ is declared before the queue that redrives to it');
   assert.throws(() => elasticMqConfig(1, [{ name: 'q', visibilityTimeoutSeconds: 1.5 }]), /whole seconds/);
+});
+
+test('ElasticMQ storage config keeps messages and queues below the broker dir', () => {
+  const conf = elasticMqStorageConfig('/b');
+  assert.match(conf, /^messages-storage \{ enabled = true, uri = "jdbc:h2:\/b\/messages" \}\n/);
+  assert.match(conf, /\nqueues-storage \{ enabled = true, path = "\/b\/queues\.conf" \}\n$/);
+});
+
+test('elasticMqJavaArgs runs the server class from the lib folder with the config file', () => {
+  const args = elasticMqJavaArgs('/lib', '/b/elasticmq.conf');
+  assert.ok(args.includes('-Dconfig.file=/b/elasticmq.conf'));
+  assert.deepEqual(args.slice(-3), ['-cp', '/lib/*', 'org.elasticmq.server.Main']);
+});
+
+test('createQueueAttributes: timings as strings, a redrive policy only with a DLQ ARN', () => {
+  assert.deepEqual(createQueueAttributes({ name: 'q' }, undefined), {});
+  assert.deepEqual(
+    createQueueAttributes({ name: 'q', visibilityTimeoutSeconds: 30, delaySeconds: 2, receiveMessageWaitSeconds: 20, dlq: { name: 'd', maxReceiveCount: 5 } }, 'arn:d'),
+    {
+      VisibilityTimeout: '30',
+      DelaySeconds: '2',
+      ReceiveMessageWaitTimeSeconds: '20',
+      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: 'arn:d', maxReceiveCount: 5 }),
+    },
+  );
+});
+
+test('missingQueues: names a ListQueues answer does not list, by whole name', () => {
+  const body = '<ListQueuesResult><QueueUrl>http://h/000000000000/work-dlq</QueueUrl></ListQueuesResult>';
+  assert.deepEqual(missingQueues(body, ['work-dlq', 'work']), ['work']);
+  assert.deepEqual(missingQueues(`${body}<QueueUrl>http://h/000000000000/work</QueueUrl>`, ['work-dlq', 'work']), []);
 });
 
 test('planKubeAssets: KUBEBUILDER_ASSETS with apiserver and etcd builds nothing more than what is missing', () => {
