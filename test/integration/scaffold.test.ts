@@ -224,8 +224,8 @@ test('the packaged resync bundle sends each kind\'s sample a Resync message on t
   });
   assert.equal(r.code, 0, r.out);
   const reports = JSON.parse(/^REPORTS (.*)$/m.exec(r.out)?.[1] ?? 'null') as Record<string, { listed: number; sent: number; failed: number }>;
-  assert.deepEqual(reports.Tenant, { listed: 1, sent: 1, failed: 0, pages: 1 });
-  assert.deepEqual(reports.WebApp, { listed: 1, sent: 1, failed: 0, pages: 1 });
+  assert.deepEqual(reports.Tenant, { listed: 1, sent: 1, failed: 0, pages: 1, skipped: 0 });
+  assert.deepEqual(reports.WebApp, { listed: 1, sent: 1, failed: 0, pages: 1, skipped: 0 });
 
   const sqs = broker.sqs();
   for (const [queue, kind, name] of [['tenant', 'Tenant', 'tenant-sample'], ['web-app', 'WebApp', 'web-app-sample']] as const) {
