@@ -39,6 +39,53 @@ const orEmpty = (schema: JsonSchema): JsonSchema => ({ anyOf: [{ const: '' }, sc
 /** A watch as the chart takes it: the configuration's, with the fields RBAC is generated from required. */
 const chartWatch = (definition: string): JsonSchema => ({ allOf: [{ $ref: `#/definitions/${definition}` }, { required: ['plural', 'namespaced'] }] });
 
+/** The values that are the chart's alone (the image, RBAC, probes, pod settings). */
+const CHART_ONLY_PROPERTIES: Record<string, JsonSchema> = {
+  image: {
+    type: 'object',
+    required: ['repository'],
+    properties: {
+      repository: { type: 'string', minLength: 1 },
+      tag: { type: 'string' },
+      pullPolicy: { enum: ['Always', 'IfNotPresent', 'Never'] },
+    },
+  },
+  imagePullSecrets: { type: 'array' },
+  serviceAccount: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      create: { type: 'boolean' },
+      name: { type: 'string' },
+      annotations: { type: 'object', additionalProperties: { type: 'string' } },
+      automountServiceAccountToken: { type: 'boolean' },
+    },
+  },
+  rbac: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { create: { type: 'boolean' }, events: { type: 'boolean' } },
+  },
+  resources: { type: 'object' },
+  terminationGracePeriodSeconds: { type: 'integer', minimum: 1 },
+  probes: { type: 'object' },
+  podDisruptionBudget: {
+    type: 'object',
+    properties: { enabled: { type: 'boolean' }, maxUnavailable: { type: ['integer', 'string'] } },
+  },
+  podSecurityContext: { type: 'object' },
+  securityContext: { type: 'object' },
+  logLevel: { enum: ['debug', 'info', 'warn', 'error'] },
+  extraEnv: { type: 'array' },
+  podAnnotations: { type: 'object' },
+  podLabels: { type: 'object' },
+  nodeSelector: { type: 'object' },
+  tolerations: { type: 'array' },
+  affinity: { type: 'object' },
+  topologySpreadConstraints: { type: 'array' },
+  priorityClassName: { type: 'string' },
+};
+
 export function chartValuesSchema(configSchema: JsonSchema): JsonSchema {
   const config = withoutAnnotations(configSchema);
   const queue = property(config, 'queue');
@@ -61,16 +108,6 @@ export function chartValuesSchema(configSchema: JsonSchema): JsonSchema {
       { properties: { primaries: { items: { required: ['queueUrl'] } } } },
     ],
     properties: {
-      image: {
-        type: 'object',
-        required: ['repository'],
-        properties: {
-          repository: { type: 'string', minLength: 1 },
-          tag: { type: 'string' },
-          pullPolicy: { enum: ['Always', 'IfNotPresent', 'Never'] },
-        },
-      },
-      imagePullSecrets: { type: 'array' },
       clusterId: property(config, 'clusterId'),
       queue: {
         type: 'object',
@@ -98,40 +135,8 @@ export function chartValuesSchema(configSchema: JsonSchema): JsonSchema {
           retryPeriodSeconds: property(leaderElection, 'retryPeriodSeconds'),
         },
       },
-      serviceAccount: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          create: { type: 'boolean' },
-          name: { type: 'string' },
-          annotations: { type: 'object', additionalProperties: { type: 'string' } },
-          automountServiceAccountToken: { type: 'boolean' },
-        },
-      },
-      rbac: {
-        type: 'object',
-        additionalProperties: false,
-        properties: { create: { type: 'boolean' }, events: { type: 'boolean' } },
-      },
-      resources: { type: 'object' },
       port: { allOf: [property(server, 'port'), { minimum: 1, description: 'the container port (the configuration\'s server.port)' }] },
-      terminationGracePeriodSeconds: { type: 'integer', minimum: 1 },
-      probes: { type: 'object' },
-      podDisruptionBudget: {
-        type: 'object',
-        properties: { enabled: { type: 'boolean' }, maxUnavailable: { type: ['integer', 'string'] } },
-      },
-      podSecurityContext: { type: 'object' },
-      securityContext: { type: 'object' },
-      logLevel: { enum: ['debug', 'info', 'warn', 'error'] },
-      extraEnv: { type: 'array' },
-      podAnnotations: { type: 'object' },
-      podLabels: { type: 'object' },
-      nodeSelector: { type: 'object' },
-      tolerations: { type: 'array' },
-      affinity: { type: 'object' },
-      topologySpreadConstraints: { type: 'array' },
-      priorityClassName: { type: 'string' },
+      ...CHART_ONLY_PROPERTIES,
     },
   };
 }

@@ -102,6 +102,10 @@ test('a field set to null or "" is absent and gets its default; a list item that
   assert.equal(c.send.maxBatchBytes, 262_144);
   assert.equal(c.watches[0]!.plural, undefined);
   assert.equal(c.watches.length, 1);
+  const input = { ...minimal(), send: {} };
+  const before = structuredClone(input);
+  parseConfig(input);
+  assert.deepEqual(input, before, 'the caller\'s document is not changed (defaults go into a copy)');
   assert.ok(problems({ ...minimal(), primaries: [{ ...minimal().primaries[0], triggers: [null] }] }).some((p) => p.startsWith('primaries[0].triggers[0]: must be one of')));
 });
 
