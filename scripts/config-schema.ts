@@ -53,7 +53,7 @@ const HEADER = `// @ts-nocheck
  * The forwarder's configuration validator, compiled at build time by ajv (standalone code):
  * \`validate(document)\` returns whether the document is valid, fills in the schema's defaults
  * (useDefaults) and leaves every problem in \`validate.errors\` (allErrors). config.ts is its only
- * user (through config-problems.ts).
+ * user in the forwarder.
  */
 `;
 

@@ -5,7 +5,7 @@
  * The forwarder's configuration validator, compiled at build time by ajv (standalone code):
  * `validate(document)` returns whether the document is valid, fills in the schema's defaults
  * (useDefaults) and leaves every problem in `validate.errors` (allErrors). config.ts is its only
- * user (through config-problems.ts).
+ * user in the forwarder.
  */
 export const validate = validate10;
 export default validate10;
