@@ -90,3 +90,17 @@ export function isQualifiedName(value: unknown): value is string {
 
 /** A cluster id as messages carry it. */
 export const isClusterId: NameValidator = matching(CLUSTER_ID_MAX_LENGTH, CLUSTER_ID);
+
+/**
+ * The rule of each bounded name above as JSON Schema keywords (`pattern`, `maxLength`), for
+ * schemas that must accept exactly what the validators accept (the forwarder's configuration
+ * schema, src/forwarder/config-schema.ts). Built from the same regexes and bounds as the
+ * validators, so a schema and a validator cannot disagree.
+ */
+export const NAME_SCHEMAS = {
+  dnsLabel: { pattern: DNS_LABEL.source, maxLength: DNS_LABEL_MAX_LENGTH },
+  dnsSubdomain: { pattern: DNS_SUBDOMAIN.source, maxLength: DNS_SUBDOMAIN_MAX_LENGTH },
+  apiVersion: { pattern: API_VERSION.source, maxLength: API_VERSION_MAX_LENGTH },
+  kind: { pattern: KIND.source, maxLength: KIND_MAX_LENGTH },
+  clusterId: { pattern: CLUSTER_ID.source, maxLength: CLUSTER_ID_MAX_LENGTH },
+} as const satisfies Record<string, { pattern: string; maxLength: number }>;
