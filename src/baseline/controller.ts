@@ -29,7 +29,7 @@ import { isTerminalError } from '../core/errors.ts';
 import { reconcileKey } from '../core/reconciler.ts';
 import type { KindRef, KubeObject } from '../kube/types.ts';
 import { startForwarder, type Forwarder } from '../forwarder/forwarder.ts';
-import type { QueuePort } from '../forwarder/queue-client.ts';
+import type { QueuePort } from '../queue/port.ts';
 import { createKubeClient, type BoundKubeClient } from '../kube/client.ts';
 import { createEventRecorder } from '../kube/events.ts';
 import { createTransport } from '../kube/transport.ts';

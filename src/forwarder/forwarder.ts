@@ -36,11 +36,12 @@ import { createLogger, errorMessage, type Logger } from '../observability/log.ts
 import { BacklogEstimator, coalescingWindowMs } from './backlog.ts';
 import { Coalescer } from './coalescer.ts';
 import { isValidatedConfig, parseConfig, type ForwarderConfig, type ForwarderConfigInput, type ForwarderEnv } from './config.ts';
-import { createKubeApi, type KubeApi } from './kube-api.ts';
+import { createKubeApi, type KubeApi } from '../kube/api.ts';
 import { regionOfQueueUrl } from './config.ts';
 import { LeaderElector } from './leader.ts';
 import { createForwarderMetrics, type ForwarderMetrics } from './metrics.ts';
-import { createSqsQueue, type QueuePort } from './queue-client.ts';
+import type { QueuePort } from '../queue/port.ts';
+import { createSqsQueue } from '../queue/sqs.ts';
 import { queueLabels, queueRoutes } from './queues.ts';
 import { resolveWatches } from './resources.ts';
 import { ResyncFeed } from './resync-feed.ts';
@@ -49,7 +50,8 @@ import { Sender } from './sender.ts';
 import { startProbeServer, type Check, type ProbeServer } from './server.ts';
 import type { ObjectSnapshot } from './snapshot.ts';
 import type { Change } from './store.ts';
-import { collectionPath, WatchStream, type ListResult } from './watcher.ts';
+import { collectionPath } from '../kube/paths.ts';
+import { WatchStream, type ListResult } from './watcher.ts';
 
 export interface ForwarderDeps {
   /** Credentials and API server; default: KUBECONFIG / ~/.kube/config / in-cluster. */
@@ -97,7 +99,7 @@ export function startForwarder(input: ForwarderConfig | ForwarderConfigInput, de
   const log = (deps.logger ?? createLogger()).child({ component: 'forwarder', cluster: config.clusterId });
   const metrics = createForwarderMetrics({ defaultMetrics: deps.processMetrics ?? false });
   const kubeConfig = deps.kubeConfig ?? defaultKubeConfig();
-  const api: KubeApi = createKubeApi(kubeConfig);
+  const api: KubeApi = createKubeApi(kubeConfig, { userAgent: 'operless-forwarder' });
   const routes = queueRoutes(config.queue.url, config.watches);
   const labels = queueLabels(routes.urls);
   const portFor = (url: string): QueuePort => deps.queues?.(url) ?? deps.queue ?? createSqsQueue({

@@ -26,7 +26,7 @@ import { errorMessage, type Logger } from '../observability/log.ts';
 import { Backoff, sleep } from './backoff.ts';
 import { SendBuffer, type BatchEntry } from './buffer.ts';
 import type { ForwarderMetrics } from './metrics.ts';
-import type { QueuePort } from './queue-client.ts';
+import type { QueuePort } from '../queue/port.ts';
 import { feedRoom } from './resync-feed.ts';
 
 /** Where a lane's resync messages wait their turn (a `ResyncFeed`): taken as the buffer has room. */

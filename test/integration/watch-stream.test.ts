@@ -9,7 +9,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startControlPlane, waitUntil, type ControlPlane } from '../../src/testing/index.ts';
-import { createKubeApi } from '../../src/forwarder/kube-api.ts';
+import { createKubeApi } from '../../src/kube/api.ts';
 import { createForwarderMetrics, type ForwarderMetrics } from '../../src/forwarder/metrics.ts';
 import type { ResolvedWatch } from '../../src/forwarder/router.ts';
 import { WatchStream, type ListResult, type WatchStreamOptions } from '../../src/forwarder/watcher.ts';

@@ -6,7 +6,7 @@ import { route, type ResolvedWatch } from '../../../src/forwarder/router.ts';
 import { snapshotOf } from '../../../src/forwarder/snapshot.ts';
 import { Sender } from '../../../src/forwarder/sender.ts';
 import { createForwarderMetrics } from '../../../src/forwarder/metrics.ts';
-import type { QueuePort } from '../../../src/forwarder/queue-client.ts';
+import type { QueuePort } from '../../../src/queue/port.ts';
 import { decodeMessage, newMessage } from '../../../src/contract/message.ts';
 import { silentLogger } from '../../../src/observability/log.ts';
 
