@@ -33,25 +33,26 @@
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { displayKey, newMessage, objectKey, type ReconcileMessage } from '../contract/message.ts';
 import { createLogger, errorMessage, type Logger } from '../observability/log.ts';
-import { BacklogEstimator, coalescingWindowMs } from './backlog.ts';
-import { Coalescer } from './coalescer.ts';
+import { BacklogEstimator, coalescingWindowMs } from './coalesce/backlog.ts';
+import { Coalescer } from './coalesce/coalescer.ts';
 import { isValidatedConfig, parseConfig, type ForwarderConfig, type ForwarderConfigInput, type ForwarderEnv } from './config.ts';
 import { createKubeApi, type KubeApi } from '../kube/api.ts';
 import { regionOfQueueUrl } from './config.ts';
-import { LeaderElector } from './leader.ts';
+import { LeaderElector } from './control/leader.ts';
 import { createForwarderMetrics, type ForwarderMetrics } from './metrics.ts';
 import type { QueuePort } from '../queue/port.ts';
 import { createSqsQueue } from '../queue/sqs.ts';
-import { queueLabels, queueRoutes } from './queues.ts';
-import { resolveWatches } from './resources.ts';
-import { ResyncFeed } from './resync-feed.ts';
-import { resyncRouted, routeChange, type Drop, type Forward, type ResolvedWatch } from './router.ts';
-import { Sender } from './sender.ts';
-import { startProbeServer, type Check, type ProbeServer } from './server.ts';
-import type { ObjectSnapshot } from './snapshot.ts';
-import type { Change } from './store.ts';
+import { queueLabels, queueRoutes } from './sink/queues.ts';
+import { resolveWatches } from './source/resources.ts';
+import { ResyncFeed } from './sink/resync-feed.ts';
+import { resyncRouted, routeChange, type Drop, type Forward } from './route/router.ts';
+import type { ResolvedWatch } from './source/resources.ts';
+import { Sender } from './sink/sender.ts';
+import { startProbeServer, type Check, type ProbeServer } from './control/server.ts';
+import type { ObjectSnapshot } from './source/snapshot.ts';
+import type { Change } from './source/store.ts';
 import { collectionPath } from '../kube/paths.ts';
-import { WatchStream, type ListResult } from './watcher.ts';
+import { WatchStream, type ListResult } from './source/watcher.ts';
 
 export interface ForwarderDeps {
   /** Credentials and API server; default: KUBECONFIG / ~/.kube/config / in-cluster. */

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { startControlPlane, waitUntil, type ControlPlane } from '../../src/testing/index.ts';
 import { createKubeApi, type KubeApi } from '../../src/kube/api.ts';
 import type { Lease } from '../../src/kube/lease.ts';
-import { LeaderElector, type LeaderElectorOptions } from '../../src/forwarder/leader.ts';
+import { LeaderElector, type LeaderElectorOptions } from '../../src/forwarder/control/leader.ts';
 import { createLogger } from '../../src/observability/log.ts';
 import { startKubeFaultProxy, type KubeFaultProxy } from '../support/kube-fault-proxy.ts';
 

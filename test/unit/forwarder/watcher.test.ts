@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { collectionPath } from '../../../src/kube/paths.ts';
-import { classifyWatchEnd, explainFailure, serverBehind, step, watchTimeoutSeconds, type AttemptOutcome } from '../../../src/forwarder/watcher.ts';
+import { classifyWatchEnd, explainFailure, serverBehind, step, watchTimeoutSeconds, type AttemptOutcome } from '../../../src/forwarder/source/watcher.ts';
 import { KubeApiError } from '../../../src/kube/api.ts';
 
 test('collection paths for core and grouped kinds, namespaced or not', () => {

@@ -17,11 +17,11 @@
  * The decision is a pure function (`leaseDecision`), unit-tested; `LeaderElector` is the
  * thin I/O loop around it.
  */
-import { errorMessage, type Logger } from '../observability/log.ts';
-import { sleep } from './backoff.ts';
-import { KubeApiError, type KubeApi } from '../kube/api.ts';
-import { leaseClient, leasePath, type Lease, type LeaseClient, type LeaseSpec } from '../kube/lease.ts';
-import { microTime } from '../kube/time.ts';
+import { errorMessage, type Logger } from '../../observability/log.ts';
+import { sleep } from '../backoff.ts';
+import { KubeApiError, type KubeApi } from '../../kube/api.ts';
+import { leaseClient, leasePath, type Lease, type LeaseClient, type LeaseSpec } from '../../kube/lease.ts';
+import { microTime } from '../../kube/time.ts';
 
 /** What a candidate last saw of the lease, and when (its own clock). */
 export interface Observation {

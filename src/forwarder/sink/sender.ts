@@ -21,12 +21,12 @@
  * One sender serves one queue; the forwarder runs one per distinct queue URL, so an outage
  * of one queue (its buffer, backoff and reachability) never holds up another.
  */
-import { displayKey, objectKey, type ReconcileMessage } from '../contract/message.ts';
-import { errorMessage, type Logger } from '../observability/log.ts';
-import { Backoff, sleep } from './backoff.ts';
+import { displayKey, objectKey, type ReconcileMessage } from '../../contract/message.ts';
+import { errorMessage, type Logger } from '../../observability/log.ts';
+import { Backoff, sleep } from '../backoff.ts';
 import { SendBuffer, type BatchEntry } from './buffer.ts';
-import type { ForwarderMetrics } from './metrics.ts';
-import type { QueuePort } from '../queue/port.ts';
+import type { ForwarderMetrics } from '../metrics.ts';
+import type { QueuePort } from '../../queue/port.ts';
 import { feedRoom } from './resync-feed.ts';
 
 /** Where a lane's resync messages wait their turn (a `ResyncFeed`): taken as the buffer has room. */

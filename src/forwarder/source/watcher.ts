@@ -30,13 +30,13 @@
  * resolves after the first successful list; `stop()` ends the loop and the connection at
  * once, whatever the stream was doing (listing, watching, backing off).
  */
-import { errorMessage, type Logger } from '../observability/log.ts';
-import { Backoff, sleep } from './backoff.ts';
-import { KubeApiError, type KubeApi } from '../kube/api.ts';
-import { collectionPath } from '../kube/paths.ts';
-import type { WatchEvent } from '../kube/transport.ts';
-import type { ForwarderMetrics } from './metrics.ts';
-import type { ResolvedWatch } from './router.ts';
+import { errorMessage, type Logger } from '../../observability/log.ts';
+import { Backoff, sleep } from '../backoff.ts';
+import { KubeApiError, type KubeApi } from '../../kube/api.ts';
+import { collectionPath } from '../../kube/paths.ts';
+import type { WatchEvent } from '../../kube/transport.ts';
+import type { ForwarderMetrics } from '../metrics.ts';
+import type { ResolvedWatch } from './resources.ts';
 import { snapshotOf, type ObjectSnapshot } from './snapshot.ts';
 import { SnapshotStore, type Change, type ChangeType } from './store.ts';
 
