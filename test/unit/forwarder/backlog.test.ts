@@ -1,4 +1,4 @@
-/** The backlog estimate and the coalescing window it implies (src/forwarder/backlog.ts). */
+/** The backlog estimate and the coalescing window it implies (src/forwarder/coalesce/backlog.ts). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BacklogEstimator, coalescingWindowMs } from '../../../src/forwarder/coalesce/backlog.ts';

@@ -1,7 +1,7 @@
 /**
  * Kubernetes `Time` and `MicroTime` (src/kube/time.ts): the formats the API server accepts,
  * from a Date or epoch milliseconds alike, and the same strings the two copies they replace
- * produced (kube/events.ts for Events, forwarder/leader.ts for Leases).
+ * produced (kube/events.ts for Events, the forwarder's leader election for Leases).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
