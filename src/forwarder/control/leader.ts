@@ -18,7 +18,7 @@
  * thin I/O loop around it.
  */
 import { errorMessage, type Logger } from '../../observability/log.ts';
-import { sleep } from '../backoff.ts';
+import { pause } from '../../retry/backoff.ts';
 import { KubeApiError, type KubeApi } from '../../kube/api.ts';
 import { leaseClient, leasePath, type Lease, type LeaseClient, type LeaseSpec } from '../../kube/lease.ts';
 import { microTime } from '../../kube/time.ts';
@@ -149,7 +149,7 @@ export class LeaderElector {
       this.#firstRound();
       // Candidates jitter their retries (client-go JitterUntil factor 1.2); leaders renew on time.
       const wait = this.#leading ? retryMs : retryMs * (1 + Math.random() * 0.2);
-      await sleep(wait, this.#stop.signal);
+      await pause(wait, this.#stop.signal);
     }
   }
 

@@ -31,7 +31,7 @@
  * once, whatever the stream was doing (listing, watching, backing off).
  */
 import { errorMessage, type Logger } from '../../observability/log.ts';
-import { Backoff, sleep } from '../backoff.ts';
+import { Backoff, pause } from '../../retry/backoff.ts';
 import { KubeApiError, type KubeApi } from '../../kube/api.ts';
 import { collectionPath } from '../../kube/paths.ts';
 import type { WatchEvent } from '../../kube/transport.ts';
@@ -253,7 +253,7 @@ export class WatchStream {
       const next = step(outcome, this.#resyncPending);
       const delay = next.backoff ? this.#backoff.fail() : undefined;
       this.#report(outcome, delay);
-      if (delay !== undefined) await sleep(delay, this.#stop.signal);
+      if (delay !== undefined) await pause(delay, this.#stop.signal);
       phase = next.next;
     }
   }
