@@ -11,7 +11,7 @@
  *   core   forwarder   crd                                  the reconcile runtime; watch -> SQS; the CRD schema DSL
  *   queue                                                   production SQS: sender, SendMessageBatch, scheduled resync
  *   kube                                                    the Kubernetes object model and REST client
- *   contract   observability                                the message contract; structured logs
+ *   contract   retry   observability                        the message contract; the one backoff; structured logs
  *
  * Type-only imports count (tsPreCompilationDeps): a type is a dependency too. test/ is not
  * checked: tests may import anything. Nothing is ignored: there is no known-violations file,
@@ -19,7 +19,7 @@
  */
 
 /** Folders that production code may build on: the runtime, the forwarder and what they stand on. */
-const LIBRARY = ['observability', 'contract', 'kube', 'queue', 'core', 'crd'];
+const LIBRARY = ['observability', 'retry', 'contract', 'kube', 'queue', 'core', 'crd'];
 
 /**
  * The rule "src/<layer>/ imports only src/<allowed>/ (and itself)". Packages (node_modules) and
@@ -41,6 +41,26 @@ function forbid(name, from, to, comment) {
   return { name, comment, severity: 'error', from: { path: from }, to: { path: to } };
 }
 
+/**
+ * The forwarder's own layers: a pipeline of stage folders, each importing only the stages
+ * before it — source (list/watch/store) <- route (predicates, owner mapping) <- coalesce
+ * (per-key window, merge, backlog) <- sink (lanes: buffer, sender, resync feed) <- the
+ * composition root (forwarder.ts, main.ts) — with control (leader election, probes,
+ * readiness, leadership terms) beside the pipeline, and the shared leaves at the folder's top
+ * (config.ts, label-selector.ts, metrics.ts, node-options.ts) that every stage may use.
+ */
+const FORWARDER_SHARED = ['config', 'label-selector', 'metrics', 'node-options'];
+function stage(name, allowed, comment) {
+  const folders = [name, ...allowed].join('|');
+  return {
+    name: `forwarder-${name}`,
+    comment: `src/forwarder/${name}/ may import only ${[...allowed.map((a) => `${a}/`), ...FORWARDER_SHARED.map((f) => `${f}.ts`)].join(', ')} of the forwarder: ${comment}`,
+    severity: 'error',
+    from: { path: `^src/forwarder/${name}/` },
+    to: { path: '^src/forwarder/', pathNot: `^src/forwarder/((${folders})/|(${FORWARDER_SHARED.join('|')})\\.ts$)` },
+  };
+}
+
 module.exports = {
   forbidden: [
     {
@@ -53,6 +73,7 @@ module.exports = {
 
     // The base: depend on nothing of Operless, so everything may depend on them.
     layer('observability', [], 'structured JSON logs (log.ts); a logger that imported the runtime could not be used by it.'),
+    layer('retry', [], 'the one backoff formula, its jitter, the forwarder\'s tracker and an abortable pause: the runtime, the forwarder and the baseline share it.'),
     layer('contract', [], 'the reconcile message and DLQ metadata shared by every producer and consumer; it must not change when a producer does.'),
 
     // Kubernetes: the object model (types.ts) and the REST client every layer above talks through.
@@ -62,8 +83,18 @@ module.exports = {
     layer('queue', ['kube', 'contract', 'observability'], 'the production SQS code (sender, SendMessageBatch, resync lists through kube); the local stand-ins are src/local/, never imported from here.'),
 
     // The two programs Operless ships, side by side, neither importing the other.
-    layer('core', ['queue', 'kube', 'contract', 'observability'], 'the reconcile runtime runs in Lambda: only production code below it, no stand-in, no tool, not the forwarder.'),
-    layer('forwarder', ['queue', 'kube', 'contract', 'observability'], 'the in-cluster forwarder is one layer for now; it imports downward only (its packaging is src/build/).'),
+    layer('core', ['queue', 'kube', 'contract', 'retry', 'observability'], 'the reconcile runtime runs in Lambda: only production code below it, no stand-in, no tool, not the forwarder.'),
+    layer('forwarder', ['queue', 'kube', 'contract', 'retry', 'observability'], 'the in-cluster forwarder imports downward only (its packaging is src/build/); inside, its stage folders are layers of their own (forwarder-* below).'),
+    // Inside the forwarder: the pipeline's stages import downward only; control sits beside them.
+    stage('source', [], 'listing, watching and the snapshot store know nothing of what is done with a change.'),
+    stage('route', ['source'], 'predicates and owner mapping turn a change into requests, pure; they do not know windows or queues.'),
+    stage('coalesce', ['route', 'source'], 'the per-key window and the merge rules, fed by routed requests; no queue I/O.'),
+    stage('sink', ['coalesce', 'route', 'source'], 'a lane per queue: its coalescer, buffer, sender, resync feed and timers.'),
+    stage('control', [], 'leader election, probes, readiness and leadership terms: beside the pipeline, composed with it only in forwarder.ts.'),
+    forbid('forwarder-shared-leaves', `^src/forwarder/(${FORWARDER_SHARED.join('|')})\\.ts$`, '^src/forwarder/([^/]+/|forwarder\\.ts$|main\\.ts$)',
+      'the forwarder\'s shared leaves (config, label selector syntax, metrics, node flags) import no stage and not the composition root.'),
+    forbid('forwarder-root-below-main', '^src/forwarder/forwarder\\.ts$', '^src/forwarder/main\\.ts$',
+      'main.ts is the container entry point around startForwarder, never imported by it.'),
     layer('crd', ['kube', 'contract'], 'the schema DSL knows the object model and the contract\'s name validators only; which resources a project ships is the project\'s list (src/resources.ts), not the library\'s.'),
 
     // Stand-ins for AWS and the cluster, for development and tests: never reached from production code.
@@ -72,7 +103,7 @@ module.exports = {
 
     // Examples built on the public library, as a user's operator would be.
     layer('memcached', ['core', 'kube', 'crd', 'contract', 'observability'], 'the reference operator uses only what an operator author can import (operless, operless/kube, operless/crd).'),
-    layer('baseline', ['core', 'forwarder', 'kube', 'contract', 'observability'], 'the benchmarks\' controller-runtime-style work queue reuses the runtime and the forwarder\'s watches for a fair comparison.'),
+    layer('baseline', ['core', 'forwarder', 'queue', 'kube', 'contract', 'retry', 'observability'], 'the benchmarks\' controller-runtime-style work queue reuses the runtime and the forwarder\'s watches for a fair comparison.'),
 
     // Tools on top.
     layer('project', [], 'reads a project\'s serverless.yml; shared by the bundler (scripts/) and the dev loop.'),

@@ -24,7 +24,7 @@ import { defineController, type Controller } from '../../src/core/controller.ts'
 import type { KubeObject } from '../../src/kube/types.ts';
 import { startPodSimulator, type PodSimulator } from '../../src/local/pod-simulator.ts';
 import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts';
-import { createSqsQueue } from '../../src/forwarder/queue-client.ts';
+import { createSqsQueue } from '../../src/queue/sqs.ts';
 import { createKubeClient, type BoundKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
 import { memcachedController } from '../../src/memcached/controller.ts';

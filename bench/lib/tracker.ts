@@ -5,7 +5,7 @@
  * generation. The same observer for both systems, so neither side's clock is trusted.
  */
 import type { KubeConfig } from '@kubernetes/client-node/dist/config.js';
-import { createKubeApi } from '../../src/forwarder/kube-api.ts';
+import { createKubeApi } from '../../src/kube/api.ts';
 
 interface Seen {
   generation: number;

@@ -30,7 +30,7 @@ import type { ReconcileOutcome } from '../core/followup.ts';
 import { reconcileKey } from '../core/reconciler.ts';
 import type { EventRecorder, KindRef, KubeObject } from '../kube/types.ts';
 import { startForwarder, type Forwarder } from '../forwarder/forwarder.ts';
-import type { QueuePort } from '../forwarder/queue-client.ts';
+import type { QueuePort } from '../queue/port.ts';
 import { createKubeClient, type BoundKubeClient } from '../kube/client.ts';
 import { createEventRecorder } from '../kube/events.ts';
 import { createTransport } from '../kube/transport.ts';

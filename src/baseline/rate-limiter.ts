@@ -4,9 +4,13 @@
  * failure of one key waits `base × 2^(n-1)`, capped; `forget(key)` after a success starts
  * the key over at `base`.
  *
+ * The delay is the shared exponential formula (src/retry/backoff.ts) without jitter, as
+ * client-go's has none.
+ *
  * Guarantees: pure bookkeeping (no timers); delays never exceed `capMs`; keys are
  * independent (one failing key does not slow any other).
  */
+import { exponentialDelay } from '../retry/backoff.ts';
 
 /** controller-runtime's defaults: 5 ms doubling up to 1000 s. */
 export const DEFAULT_BASE_MS = 5;
@@ -45,6 +49,5 @@ export class ItemExponentialBackoff {
 
 /** Delay after `previousFailures` earlier failures: base × 2^previousFailures, capped. Pure. */
 export function backoffDelayMs(previousFailures: number, baseMs: number, capMs: number): number {
-  const exp = Math.min(previousFailures, 60); // 2^60 × base is past any cap; avoids Infinity
-  return Math.min(capMs, baseMs * 2 ** exp);
+  return exponentialDelay(previousFailures, baseMs, capMs);
 }

@@ -2,7 +2,7 @@
  * The field managers Operless functions write with: `operless-<kind>` by default (a
  * controller may name its own). The forwarder recognizes an owned object that one of them
  * created, and nobody else has written yet, as the echo of a reconcile's own write
- * (src/forwarder/router.ts, `isCreationEcho`); a field manager without the prefix only means
+ * (src/forwarder/route/router.ts, `isCreationEcho`); a field manager without the prefix only means
  * those echoes are forwarded like any other change.
  */
 export const FIELD_MANAGER_PREFIX = 'operless-';

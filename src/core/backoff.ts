@@ -7,11 +7,16 @@
  * spreads retries of many keys that failed together (an API server outage, say) so they do
  * not come back as one thundering herd.
  *
+ * The exponential formula and the jitter are the ones every retry in Operless shares
+ * (src/retry/backoff.ts); this module is core's policy on top of them: seconds, SQS's cap,
+ * validation of the user's `retry` options.
+ *
  * Guarantees (unit-tested): the result is an integer in [1, capSeconds] (capSeconds itself
  * clamped to [1, 900]); without jitter it is `min(cap, ceil(base * 2^(attempt-1)))`; with
  * jitter it lies in [ceil(d/2), ceil(d)] of that un-jittered delay `d`, so it never grows
  * past the cap and never collapses to zero.
  */
+import { equalJitter, exponentialDelay } from '../retry/backoff.ts';
 import type { RetryPolicy } from './types.ts';
 
 /** The largest `DelaySeconds` SQS accepts. */
@@ -44,12 +49,9 @@ export function resolveRetryPolicy(partial: Partial<RetryPolicy> = {}): RetryPol
  */
 export function backoffSeconds(attempt: number, policy: RetryPolicy, random: () => number = Math.random): number {
   const cap = Math.max(1, Math.min(policy.capSeconds, MAX_DELAY_SECONDS));
-  const exponent = Math.max(0, Math.floor(attempt) - 1);
-  // 2^exponent overflows to Infinity for large attempts, which the cap then absorbs.
-  const full = Math.min(cap, policy.baseSeconds * 2 ** exponent);
-  const r = Math.min(Math.max(random(), 0), 1);
-  const jittered = full / 2 + (full / 2) * r;
-  return clampSeconds(Math.ceil(jittered), cap);
+  // The shared formula (src/retry/backoff.ts), counted from attempt 1 and rounded up to seconds.
+  const full = exponentialDelay(Math.floor(attempt) - 1, policy.baseSeconds, cap);
+  return clampSeconds(Math.ceil(equalJitter(full, random)), cap);
 }
 
 function clampSeconds(seconds: number, cap: number): number {

@@ -20,7 +20,7 @@ import { CRD_DIR, resources } from '../../src/resources.ts';
 import { decodeMessage, encodeMessage, newMessage, type ReconcileMessage } from '../../src/contract/message.ts';
 import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_FAILED_AT, DLQ_ATTRIBUTE_REASON } from '../../src/contract/dlq.ts';
 import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts';
-import { createSqsQueue } from '../../src/forwarder/queue-client.ts';
+import { createSqsQueue } from '../../src/queue/sqs.ts';
 import { silentLogger } from '../../src/observability/log.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -9,7 +9,7 @@ import { createInterface } from 'node:readline';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { decodeMessage, type ReconcileMessage } from '../../src/contract/message.ts';
-import { createKubeApi, type KubeApi } from '../../src/forwarder/kube-api.ts';
+import { createKubeApi, type KubeApi } from '../../src/kube/api.ts';
 import type { ForwarderConfigInput } from '../../src/forwarder/config.ts';
 
 export const GROUP = 'forwarder.test.operless.dev';

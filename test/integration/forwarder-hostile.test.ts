@@ -29,7 +29,7 @@ import fc from 'fast-check';
 import { stringify } from 'yaml';
 import { startBroker, startControlPlane, waitUntil, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
-import { createKubeApi, KubeApiError, type KubeApi } from '../../src/forwarder/kube-api.ts';
+import { createKubeApi, KubeApiError, type KubeApi } from '../../src/kube/api.ts';
 import { checkMessageField, type ReconcileMessage } from '../../src/contract/message.ts';
 import { applyForwarderIdentity, type ForwarderIdentity } from '../support/identities.ts';
 import { replayFromEnv } from '../support/fast-check.ts';

@@ -16,8 +16,8 @@ import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
 import { CHART_DIR, EXAMPLE_VALUES, MANIFESTS_PATH, renderChart, renderPlainManifests, runHelm } from '../../src/build/forwarder-chart.ts';
 import { parseConfig } from '../../src/forwarder/config.ts';
 import { startForwarder } from '../../src/forwarder/forwarder.ts';
-import { createSqsQueue } from '../../src/forwarder/queue-client.ts';
-import { KubeApiError, createKubeApi } from '../../src/forwarder/kube-api.ts';
+import { createSqsQueue } from '../../src/queue/sqs.ts';
+import { KubeApiError, createKubeApi } from '../../src/kube/api.ts';
 import { silentLogger } from '../../src/observability/log.ts';
 import { API_VERSION, GADGET_CRD, Objects, collect, summary } from './forwarder-env.ts';
 

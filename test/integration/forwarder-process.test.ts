@@ -14,7 +14,7 @@ import { stringify } from 'yaml';
 import { startBroker, startControlPlane, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
 import { startForwarder } from '../../src/forwarder/forwarder.ts';
-import { createSqsQueue } from '../../src/forwarder/queue-client.ts';
+import { createSqsQueue } from '../../src/queue/sqs.ts';
 import type { ForwarderConfigInput } from '../../src/forwarder/config.ts';
 import { silentLogger } from '../../src/observability/log.ts';
 import { GADGET_CRD, Objects, collect, gadgetConfig, spawnLogged, summary, type LoggedChild } from './forwarder-env.ts';

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { closedPort, startBroker, startControlPlane, waitUntil, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts';
-import { createSqsQueue } from '../../src/forwarder/queue-client.ts';
+import { createSqsQueue } from '../../src/queue/sqs.ts';
 import type { ForwarderConfigInput } from '../../src/forwarder/config.ts';
 import { silentLogger } from '../../src/observability/log.ts';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';

@@ -8,8 +8,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startControlPlane, waitUntil, type ControlPlane } from '../../src/testing/index.ts';
-import { createKubeApi, type KubeApi } from '../../src/forwarder/kube-api.ts';
-import { LeaderElector, type Lease, type LeaderElectorOptions } from '../../src/forwarder/leader.ts';
+import { createKubeApi, type KubeApi } from '../../src/kube/api.ts';
+import type { Lease } from '../../src/kube/lease.ts';
+import { LeaderElector, type LeaderElectorOptions } from '../../src/forwarder/control/leader.ts';
 import { createLogger } from '../../src/observability/log.ts';
 import { startKubeFaultProxy, type KubeFaultProxy } from '../support/kube-fault-proxy.ts';
 

@@ -9,12 +9,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startControlPlane, waitUntil, type ControlPlane } from '../../src/testing/index.ts';
-import { createKubeApi } from '../../src/forwarder/kube-api.ts';
+import { createKubeApi } from '../../src/kube/api.ts';
 import { createForwarderMetrics, type ForwarderMetrics } from '../../src/forwarder/metrics.ts';
-import type { ResolvedWatch } from '../../src/forwarder/router.ts';
-import { WatchStream, type ListResult, type WatchStreamOptions } from '../../src/forwarder/watcher.ts';
+import type { ResolvedWatch } from '../../src/forwarder/source/resources.ts';
+import { WatchStream, type ListResult, type WatchStreamOptions } from '../../src/forwarder/source/watcher.ts';
 import { createLogger } from '../../src/observability/log.ts';
-import type { Change } from '../../src/forwarder/store.ts';
+import type { Change } from '../../src/forwarder/source/store.ts';
 import { startKubeFaultProxy, type KubeFaultProxy } from '../support/kube-fault-proxy.ts';
 import { API_VERSION, GADGET_CRD, Objects } from './forwarder-env.ts';
 

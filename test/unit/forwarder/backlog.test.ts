@@ -1,8 +1,8 @@
-/** The backlog estimate and the coalescing window it implies (src/forwarder/backlog.ts). */
+/** The backlog estimate and the coalescing window it implies (src/forwarder/coalesce/backlog.ts). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BacklogEstimator, coalescingWindowMs } from '../../../src/forwarder/backlog.ts';
-import { Coalescer } from '../../../src/forwarder/coalescer.ts';
+import { BacklogEstimator, coalescingWindowMs } from '../../../src/forwarder/coalesce/backlog.ts';
+import { Coalescer } from '../../../src/forwarder/coalesce/coalescer.ts';
 import { newMessage } from '../../../src/contract/message.ts';
 
 const sample = (at: number, visible: number, sentTotal: number, inFlight = 0, delayed = 0) => ({ at, visible, inFlight, delayed, sentTotal });

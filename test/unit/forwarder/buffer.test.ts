@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { fcParameters } from '../../support/fast-check.ts';
-import { MAX_BATCH_ENTRIES, SendBuffer } from '../../../src/forwarder/buffer.ts';
+import { MAX_BATCH_ENTRIES, SendBuffer } from '../../../src/forwarder/sink/buffer.ts';
 import { decodeMessage, newMessage, objectKey, type Reason } from '../../../src/contract/message.ts';
 
 const msg = (name: string, at = 1, reason: Reason = 'Modified') =>

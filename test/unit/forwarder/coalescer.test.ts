@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Coalescer } from '../../../src/forwarder/coalescer.ts';
-import { mergeMessages } from '../../../src/forwarder/merge.ts';
+import { Coalescer } from '../../../src/forwarder/coalesce/coalescer.ts';
+import { mergeMessages } from '../../../src/forwarder/coalesce/merge.ts';
 import fc from 'fast-check';
 import { fcParameters } from '../../support/fast-check.ts';
 import { newMessage, type Reason, type ReconcileMessage } from '../../../src/contract/message.ts';

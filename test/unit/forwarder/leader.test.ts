@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { leaseDecision, microTime, mustStepDown, type Lease } from '../../../src/forwarder/leader.ts';
+import type { Lease } from '../../../src/kube/lease.ts';
+import { microTime } from '../../../src/kube/time.ts';
+import { leaseDecision, mustStepDown } from '../../../src/forwarder/control/leader.ts';
 
 const lease = (holder: string | undefined, renewTime = '2026-01-01T00:00:00.000000Z', duration = 15): Lease => ({
   apiVersion: 'coordination.k8s.io/v1',

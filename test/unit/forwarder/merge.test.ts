@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { newMessage, REASONS, type Reason, type ReconcileMessage } from '../../../src/contract/message.ts';
-import { Coalescer } from '../../../src/forwarder/coalescer.ts';
-import { mergeMessages } from '../../../src/forwarder/merge.ts';
+import { Coalescer } from '../../../src/forwarder/coalesce/coalescer.ts';
+import { mergeMessages } from '../../../src/forwarder/coalesce/merge.ts';
 import { fcParameters } from '../../support/fast-check.ts';
 
 /** One key (Gadget ns/a); `uid` names which object of that name the message speaks of. */

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { changedAspects, shouldForwardUpdate } from '../../../src/forwarder/predicates.ts';
-import { snapshotOf, type ObjectSnapshot } from '../../../src/forwarder/snapshot.ts';
+import { changedAspects, shouldForwardUpdate } from '../../../src/forwarder/route/predicates.ts';
+import { snapshotOf, type ObjectSnapshot } from '../../../src/forwarder/source/snapshot.ts';
 import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS } from '../../../src/forwarder/config.ts';
 
 function obj(meta: Record<string, unknown>, rest: Record<string, unknown> = {}): ObjectSnapshot {

@@ -1,12 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS } from '../../../src/forwarder/config.ts';
-import { queueLabels, queueName, queueRoutes } from '../../../src/forwarder/queues.ts';
-import { route, type ResolvedWatch } from '../../../src/forwarder/router.ts';
-import { snapshotOf } from '../../../src/forwarder/snapshot.ts';
-import { Sender } from '../../../src/forwarder/sender.ts';
+import { queueLabels, queueName, queueRoutes } from '../../../src/forwarder/sink/queues.ts';
+import { route } from '../../../src/forwarder/route/router.ts';
+import type { ResolvedWatch } from '../../../src/forwarder/source/resources.ts';
+import { snapshotOf } from '../../../src/forwarder/source/snapshot.ts';
+import { Sender } from '../../../src/forwarder/sink/sender.ts';
 import { createForwarderMetrics } from '../../../src/forwarder/metrics.ts';
-import type { QueuePort } from '../../../src/forwarder/queue-client.ts';
+import type { QueuePort } from '../../../src/queue/port.ts';
 import { decodeMessage, newMessage } from '../../../src/contract/message.ts';
 import { silentLogger } from '../../../src/observability/log.ts';
 

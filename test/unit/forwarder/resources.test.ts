@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { resolveFromDiscovery } from '../../../src/forwarder/resources.ts';
+import { resolveFromDiscovery } from '../../../src/forwarder/source/resources.ts';
 import { parseConfig } from '../../../src/forwarder/config.ts';
 
 const discovery = { resources: [

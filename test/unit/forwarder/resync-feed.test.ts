@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { MAX_BATCH_ENTRIES, SendBuffer } from '../../../src/forwarder/buffer.ts';
-import { feedRoom, RESYNC_AHEAD, ResyncFeed, type ResyncSummary } from '../../../src/forwarder/resync-feed.ts';
+import { MAX_BATCH_ENTRIES, SendBuffer } from '../../../src/forwarder/sink/buffer.ts';
+import { feedRoom, RESYNC_AHEAD, ResyncFeed, type ResyncSummary } from '../../../src/forwarder/sink/resync-feed.ts';
 import { newMessage, objectKey, type ReconcileMessage } from '../../../src/contract/message.ts';
 import { fcParameters } from '../../support/fast-check.ts';
 

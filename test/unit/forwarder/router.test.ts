@@ -2,9 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { messageProblem, newMessage } from '../../../src/contract/message.ts';
-import { DROP_REASONS, ownerRequest, resyncRequests, resyncRouted, route, routeChange, type Forward, type ResolvedWatch } from '../../../src/forwarder/router.ts';
+import { DROP_REASONS, ownerRequest, resyncRequests, resyncRouted, route, routeChange, type Forward } from '../../../src/forwarder/route/router.ts';
+import type { ResolvedWatch } from '../../../src/forwarder/source/resources.ts';
 import { fcParameters } from '../../support/fast-check.ts';
-import { snapshotOf, type ObjectSnapshot } from '../../../src/forwarder/snapshot.ts';
+import { snapshotOf, type ObjectSnapshot } from '../../../src/forwarder/source/snapshot.ts';
 import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS } from '../../../src/forwarder/config.ts';
 
 const gadget: ResolvedWatch = { role: 'primary', apiVersion: 'example.com/v1', kind: 'Gadget', group: 'example.com', plural: 'gadgets', namespaced: true, namespaces: [], triggers: DEFAULT_PRIMARY_TRIGGERS };

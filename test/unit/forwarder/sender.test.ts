@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyBatchResult, Sender, type ResyncSource } from '../../../src/forwarder/sender.ts';
-import { MAX_BATCH_ENTRIES, SendBuffer } from '../../../src/forwarder/buffer.ts';
-import { feedRoom, ResyncFeed } from '../../../src/forwarder/resync-feed.ts';
+import { classifyBatchResult, Sender, type ResyncSource } from '../../../src/forwarder/sink/sender.ts';
+import { MAX_BATCH_ENTRIES, SendBuffer } from '../../../src/forwarder/sink/buffer.ts';
+import { feedRoom, ResyncFeed } from '../../../src/forwarder/sink/resync-feed.ts';
 import { createForwarderMetrics } from '../../../src/forwarder/metrics.ts';
-import type { EntryFailure, QueuePort } from '../../../src/forwarder/queue-client.ts';
+import type { EntryFailure, QueuePort } from '../../../src/queue/port.ts';
 import { decodeMessage, newMessage, objectKey, type ReconcileMessage } from '../../../src/contract/message.ts';
 import { createLogger, silentLogger, type Logger } from '../../../src/observability/log.ts';
 

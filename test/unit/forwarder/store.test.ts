@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { diffRelist, SnapshotStore } from '../../../src/forwarder/store.ts';
-import { snapshotOf, type ObjectSnapshot } from '../../../src/forwarder/snapshot.ts';
+import { diffRelist, SnapshotStore } from '../../../src/forwarder/source/store.ts';
+import { snapshotOf, type ObjectSnapshot } from '../../../src/forwarder/source/snapshot.ts';
 
 const s = (uid: string, rv: string, name = uid): ObjectSnapshot => snapshotOf({ metadata: { uid, name, resourceVersion: rv } })!;
 

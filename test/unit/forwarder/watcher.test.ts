@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyWatchEnd, collectionPath, explainFailure, serverBehind, step, watchTimeoutSeconds, type AttemptOutcome } from '../../../src/forwarder/watcher.ts';
-import { KubeApiError } from '../../../src/forwarder/kube-api.ts';
+import { collectionPath } from '../../../src/kube/paths.ts';
+import { classifyWatchEnd, explainFailure, serverBehind, step, watchTimeoutSeconds, type AttemptOutcome } from '../../../src/forwarder/source/watcher.ts';
+import { KubeApiError } from '../../../src/kube/api.ts';
 
 test('collection paths for core and grouped kinds, namespaced or not', () => {
   assert.equal(collectionPath({ apiVersion: 'v1', plural: 'configmaps', namespaced: true }), '/api/v1/configmaps');

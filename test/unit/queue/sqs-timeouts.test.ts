@@ -9,7 +9,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createSqsQueue, type QueuePort } from '../../../src/forwarder/queue-client.ts';
+import { createSqsQueue } from '../../../src/queue/sqs.ts';
+import type { QueuePort } from '../../../src/queue/port.ts';
 import { lazySqsSender, QueueSendError, sqsRequestHandler } from '../../../src/queue/sender.ts';
 import { startStallProxy, type StallProxy } from '../../support/stall-proxy.ts';
 

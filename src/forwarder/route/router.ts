@@ -25,28 +25,14 @@
  * triggers say so. The controller is the first owner reference with `controller: true`, as
  * `metav1.GetControllerOf` decides (snapshot.ts).
  */
-import { isOperlessFieldManager } from '../contract/field-manager.ts';
-import { messageProblem, newMessage, objectKey, type ObjectRef, type Reason } from '../contract/message.ts';
-import { apiGroup } from '../kube/paths.ts';
+import { isOperlessFieldManager } from '../../contract/field-manager.ts';
+import { messageProblem, newMessage, objectKey, type ObjectRef, type Reason } from '../../contract/message.ts';
+import { apiGroup } from '../../kube/paths.ts';
 import { shouldForwardUpdate } from './predicates.ts';
-import type { Trigger, WatchRole } from './config.ts';
-import type { ControllerRef, ObjectSnapshot } from './snapshot.ts';
-import type { Change } from './store.ts';
-
-/** A watch with its REST coordinates resolved (plural and scope known). */
-export interface ResolvedWatch {
-  readonly role: WatchRole;
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly group: string;
-  readonly plural: string;
-  readonly namespaced: boolean;
-  readonly namespaces: readonly string[];
-  readonly labelSelector?: string;
-  readonly triggers: readonly Trigger[];
-  /** Primaries: the queue of this kind's messages (see queues.ts). */
-  readonly queueUrl?: string;
-}
+import type { Trigger, WatchRole } from '../config.ts';
+import type { ControllerRef, ObjectSnapshot } from '../source/snapshot.ts';
+import type { ResolvedWatch } from '../source/resources.ts';
+import type { Change } from '../source/store.ts';
 
 /** One "reconcile this object" request, before it becomes a message. */
 export interface Forward {

@@ -32,7 +32,7 @@
  * 5. everything else (attempt, notBefore) is the newer's.
  * Pure.
  */
-import { mergedResourceVersion, mergedUid, reasonPriority, type Reason, type ReconcileMessage } from '../contract/message.ts';
+import { mergedResourceVersion, mergedUid, reasonPriority, type Reason, type ReconcileMessage } from '../../contract/message.ts';
 
 export function mergeMessages(older: ReconcileMessage, newer: ReconcileMessage): ReconcileMessage {
   const { resourceVersion: _newest, uid: _newUid, ...rest } = newer;

@@ -8,9 +8,9 @@
  * the router never produces — goes to the default queue); `queueLabels` gives every queue a
  * short, distinct metric label (its queue name, or the full URL when two queues share a name).
  */
-import type { ObjectRef } from '../contract/message.ts';
-import type { WatchRole } from './config.ts';
-import { apiGroup } from '../kube/paths.ts';
+import type { ObjectRef } from '../../contract/message.ts';
+import type { WatchRole } from '../config.ts';
+import { apiGroup } from '../../kube/paths.ts';
 
 /** What routing needs of a watch. */
 export interface RoutedWatch {

@@ -21,12 +21,12 @@
  * One sender serves one queue; the forwarder runs one per distinct queue URL, so an outage
  * of one queue (its buffer, backoff and reachability) never holds up another.
  */
-import { displayKey, objectKey, type ReconcileMessage } from '../contract/message.ts';
-import { errorMessage, type Logger } from '../observability/log.ts';
-import { Backoff, sleep } from './backoff.ts';
+import { displayKey, objectKey, type ReconcileMessage } from '../../contract/message.ts';
+import { errorMessage, type Logger } from '../../observability/log.ts';
+import { Backoff, pause } from '../../retry/backoff.ts';
 import { SendBuffer, type BatchEntry } from './buffer.ts';
-import type { ForwarderMetrics } from './metrics.ts';
-import type { QueuePort } from './queue-client.ts';
+import type { ForwarderMetrics } from '../metrics.ts';
+import type { QueuePort } from '../../queue/port.ts';
 import { feedRoom } from './resync-feed.ts';
 
 /** Where a lane's resync messages wait their turn (a `ResyncFeed`): taken as the buffer has room. */
@@ -175,7 +175,7 @@ export class Sender {
     while (this.#remaining() > 0) {
       const left = deadline - this.#now();
       if (left <= 0) break;
-      await Promise.race([new Promise<void>((r) => this.#idle.push(r)), sleep(Math.min(left, 100))]);
+      await Promise.race([new Promise<void>((r) => this.#idle.push(r)), pause(Math.min(left, 100))]);
     }
     return this.#remaining();
   }
@@ -285,7 +285,7 @@ export class Sender {
       this.#inFlight = 0;
       this.#updateDepth();
     }
-    if (retryDelay > 0) await sleep(retryDelay, this.#abort.signal);
+    if (retryDelay > 0) await pause(retryDelay, this.#abort.signal);
   }
 
   #healthy(): void {
@@ -316,7 +316,7 @@ export class Sender {
     } catch {
       // Logging or metrics failing too: nothing more to report; the backoff below still applies.
     }
-    await sleep(delay, this.#abort.signal);
+    await pause(delay, this.#abort.signal);
   }
 
   #dropInvalid(message: ReconcileMessage, reason: string): void {

@@ -11,8 +11,8 @@
  * (ConfigMap, Secret) report any other change as a `generation` change, because their
  * spec/data changes are otherwise invisible.
  */
-import type { Trigger } from './config.ts';
-import type { ObjectSnapshot } from './snapshot.ts';
+import type { Trigger } from '../config.ts';
+import type { ObjectSnapshot } from '../source/snapshot.ts';
 
 /** Every aspect that differs between two snapshots of one object. */
 export function changedAspects(old: ObjectSnapshot, current: ObjectSnapshot): Set<Trigger> {

@@ -17,8 +17,8 @@
  * a message that cannot be encoded (fails the contract's validation; the router should never
  * produce one) leaves the buffer and is reported to `onInvalid`, once, with the reason.
  */
-import { encodeMessage, objectKey, type ReconcileMessage } from '../contract/message.ts';
-import { mergeMessages } from './merge.ts';
+import { encodeMessage, objectKey, type ReconcileMessage } from '../../contract/message.ts';
+import { mergeMessages } from '../coalesce/merge.ts';
 
 /** SQS SendMessageBatch: at most 10 entries per call. */
 export const MAX_BATCH_ENTRIES = 10;

@@ -11,7 +11,7 @@
  * reason) without keeping a megabyte per object.
  */
 import { createHash } from 'node:crypto';
-import { MAX_FIELD_LENGTH } from '../contract/message.ts';
+import { MAX_FIELD_LENGTH } from '../../contract/message.ts';
 
 export interface ControllerRef {
   readonly apiVersion: string;

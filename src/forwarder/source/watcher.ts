@@ -30,12 +30,13 @@
  * resolves after the first successful list; `stop()` ends the loop and the connection at
  * once, whatever the stream was doing (listing, watching, backing off).
  */
-import { errorMessage, type Logger } from '../observability/log.ts';
-import { Backoff, sleep } from './backoff.ts';
-import type { WatchEvent } from '../kube/transport.ts';
-import { KubeApiError, type KubeApi } from './kube-api.ts';
-import type { ForwarderMetrics } from './metrics.ts';
-import type { ResolvedWatch } from './router.ts';
+import { errorMessage, type Logger } from '../../observability/log.ts';
+import { Backoff, pause } from '../../retry/backoff.ts';
+import { KubeApiError, type KubeApi } from '../../kube/api.ts';
+import { collectionPath } from '../../kube/paths.ts';
+import type { WatchEvent } from '../../kube/transport.ts';
+import type { ForwarderMetrics } from '../metrics.ts';
+import type { ResolvedWatch } from './resources.ts';
 import { snapshotOf, type ObjectSnapshot } from './snapshot.ts';
 import { SnapshotStore, type Change, type ChangeType } from './store.ts';
 
@@ -65,13 +66,6 @@ export interface WatchStreamOptions {
   readonly log: Logger;
   /** Request a full resync on the first list (forward every primary). */
   readonly resyncFirstList: boolean;
-}
-
-/** REST collection path of a kind, e.g. /apis/apps/v1/namespaces/ns/deployments. Pure. */
-export function collectionPath(watch: Pick<ResolvedWatch, 'apiVersion' | 'plural' | 'namespaced'>, namespace?: string): string {
-  const prefix = watch.apiVersion.includes('/') ? `/apis/${watch.apiVersion}` : `/api/${watch.apiVersion}`;
-  const ns = watch.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
-  return `${prefix}${ns}/${watch.plural}`;
 }
 
 /**
@@ -259,7 +253,7 @@ export class WatchStream {
       const next = step(outcome, this.#resyncPending);
       const delay = next.backoff ? this.#backoff.fail() : undefined;
       this.#report(outcome, delay);
-      if (delay !== undefined) await sleep(delay, this.#stop.signal);
+      if (delay !== undefined) await pause(delay, this.#stop.signal);
       phase = next.next;
     }
   }
@@ -334,12 +328,10 @@ export class WatchStream {
     let continueToken: string | undefined;
     let resourceVersion = '';
     do {
-      const query = new URLSearchParams({ limit: String(this.#o.listPageSize) });
-      if (this.#o.watch.labelSelector) query.set('labelSelector', this.#o.watch.labelSelector);
-      if (continueToken) query.set('continue', continueToken);
+      const query = { limit: this.#o.listPageSize, labelSelector: this.#o.watch.labelSelector || undefined, continue: continueToken };
       let page: { metadata?: { resourceVersion?: string; continue?: string }; items?: Record<string, unknown>[] };
       try {
-        page = await this.#o.api.requestJson('GET', `${this.#path}?${query}`, { signal: this.#stop.signal, timeoutMs: 60_000 });
+        page = await this.#o.api.requestJson('GET', this.#path, { query, signal: this.#stop.signal, timeoutMs: 60_000 });
       } catch (err) {
         if (err instanceof KubeApiError && err.status === 410 && continueToken) {
           // The continue token expired mid-pagination: start the list over.
@@ -440,7 +432,7 @@ export class WatchStream {
    */
   async #serverIsBehind(resourceVersion: string): Promise<boolean> {
     try {
-      const page = await this.#o.api.requestJson<{ metadata?: { resourceVersion?: string } }>('GET', `${this.#path}?limit=1`, { signal: this.#stop.signal, timeoutMs: 30_000 });
+      const page = await this.#o.api.requestJson<{ metadata?: { resourceVersion?: string } }>('GET', this.#path, { query: { limit: 1 }, signal: this.#stop.signal, timeoutMs: 30_000 });
       return serverBehind(resourceVersion, page.metadata?.resourceVersion ?? '');
     } catch {
       return false;

@@ -7,11 +7,25 @@
  * Guarantees: either every watch resolves, or startup fails with a message naming the
  * watch and what to check (CRD installed? apiVersion right?). No discovery at runtime.
  */
-import type { KubeApi } from '../kube/api.ts';
-import { apiGroup, groupVersionPrefix } from '../kube/paths.ts';
-import { errorMessage } from '../observability/log.ts';
-import type { WatchConfig } from './config.ts';
-import type { ResolvedWatch } from './router.ts';
+import type { KubeApi } from '../../kube/api.ts';
+import { apiGroup, groupVersionPrefix } from '../../kube/paths.ts';
+import { errorMessage } from '../../observability/log.ts';
+import type { Trigger, WatchConfig, WatchRole } from '../config.ts';
+
+/** A watch with its REST coordinates resolved (plural and scope known). */
+export interface ResolvedWatch {
+  readonly role: WatchRole;
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly group: string;
+  readonly plural: string;
+  readonly namespaced: boolean;
+  readonly namespaces: readonly string[];
+  readonly labelSelector?: string;
+  readonly triggers: readonly Trigger[];
+  /** Primaries: the queue of this kind's messages (see queues.ts). */
+  readonly queueUrl?: string;
+}
 
 interface ApiResourceList {
   resources?: { name: string; kind: string; namespaced: boolean }[];

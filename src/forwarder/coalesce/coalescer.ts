@@ -29,7 +29,7 @@
  * opened with unless `shortenTo` cuts it: when the backlog clears, held messages need not wait
  * for a wait that no longer exists.
  */
-import { objectKey, reasonPriority, type ReconcileMessage } from '../contract/message.ts';
+import { objectKey, reasonPriority, type ReconcileMessage } from '../../contract/message.ts';
 import { mergeMessages } from './merge.ts';
 
 interface Window {

@@ -17,24 +17,11 @@
  * The decision is a pure function (`leaseDecision`), unit-tested; `LeaderElector` is the
  * thin I/O loop around it.
  */
-import { errorMessage, type Logger } from '../observability/log.ts';
-import { sleep } from './backoff.ts';
-import { KubeApiError, type KubeApi } from './kube-api.ts';
-
-export interface LeaseSpec {
-  holderIdentity?: string;
-  leaseDurationSeconds?: number;
-  acquireTime?: string;
-  renewTime?: string;
-  leaseTransitions?: number;
-}
-
-export interface Lease {
-  apiVersion: 'coordination.k8s.io/v1';
-  kind: 'Lease';
-  metadata: { name: string; namespace: string; resourceVersion?: string; [k: string]: unknown };
-  spec?: LeaseSpec;
-}
+import { errorMessage, type Logger } from '../../observability/log.ts';
+import { pause } from '../../retry/backoff.ts';
+import { KubeApiError, type KubeApi } from '../../kube/api.ts';
+import { leaseClient, leasePath, type Lease, type LeaseClient, type LeaseSpec } from '../../kube/lease.ts';
+import { microTime } from '../../kube/time.ts';
 
 /** What a candidate last saw of the lease, and when (its own clock). */
 export interface Observation {
@@ -79,11 +66,6 @@ export function mustStepDown(lastRenew: number, now: number, renewDeadlineMs: nu
   return now - lastRenew >= renewDeadlineMs;
 }
 
-/** Kubernetes MicroTime: RFC 3339 with exactly six fractional digits. */
-export function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
-
 /** The longest the release on stop() may take. */
 const RELEASE_TIMEOUT_MS = 5_000;
 
@@ -105,7 +87,8 @@ export class LeaderElector {
   readonly #o: LeaderElectorOptions;
   readonly #now: () => number;
   readonly #stop = new AbortController();
-  readonly #path: string;
+  readonly #leases: LeaseClient;
+  /** The Lease's path, for logs. */
   readonly #leasePath: string;
   /** Deadline of each request: half the renew deadline (client-go's resourcelock uses the same). */
   readonly #requestTimeoutMs: number;
@@ -125,8 +108,8 @@ export class LeaderElector {
   constructor(options: LeaderElectorOptions) {
     this.#o = options;
     this.#now = options.now ?? Date.now;
-    this.#path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(options.namespace)}/leases`;
-    this.#leasePath = `${this.#path}/${encodeURIComponent(options.name)}`;
+    this.#leases = leaseClient(options.api);
+    this.#leasePath = leasePath(options.namespace, options.name);
     this.#requestTimeoutMs = Math.max(1, Math.round((options.renewDeadlineSeconds * 1000) / 2));
     this.decided = new Promise((resolve) => (this.#firstRound = resolve));
   }
@@ -166,7 +149,7 @@ export class LeaderElector {
       this.#firstRound();
       // Candidates jitter their retries (client-go JitterUntil factor 1.2); leaders renew on time.
       const wait = this.#leading ? retryMs : retryMs * (1 + Math.random() * 0.2);
-      await sleep(wait, this.#stop.signal);
+      await pause(wait, this.#stop.signal);
     }
   }
 
@@ -180,12 +163,7 @@ export class LeaderElector {
     const signal = AbortSignal.any([this.#stop.signal, deadline]);
     const request = { timeoutMs: this.#requestTimeoutMs, signal };
     try {
-      let lease: Lease | undefined;
-      try {
-        lease = await this.#o.api.requestJson<Lease>('GET', this.#leasePath, request);
-      } catch (err) {
-        if (!(err instanceof KubeApiError && err.status === 404)) throw err;
-      }
+      const lease = await this.#leases.get(this.#o.namespace, this.#o.name, request);
       if (signal.aborted) throw deadline.reason;
       const decision = leaseDecision({ lease, identity: this.#o.identity, now, observation: this.#observation, defaultLeaseDurationMs: this.#o.leaseDurationSeconds * 1000 });
       let written: Lease;
@@ -200,13 +178,13 @@ export class LeaderElector {
           }
           return;
         case 'create':
-          written = await this.#o.api.requestJson<Lease>('POST', this.#path, { body: this.#leaseBody(undefined, now, 0, true), ...request });
+          written = await this.#leases.create(this.#leaseBody(undefined, now, 0, true), request);
           break;
         case 'acquire':
-          written = await this.#o.api.requestJson<Lease>('PUT', this.#leasePath, { body: this.#leaseBody(lease, now, (lease?.spec?.leaseTransitions ?? 0) + 1, true), ...request });
+          written = await this.#leases.update(this.#leaseBody(lease, now, (lease?.spec?.leaseTransitions ?? 0) + 1, true), request);
           break;
         case 'renew':
-          written = await this.#o.api.requestJson<Lease>('PUT', this.#leasePath, { body: this.#leaseBody(lease, now, lease?.spec?.leaseTransitions ?? 0, !this.#leading), ...request });
+          written = await this.#leases.update(this.#leaseBody(lease, now, lease?.spec?.leaseTransitions ?? 0, !this.#leading), request);
           break;
       }
       if (signal.aborted) throw deadline.reason;
@@ -254,14 +232,11 @@ export class LeaderElector {
     // Bounded like a round's request, and at most 5 s: shutdown has a grace period to keep.
     const request = { timeoutMs: Math.min(this.#requestTimeoutMs, RELEASE_TIMEOUT_MS) };
     try {
-      const lease = this.#written ?? await this.#o.api.requestJson<Lease>('GET', this.#leasePath, request);
-      if (lease.spec?.holderIdentity !== this.#o.identity) return;
+      const lease = this.#written ?? await this.#leases.get(this.#o.namespace, this.#o.name, request);
+      if (lease?.spec?.holderIdentity !== this.#o.identity) return;
       const now = this.#now();
       // client-go's release: no holder, duration 1 s, guarded by the resourceVersion we last wrote.
-      await this.#o.api.requestJson('PUT', this.#leasePath, {
-        body: { ...lease, spec: { leaseDurationSeconds: 1, renewTime: microTime(now), acquireTime: microTime(now), leaseTransitions: lease.spec?.leaseTransitions ?? 0 } },
-        ...request,
-      });
+      await this.#leases.update({ ...lease, spec: { leaseDurationSeconds: 1, renewTime: microTime(now), acquireTime: microTime(now), leaseTransitions: lease.spec?.leaseTransitions ?? 0 } }, request);
       this.#o.log.info('released the leader lease');
     } catch (err) {
       const taken = err instanceof KubeApiError && err.status === 409;

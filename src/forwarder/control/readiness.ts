@@ -1,0 +1,35 @@
+/**
+ * The forwarder's health and readiness, decided from its state: `/healthz` fails only on a
+ * fatal startup error; `/readyz` names every reason the forwarder is not ready, in a fixed
+ * order (fatal, starting, shutting down, then — while leading — watches not synced and the
+ * lanes' faults, then unreachable queues whoever leads).
+ *
+ * Pure: the same state gives the same answer.
+ */
+import type { Check } from './server.ts';
+
+export interface ForwarderState {
+  /** The startup error, if startup failed. */
+  readonly fatal: string | undefined;
+  readonly started: boolean;
+  readonly stopping: boolean;
+  readonly leading: boolean;
+  /** The paths of the watch streams that have not listed yet. */
+  readonly unsyncedPaths: readonly string[];
+  /** What the lanes say against readiness (lanes.ts: their faults while leading, then unreachable queues). */
+  readonly laneReasons: readonly string[];
+}
+
+export function healthOf(fatal: string | undefined): Check {
+  return fatal ? { ok: false, reasons: [fatal] } : { ok: true, reasons: [] };
+}
+
+export function readinessOf(state: ForwarderState): Check {
+  const reasons: string[] = [];
+  if (state.fatal) reasons.push(state.fatal);
+  if (!state.started) reasons.push('starting: resolving watches and the leader election');
+  if (state.stopping) reasons.push('shutting down');
+  if (state.leading && state.unsyncedPaths.length > 0) reasons.push(`watches not synced yet: ${state.unsyncedPaths.join(', ')}`);
+  reasons.push(...state.laneReasons);
+  return { ok: reasons.length === 0, reasons };
+}

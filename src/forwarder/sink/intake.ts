@@ -1,0 +1,111 @@
+/**
+ * The intake: where the pipeline's stages meet. A watch stream's changes and lists are routed
+ * (route/router.ts: predicates, owner mapping, the contract's check), turned into reconcile
+ * messages and handed to the lane of their kind's queue (lanes.ts); a resync's listed
+ * primaries go to that lane's resync feed instead of the buffer.
+ *
+ * Guarantees:
+ * - nothing is forwarded while this replica does not lead (`isLeading`);
+ * - every request the contract refuses is dropped with one WARN line naming the object (its
+ *   key and uid, the reason, the contract's words, the owner reference for a child; strings
+ *   cut to 253 characters) and `events_dropped_total{reason}`, never passed on;
+ * - a change that routes to nothing counts as filtered (`events_filtered_total`);
+ * - a resync list forwards the primaries that vanished as `Deleted` at once and feeds the
+ *   rest as `Resync` through the lane's feed (a newer resync of a stream replaces one in
+ *   progress); a relist that is not a resync forwards only what changed; a first list nothing.
+ */
+import { displayKey, newMessage, type ReconcileMessage } from '../../contract/message.ts';
+import type { Logger } from '../../observability/log.ts';
+import type { ForwarderMetrics } from '../metrics.ts';
+import { resyncRouted, routeChange, type Drop, type Forward } from '../route/router.ts';
+import type { ResolvedWatch } from '../source/resources.ts';
+import type { ObjectSnapshot } from '../source/snapshot.ts';
+import type { Change } from '../source/store.ts';
+import type { ListResult } from '../source/watcher.ts';
+import type { Lanes } from './lanes.ts';
+
+export interface IntakeOptions {
+  readonly clusterId: string;
+  readonly lanes: Lanes;
+  /** Every resolved watch (the owner mapping looks primaries up in it). */
+  readonly watches: () => readonly ResolvedWatch[];
+  readonly isLeading: () => boolean;
+  readonly metrics: ForwarderMetrics;
+  readonly log: Logger;
+  readonly now: () => number;
+}
+
+/** The reconcile message of a routed request, stamped `at`. Pure. */
+export function messageOf(r: Forward, at: number): ReconcileMessage {
+  return newMessage({ ...r.ref, ...(r.uid ? { uid: r.uid } : {}), ...(r.resourceVersion ? { resourceVersion: r.resourceVersion } : {}) }, r.reason, at);
+}
+
+/** A value from an object for a log line: at most 253 characters (an owner reference's name is unbounded). Pure. */
+export function clip(value: string): string {
+  return value.length > 253 ? `${value.slice(0, 253)}…` : value;
+}
+
+export class Intake {
+  readonly #o: IntakeOptions;
+
+  constructor(options: IntakeOptions) {
+    this.#o = options;
+  }
+
+  /** One watch event's change. */
+  change(watch: ResolvedWatch, change: Change): void {
+    const { forwards, dropped } = routeChange(this.#o.clusterId, watch, change, this.#o.watches());
+    for (const drop of dropped) this.#reportDrop(watch, change.current, drop);
+    if (forwards.length === 0 && dropped.length === 0) this.#o.metrics.eventsFiltered.inc({ kind: watch.kind });
+    this.#forward(forwards);
+  }
+
+  /** One successful LIST of the stream `stream`. */
+  list(watch: ResolvedWatch, result: ListResult, stream: string): void {
+    if (result.resync && watch.role === 'primary') {
+      const deleted = result.changes.filter((c) => c.type === 'DELETED').map((c) => ({ change: c, routed: routeChange(this.#o.clusterId, watch, c, this.#o.watches()) }));
+      for (const { change, routed } of deleted) for (const drop of routed.dropped) this.#reportDrop(watch, change.current, drop);
+      this.#forward(deleted.flatMap((d) => d.routed.forwards));
+      this.#startResync(watch, stream, result.listed);
+      return;
+    }
+    if (result.first) return; // the store was empty: nothing to compare against
+    for (const change of result.changes) this.change(watch, change);
+  }
+
+  #forward(requests: readonly Forward[]): void {
+    if (!this.#o.isLeading() || requests.length === 0) return;
+    const at = this.#o.now();
+    const messages = requests.map((r) => messageOf(r, at));
+    for (const m of messages) this.#o.metrics.messagesEnqueued.inc({ kind: m.kind, reason: m.reason });
+    this.#o.lanes.forward(messages, at);
+  }
+
+  /** Hands a stream's listed primaries to its lane's resync feed; objects no message can name are dropped here, never fed. */
+  #startResync(watch: ResolvedWatch, stream: string, listed: readonly ObjectSnapshot[]): void {
+    if (!this.#o.isLeading()) return;
+    const { clusterId, metrics } = this.#o;
+    const at = this.#o.now();
+    const valid = listed.filter((snapshot) => {
+      const { dropped } = resyncRouted(clusterId, watch, [snapshot]);
+      for (const { object, drop } of dropped) this.#reportDrop(watch, object, drop);
+      return dropped.length === 0;
+    });
+    metrics.messagesEnqueued.inc({ kind: watch.kind, reason: 'Resync' }, valid.length);
+    this.#o.lanes.laneFor(watch).startResync(stream, valid, (snapshot) => messageOf(resyncRouted(clusterId, watch, [snapshot]).forwards[0]!, at), at);
+  }
+
+  /** A request the contract refuses: one WARN line naming the object, and the counter. */
+  #reportDrop(watch: ResolvedWatch, object: ObjectSnapshot, drop: Drop): void {
+    this.#o.metrics.eventsDropped.inc({ reason: drop.reason });
+    this.#o.log.warn(drop.target === 'owner'
+      ? 'change dropped: its controller owner reference names an object no reconcile message can name'
+      : 'change dropped: the object has a name or namespace no reconcile message can carry', {
+      key: displayKey({ kind: watch.kind, ...(object.namespace ? { namespace: object.namespace } : {}), name: clip(object.name) }),
+      uid: object.uid,
+      reason: drop.reason,
+      error: drop.error,
+      ...(drop.owner ? { owner: { apiVersion: clip(drop.owner.apiVersion), kind: clip(drop.owner.kind), name: clip(drop.owner.name), uid: clip(drop.owner.uid) } } : {}),
+    });
+  }
+}
