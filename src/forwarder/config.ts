@@ -92,7 +92,7 @@ export interface ForwarderConfig {
     readonly backoffInitialMs: number;
     readonly backoffMaxMs: number;
     readonly probeIntervalSeconds: number;
-    /** An SQS connection must be up within this many ms (queue-client.ts). */
+    /** An SQS connection must be up within this many ms (queue/sqs.ts). */
     readonly connectTimeoutMs: number;
     /**
      * An SQS request (SendMessageBatch, the probe, the depth sample) must get its response

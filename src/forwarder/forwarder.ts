@@ -77,7 +77,7 @@ export interface Forwarder {
   isLeader(): boolean;
   health(): Check;
   readiness(): Check;
-  /** Messages waiting (coalescing window + send buffer + resyncs not yet fed to it), over every queue. */
+  /** Messages not yet accepted by their queue (coalescing window + send buffer + the batch in flight + resyncs not yet fed), over every queue. */
   pending(): number;
   /** Messages waiting per queue URL. */
   pendingByQueue(): ReadonlyMap<string, number>;

@@ -3,7 +3,7 @@
  * the TLS settings and credentials of an `EndpointAuth`. Nothing else is loaded: no HTTP
  * library, no generated API classes, so a function's cold start stays small. It is the one
  * HTTP layer of Operless: the runtime's client (client.ts) and the forwarder's watches and
- * lease (src/forwarder/kube-api.ts) both go through it.
+ * lease (src/kube/api.ts, src/kube/lease.ts) both go through it.
  *
  * Where credentials come from is the caller's choice (see kubeconfig.ts for a `KubeConfig`,
  * eks.ts for EKS): `EndpointAuth.credentials()` is asked again at most every

@@ -90,9 +90,12 @@ export class Lane {
     });
   }
 
-  /** Messages waiting in this lane: its window, its buffer and its resyncs not yet fed. */
+  /**
+   * Messages this lane holds that the queue has not accepted yet: its window, its buffer, the
+   * batch in flight (a stalled send is not sent) and its resyncs not yet fed.
+   */
   get pending(): number {
-    return this.coalescer.size + this.sender.depth + this.resync.pending;
+    return this.coalescer.size + this.sender.depth + this.sender.inFlight + this.resync.pending;
   }
 
   /** Takes one live message; returns when a held message is due, if one is now held. */

@@ -110,6 +110,11 @@ export class Sender {
     return this.#buffer.size;
   }
 
+  /** Messages of the batch in flight (taken from the buffer, not yet accepted or put back). */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
   /** Messages the queue accepted from this sender so far (a running total; backlog.ts). */
   get sentTotal(): number {
     return this.#sentTotal;
