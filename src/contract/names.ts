@@ -88,6 +88,11 @@ export function isQualifiedName(value: unknown): value is string {
   return within(name, QUALIFIED_NAME_PART_MAX_LENGTH) && QUALIFIED_NAME_PART.test(name);
 }
 
+/** A label value: empty, or a qualified name's name part (at most 63 characters). */
+export function isLabelValue(value: unknown): value is string {
+  return value === '' || (within(value, QUALIFIED_NAME_PART_MAX_LENGTH) && QUALIFIED_NAME_PART.test(value));
+}
+
 /** A cluster id as messages carry it. */
 export const isClusterId: NameValidator = matching(CLUSTER_ID_MAX_LENGTH, CLUSTER_ID);
 

@@ -8,20 +8,19 @@
  * a value is empty or at most 63 characters. Pure.
  */
 
-const NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-const PREFIX = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+import { isDnsSubdomain, isLabelValue, isQualifiedName } from '../contract/names.ts';
 
 function keyProblem(key: string): string | undefined {
   const slash = key.indexOf('/');
   const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
   const name = slash >= 0 ? key.slice(slash + 1) : key;
-  if (prefix !== undefined && (prefix.length > 253 || !PREFIX.test(prefix))) return `"${key}": the prefix before "/" must be a DNS subdomain`;
-  if (!NAME.test(name)) return `"${key}": a label key is at most 63 characters, letters, digits, "-", "_", "." and starts and ends with a letter or digit`;
+  if (prefix !== undefined && !isDnsSubdomain(prefix)) return `"${key}": the prefix before "/" must be a DNS subdomain`;
+  if (name.includes('/') || !isQualifiedName(name)) return `"${key}": a label key is at most 63 characters, letters, digits, "-", "_", "." and starts and ends with a letter or digit`;
   return undefined;
 }
 
 function valueProblem(value: string): string | undefined {
-  return value === '' || NAME.test(value) ? undefined : `"${value}": a label value is empty or at most 63 characters, letters, digits, "-", "_", "." and starts and ends with a letter or digit`;
+  return isLabelValue(value) ? undefined : `"${value}": a label value is empty or at most 63 characters, letters, digits, "-", "_", "." and starts and ends with a letter or digit`;
 }
 
 /** Splits on the commas that separate requirements (not the ones inside `in (…)`). */

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  isApiVersion, isClusterId, isConventionalVersion, isDns1035Label, isDnsLabel, isDnsSubdomain, isEventReason, isKind, isQualifiedName, isVersion,
+  isApiVersion, isClusterId, isConventionalVersion, isDns1035Label, isDnsLabel, isDnsSubdomain, isEventReason, isKind, isLabelValue, isQualifiedName, isVersion,
 } from '../../../src/contract/names.ts';
 
 const cases: [string, (v: unknown) => boolean, unknown[], unknown[]][] = [
@@ -14,6 +14,7 @@ const cases: [string, (v: unknown) => boolean, unknown[], unknown[]][] = [
   ['isApiVersion', isApiVersion, ['v1', 'apps/v1', 'cache.example.com/v1alpha1', 'x/v0'], ['', 'apps', 'apps/', '/v1', 'a..b/v1', '-/v1', 'Apps/v1', 'a/b/v1', `${'a'.repeat(315)}/v1`]],
   ['isKind', isKind, ['Memcached', 'CacheCluster', 'A1', 'M'.repeat(63)], ['memcached', '', '1A', 'Mem_cached', 'Mem-cached', 'M'.repeat(64)]],
   ['isQualifiedName', isQualifiedName, ['cache.example.com/finalizer', 'finalizer', 'a/B_c.d-e', `x/${'n'.repeat(63)}`], ['', '/x', 'x/', 'A.b/x', 'x/-a', `x/${'n'.repeat(64)}`, 'a/b/c']],
+  ['isLabelValue', isLabelValue, ['', 'a', 'web-1', 'A_b.c', 'v'.repeat(63)], ['-a', 'a-', 'a/b', 'a b', 'v'.repeat(64), 7]],
   ['isEventReason', isEventReason, ['ReconcileFailed', 'InvalidSpec', `R${'x'.repeat(127)}`], ['', 'invalidSpec', 'Invalid Spec', 'Invalid-Spec', `R${'x'.repeat(128)}`]],
   ['isClusterId', isClusterId, ['default', 'prod-eu', 'Prod_1.a'], ['', '-a', 'a-', 'a/b', 'x'.repeat(64)]],
 ];
