@@ -103,6 +103,8 @@ class ForwarderProcess {
   readonly #streams: WatchStreams;
   readonly #intake: Intake;
   readonly #term = new LeadershipTerm();
+  /** Aborted by stop(): start-up requests (discovery) do not hold a shutdown. */
+  readonly #starting = new AbortController();
   #watches: ResolvedWatch[] = [];
   #started = false;
   #fatal: string | undefined;
@@ -129,6 +131,7 @@ class ForwarderProcess {
     this.#intake = new Intake({ ...common, clusterId: config.clusterId, lanes: this.#lanes, watches: () => this.#watches, isLeading: () => this.#term.leading });
     this.ready = this.#start(deps.serve !== false);
     this.ready.catch((err: unknown) => {
+      if (this.#starting.signal.aborted) return; // stop() during start-up: not a failure
       this.#fatal = `startup failed: ${errorMessage(err)}`;
       this.#log.error(this.#fatal);
     });
@@ -169,7 +172,7 @@ class ForwarderProcess {
     if (serve) {
       this.#server = await startProbeServer({ host: config.server.host, port: config.server.port, health: () => healthOf(this.#fatal), readiness: () => this.#readiness(), registry: this.metrics.registry });
     }
-    this.#watches = await resolveWatches(this.#api, config.watches);
+    this.#watches = await resolveWatches(this.#api, config.watches, this.#starting.signal);
     for (const w of this.#watches) {
       this.#log.info('configured watch', {
         role: w.role, apiVersion: w.apiVersion, kind: w.kind, plural: w.plural, namespaced: w.namespaced,
@@ -241,6 +244,7 @@ class ForwarderProcess {
   async #stop(graceMs: number): Promise<{ unsent: number }> {
     this.#term.end('stopping');
     this.#lanes.halt();
+    this.#starting.abort();
     const deadline = this.#now() + graceMs;
     await this.ready.catch(() => {});
     this.#lanes.stopTimers();

@@ -21,6 +21,7 @@ import type { Lease } from '../../src/kube/lease.ts';
 import { createLogger } from '../../src/observability/log.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, GADGET_CRD, GROUP, Objects, collect, gadgetConfig, summary } from './forwarder-env.ts';
+import { startKubeFaultProxy } from '../support/kube-fault-proxy.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const MISSING = { apiVersion: 'missing.test.operless.dev/v1', kind: 'Missing', plural: 'missings', namespaced: true };
@@ -163,4 +164,24 @@ test('leadership lost before the first sync: ready resolves (standing by) and st
   const { unsent } = await f.forwarder.stop();
   assert.equal(unsent, 0);
   assert.equal((await s.readLease()).spec?.holderIdentity, 'usurper', 'a former leader releases nothing');
+});
+
+test('stop() while start-up discovery hangs (an API server that accepts and never answers): the request is aborted and stop() returns', async () => {
+  const s = await setup();
+  const proxy = await startKubeFaultProxy(cp);
+  try {
+    // Without plural/namespaced the forwarder asks discovery; that request never gets an answer.
+    proxy.inject({ method: 'GET', path: new RegExp(`^/apis/${GROUP.replace(/\./g, '\\.')}/v1$`), action: { hang: true } });
+    const config: ForwarderConfigInput = { ...s.config, primaries: s.config.primaries!.map(({ plural: _p, namespaced: _n, ...rest }) => rest) };
+    const f = inProcess(config, s.queueUrl, proxy.kubeConfig());
+    await waitUntil('discovery is under way', () => proxy.requests.some((r) => r.handled === 'hang'));
+    const stopped = f.forwarder.stop({ graceMs: 1_000 });
+    // The discovery request's own deadline is 30 s: stop() must not wait for it.
+    const outcome = await Promise.race([stopped.then(() => 'stopped'), new Promise<string>((r) => setTimeout(() => r('still waiting on discovery'), 15_000).unref())]);
+    assert.equal(outcome, 'stopped');
+    await waitUntil('the hung discovery request was aborted by the client', () => proxy.requests.some((r) => r.handled === 'hang' && r.aborted));
+    assert.equal(f.forwarder.isLeader(), false);
+  } finally {
+    await proxy.close();
+  }
 });

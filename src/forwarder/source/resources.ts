@@ -46,7 +46,7 @@ export function resolveFromDiscovery(watch: WatchConfig, list: ApiResourceList |
   return resolved;
 }
 
-export async function resolveWatches(api: KubeApi, watches: readonly WatchConfig[]): Promise<ResolvedWatch[]> {
+export async function resolveWatches(api: KubeApi, watches: readonly WatchConfig[], signal?: AbortSignal): Promise<ResolvedWatch[]> {
   const documents = new Map<string, ApiResourceList | undefined>();
   const problems: string[] = [];
   const resolved: ResolvedWatch[] = [];
@@ -56,7 +56,7 @@ export async function resolveWatches(api: KubeApi, watches: readonly WatchConfig
       if (!documents.has(watch.apiVersion)) {
         const path = groupVersionPrefix(watch.apiVersion);
         try {
-          documents.set(watch.apiVersion, await api.requestJson<ApiResourceList>('GET', path, { timeoutMs: 30_000 }));
+          documents.set(watch.apiVersion, await api.requestJson<ApiResourceList>('GET', path, { timeoutMs: 30_000, ...(signal ? { signal } : {}) }));
         } catch (err) {
           documents.set(watch.apiVersion, undefined);
           problems.push(`discovery of ${watch.apiVersion} (GET ${path}) failed: ${errorMessage(err)}`);
