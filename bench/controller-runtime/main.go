@@ -10,7 +10,8 @@
 //	{"event":"ready"}                                 every informer (Memcached, Deployment, Service, Pod) synced
 //
 // The metrics listener takes a free port from the kernel (no fixed port). Flags: --namespace,
-// --workers, --kube-api-qps, --kube-api-burst; the cluster comes from $KUBECONFIG.
+// --workers, --kube-api-qps, --kube-api-burst (unset: controller-runtime's default, no client-side
+// rate limit — it relies on the API server's priority and fairness); the cluster comes from $KUBECONFIG.
 // SIGTERM/SIGINT stop the manager (workers finish their reconcile first).
 package main
 
@@ -47,8 +48,8 @@ func say(fields map[string]string) {
 func main() {
 	namespace := flag.String("namespace", "", "the one namespace to watch (empty: all)")
 	workers := flag.Int("workers", 10, "MaxConcurrentReconciles")
-	qps := flag.Float64("kube-api-qps", 0, "client-side rate limit (0: client-go's default)")
-	burst := flag.Int("kube-api-burst", 0, "client-side burst (0: client-go's default)")
+	qps := flag.Float64("kube-api-qps", 0, "client-side rate limit (0: controller-runtime's default, none)")
+	burst := flag.Int("kube-api-burst", 0, "client-side burst (0: the default)")
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.Level(zapcore.ErrorLevel)))
 	if err := run(*namespace, *workers, float32(*qps), *burst); err != nil {

@@ -72,13 +72,11 @@ export interface ControllerRuntimeSystem extends SystemUnderTest {
 }
 
 const CONTROLLER = 'memcached';
-/** The operator's client-side rate limit, lifted like the controller manager's (KCM_BENCH_ARGS). */
-const CLIENT_QPS = ['--kube-api-qps=1000', '--kube-api-burst=2000'];
 
 export async function startControllerRuntime(env: BenchEnv, options: ControllerRuntimeOptions): Promise<ControllerRuntimeSystem> {
   const binary = (await provision({ targets: ['controller-runtime'] })).controllerRuntimeOperator;
   if (!binary) throw new Error('provisioning controller-runtime returned no binary');
-  const child = spawn(binary, [`--namespace=${options.namespace}`, `--workers=${options.workers}`, ...CLIENT_QPS], {
+  const child = spawn(binary, [`--namespace=${options.namespace}`, `--workers=${options.workers}`], {
     env: { ...process.env, KUBECONFIG: env.cp.kubeconfigPath },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
