@@ -13,16 +13,21 @@ const ratioOf = (a: number | undefined, b: number | undefined) => (a !== undefin
 export function toMarkdown(r: BenchResult): string {
   const out: string[] = [];
   out.push(`Run ${r.date} (${r.mode} mode, ${r.repeat} run${r.repeat > 1 ? 's' : ''} per timed figure: median, range in parentheses) on ${r.machine.cpus} × ${r.machine.cpuModel}, ${r.machine.memoryGiB} GiB RAM, Node ${r.machine.node}.`);
-  out.push(`Operless side: forwarder in-process → embedded SQS-compatible queue (src/local/memory-queue-server.ts) → local Lambda runner invoking the shipped function bundle; baseline: src/baseline (${r.settings.baselineWorkers} workers). Same control plane (kube-apiserver + etcd + kube-controller-manager + simulated kubelet), one system after the other, each in its own namespace.`);
+  out.push(`Operless side: forwarder in-process → embedded SQS-compatible queue (src/local/memory-queue-server.ts) → local Lambda runner invoking the shipped function bundle; baseline: src/baseline (${r.settings.baselineWorkers} workers); controller-runtime, where shown: the Go operator of bench/controller-runtime (controller-runtime v0.22.5, informer cache, ${r.settings.equalInvocations} workers), its own process. Same control plane (kube-apiserver + etcd + kube-controller-manager + simulated kubelet), one system after the other, each in its own namespace.`);
   out.push('');
   if (r.convergence.length > 0) {
     out.push('### Convergence (N new objects → all Available), seconds');
     out.push('');
-    out.push('| N | system | seconds | reconciles | ratio to baseline |');
-    out.push('| ---: | --- | ---: | ---: | ---: |');
+    const withCr = r.convergence.some((c) => c.rows.some((x) => x.system.startsWith('controller-runtime')));
+    out.push(`| N | system | seconds | reconciles | ratio to baseline |${withCr ? ' ratio to controller-runtime |' : ''}`);
+    out.push(`| ---: | --- | ---: | ---: | ---: |${withCr ? ' ---: |' : ''}`);
     for (const c of r.convergence) {
       const base = c.rows.find((x) => x.system.startsWith('baseline'));
-      for (const row of c.rows) out.push(`| ${c.n} | ${row.system} | ${fmtSpread(row.seconds)} | ${fmt(row.reconciles)} | ${row === base ? '1×' : ratioOf(row.seconds.median, base?.seconds.median)} |`);
+      const cr = c.rows.find((x) => x.system.startsWith('controller-runtime'));
+      for (const row of c.rows) {
+        const toCr = withCr ? ` ${row === cr ? '1×' : ratioOf(row.seconds.median, cr?.seconds.median)} |` : '';
+        out.push(`| ${c.n} | ${row.system} | ${fmtSpread(row.seconds)} | ${fmt(row.reconciles)} | ${row === base ? '1×' : ratioOf(row.seconds.median, base?.seconds.median)} |${toCr}`);
+      }
     }
     out.push('');
   }

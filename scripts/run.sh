@@ -51,7 +51,8 @@ case "$cmd" in
     exec node scripts/test.ts "$@"
     ;;
   dev) provision etcd kube; exec node src/cli/main.ts dev "$@" ;;
-  bench) provision; exec node bench/run.ts "$@" ;;
+  # controller-runtime: the benchmark's Go operator (bench/controller-runtime), cached like the rest.
+  bench) provision; provision controller-runtime; exec node bench/run.ts "$@" ;;
   package) exec node scripts/package.ts "$@" ;;
   node) exec node "$@" ;;
   *) log "unknown command '$cmd' (expected test, dev, bench, package)"; exit 2 ;;

@@ -7,15 +7,31 @@ import https from 'node:https';
 
 export type RequestCounts = Map<string, number>;
 
+/** One sample of a Prometheus text exposition: its labels and value. */
+export interface MetricSample {
+  readonly labels: Readonly<Record<string, string>>;
+  readonly value: number;
+}
+
+/** The samples of metric `name` in a Prometheus text exposition (`name{labels} value`). Pure. */
+export function metricSamples(text: string, name: string): MetricSample[] {
+  const samples: MetricSample[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    const open = line.indexOf('{');
+    const close = open === -1 ? name.length : line.lastIndexOf('}');
+    const labels: Record<string, string> = {};
+    if (open !== -1) for (const m of line.slice(open + 1, close).matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[m[1]!] = m[2]!;
+    const value = Number(line.slice(close + 1).trim().split(/\s+/)[0]);
+    if (Number.isFinite(value)) samples.push({ labels, value });
+  }
+  return samples;
+}
+
 /** Parses `apiserver_request_total` samples into `VERB resource[/subresource]` → count. Pure. */
 export function parseRequestTotals(text: string): RequestCounts {
   const counts: RequestCounts = new Map();
-  for (const line of text.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{')) continue;
-    const close = line.lastIndexOf('}');
-    const labels: Record<string, string> = {};
-    for (const m of line.slice(line.indexOf('{') + 1, close).matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[m[1]!] = m[2]!;
-    const value = Number(line.slice(close + 1).trim());
+  for (const { labels, value } of metricSamples(text, 'apiserver_request_total')) {
     const resource = labels.subresource ? `${labels.resource}/${labels.subresource}` : (labels.resource ?? '');
     const key = `${labels.verb ?? '?'} ${resource}`;
     counts.set(key, (counts.get(key) ?? 0) + value);

@@ -8,7 +8,9 @@
  *   (esbuild, serverless.yml's settings);
  * - Operless: the forwarder (in-process, `startForwarder`) → queue → the local Lambda runner
  *   invoking the shipped `.mjs` bundle in this process;
- * - the baseline: `src/baseline` (watches + work queue + workers in this process).
+ * - the baseline: `src/baseline` (watches + work queue + workers in this process);
+ * - controller-runtime itself: the Go operator of `bench/controller-runtime`, its own process
+ *   (`controller-runtime.ts`).
  *
  * Each system instance watches only its own namespace, so what one side left behind never
  * reaches the other.
@@ -124,6 +126,8 @@ export interface SystemUnderTest {
   readonly ready: Promise<void>;
   /** Reconciles finished so far (keys reconciled, not messages). */
   reconciles(): number;
+  /** Brings `reconciles()` up to date, for a system counted from another process's metrics. */
+  refresh?(): Promise<void>;
   /** Asks for one reconcile of each object, bypassing the watches (API-cost windows). */
   enqueue(namespace: string, names: readonly string[], reason?: 'Resync' | 'Requeue'): Promise<void>;
   /** Pauses the watch stage (API-cost windows); reconciles already queued still run. */

@@ -26,11 +26,13 @@ export async function measureConvergence(
   try {
     await system.ready;
     const list = names('mc', n);
+    await system.refresh?.();
     const before = system.reconciles();
     const t0 = Date.now();
     await createMemcacheds(env.admin, namespace, list, size);
     const created = Date.now();
     const done = await tracker.whenAllAvailable(list, timeoutMs);
+    await system.refresh?.();
     return { seconds: (done - t0) / 1000, reconciles: system.reconciles() - before, createSeconds: (created - t0) / 1000 };
   } finally {
     await tracker.stop();

@@ -48,6 +48,7 @@ export async function measureLag(
     const samples: number[] = [];
     const pending: Promise<void>[] = [];
     const total = Math.round(options.rate * options.seconds);
+    await system.refresh?.();
     const before = system.reconciles();
     const cpu = cpuSnapshot();
     const t0 = Date.now();
@@ -69,6 +70,7 @@ export async function measureLag(
       }));
     }
     await Promise.all(pending);
+    await system.refresh?.();
     const reconciles = system.reconciles() - before;
     const machineBusy = busyShare(cpu, cpuSnapshot());
     return { p50: percentile(samples, 50), p95: percentile(samples, 95), p99: percentile(samples, 99), updates: total, lost: total - samples.length, reconciles, machineBusy, samples };

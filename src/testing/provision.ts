@@ -3,7 +3,9 @@
  * kube-apiserver, kube-controller-manager, kubectl and etcd are built from the pinned Go
  * wrapper modules in `modules/` (by `modules/build.sh`), helm likewise, and ElasticMQ's jars
  * are fetched from Maven Central — each once, into a version-keyed cache
- * (`~/.cache/operless/<name>-<version>/`, or `$OPERLESS_CACHE`).
+ * (`~/.cache/operless/<name>-<version>/`, or `$OPERLESS_CACHE`). The benchmark's
+ * controller-runtime operator (`bench/controller-runtime`) is built the same way, but only when
+ * named (`controller-runtime` is not among the default targets: tests never build it).
  *
  * `KUBEBUILDER_ASSETS` is honoured like controller-runtime's envtest does: when that folder
  * holds `kube-apiserver` and `etcd`, they are used and neither is built; kube-controller-manager
@@ -20,8 +22,11 @@ import { accessSync, constants } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export type ProvisionTarget = 'kube' | 'etcd' | 'helm' | 'elasticmq';
+export type ProvisionTarget = 'kube' | 'etcd' | 'helm' | 'elasticmq' | 'controller-runtime';
+/** What `provision()` builds by default: the test environment. */
 export const ALL_TARGETS: readonly ProvisionTarget[] = ['etcd', 'kube', 'elasticmq', 'helm'];
+/** Every target, including those built only when named (the benchmark's operator). */
+export const KNOWN_TARGETS: readonly ProvisionTarget[] = [...ALL_TARGETS, 'controller-runtime'];
 
 export interface TestBinaries {
   readonly etcd: string;
@@ -38,6 +43,8 @@ export interface ProvisionResult {
   readonly elasticmqLib?: string;
   readonly java?: string;
   readonly helm?: string;
+  /** The benchmark's controller-runtime Memcached operator (bench/controller-runtime). */
+  readonly controllerRuntimeOperator?: string;
 }
 
 export interface ProvisionOptions {
@@ -168,6 +175,7 @@ async function doProvision(options: ProvisionOptions): Promise<ProvisionResult> 
     result = { ...result, java, elasticmqLib: join(await buildTarget('elasticmq', options), 'lib') };
   }
   if (targets.has('helm')) result.helm = join(await buildTarget('helm', options), 'helm');
+  if (targets.has('controller-runtime')) result.controllerRuntimeOperator = join(await buildTarget('controller-runtime', options), 'memcached-operator');
   return result;
 }
 
@@ -186,9 +194,9 @@ export function findJava(env: NodeJS.ProcessEnv = process.env): string {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const args = process.argv.slice(2);
-  const bad = args.filter((a) => !(ALL_TARGETS as readonly string[]).includes(a));
+  const bad = args.filter((a) => !(KNOWN_TARGETS as readonly string[]).includes(a));
   if (bad.length > 0) {
-    process.stderr.write(`usage: node src/testing/provision.ts [${ALL_TARGETS.join('|')}]...  (unknown: ${bad.join(', ')})\n`);
+    process.stderr.write(`usage: node src/testing/provision.ts [${KNOWN_TARGETS.join('|')}]...  (unknown: ${bad.join(', ')})\n`);
     process.exit(2);
   }
   provision(args.length > 0 ? { targets: args as ProvisionTarget[] } : {}).then(

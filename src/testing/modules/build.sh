@@ -7,6 +7,9 @@
 #   build.sh helm   -> $CACHE/helm-v3.22.0/helm
 #   build.sh elasticmq -> $CACHE/elasticmq-1.7.1/lib/*.jar   (Maven Central, with its dependencies;
 #                      run: java -cp "$dir/lib/*" org.elasticmq.server.Main)
+#   build.sh controller-runtime -> $CACHE/controller-runtime-memcached-v0.22.5-<source hash>/memcached-operator
+#                      (the benchmark's controller-runtime operator, bench/controller-runtime; bench only:
+#                      keyed by the pinned controller-runtime and a hash of its source, go.mod and go.sum)
 #
 # Guarantees: an entry is complete or absent. Binaries are built into a temporary folder
 # and renamed into place only after every one of them built, so an interrupted or failed
@@ -14,7 +17,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${OPERLESS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/operless}
-what=${1:?usage: build.sh kube|etcd|helm|elasticmq}
+what=${1:?usage: build.sh kube|etcd|helm|elasticmq|controller-runtime}
 
 die() { echo "operless testenv: $*" >&2; exit 1; }
 need_go() {
@@ -42,12 +45,21 @@ case "$what" in
     ld="-s -w -X helm.sh/helm/v3/internal/version.version=$ver -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
     pkgs="helm.sh/helm/v3/cmd/helm"
     ;;
+  controller-runtime)
+    need_go
+    dir=../../../bench/controller-runtime
+    crver=$(sed -n 's|^[[:space:]]*sigs.k8s.io/controller-runtime \(v[^ ]*\).*$|\1|p' "$here/$dir/go.mod")
+    [ -n "$crver" ] || die "could not read the pinned controller-runtime from $here/$dir/go.mod"
+    ver="memcached-$crver-$(cd "$here/$dir" && cat go.mod go.sum *.go | sha256sum | cut -c1-12)"
+    ld="-s -w"
+    pkgs="."; binname=memcached-operator
+    ;;
   elasticmq)
     command -v java >/dev/null || die "Java is not installed, and the SQS broker (ElasticMQ) needs it. Install a Java runtime >= 11 (Debian: apt-get install openjdk-17-jre-headless)."
     command -v mvn >/dev/null || die "Maven is not installed, and fetching ElasticMQ from Maven Central needs it. Install Maven (Debian: apt-get install maven)."
     ver=$(sed -n 's|.*<elasticmq.version>\(.*\)</elasticmq.version>.*|\1|p' "$here/elasticmq/pom.xml"); dir=elasticmq
     ;;
-  *) die "unknown target '$what' (expected kube, etcd, helm or elasticmq)";;
+  *) die "unknown target '$what' (expected kube, etcd, helm, elasticmq or controller-runtime)";;
 esac
 [ -n "$ver" ] || die "could not read the pinned version from $here/$dir/go.mod"
 out="$cache/$what-$ver"
@@ -75,7 +87,7 @@ else
   echo "operless testenv: building $what $ver from Go modules into $out (first run only; several minutes on 2 cores)" >&2
 fi
 for p in $pkgs; do
-  name=$(basename "$p"); [ "$name" = v3 ] && name=etcd
+  name=${binname:-$(basename "$p")}; [ "$name" = v3 ] && name=etcd
   echo "operless testenv:   go build $name ..." >&2
   start=$(date +%s)
   CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "$ld" -o "$tmp/$name" "$p" \
