@@ -2,7 +2,7 @@
  * `operless` run by a Node.js older than 24 says which Node it needs and how to get it,
  * instead of failing with ERR_UNKNOWN_FILE_EXTENSION and a stack trace. Runs bin/operless.js
  * with every older `node` found on PATH or in the usual places (the machine's own Node is
- * often older than the pinned one); with none installed there is nothing to run it with.
+ * often older than the pinned one), and always with the pinned Node reporting an older version.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -31,12 +31,23 @@ function olderNodes(): { path: string; version: string }[] {
 
 const older = olderNodes();
 
-test('an older Node.js is told which Node operless needs and how to get it, without a stack trace', { skip: older.length === 0 ? 'no Node.js older than 24 installed on this machine' : false }, () => {
-  for (const node of older) {
-    const run = spawnSync(node.path, [BIN, '--help'], { encoding: 'utf8' });
-    assert.equal(run.status, 1, `${node.version}: exit code 1 (stderr: ${run.stderr})`);
-    assert.match(run.stderr, /needs Node\.js 24 or newer/, node.version);
-    assert.ok(run.stderr.includes(node.version), `${node.version}: names the Node.js that ran it`);
+/**
+ * The runs to check: every older Node.js installed here (which also proves the file parses on
+ * it), and always the pinned Node.js reporting itself as 20.1.0 through a preloaded module —
+ * so the check runs on every machine, with or without an older Node.
+ */
+const SIMULATED = "data:text/javascript,Object.defineProperty(process,'version',{value:'v20.1.0'});Object.defineProperty(process,'versions',{value:{...process.versions,node:'20.1.0'}});";
+const runs = [
+  ...older.map((node) => ({ label: `${node.version} at ${node.path}`, version: node.version, argv: [node.path, BIN, '--help'] })),
+  { label: 'Node.js 24 reporting v20.1.0', version: 'v20.1.0', argv: [process.execPath, '--import', SIMULATED, BIN, '--help'] },
+];
+
+test('an older Node.js is told which Node operless needs and how to get it, without a stack trace', () => {
+  for (const { label, version, argv } of runs) {
+    const run = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8' });
+    assert.equal(run.status, 1, `${label}: exit code 1 (stderr: ${run.stderr})`);
+    assert.match(run.stderr, /needs Node\.js 24 or newer/, label);
+    assert.ok(run.stderr.includes(version), `${label}: names the Node.js that ran it`);
     assert.match(run.stderr, /npx operless|node_modules\/\.bin/, 'says how to get the pinned Node.js 24');
     assert.match(run.stderr, /install Node\.js 24/);
     assert.doesNotMatch(run.stderr, /ERR_UNKNOWN_FILE_EXTENSION|\n\s+at /, 'no stack trace');
