@@ -174,6 +174,11 @@ function admit(routed: Routed, request: Forward, target: Drop['target'], owner?:
   else routed.dropped.push({ ...problem, target, ...(owner ? { owner } : {}) });
 }
 
+/** The `Resync` request of a listed primary that `resyncRouted` already admitted (built without checking it again). */
+export function resyncRequest(clusterId: string, watch: ResolvedWatch, object: ObjectSnapshot): Forward {
+  return primaryRequest(clusterId, watch, object, 'Resync');
+}
+
 /** Requests for a full resync of a primary stream (every listed object, reason Resync; the valid ones). */
 export function resyncRequests(clusterId: string, watch: ResolvedWatch, objects: readonly ObjectSnapshot[]): Forward[] {
   return resyncRouted(clusterId, watch, objects).forwards;

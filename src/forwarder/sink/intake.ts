@@ -17,7 +17,7 @@
 import { displayKey, newMessage, type ReconcileMessage } from '../../contract/message.ts';
 import type { Logger } from '../../observability/log.ts';
 import type { ForwarderMetrics } from '../metrics.ts';
-import { resyncRouted, routeChange, type Drop, type Forward } from '../route/router.ts';
+import { resyncRequest, resyncRouted, routeChange, type Drop, type Forward } from '../route/router.ts';
 import type { ResolvedWatch } from '../source/resources.ts';
 import type { ObjectSnapshot } from '../source/snapshot.ts';
 import type { Change } from '../source/store.ts';
@@ -92,7 +92,7 @@ export class Intake {
       return dropped.length === 0;
     });
     metrics.messagesEnqueued.inc({ kind: watch.kind, reason: 'Resync' }, valid.length);
-    this.#o.lanes.laneFor(watch).startResync(stream, valid, (snapshot) => messageOf(resyncRouted(clusterId, watch, [snapshot]).forwards[0]!, at), at);
+    this.#o.lanes.laneFor(watch).startResync(stream, valid, (snapshot) => messageOf(resyncRequest(clusterId, watch, snapshot), at), at);
   }
 
   /** A request the contract refuses: one WARN line naming the object, and the counter. */
