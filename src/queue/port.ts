@@ -25,6 +25,10 @@ export interface BatchEntry {
   readonly delaySeconds?: number;
   /** String message attributes (DLQ metadata). */
   readonly attributes?: Readonly<Record<string, string>>;
+  /** FIFO queues only: `MessageGroupId` (default: the body's object key, fifo.ts). */
+  readonly groupId?: string;
+  /** FIFO queues only: `MessageDeduplicationId` (default: a random one, fifo.ts). */
+  readonly deduplicationId?: string;
 }
 
 /** An entry the queue rejected. */
@@ -63,6 +67,8 @@ export interface OutgoingMessage {
   readonly delaySeconds?: number;
   /** String message attributes (DLQ metadata). */
   readonly attributes?: Readonly<Record<string, string>>;
+  /** FIFO queues only: `MessageDeduplicationId` (default: a random one, fifo.ts). */
+  readonly deduplicationId?: string;
 }
 
 /** The runtime's view of the port: `send` resolves only once the queue accepted the message. */
@@ -86,6 +92,7 @@ export function singleEntry(message: OutgoingMessage): BatchEntry {
     body: message.body,
     ...(message.delaySeconds ? { delaySeconds: message.delaySeconds } : {}),
     ...(message.attributes ? { attributes: message.attributes } : {}),
+    ...(message.deduplicationId ? { deduplicationId: message.deduplicationId } : {}),
   };
 }
 

@@ -8,11 +8,13 @@
  * Guarantees (the port's): a thrown error means "nothing is known to have been sent"; a
  * returned result lists exactly the entries SQS rejected, with SQS's `SenderFault`, code and
  * message; an empty batch sends nothing; more than `BATCH_LIMIT` entries is refused before
- * any request. The adapter never closes a client it was given.
+ * any request. The adapter never closes a client it was given. A queue whose URL ends in
+ * `.fifo` gets each entry's group and deduplication id (fifo.ts).
  */
 import type {
   GetQueueAttributesCommand, QueueAttributeName, SendMessageBatchCommand, SendMessageBatchCommandInput, SendMessageBatchCommandOutput, SQSClient,
 } from '@aws-sdk/client-sqs';
+import { fifoEntry, isFifoQueueUrl } from './fifo.ts';
 import type { BatchEntry, EntryFailure, QueueDepth, QueuePort } from './port.ts';
 
 /** SendMessageBatch accepts at most 10 entries. */
@@ -26,16 +28,25 @@ export interface SqsCommands {
 
 const DEPTH_ATTRIBUTES = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] as const satisfies readonly QueueAttributeName[];
 
-/** The `SendMessageBatch` input for `entries`: a delay only when non-zero, attributes as strings. Pure. */
+/**
+ * The `SendMessageBatch` input for `entries`: a delay only when non-zero, attributes as
+ * strings; to a FIFO queue, each entry's group and deduplication id (fifo.ts, which refuses a
+ * delay). Pure.
+ */
 export function batchInput(queueUrl: string, entries: readonly BatchEntry[]): SendMessageBatchCommandInput {
+  const fifo = isFifoQueueUrl(queueUrl);
   return {
     QueueUrl: queueUrl,
-    Entries: entries.map((e) => ({
-      Id: e.id,
-      MessageBody: e.body,
-      ...(e.delaySeconds ? { DelaySeconds: e.delaySeconds } : {}),
-      ...(e.attributes ? { MessageAttributes: Object.fromEntries(Object.entries(e.attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }])) } : {}),
-    })),
+    Entries: entries.map((entry) => {
+      const e = fifo ? fifoEntry(entry) : entry;
+      return {
+        Id: e.id,
+        MessageBody: e.body,
+        ...(e.delaySeconds ? { DelaySeconds: e.delaySeconds } : {}),
+        ...(e.attributes ? { MessageAttributes: Object.fromEntries(Object.entries(e.attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }])) } : {}),
+        ...(fifo ? { MessageGroupId: e.groupId, MessageDeduplicationId: e.deduplicationId } : {}),
+      };
+    }),
   };
 }
 
