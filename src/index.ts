@@ -14,6 +14,7 @@
  */
 export { defineController, type Controller } from './core/controller.ts';
 export { toSqsHandler, type HandlerOptions, type SqsBatchHandler, type AnyController } from './core/handler.ts';
+export { toDelayMoverHandler, type MoverOptions } from './core/mover.ts';
 export { done, requeueAfter, type ReconcileResult } from './core/result.ts';
 export { TerminalError, isTerminalError } from './core/errors.ts';
 export { DEFAULT_RETRY_POLICY, MAX_DELAY_SECONDS, backoffSeconds, resolveRetryPolicy } from './core/backoff.ts';

@@ -28,8 +28,12 @@
  * answer deadline gives the work still running `unfinished`, and `batchResponse` folds the
  * outcomes into `batchItemFailures` in one place.
  *
+ * Per-key mode (a FIFO work queue): delayed follow-ups go through the delay queue
+ * (delivery.ts), and `batchResponse` applies Lambda's FIFO rule (a failed record fails the
+ * rest of its group in the batch).
+ *
  * Configuration: explicit options override the environment — `OPERLESS_QUEUE_URL`
- * (follow-ups), `OPERLESS_DLQ_URL`, `OPERLESS_CLUSTER` (the cluster id served),
+ * (follow-ups), `OPERLESS_DLQ_URL`, `OPERLESS_DELAY_QUEUE_URL` (per-key mode), `OPERLESS_CLUSTER` (the cluster id served),
  * `OPERLESS_CONCURRENCY` (default 8), `OPERLESS_BUDGET_RESERVE_MS`; the SQS endpoint through
  * the SDK's `AWS_ENDPOINT_URL_SQS`. A reserve at or above the time an invocation starts with
  * (the function's timeout) is refused: the invocation throws, naming the setting and the
@@ -56,6 +60,8 @@ export interface HandlerOptions {
   readonly queueUrl?: string;
   /** Dead-letter queue (default `OPERLESS_DLQ_URL`). */
   readonly deadLetterQueueUrl?: string;
+  /** Per-key mode: the delay queue for delayed follow-ups (default `OPERLESS_DELAY_QUEUE_URL`). */
+  readonly delayQueueUrl?: string;
   /** Cluster id this function serves (default `OPERLESS_CLUSTER`); used by the default client factory. */
   readonly cluster?: string;
   /** Keys reconciled at once (default `OPERLESS_CONCURRENCY` or 8). */
@@ -79,6 +85,7 @@ export type SqsBatchHandler = (event: SQSEvent, context: Context) => Promise<SQS
 interface Resolved {
   queueUrl: string | undefined;
   deadLetterQueueUrl: string | undefined;
+  delayQueueUrl: string | undefined;
   concurrency: number;
   reserveMs: number | undefined;
   /** Where `reserveMs` came from, for error messages. */
@@ -119,6 +126,7 @@ function resolveOptions(options: HandlerOptions): Resolved {
   return {
     queueUrl: options.queueUrl ?? (process.env.OPERLESS_QUEUE_URL || undefined),
     deadLetterQueueUrl: options.deadLetterQueueUrl ?? (process.env.OPERLESS_DLQ_URL || undefined),
+    delayQueueUrl: options.delayQueueUrl ?? (process.env.OPERLESS_DELAY_QUEUE_URL || undefined),
     concurrency: Math.max(1, Math.floor(options.concurrency ?? envNumber('OPERLESS_CONCURRENCY') ?? 8)),
     reserveMs: options.budgetReserveMs ?? envNumber('OPERLESS_BUDGET_RESERVE_MS'),
     reserveSource: options.budgetReserveMs !== undefined ? 'the budgetReserveMs option of toSqsHandler' : 'OPERLESS_BUDGET_RESERVE_MS',

@@ -55,6 +55,9 @@ export function fifoEntry(entry: BatchEntry): BatchEntry & { groupId: string; de
   return { ...entry, groupId: entry.groupId ?? bodyGroupId(entry.body), deduplicationId: entry.deduplicationId ?? randomUUID() };
 }
 
+/** The message attribute that carries a delayed follow-up's merge id to the mover. */
+export const MERGE_ID_ATTRIBUTE = 'operless.mergeId';
+
 /** What identifies a requeue for merging. */
 export interface RequeueIdentity {
   readonly key: string;
