@@ -30,7 +30,9 @@
  *
  * Per-key mode (a FIFO work queue): delayed follow-ups go through the delay queue
  * (delivery.ts), and `batchResponse` applies Lambda's FIFO rule (a failed record fails the
- * rest of its group in the batch).
+ * rest of its group in the batch). A batch from the delay queue itself (its event source
+ * mapping invokes the same function) is handed to the mover (mover.ts), which moves due
+ * follow-ups into the work queue.
  *
  * Configuration: explicit options override the environment — `OPERLESS_QUEUE_URL`
  * (follow-ups), `OPERLESS_DLQ_URL`, `OPERLESS_DELAY_QUEUE_URL` (per-key mode), `OPERLESS_CLUSTER` (the cluster id served),
@@ -52,6 +54,7 @@ import { mapBounded } from './concurrency.ts';
 import type { Controller } from './controller.ts';
 import { sendDeadLetter, type DeliveryTarget } from './delivery.ts';
 import { handleKey, type KeyRun } from './key.ts';
+import { toDelayMoverHandler } from './mover.ts';
 import { batchResponse, UNFINISHED, type KeyOutcome, type SettledWork } from './outcome.ts';
 import type { KubeObject } from '../kube/types.ts';
 
@@ -109,7 +112,23 @@ export function toSqsHandler(controllers: AnyController | readonly AnyController
     if (!c || typeof c.handles !== 'function') throw new TypeError('toSqsHandler takes controllers made by defineController(spec), not raw specs');
   }
   const config = resolveOptions(options);
-  return (event, context) => handleBatch(list, config, event, context);
+  const mover = config.delayQueueUrl
+    ? toDelayMoverHandler({ queueUrl: config.queueUrl ?? '', delayQueueUrl: config.delayQueueUrl, concurrency: config.concurrency, sender: lazyMessageSender(config.sender), log: config.log, now: config.now })
+    : undefined;
+  return (event, context) => (mover && isFromQueue(event, config.delayQueueUrl)
+    ? mover(event)
+    : handleBatch(list, config, event, context));
+}
+
+/** True when the batch came from the queue at `queueUrl` (an event source mapping reads one queue). */
+function isFromQueue(event: SQSEvent, queueUrl: string | undefined): boolean {
+  const arn = event.Records?.[0]?.eventSourceARN;
+  return queueUrl !== undefined && arn !== undefined && arn.slice(arn.lastIndexOf(':') + 1) === queueUrl.replace(/\/+$/, '').split('/').pop();
+}
+
+/** A sender that resolves `load` on its first send. */
+function lazyMessageSender(load: () => Promise<MessageSender>): MessageSender {
+  return { send: async (queueUrl, message) => (await load()).send(queueUrl, message) };
 }
 
 function envNumber(name: string): number | undefined {

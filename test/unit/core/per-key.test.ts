@@ -112,3 +112,16 @@ test('mover: a due follow-up moves to the work queue with its merge id; one shor
   const failing = [withId(due, 'm1'), withId(later, 'm2')];
   assert.deepEqual(await mover({ Records: failing }), { batchItemFailures: [{ itemIdentifier: failing[0]!.messageId }] });
 });
+
+test('per-key: a batch from the delay queue (its event source invokes the same function) is moved, not reconciled', async () => {
+  let reconciled = 0;
+  const s = perKey(async () => { reconciled++; return requeueAfter(30); });
+  const record = { ...sqsRecord(encodeMessage(s.message)), eventSourceARN: 'arn:aws:sqs:eu-west-1:000000000000:work-delay' };
+  const withId = { ...record, messageAttributes: { [MERGE_ID_ATTRIBUTE]: { stringValue: 'm1', dataType: 'String', stringListValues: [], binaryListValues: [] } } };
+  const handler = toSqsHandler(defineController({ ...WIDGET, reconcile: async () => { reconciled++; return requeueAfter(1); } }), {
+    queueUrl: WORK, deadLetterQueueUrl: DLQ, delayQueueUrl: DELAY, sender: s.sender, log: silentLogger, metrics: noMetrics, clients: async () => { throw new Error('no cluster needed'); },
+  });
+  assert.deepEqual(await handler({ Records: [withId] }, lambdaContext()), { batchItemFailures: [] });
+  assert.equal(reconciled, 0);
+  assert.deepEqual(s.sender.sent, [{ queueUrl: WORK, body: record.body, deduplicationId: 'm1' }]);
+});
