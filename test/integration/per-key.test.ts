@@ -152,7 +152,7 @@ test('two runners, a burst of duplicated messages on one key: its reconciles nev
   assert.ok(spans.some((s) => s.key === other.metadata.name), 'the other key was reconciled too');
 });
 
-test(`a requeue storm: 100 reconciles returning requeueAfter(${POLL_SECONDS}) leave at most ⌈S/d⌉+1 pending requeues of the key, and at least one`, async () => {
+test(`a requeue storm: 100 reconciles returning requeueAfter(${POLL_SECONDS}) leave at most ⌈S/d⌉+1 pending requeues of the key, and at least one`, async (t) => {
   const queues = await perKeyQueues();
   const spans: Span[] = [];
   const storm = await configMap('poll');
@@ -174,6 +174,7 @@ test(`a requeue storm: 100 reconciles returning requeueAfter(${POLL_SECONDS}) le
   }
   const pending = (await depth(queues.work)).visible;
   const bound = Math.ceil(stormSeconds / POLL_SECONDS) + 1;
+  t.diagnostic(`storm of 100 reconciles took ${stormSeconds.toFixed(1)} s; ${pending} requeue(s) pending in the work queue (bound ${bound})`);
   assert.ok(pending >= 1, 'the requeue chain survives');
   assert.ok(pending <= bound, `${pending} requeues pending after a storm of ${stormSeconds.toFixed(1)} s (bound ${bound})`);
   const got = (await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.work, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['All'] }))).Messages ?? [];
