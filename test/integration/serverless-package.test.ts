@@ -157,7 +157,7 @@ test('ordering per-key: FIFO work queue and DLQ, a standard delay queue consumed
   assert.equal(queue.QueueName, 'operless-memcached-ci-work.fifo');
   assert.deepEqual(queue.FifoQueue, perKey(true));
   assert.deepEqual(queue.DeduplicationScope, perKey('messageGroup'));
-  assert.equal((resources.DeadLetterQueue?.Properties as Json).QueueName, 'operless-memcached-ci-dlq.fifo');
+  assert.equal((resources.DeadLetterQueue!.Properties as Json).QueueName, 'operless-memcached-ci-dlq.fifo');
   for (const id of ['DelayQueue', 'DelayDeadLetterQueue', 'DelayQueueEventSource', 'DelayQueuePolicy']) assert.equal(resources[id]?.Condition, 'PerKeyOrdering', id);
   const delayEsm = resources.DelayQueueEventSource?.Properties as Json;
   assert.deepEqual(delayEsm.EventSourceArn, getAtt('DelayQueue'));
@@ -165,7 +165,7 @@ test('ordering per-key: FIFO work queue and DLQ, a standard delay queue consumed
   assert.deepEqual(delayEsm.FunctionResponseTypes, ['ReportBatchItemFailures']);
   const fn = resources.MemcachedLambdaFunction?.Properties as Json;
   assert.deepEqual(fn.Environment.Variables.OPERLESS_DELAY_QUEUE_URL, { Ref: 'DelayQueue' });
-  const policy = (resources.DelayQueuePolicy?.Properties as Json).PolicyDocument.Statement as Json[];
+  const policy = (resources.DelayQueuePolicy!.Properties as Json).PolicyDocument.Statement as Json[];
   assert.deepEqual(policy.map((s) => s.Resource), [getAtt('DelayQueue')]);
 });
 
