@@ -84,7 +84,7 @@ export function toDelayMoverHandler(options: MoverOptions = {}): (event: SQSEven
       const key = moves[index]!.key;
       if (result.status === 'fulfilled') {
         log.info(result.value.to === 'work' ? 'moved a due follow-up into the work queue' : 'not due yet: back to the delay queue', {
-          ...(key ? { key } : {}), messageId: record.messageId, merged: result.value.to === 'work' && result.value.deduplicationId !== undefined,
+          ...(key ? { key } : {}), messageId: record.messageId, mergeable: result.value.to === 'work' && result.value.deduplicationId !== undefined,
         });
         return;
       }
