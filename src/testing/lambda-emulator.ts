@@ -66,9 +66,10 @@ export function invocationTimings(output: string, requestId: string): LambdaTimi
   const lines = output.split('\n');
   const start = lines.findIndex((l) => l.startsWith(`START RequestId: ${requestId}`));
   const end = lines.findIndex((l) => l.startsWith(`REPORT RequestId: ${requestId}`));
+  if (start < 0) return { report: undefined, runtimeInitMs: undefined };
   const report = end >= 0 ? parseReport(lines[end] as string) : undefined;
   let runtimeInitMs: number | undefined;
-  for (const line of lines.slice(Math.max(0, start), end >= 0 ? end : undefined)) {
+  for (const line of lines.slice(start, end >= 0 ? end : undefined)) {
     const init = /INIT REPORT\(durationMs: ([\d.]+)\)/.exec(line);
     if (init) runtimeInitMs = Number.parseFloat(init[1] as string);
   }
