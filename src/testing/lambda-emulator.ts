@@ -188,3 +188,77 @@ export async function startLambdaEmulator(options: LambdaEmulatorOptions): Promi
     },
   };
 }
+
+/** A handler that invokes a function under the emulator, for a Lambda runner (local/lambda-runner.ts). */
+export interface EmulatedHandler {
+  /** Invokes one emulator that is free; resolves with the function's response, throws on a failed invocation. */
+  handler(event: unknown): Promise<unknown>;
+  stop(): Promise<void>;
+}
+
+/**
+ * What an invocation means to the event source mapping: the function's response, or an error
+ * (the function threw, timed out, or failed at init) — as Lambda's Invoke API reports them:
+ * a body with `errorType`/`errorMessage`, the emulator's `Task timed out …` text, a non-200
+ * status. Pure.
+ */
+export function invocationOutcome(invocation: Pick<LambdaInvocation, 'status' | 'body' | 'payload'>): { ok: true; response: unknown } | { ok: false; error: string } {
+  const payload = invocation.payload as { errorType?: unknown; errorMessage?: unknown } | null | undefined;
+  if (invocation.status !== 200) return { ok: false, error: `the invocation failed with status ${invocation.status}: ${invocation.body.slice(0, 500)}` };
+  if (payload && typeof payload === 'object' && typeof payload.errorMessage === 'string') {
+    return { ok: false, error: `the function failed: ${String(payload.errorType ?? 'Error')}: ${payload.errorMessage}` };
+  }
+  if (invocation.payload === undefined && invocation.body.trim() !== '') return { ok: false, error: invocation.body.slice(0, 500) };
+  return { ok: true, response: invocation.payload ?? null };
+}
+
+/**
+ * `concurrency` emulators of one function (an emulator runs one invocation at a time, like one
+ * Lambda execution environment), started on first use. `onOutput` receives what the function
+ * printed during each invocation (its log lines, START/END/REPORT).
+ */
+export function emulatedHandler(options: LambdaEmulatorOptions & { readonly concurrency: number; readonly onOutput?: (line: string) => void }): EmulatedHandler {
+  const idle: LambdaEmulator[] = [];
+  const all: Promise<LambdaEmulator>[] = [];
+  const waiting: ((emulator: LambdaEmulator) => void)[] = [];
+  const printed = new Map<LambdaEmulator, number>();
+  const acquire = (): Promise<LambdaEmulator> => {
+    const free = idle.pop();
+    if (free) return Promise.resolve(free);
+    if (all.length < options.concurrency) {
+      const started = startLambdaEmulator(options);
+      all.push(started);
+      return started;
+    }
+    return new Promise((resolve) => waiting.push(resolve));
+  };
+  const release = (emulator: LambdaEmulator) => {
+    const next = waiting.shift();
+    if (next) next(emulator);
+    else idle.push(emulator);
+  };
+  const relay = (emulator: LambdaEmulator) => {
+    const text = emulator.output();
+    const from = printed.get(emulator) ?? 0;
+    printed.set(emulator, text.length);
+    for (const line of text.slice(from).split('\n')) if (line.trim() !== '' && !line.includes('(rapid)')) options.onOutput?.(line);
+  };
+  return {
+    async handler(event) {
+      const emulator = await acquire();
+      try {
+        const invocation = await emulator.invoke(event);
+        relay(emulator);
+        const outcome = invocationOutcome(invocation);
+        if (!outcome.ok) throw new Error(outcome.error);
+        return outcome.response;
+      } finally {
+        release(emulator);
+      }
+    },
+    async stop() {
+      const started = await Promise.allSettled(all);
+      await Promise.all(started.map((s) => (s.status === 'fulfilled' ? s.value.stop() : undefined)));
+    },
+  };
+}
