@@ -97,7 +97,7 @@ export function createClientFactory(options: FactoryOptions = {}): ClientFactory
       else if (source.type === 'file') kc.loadFromFile(source.path);
       else if (source.type === 'inCluster') kc.loadFromCluster();
       else {
-        const load = options.loadSsmParameter ?? loadSsmParameter;
+        const load = options.loadSsmParameter ?? ((parameter: string) => loadSsmParameter(parameter));
         kc.loadFromString(await load(source.parameter));
       }
       auth = kubeConfigAuth(kc);
@@ -137,8 +137,7 @@ function describe(source: ClientSource): string {
 }
 
 /** Reads a (SecureString) parameter with `@aws-sdk/client-ssm`, loaded only when used (the managed Lambda runtime provides it; an image must install it). */
-export async function loadSsmParameter(name: string): Promise<string> {
-  const ssmModule = '@aws-sdk/client-ssm';
+export async function loadSsmParameter(name: string, ssmModule = '@aws-sdk/client-ssm'): Promise<string> {
   let sdk: typeof import('@aws-sdk/client-ssm');
   try {
     sdk = (await import(ssmModule)) as typeof import('@aws-sdk/client-ssm');
