@@ -55,8 +55,11 @@ export interface Buildah {
   (args: readonly string[], timeoutMs?: number): Promise<string>;
 }
 
+/** buildah's global options for the project's store. */
+export const STORAGE_ARGS: readonly string[] = ['--storage-driver', 'vfs', '--root', STORAGE, '--runroot', join(tmpdir(), 'operless-buildah-run')];
+
 export function buildah(binary: string): Buildah {
-  const base = ['--storage-driver', 'vfs', '--root', STORAGE, '--runroot', join(tmpdir(), 'operless-buildah-run')];
+  const base = STORAGE_ARGS;
   return (args, timeoutMs = 600_000) => new Promise((resolvePromise, reject) => {
     execFile(binary, [...base, ...args], { timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, BUILDAH_ISOLATION: 'chroot' } }, (err, stdout, stderr) => {
       if (err) reject(new Error(`buildah ${args.join(' ')} failed: ${err.message}\n${stdout.slice(-4000)}\n${stderr.slice(-4000)}`));
@@ -134,8 +137,23 @@ export async function standInBase(run: Buildah, kind: 'build' | 'runtime'): Prom
 
 export interface BuiltImage {
   readonly name: string;
+  /** Sum of the image's layers (uncompressed tar). */
   readonly sizeBytes: number;
+  /** The layers the Dockerfile's runtime stage adds on top of its base. */
+  readonly ownLayerBytes: number;
   readonly buildMs: number;
+}
+
+export interface ImageInspection {
+  readonly config: { User?: string; Entrypoint?: string[]; Env?: string[]; WorkingDir?: string };
+  readonly layerBytes: readonly number[];
+}
+
+/** The image's OCI config and layer sizes (`buildah inspect`). */
+export async function inspectImage(run: Buildah, name: string): Promise<ImageInspection> {
+  const info = JSON.parse(await run(['inspect', '--type', 'image', name])) as { OCIv1: { config: ImageInspection['config'] }; Manifest: string };
+  const manifest = JSON.parse(info.Manifest) as { layers: { size: number }[] };
+  return { config: info.OCIv1.config, layerBytes: manifest.layers.map((l) => l.size) };
 }
 
 /**
@@ -154,6 +172,7 @@ export async function buildForwarderImage(run: Buildah, name = 'localhost/operle
     '-f', DOCKERFILE, '-t', name, root,
   ], 900_000);
   const buildMs = Date.now() - started;
-  const size = await run(['inspect', '--type', 'image', '--format', '{{.ImageSize}}', name]).catch(() => '');
-  return { name, sizeBytes: Number(size.trim()) || 0, buildMs };
+  const [image, base] = await Promise.all([inspectImage(run, name), inspectImage(run, runtime)]);
+  const sum = (sizes: readonly number[]) => sizes.reduce((a, b) => a + b, 0);
+  return { name, sizeBytes: sum(image.layerBytes), ownLayerBytes: sum(image.layerBytes.slice(base.layerBytes.length)), buildMs };
 }
