@@ -18,7 +18,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { startBroker, startControlPlane, type Broker, type ControlPlane } from '../../src/testing/index.ts';
+import { startBroker, startControlPlane, waitUntil, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { buildah, buildForwarderImage, ensureBuildah, imageBuildUnavailable, inspectImage, STORAGE_ARGS, type Buildah, type BuiltImage } from '../support/forwarder-image.ts';
 import { GADGET_CRD, Objects, collect, gadgetConfig, summary } from './forwarder-env.ts';
 
@@ -135,6 +135,8 @@ test('run from the image as uid 1000 on a read-only root: a change of a real obj
   }, entrypoint));
   const objects = new Objects(cp.kubeConfig);
   await objects.createNamespace('image');
+  // Changes after the initial list are forwarded (resyncOnStart is off in this config).
+  await waitUntil('the forwarder in the image runs (watches synced)', () => forwarder.text().includes('"msg":"forwarder running"'), { timeoutMs: 60_000, context: forwarder.text });
   await objects.createGadget('image', 'from-image');
   const received = await collect(broker.sqs(), queueUrl, { until: (all) => all.length > 0, timeoutMs: 60_000 });
   assert.deepEqual(summary(received), ['Added Gadget/image/from-image'], `forwarder output:\n${forwarder.text()}`);

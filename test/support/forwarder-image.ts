@@ -1,8 +1,8 @@
 /**
  * The forwarder's container image, built and run on a machine without a Docker engine:
- * Debian's `buildah` as root (`--storage-driver vfs`, `--isolation chroot`), with its image
- * store under the version-keyed cache (`~/.cache/operless/buildah/`), so layers survive
- * between runs.
+ * Debian's `buildah` as root (`--isolation chroot`; the overlay storage driver where the kernel
+ * has it, else vfs), with its image store under the cache (`~/.cache/operless/buildah/`), so
+ * layers survive between runs.
  *
  * Public base images cannot be pulled here, so the Dockerfile's `BASE_IMAGE` /
  * `RUNTIME_IMAGE` build arguments get stand-ins assembled from what is on this machine:
@@ -18,7 +18,7 @@
  * buildah call has a deadline and fails with buildah's own output.
  */
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,8 +26,22 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const DOCKERFILE = join(root, 'infra/forwarder/Dockerfile');
 const cacheRoot = process.env.OPERLESS_CACHE ?? join(homedir(), '.cache/operless');
-/** Where buildah keeps images and layers (vfs: plain directories, no overlay mounts needed). */
-export const STORAGE = join(cacheRoot, 'buildah/storage');
+/**
+ * buildah's storage driver: overlay where the kernel offers it (layers shared, no copies), else
+ * vfs (plain directories: every layer and container a full copy — slow, but works anywhere).
+ * `OPERLESS_BUILDAH_DRIVER` overrides.
+ */
+export const STORAGE_DRIVER = process.env.OPERLESS_BUILDAH_DRIVER ?? (overlayAvailable() ? 'overlay' : 'vfs');
+/** Where buildah keeps images and layers, per driver. */
+export const STORAGE = join(cacheRoot, `buildah/${STORAGE_DRIVER === 'vfs' ? 'storage' : STORAGE_DRIVER}`);
+
+function overlayAvailable(): boolean {
+  try {
+    return /\toverlay$/m.test(readFileSync('/proc/filesystems', 'utf8'));
+  } catch {
+    return false;
+  }
+}
 
 /** Why the image cannot be built on this machine, or undefined when it can. */
 export function imageBuildUnavailable(): string | undefined {
@@ -56,7 +70,7 @@ export interface Buildah {
 }
 
 /** buildah's global options for the project's store. */
-export const STORAGE_ARGS: readonly string[] = ['--storage-driver', 'vfs', '--root', STORAGE, '--runroot', join(tmpdir(), 'operless-buildah-run')];
+export const STORAGE_ARGS: readonly string[] = ['--storage-driver', STORAGE_DRIVER, '--root', STORAGE, '--runroot', join(tmpdir(), `operless-buildah-run-${STORAGE_DRIVER}`)];
 
 export function buildah(binary: string): Buildah {
   const base = STORAGE_ARGS;
