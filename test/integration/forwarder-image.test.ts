@@ -31,6 +31,8 @@ const work = mkdtempSync(join(tmpdir(), 'fwd-image-'));
 const children = new Set<ChildProcess>();
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 
+// A first build on a fresh machine runs `npm ci` inside the image (about 3 minutes here with
+// the overlay driver, longer with vfs): more than the suite's per-test default allows.
 before(async () => {
   if (unavailable) return;
   run = buildah(ensureBuildah());
@@ -39,7 +41,7 @@ before(async () => {
     startControlPlane({ crds: [GADGET_CRD] }),
     startBroker({ queues: [{ name: 'image' }] }),
   ]);
-});
+}, { timeout: 1_200_000 });
 after(async () => {
   for (const child of children) {
     try {
