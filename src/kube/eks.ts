@@ -215,8 +215,10 @@ export async function eksAccess(
 ): Promise<EndpointAuth> {
   if (!region) throw new Error(`OPERLESS_EKS_CLUSTER=${cluster} needs a region: set AWS_REGION`);
   const credentials = () => defaultCredentials(env);
+  // The bearer token goes to this endpoint: https only (checked, then used as given).
+  if (env.OPERLESS_EKS_ENDPOINT) secureEndpoint(env.OPERLESS_EKS_ENDPOINT, 'OPERLESS_EKS_ENDPOINT');
   const info = env.OPERLESS_EKS_ENDPOINT && env.OPERLESS_EKS_CA
-    ? { endpoint: secureEndpoint(env.OPERLESS_EKS_ENDPOINT, 'OPERLESS_EKS_ENDPOINT') && env.OPERLESS_EKS_ENDPOINT, caData: env.OPERLESS_EKS_CA }
+    ? { endpoint: env.OPERLESS_EKS_ENDPOINT, caData: env.OPERLESS_EKS_CA }
     : await describeCluster(cluster, region, await credentials(), { endpoint: env.AWS_ENDPOINT_URL_EKS });
   const token = cachedToken(async () => eksToken(cluster, region, await credentials(), new Date()));
   return eksEndpoint(info, token, token.invalidate);
