@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { extractBundle, packageService, type CloudFormationResource, type PackageResult } from '../../scripts/package.ts';
+import { isTrue, resolveValue } from '../support/cfn-conditions.ts';
 
 type Json = Record<string, any>;
 
@@ -94,8 +95,7 @@ test('default parameters: queues, event source mapping, runtime, IAM', async (t)
     assert.equal(resources.EksAccessPolicy?.Condition, 'UsesEks');
     assert.equal(resources.KubeconfigParameterPolicy?.Condition, 'UsesKubeconfigParameter');
     // The conditions are false with the default (empty) parameters.
-    assert.deepEqual(result.template.Conditions?.UsesEks, { 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
-    assert.deepEqual(result.template.Conditions?.UsesVpc, { 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
+    for (const condition of ['UsesEks', 'UsesKubeconfigParameter', 'UsesVpc']) assert.equal(isTrue(result.template, condition), false, condition);
   });
 
   await t.test('bundles: one ESM file per function that loads and exports handler; sizes recorded', async () => {
@@ -129,20 +129,22 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
   assert.deepEqual(eks, [{
     Effect: 'Allow',
     Action: ['eks:DescribeCluster'],
-    Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/shop-eks' },
+    Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/${ClusterName}' },
   }]);
+  assert.equal(resolveValue(result.template, eks[0].Resource), 'arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/shop-eks');
   assert.deepEqual((resources.EksAccessPolicy?.Properties as Json | undefined)?.Roles, [{ Ref: 'IamRoleLambdaExecution' }]);
   const ssm = (resources.KubeconfigParameterPolicy?.Properties as Json | undefined)?.PolicyDocument.Statement;
   assert.deepEqual(ssm, [{
     Effect: 'Allow',
     Action: ['ssm:GetParameter'],
-    Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/operless/kubeconfig' },
+    Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${KubeconfigParameter}' },
   }]);
+  assert.equal(resolveValue(result.template, ssm[0].Resource), 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/operless/kubeconfig');
   const fn = resources.MemcachedLambdaFunction?.Properties as Json;
   assert.equal(fn.Environment.Variables.OPERLESS_EKS_CLUSTER, 'shop-eks');
   assert.equal(fn.Environment.Variables.OPERLESS_KUBECONFIG_SSM_PARAMETER, '/operless/kubeconfig');
   assert.equal(fn.Environment.Variables.OPERLESS_CLUSTER, 'shop-eu');
-  assert.deepEqual(fn.VpcConfig['Fn::If'][1].SubnetIds, { 'Fn::Split': [',', 'subnet-1,subnet-2'] });
-  assert.deepEqual(result.template.Conditions?.UsesVpc, { 'Fn::Not': [{ 'Fn::Equals': ['subnet-1,subnet-2', ''] }] });
+  assert.deepEqual(resolveValue(result.template, fn.VpcConfig), { SubnetIds: ['subnet-1', 'subnet-2'], SecurityGroupIds: ['sg-1'] });
+  for (const condition of ['UsesEks', 'UsesKubeconfigParameter', 'UsesVpc']) assert.equal(isTrue(result.template, condition), true, condition);
   assert.equal((resources.WorkQueue?.Properties as Json | undefined)?.QueueName, 'operless-memcached-prod-work');
 });
