@@ -98,6 +98,35 @@ test('default parameters: queues, event source mapping, runtime, IAM', async (t)
     for (const condition of ['UsesEks', 'UsesKubeconfigParameter', 'UsesVpc']) assert.equal(isTrue(result.template, condition), false, condition);
   });
 
+  await t.test('alarms: DLQ not empty, work queue oldest message too old; no actions without alarmTopicArn', () => {
+    const dlq = resolveValue(result.template, resources.DeadLetterQueueAlarm?.Properties) as Json;
+    assert.equal(dlq.MetricName, 'ApproximateNumberOfMessagesVisible');
+    assert.deepEqual(dlq.Dimensions, [{ Name: 'QueueName', Value: { 'Fn::GetAtt': ['DeadLetterQueue', 'QueueName'] } }]);
+    assert.equal(dlq.ComparisonOperator, 'GreaterThanThreshold');
+    assert.equal(dlq.Threshold, 0, 'one message in the DLQ alarms');
+    const age = resolveValue(result.template, resources.WorkQueueAgeAlarm?.Properties) as Json;
+    assert.equal(age.MetricName, 'ApproximateAgeOfOldestMessage');
+    assert.deepEqual(age.Dimensions, [{ Name: 'QueueName', Value: { 'Fn::GetAtt': ['WorkQueue', 'QueueName'] } }]);
+    assert.equal(age.Threshold, 900);
+    for (const alarm of [dlq, age]) {
+      assert.equal(alarm.Namespace, 'AWS/SQS');
+      assert.equal(alarm.TreatMissingData, 'notBreaching');
+      assert.deepEqual(alarm.AlarmActions, { Ref: 'AWS::NoValue' }, 'no topic: no actions');
+    }
+  });
+
+  await t.test('hardening: deployment bucket private and versioned, failed resyncs to the DLQ', () => {
+    const bucket = resources.ServerlessDeploymentBucket?.Properties as Json;
+    assert.deepEqual(bucket.PublicAccessBlockConfiguration, { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
+    assert.deepEqual(bucket.VersioningConfiguration, { Status: 'Enabled' });
+    assert.deepEqual((resources.ResyncLambdaFunction?.Properties as Json).DeadLetterConfig, { TargetArn: getAtt('DeadLetterQueue') });
+    for (const id of ['MemcachedLogGroup', 'ResyncLogGroup']) {
+      const group = resolveValue(result.template, resources[id]?.Properties) as Json;
+      assert.equal(group.RetentionInDays, 14, `${id} retention`);
+      assert.deepEqual(group.KmsKeyId, { Ref: 'AWS::NoValue' }, `${id}: no KMS key by default`);
+    }
+  });
+
   await t.test('bundles: one ESM file per function that loads and exports handler; sizes recorded', async () => {
     assert.deepEqual(result.functions.map((f) => f.name), ['memcached', 'resync']);
     for (const fn of result.functions) {
@@ -122,6 +151,10 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
       subnetIds: 'subnet-1,subnet-2',
       securityGroupIds: 'sg-1',
       clusterId: 'shop-eu',
+      alarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:ops',
+      oldestMessageAlarmSeconds: '120',
+      deadLetterAlarmThreshold: '3',
+      logKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/k',
     },
   });
   const resources = result.template.Resources;
@@ -147,4 +180,13 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
   assert.deepEqual(resolveValue(result.template, fn.VpcConfig), { SubnetIds: ['subnet-1', 'subnet-2'], SecurityGroupIds: ['sg-1'] });
   for (const condition of ['UsesEks', 'UsesKubeconfigParameter', 'UsesVpc']) assert.equal(isTrue(result.template, condition), true, condition);
   assert.equal((resources.WorkQueue?.Properties as Json | undefined)?.QueueName, 'operless-memcached-prod-work');
+  const dlqAlarm = resolveValue(result.template, resources.DeadLetterQueueAlarm?.Properties) as Json;
+  const ageAlarm = resolveValue(result.template, resources.WorkQueueAgeAlarm?.Properties) as Json;
+  assert.equal(Number(dlqAlarm.Threshold), 3, 'a --param arrives as a string; CloudFormation reads it as the number');
+  assert.equal(Number(ageAlarm.Threshold), 120);
+  for (const alarm of [dlqAlarm, ageAlarm]) {
+    assert.deepEqual(alarm.AlarmActions, ['arn:aws:sns:us-east-1:123456789012:ops']);
+    assert.deepEqual(alarm.OKActions, ['arn:aws:sns:us-east-1:123456789012:ops']);
+  }
+  assert.equal((resolveValue(result.template, resources.MemcachedLogGroup?.Properties) as Json).KmsKeyId, 'arn:aws:kms:us-east-1:123456789012:key/k');
 });
