@@ -29,7 +29,8 @@ export async function queueDepth(sqs: SQSClient, url: string): Promise<QueueDept
     AttributeNames: ['All'],
   }));
   const redrive = parseRedrivePolicy(Attributes.RedrivePolicy);
-  const age = Attributes.ApproximateAgeOfOldestMessage;
+  // Not in the SDK's attribute names (not an SQS attribute): only the embedded queue answers it.
+  const age = (Attributes as Record<string, string | undefined>).ApproximateAgeOfOldestMessage;
   return {
     url,
     visible: Number(Attributes.ApproximateNumberOfMessages ?? 0),

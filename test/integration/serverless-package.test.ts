@@ -119,7 +119,7 @@ test('default parameters: queues, event source mapping, runtime, IAM', async (t)
     const bucket = resources.ServerlessDeploymentBucket?.Properties as Json;
     assert.deepEqual(bucket.PublicAccessBlockConfiguration, { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
     assert.deepEqual(bucket.VersioningConfiguration, { Status: 'Enabled' });
-    assert.deepEqual((resources.ResyncLambdaFunction?.Properties as Json).DeadLetterConfig, { TargetArn: getAtt('DeadLetterQueue') });
+    assert.deepEqual((resources.ResyncLambdaFunction!.Properties as Json).DeadLetterConfig, { TargetArn: getAtt('DeadLetterQueue') });
     for (const id of ['MemcachedLogGroup', 'ResyncLogGroup']) {
       const group = resolveValue(result.template, resources[id]?.Properties) as Json;
       assert.equal(group.RetentionInDays, 14, `${id} retention`);
@@ -164,7 +164,7 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
     Action: ['eks:DescribeCluster'],
     Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/${ClusterName}' },
   }]);
-  assert.equal(resolveValue(result.template, eks[0].Resource), 'arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/shop-eks');
+  assert.equal(resolveValue(result.template, eks?.[0]?.Resource), 'arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/shop-eks');
   assert.deepEqual((resources.EksAccessPolicy?.Properties as Json | undefined)?.Roles, [{ Ref: 'IamRoleLambdaExecution' }]);
   const ssm = (resources.KubeconfigParameterPolicy?.Properties as Json | undefined)?.PolicyDocument.Statement;
   assert.deepEqual(ssm, [{
@@ -172,7 +172,7 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
     Action: ['ssm:GetParameter'],
     Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${KubeconfigParameter}' },
   }]);
-  assert.equal(resolveValue(result.template, ssm[0].Resource), 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/operless/kubeconfig');
+  assert.equal(resolveValue(result.template, ssm?.[0]?.Resource), 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/operless/kubeconfig');
   const fn = resources.MemcachedLambdaFunction?.Properties as Json;
   assert.equal(fn.Environment.Variables.OPERLESS_EKS_CLUSTER, 'shop-eks');
   assert.equal(fn.Environment.Variables.OPERLESS_KUBECONFIG_SSM_PARAMETER, '/operless/kubeconfig');

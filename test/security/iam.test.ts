@@ -143,7 +143,7 @@ test('customer key, Secrets Manager kubeconfig and forwarder role: each grant ex
   assert.deepEqual(checkStatements(result), []);
   const created = createdResources(result.template);
   for (const id of OPTIONAL_GRANTS) assert.ok(created.includes(id), `${id} is created`);
-  const statementsOf = (id: string) => resolveValue(result.template, (result.template.Resources[id]?.Properties as Json).PolicyDocument.Statement) as Json[];
+  const statementsOf = (id: string) => resolveValue(result.template, (result.template.Resources[id]!.Properties as Json).PolicyDocument.Statement) as Json[];
 
   assert.deepEqual(statementsOf('KubeconfigKmsPolicy'), [{
     Effect: 'Allow', Action: ['kms:Decrypt'], Resource: KEY,
