@@ -26,7 +26,7 @@ const work = mkdtempSync(join(tmpdir(), 'operless-lint-'));
 test.after(() => rmSync(work, { recursive: true, force: true }));
 
 /** Every optional setting of serverless.yml on, with well-formed (fictional) values. */
-export const ALL_OPTIONAL_PARAMS = {
+const ALL_OPTIONAL_PARAMS = {
   clusterName: 'shop-eks',
   kubeconfigParameter: '/aws/reference/secretsmanager/operless/kubeconfig',
   kubeconfigKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab',
@@ -75,7 +75,7 @@ test('cfn-lint: no error, warning or informational finding on the packaged templ
 });
 
 /** The "Linters" table of docs/security.md: check id → target. */
-export function documentedChecks(markdown: string): Map<string, Target> {
+function documentedChecks(markdown: string): Map<string, Target> {
   const checks = new Map<string, Target>();
   for (const line of markdown.split('\n')) {
     const row = /^\| `(CKV2?_[A-Z0-9_]+)` \| (template|chart) \| (.+) \|$/.exec(line);
