@@ -7,7 +7,7 @@
 #   build.sh helm   -> $CACHE/helm-v3.22.0/helm
 #   build.sh elasticmq -> $CACHE/elasticmq-1.7.1/lib/*.jar   (Maven Central, with its dependencies;
 #                      run: java -cp "$dir/lib/*" org.elasticmq.server.Main)
-#   build.sh pytools -> $CACHE/pytools-cfn-lint-<v>-checkov-<v>-<requirements hash>/bin/{cfn-lint,checkov}
+#   build.sh pytools -> $CACHE/pytools-cfn-lint-<v>-checkov-<v>-<hash of the pins>/bin/{cfn-lint,checkov}
 #                      (the template linters, from PyPI into a Python virtual environment; needs python3 with venv)
 #   build.sh controller-runtime -> $CACHE/controller-runtime-memcached-v0.22.5-<source hash>/memcached-operator
 #                      (the benchmark's controller-runtime operator, bench/controller-runtime; bench only:
@@ -65,7 +65,7 @@ case "$what" in
     command -v python3 >/dev/null && python3 -c 'import venv, ensurepip' 2>/dev/null \
       || die "Python 3 with venv is not installed, and the template linters (cfn-lint, checkov) need it. Install it (Debian: apt-get install python3-venv)."
     pin() { sed -n "s|^$1==\(.*\)$|\1|p" "$here/pytools/requirements.txt"; }
-    ver="cfn-lint-$(pin cfn-lint)-checkov-$(pin checkov)-$(sha256sum "$here/pytools/requirements.txt" | cut -c1-8)"; dir=pytools
+    ver="cfn-lint-$(pin cfn-lint)-checkov-$(pin checkov)-$(cat "$here/pytools/requirements.txt" "$here/pytools/constraints.txt" | sha256sum | cut -c1-8)"; dir=pytools
     ;;
   *) die "unknown target '$what' (expected kube, etcd, helm, elasticmq, pytools or controller-runtime)";;
 esac
@@ -95,13 +95,13 @@ elif [ "$what" = pytools ]; then
   echo "operless testenv: installing cfn-lint and checkov from PyPI into a virtual environment in $out (first run only; a few minutes)" >&2
   start=$(date +%s)
   python3 -m venv "$tmp/venv"
-  "$tmp/venv/bin/python" -m pip install -q --disable-pip-version-check --no-input -r "$here/pytools/requirements.txt" >"$tmp/pip.log" 2>&1 \
+  "$tmp/venv/bin/python" -m pip install -q --disable-pip-version-check --no-input -r "$here/pytools/requirements.txt" -c "$here/pytools/constraints.txt" >"$tmp/pip.log" 2>&1 \
     || { tail -40 "$tmp/pip.log" >&2; die "pip could not install $here/pytools/requirements.txt (output above). Check that PyPI is reachable (pip config, proxy)."; }
   rm -f "$tmp/pip.log"
   # A virtual environment's own scripts carry its path; the folder is renamed below, so the
   # entry points run the venv's python (which finds its pyvenv.cfg wherever it lies) instead.
   mkdir "$tmp/bin"
-  printf '#!/bin/sh\nexec "$(dirname "$0")/../venv/bin/python" -c "import sys; from cfnlint.runner import main; sys.exit(main())" "$@"\n' >"$tmp/bin/cfn-lint"
+  printf '#!/bin/sh\nexec "$(dirname "$0")/../venv/bin/python" -c "import sys; sys.argv[0] = \047cfn-lint\047; from cfnlint.runner import main; sys.exit(main())" "$@"\n' >"$tmp/bin/cfn-lint"
   printf '#!/bin/sh\nexec "$(dirname "$0")/../venv/bin/python" -c "import sys; from checkov.main import Checkov; sys.exit(Checkov().run())" "$@"\n' >"$tmp/bin/checkov"
   chmod +x "$tmp/bin/cfn-lint" "$tmp/bin/checkov"
   "$tmp/bin/cfn-lint" --version >&2 && "$tmp/bin/checkov" --version >&2 || die "the installed linters do not start (see above)"
