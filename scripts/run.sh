@@ -39,11 +39,24 @@ provision() {
   node src/testing/provision.ts "$@" > /dev/null
 }
 
+ensure_buildah() {
+  # The forwarder image test (test/integration/forwarder-image.test.ts) builds with Debian's
+  # buildah as root; installed once with apt-get (idempotent), skipped where that cannot work.
+  command -v buildah > /dev/null && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
+    log "installing buildah (apt-get) for the forwarder image test"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends buildah > /dev/null \
+      || { apt-get update > /dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends buildah > /dev/null; } \
+      || log "could not install buildah; the forwarder image test will say why"
+  fi
+}
+
 cmd=${1:-test}; shift || true
 ensure_node_modules
 case "$cmd" in
   test)
     provision
+    ensure_buildah
     log "type-checking, linting and checking the layers (.dependency-cruiser.cjs)"
     tsc -p tsconfig.json --noEmit
     biome lint --diagnostic-level=error .
