@@ -106,7 +106,7 @@ export function createClientFactory(options: FactoryOptions = {}): ClientFactory
       else if (source.type === 'file') kc.loadFromFile(source.path);
       else if (source.type === 'inCluster') kc.loadFromCluster();
       else {
-        const load = options.loadSsmParameter ?? loadSsmParameter;
+        const load = options.loadSsmParameter ?? ((parameter: string) => loadSsmParameter(parameter));
         kc.loadFromString(document = await load(source.parameter));
       }
       auth = kubeConfigAuth(kc);
@@ -151,10 +151,18 @@ function describe(source: ClientSource): string {
   }
 }
 
-/** Reads a (SecureString) parameter with `@aws-sdk/client-ssm`, loaded only when used (the Lambda runtime provides it). */
-export async function loadSsmParameter(name: string): Promise<string> {
-  const ssmModule = '@aws-sdk/client-ssm';
-  const { SSMClient, GetParameterCommand } = (await import(ssmModule)) as typeof import('@aws-sdk/client-ssm');
+/** Reads a (SecureString) parameter with `@aws-sdk/client-ssm`, loaded only when used (the managed Lambda runtime provides it; an image must install it). */
+export async function loadSsmParameter(name: string, ssmModule = '@aws-sdk/client-ssm'): Promise<string> {
+  let sdk: typeof import('@aws-sdk/client-ssm');
+  try {
+    sdk = (await import(ssmModule)) as typeof import('@aws-sdk/client-ssm');
+  } catch (err) {
+    throw new KubeAccessError(
+      `cannot read the kubeconfig parameter ${name}: ${ssmModule} is not available (${err instanceof Error ? err.message : String(err)}). ` +
+        'The managed Lambda runtime provides it; a container image must install it (npm install @aws-sdk/client-ssm in the task root, docs/deploy.md)',
+    );
+  }
+  const { SSMClient, GetParameterCommand } = sdk;
   const out = await new SSMClient({}).send(new GetParameterCommand({ Name: name, WithDecryption: true }));
   const value = out.Parameter?.Value;
   if (!value) throw new KubeAccessError(`SSM parameter ${name} is empty`);
