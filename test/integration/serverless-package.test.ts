@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { extractBundle, packageService, type CloudFormationResource, type PackageResult } from '../../scripts/package.ts';
+import { isTrue, resolveValue } from '../support/cfn-conditions.ts';
 
 type Json = Record<string, any>;
 
@@ -28,8 +29,9 @@ test('default parameters: queues, event source mapping, runtime, IAM', async (t)
   await t.test('work queue with a DLQ redrive and a visibility timeout >= 6 x timeout + window', () => {
     const queue = resources.WorkQueue?.Properties as Json;
     const dlq = resources.DeadLetterQueue?.Properties as Json;
-    assert.equal(queue.QueueName, 'operless-memcached-ci-work', 'stage-aware name');
-    assert.equal(dlq.QueueName, 'operless-memcached-ci-dlq');
+    // Stage-aware names; a FIFO queue's ends in .fifo (ordering: per-key).
+    assert.deepEqual(queue.QueueName, { 'Fn::If': ['PerKeyOrdering', 'operless-memcached-ci-work.fifo', 'operless-memcached-ci-work'] });
+    assert.deepEqual(dlq.QueueName, { 'Fn::If': ['PerKeyOrdering', 'operless-memcached-ci-dlq.fifo', 'operless-memcached-ci-dlq'] });
     assert.deepEqual(queue.RedrivePolicy.deadLetterTargetArn, getAtt('DeadLetterQueue'));
     assert.ok(queue.RedrivePolicy.maxReceiveCount >= 1);
     const fn = resources.MemcachedLambdaFunction?.Properties as Json;
@@ -95,8 +97,36 @@ test('default parameters: queues, event source mapping, runtime, IAM', async (t)
     assert.equal(resources.EksAccessPolicy?.Condition, 'UsesEks');
     assert.equal(resources.KubeconfigParameterPolicy?.Condition, 'UsesKubeconfigParameter');
     // The conditions are false with the default (empty) parameters.
-    assert.deepEqual(result.template.Conditions?.UsesEks, { 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
-    assert.deepEqual(result.template.Conditions?.UsesVpc, { 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
+    for (const condition of ['UsesEks', 'UsesKubeconfigParameter', 'UsesVpc']) assert.equal(isTrue(result.template, condition), false, condition);
+  });
+
+  await t.test('alarms: DLQ not empty, work queue oldest message too old; no actions without alarmTopicArn', () => {
+    const dlq = resolveValue(result.template, resources.DeadLetterQueueAlarm?.Properties) as Json;
+    assert.equal(dlq.MetricName, 'ApproximateNumberOfMessagesVisible');
+    assert.deepEqual(dlq.Dimensions, [{ Name: 'QueueName', Value: { 'Fn::GetAtt': ['DeadLetterQueue', 'QueueName'] } }]);
+    assert.equal(dlq.ComparisonOperator, 'GreaterThanThreshold');
+    assert.equal(dlq.Threshold, 0, 'one message in the DLQ alarms');
+    const age = resolveValue(result.template, resources.WorkQueueAgeAlarm?.Properties) as Json;
+    assert.equal(age.MetricName, 'ApproximateAgeOfOldestMessage');
+    assert.deepEqual(age.Dimensions, [{ Name: 'QueueName', Value: { 'Fn::GetAtt': ['WorkQueue', 'QueueName'] } }]);
+    assert.equal(age.Threshold, 900);
+    for (const alarm of [dlq, age]) {
+      assert.equal(alarm.Namespace, 'AWS/SQS');
+      assert.equal(alarm.TreatMissingData, 'notBreaching');
+      assert.deepEqual(alarm.AlarmActions, { Ref: 'AWS::NoValue' }, 'no topic: no actions');
+    }
+  });
+
+  await t.test('hardening: deployment bucket private and versioned, failed resyncs to the DLQ', () => {
+    const bucket = resources.ServerlessDeploymentBucket?.Properties as Json;
+    assert.deepEqual(bucket.PublicAccessBlockConfiguration, { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
+    assert.deepEqual(bucket.VersioningConfiguration, { Status: 'Enabled' });
+    assert.deepEqual((resources.ResyncLambdaFunction!.Properties as Json).DeadLetterConfig, { TargetArn: getAtt('DeadLetterQueue') });
+    for (const id of ['MemcachedLogGroup', 'ResyncLogGroup']) {
+      const group = resolveValue(result.template, resources[id]?.Properties) as Json;
+      assert.equal(group.RetentionInDays, 14, `${id} retention`);
+      assert.deepEqual(group.KmsKeyId, { Ref: 'AWS::NoValue' }, `${id}: no KMS key by default`);
+    }
   });
 
   await t.test('bundles: one ESM file per function that loads and exports handler; sizes recorded', async () => {
@@ -123,6 +153,10 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
       subnetIds: 'subnet-1,subnet-2',
       securityGroupIds: 'sg-1',
       clusterId: 'shop-eu',
+      alarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:ops',
+      oldestMessageAlarmSeconds: '120',
+      deadLetterAlarmThreshold: '3',
+      logKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/k',
     },
   });
   const resources = result.template.Resources;
@@ -130,34 +164,46 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
   assert.deepEqual(eks, [{
     Effect: 'Allow',
     Action: ['eks:DescribeCluster'],
-    Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/shop-eks' },
+    Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/${ClusterName}' },
   }]);
+  assert.equal(resolveValue(result.template, eks?.[0]?.Resource), 'arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/shop-eks');
   assert.deepEqual((resources.EksAccessPolicy?.Properties as Json | undefined)?.Roles, [{ Ref: 'IamRoleLambdaExecution' }]);
   const ssm = (resources.KubeconfigParameterPolicy?.Properties as Json | undefined)?.PolicyDocument.Statement;
   assert.deepEqual(ssm, [{
     Effect: 'Allow',
     Action: ['ssm:GetParameter'],
-    Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/operless/kubeconfig' },
+    Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${KubeconfigParameter}' },
   }]);
+  assert.equal(resolveValue(result.template, ssm?.[0]?.Resource), 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/operless/kubeconfig');
   const fn = resources.MemcachedLambdaFunction?.Properties as Json;
   assert.equal(fn.Environment.Variables.OPERLESS_EKS_CLUSTER, 'shop-eks');
   assert.equal(fn.Environment.Variables.OPERLESS_KUBECONFIG_SSM_PARAMETER, '/operless/kubeconfig');
   assert.equal(fn.Environment.Variables.OPERLESS_CLUSTER, 'shop-eu');
-  assert.deepEqual(fn.VpcConfig['Fn::If'][1].SubnetIds, { 'Fn::Split': [',', 'subnet-1,subnet-2'] });
-  assert.deepEqual(result.template.Conditions?.UsesVpc, { 'Fn::Not': [{ 'Fn::Equals': ['subnet-1,subnet-2', ''] }] });
-  assert.equal((resources.WorkQueue?.Properties as Json | undefined)?.QueueName, 'operless-memcached-prod-work');
+  assert.deepEqual(resolveValue(result.template, fn.VpcConfig), { SubnetIds: ['subnet-1', 'subnet-2'], SecurityGroupIds: ['sg-1'] });
+  for (const condition of ['UsesEks', 'UsesKubeconfigParameter', 'UsesVpc']) assert.equal(isTrue(result.template, condition), true, condition);
+  assert.equal((resources.WorkQueue?.Properties as Json | undefined)?.QueueName['Fn::If'][2], 'operless-memcached-prod-work');
+  const dlqAlarm = resolveValue(result.template, resources.DeadLetterQueueAlarm?.Properties) as Json;
+  const ageAlarm = resolveValue(result.template, resources.WorkQueueAgeAlarm?.Properties) as Json;
+  assert.equal(Number(dlqAlarm.Threshold), 3, 'a --param arrives as a string; CloudFormation reads it as the number');
+  assert.equal(Number(ageAlarm.Threshold), 120);
+  for (const alarm of [dlqAlarm, ageAlarm]) {
+    assert.deepEqual(alarm.AlarmActions, ['arn:aws:sns:us-east-1:123456789012:ops']);
+    assert.deepEqual(alarm.OKActions, ['arn:aws:sns:us-east-1:123456789012:ops']);
+  }
+  assert.equal((resolveValue(result.template, resources.MemcachedLogGroup?.Properties) as Json).KmsKeyId, 'arn:aws:kms:us-east-1:123456789012:key/k');
 });
 
 test('ordering per-key: FIFO work queue and DLQ, a standard delay queue consumed by the same function, its URL in the environment', async () => {
   const result = await packageService({ stage: 'ci', outDir: join(work, 'per-key'), params: { ordering: 'per-key' } });
   const resources = result.template.Resources;
   const perKey = (value: unknown) => ({ 'Fn::If': ['PerKeyOrdering', value, { Ref: 'AWS::NoValue' }] });
-  assert.deepEqual(result.template.Conditions?.PerKeyOrdering, { 'Fn::Equals': ['per-key', 'per-key'] });
+  assert.deepEqual(result.template.Conditions?.PerKeyOrdering, { 'Fn::Equals': [{ Ref: 'Ordering' }, 'per-key'] });
+  assert.equal(((result.template as unknown as Json).Parameters?.Ordering as Json | undefined)?.Default, 'per-key');
   const queue = resources.WorkQueue?.Properties as Json;
-  assert.equal(queue.QueueName, 'operless-memcached-ci-work.fifo');
+  assert.equal(queue.QueueName['Fn::If'][1], 'operless-memcached-ci-work.fifo');
   assert.deepEqual(queue.FifoQueue, perKey(true));
   assert.deepEqual(queue.DeduplicationScope, perKey('messageGroup'));
-  assert.equal((resources.DeadLetterQueue!.Properties as Json).QueueName, 'operless-memcached-ci-dlq.fifo');
+  assert.equal((resources.DeadLetterQueue!.Properties as Json).QueueName['Fn::If'][1], 'operless-memcached-ci-dlq.fifo');
   for (const id of ['DelayQueue', 'DelayDeadLetterQueue', 'DelayQueueEventSource', 'DelayQueuePolicy']) assert.equal(resources[id]?.Condition, 'PerKeyOrdering', id);
   const delayEsm = resources.DelayQueueEventSource?.Properties as Json;
   assert.deepEqual(delayEsm.EventSourceArn, getAtt('DelayQueue'));

@@ -285,3 +285,25 @@ test('FIFO: a deduplication id is remembered for 5 minutes after its send, delet
   assert.deepEqual(broker.receiveMessage('g.fifo', { maxNumberOfMessages: 10, attributeNames: ['MessageGroupId'] }).map((m) => m.attributes.MessageGroupId), ['A', 'B']);
   assert.equal(code(() => broker.sendMessage('work', { body: 'x', deduplicationId: 'd' })), 'InvalidParameterValue', 'no deduplication id on a standard queue');
 });
+
+test('ApproximateAgeOfOldestMessage: seconds since the oldest visible or in-flight message was sent; delayed ones wait their turn', () => {
+  const { clock, broker } = setup({ visibility: 30 });
+  const age = () => broker.getQueueAttributes('work', ['ApproximateAgeOfOldestMessage']).ApproximateAgeOfOldestMessage;
+  assert.equal(age(), '0', 'an empty queue');
+  broker.sendMessage('work', { body: 'delayed', delaySeconds: 100 });
+  clock.advance(20);
+  assert.equal(age(), '0', 'only a delayed message');
+  broker.sendMessage('work', { body: 'first' });
+  clock.advance(15);
+  broker.sendMessage('work', { body: 'second' });
+  assert.equal(age(), '15');
+  const [first] = broker.receiveMessage('work', { maxNumberOfMessages: 1 });
+  assert.equal(first?.body, 'first');
+  clock.advance(5);
+  assert.equal(age(), '20', 'an in-flight message still counts');
+  broker.deleteMessage('work', first!.receiptHandle);
+  assert.equal(age(), '5', 'deleted: the next oldest');
+  clock.advance(70);
+  assert.equal(age(), '110', 'the delayed message is available now: its age runs from when it was sent (t=0)');
+  assert.ok('ApproximateAgeOfOldestMessage' in broker.getQueueAttributes('work'), 'part of All');
+});
