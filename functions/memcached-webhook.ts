@@ -1,0 +1,8 @@
+/**
+ * Lambda entry point of the Memcached webhooks (defaulting, validation, conversion), invoked
+ * synchronously by the forwarder's webhook endpoint (src/forwarder/webhook/).
+ */
+import { toWebhookHandler } from '../src/core/webhook.ts';
+import { memcachedWebhook } from '../src/memcached/webhook.ts';
+
+export const handler = toWebhookHandler(memcachedWebhook);
