@@ -35,18 +35,24 @@ function diffAt(path: string, from: unknown, to: unknown, out: JsonPatchOperatio
   if (jsonEqual(from, to)) return;
   if (isPlainObject(from) && isPlainObject(to)) {
     for (const key of Object.keys(from)) {
-      if (from[key] !== undefined && to[key] === undefined) out.push({ op: 'remove', path: `${path}/${escapePointerToken(key)}` });
+      if (own(from, key) !== undefined && own(to, key) === undefined) out.push({ op: 'remove', path: `${path}/${escapePointerToken(key)}` });
     }
     for (const key of Object.keys(to)) {
-      const value = to[key];
+      const value = own(to, key);
       if (value === undefined) continue;
       const child = `${path}/${escapePointerToken(key)}`;
-      if (from[key] === undefined) out.push({ op: 'add', path: child, value: clone(value) });
-      else diffAt(child, from[key], value, out);
+      const before = own(from, key);
+      if (before === undefined) out.push({ op: 'add', path: child, value: clone(value) });
+      else diffAt(child, before, value, out);
     }
     return;
   }
   out.push({ op: 'replace', path, value: clone(to) });
+}
+
+/** A member of `object` itself (never one inherited, such as `__proto__`). */
+function own(object: Record<string, unknown>, key: string): unknown {
+  return Object.hasOwn(object, key) ? object[key] : undefined;
 }
 
 /** Deep equality of JSON values (`undefined` members count as absent). */
@@ -59,7 +65,7 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   if (isPlainObject(a) && isPlainObject(b)) {
     const keysA = Object.keys(a).filter((k) => a[k] !== undefined);
     const keysB = Object.keys(b).filter((k) => b[k] !== undefined);
-    return keysA.length === keysB.length && keysA.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
+    return keysA.length === keysB.length && keysA.every((k) => own(b, k) !== undefined && jsonEqual(a[k], own(b, k)));
   }
   return false;
 }
