@@ -14,6 +14,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { startControlPlane, waitUntil, type ControlPlane } from '../../src/testing/index.ts';
 import { createCertificateAuthority, issueCertificate } from '../../src/testing/x509.ts';
@@ -23,7 +26,8 @@ import { generateCrd } from '../../src/crd/generate.ts';
 import { generateWebhookConfigurations } from '../../src/crd/webhooks.ts';
 import { toWebhookHandler } from '../../src/core/webhook.ts';
 import { startLambdaInvokeServer, type LambdaInvokeServer } from '../../src/local/lambda-invoke-server.ts';
-import { startWebhookServer, type WebhookServer } from '../../src/forwarder/webhook/server.ts';
+import type { WebhookServer } from '../../src/forwarder/webhook/server.ts';
+import { startWebhookEndpoint } from '../../src/forwarder/webhook/endpoint.ts';
 import { lambdaInvoker } from '../../src/forwarder/webhook/lambda-invoker.ts';
 import { MemcachedResource } from '../../src/memcached/types.ts';
 import { MemcachedV1beta1Resource } from '../../src/memcached/v1beta1.ts';
@@ -38,6 +42,7 @@ let cp: ControlPlane;
 let caPem: string;
 let invokeServer: LambdaInvokeServer;
 let webhookServer: WebhookServer;
+const tlsDir = mkdtempSync(join(tmpdir(), 'operless-webhook-tls-'));
 
 const memcached = (name: string, namespace: string, spec: Record<string, unknown>, version = 'v1alpha1') =>
   JSON.stringify({ apiVersion: `cache.example.com/${version}`, kind: 'Memcached', metadata: { name, namespace }, spec });
@@ -70,10 +75,16 @@ before(async () => {
 
   invokeServer = await startLambdaInvokeServer({ functions: { [FUNCTION]: toWebhookHandler(memcachedWebhook, { clients, log: silentLogger }) as never } });
   const lambda = new LambdaClient({ endpoint: invokeServer.endpoint, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
-  webhookServer = await startWebhookServer({
-    host: '127.0.0.1', port: 0, certPem: serving.certPem, keyPem: serving.keyPem,
-    functions: { memcached: FUNCTION }, invoke: lambdaInvoker({ client: lambda }), log: silentLogger,
-  });
+  // As the forwarder starts it (config `webhooks`): the serving certificate from files, as a mounted Secret.
+  const certFile = join(tlsDir, 'tls.crt');
+  const keyFile = join(tlsDir, 'tls.key');
+  writeFileSync(certFile, serving.certPem);
+  writeFileSync(keyFile, serving.keyPem, { mode: 0o600 });
+  webhookServer = await startWebhookEndpoint(
+    { enabled: true, host: '127.0.0.1', port: 0, certFile, keyFile, functions: { memcached: FUNCTION } },
+    silentLogger,
+    lambdaInvoker({ client: lambda }),
+  );
   const caBundle = Buffer.from(caPem).toString('base64');
   const crd = generateCrd(MemcachedResource, {
     servedVersions: [MemcachedV1beta1Resource],
@@ -99,6 +110,7 @@ after(async () => {
   await webhookServer?.close();
   await invokeServer?.close();
   await cp?.stop();
+  rmSync(tlsDir, { recursive: true, force: true });
 });
 
 test('defaulting: resources appear on create when not given (through v1alpha1 and v1beta1); given ones are kept', async () => {
