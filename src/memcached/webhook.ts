@@ -1,5 +1,5 @@
 /**
- * The Memcached webhooks (one function, `functions/memcached-webhook.ts`):
+ * The Memcached webhooks (one function, `functions/webhooks.ts`):
  *
  * - Defaulting: when `spec.resources` is not given, the container gets a memory request and
  *   limit sized from `spec.memoryLimitMB` (item memory plus headroom for connections and
