@@ -99,7 +99,7 @@ test('default parameters: queues, event source mapping, runtime, IAM', async (t)
   });
 
   await t.test('bundles: one ESM file per function that loads and exports handler; sizes recorded', async () => {
-    assert.deepEqual(result.functions.map((f) => f.name), ['memcached', 'webhooks', 'resync']);
+    assert.deepEqual(result.functions.map((f) => f.name), ['memcached', 'resync', 'webhooks']);
     for (const fn of result.functions) {
       t.diagnostic(`${fn.name}: zip ${fn.zipBytes} bytes, bundle ${fn.bundleEntry} ${fn.bundleBytes} bytes`);
       assert.equal(fn.bundleEntry, `functions/${fn.name}.mjs`);
