@@ -127,10 +127,11 @@ test('defaulting: resources appear on create when not given (through v1alpha1 an
   assert.deepEqual((await getJson('memcacheds.v1alpha1.cache.example.com', 'given', APPS)).spec.resources, given);
 });
 
-test('validation: a write past the namespace cap (read from the namespace label) is denied with the handler\'s message', async () => {
+test('validation: a write past the namespace cap (read from the namespace label) is denied with the handler\'s message', async (t) => {
   await kubectlOk(['apply', '-f', '-'], memcached('first', CAPPED, { size: 2 }));
   const denied = await cp.kubectl(['apply', '-f', '-'], { input: memcached('second', CAPPED, { size: 2 }) });
   assert.notEqual(denied.code, 0, 'the second Memcached must be refused');
+  t.diagnostic(`kubectl: ${denied.stderr.trim()}`);
   assert.match(denied.stderr, /denied the request/);
   assert.match(denied.stderr, /namespace capped allows at most 3 memcached pods/);
   assert.match(denied.stderr, /spec\.size may be at most 1, not 2/);
@@ -187,10 +188,11 @@ test('the endpoint refuses hostile requests without invoking the function', asyn
   assert.match(refused.text, /request\.operation must be one of/);
 });
 
-test('function down: failurePolicy Fail refuses writes naming the webhook; the operator\'s namespace keeps working', async () => {
+test('function down: failurePolicy Fail refuses writes naming the webhook; the operator\'s namespace keeps working', async (t) => {
   await invokeServer.close();
   const res = await cp.kubectl(['apply', '-f', '-'], { input: memcached('while-down', APPS, { size: 1 }) });
   assert.notEqual(res.code, 0, 'with failurePolicy Fail a write must not pass unchecked');
+  t.diagnostic(`kubectl: ${res.stderr.trim()}`);
   assert.match(res.stderr, /failed calling webhook "default\.memcacheds\.cache\.example\.com"/);
   // Excluded by the namespace selector: the operator can still write in its own namespace.
   await kubectlOk(['apply', '-f', '-'], memcached('operator-own', OPERATOR_NS, { size: 1 }));
