@@ -186,6 +186,7 @@ test('the endpoint refuses hostile requests without invoking the function', asyn
   const refused = await call('/memcached/validate', JSON.stringify({ kind: 'AdmissionReview', apiVersion: 'admission.k8s.io/v1', request: { uid: 'x', operation: 'NUKE' } }));
   assert.equal(refused.status, 400);
   assert.match(refused.text, /request\.operation must be one of/);
+  assert.equal((JSON.parse(refused.text) as { kind: string; code: number }).kind, 'Status');
 });
 
 test('function down: failurePolicy Fail refuses writes naming the webhook; the operator\'s namespace keeps working', async (t) => {
@@ -194,6 +195,7 @@ test('function down: failurePolicy Fail refuses writes naming the webhook; the o
   assert.notEqual(res.code, 0, 'with failurePolicy Fail a write must not pass unchecked');
   t.diagnostic(`kubectl: ${res.stderr.trim()}`);
   assert.match(res.stderr, /failed calling webhook "default\.memcacheds\.cache\.example\.com"/);
+  assert.match(res.stderr, /webhook function memcached \(default\): cannot invoke it/, 'the forwarder\'s reason reaches the user');
   // Excluded by the namespace selector: the operator can still write in its own namespace.
   await kubectlOk(['apply', '-f', '-'], memcached('operator-own', OPERATOR_NS, { size: 1 }));
   const own = await getJson('memcacheds.v1alpha1.cache.example.com', 'operator-own', OPERATOR_NS);

@@ -14,6 +14,8 @@
  *   error) answers 503/504 with a one-line reason: the webhook's `failurePolicy` then decides
  *   whether the write is refused (Fail) or admitted (Ignore). A function that refused the
  *   review (`{ problem }`) answers 400.
+ * - Errors are `metav1.Status` documents, so kubectl shows their message after the API
+ *   server's "failed calling webhook".
  * - Every request is logged with the alias, route, status and duration; nothing is retried
  *   here (the API server's write is waiting).
  */
@@ -97,10 +99,15 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   };
 }
 
+const REASONS: Record<number, string> = { 400: 'BadRequest', 404: 'NotFound', 405: 'MethodNotAllowed', 413: 'RequestEntityTooLarge', 502: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout' };
+
+/** Errors answer as a `metav1.Status`: the API server's client decodes it and shows its message to the user. */
 function reply(res: ServerResponse, status: number, body: string | object): void {
-  const text = typeof body === 'string' ? `${body}\n` : JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json' });
-  res.end(text);
+  const document = typeof body === 'string'
+    ? { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: body, reason: REASONS[status] ?? 'InternalError', code: status }
+    : body;
+  res.writeHead(status, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify(document));
 }
 
 async function handle(options: WebhookServerOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
