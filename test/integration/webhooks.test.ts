@@ -1,7 +1,9 @@
 /**
  * Admission and conversion webhooks against a REAL kube-apiserver, through the shipped path:
- * the API server calls the forwarder's HTTPS webhook endpoint (a serving certificate from a
- * test CA, trusted through `caBundle`, at https://127.0.0.1:<port>), which invokes the webhook
+ * the API server calls the HTTPS webhook endpoint of two forwarder replicas (`startForwarder`
+ * with leader election and `webhooks` enabled; defaulting goes to one, validation and
+ * conversion to the other, so the follower serves too; a serving certificate from a test CA
+ * read from files, trusted through `caBundle`, at https://127.0.0.1:<port>), which invokes the webhook
  * function with the AWS SDK's Lambda client against the local Lambda Invoke API; the function
  * reads the cluster as a ServiceAccount that may only get namespaces and list Memcacheds.
  *
@@ -26,8 +28,9 @@ import { generateCrd } from '../../src/crd/generate.ts';
 import { generateWebhookConfigurations } from '../../src/crd/webhooks.ts';
 import { toWebhookHandler } from '../../src/core/webhook.ts';
 import { startLambdaInvokeServer, type LambdaInvokeServer } from '../../src/local/lambda-invoke-server.ts';
-import type { WebhookServer } from '../../src/forwarder/webhook/server.ts';
-import { startWebhookEndpoint } from '../../src/forwarder/webhook/endpoint.ts';
+import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts';
+import { startMemoryQueueServer, type MemoryQueueServer } from '../../src/local/memory-queue-server.ts';
+import { createSqsQueue } from '../../src/queue/sqs.ts';
 import { lambdaInvoker } from '../../src/forwarder/webhook/lambda-invoker.ts';
 import { MemcachedResource } from '../../src/memcached/types.ts';
 import { MemcachedV1beta1Resource } from '../../src/memcached/v1beta1.ts';
@@ -41,7 +44,9 @@ const FUNCTION = 'memcached-webhook';
 let cp: ControlPlane;
 let caPem: string;
 let invokeServer: LambdaInvokeServer;
-let webhookServer: WebhookServer;
+/** Two forwarder replicas with leader election: the webhooks are pointed at both, so the follower serves too. */
+let replicas: Forwarder[] = [];
+let queue: MemoryQueueServer;
 const tlsDir = mkdtempSync(join(tmpdir(), 'operless-webhook-tls-'));
 
 const memcached = (name: string, namespace: string, spec: Record<string, unknown>, version = 'v1alpha1') =>
@@ -75,26 +80,41 @@ before(async () => {
 
   invokeServer = await startLambdaInvokeServer({ functions: { [FUNCTION]: toWebhookHandler(memcachedWebhook, { clients, log: silentLogger }) as never } });
   const lambda = new LambdaClient({ endpoint: invokeServer.endpoint, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
-  // As the forwarder starts it (config `webhooks`): the serving certificate from files, as a mounted Secret.
+  // The serving certificate from files, as a mounted Secret.
   const certFile = join(tlsDir, 'tls.crt');
   const keyFile = join(tlsDir, 'tls.key');
   writeFileSync(certFile, serving.certPem);
   writeFileSync(keyFile, serving.keyPem, { mode: 0o600 });
-  webhookServer = await startWebhookEndpoint(
-    { enabled: true, host: '127.0.0.1', port: 0, certFile, keyFile, functions: { memcached: FUNCTION } },
-    silentLogger,
-    lambdaInvoker({ client: lambda }),
-  );
   const caBundle = Buffer.from(caPem).toString('base64');
-  const crd = generateCrd(MemcachedResource, {
+  const crdWithoutConversion = generateCrd(MemcachedResource);
+  await cp.installCrds([crdWithoutConversion]);
+
+  queue = await startMemoryQueueServer({ queues: [{ name: 'work' }] });
+  const queueUrl = queue.queueUrl('work');
+  for (const identity of ['replica-a', 'replica-b']) {
+    const forwarder = startForwarder({
+      clusterId: 'test',
+      queue: { url: queueUrl, region: queue.region },
+      primaries: [{ apiVersion: MemcachedResource.kindRef.apiVersion, kind: 'Memcached', plural: 'memcacheds', namespaced: true }],
+      resyncOnStart: false,
+      leaderElection: { enabled: true, namespace: OPERATOR_NS, identity, leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 1 },
+      server: { port: 0, host: '127.0.0.1' },
+      webhooks: { enabled: true, host: '127.0.0.1', port: 0, certFile, keyFile, functions: { memcached: FUNCTION } },
+    }, { kubeConfig: cp.kubeConfig, queue: createSqsQueue({ queueUrl, region: queue.region, client: queue.sqs() }), logger: silentLogger, invokeWebhook: lambdaInvoker({ client: lambda }) });
+    replicas.push(forwarder);
+    await forwarder.ready;
+  }
+  assert.equal(replicas.filter((r) => r.isLeader()).length, 1, 'one leader, one follower');
+  const urlOf = (i: number) => replicas[i]?.webhookUrl as string;
+  // Conversion and validation through one replica, defaulting through the other: both serve, leader or not.
+  await cp.installCrds([generateCrd(MemcachedResource, {
     servedVersions: [MemcachedV1beta1Resource],
-    conversion: { clientConfig: { url: `${webhookServer.url}/memcached/convert`, caBundle } },
-  });
-  await cp.installCrds([crd]);
+    conversion: { clientConfig: { url: `${urlOf(0)}/memcached/convert`, caBundle } },
+  })]);
   const configurations = generateWebhookConfigurations({
     resource: MemcachedResource,
     operatorNamespace: OPERATOR_NS,
-    clientConfig: (route) => ({ url: `${webhookServer.url}/memcached/${route}`, caBundle }),
+    clientConfig: (route) => ({ url: `${urlOf(route === 'default' ? 1 : 0)}/memcached/${route}`, caBundle }),
     default: {},
     validate: {},
   });
@@ -107,7 +127,8 @@ before(async () => {
 });
 
 after(async () => {
-  await webhookServer?.close();
+  for (const forwarder of replicas) await forwarder.stop({ graceMs: 0 });
+  await queue?.stop();
   await invokeServer?.close();
   await cp?.stop();
   rmSync(tlsDir, { recursive: true, force: true });
@@ -170,7 +191,7 @@ test('conversion: written as v1alpha1, read as v1beta1 and back; patches through
 test('the endpoint refuses hostile requests without invoking the function', async () => {
   const before = invokeServer.invocations[FUNCTION] ?? 0;
   const call = (path: string, body: string, method = 'POST') => new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const req = https.request(`${webhookServer.url}${path}`, { method, ca: caPem, headers: { 'Content-Type': 'application/json' } }, (res) => {
+    const req = https.request(`${replicas[0]?.webhookUrl}${path}`, { method, ca: caPem, headers: { 'Content-Type': 'application/json' } }, (res) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
