@@ -203,6 +203,9 @@ test('the endpoint refuses hostile requests without invoking the function', asyn
   assert.equal((await call('/other/validate', '{}')).status, 404);
   assert.equal((await call('/memcached/../validate', '{}')).status, 404);
   assert.equal((await call('/memcached/validate', '', 'GET')).status, 405);
+  const oversized = await call('/memcached/validate', `{"pad":"${'x'.repeat(6 * 1024 * 1024)}"}`);
+  assert.equal(oversized.status, 413);
+  assert.match(oversized.text, /larger than 6291456 bytes/);
   assert.equal(invokeServer.invocations[FUNCTION] ?? 0, before);
   const refused = await call('/memcached/validate', JSON.stringify({ kind: 'AdmissionReview', apiVersion: 'admission.k8s.io/v1', request: { uid: 'x', operation: 'NUKE' } }));
   assert.equal(refused.status, 400);
