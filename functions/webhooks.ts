@@ -5,4 +5,6 @@
 import { toWebhookHandler } from '../src/core/webhook.ts';
 import { memcachedWebhook } from '../src/memcached/webhook.ts';
 
-export const handler = toWebhookHandler(memcachedWebhook);
+/** What this function serves, for tools (as `controllers` in functions/memcached.ts). */
+export const webhooks = [memcachedWebhook];
+export const handler = toWebhookHandler(webhooks);

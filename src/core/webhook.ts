@@ -211,7 +211,11 @@ function convertObject(webhooks: readonly Webhook<KubeObject>[], object: KubeObj
     return spoke;
   };
   const metadata = object.metadata;
-  const asHub = object.apiVersion === hub ? object : { ...step(object.apiVersion).toHub(structuredClone(object)), apiVersion: hub };
-  const result = desired === hub ? asHub : step(desired).fromHub(structuredClone(asHub));
+  const checked = (value: unknown, what: string): KubeObject => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${name}: the conversion ${what} returned ${value === null ? 'null' : typeof value}, not an object`);
+    return value as KubeObject;
+  };
+  const asHub = object.apiVersion === hub ? object : { ...checked(step(object.apiVersion).toHub(structuredClone(object)), `${object.apiVersion} → ${hub}`), apiVersion: hub };
+  const result = desired === hub ? asHub : checked(step(desired).fromHub(structuredClone(asHub)), `${hub} → ${desired}`);
   return { ...result, apiVersion: desired, kind: object.kind, metadata };
 }

@@ -107,6 +107,13 @@ test('conversion goes through the hub both ways, keeps metadata and fails the re
   assert.match((unknown.result as { message: string }).message, /no conversion between test\.operless\.dev\/v9 and the hub/);
 });
 
+test('a spoke that returns no object fails the conversion instead of dropping the spec', async () => {
+  const careless = toWebhookHandler(defineWebhook({ apiVersion: HUB, kind: 'Widget', conversion: { spokes: { [SPOKE]: { toHub: (o) => o, fromHub: () => undefined as never } } } }), { clients: noClient, log: silentLogger });
+  const result = await careless({ route: 'convert', review: { apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'c', desiredAPIVersion: SPOKE, objects: [widget({ size: 1 })] } } });
+  const response = responseOf(result);
+  assert.deepEqual(response.result, { status: 'Failure', message: `Widget ns/w: the conversion ${HUB} → ${SPOKE} returned undefined, not an object` });
+});
+
 test('a review on the wrong route or an unknown route is refused as a problem, not a crash', async () => {
   assert.match((await invoke('convert', admissionReview(widget({})) as never) as { problem: string }).problem, /AdmissionReview was sent to the conversion webhook/);
   assert.match(((await handler({ route: 'nuke' as never, review: {} })) as { problem: string }).problem, /unknown webhook route/);
