@@ -9,6 +9,8 @@
  *   patch elsewhere is refused with a message naming the field.
  * - `validate(object, ctx)` returns `{ allowed: true, warnings? }` or `{ allowed: false,
  *   message }`; `ctx.oldObject` is set on UPDATE. The message is what kubectl prints.
+ * - Neither is called for an object that is being deleted (`deletionTimestamp` set): its
+ *   updates remove finalizers, and a webhook must never keep an object from going away.
  * - `conversion: { hub, spokes }`: the hub is the storage version; each spoke converts to and
  *   from it, so any version reaches any other in at most two steps. `apiVersion` is set by
  *   the runtime; `metadata` is kept as it came, as the API server requires.
@@ -149,6 +151,8 @@ async function admit(webhook: Webhook<KubeObject>, route: 'default' | 'validate'
   const what = `${request.kind.kind} ${request.namespace ? `${request.namespace}/` : ''}${request.name ?? object?.metadata?.generateName ?? ''}`;
   const handler = route === 'default' ? spec.default : spec.validate;
   if (!handler || !object || request.operation === 'DELETE' || request.operation === 'CONNECT') return { allowed: true };
+  // An object being deleted is only ever updated to remove finalizers: never block that.
+  if (object.metadata?.deletionTimestamp) return { allowed: true };
   if (object.apiVersion !== spec.apiVersion) {
     return { allowed: false, code: 500, message: `the ${route} webhook of ${what} expects ${spec.apiVersion} (the hub) but got ${object.apiVersion}: set matchPolicy: Equivalent and list only the hub version in its rules` };
   }

@@ -8,10 +8,13 @@
  * - Validation (needs reads): the namespace's label `cache.example.com/max-memcached-pods`
  *   caps the total `spec.size` of the Memcacheds in it; a create, or an update that raises
  *   `spec.size`, beyond the cap is denied with the numbers. The spec checks of validate.ts
- *   (memory versus limits) are refused here too, before they reach the controller.
+ *   (memory versus limits) are refused here too, before they reach the controller. An update
+ *   that leaves the spec as it was always passes: the controller's finalizer writes must work
+ *   on objects stored before a rule existed.
  * - Conversion: v1alpha1 (the hub, storage) ↔ v1beta1: `spec.size` ↔ `spec.replicas`,
  *   everything else as it is.
  */
+import { jsonEqual } from '../core/json-patch.ts';
 import { defineWebhook, type AdmissionContext, type Validation } from '../core/webhook.ts';
 import type { KindRef, KubeObject } from '../kube/types.ts';
 import { MEMCACHED, type Memcached } from './types.ts';
@@ -40,6 +43,8 @@ export function podCap(value: string | undefined): number | undefined {
 }
 
 async function validateMemcached(mc: Memcached, ctx: AdmissionContext<Memcached>): Promise<Validation> {
+  // Metadata-only updates (labels, finalizers) of an object stored before a rule existed pass.
+  if (ctx.oldObject && jsonEqual(ctx.oldObject.spec, mc.spec)) return { allowed: true };
   const problem = specProblem(mc.spec);
   if (problem) return { allowed: false, message: problem.message };
   const namespace = mc.metadata.namespace ?? ctx.request.namespace;

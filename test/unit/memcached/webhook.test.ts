@@ -50,3 +50,17 @@ test('the CRD serves v1alpha1 (storage, hub) and v1beta1 with a conversion webho
   assert.throws(() => generateWebhookConfigurations({ resource: MemcachedResource, operatorNamespace: 'ops', clientConfig: () => ({}), validate: { timeoutSeconds: 31 } }), /timeoutSeconds must be a whole number from 1 to 30/);
   assert.throws(() => generateCrd(MemcachedResource, { servedVersions: [MemcachedResource] }), /must be another version/);
 });
+
+test('validation: an update that leaves the spec alone passes (finalizer writes), a deleting object is never blocked, a new problem is refused', async () => {
+  const handler = toWebhookHandler(memcachedWebhook, { clients: (() => Promise.resolve({ get: () => Promise.resolve(undefined) } as unknown as KubeClient)) as never, log: silentLogger });
+  const bad = mc({ memoryLimitMB: 128, resources: { limits: { memory: '64Mi' } } });
+  const review = (object: Memcached, oldObject?: Memcached) => ({
+    route: 'validate' as const,
+    review: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u', kind: { group: 'cache.example.com', version: 'v1alpha1', kind: 'Memcached' }, operation: oldObject ? 'UPDATE' : 'CREATE', name: 'a', namespace: 'ns', object, ...(oldObject ? { oldObject } : {}) } },
+  });
+  const allowed = async (r: ReturnType<typeof review>) => ((await handler(r)) as { review: { response: { allowed: boolean } } }).review.response.allowed;
+  assert.equal(await allowed(review(bad)), false, 'a create with the problem is refused');
+  assert.equal(await allowed(review({ ...bad, metadata: { ...bad.metadata, finalizers: ['cache.example.com/finalizer'] } }, bad)), true, 'a finalizer added to a stored object with the problem passes');
+  assert.equal(await allowed(review({ ...bad, metadata: { ...bad.metadata, deletionTimestamp: '2026-12-02T00:00:00Z' }, spec: { ...bad.spec, size: 50 } }, bad)), true, 'a deleting object is never blocked');
+  assert.equal(await allowed(review(bad, mc({}))), false, 'an update that introduces the problem is refused');
+});
