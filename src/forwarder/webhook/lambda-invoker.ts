@@ -6,9 +6,10 @@
  * Guarantees: never throws; one attempt (the API server's write waits, and its timeout is
  * short), aborted at the caller's signal. A function error (`FunctionError`, e.g. an
  * unhandled exception or a Lambda timeout) answers 502, throttling and an unreachable
- * service 503, the deadline 504 — each with a message an operator can act on.
+ * service 503, the deadline 504 — each with a message an operator can act on. The SDK's
+ * Lambda client is imported on the first invocation: a forwarder without webhooks never loads it.
  */
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
 import { errorMessage } from '../../observability/log.ts';
 import type { InvokeOutcome, WebhookInvoker } from './server.ts';
 
@@ -20,13 +21,18 @@ export interface LambdaInvokerOptions {
 }
 
 export function lambdaInvoker(options: LambdaInvokerOptions = {}): WebhookInvoker {
-  const client = options.client ?? new LambdaClient({
-    maxAttempts: 1,
-    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
-    ...(options.region ? { region: options.region } : {}),
-  });
+  let sdk: Promise<{ client: LambdaClient; InvokeCommand: typeof import('@aws-sdk/client-lambda').InvokeCommand }> | undefined;
+  const load = () => (sdk ??= import('@aws-sdk/client-lambda').then((m) => ({
+    InvokeCommand: m.InvokeCommand,
+    client: options.client ?? new m.LambdaClient({
+      maxAttempts: 1,
+      ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+      ...(options.region ? { region: options.region } : {}),
+    }),
+  })));
   return async (functionName, payload, signal): Promise<InvokeOutcome> => {
     try {
+      const { client, InvokeCommand } = await load();
       const out = await client.send(
         new InvokeCommand({ FunctionName: functionName, InvocationType: 'RequestResponse', Payload: new TextEncoder().encode(JSON.stringify(payload)) }),
         { abortSignal: signal },
