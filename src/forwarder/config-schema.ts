@@ -180,8 +180,8 @@ export const FORWARDER_CONFIG_SCHEMA: JsonSchema = {
       enabled: { type: 'boolean', default: false, description: 'serve POST /<function>/<default|validate|convert> and invoke the function synchronously' },
       port: integer(0, 65535, 9443, '0 = any free port'),
       host: { type: 'string', default: '0.0.0.0', description: 'an address or host name to listen on' },
-      certFile: { type: 'string', minLength: 1, default: '/etc/operless/webhook-tls/tls.crt', description: 'PEM serving certificate (chain), e.g. from the Secret cert-manager or the chart writes' },
-      keyFile: { type: 'string', minLength: 1, default: '/etc/operless/webhook-tls/tls.key', description: 'PEM private key of certFile' },
+      certFile: { type: 'string', minLength: 1, default: '/etc/operless-webhook-tls/tls.crt', description: 'PEM serving certificate (chain), e.g. from the Secret cert-manager or the chart writes' },
+      keyFile: { type: 'string', minLength: 1, default: '/etc/operless-webhook-tls/tls.key', description: 'PEM private key of certFile' },
       functions: {
         type: 'object', default: {}, 'x-expected': 'a mapping of path alias (DNS label) to Lambda function name or ARN',
         additionalProperties: { type: 'string', pattern: '^[A-Za-z0-9:_.-]{1,170}$', 'x-expected': 'a Lambda function name or ARN' },
