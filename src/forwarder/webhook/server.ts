@@ -6,8 +6,9 @@
  *
  * Guarantees:
  * - Only configured aliases and the three routes are served (404 otherwise, 405 for a method
- *   other than POST); a body over the Lambda payload limit answers 413, one that is not JSON
- *   400 — the function is not invoked for either.
+ *   other than POST); a body over the Lambda payload limit answers 413 (and the connection is
+ *   closed), one that is not JSON 400 — the function is not invoked for any of them. The body
+ *   is read before any answer, so a kept-alive connection never carries a stale body.
  * - The invocation is bounded by the API server's own `?timeout=` (default 10 s) minus a
  *   margin, so the forwarder answers before the API server gives up and the user sees why.
  * - A function that cannot be invoked (down, throttled, cold past the deadline, an unhandled
@@ -80,7 +81,10 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const server = https.createServer({ cert: options.certPem, key: options.keyPem, minVersion: 'TLSv1.2' }, (req, res) => {
     handle(options, req, res).catch((err: unknown) => {
       options.log.error('webhook request failed', { error: errorMessage(err) });
-      if (!res.headersSent) reply(res, 500, 'internal error in the webhook endpoint');
+      if (!res.headersSent) {
+        res.setHeader('Connection', 'close');
+        reply(res, 500, 'internal error in the webhook endpoint');
+      }
     });
   });
   server.requestTimeout = 40_000;
@@ -112,7 +116,10 @@ function reply(res: ServerResponse, status: number, body: string | object): void
 
 async function handle(options: WebhookServerOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const started = Date.now();
-  const url = new URL(req.url ?? '/', 'https://webhook.invalid');
+  // Not `new URL`: a request target like `//` or `//host/x` would parse as another host (or throw).
+  const requestTarget = req.url ?? '/';
+  const query = requestTarget.indexOf('?');
+  const url = { pathname: query < 0 ? requestTarget : requestTarget.slice(0, query), searchParams: new URLSearchParams(query < 0 ? '' : requestTarget.slice(query + 1)) };
   const target = parseWebhookPath(url.pathname, options.functions);
   const done = (status: number, body: string | object, fields: Record<string, unknown> = {}) => {
     reply(res, status, body);
@@ -120,13 +127,17 @@ async function handle(options: WebhookServerOptions, req: IncomingMessage, res: 
     if (status >= 400) options.log.warn('webhook answered with an error', { ...line, reason: typeof body === 'string' ? body : undefined });
     else options.log.debug('webhook answered', line);
   };
+  // The body is read (bounded) before any answer, so a kept-alive connection stays in step.
+  const body = await readBody(req, MAX_WEBHOOK_BODY_BYTES);
+  if (body === undefined) {
+    res.setHeader('Connection', 'close');
+    return done(413, `the review is larger than ${MAX_WEBHOOK_BODY_BYTES} bytes, the limit of a synchronous Lambda invocation`);
+  }
   if (!target) return done(404, `no webhook at ${url.pathname.slice(0, 100)}: expected /<function>/<default|validate|convert> for one of ${Object.keys(options.functions).join(', ') || 'no functions'}`);
   if (req.method !== 'POST') {
     res.setHeader('Allow', 'POST');
     return done(405, 'webhooks are called with POST');
   }
-  const body = await readBody(req, MAX_WEBHOOK_BODY_BYTES);
-  if (body === undefined) return done(413, `the review is larger than ${MAX_WEBHOOK_BODY_BYTES} bytes, the limit of a synchronous Lambda invocation`);
   let review: unknown;
   try {
     review = JSON.parse(body.toString('utf8'));
