@@ -51,6 +51,8 @@ export interface KubeRequest {
   readonly query?: QueryParams;
   readonly body?: unknown;
   readonly contentType?: string;
+  /** The `Accept` header (default `application/json`), e.g. a `PartialObjectMetadata` media type. */
+  readonly accept?: string | undefined;
   readonly signal?: AbortSignal | undefined;
   /** Deadline for the whole exchange in ms (default `DEFAULT_REQUEST_TIMEOUT_MS`; 0 = none). */
   readonly timeoutMs?: number | undefined;
@@ -73,6 +75,8 @@ export interface WatchRequest {
   /** Collection path; `watch=true` is added. May carry a query string of its own. */
   readonly path: string;
   readonly query?: QueryParams;
+  /** The `Accept` header (default `application/json`), e.g. a `PartialObjectMetadata` media type. */
+  readonly accept?: string | undefined;
   /** Ends the watch: `ended` resolves. */
   readonly signal: AbortSignal;
   /** How long the response may take to start, in ms (default `DEFAULT_WATCH_CONNECT_TIMEOUT_MS`; 0 = none). */
@@ -127,7 +131,7 @@ interface Connection {
    * The request options with this transport's credentials and pool. Outside the network
    * error handling on purpose: a credential failure (exec plugin, EKS token) keeps its own message.
    */
-  prepare(method: KubeRequest['method'], body: string | undefined, contentType: string | undefined, signal: AbortSignal | undefined): Promise<http.RequestOptions>;
+  prepare(method: KubeRequest['method'], body: string | undefined, contentType: string | undefined, signal: AbortSignal | undefined, accept: string | undefined): Promise<http.RequestOptions>;
 }
 
 /**
@@ -146,10 +150,10 @@ export function createTransport(source: EndpointAuth | KubeConfig, options: Tran
     server,
     base,
     secure,
-    async prepare(method, body, contentType, signal) {
+    async prepare(method, body, contentType, signal, accept) {
       const creds = await credentials.get();
       const bearer = auth.bearerToken ? await auth.bearerToken() : undefined;
-      return { method, headers: requestHeaders(creds, userAgent, bearer, body, contentType), agent: pool.agentFor(creds), ...(signal ? { signal } : {}) };
+      return { method, headers: requestHeaders(creds, userAgent, bearer, body, contentType, accept), agent: pool.agentFor(creds), ...(signal ? { signal } : {}) };
     },
   };
   return {
@@ -217,9 +221,9 @@ export function tlsAgentOptions(c: EndpointCredentials): https.AgentOptions {
   };
 }
 
-/** The headers of one request: the credentials' own, JSON accept, user agent, bearer token, body type and length. Pure. */
-export function requestHeaders(creds: EndpointCredentials, userAgent: string, bearerToken: string | undefined, body: string | undefined, contentType: string | undefined): Record<string, string> {
-  const headers: Record<string, string> = { ...creds.headers, Accept: 'application/json', 'User-Agent': userAgent };
+/** The headers of one request: the credentials' own, accept (JSON unless given), user agent, bearer token, body type and length. Pure. */
+export function requestHeaders(creds: EndpointCredentials, userAgent: string, bearerToken: string | undefined, body: string | undefined, contentType: string | undefined, accept?: string): Record<string, string> {
+  const headers: Record<string, string> = { ...creds.headers, Accept: accept ?? 'application/json', 'User-Agent': userAgent };
   if (bearerToken !== undefined) headers.Authorization = `Bearer ${bearerToken}`;
   if (body !== undefined) {
     headers['Content-Type'] = contentType ?? 'application/json';
@@ -255,7 +259,7 @@ async function sendRequest(conn: Connection, req: KubeRequest): Promise<KubeResp
   const label = `${req.method} ${req.path}`;
   const body = req.body === undefined ? undefined : JSON.stringify(req.body);
   const url = requestUrl(conn.base, req.path, req.query);
-  const init = await conn.prepare(req.method, body, req.contentType, req.signal);
+  const init = await conn.prepare(req.method, body, req.contentType, req.signal, req.accept);
   let status: number;
   let text: string;
   let retryAfter: string | null;
@@ -290,7 +294,7 @@ async function openWatch(conn: Connection, req: WatchRequest, onEvent: (event: W
   const { signal } = req;
   const label = `GET ${req.path}`;
   const url = requestUrl(conn.base, req.path, { ...req.query, watch: true });
-  const init = await conn.prepare('GET', undefined, undefined, signal);
+  const init = await conn.prepare('GET', undefined, undefined, signal, req.accept);
   let opened: Opened | undefined;
   try {
     opened = await send(conn.secure, url, init, undefined, req.timeoutMs ?? DEFAULT_WATCH_CONNECT_TIMEOUT_MS);
