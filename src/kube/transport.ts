@@ -44,15 +44,19 @@ export const DEFAULT_WATCH_CONNECT_TIMEOUT_MS = 30_000;
 
 export type QueryParams = Readonly<Record<string, string | number | boolean | undefined>>;
 
-export interface KubeRequest {
-  readonly method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+/** Where a request or a watch goes, and what it accepts back. */
+export interface RequestTarget {
   /** Path below the server URL; may carry a query string of its own. */
   readonly path: string;
   readonly query?: QueryParams;
-  readonly body?: unknown;
-  readonly contentType?: string;
   /** The `Accept` header (default `application/json`), e.g. a `PartialObjectMetadata` media type. */
   readonly accept?: string | undefined;
+}
+
+export interface KubeRequest extends RequestTarget {
+  readonly method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  readonly body?: unknown;
+  readonly contentType?: string;
   readonly signal?: AbortSignal | undefined;
   /** Deadline for the whole exchange in ms (default `DEFAULT_REQUEST_TIMEOUT_MS`; 0 = none). */
   readonly timeoutMs?: number | undefined;
@@ -71,12 +75,8 @@ export interface WatchEvent {
   readonly object: Record<string, unknown>;
 }
 
-export interface WatchRequest {
-  /** Collection path; `watch=true` is added. May carry a query string of its own. */
-  readonly path: string;
-  readonly query?: QueryParams;
-  /** The `Accept` header (default `application/json`), e.g. a `PartialObjectMetadata` media type. */
-  readonly accept?: string | undefined;
+/** A watch of a collection path (`watch=true` is added to the query). */
+export interface WatchRequest extends RequestTarget {
   /** Ends the watch: `ended` resolves. */
   readonly signal: AbortSignal;
   /** How long the response may take to start, in ms (default `DEFAULT_WATCH_CONNECT_TIMEOUT_MS`; 0 = none). */
