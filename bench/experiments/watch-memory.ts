@@ -3,12 +3,13 @@
 // (primaries) and Deployments each controlled by one of them (children), half and half, in one
 // namespace, with `resyncOnStart: false` (it lists, watches and holds; it sends nothing). For each
 // size in SIZES (cumulative: the objects of a size stay for the next) every bundle (this checkout,
-// and BEFORE=<forwarder .mjs> when given, e.g. the base commit's) runs REPEAT times, alternating;
+// and those of BUNDLES=<label>=<forwarder .mjs>,... when given, e.g. the base commit's) runs
+// REPEAT times, alternating;
 // a run waits until /readyz says every watch is synced, lets it settle SETTLE_MS, then samples
 // VmRSS (RssAnon/RssFile) every 250 ms for 5 s and reports the median, plus VmHWM (the peak,
 // the initial LIST included). A bare `node` under the same flags (an idle timer) is the floor.
 //
-//   SIZES=10000,100000 BEFORE=/tmp/forwarder-before.mjs node bench/experiments/watch-memory.ts
+//   SIZES=10000,100000 BUNDLES=before=/tmp/forwarder-before.mjs node bench/experiments/watch-memory.ts
 //
 // The Deployments are what a Memcached's reconcile creates (bench/lib's children: the same pod
 // template); no kube-controller-manager runs, so they carry no status — a real child's status
@@ -82,8 +83,13 @@ try {
   const admin = createKubeClient(createTransport(cp.kubeConfig), { fieldManager: 'bench' });
   await admin.create({ apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
   const queueUrl = await queues.createQueue({ name: 'held', visibilityTimeoutSeconds: 600 });
-  const bundles: Record<string, string> = { after: (await bundleForwarder(join(work, 'forwarder.mjs'))).outFile };
-  if (process.env.BEFORE) bundles.before = process.env.BEFORE;
+  const bundles: Record<string, string> = {};
+  for (const entry of (process.env.BUNDLES ?? '').split(',').filter(Boolean)) {
+    const [label, path] = entry.split('=');
+    if (!label || !path) throw new Error(`BUNDLES: expected <label>=<path>, got ${JSON.stringify(entry)}`);
+    bundles[label] = path;
+  }
+  bundles['this checkout'] = (await bundleForwarder(join(work, 'forwarder.mjs'))).outFile;
   const configPath = join(work, 'forwarder.yaml');
   writeFileSync(configPath, stringify({
     clusterId: 'bench',
