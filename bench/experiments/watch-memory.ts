@@ -11,6 +11,9 @@
 //
 //   SIZES=10000,100000 BUNDLES=before=/tmp/forwarder-before.mjs node bench/experiments/watch-memory.ts
 //
+// FLAGS_VARIANT="<node flags>" adds a run of this checkout's bundle with those flags on top of the
+// image's (label `this checkout + <flags>`), to try a runtime flag before shipping it.
+//
 // The Deployments are what a Memcached's reconcile creates (bench/lib's children: the same pod
 // template); no kube-controller-manager runs, so they carry no status — a real child's status
 // only adds to what a whole-object watch parses.
@@ -90,6 +93,9 @@ try {
     bundles[label] = path;
   }
   bundles['this checkout'] = (await bundleForwarder(join(work, 'forwarder.mjs'))).outFile;
+  const variantFlags = (process.env.FLAGS_VARIANT ?? '').split(' ').filter(Boolean);
+  const variantLabel = `this checkout + ${variantFlags.join(' ')}`;
+  if (variantFlags.length > 0) bundles[variantLabel] = bundles['this checkout'];
   const configPath = join(work, 'forwarder.yaml');
   writeFileSync(configPath, stringify({
     clusterId: 'bench',
@@ -101,10 +107,10 @@ try {
     server: { port: 0, host: '127.0.0.1' },
   }));
 
-  async function runForwarder(bundle: string): Promise<Memory & { syncSeconds: number }> {
+  async function runForwarder(bundle: string, extraFlags: readonly string[]): Promise<Memory & { syncSeconds: number }> {
     const started = Date.now();
     const lines: string[] = [];
-    const child = spawn(process.execPath, [...FORWARDER_NODE_FLAGS, bundle], {
+    const child = spawn(process.execPath, [...FORWARDER_NODE_FLAGS, ...extraFlags, bundle], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         PATH: process.env.PATH, OPERLESS_FORWARDER_CONFIG: configPath, OPERLESS_LOG_LEVEL: 'info', KUBECONFIG: cp.kubeconfigPath,
@@ -151,7 +157,7 @@ try {
     const runs: Record<string, (Memory & { syncSeconds: number })[]> = {};
     for (let r = 0; r < REPEAT; r++) {
       for (const [label, bundle] of Object.entries(bundles)) {
-        const result = await runForwarder(bundle);
+        const result = await runForwarder(bundle, label === variantLabel ? variantFlags : []);
         (runs[label] ??= []).push(result);
         console.log(JSON.stringify({ objects: size, bundle: label, run: r + 1, ...result }));
       }
