@@ -10,7 +10,7 @@
 import type { KubeApi } from '../../kube/api.ts';
 import { apiGroup, groupVersionPrefix } from '../../kube/paths.ts';
 import { errorMessage } from '../../observability/log.ts';
-import type { Trigger, WatchConfig, WatchRole } from '../config.ts';
+import type { RelatedTarget, Trigger, WatchConfig, WatchRole } from '../config.ts';
 
 /** A watch with its REST coordinates resolved (plural and scope known). */
 export interface ResolvedWatch {
@@ -25,6 +25,33 @@ export interface ResolvedWatch {
   readonly triggers: readonly Trigger[];
   /** Primaries: the queue of this kind's messages (see queues.ts). */
   readonly queueUrl?: string;
+  /** Related watches: the primaries a change maps to. */
+  readonly targets?: readonly RelatedTarget[];
+  /**
+   * The fields related mappings read (withRelatedFields): for a primary the spec paths of the
+   * `{ field }` targets naming its kind, for a related watch `label:<key>` of its `{ label }`
+   * targets. The snapshot keeps these values and nothing else of the spec; a primary watch
+   * without fields needs only the object's metadata.
+   */
+  readonly fields?: readonly string[];
+}
+
+/**
+ * Each watch with the fields its snapshots keep for the related mappings: a primary the spec
+ * paths of the `field` mappings naming it, a related watch `label:<key>` for its `label`
+ * mappings. Pure.
+ */
+export function withRelatedFields(watches: readonly ResolvedWatch[]): ResolvedWatch[] {
+  return watches.map((w) => {
+    const fields = new Set<string>();
+    if (w.role === 'related') for (const t of w.targets ?? []) if ('label' in t.map) fields.add(`label:${t.map.label}`);
+    if (w.role === 'primary') {
+      for (const r of watches) {
+        for (const t of r.targets ?? []) if (t.kind === w.kind && apiGroup(t.apiVersion) === w.group && 'field' in t.map) fields.add(t.map.field);
+      }
+    }
+    return fields.size > 0 ? { ...w, fields: [...fields].sort() } : w;
+  });
 }
 
 interface ApiResourceList {
@@ -33,7 +60,7 @@ interface ApiResourceList {
 
 /** Completes one watch from a discovery document. Pure; returns an error string if it cannot. */
 export function resolveFromDiscovery(watch: WatchConfig, list: ApiResourceList | undefined): ResolvedWatch | string {
-  const base = { role: watch.role, apiVersion: watch.apiVersion, kind: watch.kind, group: apiGroup(watch.apiVersion), namespaces: watch.namespaces, triggers: watch.triggers, ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}), ...(watch.queueUrl ? { queueUrl: watch.queueUrl } : {}) };
+  const base = { role: watch.role, apiVersion: watch.apiVersion, kind: watch.kind, group: apiGroup(watch.apiVersion), namespaces: watch.namespaces, triggers: watch.triggers, ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}), ...(watch.queueUrl ? { queueUrl: watch.queueUrl } : {}), ...(watch.targets ? { targets: watch.targets } : {}) };
   if (watch.plural !== undefined && watch.namespaced !== undefined) {
     return { ...base, plural: watch.plural, namespaced: watch.namespaced };
   }
@@ -70,5 +97,5 @@ export async function resolveWatches(api: KubeApi, watches: readonly WatchConfig
     else resolved.push(result);
   }
   if (problems.length > 0) throw new Error(`cannot resolve the configured watches:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-  return resolved;
+  return withRelatedFields(resolved);
 }
