@@ -1,6 +1,6 @@
 /**
  * `operless create api --group <g> --version <v> --kind <Kind> [--namespaced|--cluster-scoped]
- * [--owns Deployment,Service] [--force]`: adds a kind to a project made by `operless init`.
+ * [--owns Deployment,Service] [--watches ConfigMap,Secret] [--force]`: adds a kind to a project made by `operless init`.
  * Validates the names (DNS-1123 group, PascalCase kind, version like v1alpha1), refuses to
  * overwrite files unless --force, prints what it created and what to do next.
  */
@@ -22,6 +22,7 @@ export const createApiSpec: CommandSpec = {
     namespaced: { type: 'boolean', description: 'Objects live in namespaces (the default)' },
     'cluster-scoped': { type: 'boolean', description: 'Objects are cluster-scoped' },
     owns: { type: 'string', placeholder: 'kinds', description: 'Kinds the controller creates and owns, comma-separated, e.g. Deployment,Service,ConfigMap' },
+    watches: { type: 'string', placeholder: 'kinds', description: 'Kinds the controller reads but does not own, comma-separated, e.g. ConfigMap,Secret: each gets spec.<kind>Ref and a related watch (a change reconciles every object naming it)' },
     project: { type: 'string', placeholder: 'dir', description: 'Project directory', default: '.' },
     force: { type: 'boolean', description: 'Overwrite the kind\'s files if they exist' },
     ...JSON_RESULT_OPTION,
@@ -41,6 +42,7 @@ export async function createApi(argv: string[]): Promise<CommandResult> {
   if (values.namespaced && values['cluster-scoped']) throw new UsageError('--namespaced and --cluster-scoped exclude each other');
   const root = resolve(stringOption(values, 'project') ?? '.');
   const owns = stringOption(values, 'owns');
+  const related = stringOption(values, 'watches');
   const result = runScaffold(() =>
     scaffoldApi(root, {
       group: stringOption(values, 'group')!,
@@ -48,13 +50,14 @@ export async function createApi(argv: string[]): Promise<CommandResult> {
       kind: stringOption(values, 'kind')!,
       namespaced: values['cluster-scoped'] !== true,
       ...(owns ? { owns } : {}),
+      ...(related ? { watches: related } : {}),
       force: values.force === true,
     }),
   );
   if (values.json) return { output: `${JSON.stringify({ api: result.api, files: result.changes }, null, 2)}\n` };
   const { api } = result;
   const where = relative(process.cwd(), root);
-  const headline = `Added ${api.kind} (${api.group}/${api.version}, ${api.namespaced ? 'namespaced' : 'cluster-scoped'}${api.owns.length ? `, owns ${api.owns.map((o) => o.kind).join(', ')}` : ''}):`;
+  const headline = `Added ${api.kind} (${api.group}/${api.version}, ${api.namespaced ? 'namespaced' : 'cluster-scoped'}${api.owns.length ? `, owns ${api.owns.map((o) => o.kind).join(', ')}` : ''}${api.watches?.length ? `, watches ${api.watches.map((o) => o.kind).join(', ')}` : ''}):`;
   return {
     output: scaffoldReport(headline, result.changes, [
       ...(where ? [`  cd ${where}`] : []),
