@@ -23,7 +23,7 @@ import { CRD_DIR, resources } from '../../src/resources.ts';
 import { defineController } from '../../src/core/controller.ts';
 import { toSqsHandler, type SqsBatchHandler } from '../../src/core/handler.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
-import { createSqsSender } from '../../src/queue/sqs.ts';
+import { createSqsQueue, createSqsSender } from '../../src/queue/sqs.ts';
 import { buildSqsEvent, createLambdaContext, queueArnFromUrl } from '../../src/local/lambda-runner.ts';
 import { decodeMessage, type ReconcileMessage } from '../../src/contract/message.ts';
 import { silentLogger } from '../../src/observability/log.ts';
@@ -51,6 +51,9 @@ let forwarder: Forwarder | undefined;
 const received: ReconcileMessage[] = [];
 let pumping = true;
 let pump: Promise<void> = Promise.resolve();
+let pumpError: unknown;
+/** What the pump saw, for a timeout's message. */
+const context = () => `received: ${received.map((m) => `${m.reason} ${m.name}`).join(', ')}; pump error: ${String(pumpError)}; forwarder pending: ${forwarder?.pending()}`;
 
 async function kubectl(args: string[], input?: string) {
   const r = await cp.kubectl(args, input === undefined ? {} : { input });
@@ -71,14 +74,14 @@ function start(): Forwarder {
   const shipped = fwdIdentity.config as { primaries: object[]; owned: object[]; related: object[] };
   const f = startForwarder({
     clusterId: CLUSTER,
-    queue: { url: workQueue, region: broker.region, endpoint: broker.endpoint },
+    queue: { url: workQueue, region: broker.region },
     primaries: shipped.primaries as never,
     owned: shipped.owned as never,
     related: shipped.related as never,
     leaderElection: { enabled: false },
     coalesceWindowMs: 0,
     resyncOnStart: true,
-  }, { kubeConfig: fwdIdentity.identity.kubeConfig, serve: false, logger: silentLogger });
+  }, { kubeConfig: fwdIdentity.identity.kubeConfig, queue: createSqsQueue({ queueUrl: workQueue, region: broker.region, client: broker.sqs() }), serve: false, logger: silentLogger });
   return f;
 }
 
@@ -127,7 +130,7 @@ before(async () => {
   for (const name of OTHERS) await kubectl(['apply', '-f', '-'], memcached(name));
   forwarder = start();
   await forwarder.ready;
-  pump = runPump();
+  pump = runPump().catch((err: unknown) => { pumpError = err; });
   await waitUntil('every Memcached has its Deployment, the referring ones with -c 1024', async () => {
     for (const name of [...REFERRING, ...OTHERS]) {
       const d = await cp.kubectl(['get', 'deployment', name, '-n', NS, '-o', 'json']);
@@ -135,7 +138,7 @@ before(async () => {
     }
     for (const name of REFERRING) if (!(await argsOf(name)).join(' ').includes('-c 1024')) return false;
     return true;
-  }, { timeoutMs: 60_000 });
+  }, { timeoutMs: 60_000, context });
 });
 after(async () => {
   pumping = false;
@@ -155,14 +158,14 @@ test('editing the ConfigMap reconciles exactly the three Memcacheds that refer t
   for (const name of REFERRING) before.set(name, await hashOf(name));
   const othersRv = new Map<string, string>();
   for (const name of OTHERS) othersRv.set(name, (await getJson(['get', 'deployment', name, '-n', NS])).metadata.resourceVersion);
-  await waitUntil('the forwarder sent everything of the start', () => forwarder!.pending() === 0, { timeoutMs: 30_000 });
+  await waitUntil('the forwarder sent everything of the start', () => forwarder!.pending() === 0, { timeoutMs: 30_000, context });
   const mark = received.length;
   await kubectl(['apply', '-f', '-'], configMap('2048'));
   await waitUntil('the three referring Deployments roll to -c 2048', async () => {
     for (const name of REFERRING) if (!(await argsOf(name)).join(' ').includes('-c 2048')) return false;
     return true;
-  }, { timeoutMs: 60_000 });
-  await waitUntil('the forwarder has nothing pending', () => forwarder!.pending() === 0, { timeoutMs: 30_000 });
+  }, { timeoutMs: 60_000, context });
+  await waitUntil('the forwarder has nothing pending', () => forwarder!.pending() === 0, { timeoutMs: 30_000, context });
   assert.deepEqual([...new Set(namesSince(mark, 'Related'))].sort(), REFERRING, 'a Related message for each referring Memcached');
   for (const name of OTHERS) assert.equal(namesSince(mark).includes(name), false, `${name} does not refer to the ConfigMap: no message`);
   for (const name of REFERRING) {
@@ -177,7 +180,7 @@ test('deleting the ConfigMap degrades the three with a reason and a Warning Even
   await waitUntil('the three are Degraded=True, ConfigMapNotFound', async () => {
     for (const name of REFERRING) if ((await degraded(name))?.reason !== 'ConfigMapNotFound' || (await degraded(name))?.status !== 'True') return false;
     return true;
-  }, { timeoutMs: 60_000 });
+  }, { timeoutMs: 60_000, context });
   const events = await getJson(['get', 'events.events.k8s.io', '-n', NS, '--field-selector', 'reason=ConfigMapNotFound']);
   assert.deepEqual([...new Set(events.items.filter((e: Json) => e.type === 'Warning').map((e: Json) => e.regarding.name))].sort(), REFERRING);
   for (const name of OTHERS) assert.notEqual((await degraded(name))?.status, 'True');
@@ -188,7 +191,7 @@ test('deleting the ConfigMap degrades the three with a reason and a Warning Even
       if (!(await argsOf(name)).join(' ').includes('-c 4096')) return false;
     }
     return true;
-  }, { timeoutMs: 60_000 });
+  }, { timeoutMs: 60_000, context });
 });
 
 test('an invalid ConfigMap degrades them (InvalidConfigMap) and keeps the running Deployment', async () => {
@@ -209,5 +212,5 @@ test('a ConfigMap edited while the forwarder is down is applied after its restar
   await waitUntil('the three roll to -c 3000', async () => {
     for (const name of REFERRING) if (!(await argsOf(name)).join(' ').includes('-c 3000')) return false;
     return true;
-  }, { timeoutMs: 60_000 });
+  }, { timeoutMs: 60_000, context });
 });

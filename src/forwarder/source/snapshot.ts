@@ -28,6 +28,13 @@ export interface ObjectSnapshot {
   readonly resourceVersion: string;
   /** Absent for kinds that do not track generation (ConfigMap, Secret, ...). */
   readonly generation?: number;
+  /**
+   * Kinds without generation only: a digest of everything but metadata and status (a
+   * ConfigMap's `data`, a Secret's `data`), so a data change is told apart from a
+   * metadata-only one even when both happen in one write (`kubectl apply` also rewrites an
+   * annotation).
+   */
+  readonly content?: string;
   readonly labels: string;
   readonly annotations: string;
   readonly finalizers: string;
@@ -112,7 +119,7 @@ export function snapshotOf(object: Record<string, unknown>, fields: readonly str
     name: meta.name,
     ...(typeof meta.namespace === 'string' && meta.namespace ? { namespace: meta.namespace } : {}),
     resourceVersion: typeof meta.resourceVersion === 'string' ? meta.resourceVersion : '',
-    ...(typeof meta.generation === 'number' ? { generation: meta.generation } : {}),
+    ...(typeof meta.generation === 'number' ? { generation: meta.generation } : { content: contentDigest(object) }),
     labels: digest(meta.labels),
     annotations: digest(meta.annotations),
     finalizers: digest(meta.finalizers),
@@ -123,6 +130,12 @@ export function snapshotOf(object: Record<string, unknown>, fields: readonly str
     ...soleApplierOf(meta.managedFields),
     ...(fields.length > 0 ? refsOf(object, fields) : {}),
   };
+}
+
+/** The hash of an object's fields other than apiVersion, kind, metadata and status: always a hash, never the values (a Secret's data is not kept). */
+function contentDigest(object: Record<string, unknown>): string {
+  const { apiVersion: _a, kind: _k, metadata: _m, status: _s, ...content } = object;
+  return createHash('sha1').update(JSON.stringify(content)).digest('base64');
 }
 
 function soleApplierOf(managedFields: unknown): { soleApplier?: string } {
