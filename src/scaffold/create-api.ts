@@ -53,6 +53,7 @@ export function planCreateApi(project: ProjectFile, options: CreateApiOptions, c
   const owns = options.owns ? resolveOwned(options.owns, options.namespaced, projectKinds) : [];
   const related = options.watches ? resolveRelated(options.watches, options.namespaced, projectKinds) : [];
   const api: ApiEntry = { group, version, kind, plural: pluralOf(kind), namespaced: options.namespaced, owns, ...(related.length > 0 ? { watches: related } : {}) };
+  checkWatchedOnce(project, api);
   const existing = project.apis.find((a) => a.kind === kind);
   if (existing && !options.force) {
     throw new ScaffoldError(`this project already has kind ${kind} (${existing.group}/${existing.version}); pass --force to regenerate its files`);
@@ -88,6 +89,21 @@ export function planCreateApi(project: ProjectFile, options: CreateApiOptions, c
     );
   }
   return { api, project: next, changes };
+}
+
+/** The forwarder watches a kind once, owned or related: a kind the project owns cannot also be related (and the other way round). */
+function checkWatchedOnce(project: ProjectFile, api: ApiEntry): void {
+  const others = project.apis.filter((a) => a.kind !== api.kind);
+  const ownedBy = (k: KindRef) => [api, ...others].find((a) => a.owns.some((o) => o.kind === k.kind && o.apiVersion === k.apiVersion));
+  const relatedBy = (k: KindRef) => [api, ...others].find((a) => (a.watches ?? []).some((o) => o.kind === k.kind && o.apiVersion === k.apiVersion));
+  for (const k of api.watches ?? []) {
+    const owner = ownedBy(k);
+    if (owner) throw new ScaffoldError(`--watches ${k.kind}: ${owner.kind} owns ${k.kind} already, and the forwarder watches a kind once (owned or related); drop it from --watches or --owns`);
+  }
+  for (const k of api.owns) {
+    const reader = relatedBy(k);
+    if (reader) throw new ScaffoldError(`--owns ${k.kind}: ${reader.kind} watches ${k.kind} as a related kind already, and the forwarder watches a kind once (owned or related)`);
+  }
 }
 
 /** The environment variable that gives the resync function a kind's work queue URL: `WEB_APP_QUEUE_URL`. */
@@ -309,7 +325,6 @@ function watches(project: ProjectFile): { primaries: KindRef[]; owned: KindRef[]
   for (const api of project.apis) {
     for (const w of api.watches ?? []) {
       const key = `${w.apiVersion}/${w.kind}`;
-      if (owned.has(key)) continue; // an owned kind is watched already (a kind is listed once)
       const entry = related.get(key) ?? { ...w, for: [] };
       entry.for.push({ apiVersion: `${api.group}/${api.version}`, kind: api.kind, field: `spec.${refField(w)}.name` });
       related.set(key, entry);

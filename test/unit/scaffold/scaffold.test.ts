@@ -235,3 +235,10 @@ describe('create api --watches', () => {
     assert.throws(() => planCreateApi(project, { group: 'cache', version: 'v1alpha1', kind: 'Cache', namespaced: false, watches: 'ConfigMap' }), /must be --namespaced/);
   });
 });
+
+test('create api: a kind is owned or related, never both (the forwarder watches it once)', () => {
+  const project: ProjectFile = { name: 'demo', domain: 'example.com', apis: [] };
+  assert.throws(() => planCreateApi(project, { group: 'cache', version: 'v1', kind: 'Cache', namespaced: true, owns: 'ConfigMap', watches: 'ConfigMap' }), /Cache owns ConfigMap already/);
+  const first = planCreateApi(project, { group: 'cache', version: 'v1', kind: 'Cache', namespaced: true, watches: 'ConfigMap' });
+  assert.throws(() => planCreateApi(first.project, { group: 'web', version: 'v1', kind: 'Site', namespaced: true, owns: 'ConfigMap' }), /Cache watches ConfigMap as a related kind already/);
+});
