@@ -117,3 +117,27 @@ test('a related change routes a Related request to each referring primary (field
   assert.deepEqual(routeChange('k', c, { type: 'MODIFIED', old: before, current: annotated }, [m, c], index).forwards, []);
   assert.deepEqual(routeChange('k', c, { type: 'ADDED', current: after }, [m, c]).forwards, [], 'without an index a related change routes nowhere');
 });
+
+test('the intake: primary lists and events feed the index; a related relist (a ConfigMap changed while the watch was away) sends Related for its primaries; a first list sends nothing', async () => {
+  const { Intake } = await import('../../../src/forwarder/sink/intake.ts');
+  const { createForwarderMetrics } = await import('../../../src/forwarder/metrics.ts');
+  const { silentLogger } = await import('../../../src/observability/log.ts');
+  const watches = withRelatedFields([memcached, configMaps]) as [ResolvedWatch, ResolvedWatch];
+  const [m, c] = watches;
+  const sent: string[] = [];
+  const lanes = { forward: (messages: { reason: string; name: string }[]) => { for (const x of messages) sent.push(`${x.reason} ${x.name}`); } } as never;
+  const intake = new Intake({ clusterId: 'k', lanes, watches: () => watches, isLeading: () => true, metrics: createForwarderMetrics(), log: silentLogger, now: () => 0 });
+  const mc = (uid: string, name: string, ref: string) => snapshotOf({ metadata: { uid, name, namespace: 'ns', resourceVersion: '1', generation: 1 }, spec: { configMapRef: { name: ref } } }, m.fields)!;
+  const cm = (rv: string, v: string) => snapshotOf({ metadata: { uid: 'c1', name: 'cm', namespace: 'ns', resourceVersion: rv }, data: { v } }, c.fields)!;
+  intake.list(m, { changes: [], listed: [mc('u1', 'one', 'cm'), mc('u2', 'two', 'other')], first: true, resync: false }, 's/m');
+  intake.list(c, { changes: [{ type: 'ADDED', current: cm('1', 'a') }], listed: [cm('1', 'a')], first: true, resync: false }, 's/c');
+  assert.deepEqual(sent, [], 'first lists send nothing');
+  intake.change(m, { type: 'ADDED', current: mc('u3', 'three', 'cm') }, 's/m');
+  sent.length = 0;
+  intake.list(c, { changes: [{ type: 'MODIFIED', old: cm('1', 'a'), current: cm('2', 'b') }], listed: [cm('2', 'b')], first: false, resync: false }, 's/c');
+  assert.deepEqual(sent.sort(), ['Related one', 'Related three']);
+  sent.length = 0;
+  intake.list(m, { changes: [], listed: [mc('u3', 'three', 'cm')], first: false, resync: false }, 's/m'); // one is gone
+  intake.change(c, { type: 'DELETED', old: cm('2', 'b'), current: cm('2', 'b') }, 's/c');
+  assert.deepEqual(sent, ['Related three']);
+});
