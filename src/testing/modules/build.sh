@@ -7,6 +7,9 @@
 #   build.sh helm   -> $CACHE/helm-v3.22.0/helm
 #   build.sh elasticmq -> $CACHE/elasticmq-1.7.1/lib/*.jar   (Maven Central, with its dependencies;
 #                      run: java -cp "$dir/lib/*" org.elasticmq.server.Main)
+#   build.sh rie  -> $CACHE/rie-<pseudo-version>/aws-lambda-rie   (AWS's Lambda Runtime Interface Emulator)
+#   build.sh ric  -> $CACHE/ric-4.0.2/node_modules/aws-lambda-ric (AWS's Node.js runtime interface client,
+#                      npm; its native addon is compiled at install against the pinned Node's own headers)
 #   build.sh controller-runtime -> $CACHE/controller-runtime-memcached-v0.22.5-<source hash>/memcached-operator
 #                      (the benchmark's controller-runtime operator, bench/controller-runtime; bench only:
 #                      keyed by the pinned controller-runtime and a hash of its source, go.mod and go.sum)
@@ -17,7 +20,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${OPERLESS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/operless}
-what=${1:?usage: build.sh kube|etcd|helm|elasticmq|controller-runtime}
+what=${1:?usage: build.sh kube|etcd|helm|elasticmq|rie|ric|controller-runtime}
 
 die() { echo "operless testenv: $*" >&2; exit 1; }
 need_go() {
@@ -45,6 +48,22 @@ case "$what" in
     ld="-s -w -X helm.sh/helm/v3/internal/version.version=$ver -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
     pkgs="helm.sh/helm/v3/cmd/helm"
     ;;
+  rie)
+    need_go
+    ver=$(modver github.com/aws/aws-lambda-runtime-interface-emulator rie); dir=rie
+    ld="-s -w"
+    pkgs="github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie"
+    ;;
+  ric)
+    command -v npm >/dev/null || die "npm is not installed, and installing aws-lambda-ric needs it."
+    for tool in make g++ cmake; do
+      command -v $tool >/dev/null || die "$tool is not installed, and aws-lambda-ric compiles its native addon (curl + aws-lambda-cpp) at install. Install the build tools (Debian: apt-get install build-essential cmake)."
+    done
+    ver=$(sed -n 's|.*"aws-lambda-ric": "\(.*\)".*|\1|p' "$here/ric/package.json"); dir=ric
+    # node-gyp would download Node's headers; the pinned `node` npm package carries them.
+    nodedir=${npm_config_nodedir:-$(ls -d "$here"/../../../node_modules/node/node_modules/node-*/include/.. 2>/dev/null | head -1)}
+    [ -f "$nodedir/include/node/node_api.h" ] || die "no Node.js headers for the native addon of aws-lambda-ric (looked in '$nodedir'); run npm ci first or set npm_config_nodedir to a Node.js 24 folder holding include/node."
+    ;;
   controller-runtime)
     need_go
     dir=../../../bench/controller-runtime
@@ -59,7 +78,7 @@ case "$what" in
     command -v mvn >/dev/null || die "Maven is not installed, and fetching ElasticMQ from Maven Central needs it. Install Maven (Debian: apt-get install maven)."
     ver=$(sed -n 's|.*<elasticmq.version>\(.*\)</elasticmq.version>.*|\1|p' "$here/elasticmq/pom.xml"); dir=elasticmq
     ;;
-  *) die "unknown target '$what' (expected kube, etcd, helm, elasticmq or controller-runtime)";;
+  *) die "unknown target '$what' (expected kube, etcd, helm, elasticmq, rie, ric or controller-runtime)";;
 esac
 [ -n "$ver" ] || die "could not read the pinned version from $here/$dir/go.mod"
 out="$cache/$what-$ver"
@@ -82,6 +101,16 @@ if [ "$what" = elasticmq ]; then
   rm -f "$tmp/mvn.log"
   ls "$tmp/lib"/elasticmq-server_2.13-"$ver".jar >/dev/null || die "Maven finished but elasticmq-server_2.13-$ver.jar is missing from $tmp/lib"
   echo "operless testenv:   fetched $(ls "$tmp/lib" | wc -l) jars in $(( $(date +%s) - start ))s" >&2
+  pkgs=""
+elif [ "$what" = ric ]; then
+  echo "operless testenv: installing aws-lambda-ric $ver into $out (first run only; compiles its native addon, a few minutes)" >&2
+  start=$(date +%s)
+  cp package.json package-lock.json "$tmp/"
+  (cd "$tmp" && npm_config_nodedir="$nodedir" npm ci --no-audit --no-fund --loglevel=error) >"$tmp/npm.log" 2>&1 \
+    || { tail -40 "$tmp/npm.log" >&2; die "npm could not install aws-lambda-ric $ver (output above)."; }
+  rm -f "$tmp/npm.log"
+  [ -f "$tmp/node_modules/aws-lambda-ric/rapid-client.node" ] || die "npm finished but aws-lambda-ric's native addon (rapid-client.node) was not built"
+  echo "operless testenv:   installed in $(( $(date +%s) - start ))s" >&2
   pkgs=""
 else
   echo "operless testenv: building $what $ver from Go modules into $out (first run only; several minutes on 2 cores)" >&2
