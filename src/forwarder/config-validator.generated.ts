@@ -9,7 +9,7 @@
  */
 export const validate = validate10;
 export default validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false,"required":["clusterId","primaries"],"definitions":{"apiVersion":{"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317},"kind":{"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63},"plural":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"namespace":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"leaseName":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253},"clusterId":{"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63},"queueUrl":{"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"},"region":{"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"},"endpoint":{"type":"string","pattern":"^https?://\\S+$"},"trigger":{"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]},"primary":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"}}},"owned":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}}}},"related":{"type":"object","additionalProperties":false,"required":["apiVersion","kind","for"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","deletion"]},"queueUrl":{"not":{}},"for":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"field":{"type":"string","pattern":"^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$","maxLength":253},"label":{"type":"string","minLength":1,"maxLength":317},"namespace":{"type":"boolean"}}}}}}},"properties":{"clusterId":{"$ref":"#/definitions/clusterId"},"queue":{"type":"object","additionalProperties":false,"default":{},"properties":{"url":{"$ref":"#/definitions/queueUrl"},"region":{"$ref":"#/definitions/region"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"primaries":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/primary"}},"owned":{"type":"array","items":{"$ref":"#/definitions/owned"},"default":[]},"related":{"type":"array","items":{"$ref":"#/definitions/related"},"default":[]},"watches":{"not":{}},"resyncOnStart":{"type":"boolean","default":true},"coalesceWindowMs":{"type":"integer","minimum":0,"maximum":60000,"default":500},"coalesceMaxWindowMs":{"type":"integer","minimum":0,"maximum":600000},"buffer":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxMessages":{"type":"integer","minimum":10,"maximum":10000000,"default":10000}}},"send":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxBatchBytes":{"type":"integer","minimum":4096,"maximum":1048576,"default":262144},"maxSenderFaultRetries":{"type":"integer","minimum":0,"maximum":1000,"default":5},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":200},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"probeIntervalSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"connectTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":5000},"requestTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":10000}}},"watch":{"type":"object","additionalProperties":false,"default":{},"properties":{"silenceTimeoutSeconds":{"type":"integer","minimum":2,"maximum":3600,"default":75},"serverTimeoutSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":800},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"listPageSize":{"type":"integer","minimum":1,"maximum":10000,"default":500}}},"leaderElection":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"leaseName":{"$ref":"#/definitions/leaseName","default":"operless-forwarder"},"namespace":{"$ref":"#/definitions/namespace"},"identity":{"type":"string"},"leaseDurationSeconds":{"type":"number","minimum":1,"maximum":3600,"default":15},"renewDeadlineSeconds":{"type":"number","minimum":0.5,"maximum":3600,"default":10},"retryPeriodSeconds":{"type":"number","minimum":0.1,"maximum":600,"default":2}}},"server":{"type":"object","additionalProperties":false,"default":{},"properties":{"port":{"type":"integer","minimum":0,"maximum":65535,"default":8080},"host":{"type":"string","default":"0.0.0.0"}}},"shutdownGraceMs":{"type":"integer","minimum":0,"maximum":600000,"default":20000}}};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false,"required":["clusterId","primaries"],"definitions":{"apiVersion":{"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317},"kind":{"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63},"plural":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"namespace":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"leaseName":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253},"clusterId":{"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63},"queueUrl":{"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"},"region":{"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"},"endpoint":{"type":"string","pattern":"^https?://\\S+$"},"trigger":{"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]},"primary":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"}}},"owned":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}}}},"related":{"type":"object","additionalProperties":false,"required":["apiVersion","kind","for"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","deletion"]},"queueUrl":{"not":{}},"for":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"field":{"type":"string","pattern":"^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$","maxLength":253},"label":{"type":"string","minLength":1,"maxLength":317},"namespace":{"type":"boolean"}}}}}}},"properties":{"clusterId":{"$ref":"#/definitions/clusterId"},"queue":{"type":"object","additionalProperties":false,"default":{},"properties":{"url":{"$ref":"#/definitions/queueUrl"},"region":{"$ref":"#/definitions/region"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"primaries":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/primary"}},"owned":{"type":"array","items":{"$ref":"#/definitions/owned"},"default":[]},"related":{"type":"array","items":{"$ref":"#/definitions/related"},"default":[]},"watches":{"not":{}},"resyncOnStart":{"type":"boolean","default":true},"coalesceWindowMs":{"type":"integer","minimum":0,"maximum":60000,"default":500},"coalesceMaxWindowMs":{"type":"integer","minimum":0,"maximum":600000},"buffer":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxMessages":{"type":"integer","minimum":10,"maximum":10000000,"default":10000}}},"send":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxBatchBytes":{"type":"integer","minimum":4096,"maximum":1048576,"default":262144},"maxSenderFaultRetries":{"type":"integer","minimum":0,"maximum":1000,"default":5},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":200},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"probeIntervalSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"connectTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":5000},"requestTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":10000}}},"watch":{"type":"object","additionalProperties":false,"default":{},"properties":{"silenceTimeoutSeconds":{"type":"integer","minimum":2,"maximum":3600,"default":75},"serverTimeoutSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":800},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"listPageSize":{"type":"integer","minimum":1,"maximum":10000,"default":500}}},"leaderElection":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"leaseName":{"$ref":"#/definitions/leaseName","default":"operless-forwarder"},"namespace":{"$ref":"#/definitions/namespace"},"identity":{"type":"string"},"leaseDurationSeconds":{"type":"number","minimum":1,"maximum":3600,"default":15},"renewDeadlineSeconds":{"type":"number","minimum":0.5,"maximum":3600,"default":10},"retryPeriodSeconds":{"type":"number","minimum":0.1,"maximum":600,"default":2}}},"server":{"type":"object","additionalProperties":false,"default":{},"properties":{"port":{"type":"integer","minimum":0,"maximum":65535,"default":8080},"host":{"type":"string","default":"0.0.0.0"}}},"webhooks":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"port":{"type":"integer","minimum":0,"maximum":65535,"default":9443},"host":{"type":"string","default":"0.0.0.0"},"certFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.crt"},"keyFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.key"},"functions":{"type":"object","default":{},"additionalProperties":{"type":"string","pattern":"^[A-Za-z0-9:_.-]{1,170}$"}},"lambdaEndpoint":{"$ref":"#/definitions/endpoint"}}},"shutdownGraceMs":{"type":"integer","minimum":0,"maximum":600000,"default":20000}}};
 const schema12 = {"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63};
 const schema13 = {"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"};
 const schema14 = {"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"};
@@ -24,6 +24,7 @@ const pattern2 = new RegExp("^[a-z]{2}(-[a-z]+)+-\\d+$", "u");
 const pattern3 = new RegExp("^https?://\\S+$", "u");
 const pattern20 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", "u");
 const pattern6 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "u");
+const pattern22 = new RegExp("^[A-Za-z0-9:_.-]{1,170}$", "u");
 const schema16 = {"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"}}};
 const schema17 = {"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317};
 const schema18 = {"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63};
@@ -1167,6 +1168,9 @@ data.leaderElection = {};
 }
 if(data.server === undefined){
 data.server = {};
+}
+if(data.webhooks === undefined){
+data.webhooks = {};
 }
 if(data.shutdownGraceMs === undefined){
 data.shutdownGraceMs = 20000;
@@ -2344,9 +2348,29 @@ vErrors.push(err95);
 }
 errors++;
 }
-let data42 = data.shutdownGraceMs;
-if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err96 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/type",keyword:"type",params:{type: "integer"}};
+let data42 = data.webhooks;
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+if(data42.enabled === undefined){
+data42.enabled = false;
+}
+if(data42.port === undefined){
+data42.port = 9443;
+}
+if(data42.host === undefined){
+data42.host = "0.0.0.0";
+}
+if(data42.certFile === undefined){
+data42.certFile = "/etc/operless-webhook-tls/tls.crt";
+}
+if(data42.keyFile === undefined){
+data42.keyFile = "/etc/operless-webhook-tls/tls.key";
+}
+if(data42.functions === undefined){
+data42.functions = {};
+}
+for(const key7 in data42){
+if(!(((((((key7 === "enabled") || (key7 === "port")) || (key7 === "host")) || (key7 === "certFile")) || (key7 === "keyFile")) || (key7 === "functions")) || (key7 === "lambdaEndpoint"))){
+const err96 = {instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -2355,9 +2379,9 @@ vErrors.push(err96);
 }
 errors++;
 }
-if((typeof data42 == "number") && (isFinite(data42))){
-if(data42 > 600000 || isNaN(data42)){
-const err97 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+}
+if(typeof data42.enabled !== "boolean"){
+const err97 = {instancePath:instancePath+"/webhooks/enabled",schemaPath:"#/properties/webhooks/properties/enabled/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -2366,8 +2390,9 @@ vErrors.push(err97);
 }
 errors++;
 }
-if(data42 < 0 || isNaN(data42)){
-const err98 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+let data44 = data42.port;
+if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
+const err98 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -2376,15 +2401,199 @@ vErrors.push(err98);
 }
 errors++;
 }
-}
-}
-else {
-const err99 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if((typeof data44 == "number") && (isFinite(data44))){
+if(data44 > 65535 || isNaN(data44)){
+const err99 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535}};
 if(vErrors === null){
 vErrors = [err99];
 }
 else {
 vErrors.push(err99);
+}
+errors++;
+}
+if(data44 < 0 || isNaN(data44)){
+const err100 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
+}
+errors++;
+}
+}
+if(typeof data42.host !== "string"){
+const err101 = {instancePath:instancePath+"/webhooks/host",schemaPath:"#/properties/webhooks/properties/host/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
+}
+errors++;
+}
+let data46 = data42.certFile;
+if(typeof data46 === "string"){
+if(func3(data46) < 1){
+const err102 = {instancePath:instancePath+"/webhooks/certFile",schemaPath:"#/properties/webhooks/properties/certFile/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
+}
+errors++;
+}
+}
+else {
+const err103 = {instancePath:instancePath+"/webhooks/certFile",schemaPath:"#/properties/webhooks/properties/certFile/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
+let data47 = data42.keyFile;
+if(typeof data47 === "string"){
+if(func3(data47) < 1){
+const err104 = {instancePath:instancePath+"/webhooks/keyFile",schemaPath:"#/properties/webhooks/properties/keyFile/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err104];
+}
+else {
+vErrors.push(err104);
+}
+errors++;
+}
+}
+else {
+const err105 = {instancePath:instancePath+"/webhooks/keyFile",schemaPath:"#/properties/webhooks/properties/keyFile/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err105];
+}
+else {
+vErrors.push(err105);
+}
+errors++;
+}
+let data48 = data42.functions;
+if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
+for(const key8 in data48){
+let data49 = data48[key8];
+if(typeof data49 === "string"){
+if(!pattern22.test(data49)){
+const err106 = {instancePath:instancePath+"/webhooks/functions/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/webhooks/properties/functions/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9:_.-]{1,170}$"}};
+if(vErrors === null){
+vErrors = [err106];
+}
+else {
+vErrors.push(err106);
+}
+errors++;
+}
+}
+else {
+const err107 = {instancePath:instancePath+"/webhooks/functions/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/webhooks/properties/functions/additionalProperties/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err107];
+}
+else {
+vErrors.push(err107);
+}
+errors++;
+}
+}
+}
+else {
+const err108 = {instancePath:instancePath+"/webhooks/functions",schemaPath:"#/properties/webhooks/properties/functions/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err108];
+}
+else {
+vErrors.push(err108);
+}
+errors++;
+}
+if(data42.lambdaEndpoint !== undefined){
+let data50 = data42.lambdaEndpoint;
+if(typeof data50 === "string"){
+if(!pattern3.test(data50)){
+const err109 = {instancePath:instancePath+"/webhooks/lambdaEndpoint",schemaPath:"#/definitions/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://\\S+$"}};
+if(vErrors === null){
+vErrors = [err109];
+}
+else {
+vErrors.push(err109);
+}
+errors++;
+}
+}
+else {
+const err110 = {instancePath:instancePath+"/webhooks/lambdaEndpoint",schemaPath:"#/definitions/endpoint/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err110];
+}
+else {
+vErrors.push(err110);
+}
+errors++;
+}
+}
+}
+else {
+const err111 = {instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err111];
+}
+else {
+vErrors.push(err111);
+}
+errors++;
+}
+let data51 = data.shutdownGraceMs;
+if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
+const err112 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err112];
+}
+else {
+vErrors.push(err112);
+}
+errors++;
+}
+if((typeof data51 == "number") && (isFinite(data51))){
+if(data51 > 600000 || isNaN(data51)){
+const err113 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+if(vErrors === null){
+vErrors = [err113];
+}
+else {
+vErrors.push(err113);
+}
+errors++;
+}
+if(data51 < 0 || isNaN(data51)){
+const err114 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err114];
+}
+else {
+vErrors.push(err114);
+}
+errors++;
+}
+}
+}
+else {
+const err115 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err115];
+}
+else {
+vErrors.push(err115);
 }
 errors++;
 }

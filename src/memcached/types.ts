@@ -29,8 +29,8 @@ export const DEFAULT_PORT = 11211;
 export const DEFAULT_MEMORY_LIMIT_MB = 64;
 export const MAX_SIZE = 100;
 
-export const memcachedSpec = required(object(
-  {
+/** The fields of the spec (v1beta1 reuses them, with `replicas` for `size`: see v1beta1.ts). */
+export const memcachedSpecFields = {
     size: required(integer({
       minimum: 0,
       maximum: MAX_SIZE,
@@ -86,9 +86,9 @@ export const memcachedSpec = required(object(
         ],
       },
     ),
-  },
-  { description: 'Desired state of the memcached cluster.' },
-));
+};
+
+export const memcachedSpec = required(object(memcachedSpecFields, { description: 'Desired state of the memcached cluster.' }));
 
 export const memcachedStatus = object(
   {

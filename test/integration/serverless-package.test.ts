@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { extractBundle, packageService, type CloudFormationResource, type PackageResult } from '../../scripts/package.ts';
+import { isTrue, resolveValue } from '../support/cfn-conditions.ts';
 
 type Json = Record<string, any>;
 
@@ -53,7 +54,7 @@ test('default parameters: queues, event source mapping, runtime, IAM', async (t)
 
   await t.test('functions: nodejs24.x on arm64, ESM handlers, queue URLs in the environment', () => {
     const functions = byType(result, 'AWS::Lambda::Function');
-    assert.deepEqual(functions.map(([id]) => id).sort(), ['MemcachedLambdaFunction', 'ResyncLambdaFunction']);
+    assert.deepEqual(functions.map(([id]) => id).sort(), ['MemcachedLambdaFunction', 'ResyncLambdaFunction', 'WebhooksLambdaFunction']);
     for (const [, fn] of functions) {
       const p = fn.Properties as Json;
       assert.equal(p.Runtime, 'nodejs24.x');
@@ -94,12 +95,40 @@ test('default parameters: queues, event source mapping, runtime, IAM', async (t)
     assert.equal(resources.EksAccessPolicy?.Condition, 'UsesEks');
     assert.equal(resources.KubeconfigParameterPolicy?.Condition, 'UsesKubeconfigParameter');
     // The conditions are false with the default (empty) parameters.
-    assert.deepEqual(result.template.Conditions?.UsesEks, { 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
-    assert.deepEqual(result.template.Conditions?.UsesVpc, { 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
+    for (const condition of ['UsesEks', 'UsesKubeconfigParameter', 'UsesVpc']) assert.equal(isTrue(result.template, condition), false, condition);
+  });
+
+  await t.test('alarms: DLQ not empty, work queue oldest message too old; no actions without alarmTopicArn', () => {
+    const dlq = resolveValue(result.template, resources.DeadLetterQueueAlarm?.Properties) as Json;
+    assert.equal(dlq.MetricName, 'ApproximateNumberOfMessagesVisible');
+    assert.deepEqual(dlq.Dimensions, [{ Name: 'QueueName', Value: { 'Fn::GetAtt': ['DeadLetterQueue', 'QueueName'] } }]);
+    assert.equal(dlq.ComparisonOperator, 'GreaterThanThreshold');
+    assert.equal(dlq.Threshold, 0, 'one message in the DLQ alarms');
+    const age = resolveValue(result.template, resources.WorkQueueAgeAlarm?.Properties) as Json;
+    assert.equal(age.MetricName, 'ApproximateAgeOfOldestMessage');
+    assert.deepEqual(age.Dimensions, [{ Name: 'QueueName', Value: { 'Fn::GetAtt': ['WorkQueue', 'QueueName'] } }]);
+    assert.equal(age.Threshold, 900);
+    for (const alarm of [dlq, age]) {
+      assert.equal(alarm.Namespace, 'AWS/SQS');
+      assert.equal(alarm.TreatMissingData, 'notBreaching');
+      assert.deepEqual(alarm.AlarmActions, { Ref: 'AWS::NoValue' }, 'no topic: no actions');
+    }
+  });
+
+  await t.test('hardening: deployment bucket private and versioned, failed resyncs to the DLQ', () => {
+    const bucket = resources.ServerlessDeploymentBucket?.Properties as Json;
+    assert.deepEqual(bucket.PublicAccessBlockConfiguration, { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
+    assert.deepEqual(bucket.VersioningConfiguration, { Status: 'Enabled' });
+    assert.deepEqual((resources.ResyncLambdaFunction!.Properties as Json).DeadLetterConfig, { TargetArn: getAtt('DeadLetterQueue') });
+    for (const id of ['MemcachedLogGroup', 'ResyncLogGroup']) {
+      const group = resolveValue(result.template, resources[id]?.Properties) as Json;
+      assert.equal(group.RetentionInDays, 14, `${id} retention`);
+      assert.deepEqual(group.KmsKeyId, { Ref: 'AWS::NoValue' }, `${id}: no KMS key by default`);
+    }
   });
 
   await t.test('bundles: one ESM file per function that loads and exports handler; sizes recorded', async () => {
-    assert.deepEqual(result.functions.map((f) => f.name), ['memcached', 'resync']);
+    assert.deepEqual(result.functions.map((f) => f.name), ['memcached', 'resync', 'webhooks']);
     for (const fn of result.functions) {
       t.diagnostic(`${fn.name}: zip ${fn.zipBytes} bytes, bundle ${fn.bundleEntry} ${fn.bundleBytes} bytes`);
       assert.equal(fn.bundleEntry, `functions/${fn.name}.mjs`);
@@ -122,6 +151,10 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
       subnetIds: 'subnet-1,subnet-2',
       securityGroupIds: 'sg-1',
       clusterId: 'shop-eu',
+      alarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:ops',
+      oldestMessageAlarmSeconds: '120',
+      deadLetterAlarmThreshold: '3',
+      logKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/k',
     },
   });
   const resources = result.template.Resources;
@@ -129,20 +162,31 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
   assert.deepEqual(eks, [{
     Effect: 'Allow',
     Action: ['eks:DescribeCluster'],
-    Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/shop-eks' },
+    Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/${ClusterName}' },
   }]);
+  assert.equal(resolveValue(result.template, eks?.[0]?.Resource), 'arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/shop-eks');
   assert.deepEqual((resources.EksAccessPolicy?.Properties as Json | undefined)?.Roles, [{ Ref: 'IamRoleLambdaExecution' }]);
   const ssm = (resources.KubeconfigParameterPolicy?.Properties as Json | undefined)?.PolicyDocument.Statement;
   assert.deepEqual(ssm, [{
     Effect: 'Allow',
     Action: ['ssm:GetParameter'],
-    Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/operless/kubeconfig' },
+    Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${KubeconfigParameter}' },
   }]);
+  assert.equal(resolveValue(result.template, ssm?.[0]?.Resource), 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/operless/kubeconfig');
   const fn = resources.MemcachedLambdaFunction?.Properties as Json;
   assert.equal(fn.Environment.Variables.OPERLESS_EKS_CLUSTER, 'shop-eks');
   assert.equal(fn.Environment.Variables.OPERLESS_KUBECONFIG_SSM_PARAMETER, '/operless/kubeconfig');
   assert.equal(fn.Environment.Variables.OPERLESS_CLUSTER, 'shop-eu');
-  assert.deepEqual(fn.VpcConfig['Fn::If'][1].SubnetIds, { 'Fn::Split': [',', 'subnet-1,subnet-2'] });
-  assert.deepEqual(result.template.Conditions?.UsesVpc, { 'Fn::Not': [{ 'Fn::Equals': ['subnet-1,subnet-2', ''] }] });
+  assert.deepEqual(resolveValue(result.template, fn.VpcConfig), { SubnetIds: ['subnet-1', 'subnet-2'], SecurityGroupIds: ['sg-1'] });
+  for (const condition of ['UsesEks', 'UsesKubeconfigParameter', 'UsesVpc']) assert.equal(isTrue(result.template, condition), true, condition);
   assert.equal((resources.WorkQueue?.Properties as Json | undefined)?.QueueName, 'operless-memcached-prod-work');
+  const dlqAlarm = resolveValue(result.template, resources.DeadLetterQueueAlarm?.Properties) as Json;
+  const ageAlarm = resolveValue(result.template, resources.WorkQueueAgeAlarm?.Properties) as Json;
+  assert.equal(Number(dlqAlarm.Threshold), 3, 'a --param arrives as a string; CloudFormation reads it as the number');
+  assert.equal(Number(ageAlarm.Threshold), 120);
+  for (const alarm of [dlqAlarm, ageAlarm]) {
+    assert.deepEqual(alarm.AlarmActions, ['arn:aws:sns:us-east-1:123456789012:ops']);
+    assert.deepEqual(alarm.OKActions, ['arn:aws:sns:us-east-1:123456789012:ops']);
+  }
+  assert.equal((resolveValue(result.template, resources.MemcachedLogGroup?.Properties) as Json).KmsKeyId, 'arn:aws:kms:us-east-1:123456789012:key/k');
 });
