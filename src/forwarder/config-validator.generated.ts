@@ -9,12 +9,12 @@
  */
 export const validate = validate10;
 export default validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false,"required":["clusterId","primaries"],"definitions":{"apiVersion":{"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317},"kind":{"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63},"plural":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"namespace":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"leaseName":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253},"clusterId":{"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63},"queueUrl":{"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"},"region":{"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"},"endpoint":{"type":"string","pattern":"^https?://\\S+$"},"trigger":{"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]},"primary":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"}}},"owned":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}}}}},"properties":{"clusterId":{"$ref":"#/definitions/clusterId"},"queue":{"type":"object","additionalProperties":false,"default":{},"properties":{"url":{"$ref":"#/definitions/queueUrl"},"region":{"$ref":"#/definitions/region"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"primaries":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/primary"}},"owned":{"type":"array","items":{"$ref":"#/definitions/owned"},"default":[]},"watches":{"not":{}},"resyncOnStart":{"type":"boolean","default":true},"coalesceWindowMs":{"type":"integer","minimum":0,"maximum":60000,"default":500},"coalesceMaxWindowMs":{"type":"integer","minimum":0,"maximum":600000},"buffer":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxMessages":{"type":"integer","minimum":10,"maximum":10000000,"default":10000}}},"send":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxBatchBytes":{"type":"integer","minimum":4096,"maximum":1048576,"default":262144},"maxSenderFaultRetries":{"type":"integer","minimum":0,"maximum":1000,"default":5},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":200},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"probeIntervalSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"connectTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":5000},"requestTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":10000}}},"watch":{"type":"object","additionalProperties":false,"default":{},"properties":{"silenceTimeoutSeconds":{"type":"integer","minimum":2,"maximum":3600,"default":75},"serverTimeoutSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":800},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"listPageSize":{"type":"integer","minimum":1,"maximum":10000,"default":500}}},"leaderElection":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"leaseName":{"$ref":"#/definitions/leaseName","default":"operless-forwarder"},"namespace":{"$ref":"#/definitions/namespace"},"identity":{"type":"string"},"leaseDurationSeconds":{"type":"number","minimum":1,"maximum":3600,"default":15},"renewDeadlineSeconds":{"type":"number","minimum":0.5,"maximum":3600,"default":10},"retryPeriodSeconds":{"type":"number","minimum":0.1,"maximum":600,"default":2}}},"server":{"type":"object","additionalProperties":false,"default":{},"properties":{"port":{"type":"integer","minimum":0,"maximum":65535,"default":8080},"host":{"type":"string","default":"0.0.0.0"}}},"webhooks":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"port":{"type":"integer","minimum":0,"maximum":65535,"default":9443},"host":{"type":"string","default":"0.0.0.0"},"certFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.crt"},"keyFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.key"},"functions":{"type":"object","default":{},"additionalProperties":{"type":"string","pattern":"^[A-Za-z0-9:_.-]{1,170}$"}},"lambdaEndpoint":{"$ref":"#/definitions/endpoint"}}},"shutdownGraceMs":{"type":"integer","minimum":0,"maximum":600000,"default":20000}}};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false,"required":["clusterId","primaries"],"definitions":{"apiVersion":{"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317},"kind":{"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63},"plural":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"namespace":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"leaseName":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253},"clusterId":{"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63},"queueUrl":{"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"},"region":{"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"},"endpoint":{"type":"string","pattern":"^https?://\\S+$"},"trigger":{"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]},"primary":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"}}},"owned":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}}}},"related":{"type":"object","additionalProperties":false,"required":["apiVersion","kind","for"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","deletion"]},"queueUrl":{"not":{}},"for":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"field":{"type":"string","pattern":"^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$","maxLength":253},"label":{"type":"string","minLength":1,"maxLength":317},"namespace":{"type":"boolean"}}}}}}},"properties":{"clusterId":{"$ref":"#/definitions/clusterId"},"queue":{"type":"object","additionalProperties":false,"default":{},"properties":{"url":{"$ref":"#/definitions/queueUrl"},"region":{"$ref":"#/definitions/region"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"primaries":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/primary"}},"owned":{"type":"array","items":{"$ref":"#/definitions/owned"},"default":[]},"related":{"type":"array","items":{"$ref":"#/definitions/related"},"default":[]},"watches":{"not":{}},"resyncOnStart":{"type":"boolean","default":true},"coalesceWindowMs":{"type":"integer","minimum":0,"maximum":60000,"default":500},"coalesceMaxWindowMs":{"type":"integer","minimum":0,"maximum":600000},"buffer":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxMessages":{"type":"integer","minimum":10,"maximum":10000000,"default":10000}}},"send":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxBatchBytes":{"type":"integer","minimum":4096,"maximum":1048576,"default":262144},"maxSenderFaultRetries":{"type":"integer","minimum":0,"maximum":1000,"default":5},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":200},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"probeIntervalSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"connectTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":5000},"requestTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":10000}}},"watch":{"type":"object","additionalProperties":false,"default":{},"properties":{"silenceTimeoutSeconds":{"type":"integer","minimum":2,"maximum":3600,"default":75},"serverTimeoutSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":800},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"listPageSize":{"type":"integer","minimum":1,"maximum":10000,"default":500}}},"leaderElection":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"leaseName":{"$ref":"#/definitions/leaseName","default":"operless-forwarder"},"namespace":{"$ref":"#/definitions/namespace"},"identity":{"type":"string"},"leaseDurationSeconds":{"type":"number","minimum":1,"maximum":3600,"default":15},"renewDeadlineSeconds":{"type":"number","minimum":0.5,"maximum":3600,"default":10},"retryPeriodSeconds":{"type":"number","minimum":0.1,"maximum":600,"default":2}}},"server":{"type":"object","additionalProperties":false,"default":{},"properties":{"port":{"type":"integer","minimum":0,"maximum":65535,"default":8080},"host":{"type":"string","default":"0.0.0.0"}}},"webhooks":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"port":{"type":"integer","minimum":0,"maximum":65535,"default":9443},"host":{"type":"string","default":"0.0.0.0"},"certFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.crt"},"keyFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.key"},"functions":{"type":"object","default":{},"additionalProperties":{"type":"string","pattern":"^[A-Za-z0-9:_.-]{1,170}$"}},"lambdaEndpoint":{"$ref":"#/definitions/endpoint"}}},"shutdownGraceMs":{"type":"integer","minimum":0,"maximum":600000,"default":20000}}};
 const schema12 = {"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63};
 const schema13 = {"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"};
 const schema14 = {"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"};
 const schema15 = {"type":"string","pattern":"^https?://\\S+$"};
-const schema29 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253};
+const schema37 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253};
 const schema20 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = ((text) => { let length = 0; for (const _ of text) length++; return length; });
@@ -22,9 +22,9 @@ const pattern0 = new RegExp("^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$", "u");
 const pattern1 = new RegExp("^https?://[^/\\s]+/\\S+$", "u");
 const pattern2 = new RegExp("^[a-z]{2}(-[a-z]+)+-\\d+$", "u");
 const pattern3 = new RegExp("^https?://\\S+$", "u");
-const pattern13 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", "u");
+const pattern20 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", "u");
 const pattern6 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "u");
-const pattern15 = new RegExp("^[A-Za-z0-9:_.-]{1,170}$", "u");
+const pattern22 = new RegExp("^[A-Za-z0-9:_.-]{1,170}$", "u");
 const schema16 = {"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"}}};
 const schema17 = {"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317};
 const schema18 = {"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63};
@@ -614,6 +614,526 @@ validate13.errors = vErrors;
 return errors === 0;
 }
 
+const schema29 = {"type":"object","additionalProperties":false,"required":["apiVersion","kind","for"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","deletion"]},"queueUrl":{"not":{}},"for":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"field":{"type":"string","pattern":"^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$","maxLength":253},"label":{"type":"string","minLength":1,"maxLength":317},"namespace":{"type":"boolean"}}}}}};
+const pattern19 = new RegExp("^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$", "u");
+
+function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.namespaces === undefined){
+data.namespaces = [];
+}
+if(data.triggers === undefined){
+data.triggers = ["generation","labels","deletion"];
+}
+if(data.apiVersion === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.kind === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.for === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "for"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func2.call(schema29.properties, key0))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.apiVersion !== undefined){
+let data0 = data.apiVersion;
+if(typeof data0 === "string"){
+if(func3(data0) > 317){
+const err4 = {instancePath:instancePath+"/apiVersion",schemaPath:"#/definitions/apiVersion/maxLength",keyword:"maxLength",params:{limit: 317}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data0)){
+const err5 = {instancePath:instancePath+"/apiVersion",schemaPath:"#/definitions/apiVersion/pattern",keyword:"pattern",params:{pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$"}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/apiVersion",schemaPath:"#/definitions/apiVersion/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.kind !== undefined){
+let data1 = data.kind;
+if(typeof data1 === "string"){
+if(func3(data1) > 63){
+const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/kind/maxLength",keyword:"maxLength",params:{limit: 63}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern5.test(data1)){
+const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/kind/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Za-z0-9]*$"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/kind/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.plural !== undefined){
+let data2 = data.plural;
+if(typeof data2 === "string"){
+if(func3(data2) > 63){
+const err10 = {instancePath:instancePath+"/plural",schemaPath:"#/definitions/plural/maxLength",keyword:"maxLength",params:{limit: 63}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!pattern6.test(data2)){
+const err11 = {instancePath:instancePath+"/plural",schemaPath:"#/definitions/plural/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/plural",schemaPath:"#/definitions/plural/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.namespaced !== undefined){
+if(typeof data.namespaced !== "boolean"){
+const err13 = {instancePath:instancePath+"/namespaced",schemaPath:"#/properties/namespaced/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+let data4 = data.namespaces;
+if(Array.isArray(data4)){
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
+if(typeof data5 === "string"){
+if(func3(data5) > 63){
+const err14 = {instancePath:instancePath+"/namespaces/" + i0,schemaPath:"#/definitions/namespace/maxLength",keyword:"maxLength",params:{limit: 63}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(!pattern6.test(data5)){
+const err15 = {instancePath:instancePath+"/namespaces/" + i0,schemaPath:"#/definitions/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/namespaces/" + i0,schemaPath:"#/definitions/namespace/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/namespaces",schemaPath:"#/properties/namespaces/type",keyword:"type",params:{type: "array"}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data.labelSelector !== undefined){
+if(typeof data.labelSelector !== "string"){
+const err18 = {instancePath:instancePath+"/labelSelector",schemaPath:"#/properties/labelSelector/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+let data7 = data.triggers;
+if(Array.isArray(data7)){
+if(data7.length < 1){
+const err19 = {instancePath:instancePath+"/triggers",schemaPath:"#/properties/triggers/minItems",keyword:"minItems",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+const len1 = data7.length;
+for(let i1=0; i1<len1; i1++){
+let data8 = data7[i1];
+if(!((((((((data8 === "generation") || (data8 === "labels")) || (data8 === "annotations")) || (data8 === "finalizers")) || (data8 === "deletion")) || (data8 === "ownerReferences")) || (data8 === "status")) || (data8 === "any"))){
+const err20 = {instancePath:instancePath+"/triggers/" + i1,schemaPath:"#/definitions/trigger/enum",keyword:"enum",params:{allowedValues: schema21.enum}};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/triggers",schemaPath:"#/properties/triggers/type",keyword:"type",params:{type: "array"}};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(data.queueUrl !== undefined){
+const err22 = {instancePath:instancePath+"/queueUrl",schemaPath:"#/properties/queueUrl/not",keyword:"not",params:{}};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data.for !== undefined){
+let data10 = data.for;
+if(Array.isArray(data10)){
+if(data10.length < 1){
+const err23 = {instancePath:instancePath+"/for",schemaPath:"#/properties/for/minItems",keyword:"minItems",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+const len2 = data10.length;
+for(let i2=0; i2<len2; i2++){
+let data11 = data10[i2];
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+if(data11.apiVersion === undefined){
+const err24 = {instancePath:instancePath+"/for/" + i2,schemaPath:"#/properties/for/items/required",keyword:"required",params:{missingProperty: "apiVersion"}};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data11.kind === undefined){
+const err25 = {instancePath:instancePath+"/for/" + i2,schemaPath:"#/properties/for/items/required",keyword:"required",params:{missingProperty: "kind"}};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+for(const key1 in data11){
+if(!(((((key1 === "apiVersion") || (key1 === "kind")) || (key1 === "field")) || (key1 === "label")) || (key1 === "namespace"))){
+const err26 = {instancePath:instancePath+"/for/" + i2,schemaPath:"#/properties/for/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data11.apiVersion !== undefined){
+let data12 = data11.apiVersion;
+if(typeof data12 === "string"){
+if(func3(data12) > 317){
+const err27 = {instancePath:instancePath+"/for/" + i2+"/apiVersion",schemaPath:"#/definitions/apiVersion/maxLength",keyword:"maxLength",params:{limit: 317}};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(!pattern4.test(data12)){
+const err28 = {instancePath:instancePath+"/for/" + i2+"/apiVersion",schemaPath:"#/definitions/apiVersion/pattern",keyword:"pattern",params:{pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$"}};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/for/" + i2+"/apiVersion",schemaPath:"#/definitions/apiVersion/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data11.kind !== undefined){
+let data13 = data11.kind;
+if(typeof data13 === "string"){
+if(func3(data13) > 63){
+const err30 = {instancePath:instancePath+"/for/" + i2+"/kind",schemaPath:"#/definitions/kind/maxLength",keyword:"maxLength",params:{limit: 63}};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(!pattern5.test(data13)){
+const err31 = {instancePath:instancePath+"/for/" + i2+"/kind",schemaPath:"#/definitions/kind/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Za-z0-9]*$"}};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/for/" + i2+"/kind",schemaPath:"#/definitions/kind/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data11.field !== undefined){
+let data14 = data11.field;
+if(typeof data14 === "string"){
+if(func3(data14) > 253){
+const err33 = {instancePath:instancePath+"/for/" + i2+"/field",schemaPath:"#/properties/for/items/properties/field/maxLength",keyword:"maxLength",params:{limit: 253}};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(!pattern19.test(data14)){
+const err34 = {instancePath:instancePath+"/for/" + i2+"/field",schemaPath:"#/properties/for/items/properties/field/pattern",keyword:"pattern",params:{pattern: "^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$"}};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/for/" + i2+"/field",schemaPath:"#/properties/for/items/properties/field/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data11.label !== undefined){
+let data15 = data11.label;
+if(typeof data15 === "string"){
+if(func3(data15) > 317){
+const err36 = {instancePath:instancePath+"/for/" + i2+"/label",schemaPath:"#/properties/for/items/properties/label/maxLength",keyword:"maxLength",params:{limit: 317}};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(func3(data15) < 1){
+const err37 = {instancePath:instancePath+"/for/" + i2+"/label",schemaPath:"#/properties/for/items/properties/label/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/for/" + i2+"/label",schemaPath:"#/properties/for/items/properties/label/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data11.namespace !== undefined){
+if(typeof data11.namespace !== "boolean"){
+const err39 = {instancePath:instancePath+"/for/" + i2+"/namespace",schemaPath:"#/properties/for/items/properties/namespace/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/for/" + i2,schemaPath:"#/properties/for/items/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/for",schemaPath:"#/properties/for/type",keyword:"type",params:{type: "array"}};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+}
+else {
+const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+validate15.errors = vErrors;
+return errors === 0;
+}
+
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -624,6 +1144,9 @@ data.queue = {};
 }
 if(data.owned === undefined){
 data.owned = [];
+}
+if(data.related === undefined){
+data.related = [];
 }
 if(data.resyncOnStart === undefined){
 data.resyncOnStart = true;
@@ -871,8 +1394,18 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(data.watches !== undefined){
-const err17 = {instancePath:instancePath+"/watches",schemaPath:"#/properties/watches/not",keyword:"not",params:{}};
+let data9 = data.related;
+if(Array.isArray(data9)){
+const len2 = data9.length;
+for(let i2=0; i2<len2; i2++){
+if(!(validate15(data9[i2], {instancePath:instancePath+"/related/" + i2,parentData:data9,parentDataProperty:i2,rootData}))){
+vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/related",schemaPath:"#/properties/related/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -881,8 +1414,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(typeof data.resyncOnStart !== "boolean"){
-const err18 = {instancePath:instancePath+"/resyncOnStart",schemaPath:"#/properties/resyncOnStart/type",keyword:"type",params:{type: "boolean"}};
+if(data.watches !== undefined){
+const err18 = {instancePath:instancePath+"/watches",schemaPath:"#/properties/watches/not",keyword:"not",params:{}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -891,9 +1424,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-let data11 = data.coalesceWindowMs;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err19 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/type",keyword:"type",params:{type: "integer"}};
+if(typeof data.resyncOnStart !== "boolean"){
+const err19 = {instancePath:instancePath+"/resyncOnStart",schemaPath:"#/properties/resyncOnStart/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -902,9 +1434,9 @@ vErrors.push(err19);
 }
 errors++;
 }
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 > 60000 || isNaN(data11)){
-const err20 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
+let data13 = data.coalesceWindowMs;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err20 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -913,8 +1445,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(data11 < 0 || isNaN(data11)){
-const err21 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 > 60000 || isNaN(data13)){
+const err21 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -923,11 +1456,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-if(data.coalesceMaxWindowMs !== undefined){
-let data12 = data.coalesceMaxWindowMs;
-if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err22 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/type",keyword:"type",params:{type: "integer"}};
+if(data13 < 0 || isNaN(data13)){
+const err22 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -936,9 +1466,11 @@ vErrors.push(err22);
 }
 errors++;
 }
-if((typeof data12 == "number") && (isFinite(data12))){
-if(data12 > 600000 || isNaN(data12)){
-const err23 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+}
+if(data.coalesceMaxWindowMs !== undefined){
+let data14 = data.coalesceMaxWindowMs;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err23 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -947,8 +1479,9 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(data12 < 0 || isNaN(data12)){
-const err24 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 > 600000 || isNaN(data14)){
+const err24 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -957,16 +1490,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-}
-}
-let data13 = data.buffer;
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-if(data13.maxMessages === undefined){
-data13.maxMessages = 10000;
-}
-for(const key2 in data13){
-if(!(key2 === "maxMessages")){
-const err25 = {instancePath:instancePath+"/buffer",schemaPath:"#/properties/buffer/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
+if(data14 < 0 || isNaN(data14)){
+const err25 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -976,9 +1501,15 @@ vErrors.push(err25);
 errors++;
 }
 }
-let data14 = data13.maxMessages;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err26 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/type",keyword:"type",params:{type: "integer"}};
+}
+let data15 = data.buffer;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.maxMessages === undefined){
+data15.maxMessages = 10000;
+}
+for(const key2 in data15){
+if(!(key2 === "maxMessages")){
+const err26 = {instancePath:instancePath+"/buffer",schemaPath:"#/properties/buffer/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -987,9 +1518,10 @@ vErrors.push(err26);
 }
 errors++;
 }
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 > 10000000 || isNaN(data14)){
-const err27 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000}};
+}
+let data16 = data15.maxMessages;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+const err27 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -998,8 +1530,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(data14 < 10 || isNaN(data14)){
-const err28 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10}};
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 > 10000000 || isNaN(data16)){
+const err28 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000}};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1008,10 +1541,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-}
-else {
-const err29 = {instancePath:instancePath+"/buffer",schemaPath:"#/properties/buffer/type",keyword:"type",params:{type: "object"}};
+if(data16 < 10 || isNaN(data16)){
+const err29 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10}};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1020,32 +1551,10 @@ vErrors.push(err29);
 }
 errors++;
 }
-let data15 = data.send;
-if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
-if(data15.maxBatchBytes === undefined){
-data15.maxBatchBytes = 262144;
 }
-if(data15.maxSenderFaultRetries === undefined){
-data15.maxSenderFaultRetries = 5;
 }
-if(data15.backoffInitialMs === undefined){
-data15.backoffInitialMs = 200;
-}
-if(data15.backoffMaxMs === undefined){
-data15.backoffMaxMs = 30000;
-}
-if(data15.probeIntervalSeconds === undefined){
-data15.probeIntervalSeconds = 60;
-}
-if(data15.connectTimeoutMs === undefined){
-data15.connectTimeoutMs = 5000;
-}
-if(data15.requestTimeoutMs === undefined){
-data15.requestTimeoutMs = 10000;
-}
-for(const key3 in data15){
-if(!(((((((key3 === "maxBatchBytes") || (key3 === "maxSenderFaultRetries")) || (key3 === "backoffInitialMs")) || (key3 === "backoffMaxMs")) || (key3 === "probeIntervalSeconds")) || (key3 === "connectTimeoutMs")) || (key3 === "requestTimeoutMs"))){
-const err30 = {instancePath:instancePath+"/send",schemaPath:"#/properties/send/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
+else {
+const err30 = {instancePath:instancePath+"/buffer",schemaPath:"#/properties/buffer/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1054,10 +1563,32 @@ vErrors.push(err30);
 }
 errors++;
 }
+let data17 = data.send;
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+if(data17.maxBatchBytes === undefined){
+data17.maxBatchBytes = 262144;
 }
-let data16 = data15.maxBatchBytes;
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err31 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/type",keyword:"type",params:{type: "integer"}};
+if(data17.maxSenderFaultRetries === undefined){
+data17.maxSenderFaultRetries = 5;
+}
+if(data17.backoffInitialMs === undefined){
+data17.backoffInitialMs = 200;
+}
+if(data17.backoffMaxMs === undefined){
+data17.backoffMaxMs = 30000;
+}
+if(data17.probeIntervalSeconds === undefined){
+data17.probeIntervalSeconds = 60;
+}
+if(data17.connectTimeoutMs === undefined){
+data17.connectTimeoutMs = 5000;
+}
+if(data17.requestTimeoutMs === undefined){
+data17.requestTimeoutMs = 10000;
+}
+for(const key3 in data17){
+if(!(((((((key3 === "maxBatchBytes") || (key3 === "maxSenderFaultRetries")) || (key3 === "backoffInitialMs")) || (key3 === "backoffMaxMs")) || (key3 === "probeIntervalSeconds")) || (key3 === "connectTimeoutMs")) || (key3 === "requestTimeoutMs"))){
+const err31 = {instancePath:instancePath+"/send",schemaPath:"#/properties/send/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1066,9 +1597,10 @@ vErrors.push(err31);
 }
 errors++;
 }
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 > 1048576 || isNaN(data16)){
-const err32 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1048576}};
+}
+let data18 = data17.maxBatchBytes;
+if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
+const err32 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1077,8 +1609,9 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(data16 < 4096 || isNaN(data16)){
-const err33 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096}};
+if((typeof data18 == "number") && (isFinite(data18))){
+if(data18 > 1048576 || isNaN(data18)){
+const err33 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1048576}};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -1087,10 +1620,8 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-let data17 = data15.maxSenderFaultRetries;
-if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err34 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/type",keyword:"type",params:{type: "integer"}};
+if(data18 < 4096 || isNaN(data18)){
+const err34 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096}};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -1099,9 +1630,10 @@ vErrors.push(err34);
 }
 errors++;
 }
-if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 > 1000 || isNaN(data17)){
-const err35 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000}};
+}
+let data19 = data17.maxSenderFaultRetries;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err35 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -1110,8 +1642,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(data17 < 0 || isNaN(data17)){
-const err36 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 > 1000 || isNaN(data19)){
+const err36 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000}};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -1120,10 +1653,8 @@ vErrors.push(err36);
 }
 errors++;
 }
-}
-let data18 = data15.backoffInitialMs;
-if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
-const err37 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/type",keyword:"type",params:{type: "integer"}};
+if(data19 < 0 || isNaN(data19)){
+const err37 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1132,9 +1663,10 @@ vErrors.push(err37);
 }
 errors++;
 }
-if((typeof data18 == "number") && (isFinite(data18))){
-if(data18 > 60000 || isNaN(data18)){
-const err38 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
+}
+let data20 = data17.backoffInitialMs;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+const err38 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1143,8 +1675,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(data18 < 1 || isNaN(data18)){
-const err39 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 > 60000 || isNaN(data20)){
+const err39 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -1153,10 +1686,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-let data19 = data15.backoffMaxMs;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err40 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/type",keyword:"type",params:{type: "integer"}};
+if(data20 < 1 || isNaN(data20)){
+const err40 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -1165,9 +1696,10 @@ vErrors.push(err40);
 }
 errors++;
 }
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 > 600000 || isNaN(data19)){
-const err41 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+}
+let data21 = data17.backoffMaxMs;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err41 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -1176,8 +1708,9 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(data19 < 1 || isNaN(data19)){
-const err42 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 > 600000 || isNaN(data21)){
+const err42 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -1186,10 +1719,8 @@ vErrors.push(err42);
 }
 errors++;
 }
-}
-let data20 = data15.probeIntervalSeconds;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err43 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/type",keyword:"type",params:{type: "integer"}};
+if(data21 < 1 || isNaN(data21)){
+const err43 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -1198,9 +1729,10 @@ vErrors.push(err43);
 }
 errors++;
 }
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 > 3600 || isNaN(data20)){
-const err44 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+}
+let data22 = data17.probeIntervalSeconds;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+const err44 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -1209,8 +1741,9 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(data20 < 1 || isNaN(data20)){
-const err45 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 > 3600 || isNaN(data22)){
+const err45 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -1219,10 +1752,8 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-let data21 = data15.connectTimeoutMs;
-if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err46 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/type",keyword:"type",params:{type: "integer"}};
+if(data22 < 1 || isNaN(data22)){
+const err46 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -1231,9 +1762,10 @@ vErrors.push(err46);
 }
 errors++;
 }
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 > 600000 || isNaN(data21)){
-const err47 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+}
+let data23 = data17.connectTimeoutMs;
+if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+const err47 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -1242,8 +1774,9 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(data21 < 100 || isNaN(data21)){
-const err48 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 > 600000 || isNaN(data23)){
+const err48 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -1252,10 +1785,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-}
-let data22 = data15.requestTimeoutMs;
-if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
-const err49 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/type",keyword:"type",params:{type: "integer"}};
+if(data23 < 100 || isNaN(data23)){
+const err49 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -1264,9 +1795,10 @@ vErrors.push(err49);
 }
 errors++;
 }
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 > 600000 || isNaN(data22)){
-const err50 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+}
+let data24 = data17.requestTimeoutMs;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+const err50 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -1275,8 +1807,9 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(data22 < 100 || isNaN(data22)){
-const err51 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 > 600000 || isNaN(data24)){
+const err51 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -1285,10 +1818,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-}
-}
-else {
-const err52 = {instancePath:instancePath+"/send",schemaPath:"#/properties/send/type",keyword:"type",params:{type: "object"}};
+if(data24 < 100 || isNaN(data24)){
+const err52 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -1297,26 +1828,10 @@ vErrors.push(err52);
 }
 errors++;
 }
-let data23 = data.watch;
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-if(data23.silenceTimeoutSeconds === undefined){
-data23.silenceTimeoutSeconds = 75;
 }
-if(data23.serverTimeoutSeconds === undefined){
-data23.serverTimeoutSeconds = 60;
 }
-if(data23.backoffInitialMs === undefined){
-data23.backoffInitialMs = 800;
-}
-if(data23.backoffMaxMs === undefined){
-data23.backoffMaxMs = 30000;
-}
-if(data23.listPageSize === undefined){
-data23.listPageSize = 500;
-}
-for(const key4 in data23){
-if(!(((((key4 === "silenceTimeoutSeconds") || (key4 === "serverTimeoutSeconds")) || (key4 === "backoffInitialMs")) || (key4 === "backoffMaxMs")) || (key4 === "listPageSize"))){
-const err53 = {instancePath:instancePath+"/watch",schemaPath:"#/properties/watch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}};
+else {
+const err53 = {instancePath:instancePath+"/send",schemaPath:"#/properties/send/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -1325,10 +1840,26 @@ vErrors.push(err53);
 }
 errors++;
 }
+let data25 = data.watch;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.silenceTimeoutSeconds === undefined){
+data25.silenceTimeoutSeconds = 75;
 }
-let data24 = data23.silenceTimeoutSeconds;
-if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
-const err54 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/type",keyword:"type",params:{type: "integer"}};
+if(data25.serverTimeoutSeconds === undefined){
+data25.serverTimeoutSeconds = 60;
+}
+if(data25.backoffInitialMs === undefined){
+data25.backoffInitialMs = 800;
+}
+if(data25.backoffMaxMs === undefined){
+data25.backoffMaxMs = 30000;
+}
+if(data25.listPageSize === undefined){
+data25.listPageSize = 500;
+}
+for(const key4 in data25){
+if(!(((((key4 === "silenceTimeoutSeconds") || (key4 === "serverTimeoutSeconds")) || (key4 === "backoffInitialMs")) || (key4 === "backoffMaxMs")) || (key4 === "listPageSize"))){
+const err54 = {instancePath:instancePath+"/watch",schemaPath:"#/properties/watch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -1337,9 +1868,10 @@ vErrors.push(err54);
 }
 errors++;
 }
-if((typeof data24 == "number") && (isFinite(data24))){
-if(data24 > 3600 || isNaN(data24)){
-const err55 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+}
+let data26 = data25.silenceTimeoutSeconds;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err55 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -1348,8 +1880,9 @@ vErrors.push(err55);
 }
 errors++;
 }
-if(data24 < 2 || isNaN(data24)){
-const err56 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2}};
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 > 3600 || isNaN(data26)){
+const err56 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -1358,10 +1891,8 @@ vErrors.push(err56);
 }
 errors++;
 }
-}
-let data25 = data23.serverTimeoutSeconds;
-if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err57 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/type",keyword:"type",params:{type: "integer"}};
+if(data26 < 2 || isNaN(data26)){
+const err57 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2}};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -1370,9 +1901,10 @@ vErrors.push(err57);
 }
 errors++;
 }
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 > 3600 || isNaN(data25)){
-const err58 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+}
+let data27 = data25.serverTimeoutSeconds;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err58 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -1381,8 +1913,9 @@ vErrors.push(err58);
 }
 errors++;
 }
-if(data25 < 1 || isNaN(data25)){
-const err59 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 > 3600 || isNaN(data27)){
+const err59 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -1391,10 +1924,8 @@ vErrors.push(err59);
 }
 errors++;
 }
-}
-let data26 = data23.backoffInitialMs;
-if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err60 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/type",keyword:"type",params:{type: "integer"}};
+if(data27 < 1 || isNaN(data27)){
+const err60 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -1403,9 +1934,10 @@ vErrors.push(err60);
 }
 errors++;
 }
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 > 60000 || isNaN(data26)){
-const err61 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
+}
+let data28 = data25.backoffInitialMs;
+if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+const err61 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -1414,8 +1946,9 @@ vErrors.push(err61);
 }
 errors++;
 }
-if(data26 < 1 || isNaN(data26)){
-const err62 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 > 60000 || isNaN(data28)){
+const err62 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -1424,10 +1957,8 @@ vErrors.push(err62);
 }
 errors++;
 }
-}
-let data27 = data23.backoffMaxMs;
-if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err63 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/type",keyword:"type",params:{type: "integer"}};
+if(data28 < 1 || isNaN(data28)){
+const err63 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -1436,9 +1967,10 @@ vErrors.push(err63);
 }
 errors++;
 }
-if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 > 600000 || isNaN(data27)){
-const err64 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+}
+let data29 = data25.backoffMaxMs;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+const err64 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -1447,8 +1979,9 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(data27 < 1 || isNaN(data27)){
-const err65 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 > 600000 || isNaN(data29)){
+const err65 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -1457,10 +1990,8 @@ vErrors.push(err65);
 }
 errors++;
 }
-}
-let data28 = data23.listPageSize;
-if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err66 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/type",keyword:"type",params:{type: "integer"}};
+if(data29 < 1 || isNaN(data29)){
+const err66 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -1469,9 +2000,10 @@ vErrors.push(err66);
 }
 errors++;
 }
-if((typeof data28 == "number") && (isFinite(data28))){
-if(data28 > 10000 || isNaN(data28)){
-const err67 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000}};
+}
+let data30 = data25.listPageSize;
+if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
+const err67 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -1480,8 +2012,9 @@ vErrors.push(err67);
 }
 errors++;
 }
-if(data28 < 1 || isNaN(data28)){
-const err68 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 > 10000 || isNaN(data30)){
+const err68 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000}};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -1490,10 +2023,8 @@ vErrors.push(err68);
 }
 errors++;
 }
-}
-}
-else {
-const err69 = {instancePath:instancePath+"/watch",schemaPath:"#/properties/watch/type",keyword:"type",params:{type: "object"}};
+if(data30 < 1 || isNaN(data30)){
+const err69 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -1502,26 +2033,10 @@ vErrors.push(err69);
 }
 errors++;
 }
-let data29 = data.leaderElection;
-if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
-if(data29.enabled === undefined){
-data29.enabled = false;
 }
-if(data29.leaseName === undefined){
-data29.leaseName = "operless-forwarder";
 }
-if(data29.leaseDurationSeconds === undefined){
-data29.leaseDurationSeconds = 15;
-}
-if(data29.renewDeadlineSeconds === undefined){
-data29.renewDeadlineSeconds = 10;
-}
-if(data29.retryPeriodSeconds === undefined){
-data29.retryPeriodSeconds = 2;
-}
-for(const key5 in data29){
-if(!(((((((key5 === "enabled") || (key5 === "leaseName")) || (key5 === "namespace")) || (key5 === "identity")) || (key5 === "leaseDurationSeconds")) || (key5 === "renewDeadlineSeconds")) || (key5 === "retryPeriodSeconds"))){
-const err70 = {instancePath:instancePath+"/leaderElection",schemaPath:"#/properties/leaderElection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
+else {
+const err70 = {instancePath:instancePath+"/watch",schemaPath:"#/properties/watch/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -1530,9 +2045,26 @@ vErrors.push(err70);
 }
 errors++;
 }
+let data31 = data.leaderElection;
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+if(data31.enabled === undefined){
+data31.enabled = false;
 }
-if(typeof data29.enabled !== "boolean"){
-const err71 = {instancePath:instancePath+"/leaderElection/enabled",schemaPath:"#/properties/leaderElection/properties/enabled/type",keyword:"type",params:{type: "boolean"}};
+if(data31.leaseName === undefined){
+data31.leaseName = "operless-forwarder";
+}
+if(data31.leaseDurationSeconds === undefined){
+data31.leaseDurationSeconds = 15;
+}
+if(data31.renewDeadlineSeconds === undefined){
+data31.renewDeadlineSeconds = 10;
+}
+if(data31.retryPeriodSeconds === undefined){
+data31.retryPeriodSeconds = 2;
+}
+for(const key5 in data31){
+if(!(((((((key5 === "enabled") || (key5 === "leaseName")) || (key5 === "namespace")) || (key5 === "identity")) || (key5 === "leaseDurationSeconds")) || (key5 === "renewDeadlineSeconds")) || (key5 === "retryPeriodSeconds"))){
+const err71 = {instancePath:instancePath+"/leaderElection",schemaPath:"#/properties/leaderElection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -1541,10 +2073,9 @@ vErrors.push(err71);
 }
 errors++;
 }
-let data31 = data29.leaseName;
-if(typeof data31 === "string"){
-if(func3(data31) > 253){
-const err72 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/maxLength",keyword:"maxLength",params:{limit: 253}};
+}
+if(typeof data31.enabled !== "boolean"){
+const err72 = {instancePath:instancePath+"/leaderElection/enabled",schemaPath:"#/properties/leaderElection/properties/enabled/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -1553,8 +2084,10 @@ vErrors.push(err72);
 }
 errors++;
 }
-if(!pattern13.test(data31)){
-const err73 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"}};
+let data33 = data31.leaseName;
+if(typeof data33 === "string"){
+if(func3(data33) > 253){
+const err73 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/maxLength",keyword:"maxLength",params:{limit: 253}};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -1563,9 +2096,8 @@ vErrors.push(err73);
 }
 errors++;
 }
-}
-else {
-const err74 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/type",keyword:"type",params:{type: "string"}};
+if(!pattern20.test(data33)){
+const err74 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"}};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -1574,11 +2106,9 @@ vErrors.push(err74);
 }
 errors++;
 }
-if(data29.namespace !== undefined){
-let data32 = data29.namespace;
-if(typeof data32 === "string"){
-if(func3(data32) > 63){
-const err75 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/maxLength",keyword:"maxLength",params:{limit: 63}};
+}
+else {
+const err75 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1587,8 +2117,11 @@ vErrors.push(err75);
 }
 errors++;
 }
-if(!pattern6.test(data32)){
-const err76 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
+if(data31.namespace !== undefined){
+let data34 = data31.namespace;
+if(typeof data34 === "string"){
+if(func3(data34) > 63){
+const err76 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/maxLength",keyword:"maxLength",params:{limit: 63}};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1597,9 +2130,8 @@ vErrors.push(err76);
 }
 errors++;
 }
-}
-else {
-const err77 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/type",keyword:"type",params:{type: "string"}};
+if(!pattern6.test(data34)){
+const err77 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1609,9 +2141,8 @@ vErrors.push(err77);
 errors++;
 }
 }
-if(data29.identity !== undefined){
-if(typeof data29.identity !== "string"){
-const err78 = {instancePath:instancePath+"/leaderElection/identity",schemaPath:"#/properties/leaderElection/properties/identity/type",keyword:"type",params:{type: "string"}};
+else {
+const err78 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1621,10 +2152,9 @@ vErrors.push(err78);
 errors++;
 }
 }
-let data34 = data29.leaseDurationSeconds;
-if((typeof data34 == "number") && (isFinite(data34))){
-if(data34 > 3600 || isNaN(data34)){
-const err79 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+if(data31.identity !== undefined){
+if(typeof data31.identity !== "string"){
+const err79 = {instancePath:instancePath+"/leaderElection/identity",schemaPath:"#/properties/leaderElection/properties/identity/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1633,8 +2163,11 @@ vErrors.push(err79);
 }
 errors++;
 }
-if(data34 < 1 || isNaN(data34)){
-const err80 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+let data36 = data31.leaseDurationSeconds;
+if((typeof data36 == "number") && (isFinite(data36))){
+if(data36 > 3600 || isNaN(data36)){
+const err80 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1643,9 +2176,8 @@ vErrors.push(err80);
 }
 errors++;
 }
-}
-else {
-const err81 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/type",keyword:"type",params:{type: "number"}};
+if(data36 < 1 || isNaN(data36)){
+const err81 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1654,10 +2186,9 @@ vErrors.push(err81);
 }
 errors++;
 }
-let data35 = data29.renewDeadlineSeconds;
-if((typeof data35 == "number") && (isFinite(data35))){
-if(data35 > 3600 || isNaN(data35)){
-const err82 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+}
+else {
+const err82 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1666,8 +2197,10 @@ vErrors.push(err82);
 }
 errors++;
 }
-if(data35 < 0.5 || isNaN(data35)){
-const err83 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.5}};
+let data37 = data31.renewDeadlineSeconds;
+if((typeof data37 == "number") && (isFinite(data37))){
+if(data37 > 3600 || isNaN(data37)){
+const err83 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1676,9 +2209,8 @@ vErrors.push(err83);
 }
 errors++;
 }
-}
-else {
-const err84 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/type",keyword:"type",params:{type: "number"}};
+if(data37 < 0.5 || isNaN(data37)){
+const err84 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.5}};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1687,10 +2219,9 @@ vErrors.push(err84);
 }
 errors++;
 }
-let data36 = data29.retryPeriodSeconds;
-if((typeof data36 == "number") && (isFinite(data36))){
-if(data36 > 600 || isNaN(data36)){
-const err85 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600}};
+}
+else {
+const err85 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1699,8 +2230,10 @@ vErrors.push(err85);
 }
 errors++;
 }
-if(data36 < 0.1 || isNaN(data36)){
-const err86 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.1}};
+let data38 = data31.retryPeriodSeconds;
+if((typeof data38 == "number") && (isFinite(data38))){
+if(data38 > 600 || isNaN(data38)){
+const err86 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600}};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1709,9 +2242,8 @@ vErrors.push(err86);
 }
 errors++;
 }
-}
-else {
-const err87 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/type",keyword:"type",params:{type: "number"}};
+if(data38 < 0.1 || isNaN(data38)){
+const err87 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.1}};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1722,7 +2254,7 @@ errors++;
 }
 }
 else {
-const err88 = {instancePath:instancePath+"/leaderElection",schemaPath:"#/properties/leaderElection/type",keyword:"type",params:{type: "object"}};
+const err88 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1731,17 +2263,9 @@ vErrors.push(err88);
 }
 errors++;
 }
-let data37 = data.server;
-if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
-if(data37.port === undefined){
-data37.port = 8080;
 }
-if(data37.host === undefined){
-data37.host = "0.0.0.0";
-}
-for(const key6 in data37){
-if(!((key6 === "port") || (key6 === "host"))){
-const err89 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}};
+else {
+const err89 = {instancePath:instancePath+"/leaderElection",schemaPath:"#/properties/leaderElection/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1750,10 +2274,17 @@ vErrors.push(err89);
 }
 errors++;
 }
+let data39 = data.server;
+if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+if(data39.port === undefined){
+data39.port = 8080;
 }
-let data38 = data37.port;
-if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err90 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/type",keyword:"type",params:{type: "integer"}};
+if(data39.host === undefined){
+data39.host = "0.0.0.0";
+}
+for(const key6 in data39){
+if(!((key6 === "port") || (key6 === "host"))){
+const err90 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1762,9 +2293,10 @@ vErrors.push(err90);
 }
 errors++;
 }
-if((typeof data38 == "number") && (isFinite(data38))){
-if(data38 > 65535 || isNaN(data38)){
-const err91 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535}};
+}
+let data40 = data39.port;
+if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+const err91 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -1773,8 +2305,9 @@ vErrors.push(err91);
 }
 errors++;
 }
-if(data38 < 0 || isNaN(data38)){
-const err92 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if((typeof data40 == "number") && (isFinite(data40))){
+if(data40 > 65535 || isNaN(data40)){
+const err92 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535}};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -1783,9 +2316,8 @@ vErrors.push(err92);
 }
 errors++;
 }
-}
-if(typeof data37.host !== "string"){
-const err93 = {instancePath:instancePath+"/server/host",schemaPath:"#/properties/server/properties/host/type",keyword:"type",params:{type: "string"}};
+if(data40 < 0 || isNaN(data40)){
+const err93 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -1795,8 +2327,8 @@ vErrors.push(err93);
 errors++;
 }
 }
-else {
-const err94 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"}};
+if(typeof data39.host !== "string"){
+const err94 = {instancePath:instancePath+"/server/host",schemaPath:"#/properties/server/properties/host/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -1805,29 +2337,9 @@ vErrors.push(err94);
 }
 errors++;
 }
-let data40 = data.webhooks;
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-if(data40.enabled === undefined){
-data40.enabled = false;
 }
-if(data40.port === undefined){
-data40.port = 9443;
-}
-if(data40.host === undefined){
-data40.host = "0.0.0.0";
-}
-if(data40.certFile === undefined){
-data40.certFile = "/etc/operless-webhook-tls/tls.crt";
-}
-if(data40.keyFile === undefined){
-data40.keyFile = "/etc/operless-webhook-tls/tls.key";
-}
-if(data40.functions === undefined){
-data40.functions = {};
-}
-for(const key7 in data40){
-if(!(((((((key7 === "enabled") || (key7 === "port")) || (key7 === "host")) || (key7 === "certFile")) || (key7 === "keyFile")) || (key7 === "functions")) || (key7 === "lambdaEndpoint"))){
-const err95 = {instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}};
+else {
+const err95 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -1836,9 +2348,29 @@ vErrors.push(err95);
 }
 errors++;
 }
+let data42 = data.webhooks;
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+if(data42.enabled === undefined){
+data42.enabled = false;
 }
-if(typeof data40.enabled !== "boolean"){
-const err96 = {instancePath:instancePath+"/webhooks/enabled",schemaPath:"#/properties/webhooks/properties/enabled/type",keyword:"type",params:{type: "boolean"}};
+if(data42.port === undefined){
+data42.port = 9443;
+}
+if(data42.host === undefined){
+data42.host = "0.0.0.0";
+}
+if(data42.certFile === undefined){
+data42.certFile = "/etc/operless-webhook-tls/tls.crt";
+}
+if(data42.keyFile === undefined){
+data42.keyFile = "/etc/operless-webhook-tls/tls.key";
+}
+if(data42.functions === undefined){
+data42.functions = {};
+}
+for(const key7 in data42){
+if(!(((((((key7 === "enabled") || (key7 === "port")) || (key7 === "host")) || (key7 === "certFile")) || (key7 === "keyFile")) || (key7 === "functions")) || (key7 === "lambdaEndpoint"))){
+const err96 = {instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -1847,9 +2379,9 @@ vErrors.push(err96);
 }
 errors++;
 }
-let data42 = data40.port;
-if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err97 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/type",keyword:"type",params:{type: "integer"}};
+}
+if(typeof data42.enabled !== "boolean"){
+const err97 = {instancePath:instancePath+"/webhooks/enabled",schemaPath:"#/properties/webhooks/properties/enabled/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -1858,9 +2390,9 @@ vErrors.push(err97);
 }
 errors++;
 }
-if((typeof data42 == "number") && (isFinite(data42))){
-if(data42 > 65535 || isNaN(data42)){
-const err98 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535}};
+let data44 = data42.port;
+if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
+const err98 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -1869,8 +2401,9 @@ vErrors.push(err98);
 }
 errors++;
 }
-if(data42 < 0 || isNaN(data42)){
-const err99 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if((typeof data44 == "number") && (isFinite(data44))){
+if(data44 > 65535 || isNaN(data44)){
+const err99 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535}};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -1879,9 +2412,8 @@ vErrors.push(err99);
 }
 errors++;
 }
-}
-if(typeof data40.host !== "string"){
-const err100 = {instancePath:instancePath+"/webhooks/host",schemaPath:"#/properties/webhooks/properties/host/type",keyword:"type",params:{type: "string"}};
+if(data44 < 0 || isNaN(data44)){
+const err100 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -1890,10 +2422,9 @@ vErrors.push(err100);
 }
 errors++;
 }
-let data44 = data40.certFile;
-if(typeof data44 === "string"){
-if(func3(data44) < 1){
-const err101 = {instancePath:instancePath+"/webhooks/certFile",schemaPath:"#/properties/webhooks/properties/certFile/minLength",keyword:"minLength",params:{limit: 1}};
+}
+if(typeof data42.host !== "string"){
+const err101 = {instancePath:instancePath+"/webhooks/host",schemaPath:"#/properties/webhooks/properties/host/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -1902,9 +2433,10 @@ vErrors.push(err101);
 }
 errors++;
 }
-}
-else {
-const err102 = {instancePath:instancePath+"/webhooks/certFile",schemaPath:"#/properties/webhooks/properties/certFile/type",keyword:"type",params:{type: "string"}};
+let data46 = data42.certFile;
+if(typeof data46 === "string"){
+if(func3(data46) < 1){
+const err102 = {instancePath:instancePath+"/webhooks/certFile",schemaPath:"#/properties/webhooks/properties/certFile/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -1913,10 +2445,9 @@ vErrors.push(err102);
 }
 errors++;
 }
-let data45 = data40.keyFile;
-if(typeof data45 === "string"){
-if(func3(data45) < 1){
-const err103 = {instancePath:instancePath+"/webhooks/keyFile",schemaPath:"#/properties/webhooks/properties/keyFile/minLength",keyword:"minLength",params:{limit: 1}};
+}
+else {
+const err103 = {instancePath:instancePath+"/webhooks/certFile",schemaPath:"#/properties/webhooks/properties/certFile/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -1925,9 +2456,10 @@ vErrors.push(err103);
 }
 errors++;
 }
-}
-else {
-const err104 = {instancePath:instancePath+"/webhooks/keyFile",schemaPath:"#/properties/webhooks/properties/keyFile/type",keyword:"type",params:{type: "string"}};
+let data47 = data42.keyFile;
+if(typeof data47 === "string"){
+if(func3(data47) < 1){
+const err104 = {instancePath:instancePath+"/webhooks/keyFile",schemaPath:"#/properties/webhooks/properties/keyFile/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -1936,13 +2468,9 @@ vErrors.push(err104);
 }
 errors++;
 }
-let data46 = data40.functions;
-if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
-for(const key8 in data46){
-let data47 = data46[key8];
-if(typeof data47 === "string"){
-if(!pattern15.test(data47)){
-const err105 = {instancePath:instancePath+"/webhooks/functions/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/webhooks/properties/functions/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9:_.-]{1,170}$"}};
+}
+else {
+const err105 = {instancePath:instancePath+"/webhooks/keyFile",schemaPath:"#/properties/webhooks/properties/keyFile/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -1951,9 +2479,13 @@ vErrors.push(err105);
 }
 errors++;
 }
-}
-else {
-const err106 = {instancePath:instancePath+"/webhooks/functions/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/webhooks/properties/functions/additionalProperties/type",keyword:"type",params:{type: "string"}};
+let data48 = data42.functions;
+if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
+for(const key8 in data48){
+let data49 = data48[key8];
+if(typeof data49 === "string"){
+if(!pattern22.test(data49)){
+const err106 = {instancePath:instancePath+"/webhooks/functions/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/webhooks/properties/functions/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9:_.-]{1,170}$"}};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -1963,9 +2495,8 @@ vErrors.push(err106);
 errors++;
 }
 }
-}
 else {
-const err107 = {instancePath:instancePath+"/webhooks/functions",schemaPath:"#/properties/webhooks/properties/functions/type",keyword:"type",params:{type: "object"}};
+const err107 = {instancePath:instancePath+"/webhooks/functions/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/webhooks/properties/functions/additionalProperties/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -1974,11 +2505,10 @@ vErrors.push(err107);
 }
 errors++;
 }
-if(data40.lambdaEndpoint !== undefined){
-let data48 = data40.lambdaEndpoint;
-if(typeof data48 === "string"){
-if(!pattern3.test(data48)){
-const err108 = {instancePath:instancePath+"/webhooks/lambdaEndpoint",schemaPath:"#/definitions/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://\\S+$"}};
+}
+}
+else {
+const err108 = {instancePath:instancePath+"/webhooks/functions",schemaPath:"#/properties/webhooks/properties/functions/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -1987,9 +2517,11 @@ vErrors.push(err108);
 }
 errors++;
 }
-}
-else {
-const err109 = {instancePath:instancePath+"/webhooks/lambdaEndpoint",schemaPath:"#/definitions/endpoint/type",keyword:"type",params:{type: "string"}};
+if(data42.lambdaEndpoint !== undefined){
+let data50 = data42.lambdaEndpoint;
+if(typeof data50 === "string"){
+if(!pattern3.test(data50)){
+const err109 = {instancePath:instancePath+"/webhooks/lambdaEndpoint",schemaPath:"#/definitions/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://\\S+$"}};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -1999,9 +2531,8 @@ vErrors.push(err109);
 errors++;
 }
 }
-}
 else {
-const err110 = {instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/type",keyword:"type",params:{type: "object"}};
+const err110 = {instancePath:instancePath+"/webhooks/lambdaEndpoint",schemaPath:"#/definitions/endpoint/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -2010,9 +2541,10 @@ vErrors.push(err110);
 }
 errors++;
 }
-let data49 = data.shutdownGraceMs;
-if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
-const err111 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/type",keyword:"type",params:{type: "integer"}};
+}
+}
+else {
+const err111 = {instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -2021,9 +2553,9 @@ vErrors.push(err111);
 }
 errors++;
 }
-if((typeof data49 == "number") && (isFinite(data49))){
-if(data49 > 600000 || isNaN(data49)){
-const err112 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+let data51 = data.shutdownGraceMs;
+if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
+const err112 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -2032,8 +2564,9 @@ vErrors.push(err112);
 }
 errors++;
 }
-if(data49 < 0 || isNaN(data49)){
-const err113 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if((typeof data51 == "number") && (isFinite(data51))){
+if(data51 > 600000 || isNaN(data51)){
+const err113 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -2042,15 +2575,25 @@ vErrors.push(err113);
 }
 errors++;
 }
-}
-}
-else {
-const err114 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data51 < 0 || isNaN(data51)){
+const err114 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err114];
 }
 else {
 vErrors.push(err114);
+}
+errors++;
+}
+}
+}
+else {
+const err115 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err115];
+}
+else {
+vErrors.push(err115);
 }
 errors++;
 }
