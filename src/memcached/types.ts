@@ -19,8 +19,9 @@ import {
   resourceRequirements,
   string,
   type Infer,
+  type Schema,
 } from '../crd/schema.ts';
-import { defineResource, type ResourceOf } from '../crd/resource.ts';
+import { defineResource, type ResourceDefinition, type ResourceOf } from '../crd/resource.ts';
 
 /** The memcached image used when `spec.image` is omitted (pinned: never `latest`). */
 export const DEFAULT_IMAGE = 'memcached:1.6.38-alpine';
@@ -107,27 +108,40 @@ export const memcachedStatus = object(
 export type MemcachedSpec = Infer<typeof memcachedSpec>;
 export type MemcachedStatus = Infer<typeof memcachedStatus>;
 
-export const MemcachedResource = defineResource({
-  group: 'cache.example.com',
-  version: 'v1alpha1',
-  kind: 'Memcached',
-  plural: 'memcacheds',
-  singular: 'memcached',
-  shortNames: ['mc'],
-  categories: ['operless'],
-  scope: 'Namespaced',
-  description: 'Memcached is a memcached cluster managed by the Operless reference operator.',
-  spec: memcachedSpec,
-  status: memcachedStatus,
-  scale: { specReplicasPath: '.spec.size', statusReplicasPath: '.status.readyReplicas' },
-  printerColumns: [
-    { name: 'Size', type: 'integer', jsonPath: '.spec.size', description: 'Requested number of nodes' },
-    { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas', description: 'Ready nodes' },
-    { name: 'Available', type: 'string', jsonPath: '.status.conditions[?(@.type=="Available")].status' },
-    { name: 'Image', type: 'string', jsonPath: '.spec.image', priority: 1 },
-    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-  ],
-});
+/**
+ * One served version of Memcached: every version shares its names, scope, description, status
+ * and printer columns; a version differs only in its spec and the path of its size
+ * (`.spec.size` in v1alpha1, `.spec.replicas` in v1beta1.ts).
+ */
+export function defineMemcachedVersion<Spec extends Schema<object, boolean>>(
+  version: string,
+  spec: Spec,
+  size: { readonly column: string; readonly path: string },
+): ResourceDefinition<Infer<Spec>, MemcachedStatus> {
+  return defineResource({
+    group: 'cache.example.com',
+    version,
+    kind: 'Memcached',
+    plural: 'memcacheds',
+    singular: 'memcached',
+    shortNames: ['mc'],
+    categories: ['operless'],
+    scope: 'Namespaced',
+    description: 'Memcached is a memcached cluster managed by the Operless reference operator.',
+    spec,
+    status: memcachedStatus,
+    scale: { specReplicasPath: size.path, statusReplicasPath: '.status.readyReplicas' },
+    printerColumns: [
+      { name: size.column, type: 'integer', jsonPath: size.path, description: 'Requested number of nodes' },
+      { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas', description: 'Ready nodes' },
+      { name: 'Available', type: 'string', jsonPath: '.status.conditions[?(@.type=="Available")].status' },
+      { name: 'Image', type: 'string', jsonPath: '.spec.image', priority: 1 },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+  });
+}
+
+export const MemcachedResource = defineMemcachedVersion('v1alpha1', memcachedSpec, { column: 'Size', path: '.spec.size' });
 
 export type Memcached = ResourceOf<typeof MemcachedResource>;
 

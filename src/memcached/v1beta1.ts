@@ -6,8 +6,8 @@
  * are v1alpha1's own definitions (types.ts), so the two versions cannot drift apart.
  */
 import { integer, required, object, type Infer } from '../crd/schema.ts';
-import { defineResource, type ResourceOf } from '../crd/resource.ts';
-import { MAX_SIZE, memcachedSpecFields, memcachedStatus } from './types.ts';
+import type { ResourceOf } from '../crd/resource.ts';
+import { MAX_SIZE, defineMemcachedVersion, memcachedSpecFields } from './types.ts';
 
 const { size: _size, ...sharedSpecFields } = memcachedSpecFields;
 
@@ -25,26 +25,6 @@ export const memcachedV1beta1Spec = required(object(
 
 export type MemcachedV1beta1Spec = Infer<typeof memcachedV1beta1Spec>;
 
-export const MemcachedV1beta1Resource = defineResource({
-  group: 'cache.example.com',
-  version: 'v1beta1',
-  kind: 'Memcached',
-  plural: 'memcacheds',
-  singular: 'memcached',
-  shortNames: ['mc'],
-  categories: ['operless'],
-  scope: 'Namespaced',
-  description: 'Memcached is a memcached cluster managed by the Operless reference operator.',
-  spec: memcachedV1beta1Spec,
-  status: memcachedStatus,
-  scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.readyReplicas' },
-  printerColumns: [
-    { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas', description: 'Requested number of nodes' },
-    { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas', description: 'Ready nodes' },
-    { name: 'Available', type: 'string', jsonPath: '.status.conditions[?(@.type=="Available")].status' },
-    { name: 'Image', type: 'string', jsonPath: '.spec.image', priority: 1 },
-    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-  ],
-});
+export const MemcachedV1beta1Resource = defineMemcachedVersion('v1beta1', memcachedV1beta1Spec, { column: 'Replicas', path: '.spec.replicas' });
 
 export type MemcachedV1beta1 = ResourceOf<typeof MemcachedV1beta1Resource>;
