@@ -37,6 +37,10 @@ export const DEFAULT_PRIMARY_TRIGGERS: readonly Trigger[] = ['generation', 'labe
 /** Owned objects forward status changes too: the owner's status depends on them. */
 export const DEFAULT_OWNED_TRIGGERS: readonly Trigger[] = ['any'];
 
+/** Where a primary kind's messages go: its SQS queue, or the EventBridge bus (`eventBus`). */
+export const SINKS = ['sqs', 'eventbridge'] as const;
+export type Sink = (typeof SINKS)[number];
+
 /** The subset of JSON Schema (draft-07) the configuration schema and the chart's schema use. */
 export interface JsonSchema {
   $schema?: string;
@@ -100,6 +104,9 @@ function watchDefinition(role: 'primary' | 'owned'): JsonSchema {
       queueUrl: primary
         ? ref('queueUrl', { description: "this kind's SQS queue (and its owned objects'); default queue.url" })
         : { not: {}, 'x-messages': { not: "is not a field of an owned watch: an owned object's message goes to its owner's queue (set queueUrl on the owner's primary)" } },
+      sink: primary
+        ? ref('sink', { description: "where this kind's messages (and its owned objects') go; default the top-level sink" })
+        : { not: {}, 'x-messages': { not: "is not a field of an owned watch: an owned object's message goes where its owner's go (set sink on the owner's primary)" } },
     },
   };
 }
@@ -121,6 +128,7 @@ export const FORWARDER_CONFIG_SCHEMA: JsonSchema = {
     queueUrl: { type: 'string', pattern: '^https?://[^/\\s]+/\\S+$', 'x-expected': 'an http(s) queue URL, e.g. https://sqs.eu-west-1.amazonaws.com/123456789012/operless-work' },
     region: { type: 'string', pattern: '^[a-z]{2}(-[a-z]+)+-\\d+$', 'x-expected': 'an AWS region like "eu-west-1" (env OPERLESS_QUEUE_REGION or AWS_REGION)' },
     endpoint: { type: 'string', pattern: '^https?://\\S+$', 'x-expected': 'an http(s) URL' },
+    sink: { enum: SINKS, 'x-expected': `one of ${SINKS.join(', ')}` },
     trigger: { enum: TRIGGERS, 'x-expected': `one of ${TRIGGERS.join(', ')}` },
     primary: watchDefinition('primary'),
     owned: watchDefinition('owned'),
@@ -131,6 +139,20 @@ export const FORWARDER_CONFIG_SCHEMA: JsonSchema = {
       url: ref('queueUrl', { description: 'the default SQS queue URL (env OPERLESS_QUEUE_URL): required unless every primary sets queueUrl' }),
       region: ref('region', { description: 'env OPERLESS_QUEUE_REGION, else this, else AWS_REGION / AWS_DEFAULT_REGION, else the region an AWS queue URL names' }),
       endpoint: ref('endpoint', { description: "endpoint override for SQS-compatible local brokers (the SDK's AWS_ENDPOINT_URL_SQS works too)" }),
+    }),
+    sink: ref('sink', { default: 'sqs', description: 'where messages go unless a primary says otherwise: sqs (its queue) or eventbridge (the eventBus)' }),
+    eventBus: section('the EventBridge bus of the eventbridge sink (docs/forwarder.md, "EventBridge sink")', {
+      name: {
+        type: 'string', pattern: '^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$',
+        'x-expected': 'an event bus name (letters, digits, ".", "_", "-", "/") or its ARN, e.g. operless',
+        description: 'the bus PutEvents sends to: required when some primary sends to eventbridge',
+      },
+      source: {
+        type: 'string', pattern: '^(?!aws\\.)[A-Za-z0-9._-]{1,256}$', default: 'operless',
+        'x-expected': 'an event source: letters, digits, ".", "_" or "-", not starting with "aws."',
+        description: "the events' source (rules match on it)",
+      },
+      endpoint: ref('endpoint', { description: "endpoint override for a local emulator (the SDK's AWS_ENDPOINT_URL_EVENTBRIDGE works too)" }),
     }),
     primaries: {
       type: 'array', minItems: 1, items: ref('primary'), 'x-expected': 'a list of watches', description: 'the primary kinds: a message per change of the object itself',

@@ -9,28 +9,31 @@
  */
 export const validate = validate10;
 export default validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false,"required":["clusterId","primaries"],"definitions":{"apiVersion":{"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317},"kind":{"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63},"plural":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"namespace":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"leaseName":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253},"clusterId":{"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63},"queueUrl":{"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"},"region":{"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"},"endpoint":{"type":"string","pattern":"^https?://\\S+$"},"trigger":{"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]},"primary":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"}}},"owned":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}}}}},"properties":{"clusterId":{"$ref":"#/definitions/clusterId"},"queue":{"type":"object","additionalProperties":false,"default":{},"properties":{"url":{"$ref":"#/definitions/queueUrl"},"region":{"$ref":"#/definitions/region"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"primaries":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/primary"}},"owned":{"type":"array","items":{"$ref":"#/definitions/owned"},"default":[]},"watches":{"not":{}},"resyncOnStart":{"type":"boolean","default":true},"coalesceWindowMs":{"type":"integer","minimum":0,"maximum":60000,"default":500},"coalesceMaxWindowMs":{"type":"integer","minimum":0,"maximum":600000},"buffer":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxMessages":{"type":"integer","minimum":10,"maximum":10000000,"default":10000}}},"send":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxBatchBytes":{"type":"integer","minimum":4096,"maximum":1048576,"default":262144},"maxSenderFaultRetries":{"type":"integer","minimum":0,"maximum":1000,"default":5},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":200},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"probeIntervalSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"connectTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":5000},"requestTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":10000}}},"watch":{"type":"object","additionalProperties":false,"default":{},"properties":{"silenceTimeoutSeconds":{"type":"integer","minimum":2,"maximum":3600,"default":75},"serverTimeoutSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":800},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"listPageSize":{"type":"integer","minimum":1,"maximum":10000,"default":500}}},"leaderElection":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"leaseName":{"$ref":"#/definitions/leaseName","default":"operless-forwarder"},"namespace":{"$ref":"#/definitions/namespace"},"identity":{"type":"string"},"leaseDurationSeconds":{"type":"number","minimum":1,"maximum":3600,"default":15},"renewDeadlineSeconds":{"type":"number","minimum":0.5,"maximum":3600,"default":10},"retryPeriodSeconds":{"type":"number","minimum":0.1,"maximum":600,"default":2}}},"server":{"type":"object","additionalProperties":false,"default":{},"properties":{"port":{"type":"integer","minimum":0,"maximum":65535,"default":8080},"host":{"type":"string","default":"0.0.0.0"}}},"shutdownGraceMs":{"type":"integer","minimum":0,"maximum":600000,"default":20000}}};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false,"required":["clusterId","primaries"],"definitions":{"apiVersion":{"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317},"kind":{"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63},"plural":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"namespace":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"leaseName":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253},"clusterId":{"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63},"queueUrl":{"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"},"region":{"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"},"endpoint":{"type":"string","pattern":"^https?://\\S+$"},"sink":{"enum":["sqs","eventbridge"]},"trigger":{"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]},"primary":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"},"sink":{"$ref":"#/definitions/sink"}}},"owned":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}},"sink":{"not":{}}}}},"properties":{"clusterId":{"$ref":"#/definitions/clusterId"},"queue":{"type":"object","additionalProperties":false,"default":{},"properties":{"url":{"$ref":"#/definitions/queueUrl"},"region":{"$ref":"#/definitions/region"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"sink":{"$ref":"#/definitions/sink","default":"sqs"},"eventBus":{"type":"object","additionalProperties":false,"default":{},"properties":{"name":{"type":"string","pattern":"^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$"},"source":{"type":"string","pattern":"^(?!aws\\.)[A-Za-z0-9._-]{1,256}$","default":"operless"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"primaries":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/primary"}},"owned":{"type":"array","items":{"$ref":"#/definitions/owned"},"default":[]},"watches":{"not":{}},"resyncOnStart":{"type":"boolean","default":true},"coalesceWindowMs":{"type":"integer","minimum":0,"maximum":60000,"default":500},"coalesceMaxWindowMs":{"type":"integer","minimum":0,"maximum":600000},"buffer":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxMessages":{"type":"integer","minimum":10,"maximum":10000000,"default":10000}}},"send":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxBatchBytes":{"type":"integer","minimum":4096,"maximum":1048576,"default":262144},"maxSenderFaultRetries":{"type":"integer","minimum":0,"maximum":1000,"default":5},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":200},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"probeIntervalSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"connectTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":5000},"requestTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":10000}}},"watch":{"type":"object","additionalProperties":false,"default":{},"properties":{"silenceTimeoutSeconds":{"type":"integer","minimum":2,"maximum":3600,"default":75},"serverTimeoutSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":800},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"listPageSize":{"type":"integer","minimum":1,"maximum":10000,"default":500}}},"leaderElection":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"leaseName":{"$ref":"#/definitions/leaseName","default":"operless-forwarder"},"namespace":{"$ref":"#/definitions/namespace"},"identity":{"type":"string"},"leaseDurationSeconds":{"type":"number","minimum":1,"maximum":3600,"default":15},"renewDeadlineSeconds":{"type":"number","minimum":0.5,"maximum":3600,"default":10},"retryPeriodSeconds":{"type":"number","minimum":0.1,"maximum":600,"default":2}}},"server":{"type":"object","additionalProperties":false,"default":{},"properties":{"port":{"type":"integer","minimum":0,"maximum":65535,"default":8080},"host":{"type":"string","default":"0.0.0.0"}}},"shutdownGraceMs":{"type":"integer","minimum":0,"maximum":600000,"default":20000}}};
 const schema12 = {"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63};
 const schema13 = {"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"};
 const schema14 = {"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"};
 const schema15 = {"type":"string","pattern":"^https?://\\S+$"};
-const schema29 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253};
-const schema20 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63};
+const schema16 = {"enum":["sqs","eventbridge"]};
+const schema32 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253};
+const schema22 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = ((text) => { let length = 0; for (const _ of text) length++; return length; });
 const pattern0 = new RegExp("^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$", "u");
 const pattern1 = new RegExp("^https?://[^/\\s]+/\\S+$", "u");
 const pattern2 = new RegExp("^[a-z]{2}(-[a-z]+)+-\\d+$", "u");
 const pattern3 = new RegExp("^https?://\\S+$", "u");
-const pattern13 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", "u");
-const pattern6 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "u");
-const schema16 = {"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"}}};
-const schema17 = {"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317};
-const schema18 = {"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63};
-const schema19 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63};
-const schema21 = {"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]};
-const pattern4 = new RegExp("^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$", "u");
-const pattern5 = new RegExp("^[A-Z][A-Za-z0-9]*$", "u");
+const pattern4 = new RegExp("^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$", "u");
+const pattern5 = new RegExp("^(?!aws\\.)[A-Za-z0-9._-]{1,256}$", "u");
+const pattern16 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", "u");
+const pattern9 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "u");
+const schema18 = {"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"},"sink":{"$ref":"#/definitions/sink"}}};
+const schema19 = {"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317};
+const schema20 = {"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63};
+const schema21 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63};
+const schema23 = {"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]};
+const pattern7 = new RegExp("^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$", "u");
+const pattern8 = new RegExp("^[A-Z][A-Za-z0-9]*$", "u");
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -63,7 +66,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!((((((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "plural")) || (key0 === "namespaced")) || (key0 === "namespaces")) || (key0 === "labelSelector")) || (key0 === "triggers")) || (key0 === "queueUrl"))){
+if(!(func2.call(schema18.properties, key0))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err2];
@@ -87,7 +90,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(!pattern4.test(data0)){
+if(!pattern7.test(data0)){
 const err4 = {instancePath:instancePath+"/apiVersion",schemaPath:"#/definitions/apiVersion/pattern",keyword:"pattern",params:{pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$"}};
 if(vErrors === null){
 vErrors = [err4];
@@ -122,7 +125,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern5.test(data1)){
+if(!pattern8.test(data1)){
 const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/kind/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Za-z0-9]*$"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -157,7 +160,7 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!pattern6.test(data2)){
+if(!pattern9.test(data2)){
 const err10 = {instancePath:instancePath+"/plural",schemaPath:"#/definitions/plural/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err10];
@@ -207,7 +210,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern6.test(data5)){
+if(!pattern9.test(data5)){
 const err14 = {instancePath:instancePath+"/namespaces/" + i0,schemaPath:"#/definitions/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -268,7 +271,7 @@ const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
 let data8 = data7[i1];
 if(!((((((((data8 === "generation") || (data8 === "labels")) || (data8 === "annotations")) || (data8 === "finalizers")) || (data8 === "deletion")) || (data8 === "ownerReferences")) || (data8 === "status")) || (data8 === "any"))){
-const err19 = {instancePath:instancePath+"/triggers/" + i1,schemaPath:"#/definitions/trigger/enum",keyword:"enum",params:{allowedValues: schema21.enum}};
+const err19 = {instancePath:instancePath+"/triggers/" + i1,schemaPath:"#/definitions/trigger/enum",keyword:"enum",params:{allowedValues: schema23.enum}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -314,9 +317,10 @@ vErrors.push(err22);
 errors++;
 }
 }
-}
-else {
-const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.sink !== undefined){
+let data10 = data.sink;
+if(!((data10 === "sqs") || (data10 === "eventbridge"))){
+const err23 = {instancePath:instancePath+"/sink",schemaPath:"#/definitions/sink/enum",keyword:"enum",params:{allowedValues: schema16.enum}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -325,11 +329,23 @@ vErrors.push(err23);
 }
 errors++;
 }
+}
+}
+else {
+const err24 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
 validate11.errors = vErrors;
 return errors === 0;
 }
 
-const schema23 = {"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}}}};
+const schema26 = {"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}},"sink":{"not":{}}}};
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -362,7 +378,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!((((((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "plural")) || (key0 === "namespaced")) || (key0 === "namespaces")) || (key0 === "labelSelector")) || (key0 === "triggers")) || (key0 === "queueUrl"))){
+if(!(func2.call(schema26.properties, key0))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err2];
@@ -386,7 +402,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(!pattern4.test(data0)){
+if(!pattern7.test(data0)){
 const err4 = {instancePath:instancePath+"/apiVersion",schemaPath:"#/definitions/apiVersion/pattern",keyword:"pattern",params:{pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$"}};
 if(vErrors === null){
 vErrors = [err4];
@@ -421,7 +437,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern5.test(data1)){
+if(!pattern8.test(data1)){
 const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/kind/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Za-z0-9]*$"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -456,7 +472,7 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!pattern6.test(data2)){
+if(!pattern9.test(data2)){
 const err10 = {instancePath:instancePath+"/plural",schemaPath:"#/definitions/plural/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err10];
@@ -506,7 +522,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern6.test(data5)){
+if(!pattern9.test(data5)){
 const err14 = {instancePath:instancePath+"/namespaces/" + i0,schemaPath:"#/definitions/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -567,7 +583,7 @@ const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
 let data8 = data7[i1];
 if(!((((((((data8 === "generation") || (data8 === "labels")) || (data8 === "annotations")) || (data8 === "finalizers")) || (data8 === "deletion")) || (data8 === "ownerReferences")) || (data8 === "status")) || (data8 === "any"))){
-const err19 = {instancePath:instancePath+"/triggers/" + i1,schemaPath:"#/definitions/trigger/enum",keyword:"enum",params:{allowedValues: schema21.enum}};
+const err19 = {instancePath:instancePath+"/triggers/" + i1,schemaPath:"#/definitions/trigger/enum",keyword:"enum",params:{allowedValues: schema23.enum}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -598,14 +614,24 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-else {
-const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.sink !== undefined){
+const err22 = {instancePath:instancePath+"/sink",schemaPath:"#/properties/sink/not",keyword:"not",params:{}};
 if(vErrors === null){
 vErrors = [err22];
 }
 else {
 vErrors.push(err22);
+}
+errors++;
+}
+}
+else {
+const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
 }
 errors++;
 }
@@ -620,6 +646,12 @@ let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.queue === undefined){
 data.queue = {};
+}
+if(data.sink === undefined){
+data.sink = "sqs";
+}
+if(data.eventBus === undefined){
+data.eventBus = {};
 }
 if(data.owned === undefined){
 data.owned = [];
@@ -815,11 +847,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(data.primaries !== undefined){
-let data5 = data.primaries;
-if(Array.isArray(data5)){
-if(data5.length < 1){
-const err14 = {instancePath:instancePath+"/primaries",schemaPath:"#/properties/primaries/minItems",keyword:"minItems",params:{limit: 1}};
+let data5 = data.sink;
+if(!((data5 === "sqs") || (data5 === "eventbridge"))){
+const err14 = {instancePath:instancePath+"/sink",schemaPath:"#/definitions/sink/enum",keyword:"enum",params:{allowedValues: schema16.enum}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -828,16 +858,14 @@ vErrors.push(err14);
 }
 errors++;
 }
-const len0 = data5.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate11(data5[i0], {instancePath:instancePath+"/primaries/" + i0,parentData:data5,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
-errors = vErrors.length;
+let data6 = data.eventBus;
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+if(data6.source === undefined){
+data6.source = "operless";
 }
-}
-}
-else {
-const err15 = {instancePath:instancePath+"/primaries",schemaPath:"#/properties/primaries/type",keyword:"type",params:{type: "array"}};
+for(const key2 in data6){
+if(!(((key2 === "name") || (key2 === "source")) || (key2 === "endpoint"))){
+const err15 = {instancePath:instancePath+"/eventBus",schemaPath:"#/properties/eventBus/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -847,18 +875,11 @@ vErrors.push(err15);
 errors++;
 }
 }
-let data7 = data.owned;
-if(Array.isArray(data7)){
-const len1 = data7.length;
-for(let i1=0; i1<len1; i1++){
-if(!(validate13(data7[i1], {instancePath:instancePath+"/owned/" + i1,parentData:data7,parentDataProperty:i1,rootData}))){
-vErrors = vErrors === null ? validate13.errors : vErrors.concat(validate13.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err16 = {instancePath:instancePath+"/owned",schemaPath:"#/properties/owned/type",keyword:"type",params:{type: "array"}};
+if(data6.name !== undefined){
+let data7 = data6.name;
+if(typeof data7 === "string"){
+if(!pattern4.test(data7)){
+const err16 = {instancePath:instancePath+"/eventBus/name",schemaPath:"#/properties/eventBus/properties/name/pattern",keyword:"pattern",params:{pattern: "^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$"}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -867,8 +888,9 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(data.watches !== undefined){
-const err17 = {instancePath:instancePath+"/watches",schemaPath:"#/properties/watches/not",keyword:"not",params:{}};
+}
+else {
+const err17 = {instancePath:instancePath+"/eventBus/name",schemaPath:"#/properties/eventBus/properties/name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -877,8 +899,11 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(typeof data.resyncOnStart !== "boolean"){
-const err18 = {instancePath:instancePath+"/resyncOnStart",schemaPath:"#/properties/resyncOnStart/type",keyword:"type",params:{type: "boolean"}};
+}
+let data8 = data6.source;
+if(typeof data8 === "string"){
+if(!pattern5.test(data8)){
+const err18 = {instancePath:instancePath+"/eventBus/source",schemaPath:"#/properties/eventBus/properties/source/pattern",keyword:"pattern",params:{pattern: "^(?!aws\\.)[A-Za-z0-9._-]{1,256}$"}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -887,9 +912,9 @@ vErrors.push(err18);
 }
 errors++;
 }
-let data11 = data.coalesceWindowMs;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err19 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/type",keyword:"type",params:{type: "integer"}};
+}
+else {
+const err19 = {instancePath:instancePath+"/eventBus/source",schemaPath:"#/properties/eventBus/properties/source/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -898,9 +923,11 @@ vErrors.push(err19);
 }
 errors++;
 }
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 > 60000 || isNaN(data11)){
-const err20 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
+if(data6.endpoint !== undefined){
+let data9 = data6.endpoint;
+if(typeof data9 === "string"){
+if(!pattern3.test(data9)){
+const err20 = {instancePath:instancePath+"/eventBus/endpoint",schemaPath:"#/definitions/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://\\S+$"}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -909,8 +936,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(data11 < 0 || isNaN(data11)){
-const err21 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+else {
+const err21 = {instancePath:instancePath+"/eventBus/endpoint",schemaPath:"#/definitions/endpoint/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -920,10 +948,9 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data.coalesceMaxWindowMs !== undefined){
-let data12 = data.coalesceMaxWindowMs;
-if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err22 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/type",keyword:"type",params:{type: "integer"}};
+}
+else {
+const err22 = {instancePath:instancePath+"/eventBus",schemaPath:"#/properties/eventBus/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -932,9 +959,11 @@ vErrors.push(err22);
 }
 errors++;
 }
-if((typeof data12 == "number") && (isFinite(data12))){
-if(data12 > 600000 || isNaN(data12)){
-const err23 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+if(data.primaries !== undefined){
+let data10 = data.primaries;
+if(Array.isArray(data10)){
+if(data10.length < 1){
+const err23 = {instancePath:instancePath+"/primaries",schemaPath:"#/properties/primaries/minItems",keyword:"minItems",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -943,8 +972,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(data12 < 0 || isNaN(data12)){
-const err24 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+const len0 = data10.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate11(data10[i0], {instancePath:instancePath+"/primaries/" + i0,parentData:data10,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/primaries",schemaPath:"#/properties/primaries/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -954,15 +991,18 @@ vErrors.push(err24);
 errors++;
 }
 }
+let data12 = data.owned;
+if(Array.isArray(data12)){
+const len1 = data12.length;
+for(let i1=0; i1<len1; i1++){
+if(!(validate13(data12[i1], {instancePath:instancePath+"/owned/" + i1,parentData:data12,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate13.errors : vErrors.concat(validate13.errors);
+errors = vErrors.length;
 }
-let data13 = data.buffer;
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-if(data13.maxMessages === undefined){
-data13.maxMessages = 10000;
 }
-for(const key2 in data13){
-if(!(key2 === "maxMessages")){
-const err25 = {instancePath:instancePath+"/buffer",schemaPath:"#/properties/buffer/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
+}
+else {
+const err25 = {instancePath:instancePath+"/owned",schemaPath:"#/properties/owned/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -971,10 +1011,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-let data14 = data13.maxMessages;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err26 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/type",keyword:"type",params:{type: "integer"}};
+if(data.watches !== undefined){
+const err26 = {instancePath:instancePath+"/watches",schemaPath:"#/properties/watches/not",keyword:"not",params:{}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -983,9 +1021,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 > 10000000 || isNaN(data14)){
-const err27 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000}};
+if(typeof data.resyncOnStart !== "boolean"){
+const err27 = {instancePath:instancePath+"/resyncOnStart",schemaPath:"#/properties/resyncOnStart/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -994,8 +1031,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(data14 < 10 || isNaN(data14)){
-const err28 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10}};
+let data16 = data.coalesceWindowMs;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+const err28 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1004,10 +1042,9 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-}
-else {
-const err29 = {instancePath:instancePath+"/buffer",schemaPath:"#/properties/buffer/type",keyword:"type",params:{type: "object"}};
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 > 60000 || isNaN(data16)){
+const err29 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1016,32 +1053,8 @@ vErrors.push(err29);
 }
 errors++;
 }
-let data15 = data.send;
-if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
-if(data15.maxBatchBytes === undefined){
-data15.maxBatchBytes = 262144;
-}
-if(data15.maxSenderFaultRetries === undefined){
-data15.maxSenderFaultRetries = 5;
-}
-if(data15.backoffInitialMs === undefined){
-data15.backoffInitialMs = 200;
-}
-if(data15.backoffMaxMs === undefined){
-data15.backoffMaxMs = 30000;
-}
-if(data15.probeIntervalSeconds === undefined){
-data15.probeIntervalSeconds = 60;
-}
-if(data15.connectTimeoutMs === undefined){
-data15.connectTimeoutMs = 5000;
-}
-if(data15.requestTimeoutMs === undefined){
-data15.requestTimeoutMs = 10000;
-}
-for(const key3 in data15){
-if(!(((((((key3 === "maxBatchBytes") || (key3 === "maxSenderFaultRetries")) || (key3 === "backoffInitialMs")) || (key3 === "backoffMaxMs")) || (key3 === "probeIntervalSeconds")) || (key3 === "connectTimeoutMs")) || (key3 === "requestTimeoutMs"))){
-const err30 = {instancePath:instancePath+"/send",schemaPath:"#/properties/send/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
+if(data16 < 0 || isNaN(data16)){
+const err30 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1051,9 +1064,10 @@ vErrors.push(err30);
 errors++;
 }
 }
-let data16 = data15.maxBatchBytes;
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err31 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/type",keyword:"type",params:{type: "integer"}};
+if(data.coalesceMaxWindowMs !== undefined){
+let data17 = data.coalesceMaxWindowMs;
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+const err31 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1062,9 +1076,9 @@ vErrors.push(err31);
 }
 errors++;
 }
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 > 1048576 || isNaN(data16)){
-const err32 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1048576}};
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 > 600000 || isNaN(data17)){
+const err32 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1073,8 +1087,8 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(data16 < 4096 || isNaN(data16)){
-const err33 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096}};
+if(data17 < 0 || isNaN(data17)){
+const err33 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -1084,9 +1098,15 @@ vErrors.push(err33);
 errors++;
 }
 }
-let data17 = data15.maxSenderFaultRetries;
-if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err34 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/type",keyword:"type",params:{type: "integer"}};
+}
+let data18 = data.buffer;
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+if(data18.maxMessages === undefined){
+data18.maxMessages = 10000;
+}
+for(const key3 in data18){
+if(!(key3 === "maxMessages")){
+const err34 = {instancePath:instancePath+"/buffer",schemaPath:"#/properties/buffer/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -1095,9 +1115,10 @@ vErrors.push(err34);
 }
 errors++;
 }
-if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 > 1000 || isNaN(data17)){
-const err35 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000}};
+}
+let data19 = data18.maxMessages;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err35 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -1106,8 +1127,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(data17 < 0 || isNaN(data17)){
-const err36 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 > 10000000 || isNaN(data19)){
+const err36 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000}};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -1116,10 +1138,8 @@ vErrors.push(err36);
 }
 errors++;
 }
-}
-let data18 = data15.backoffInitialMs;
-if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
-const err37 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/type",keyword:"type",params:{type: "integer"}};
+if(data19 < 10 || isNaN(data19)){
+const err37 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10}};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1128,9 +1148,10 @@ vErrors.push(err37);
 }
 errors++;
 }
-if((typeof data18 == "number") && (isFinite(data18))){
-if(data18 > 60000 || isNaN(data18)){
-const err38 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/buffer",schemaPath:"#/properties/buffer/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1139,8 +1160,32 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(data18 < 1 || isNaN(data18)){
-const err39 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+let data20 = data.send;
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+if(data20.maxBatchBytes === undefined){
+data20.maxBatchBytes = 262144;
+}
+if(data20.maxSenderFaultRetries === undefined){
+data20.maxSenderFaultRetries = 5;
+}
+if(data20.backoffInitialMs === undefined){
+data20.backoffInitialMs = 200;
+}
+if(data20.backoffMaxMs === undefined){
+data20.backoffMaxMs = 30000;
+}
+if(data20.probeIntervalSeconds === undefined){
+data20.probeIntervalSeconds = 60;
+}
+if(data20.connectTimeoutMs === undefined){
+data20.connectTimeoutMs = 5000;
+}
+if(data20.requestTimeoutMs === undefined){
+data20.requestTimeoutMs = 10000;
+}
+for(const key4 in data20){
+if(!(((((((key4 === "maxBatchBytes") || (key4 === "maxSenderFaultRetries")) || (key4 === "backoffInitialMs")) || (key4 === "backoffMaxMs")) || (key4 === "probeIntervalSeconds")) || (key4 === "connectTimeoutMs")) || (key4 === "requestTimeoutMs"))){
+const err39 = {instancePath:instancePath+"/send",schemaPath:"#/properties/send/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -1150,9 +1195,9 @@ vErrors.push(err39);
 errors++;
 }
 }
-let data19 = data15.backoffMaxMs;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err40 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/type",keyword:"type",params:{type: "integer"}};
+let data21 = data20.maxBatchBytes;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err40 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -1161,9 +1206,9 @@ vErrors.push(err40);
 }
 errors++;
 }
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 > 600000 || isNaN(data19)){
-const err41 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 > 1048576 || isNaN(data21)){
+const err41 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1048576}};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -1172,8 +1217,8 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(data19 < 1 || isNaN(data19)){
-const err42 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(data21 < 4096 || isNaN(data21)){
+const err42 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096}};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -1183,9 +1228,9 @@ vErrors.push(err42);
 errors++;
 }
 }
-let data20 = data15.probeIntervalSeconds;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err43 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/type",keyword:"type",params:{type: "integer"}};
+let data22 = data20.maxSenderFaultRetries;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+const err43 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -1194,9 +1239,9 @@ vErrors.push(err43);
 }
 errors++;
 }
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 > 3600 || isNaN(data20)){
-const err44 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 > 1000 || isNaN(data22)){
+const err44 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000}};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -1205,8 +1250,8 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(data20 < 1 || isNaN(data20)){
-const err45 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(data22 < 0 || isNaN(data22)){
+const err45 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -1216,9 +1261,9 @@ vErrors.push(err45);
 errors++;
 }
 }
-let data21 = data15.connectTimeoutMs;
-if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err46 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/type",keyword:"type",params:{type: "integer"}};
+let data23 = data20.backoffInitialMs;
+if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+const err46 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -1227,9 +1272,9 @@ vErrors.push(err46);
 }
 errors++;
 }
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 > 600000 || isNaN(data21)){
-const err47 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 > 60000 || isNaN(data23)){
+const err47 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -1238,8 +1283,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(data21 < 100 || isNaN(data21)){
-const err48 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
+if(data23 < 1 || isNaN(data23)){
+const err48 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -1249,9 +1294,9 @@ vErrors.push(err48);
 errors++;
 }
 }
-let data22 = data15.requestTimeoutMs;
-if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
-const err49 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/type",keyword:"type",params:{type: "integer"}};
+let data24 = data20.backoffMaxMs;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+const err49 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -1260,9 +1305,9 @@ vErrors.push(err49);
 }
 errors++;
 }
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 > 600000 || isNaN(data22)){
-const err50 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 > 600000 || isNaN(data24)){
+const err50 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -1271,8 +1316,8 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(data22 < 100 || isNaN(data22)){
-const err51 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
+if(data24 < 1 || isNaN(data24)){
+const err51 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -1282,9 +1327,9 @@ vErrors.push(err51);
 errors++;
 }
 }
-}
-else {
-const err52 = {instancePath:instancePath+"/send",schemaPath:"#/properties/send/type",keyword:"type",params:{type: "object"}};
+let data25 = data20.probeIntervalSeconds;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+const err52 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -1293,26 +1338,9 @@ vErrors.push(err52);
 }
 errors++;
 }
-let data23 = data.watch;
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-if(data23.silenceTimeoutSeconds === undefined){
-data23.silenceTimeoutSeconds = 75;
-}
-if(data23.serverTimeoutSeconds === undefined){
-data23.serverTimeoutSeconds = 60;
-}
-if(data23.backoffInitialMs === undefined){
-data23.backoffInitialMs = 800;
-}
-if(data23.backoffMaxMs === undefined){
-data23.backoffMaxMs = 30000;
-}
-if(data23.listPageSize === undefined){
-data23.listPageSize = 500;
-}
-for(const key4 in data23){
-if(!(((((key4 === "silenceTimeoutSeconds") || (key4 === "serverTimeoutSeconds")) || (key4 === "backoffInitialMs")) || (key4 === "backoffMaxMs")) || (key4 === "listPageSize"))){
-const err53 = {instancePath:instancePath+"/watch",schemaPath:"#/properties/watch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}};
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 > 3600 || isNaN(data25)){
+const err53 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -1321,10 +1349,8 @@ vErrors.push(err53);
 }
 errors++;
 }
-}
-let data24 = data23.silenceTimeoutSeconds;
-if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
-const err54 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/type",keyword:"type",params:{type: "integer"}};
+if(data25 < 1 || isNaN(data25)){
+const err54 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -1333,9 +1359,10 @@ vErrors.push(err54);
 }
 errors++;
 }
-if((typeof data24 == "number") && (isFinite(data24))){
-if(data24 > 3600 || isNaN(data24)){
-const err55 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+}
+let data26 = data20.connectTimeoutMs;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err55 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -1344,8 +1371,9 @@ vErrors.push(err55);
 }
 errors++;
 }
-if(data24 < 2 || isNaN(data24)){
-const err56 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2}};
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 > 600000 || isNaN(data26)){
+const err56 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -1354,10 +1382,8 @@ vErrors.push(err56);
 }
 errors++;
 }
-}
-let data25 = data23.serverTimeoutSeconds;
-if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err57 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/type",keyword:"type",params:{type: "integer"}};
+if(data26 < 100 || isNaN(data26)){
+const err57 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -1366,9 +1392,10 @@ vErrors.push(err57);
 }
 errors++;
 }
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 > 3600 || isNaN(data25)){
-const err58 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+}
+let data27 = data20.requestTimeoutMs;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err58 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -1377,8 +1404,9 @@ vErrors.push(err58);
 }
 errors++;
 }
-if(data25 < 1 || isNaN(data25)){
-const err59 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 > 600000 || isNaN(data27)){
+const err59 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -1387,10 +1415,8 @@ vErrors.push(err59);
 }
 errors++;
 }
-}
-let data26 = data23.backoffInitialMs;
-if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err60 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/type",keyword:"type",params:{type: "integer"}};
+if(data27 < 100 || isNaN(data27)){
+const err60 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -1399,9 +1425,10 @@ vErrors.push(err60);
 }
 errors++;
 }
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 > 60000 || isNaN(data26)){
-const err61 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
+}
+}
+else {
+const err61 = {instancePath:instancePath+"/send",schemaPath:"#/properties/send/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -1410,8 +1437,26 @@ vErrors.push(err61);
 }
 errors++;
 }
-if(data26 < 1 || isNaN(data26)){
-const err62 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+let data28 = data.watch;
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+if(data28.silenceTimeoutSeconds === undefined){
+data28.silenceTimeoutSeconds = 75;
+}
+if(data28.serverTimeoutSeconds === undefined){
+data28.serverTimeoutSeconds = 60;
+}
+if(data28.backoffInitialMs === undefined){
+data28.backoffInitialMs = 800;
+}
+if(data28.backoffMaxMs === undefined){
+data28.backoffMaxMs = 30000;
+}
+if(data28.listPageSize === undefined){
+data28.listPageSize = 500;
+}
+for(const key5 in data28){
+if(!(((((key5 === "silenceTimeoutSeconds") || (key5 === "serverTimeoutSeconds")) || (key5 === "backoffInitialMs")) || (key5 === "backoffMaxMs")) || (key5 === "listPageSize"))){
+const err62 = {instancePath:instancePath+"/watch",schemaPath:"#/properties/watch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -1421,9 +1466,9 @@ vErrors.push(err62);
 errors++;
 }
 }
-let data27 = data23.backoffMaxMs;
-if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err63 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/type",keyword:"type",params:{type: "integer"}};
+let data29 = data28.silenceTimeoutSeconds;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+const err63 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -1432,9 +1477,9 @@ vErrors.push(err63);
 }
 errors++;
 }
-if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 > 600000 || isNaN(data27)){
-const err64 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 > 3600 || isNaN(data29)){
+const err64 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -1443,8 +1488,8 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(data27 < 1 || isNaN(data27)){
-const err65 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(data29 < 2 || isNaN(data29)){
+const err65 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2}};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -1454,9 +1499,9 @@ vErrors.push(err65);
 errors++;
 }
 }
-let data28 = data23.listPageSize;
-if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err66 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/type",keyword:"type",params:{type: "integer"}};
+let data30 = data28.serverTimeoutSeconds;
+if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
+const err66 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -1465,9 +1510,9 @@ vErrors.push(err66);
 }
 errors++;
 }
-if((typeof data28 == "number") && (isFinite(data28))){
-if(data28 > 10000 || isNaN(data28)){
-const err67 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000}};
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 > 3600 || isNaN(data30)){
+const err67 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -1476,8 +1521,8 @@ vErrors.push(err67);
 }
 errors++;
 }
-if(data28 < 1 || isNaN(data28)){
-const err68 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(data30 < 1 || isNaN(data30)){
+const err68 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -1487,9 +1532,9 @@ vErrors.push(err68);
 errors++;
 }
 }
-}
-else {
-const err69 = {instancePath:instancePath+"/watch",schemaPath:"#/properties/watch/type",keyword:"type",params:{type: "object"}};
+let data31 = data28.backoffInitialMs;
+if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
+const err69 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -1498,26 +1543,9 @@ vErrors.push(err69);
 }
 errors++;
 }
-let data29 = data.leaderElection;
-if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
-if(data29.enabled === undefined){
-data29.enabled = false;
-}
-if(data29.leaseName === undefined){
-data29.leaseName = "operless-forwarder";
-}
-if(data29.leaseDurationSeconds === undefined){
-data29.leaseDurationSeconds = 15;
-}
-if(data29.renewDeadlineSeconds === undefined){
-data29.renewDeadlineSeconds = 10;
-}
-if(data29.retryPeriodSeconds === undefined){
-data29.retryPeriodSeconds = 2;
-}
-for(const key5 in data29){
-if(!(((((((key5 === "enabled") || (key5 === "leaseName")) || (key5 === "namespace")) || (key5 === "identity")) || (key5 === "leaseDurationSeconds")) || (key5 === "renewDeadlineSeconds")) || (key5 === "retryPeriodSeconds"))){
-const err70 = {instancePath:instancePath+"/leaderElection",schemaPath:"#/properties/leaderElection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 > 60000 || isNaN(data31)){
+const err70 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -1526,9 +1554,8 @@ vErrors.push(err70);
 }
 errors++;
 }
-}
-if(typeof data29.enabled !== "boolean"){
-const err71 = {instancePath:instancePath+"/leaderElection/enabled",schemaPath:"#/properties/leaderElection/properties/enabled/type",keyword:"type",params:{type: "boolean"}};
+if(data31 < 1 || isNaN(data31)){
+const err71 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -1537,10 +1564,10 @@ vErrors.push(err71);
 }
 errors++;
 }
-let data31 = data29.leaseName;
-if(typeof data31 === "string"){
-if(func3(data31) > 253){
-const err72 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/maxLength",keyword:"maxLength",params:{limit: 253}};
+}
+let data32 = data28.backoffMaxMs;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+const err72 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -1549,8 +1576,9 @@ vErrors.push(err72);
 }
 errors++;
 }
-if(!pattern13.test(data31)){
-const err73 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"}};
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 > 600000 || isNaN(data32)){
+const err73 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -1559,9 +1587,8 @@ vErrors.push(err73);
 }
 errors++;
 }
-}
-else {
-const err74 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/type",keyword:"type",params:{type: "string"}};
+if(data32 < 1 || isNaN(data32)){
+const err74 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -1570,11 +1597,10 @@ vErrors.push(err74);
 }
 errors++;
 }
-if(data29.namespace !== undefined){
-let data32 = data29.namespace;
-if(typeof data32 === "string"){
-if(func3(data32) > 63){
-const err75 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/maxLength",keyword:"maxLength",params:{limit: 63}};
+}
+let data33 = data28.listPageSize;
+if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
+const err75 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1583,8 +1609,9 @@ vErrors.push(err75);
 }
 errors++;
 }
-if(!pattern6.test(data32)){
-const err76 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
+if((typeof data33 == "number") && (isFinite(data33))){
+if(data33 > 10000 || isNaN(data33)){
+const err76 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000}};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1593,9 +1620,8 @@ vErrors.push(err76);
 }
 errors++;
 }
-}
-else {
-const err77 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/type",keyword:"type",params:{type: "string"}};
+if(data33 < 1 || isNaN(data33)){
+const err77 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1605,9 +1631,9 @@ vErrors.push(err77);
 errors++;
 }
 }
-if(data29.identity !== undefined){
-if(typeof data29.identity !== "string"){
-const err78 = {instancePath:instancePath+"/leaderElection/identity",schemaPath:"#/properties/leaderElection/properties/identity/type",keyword:"type",params:{type: "string"}};
+}
+else {
+const err78 = {instancePath:instancePath+"/watch",schemaPath:"#/properties/watch/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1616,11 +1642,26 @@ vErrors.push(err78);
 }
 errors++;
 }
+let data34 = data.leaderElection;
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+if(data34.enabled === undefined){
+data34.enabled = false;
 }
-let data34 = data29.leaseDurationSeconds;
-if((typeof data34 == "number") && (isFinite(data34))){
-if(data34 > 3600 || isNaN(data34)){
-const err79 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+if(data34.leaseName === undefined){
+data34.leaseName = "operless-forwarder";
+}
+if(data34.leaseDurationSeconds === undefined){
+data34.leaseDurationSeconds = 15;
+}
+if(data34.renewDeadlineSeconds === undefined){
+data34.renewDeadlineSeconds = 10;
+}
+if(data34.retryPeriodSeconds === undefined){
+data34.retryPeriodSeconds = 2;
+}
+for(const key6 in data34){
+if(!(((((((key6 === "enabled") || (key6 === "leaseName")) || (key6 === "namespace")) || (key6 === "identity")) || (key6 === "leaseDurationSeconds")) || (key6 === "renewDeadlineSeconds")) || (key6 === "retryPeriodSeconds"))){
+const err79 = {instancePath:instancePath+"/leaderElection",schemaPath:"#/properties/leaderElection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1629,8 +1670,9 @@ vErrors.push(err79);
 }
 errors++;
 }
-if(data34 < 1 || isNaN(data34)){
-const err80 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(typeof data34.enabled !== "boolean"){
+const err80 = {instancePath:instancePath+"/leaderElection/enabled",schemaPath:"#/properties/leaderElection/properties/enabled/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1639,9 +1681,10 @@ vErrors.push(err80);
 }
 errors++;
 }
-}
-else {
-const err81 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/type",keyword:"type",params:{type: "number"}};
+let data36 = data34.leaseName;
+if(typeof data36 === "string"){
+if(func3(data36) > 253){
+const err81 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/maxLength",keyword:"maxLength",params:{limit: 253}};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1650,10 +1693,8 @@ vErrors.push(err81);
 }
 errors++;
 }
-let data35 = data29.renewDeadlineSeconds;
-if((typeof data35 == "number") && (isFinite(data35))){
-if(data35 > 3600 || isNaN(data35)){
-const err82 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+if(!pattern16.test(data36)){
+const err82 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"}};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1662,8 +1703,9 @@ vErrors.push(err82);
 }
 errors++;
 }
-if(data35 < 0.5 || isNaN(data35)){
-const err83 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.5}};
+}
+else {
+const err83 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1672,9 +1714,11 @@ vErrors.push(err83);
 }
 errors++;
 }
-}
-else {
-const err84 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/type",keyword:"type",params:{type: "number"}};
+if(data34.namespace !== undefined){
+let data37 = data34.namespace;
+if(typeof data37 === "string"){
+if(func3(data37) > 63){
+const err84 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/maxLength",keyword:"maxLength",params:{limit: 63}};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1683,10 +1727,8 @@ vErrors.push(err84);
 }
 errors++;
 }
-let data36 = data29.retryPeriodSeconds;
-if((typeof data36 == "number") && (isFinite(data36))){
-if(data36 > 600 || isNaN(data36)){
-const err85 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600}};
+if(!pattern9.test(data37)){
+const err85 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1695,8 +1737,9 @@ vErrors.push(err85);
 }
 errors++;
 }
-if(data36 < 0.1 || isNaN(data36)){
-const err86 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.1}};
+}
+else {
+const err86 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1706,8 +1749,9 @@ vErrors.push(err86);
 errors++;
 }
 }
-else {
-const err87 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/type",keyword:"type",params:{type: "number"}};
+if(data34.identity !== undefined){
+if(typeof data34.identity !== "string"){
+const err87 = {instancePath:instancePath+"/leaderElection/identity",schemaPath:"#/properties/leaderElection/properties/identity/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1717,8 +1761,10 @@ vErrors.push(err87);
 errors++;
 }
 }
-else {
-const err88 = {instancePath:instancePath+"/leaderElection",schemaPath:"#/properties/leaderElection/type",keyword:"type",params:{type: "object"}};
+let data39 = data34.leaseDurationSeconds;
+if((typeof data39 == "number") && (isFinite(data39))){
+if(data39 > 3600 || isNaN(data39)){
+const err88 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1727,17 +1773,8 @@ vErrors.push(err88);
 }
 errors++;
 }
-let data37 = data.server;
-if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
-if(data37.port === undefined){
-data37.port = 8080;
-}
-if(data37.host === undefined){
-data37.host = "0.0.0.0";
-}
-for(const key6 in data37){
-if(!((key6 === "port") || (key6 === "host"))){
-const err89 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}};
+if(data39 < 1 || isNaN(data39)){
+const err89 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1747,9 +1784,8 @@ vErrors.push(err89);
 errors++;
 }
 }
-let data38 = data37.port;
-if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err90 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/type",keyword:"type",params:{type: "integer"}};
+else {
+const err90 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1758,9 +1794,10 @@ vErrors.push(err90);
 }
 errors++;
 }
-if((typeof data38 == "number") && (isFinite(data38))){
-if(data38 > 65535 || isNaN(data38)){
-const err91 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535}};
+let data40 = data34.renewDeadlineSeconds;
+if((typeof data40 == "number") && (isFinite(data40))){
+if(data40 > 3600 || isNaN(data40)){
+const err91 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -1769,8 +1806,8 @@ vErrors.push(err91);
 }
 errors++;
 }
-if(data38 < 0 || isNaN(data38)){
-const err92 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(data40 < 0.5 || isNaN(data40)){
+const err92 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.5}};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -1780,8 +1817,8 @@ vErrors.push(err92);
 errors++;
 }
 }
-if(typeof data37.host !== "string"){
-const err93 = {instancePath:instancePath+"/server/host",schemaPath:"#/properties/server/properties/host/type",keyword:"type",params:{type: "string"}};
+else {
+const err93 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -1790,9 +1827,10 @@ vErrors.push(err93);
 }
 errors++;
 }
-}
-else {
-const err94 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"}};
+let data41 = data34.retryPeriodSeconds;
+if((typeof data41 == "number") && (isFinite(data41))){
+if(data41 > 600 || isNaN(data41)){
+const err94 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600}};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -1801,9 +1839,8 @@ vErrors.push(err94);
 }
 errors++;
 }
-let data40 = data.shutdownGraceMs;
-if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err95 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/type",keyword:"type",params:{type: "integer"}};
+if(data41 < 0.1 || isNaN(data41)){
+const err95 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.1}};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -1812,9 +1849,9 @@ vErrors.push(err95);
 }
 errors++;
 }
-if((typeof data40 == "number") && (isFinite(data40))){
-if(data40 > 600000 || isNaN(data40)){
-const err96 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+}
+else {
+const err96 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -1823,8 +1860,9 @@ vErrors.push(err96);
 }
 errors++;
 }
-if(data40 < 0 || isNaN(data40)){
-const err97 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+else {
+const err97 = {instancePath:instancePath+"/leaderElection",schemaPath:"#/properties/leaderElection/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -1833,15 +1871,121 @@ vErrors.push(err97);
 }
 errors++;
 }
+let data42 = data.server;
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+if(data42.port === undefined){
+data42.port = 8080;
 }
+if(data42.host === undefined){
+data42.host = "0.0.0.0";
 }
-else {
-const err98 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+for(const key7 in data42){
+if(!((key7 === "port") || (key7 === "host"))){
+const err98 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}};
 if(vErrors === null){
 vErrors = [err98];
 }
 else {
 vErrors.push(err98);
+}
+errors++;
+}
+}
+let data43 = data42.port;
+if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
+const err99 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
+}
+errors++;
+}
+if((typeof data43 == "number") && (isFinite(data43))){
+if(data43 > 65535 || isNaN(data43)){
+const err100 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535}};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
+}
+errors++;
+}
+if(data43 < 0 || isNaN(data43)){
+const err101 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
+}
+errors++;
+}
+}
+if(typeof data42.host !== "string"){
+const err102 = {instancePath:instancePath+"/server/host",schemaPath:"#/properties/server/properties/host/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
+}
+errors++;
+}
+}
+else {
+const err103 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
+let data45 = data.shutdownGraceMs;
+if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
+const err104 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err104];
+}
+else {
+vErrors.push(err104);
+}
+errors++;
+}
+if((typeof data45 == "number") && (isFinite(data45))){
+if(data45 > 600000 || isNaN(data45)){
+const err105 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+if(vErrors === null){
+vErrors = [err105];
+}
+else {
+vErrors.push(err105);
+}
+errors++;
+}
+if(data45 < 0 || isNaN(data45)){
+const err106 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err106];
+}
+else {
+vErrors.push(err106);
+}
+errors++;
+}
+}
+}
+else {
+const err107 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err107];
+}
+else {
+vErrors.push(err107);
 }
 errors++;
 }

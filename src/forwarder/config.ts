@@ -25,7 +25,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { checkAcrossFields, mapping, queueRegion } from './config-checks.ts';
 import { Problems, schemaProblem, type SchemaError } from './config-problems.ts';
-import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS, FORWARDER_CONFIG_SCHEMA, TRIGGERS, type Trigger } from './config-schema.ts';
+import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS, FORWARDER_CONFIG_SCHEMA, TRIGGERS, type Sink, type Trigger } from './config-schema.ts';
 import { validate } from './config-validator.generated.ts';
 
 /** The compiled schema, as typed as its use needs: fills in defaults, leaves every failure in `errors`. */
@@ -50,6 +50,17 @@ export interface WatchConfig {
   readonly triggers: readonly Trigger[];
   /** Primaries only: the queue this kind's messages (its own and its owned objects') go to; always set after parsing. */
   readonly queueUrl?: string;
+  /** Primaries only: where this kind's messages go (`sqs`: queueUrl; `eventbridge`: the eventBus); always set after parsing. */
+  readonly sink?: Sink;
+}
+
+/** The EventBridge bus of the `eventbridge` sink. */
+export interface EventBusConfig {
+  /** Name or ARN; always set when some primary sends to eventbridge. */
+  readonly name?: string;
+  readonly source: string;
+  /** Endpoint override (local emulators); the SDK's AWS_ENDPOINT_URL_EVENTBRIDGE works too. */
+  readonly endpoint?: string;
 }
 
 export interface LeaderElectionConfig {
@@ -74,6 +85,9 @@ export interface ForwarderConfig {
     readonly endpoint?: string;
   };
   readonly watches: readonly WatchConfig[];
+  /** The default sink of the primaries. */
+  readonly sink: Sink;
+  readonly eventBus: EventBusConfig;
   /** Every distinct queue URL the primaries send to, in order of first use (one sender each). */
   readonly queues: readonly string[];
   /** Forward every object on start/leadership gain (reason Resync): heals changes missed while no leader ran. */
@@ -135,6 +149,8 @@ export interface WatchInput {
   triggers?: Trigger[];
   /** Primaries only: this kind's queue (default: queue.url). */
   queueUrl?: string;
+  /** Primaries only: this kind's sink (default: the top-level sink). */
+  sink?: Sink;
 }
 
 /**
@@ -144,6 +160,8 @@ export interface WatchInput {
 export interface ForwarderConfigInput {
   clusterId?: string;
   queue?: { url?: string; region?: string; endpoint?: string };
+  sink?: Sink;
+  eventBus?: { name?: string; source?: string; endpoint?: string };
   primaries?: WatchInput[];
   owned?: WatchInput[];
   resyncOnStart?: boolean;
@@ -226,6 +244,8 @@ function withEnvironment(document: Raw, env: ForwarderEnv): Raw {
 interface ValidDocument {
   clusterId: string;
   queue: { url?: string; region?: string; endpoint?: string };
+  sink: Sink;
+  eventBus: { name?: string; source: string; endpoint?: string };
   primaries: WatchInput[];
   owned: WatchInput[];
   resyncOnStart: boolean;
@@ -239,8 +259,9 @@ interface ValidDocument {
   shutdownGraceMs: number;
 }
 
-function watchOf(input: WatchInput, role: WatchRole, defaultQueueUrl: string): WatchConfig {
-  const queueUrl = role === 'primary' ? (input.queueUrl ?? defaultQueueUrl) : undefined;
+function watchOf(input: WatchInput, role: WatchRole, defaultQueueUrl: string, defaultSink: Sink): WatchConfig {
+  const sink = role === 'primary' ? (input.sink ?? defaultSink) : undefined;
+  const queueUrl = sink === 'sqs' ? (input.queueUrl ?? defaultQueueUrl) : undefined;
   return {
     role,
     apiVersion: input.apiVersion,
@@ -251,6 +272,7 @@ function watchOf(input: WatchInput, role: WatchRole, defaultQueueUrl: string): W
     ...(input.labelSelector ? { labelSelector: input.labelSelector } : {}),
     triggers: input.triggers ?? (role === 'primary' ? DEFAULT_PRIMARY_TRIGGERS : DEFAULT_OWNED_TRIGGERS),
     ...(queueUrl ? { queueUrl } : {}),
+    ...(sink ? { sink } : {}),
   };
 }
 
@@ -258,14 +280,17 @@ function watchOf(input: WatchInput, role: WatchRole, defaultQueueUrl: string): W
 function configOf(document: ValidDocument, region: string, env: ForwarderEnv): ForwarderConfig {
   const defaultQueueUrl = document.queue.url ?? document.primaries.find((w) => w.queueUrl)?.queueUrl ?? '';
   const watches = [
-    ...document.primaries.map((w) => watchOf(w, 'primary', defaultQueueUrl)),
-    ...document.owned.map((w) => watchOf(w, 'owned', defaultQueueUrl)),
+    ...document.primaries.map((w) => watchOf(w, 'primary', defaultQueueUrl, document.sink)),
+    ...document.owned.map((w) => watchOf(w, 'owned', defaultQueueUrl, document.sink)),
   ];
+  const { name: bus, source, endpoint } = document.eventBus;
   const { namespace, identity, ...leaderElection } = document.leaderElection;
   return {
     clusterId: document.clusterId,
     queue: { url: defaultQueueUrl, region, ...(document.queue.endpoint ? { endpoint: document.queue.endpoint } : {}) },
     watches,
+    sink: document.sink,
+    eventBus: { ...(bus ? { name: bus } : {}), source, ...(endpoint ? { endpoint } : {}) },
     queues: [...new Set(watches.flatMap((w) => (w.queueUrl ? [w.queueUrl] : [])))],
     resyncOnStart: document.resyncOnStart,
     coalesceWindowMs: document.coalesceWindowMs,

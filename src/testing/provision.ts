@@ -5,7 +5,9 @@
  * are fetched from Maven Central — each once, into a version-keyed cache
  * (`~/.cache/operless/<name>-<version>/`, or `$OPERLESS_CACHE`). The benchmark's
  * controller-runtime operator (`bench/controller-runtime`) is built the same way, but only when
- * named (`controller-runtime` is not among the default targets: tests never build it).
+ * named (`controller-runtime` is not among the default targets: tests never build it), and so
+ * is the EventBridge emulator, moto's server from PyPI in a Python virtual environment
+ * (`moto`: the EventBridge tests provision it themselves).
  *
  * `KUBEBUILDER_ASSETS` is honoured like controller-runtime's envtest does: when that folder
  * holds `kube-apiserver` and `etcd`, they are used and neither is built; kube-controller-manager
@@ -22,11 +24,14 @@ import { accessSync, constants } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export type ProvisionTarget = 'kube' | 'etcd' | 'helm' | 'elasticmq' | 'controller-runtime';
+export type ProvisionTarget = 'kube' | 'etcd' | 'helm' | 'elasticmq' | 'moto' | 'controller-runtime';
 /** What `provision()` builds by default: the test environment. */
 export const ALL_TARGETS: readonly ProvisionTarget[] = ['etcd', 'kube', 'elasticmq', 'helm'];
-/** Every target, including those built only when named (the benchmark's operator). */
-export const KNOWN_TARGETS: readonly ProvisionTarget[] = [...ALL_TARGETS, 'controller-runtime'];
+/**
+ * Every target, including those built only when named: the EventBridge emulator (its tests
+ * provision it themselves) and the benchmark's operator.
+ */
+export const KNOWN_TARGETS: readonly ProvisionTarget[] = [...ALL_TARGETS, 'moto', 'controller-runtime'];
 
 export interface TestBinaries {
   readonly etcd: string;
@@ -45,6 +50,8 @@ export interface ProvisionResult {
   readonly helm?: string;
   /** The benchmark's controller-runtime Memcached operator (bench/controller-runtime). */
   readonly controllerRuntimeOperator?: string;
+  /** The Python of moto's virtual environment: run `<python> -m moto.server -H 127.0.0.1 -p PORT`. */
+  readonly motoPython?: string;
 }
 
 export interface ProvisionOptions {
@@ -175,6 +182,7 @@ async function doProvision(options: ProvisionOptions): Promise<ProvisionResult> 
     result = { ...result, java, elasticmqLib: join(await buildTarget('elasticmq', options), 'lib') };
   }
   if (targets.has('helm')) result.helm = join(await buildTarget('helm', options), 'helm');
+  if (targets.has('moto')) result.motoPython = join(await buildTarget('moto', options), 'venv', 'bin', 'python');
   if (targets.has('controller-runtime')) result.controllerRuntimeOperator = join(await buildTarget('controller-runtime', options), 'memcached-operator');
   return result;
 }

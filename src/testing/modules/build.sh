@@ -7,6 +7,8 @@
 #   build.sh helm   -> $CACHE/helm-v3.22.0/helm
 #   build.sh elasticmq -> $CACHE/elasticmq-1.7.1/lib/*.jar   (Maven Central, with its dependencies;
 #                      run: java -cp "$dir/lib/*" org.elasticmq.server.Main)
+#   build.sh moto   -> $CACHE/moto-5.2.5/venv  (PyPI: moto[server] and its pinned dependencies in a
+#                      Python virtual environment; run: "$dir/venv/bin/python" -m moto.server -H 127.0.0.1 -p PORT)
 #   build.sh controller-runtime -> $CACHE/controller-runtime-memcached-v0.22.5-<source hash>/memcached-operator
 #                      (the benchmark's controller-runtime operator, bench/controller-runtime; bench only:
 #                      keyed by the pinned controller-runtime and a hash of its source, go.mod and go.sum)
@@ -17,7 +19,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${OPERLESS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/operless}
-what=${1:?usage: build.sh kube|etcd|helm|elasticmq|controller-runtime}
+what=${1:?usage: build.sh kube|etcd|helm|elasticmq|moto|controller-runtime}
 
 die() { echo "operless testenv: $*" >&2; exit 1; }
 need_go() {
@@ -59,7 +61,13 @@ case "$what" in
     command -v mvn >/dev/null || die "Maven is not installed, and fetching ElasticMQ from Maven Central needs it. Install Maven (Debian: apt-get install maven)."
     ver=$(sed -n 's|.*<elasticmq.version>\(.*\)</elasticmq.version>.*|\1|p' "$here/elasticmq/pom.xml"); dir=elasticmq
     ;;
-  *) die "unknown target '$what' (expected kube, etcd, helm, elasticmq or controller-runtime)";;
+  moto)
+    py=${OPERLESS_PYTHON:-python3}
+    "$py" -c 'import sys, venv; sys.exit(0 if sys.version_info >= (3, 9) else 1)' 2>/dev/null \
+      || die "Python >= 3.9 with venv is not available ($py), and the EventBridge emulator (moto) needs it. Install it (Debian: apt-get install python3 python3-venv) or set OPERLESS_PYTHON."
+    ver=$(sed -n 's|^moto\[server\]==\(.*\)$|\1|p' "$here/moto/requirements.txt"); dir=moto
+    ;;
+  *) die "unknown target '$what' (expected kube, etcd, helm, elasticmq, moto or controller-runtime)";;
 esac
 [ -n "$ver" ] || die "could not read the pinned version from $here/$dir/go.mod"
 out="$cache/$what-$ver"
@@ -82,6 +90,16 @@ if [ "$what" = elasticmq ]; then
   rm -f "$tmp/mvn.log"
   ls "$tmp/lib"/elasticmq-server_2.13-"$ver".jar >/dev/null || die "Maven finished but elasticmq-server_2.13-$ver.jar is missing from $tmp/lib"
   echo "operless testenv:   fetched $(ls "$tmp/lib" | wc -l) jars in $(( $(date +%s) - start ))s" >&2
+  pkgs=""
+elif [ "$what" = moto ]; then
+  echo "operless testenv: installing moto $ver (the EventBridge emulator) from PyPI into $out (first run only)" >&2
+  start=$(date +%s)
+  "$py" -m venv "$tmp/venv" || die "python -m venv failed (Debian: apt-get install python3-venv)"
+  "$tmp/venv/bin/python" -m pip install -q --disable-pip-version-check --no-input -r "$here/moto/requirements.txt" >"$tmp/pip.log" 2>&1 \
+    || { tail -40 "$tmp/pip.log" >&2; die "pip could not install moto[server]==$ver (output above). Check that PyPI is reachable (pip config, proxy)."; }
+  rm -f "$tmp/pip.log"
+  "$tmp/venv/bin/python" -c 'import moto.server' || die "moto $ver installed but moto.server does not import"
+  echo "operless testenv:   installed in $(( $(date +%s) - start ))s" >&2
   pkgs=""
 else
   echo "operless testenv: building $what $ver from Go modules into $out (first run only; several minutes on 2 cores)" >&2
