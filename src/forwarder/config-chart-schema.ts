@@ -105,7 +105,8 @@ export function chartValuesSchema(configSchema: JsonSchema): JsonSchema {
     },
     anyOf: [
       { properties: { queue: { required: ['url'], properties: { url: { minLength: 1 } } } } },
-      { properties: { primaries: { items: { required: ['queueUrl'] } } } },
+      { properties: { primaries: { items: { anyOf: [{ required: ['queueUrl'] }, { required: ['sink'], properties: { sink: { const: 'eventbridge' } } }] } } } },
+      { properties: { settings: { required: ['sink'], properties: { sink: { const: 'eventbridge' } } } } },
     ],
     properties: {
       clusterId: property(config, 'clusterId'),

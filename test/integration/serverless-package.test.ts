@@ -122,6 +122,8 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
       subnetIds: 'subnet-1,subnet-2',
       securityGroupIds: 'sg-1',
       clusterId: 'shop-eu',
+      eventBusName: 'shop-events',
+      eventArchiveRetentionDays: '30',
     },
   });
   const resources = result.template.Resources;
@@ -145,4 +147,17 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
   assert.deepEqual(fn.VpcConfig['Fn::If'][1].SubnetIds, { 'Fn::Split': [',', 'subnet-1,subnet-2'] });
   assert.deepEqual(result.template.Conditions?.UsesVpc, { 'Fn::Not': [{ 'Fn::Equals': ['subnet-1,subnet-2', ''] }] });
   assert.equal((resources.WorkQueue?.Properties as Json | undefined)?.QueueName, 'operless-memcached-prod-work');
+
+  // The EventBridge sink: the bus, a rule for the kind passing the bare message to the work
+  // queue, the queue policy letting only that rule send, and the archive.
+  assert.deepEqual(result.template.Conditions?.UsesEventBus, { 'Fn::Not': [{ 'Fn::Equals': ['shop-events', ''] }] });
+  assert.equal((resources.EventBus?.Properties as Json).Name, 'shop-events');
+  const rule = resources.MemcachedEventRule?.Properties as Json;
+  assert.deepEqual(rule.EventPattern, { source: ['operless'], detail: { kind: ['Memcached'] } });
+  assert.deepEqual(rule.Targets, [{ Id: 'work-queue', Arn: getAtt('WorkQueue'), InputPath: '$.detail' }]);
+  const policy = resources.WorkQueueEventsPolicy?.Properties as Json;
+  assert.deepEqual(policy.PolicyDocument.Statement[0].Condition, { ArnEquals: { 'aws:SourceArn': getAtt('MemcachedEventRule') } });
+  assert.deepEqual(policy.PolicyDocument.Statement[0].Principal, { Service: 'events.amazonaws.com' });
+  assert.equal(Number((resources.EventArchive?.Properties as Json).RetentionDays), 30); // a --param is a string; CloudFormation takes either
+  for (const id of ['EventBus', 'MemcachedEventRule', 'WorkQueueEventsPolicy', 'EventArchive']) assert.equal(resources[id]?.Condition, 'UsesEventBus', id);
 });
