@@ -81,7 +81,10 @@ export function putEventsInput(target: EventBusTarget, entries: readonly BatchEn
       continue;
     }
     ids.push(entry.id);
-    events.push({ EventBusName: target.bus, Source: target.source, DetailType: detailTypeOf(parsed.detail), Detail: entry.body });
+    events.push({
+      EventBusName: target.bus, Source: target.source, DetailType: detailTypeOf(parsed.detail), Detail: entry.body,
+      ...(entry.trace?.awsTraceHeader ? { TraceHeader: entry.trace.awsTraceHeader } : {}),
+    });
   }
   return { input: { Entries: events }, ids, invalid };
 }

@@ -25,6 +25,14 @@ export interface BatchEntry {
   readonly delaySeconds?: number;
   /** String message attributes (DLQ metadata). */
   readonly attributes?: Readonly<Record<string, string>>;
+  /** The trace context of the span that sends it (observability/trace.ts); absent when not tracing. */
+  readonly trace?: EntryTrace;
+}
+
+/** Trace context of an entry: W3C `traceparent` (a message attribute) and X-Ray's header (a system attribute). */
+export interface EntryTrace {
+  readonly traceparent?: string;
+  readonly awsTraceHeader?: string;
 }
 
 /** An entry the queue rejected. */
@@ -63,6 +71,7 @@ export interface OutgoingMessage {
   readonly delaySeconds?: number;
   /** String message attributes (DLQ metadata). */
   readonly attributes?: Readonly<Record<string, string>>;
+  readonly trace?: EntryTrace;
 }
 
 /** The runtime's view of the port: `send` resolves only once the queue accepted the message. */
@@ -86,6 +95,7 @@ export function singleEntry(message: OutgoingMessage): BatchEntry {
     body: message.body,
     ...(message.delaySeconds ? { delaySeconds: message.delaySeconds } : {}),
     ...(message.attributes ? { attributes: message.attributes } : {}),
+    ...(message.trace ? { trace: message.trace } : {}),
   };
 }
 

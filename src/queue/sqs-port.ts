@@ -13,6 +13,7 @@
 import type {
   GetQueueAttributesCommand, QueueAttributeName, SendMessageBatchCommand, SendMessageBatchCommandInput, SendMessageBatchCommandOutput, SQSClient,
 } from '@aws-sdk/client-sqs';
+import { TRACEPARENT_ATTRIBUTE } from '../observability/trace.ts';
 import type { BatchEntry, EntryFailure, QueueDepth, QueuePort } from './port.ts';
 
 /** SendMessageBatch accepts at most 10 entries. */
@@ -26,16 +27,23 @@ export interface SqsCommands {
 
 const DEPTH_ATTRIBUTES = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] as const satisfies readonly QueueAttributeName[];
 
-/** The `SendMessageBatch` input for `entries`: a delay only when non-zero, attributes as strings. Pure. */
+/**
+ * The `SendMessageBatch` input for `entries`: a delay only when non-zero, attributes as strings,
+ * the trace context as the `traceparent` attribute and the `AWSTraceHeader` system attribute. Pure.
+ */
 export function batchInput(queueUrl: string, entries: readonly BatchEntry[]): SendMessageBatchCommandInput {
   return {
     QueueUrl: queueUrl,
-    Entries: entries.map((e) => ({
-      Id: e.id,
-      MessageBody: e.body,
-      ...(e.delaySeconds ? { DelaySeconds: e.delaySeconds } : {}),
-      ...(e.attributes ? { MessageAttributes: Object.fromEntries(Object.entries(e.attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }])) } : {}),
-    })),
+    Entries: entries.map((e) => {
+      const attributes = { ...e.attributes, ...(e.trace?.traceparent ? { [TRACEPARENT_ATTRIBUTE]: e.trace.traceparent } : {}) };
+      return {
+        Id: e.id,
+        MessageBody: e.body,
+        ...(e.delaySeconds ? { DelaySeconds: e.delaySeconds } : {}),
+        ...(Object.keys(attributes).length > 0 ? { MessageAttributes: Object.fromEntries(Object.entries(attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }])) } : {}),
+        ...(e.trace?.awsTraceHeader ? { MessageSystemAttributes: { AWSTraceHeader: { DataType: 'String', StringValue: e.trace.awsTraceHeader } } } : {}),
+      };
+    }),
   };
 }
 
