@@ -151,13 +151,13 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
   // The EventBridge sink: the bus, a rule for the kind passing the bare message to the work
   // queue, the queue policy letting only that rule send, and the archive.
   assert.deepEqual(result.template.Conditions?.UsesEventBus, { 'Fn::Not': [{ 'Fn::Equals': ['shop-events', ''] }] });
-  assert.equal((resources.EventBus?.Properties as Json).Name, 'shop-events');
+  assert.equal((resources.EventBus?.Properties as Json | undefined)?.Name, 'shop-events');
   const rule = resources.MemcachedEventRule?.Properties as Json;
   assert.deepEqual(rule.EventPattern, { source: ['operless'], detail: { kind: ['Memcached'] } });
   assert.deepEqual(rule.Targets, [{ Id: 'work-queue', Arn: getAtt('WorkQueue'), InputPath: '$.detail' }]);
   const policy = resources.WorkQueueEventsPolicy?.Properties as Json;
   assert.deepEqual(policy.PolicyDocument.Statement[0].Condition, { ArnEquals: { 'aws:SourceArn': getAtt('MemcachedEventRule') } });
   assert.deepEqual(policy.PolicyDocument.Statement[0].Principal, { Service: 'events.amazonaws.com' });
-  assert.equal(Number((resources.EventArchive?.Properties as Json).RetentionDays), 30); // a --param is a string; CloudFormation takes either
+  assert.equal(Number((resources.EventArchive?.Properties as Json | undefined)?.RetentionDays), 30); // a --param is a string; CloudFormation takes either
   for (const id of ['EventBus', 'MemcachedEventRule', 'WorkQueueEventsPolicy', 'EventArchive']) assert.equal(resources[id]?.Condition, 'UsesEventBus', id);
 });
