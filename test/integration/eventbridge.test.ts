@@ -144,3 +144,22 @@ test('a hostile envelope on the work queue is dead-lettered with the reason of a
   });
   assert.equal(dead!.attributes[DLQ_ATTRIBUTE_REASON], 'InvalidMessage');
 });
+
+test('a bus that does not exist makes the forwarder not ready, naming the bus', async () => {
+  const base = gadgetConfig('', EMULATOR_REGION, { coalesceWindowMs: 0 });
+  const lost = startForwarder({
+    ...base,
+    queue: { region: EMULATOR_REGION },
+    sink: 'eventbridge',
+    eventBus: { name: 'no-such-bus', source: SOURCE, endpoint: eb.endpoint },
+    primaries: base.primaries!.map((p) => ({ ...p, namespaces: [NS] })),
+    owned: [],
+  }, { kubeConfig: cp.kubeConfig, logger: silentLogger });
+  try {
+    await lost.ready;
+    await waitUntil('readiness to name the missing bus', () => lost.readiness().reasons.some((r) => r.includes('eventbridge:no-such-bus')));
+    assert.equal(lost.readiness().ok, false);
+  } finally {
+    await lost.stop({ graceMs: 0 });
+  }
+});

@@ -7,6 +7,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
+import { parse } from 'yaml';
+import { CHART_SCHEMA_PATH } from '../../../scripts/config-schema.ts';
+import { CHART_DIR } from '../../../src/build/forwarder-chart.ts';
 import { ConfigError, parseConfig } from '../../../src/forwarder/config.ts';
 import { eventBusDestination, eventBusOf, sinkRoutes } from '../../../src/forwarder/sink/destinations.ts';
 import { queueLabels } from '../../../src/forwarder/sink/queues.ts';
@@ -59,4 +64,15 @@ test('what the sink option refuses, naming the field', () => {
   assert.match(problems({ clusterId: 'c', queue: { url: QUEUE }, eventBus: { name: 'bad name' }, primaries: [MEMCACHED] }).join('\n'), /eventBus\.name: must be an event bus name/);
   assert.match(problems({ clusterId: 'c', queue: { url: QUEUE }, primaries: [MEMCACHED], owned: [{ apiVersion: 'apps/v1', kind: 'Deployment', sink: 'eventbridge' }] }).join('\n'), /owned\[0\]\.sink: is not a field of an owned watch/);
   assert.match(problems({ clusterId: 'c', queue: { region: 'eu-west-1' }, eventBus: { name: 'b' }, primaries: [{ ...MEMCACHED, sink: 'eventbridge' }, REDIS] }).join('\n'), /queue\.url: is required \(primaries\[1\] names no queueUrl\)/);
+});
+
+test('the chart takes the sink in settings: no queue URL needed when the kinds send to the bus', () => {
+  const validate = new Ajv({ allErrors: true, strict: false }).compile(JSON.parse(readFileSync(CHART_SCHEMA_PATH, 'utf8')) as object);
+  const defaults = parse(readFileSync(`${CHART_DIR}/values.yaml`, 'utf8')) as Record<string, unknown>;
+  const values = (extra: Record<string, unknown>) => ({ ...defaults, clusterId: 'c', queue: { url: '', region: 'eu-west-1', endpoint: '' }, primaries: [MEMCACHED], owned: [], ...extra });
+  assert.ok(validate(values({ settings: { sink: 'eventbridge', eventBus: { name: 'operless' } } })), JSON.stringify(validate.errors));
+  assert.ok(validate(values({ primaries: [{ ...MEMCACHED, sink: 'eventbridge' }], settings: { eventBus: { name: 'operless' } } })), JSON.stringify(validate.errors));
+  assert.equal(validate(values({ settings: {} })), false, 'no queue and no bus: refused');
+  assert.equal(validate(values({ settings: { sink: 'sqs' } })), false);
+  assert.equal(validate(values({ settings: { sink: 'eventbridge', eventBus: { name: 'bad name' } } })), false);
 });
