@@ -5,9 +5,10 @@
  * a rule's SQS target can only be one of moto's own queues, so the EventBridge path of a test
  * runs forwarder → moto bus → moto rule → moto queue → function.
  *
- * What moto does not do (checked against its source, moto 5.2): a target's `InputPath` is
+ * What moto does differently (checked against its source, moto 5.2): a target's `InputPath` is
  * ignored (the target receives the whole event envelope), PutEvents does not check the 256 KiB
- * request limit, and replaying an archive is not delivered to rules.
+ * request limit, and a replay sends every archived event to every rule of the bus, untransformed,
+ * whatever its time range and `FilterArns`.
  *
  * Guarantees: `startEventBridge()` resolves when the server answers; `routeToQueue` creates a
  * queue, its rule and target; `stop()` ends the process and removes its folder; no orphans

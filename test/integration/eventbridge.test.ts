@@ -17,7 +17,9 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { CreateArchiveCommand } from '@aws-sdk/client-eventbridge';
 import { ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { replay } from '../../src/cli/commands/replay.ts';
 import { startControlPlane, waitUntil, type ControlPlane } from '../../src/testing/index.ts';
 import { EMULATOR_REGION, startEventBridge, type EventBridgeEmulator } from '../../src/testing/eventbridge.ts';
 import { decodeMessage } from '../../src/contract/message.ts';
@@ -53,6 +55,9 @@ let auditUrl: string;
 let forwarder: Forwarder | undefined;
 let runner: LambdaRunner | undefined;
 let objects: Objects;
+let busArn: string;
+let archiveArn: string;
+const startedAt = new Date(Date.now() - 60_000).toISOString();
 
 before(async () => {
   // The forwarder's own EventBridge client takes its credentials from the SDK's chain.
@@ -62,13 +67,14 @@ before(async () => {
   sqs = eb.sqs();
   objects = new Objects(cp.kubeConfig);
   await objects.createNamespace(NS);
-  await eb.createBus(BUS);
+  busArn = await eb.createBus(BUS);
   workUrl = await eb.routeToQueue({ bus: BUS, rule: 'gadget-work', source: SOURCE, kind: 'Gadget', queueName: 'work', input: { InputPath: '$.detail' } });
   auditUrl = await eb.routeToQueue({
     bus: BUS, rule: 'gadget-audit', source: SOURCE, kind: 'Gadget', queueName: 'audit',
     input: { InputTransformer: { InputPathsMap: { detail: '$.detail' }, InputTemplate: '<detail>' } },
   });
   dlqUrl = await eb.routeToQueue({ bus: BUS, rule: 'nothing', source: 'never', queueName: 'work-dlq' });
+  archiveArn = (await eb.events().send(new CreateArchiveCommand({ ArchiveName: 'changes', EventSourceArn: busArn, EventPattern: JSON.stringify({ source: [SOURCE] }) }))).ArchiveArn ?? '';
 });
 after(async () => {
   await runner?.stop();
@@ -161,5 +167,21 @@ test('a bus that does not exist makes the forwarder not ready, naming the bus', 
     assert.equal(lost.readiness().ok, false);
   } finally {
     await lost.stop({ graceMs: 0 });
+  }
+});
+
+test('operless replay sends the archived changes to the bus again, and its rules deliver them', async () => {
+  const result = await replay(['--archive', archiveArn, '--bus', busArn, '--from', startedAt, '--to', new Date().toISOString(), '--name', 'it-replay', '--wait', '--timeout', '60', '--json'], eb.events());
+  assert.equal(result.exitCode ?? 0, 0, result.output);
+  assert.equal(JSON.parse(result.output).state, 'COMPLETED');
+  // The audit rule's queue gets the archived Gadget events again (moto replays them untransformed: whole events).
+  let replayed: string[] = [];
+  await waitUntil('the replayed events in the audit queue', async () => {
+    replayed = [...replayed, ...(await receive(auditUrl)).map((m) => m.body).filter((b) => b.includes('"replay-name": "it-replay"'))];
+    return replayed.length > 0;
+  });
+  for (const body of replayed) {
+    const decoded = decodeMessage(body);
+    assert.ok(decoded.ok && decoded.message.kind === 'Gadget', body);
   }
 });
