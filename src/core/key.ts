@@ -32,7 +32,7 @@ import { deliver, type DeliveryTarget } from './delivery.ts';
 import { decideFollowUp, deferred, redelay, type FollowUp, type ReconcileOutcome } from './followup.ts';
 import type { KeyOutcome } from './outcome.ts';
 import { reconcileKey, type KeyResult } from './reconciler.ts';
-import { withKeySpan } from './trace.ts';
+import { tracedClient, withKeySpan } from './trace.ts';
 
 /** What handling a key needs from its invocation. */
 export interface KeyRun extends DeliveryTarget {
@@ -57,7 +57,7 @@ export async function handleKey(run: KeyRun, group: KeyGroup): Promise<KeyOutcom
   const reconcileId = randomUUID();
   const log = keyLogger(run.log, group, reconcileId);
   return withKeySpan(group, reconcileId, async (span) => {
-    const { controllerName, followUp } = await decideForKey(run, group, log, reconcileId);
+    const { controllerName, followUp } = await decideForKey({ ...run, clients: async (cluster) => tracedClient(await run.clients(cluster), span) }, group, log, reconcileId);
     span.setAttribute('operless.followup', followUp.type);
     return deliver(run, log, controllerName, group.body, followUp, span);
   });

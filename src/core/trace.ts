@@ -14,6 +14,8 @@ import { context, SpanKind, SpanStatusCode, trace, type Link, type Span } from '
 import { displayKey } from '../contract/message.ts';
 import { errorMessage } from '../observability/log.ts';
 import { operlessTracer, recordTraceContext, traceHeadersOf } from '../observability/trace.ts';
+import { createKubeClient, type BoundKubeClient } from '../kube/client.ts';
+import type { KubeTransport } from '../kube/transport.ts';
 import type { EntryTrace } from '../queue/port.ts';
 import type { KeyGroup } from './batch.ts';
 
@@ -42,6 +44,31 @@ export function withFollowUpSpan<T>(followUp: string, parent: Span | undefined, 
   const span = operlessTracer().startSpan('operless.followup', { kind: SpanKind.PRODUCER, attributes: { 'operless.followup': followUp } }, parentContext);
   const headers = traceHeadersOf(span);
   return runInSpan(span, parentContext, () => send(headers.traceparent ? headers : undefined));
+}
+
+/**
+ * The key's client with a `kube <METHOD>` span (child of `parent`) around each API request —
+ * the GET of the live object, applies, status writes — when `parent` records (an SDK is
+ * registered) and the client has a transport; otherwise the client itself, unchanged.
+ */
+export function tracedClient(client: BoundKubeClient, parent: Span): BoundKubeClient {
+  if (!parent.isRecording() || !client.transport) return client;
+  const transport = client.transport;
+  const parentContext = trace.setSpan(context.active(), parent);
+  const traced: KubeTransport = {
+    server: transport.server,
+    request: (req) => {
+      const span = operlessTracer().startSpan(`kube ${req.method}`, { kind: SpanKind.CLIENT, attributes: { 'http.request.method': req.method, 'url.path': req.path } }, parentContext);
+      return runInSpan(span, parentContext, async () => {
+        const res = await transport.request(req);
+        span.setAttribute('http.response.status_code', res.status);
+        return res;
+      });
+    },
+    watch: transport.watch.bind(transport),
+    close: transport.close.bind(transport),
+  };
+  return createKubeClient(traced, { fieldManager: client.fieldManager });
 }
 
 async function runInSpan<T>(span: Span, parent: ReturnType<typeof context.active>, body: (span: Span) => Promise<T>): Promise<T> {

@@ -6,7 +6,8 @@
  * `operless.followup` context comes back through the queue to the next reconcile. The spans are
  * collected by the OpenTelemetry SDK's in-memory exporter registered in this process (forwarder
  * and function both run here); the test asserts that forward → reconcile → follow-up →
- * reconcile form one trace, each the parent of the next.
+ * reconcile form one trace, each the parent of the next, with the reconcile's GET and status
+ * write as `kube` spans under it.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -93,4 +94,8 @@ test('a spec change is one trace: forward → reconcile → follow-up → reconc
   assert.equal(new Set(chain.map((s) => s.spanContext().traceId)).size, 1, 'one trace id over every hop');
   assert.equal(chain[0]!.attributes['operless.key'], `Gadget/${NS}/g1`);
   assert.equal(chain[3]!.attributes['operless.reason'], 'Requeue');
+  // Inside the reconcile: the GET of the live object and the status write, as kube spans.
+  const kube = named('kube GET').concat(named('kube PATCH')).filter((s) => s.parentSpanContext?.spanId === chain[1]!.spanContext().spanId);
+  assert.ok(kube.some((s) => s.name === 'kube GET'), 'the GET of the live object');
+  assert.ok(kube.some((s) => s.name === 'kube PATCH' && String(s.attributes['url.path']).endsWith('/status')), 'the status write');
 });
