@@ -148,8 +148,10 @@ export const FORWARDER_CONFIG_SCHEMA: JsonSchema = {
         description: 'the bus PutEvents sends to: required when some primary sends to eventbridge',
       },
       source: {
-        type: 'string', pattern: '^(?!aws\\.)[A-Za-z0-9._-]{1,256}$', default: 'operless',
+        // No lookahead: the chart's schema is also read by helm (Go's RE2).
+        type: 'string', pattern: '^[A-Za-z0-9._-]{1,256}$', not: { pattern: '^aws\\.' }, default: 'operless',
         'x-expected': 'an event source: letters, digits, ".", "_" or "-", not starting with "aws."',
+        'x-messages': { not: 'must not start with "aws." (reserved for AWS services)' },
         description: "the events' source (rules match on it)",
       },
       endpoint: ref('endpoint', { description: "endpoint override for a local emulator (the SDK's AWS_ENDPOINT_URL_EVENTBRIDGE works too)" }),

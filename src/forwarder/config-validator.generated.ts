@@ -9,7 +9,7 @@
  */
 export const validate = validate10;
 export default validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false,"required":["clusterId","primaries"],"definitions":{"apiVersion":{"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317},"kind":{"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63},"plural":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"namespace":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"leaseName":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253},"clusterId":{"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63},"queueUrl":{"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"},"region":{"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"},"endpoint":{"type":"string","pattern":"^https?://\\S+$"},"sink":{"enum":["sqs","eventbridge"]},"trigger":{"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]},"primary":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"},"sink":{"$ref":"#/definitions/sink"}}},"owned":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}},"sink":{"not":{}}}}},"properties":{"clusterId":{"$ref":"#/definitions/clusterId"},"queue":{"type":"object","additionalProperties":false,"default":{},"properties":{"url":{"$ref":"#/definitions/queueUrl"},"region":{"$ref":"#/definitions/region"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"sink":{"$ref":"#/definitions/sink","default":"sqs"},"eventBus":{"type":"object","additionalProperties":false,"default":{},"properties":{"name":{"type":"string","pattern":"^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$"},"source":{"type":"string","pattern":"^(?!aws\\.)[A-Za-z0-9._-]{1,256}$","default":"operless"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"primaries":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/primary"}},"owned":{"type":"array","items":{"$ref":"#/definitions/owned"},"default":[]},"watches":{"not":{}},"resyncOnStart":{"type":"boolean","default":true},"coalesceWindowMs":{"type":"integer","minimum":0,"maximum":60000,"default":500},"coalesceMaxWindowMs":{"type":"integer","minimum":0,"maximum":600000},"buffer":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxMessages":{"type":"integer","minimum":10,"maximum":10000000,"default":10000}}},"send":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxBatchBytes":{"type":"integer","minimum":4096,"maximum":1048576,"default":262144},"maxSenderFaultRetries":{"type":"integer","minimum":0,"maximum":1000,"default":5},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":200},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"probeIntervalSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"connectTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":5000},"requestTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":10000}}},"watch":{"type":"object","additionalProperties":false,"default":{},"properties":{"silenceTimeoutSeconds":{"type":"integer","minimum":2,"maximum":3600,"default":75},"serverTimeoutSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":800},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"listPageSize":{"type":"integer","minimum":1,"maximum":10000,"default":500}}},"leaderElection":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"leaseName":{"$ref":"#/definitions/leaseName","default":"operless-forwarder"},"namespace":{"$ref":"#/definitions/namespace"},"identity":{"type":"string"},"leaseDurationSeconds":{"type":"number","minimum":1,"maximum":3600,"default":15},"renewDeadlineSeconds":{"type":"number","minimum":0.5,"maximum":3600,"default":10},"retryPeriodSeconds":{"type":"number","minimum":0.1,"maximum":600,"default":2}}},"server":{"type":"object","additionalProperties":false,"default":{},"properties":{"port":{"type":"integer","minimum":0,"maximum":65535,"default":8080},"host":{"type":"string","default":"0.0.0.0"}}},"shutdownGraceMs":{"type":"integer","minimum":0,"maximum":600000,"default":20000}}};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false,"required":["clusterId","primaries"],"definitions":{"apiVersion":{"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317},"kind":{"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63},"plural":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"namespace":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"leaseName":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253},"clusterId":{"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63},"queueUrl":{"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"},"region":{"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"},"endpoint":{"type":"string","pattern":"^https?://\\S+$"},"sink":{"enum":["sqs","eventbridge"]},"trigger":{"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]},"primary":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"},"sink":{"$ref":"#/definitions/sink"}}},"owned":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}},"sink":{"not":{}}}}},"properties":{"clusterId":{"$ref":"#/definitions/clusterId"},"queue":{"type":"object","additionalProperties":false,"default":{},"properties":{"url":{"$ref":"#/definitions/queueUrl"},"region":{"$ref":"#/definitions/region"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"sink":{"$ref":"#/definitions/sink","default":"sqs"},"eventBus":{"type":"object","additionalProperties":false,"default":{},"properties":{"name":{"type":"string","pattern":"^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$"},"source":{"type":"string","pattern":"^[A-Za-z0-9._-]{1,256}$","not":{"pattern":"^aws\\."},"default":"operless"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"primaries":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/primary"}},"owned":{"type":"array","items":{"$ref":"#/definitions/owned"},"default":[]},"watches":{"not":{}},"resyncOnStart":{"type":"boolean","default":true},"coalesceWindowMs":{"type":"integer","minimum":0,"maximum":60000,"default":500},"coalesceMaxWindowMs":{"type":"integer","minimum":0,"maximum":600000},"buffer":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxMessages":{"type":"integer","minimum":10,"maximum":10000000,"default":10000}}},"send":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxBatchBytes":{"type":"integer","minimum":4096,"maximum":1048576,"default":262144},"maxSenderFaultRetries":{"type":"integer","minimum":0,"maximum":1000,"default":5},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":200},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"probeIntervalSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"connectTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":5000},"requestTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":10000}}},"watch":{"type":"object","additionalProperties":false,"default":{},"properties":{"silenceTimeoutSeconds":{"type":"integer","minimum":2,"maximum":3600,"default":75},"serverTimeoutSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":800},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"listPageSize":{"type":"integer","minimum":1,"maximum":10000,"default":500}}},"leaderElection":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"leaseName":{"$ref":"#/definitions/leaseName","default":"operless-forwarder"},"namespace":{"$ref":"#/definitions/namespace"},"identity":{"type":"string"},"leaseDurationSeconds":{"type":"number","minimum":1,"maximum":3600,"default":15},"renewDeadlineSeconds":{"type":"number","minimum":0.5,"maximum":3600,"default":10},"retryPeriodSeconds":{"type":"number","minimum":0.1,"maximum":600,"default":2}}},"server":{"type":"object","additionalProperties":false,"default":{},"properties":{"port":{"type":"integer","minimum":0,"maximum":65535,"default":8080},"host":{"type":"string","default":"0.0.0.0"}}},"shutdownGraceMs":{"type":"integer","minimum":0,"maximum":600000,"default":20000}}};
 const schema12 = {"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63};
 const schema13 = {"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"};
 const schema14 = {"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"};
@@ -24,16 +24,17 @@ const pattern1 = new RegExp("^https?://[^/\\s]+/\\S+$", "u");
 const pattern2 = new RegExp("^[a-z]{2}(-[a-z]+)+-\\d+$", "u");
 const pattern3 = new RegExp("^https?://\\S+$", "u");
 const pattern4 = new RegExp("^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$", "u");
-const pattern5 = new RegExp("^(?!aws\\.)[A-Za-z0-9._-]{1,256}$", "u");
-const pattern16 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", "u");
-const pattern9 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "u");
+const pattern5 = new RegExp("^aws\\.", "u");
+const pattern6 = new RegExp("^[A-Za-z0-9._-]{1,256}$", "u");
+const pattern17 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", "u");
+const pattern10 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "u");
 const schema18 = {"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"},"sink":{"$ref":"#/definitions/sink"}}};
 const schema19 = {"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317};
 const schema20 = {"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63};
 const schema21 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63};
 const schema23 = {"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]};
-const pattern7 = new RegExp("^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$", "u");
-const pattern8 = new RegExp("^[A-Z][A-Za-z0-9]*$", "u");
+const pattern8 = new RegExp("^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$", "u");
+const pattern9 = new RegExp("^[A-Z][A-Za-z0-9]*$", "u");
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -90,7 +91,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(!pattern7.test(data0)){
+if(!pattern8.test(data0)){
 const err4 = {instancePath:instancePath+"/apiVersion",schemaPath:"#/definitions/apiVersion/pattern",keyword:"pattern",params:{pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$"}};
 if(vErrors === null){
 vErrors = [err4];
@@ -125,7 +126,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern8.test(data1)){
+if(!pattern9.test(data1)){
 const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/kind/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Za-z0-9]*$"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -160,7 +161,7 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!pattern9.test(data2)){
+if(!pattern10.test(data2)){
 const err10 = {instancePath:instancePath+"/plural",schemaPath:"#/definitions/plural/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err10];
@@ -210,7 +211,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern9.test(data5)){
+if(!pattern10.test(data5)){
 const err14 = {instancePath:instancePath+"/namespaces/" + i0,schemaPath:"#/definitions/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -402,7 +403,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(!pattern7.test(data0)){
+if(!pattern8.test(data0)){
 const err4 = {instancePath:instancePath+"/apiVersion",schemaPath:"#/definitions/apiVersion/pattern",keyword:"pattern",params:{pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$"}};
 if(vErrors === null){
 vErrors = [err4];
@@ -437,7 +438,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern8.test(data1)){
+if(!pattern9.test(data1)){
 const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/kind/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Za-z0-9]*$"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -472,7 +473,7 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!pattern9.test(data2)){
+if(!pattern10.test(data2)){
 const err10 = {instancePath:instancePath+"/plural",schemaPath:"#/definitions/plural/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err10];
@@ -522,7 +523,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern9.test(data5)){
+if(!pattern10.test(data5)){
 const err14 = {instancePath:instancePath+"/namespaces/" + i0,schemaPath:"#/definitions/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -901,9 +902,11 @@ errors++;
 }
 }
 let data8 = data6.source;
+const _errs26 = errors;
+const _errs27 = errors;
 if(typeof data8 === "string"){
 if(!pattern5.test(data8)){
-const err18 = {instancePath:instancePath+"/eventBus/source",schemaPath:"#/properties/eventBus/properties/source/pattern",keyword:"pattern",params:{pattern: "^(?!aws\\.)[A-Za-z0-9._-]{1,256}$"}};
+const err18 = {};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -913,8 +916,9 @@ vErrors.push(err18);
 errors++;
 }
 }
-else {
-const err19 = {instancePath:instancePath+"/eventBus/source",schemaPath:"#/properties/eventBus/properties/source/type",keyword:"type",params:{type: "string"}};
+var valid8 = _errs27 === errors;
+if(valid8){
+const err19 = {instancePath:instancePath+"/eventBus/source",schemaPath:"#/properties/eventBus/properties/source/not",keyword:"not",params:{}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -923,11 +927,20 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(data6.endpoint !== undefined){
-let data9 = data6.endpoint;
-if(typeof data9 === "string"){
-if(!pattern3.test(data9)){
-const err20 = {instancePath:instancePath+"/eventBus/endpoint",schemaPath:"#/definitions/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://\\S+$"}};
+else {
+errors = _errs26;
+if(vErrors !== null){
+if(_errs26){
+vErrors.length = _errs26;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(typeof data8 === "string"){
+if(!pattern6.test(data8)){
+const err20 = {instancePath:instancePath+"/eventBus/source",schemaPath:"#/properties/eventBus/properties/source/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,256}$"}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -938,7 +951,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/eventBus/endpoint",schemaPath:"#/definitions/endpoint/type",keyword:"type",params:{type: "string"}};
+const err21 = {instancePath:instancePath+"/eventBus/source",schemaPath:"#/properties/eventBus/properties/source/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -947,10 +960,11 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-}
-else {
-const err22 = {instancePath:instancePath+"/eventBus",schemaPath:"#/properties/eventBus/type",keyword:"type",params:{type: "object"}};
+if(data6.endpoint !== undefined){
+let data9 = data6.endpoint;
+if(typeof data9 === "string"){
+if(!pattern3.test(data9)){
+const err22 = {instancePath:instancePath+"/eventBus/endpoint",schemaPath:"#/definitions/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://\\S+$"}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -959,16 +973,39 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(data.primaries !== undefined){
-let data10 = data.primaries;
-if(Array.isArray(data10)){
-if(data10.length < 1){
-const err23 = {instancePath:instancePath+"/primaries",schemaPath:"#/properties/primaries/minItems",keyword:"minItems",params:{limit: 1}};
+}
+else {
+const err23 = {instancePath:instancePath+"/eventBus/endpoint",schemaPath:"#/definitions/endpoint/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err23];
 }
 else {
 vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/eventBus",schemaPath:"#/properties/eventBus/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data.primaries !== undefined){
+let data10 = data.primaries;
+if(Array.isArray(data10)){
+if(data10.length < 1){
+const err25 = {instancePath:instancePath+"/primaries",schemaPath:"#/properties/primaries/minItems",keyword:"minItems",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
 }
 errors++;
 }
@@ -981,12 +1018,12 @@ errors = vErrors.length;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/primaries",schemaPath:"#/properties/primaries/type",keyword:"type",params:{type: "array"}};
+const err26 = {instancePath:instancePath+"/primaries",schemaPath:"#/properties/primaries/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
-vErrors = [err24];
+vErrors = [err26];
 }
 else {
-vErrors.push(err24);
+vErrors.push(err26);
 }
 errors++;
 }
@@ -1002,27 +1039,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/owned",schemaPath:"#/properties/owned/type",keyword:"type",params:{type: "array"}};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
-if(data.watches !== undefined){
-const err26 = {instancePath:instancePath+"/watches",schemaPath:"#/properties/watches/not",keyword:"not",params:{}};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-if(typeof data.resyncOnStart !== "boolean"){
-const err27 = {instancePath:instancePath+"/resyncOnStart",schemaPath:"#/properties/resyncOnStart/type",keyword:"type",params:{type: "boolean"}};
+const err27 = {instancePath:instancePath+"/owned",schemaPath:"#/properties/owned/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1031,9 +1048,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-let data16 = data.coalesceWindowMs;
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err28 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/type",keyword:"type",params:{type: "integer"}};
+if(data.watches !== undefined){
+const err28 = {instancePath:instancePath+"/watches",schemaPath:"#/properties/watches/not",keyword:"not",params:{}};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1042,9 +1058,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 > 60000 || isNaN(data16)){
-const err29 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
+if(typeof data.resyncOnStart !== "boolean"){
+const err29 = {instancePath:instancePath+"/resyncOnStart",schemaPath:"#/properties/resyncOnStart/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1053,8 +1068,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(data16 < 0 || isNaN(data16)){
-const err30 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+let data16 = data.coalesceWindowMs;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+const err30 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1063,11 +1079,9 @@ vErrors.push(err30);
 }
 errors++;
 }
-}
-if(data.coalesceMaxWindowMs !== undefined){
-let data17 = data.coalesceMaxWindowMs;
-if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err31 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/type",keyword:"type",params:{type: "integer"}};
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 > 60000 || isNaN(data16)){
+const err31 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1076,9 +1090,8 @@ vErrors.push(err31);
 }
 errors++;
 }
-if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 > 600000 || isNaN(data17)){
-const err32 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+if(data16 < 0 || isNaN(data16)){
+const err32 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1087,13 +1100,37 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(data17 < 0 || isNaN(data17)){
-const err33 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data.coalesceMaxWindowMs !== undefined){
+let data17 = data.coalesceMaxWindowMs;
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+const err33 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err33];
 }
 else {
 vErrors.push(err33);
+}
+errors++;
+}
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 > 600000 || isNaN(data17)){
+const err34 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(data17 < 0 || isNaN(data17)){
+const err35 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
 }
 errors++;
 }
@@ -1106,30 +1143,7 @@ data18.maxMessages = 10000;
 }
 for(const key3 in data18){
 if(!(key3 === "maxMessages")){
-const err34 = {instancePath:instancePath+"/buffer",schemaPath:"#/properties/buffer/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-}
-let data19 = data18.maxMessages;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err35 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err35];
-}
-else {
-vErrors.push(err35);
-}
-errors++;
-}
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 > 10000000 || isNaN(data19)){
-const err36 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000}};
+const err36 = {instancePath:instancePath+"/buffer",schemaPath:"#/properties/buffer/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -1138,8 +1152,10 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(data19 < 10 || isNaN(data19)){
-const err37 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10}};
+}
+let data19 = data18.maxMessages;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err37 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1148,15 +1164,36 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-}
-else {
-const err38 = {instancePath:instancePath+"/buffer",schemaPath:"#/properties/buffer/type",keyword:"type",params:{type: "object"}};
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 > 10000000 || isNaN(data19)){
+const err38 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000}};
 if(vErrors === null){
 vErrors = [err38];
 }
 else {
 vErrors.push(err38);
+}
+errors++;
+}
+if(data19 < 10 || isNaN(data19)){
+const err39 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10}};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/buffer",schemaPath:"#/properties/buffer/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
 }
 errors++;
 }
@@ -1185,30 +1222,7 @@ data20.requestTimeoutMs = 10000;
 }
 for(const key4 in data20){
 if(!(((((((key4 === "maxBatchBytes") || (key4 === "maxSenderFaultRetries")) || (key4 === "backoffInitialMs")) || (key4 === "backoffMaxMs")) || (key4 === "probeIntervalSeconds")) || (key4 === "connectTimeoutMs")) || (key4 === "requestTimeoutMs"))){
-const err39 = {instancePath:instancePath+"/send",schemaPath:"#/properties/send/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}};
-if(vErrors === null){
-vErrors = [err39];
-}
-else {
-vErrors.push(err39);
-}
-errors++;
-}
-}
-let data21 = data20.maxBatchBytes;
-if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err40 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err40];
-}
-else {
-vErrors.push(err40);
-}
-errors++;
-}
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 > 1048576 || isNaN(data21)){
-const err41 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1048576}};
+const err41 = {instancePath:instancePath+"/send",schemaPath:"#/properties/send/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -1217,8 +1231,10 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(data21 < 4096 || isNaN(data21)){
-const err42 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096}};
+}
+let data21 = data20.maxBatchBytes;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err42 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -1227,10 +1243,9 @@ vErrors.push(err42);
 }
 errors++;
 }
-}
-let data22 = data20.maxSenderFaultRetries;
-if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
-const err43 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/type",keyword:"type",params:{type: "integer"}};
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 > 1048576 || isNaN(data21)){
+const err43 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1048576}};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -1239,9 +1254,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 > 1000 || isNaN(data22)){
-const err44 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000}};
+if(data21 < 4096 || isNaN(data21)){
+const err44 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096}};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -1250,8 +1264,10 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(data22 < 0 || isNaN(data22)){
-const err45 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+let data22 = data20.maxSenderFaultRetries;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+const err45 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -1260,10 +1276,9 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-let data23 = data20.backoffInitialMs;
-if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
-const err46 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/type",keyword:"type",params:{type: "integer"}};
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 > 1000 || isNaN(data22)){
+const err46 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000}};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -1272,9 +1287,8 @@ vErrors.push(err46);
 }
 errors++;
 }
-if((typeof data23 == "number") && (isFinite(data23))){
-if(data23 > 60000 || isNaN(data23)){
-const err47 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
+if(data22 < 0 || isNaN(data22)){
+const err47 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -1283,8 +1297,10 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(data23 < 1 || isNaN(data23)){
-const err48 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+let data23 = data20.backoffInitialMs;
+if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+const err48 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -1293,10 +1309,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-}
-let data24 = data20.backoffMaxMs;
-if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
-const err49 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/type",keyword:"type",params:{type: "integer"}};
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 > 60000 || isNaN(data23)){
+const err49 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -1305,9 +1320,8 @@ vErrors.push(err49);
 }
 errors++;
 }
-if((typeof data24 == "number") && (isFinite(data24))){
-if(data24 > 600000 || isNaN(data24)){
-const err50 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+if(data23 < 1 || isNaN(data23)){
+const err50 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -1316,8 +1330,10 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(data24 < 1 || isNaN(data24)){
-const err51 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+let data24 = data20.backoffMaxMs;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+const err51 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -1326,10 +1342,9 @@ vErrors.push(err51);
 }
 errors++;
 }
-}
-let data25 = data20.probeIntervalSeconds;
-if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err52 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/type",keyword:"type",params:{type: "integer"}};
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 > 600000 || isNaN(data24)){
+const err52 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -1338,9 +1353,8 @@ vErrors.push(err52);
 }
 errors++;
 }
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 > 3600 || isNaN(data25)){
-const err53 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+if(data24 < 1 || isNaN(data24)){
+const err53 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -1349,8 +1363,10 @@ vErrors.push(err53);
 }
 errors++;
 }
-if(data25 < 1 || isNaN(data25)){
-const err54 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+let data25 = data20.probeIntervalSeconds;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+const err54 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -1359,10 +1375,9 @@ vErrors.push(err54);
 }
 errors++;
 }
-}
-let data26 = data20.connectTimeoutMs;
-if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err55 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/type",keyword:"type",params:{type: "integer"}};
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 > 3600 || isNaN(data25)){
+const err55 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -1371,9 +1386,8 @@ vErrors.push(err55);
 }
 errors++;
 }
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 > 600000 || isNaN(data26)){
-const err56 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+if(data25 < 1 || isNaN(data25)){
+const err56 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -1382,8 +1396,10 @@ vErrors.push(err56);
 }
 errors++;
 }
-if(data26 < 100 || isNaN(data26)){
-const err57 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
+}
+let data26 = data20.connectTimeoutMs;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err57 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -1392,10 +1408,9 @@ vErrors.push(err57);
 }
 errors++;
 }
-}
-let data27 = data20.requestTimeoutMs;
-if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err58 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/type",keyword:"type",params:{type: "integer"}};
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 > 600000 || isNaN(data26)){
+const err58 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -1404,9 +1419,8 @@ vErrors.push(err58);
 }
 errors++;
 }
-if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 > 600000 || isNaN(data27)){
-const err59 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+if(data26 < 100 || isNaN(data26)){
+const err59 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -1415,8 +1429,10 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(data27 < 100 || isNaN(data27)){
-const err60 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
+}
+let data27 = data20.requestTimeoutMs;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err60 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -1425,15 +1441,36 @@ vErrors.push(err60);
 }
 errors++;
 }
-}
-}
-else {
-const err61 = {instancePath:instancePath+"/send",schemaPath:"#/properties/send/type",keyword:"type",params:{type: "object"}};
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 > 600000 || isNaN(data27)){
+const err61 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err61];
 }
 else {
 vErrors.push(err61);
+}
+errors++;
+}
+if(data27 < 100 || isNaN(data27)){
+const err62 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+}
+else {
+const err63 = {instancePath:instancePath+"/send",schemaPath:"#/properties/send/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
 }
 errors++;
 }
@@ -1456,30 +1493,7 @@ data28.listPageSize = 500;
 }
 for(const key5 in data28){
 if(!(((((key5 === "silenceTimeoutSeconds") || (key5 === "serverTimeoutSeconds")) || (key5 === "backoffInitialMs")) || (key5 === "backoffMaxMs")) || (key5 === "listPageSize"))){
-const err62 = {instancePath:instancePath+"/watch",schemaPath:"#/properties/watch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
-if(vErrors === null){
-vErrors = [err62];
-}
-else {
-vErrors.push(err62);
-}
-errors++;
-}
-}
-let data29 = data28.silenceTimeoutSeconds;
-if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err63 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err63];
-}
-else {
-vErrors.push(err63);
-}
-errors++;
-}
-if((typeof data29 == "number") && (isFinite(data29))){
-if(data29 > 3600 || isNaN(data29)){
-const err64 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+const err64 = {instancePath:instancePath+"/watch",schemaPath:"#/properties/watch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -1488,8 +1502,10 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(data29 < 2 || isNaN(data29)){
-const err65 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2}};
+}
+let data29 = data28.silenceTimeoutSeconds;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+const err65 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -1498,10 +1514,9 @@ vErrors.push(err65);
 }
 errors++;
 }
-}
-let data30 = data28.serverTimeoutSeconds;
-if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
-const err66 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/type",keyword:"type",params:{type: "integer"}};
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 > 3600 || isNaN(data29)){
+const err66 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -1510,9 +1525,8 @@ vErrors.push(err66);
 }
 errors++;
 }
-if((typeof data30 == "number") && (isFinite(data30))){
-if(data30 > 3600 || isNaN(data30)){
-const err67 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+if(data29 < 2 || isNaN(data29)){
+const err67 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2}};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -1521,8 +1535,10 @@ vErrors.push(err67);
 }
 errors++;
 }
-if(data30 < 1 || isNaN(data30)){
-const err68 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+let data30 = data28.serverTimeoutSeconds;
+if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
+const err68 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -1531,10 +1547,9 @@ vErrors.push(err68);
 }
 errors++;
 }
-}
-let data31 = data28.backoffInitialMs;
-if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
-const err69 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/type",keyword:"type",params:{type: "integer"}};
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 > 3600 || isNaN(data30)){
+const err69 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -1543,9 +1558,8 @@ vErrors.push(err69);
 }
 errors++;
 }
-if((typeof data31 == "number") && (isFinite(data31))){
-if(data31 > 60000 || isNaN(data31)){
-const err70 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
+if(data30 < 1 || isNaN(data30)){
+const err70 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -1554,8 +1568,10 @@ vErrors.push(err70);
 }
 errors++;
 }
-if(data31 < 1 || isNaN(data31)){
-const err71 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+let data31 = data28.backoffInitialMs;
+if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
+const err71 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -1564,10 +1580,9 @@ vErrors.push(err71);
 }
 errors++;
 }
-}
-let data32 = data28.backoffMaxMs;
-if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
-const err72 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/type",keyword:"type",params:{type: "integer"}};
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 > 60000 || isNaN(data31)){
+const err72 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -1576,9 +1591,8 @@ vErrors.push(err72);
 }
 errors++;
 }
-if((typeof data32 == "number") && (isFinite(data32))){
-if(data32 > 600000 || isNaN(data32)){
-const err73 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+if(data31 < 1 || isNaN(data31)){
+const err73 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -1587,8 +1601,10 @@ vErrors.push(err73);
 }
 errors++;
 }
-if(data32 < 1 || isNaN(data32)){
-const err74 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+let data32 = data28.backoffMaxMs;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+const err74 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -1597,10 +1613,9 @@ vErrors.push(err74);
 }
 errors++;
 }
-}
-let data33 = data28.listPageSize;
-if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
-const err75 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/type",keyword:"type",params:{type: "integer"}};
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 > 600000 || isNaN(data32)){
+const err75 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1609,9 +1624,8 @@ vErrors.push(err75);
 }
 errors++;
 }
-if((typeof data33 == "number") && (isFinite(data33))){
-if(data33 > 10000 || isNaN(data33)){
-const err76 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000}};
+if(data32 < 1 || isNaN(data32)){
+const err76 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1620,8 +1634,10 @@ vErrors.push(err76);
 }
 errors++;
 }
-if(data33 < 1 || isNaN(data33)){
-const err77 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+let data33 = data28.listPageSize;
+if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
+const err77 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1630,15 +1646,36 @@ vErrors.push(err77);
 }
 errors++;
 }
-}
-}
-else {
-const err78 = {instancePath:instancePath+"/watch",schemaPath:"#/properties/watch/type",keyword:"type",params:{type: "object"}};
+if((typeof data33 == "number") && (isFinite(data33))){
+if(data33 > 10000 || isNaN(data33)){
+const err78 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000}};
 if(vErrors === null){
 vErrors = [err78];
 }
 else {
 vErrors.push(err78);
+}
+errors++;
+}
+if(data33 < 1 || isNaN(data33)){
+const err79 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+}
+}
+else {
+const err80 = {instancePath:instancePath+"/watch",schemaPath:"#/properties/watch/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
 }
 errors++;
 }
@@ -1661,30 +1698,7 @@ data34.retryPeriodSeconds = 2;
 }
 for(const key6 in data34){
 if(!(((((((key6 === "enabled") || (key6 === "leaseName")) || (key6 === "namespace")) || (key6 === "identity")) || (key6 === "leaseDurationSeconds")) || (key6 === "renewDeadlineSeconds")) || (key6 === "retryPeriodSeconds"))){
-const err79 = {instancePath:instancePath+"/leaderElection",schemaPath:"#/properties/leaderElection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}};
-if(vErrors === null){
-vErrors = [err79];
-}
-else {
-vErrors.push(err79);
-}
-errors++;
-}
-}
-if(typeof data34.enabled !== "boolean"){
-const err80 = {instancePath:instancePath+"/leaderElection/enabled",schemaPath:"#/properties/leaderElection/properties/enabled/type",keyword:"type",params:{type: "boolean"}};
-if(vErrors === null){
-vErrors = [err80];
-}
-else {
-vErrors.push(err80);
-}
-errors++;
-}
-let data36 = data34.leaseName;
-if(typeof data36 === "string"){
-if(func3(data36) > 253){
-const err81 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/maxLength",keyword:"maxLength",params:{limit: 253}};
+const err81 = {instancePath:instancePath+"/leaderElection",schemaPath:"#/properties/leaderElection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1693,8 +1707,9 @@ vErrors.push(err81);
 }
 errors++;
 }
-if(!pattern16.test(data36)){
-const err82 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"}};
+}
+if(typeof data34.enabled !== "boolean"){
+const err82 = {instancePath:instancePath+"/leaderElection/enabled",schemaPath:"#/properties/leaderElection/properties/enabled/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1703,9 +1718,10 @@ vErrors.push(err82);
 }
 errors++;
 }
-}
-else {
-const err83 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/type",keyword:"type",params:{type: "string"}};
+let data36 = data34.leaseName;
+if(typeof data36 === "string"){
+if(func3(data36) > 253){
+const err83 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/maxLength",keyword:"maxLength",params:{limit: 253}};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1714,11 +1730,8 @@ vErrors.push(err83);
 }
 errors++;
 }
-if(data34.namespace !== undefined){
-let data37 = data34.namespace;
-if(typeof data37 === "string"){
-if(func3(data37) > 63){
-const err84 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/maxLength",keyword:"maxLength",params:{limit: 63}};
+if(!pattern17.test(data36)){
+const err84 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"}};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1727,8 +1740,9 @@ vErrors.push(err84);
 }
 errors++;
 }
-if(!pattern9.test(data37)){
-const err85 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
+}
+else {
+const err85 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1737,9 +1751,11 @@ vErrors.push(err85);
 }
 errors++;
 }
-}
-else {
-const err86 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/type",keyword:"type",params:{type: "string"}};
+if(data34.namespace !== undefined){
+let data37 = data34.namespace;
+if(typeof data37 === "string"){
+if(func3(data37) > 63){
+const err86 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/maxLength",keyword:"maxLength",params:{limit: 63}};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1748,10 +1764,8 @@ vErrors.push(err86);
 }
 errors++;
 }
-}
-if(data34.identity !== undefined){
-if(typeof data34.identity !== "string"){
-const err87 = {instancePath:instancePath+"/leaderElection/identity",schemaPath:"#/properties/leaderElection/properties/identity/type",keyword:"type",params:{type: "string"}};
+if(!pattern10.test(data37)){
+const err87 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1761,10 +1775,8 @@ vErrors.push(err87);
 errors++;
 }
 }
-let data39 = data34.leaseDurationSeconds;
-if((typeof data39 == "number") && (isFinite(data39))){
-if(data39 > 3600 || isNaN(data39)){
-const err88 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+else {
+const err88 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1773,8 +1785,10 @@ vErrors.push(err88);
 }
 errors++;
 }
-if(data39 < 1 || isNaN(data39)){
-const err89 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data34.identity !== undefined){
+if(typeof data34.identity !== "string"){
+const err89 = {instancePath:instancePath+"/leaderElection/identity",schemaPath:"#/properties/leaderElection/properties/identity/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1784,8 +1798,10 @@ vErrors.push(err89);
 errors++;
 }
 }
-else {
-const err90 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/type",keyword:"type",params:{type: "number"}};
+let data39 = data34.leaseDurationSeconds;
+if((typeof data39 == "number") && (isFinite(data39))){
+if(data39 > 3600 || isNaN(data39)){
+const err90 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1794,10 +1810,8 @@ vErrors.push(err90);
 }
 errors++;
 }
-let data40 = data34.renewDeadlineSeconds;
-if((typeof data40 == "number") && (isFinite(data40))){
-if(data40 > 3600 || isNaN(data40)){
-const err91 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+if(data39 < 1 || isNaN(data39)){
+const err91 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -1806,8 +1820,9 @@ vErrors.push(err91);
 }
 errors++;
 }
-if(data40 < 0.5 || isNaN(data40)){
-const err92 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.5}};
+}
+else {
+const err92 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -1816,9 +1831,10 @@ vErrors.push(err92);
 }
 errors++;
 }
-}
-else {
-const err93 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/type",keyword:"type",params:{type: "number"}};
+let data40 = data34.renewDeadlineSeconds;
+if((typeof data40 == "number") && (isFinite(data40))){
+if(data40 > 3600 || isNaN(data40)){
+const err93 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -1827,10 +1843,8 @@ vErrors.push(err93);
 }
 errors++;
 }
-let data41 = data34.retryPeriodSeconds;
-if((typeof data41 == "number") && (isFinite(data41))){
-if(data41 > 600 || isNaN(data41)){
-const err94 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600}};
+if(data40 < 0.5 || isNaN(data40)){
+const err94 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.5}};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -1839,8 +1853,9 @@ vErrors.push(err94);
 }
 errors++;
 }
-if(data41 < 0.1 || isNaN(data41)){
-const err95 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.1}};
+}
+else {
+const err95 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -1849,9 +1864,10 @@ vErrors.push(err95);
 }
 errors++;
 }
-}
-else {
-const err96 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/type",keyword:"type",params:{type: "number"}};
+let data41 = data34.retryPeriodSeconds;
+if((typeof data41 == "number") && (isFinite(data41))){
+if(data41 > 600 || isNaN(data41)){
+const err96 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600}};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -1860,14 +1876,35 @@ vErrors.push(err96);
 }
 errors++;
 }
-}
-else {
-const err97 = {instancePath:instancePath+"/leaderElection",schemaPath:"#/properties/leaderElection/type",keyword:"type",params:{type: "object"}};
+if(data41 < 0.1 || isNaN(data41)){
+const err97 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.1}};
 if(vErrors === null){
 vErrors = [err97];
 }
 else {
 vErrors.push(err97);
+}
+errors++;
+}
+}
+else {
+const err98 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/type",keyword:"type",params:{type: "number"}};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
+}
+errors++;
+}
+}
+else {
+const err99 = {instancePath:instancePath+"/leaderElection",schemaPath:"#/properties/leaderElection/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
 }
 errors++;
 }
@@ -1881,30 +1918,7 @@ data42.host = "0.0.0.0";
 }
 for(const key7 in data42){
 if(!((key7 === "port") || (key7 === "host"))){
-const err98 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}};
-if(vErrors === null){
-vErrors = [err98];
-}
-else {
-vErrors.push(err98);
-}
-errors++;
-}
-}
-let data43 = data42.port;
-if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err99 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err99];
-}
-else {
-vErrors.push(err99);
-}
-errors++;
-}
-if((typeof data43 == "number") && (isFinite(data43))){
-if(data43 > 65535 || isNaN(data43)){
-const err100 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535}};
+const err100 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -1913,8 +1927,10 @@ vErrors.push(err100);
 }
 errors++;
 }
-if(data43 < 0 || isNaN(data43)){
-const err101 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+let data43 = data42.port;
+if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
+const err101 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -1923,9 +1939,9 @@ vErrors.push(err101);
 }
 errors++;
 }
-}
-if(typeof data42.host !== "string"){
-const err102 = {instancePath:instancePath+"/server/host",schemaPath:"#/properties/server/properties/host/type",keyword:"type",params:{type: "string"}};
+if((typeof data43 == "number") && (isFinite(data43))){
+if(data43 > 65535 || isNaN(data43)){
+const err102 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535}};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -1934,9 +1950,8 @@ vErrors.push(err102);
 }
 errors++;
 }
-}
-else {
-const err103 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"}};
+if(data43 < 0 || isNaN(data43)){
+const err103 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -1945,9 +1960,9 @@ vErrors.push(err103);
 }
 errors++;
 }
-let data45 = data.shutdownGraceMs;
-if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
-const err104 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/type",keyword:"type",params:{type: "integer"}};
+}
+if(typeof data42.host !== "string"){
+const err104 = {instancePath:instancePath+"/server/host",schemaPath:"#/properties/server/properties/host/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -1956,9 +1971,9 @@ vErrors.push(err104);
 }
 errors++;
 }
-if((typeof data45 == "number") && (isFinite(data45))){
-if(data45 > 600000 || isNaN(data45)){
-const err105 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+}
+else {
+const err105 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -1967,8 +1982,9 @@ vErrors.push(err105);
 }
 errors++;
 }
-if(data45 < 0 || isNaN(data45)){
-const err106 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+let data45 = data.shutdownGraceMs;
+if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
+const err106 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -1977,15 +1993,36 @@ vErrors.push(err106);
 }
 errors++;
 }
-}
-}
-else {
-const err107 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if((typeof data45 == "number") && (isFinite(data45))){
+if(data45 > 600000 || isNaN(data45)){
+const err107 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err107];
 }
 else {
 vErrors.push(err107);
+}
+errors++;
+}
+if(data45 < 0 || isNaN(data45)){
+const err108 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err108];
+}
+else {
+vErrors.push(err108);
+}
+errors++;
+}
+}
+}
+else {
+const err109 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err109];
+}
+else {
+vErrors.push(err109);
 }
 errors++;
 }

@@ -60,7 +60,7 @@ test('what the sink option refuses, naming the field', () => {
   ]);
   assert.match(problems({ clusterId: 'c', queue: { url: QUEUE }, eventBus: { name: 'b' }, primaries: [{ ...MEMCACHED, sink: 'eventbridge', queueUrl: QUEUE }] }).join('\n'), /primaries\[0\]\.queueUrl: must be absent when the kind sends to eventbridge/);
   assert.match(problems({ clusterId: 'c', queue: { url: QUEUE }, sink: 'kafka', primaries: [MEMCACHED] }).join('\n'), /sink: must be one of sqs, eventbridge/);
-  assert.match(problems({ clusterId: 'c', queue: { url: QUEUE }, eventBus: { name: 'b', source: 'aws.events' }, primaries: [MEMCACHED] }).join('\n'), /eventBus\.source: must be an event source/);
+  assert.match(problems({ clusterId: 'c', queue: { url: QUEUE }, eventBus: { name: 'b', source: 'aws.events' }, primaries: [MEMCACHED] }).join('\n'), /eventBus\.source: must not start with "aws\."/);
   assert.match(problems({ clusterId: 'c', queue: { url: QUEUE }, eventBus: { name: 'bad name' }, primaries: [MEMCACHED] }).join('\n'), /eventBus\.name: must be an event bus name/);
   assert.match(problems({ clusterId: 'c', queue: { url: QUEUE }, primaries: [MEMCACHED], owned: [{ apiVersion: 'apps/v1', kind: 'Deployment', sink: 'eventbridge' }] }).join('\n'), /owned\[0\]\.sink: is not a field of an owned watch/);
   assert.match(problems({ clusterId: 'c', queue: { region: 'eu-west-1' }, eventBus: { name: 'b' }, primaries: [{ ...MEMCACHED, sink: 'eventbridge' }, REDIS] }).join('\n'), /queue\.url: is required \(primaries\[1\] names no queueUrl\)/);
