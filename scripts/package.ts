@@ -175,8 +175,8 @@ export function zipEntries(zip: Buffer): ZipEntry[] {
 
 /**
  * Writes a function's bundle out of its zip into `outDir` (default `.serverless/bundles/<name>`,
- * inside the repository so that the excluded `@aws-sdk/*` resolve from its node_modules, as
- * the Lambda runtime provides them). Returns the `.mjs` path.
+ * inside the repository, so that a module the bundle leaves to the runtime — `@aws-sdk/client-ssm`
+ * — resolves from its node_modules as the managed runtime provides it). Returns the `.mjs` path.
  */
 export function extractBundle(fn: PackagedFunction, outDir: string = join(ROOT, '.serverless', 'bundles', fn.name)): string {
   const entry = zipEntries(readFileSync(fn.zipPath)).find((e) => e.name === fn.bundleEntry);

@@ -39,10 +39,29 @@ provision() {
   node src/testing/provision.ts "$@" > /dev/null
 }
 
+ensure_system_packages() {
+  # Debian packages the set-up needs beyond the machine's toolchains, installed once with
+  # apt-get as root (idempotent; skipped where that cannot work, and the step that needs the
+  # package then says what to install):
+  #   cmake    aws-lambda-ric's native addon (the `ric` provision target, for the e2e under
+  #            Lambda's own runtime client)
+  #   buildah  the forwarder image test (test/integration/forwarder-image.test.ts)
+  local missing=() pkg
+  for pkg in "$@"; do command -v "$pkg" > /dev/null || missing+=("$pkg"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null; then
+    log "installing ${missing[*]} (apt-get)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" > /dev/null \
+      || { apt-get update > /dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" > /dev/null; } \
+      || log "could not install ${missing[*]}; the steps that need them will say why"
+  fi
+}
+
 cmd=${1:-test}; shift || true
 ensure_node_modules
 case "$cmd" in
   test)
+    ensure_system_packages cmake buildah
     provision
     log "type-checking, linting and checking the layers (.dependency-cruiser.cjs)"
     tsc -p tsconfig.json --noEmit
@@ -52,7 +71,7 @@ case "$cmd" in
     ;;
   dev) provision etcd kube; exec node src/cli/main.ts dev "$@" ;;
   # controller-runtime: the benchmark's Go operator (bench/controller-runtime), cached like the rest.
-  bench) provision; provision controller-runtime; exec node bench/run.ts "$@" ;;
+  bench) ensure_system_packages cmake; provision; provision controller-runtime; exec node bench/run.ts "$@" ;;
   package) exec node scripts/package.ts "$@" ;;
   node) exec node "$@" ;;
   *) log "unknown command '$cmd' (expected test, dev, bench, package)"; exit 2 ;;

@@ -70,7 +70,7 @@ export interface BenchEnv {
 
 export async function startBenchEnv(): Promise<BenchEnv> {
   const workDir = mkdtempSync(join(tmpdir(), 'operless-bench-'));
-  // Inside the repository: the bundles import @aws-sdk/* (external, as on Lambda) from node_modules.
+  // Inside the repository: what a bundle leaves to the runtime (@aws-sdk/client-ssm) resolves from node_modules.
   const bundleDir = join(ROOT, 'bench', '.work', `functions-${process.pid}`);
   const bundles = await bundleFunctions(bundleDir);
   // kube-controller-manager's own client is limited to 20 requests/s by default

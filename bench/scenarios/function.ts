@@ -4,13 +4,21 @@
  * first reconcile of a converged object — against a warm call in the same process. The
  * bundles are built by scripts/bundle.ts with serverless.yml's `custom.esbuild`, plugins
  * included (src/build/esbuild-plugins.ts), so they are the shipped ones.
+ *
+ * The same bundle under Lambda's own runtime: AWS's runtime interface client under AWS's
+ * Runtime Interface Emulator (src/testing/lambda-emulator.ts), a fresh emulator per run, the
+ * same event twice — the runtime's init (`INIT REPORT`), the first invocation's and the second
+ * one's `REPORT … Duration`, as Lambda's own log lines give them.
  */
 import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { encodeMessage, newMessage } from '../../src/contract/message.ts';
 import { buildSqsEvent } from '../../src/local/lambda-runner.ts';
 import { ROOT } from '../../scripts/bundle.ts';
+import { startLambdaEmulator } from '../../src/testing/lambda-emulator.ts';
 import { median } from '../lib/stats.ts';
 import { createMemcacheds } from '../lib/objects.ts';
 import { CLUSTER_ID, MEMCACHED_KIND, type BenchEnv } from '../lib/systems.ts';
@@ -27,6 +35,18 @@ export interface FunctionResult {
   /** CPU time (user + system) of import + first reconcile: steadier than `coldMs` on a loaded machine. */
   readonly coldCpuMs: number;
   readonly warmMs: number;
+  /** Under aws-lambda-ric + aws-lambda-rie (medians over `runs` fresh emulators). */
+  readonly lambdaRuntime?: LambdaRuntimeTimings;
+}
+
+export interface LambdaRuntimeTimings {
+  readonly runs: number;
+  /** The runtime's init: the emulator's `INIT REPORT(durationMs)` (Lambda's `Init Duration`). */
+  readonly initMs: number;
+  /** `REPORT … Duration` of the first invocation (the emulator counts the init inside it). */
+  readonly firstInvocationMs: number;
+  /** `REPORT … Duration` of the second invocation (warm). */
+  readonly warmInvocationMs: number;
 }
 
 interface Timing { bootMs: number; importMs: number; coldMs: number; coldCpuMs: number; warmMs: number; failures: number }
@@ -69,7 +89,9 @@ export async function measureFunction(env: BenchEnv, namespace: string, runs: nu
     for (let i = 0; i < runs; i++) timings.push(await once());
     const failures = timings.reduce((a, t) => a + t.failures, 0);
     if (failures > 0) throw new Error(`the function reported ${failures} failed records during cold-start runs`);
+    const lambdaRuntime = await underLambdaRuntime(fn.path, event, childEnv, runs);
     return {
+      lambdaRuntime,
       bundles: env.bundles.map((b) => ({ name: b.name, bytes: b.bytes })),
       runs,
       bootMs: median(timings.map((t) => t.bootMs)),
@@ -81,4 +103,36 @@ export async function measureFunction(env: BenchEnv, namespace: string, runs: nu
   } finally {
     await tracker.stop();
   }
+}
+
+/** `runs` cold starts of the bundle under aws-lambda-ric + aws-lambda-rie, each invoked twice. */
+async function underLambdaRuntime(bundle: string, event: unknown, env: Record<string, string | undefined>, runs: number): Promise<LambdaRuntimeTimings> {
+  const taskRoot = mkdtempSync(join(tmpdir(), 'operless-bench-task-'));
+  mkdirSync(join(taskRoot, 'functions'));
+  copyFileSync(bundle, join(taskRoot, 'functions', 'memcached.mjs'));
+  const functionEnv = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[0] !== 'PATH' && e[1] !== undefined));
+  const samples: { init: number; first: number; warm: number }[] = [];
+  try {
+    for (let i = 0; i < runs; i++) {
+      const emulator = await startLambdaEmulator({ taskRoot, handler: 'functions/memcached.handler', timeoutSeconds: 60, functionName: 'memcached', env: functionEnv });
+      try {
+        const first = await emulator.invoke(event);
+        const warm = await emulator.invoke(event);
+        const failed = [first, warm].find((r) => r.status !== 200 || (r.payload as { batchItemFailures?: unknown[] } | undefined)?.batchItemFailures?.length !== 0);
+        if (failed) throw new Error(`under aws-lambda-ric the function answered ${failed.status} ${failed.body.slice(0, 300)}`);
+        if (first.runtimeInitMs === undefined || !first.report || !warm.report) throw new Error('the emulator printed no INIT REPORT / REPORT lines');
+        samples.push({ init: first.runtimeInitMs, first: first.report.durationMs, warm: warm.report.durationMs });
+      } finally {
+        await emulator.stop();
+      }
+    }
+  } finally {
+    rmSync(taskRoot, { recursive: true, force: true });
+  }
+  return {
+    runs,
+    initMs: median(samples.map((x) => x.init)),
+    firstInvocationMs: median(samples.map((x) => x.first)),
+    warmInvocationMs: median(samples.map((x) => x.warm)),
+  };
 }

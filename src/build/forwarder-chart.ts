@@ -18,6 +18,8 @@ import { stringify } from 'yaml';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const CHART_DIR = join(root, 'infra/forwarder/chart');
 export const EXAMPLE_VALUES = join(root, 'infra/forwarder/example-values.yaml');
+/** chart-testing's values files (`ct lint` / `ct install` use each). */
+export const CI_VALUES_DIR = join(CHART_DIR, 'ci');
 export const MANIFESTS_PATH = join(root, 'infra/forwarder/manifests/operless-forwarder.yaml');
 /** The Kubernetes version `helm template` assumes (it has no cluster to ask). */
 export const KUBE_VERSION = '1.34.4';
@@ -38,8 +40,11 @@ export function runHelm(helm: string, args: readonly string[]): Promise<HelmResu
   });
 }
 
-/** `helm template` of the chart with values files and/or an inline values object. */
-export async function renderChart(helm: string, options: { release?: string; namespace?: string; valuesFiles?: readonly string[]; values?: object } = {}): Promise<HelmResult> {
+/**
+ * `helm template` of the chart with values files and/or an inline values object, for
+ * Kubernetes `kubeVersion` (default `KUBE_VERSION`; null: no --kube-version, as users often run it).
+ */
+export async function renderChart(helm: string, options: { release?: string; namespace?: string; valuesFiles?: readonly string[]; values?: object; kubeVersion?: string | null } = {}): Promise<HelmResult> {
   const dir = options.values ? mkdtempSync(join(tmpdir(), 'operless-values-')) : undefined;
   try {
     const files = [...(options.valuesFiles ?? [])];
@@ -51,7 +56,7 @@ export async function renderChart(helm: string, options: { release?: string; nam
     return await runHelm(helm, [
       'template', options.release ?? 'operless-forwarder', CHART_DIR,
       '--namespace', options.namespace ?? 'operless',
-      '--kube-version', KUBE_VERSION,
+      ...(options.kubeVersion === null ? [] : ['--kube-version', options.kubeVersion ?? KUBE_VERSION]),
       ...files.flatMap((f) => ['--values', f]),
     ]);
   } finally {

@@ -19,7 +19,8 @@
  * behind (the control plane's processes are also killed by its exit hooks if this process dies).
  */
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { parseAllDocuments } from 'yaml';
 import type { SQSClient } from '@aws-sdk/client-sqs';
@@ -27,7 +28,7 @@ import type { KindRef, KubeObject, Condition } from '../kube/types.ts';
 import { createKubeClient, type BoundKubeClient } from '../kube/client.ts';
 import { createTransport } from '../kube/transport.ts';
 import { startForwarder, type Forwarder } from '../forwarder/forwarder.ts';
-import { startLambdaRunner, type LambdaRunner } from '../local/lambda-runner.ts';
+import { startLambdaRunner, type LambdaRunner, type SQSHandlerFn } from '../local/lambda-runner.ts';
 import { startMemoryQueueServer } from '../local/memory-queue-server.ts';
 import { createLogger, errorMessage } from '../observability/log.ts';
 import { removeDevState, writeDevState } from './dev-state.ts';
@@ -54,7 +55,15 @@ export interface DevLoopOptions {
   readonly verbose?: boolean;
   /** Run the kube-controller-manager and the pod simulator (local control plane only; default true). */
   readonly simulateWorkloads?: boolean;
+  /**
+   * Where the functions run: `inprocess` (default: imported into this process, fast) or
+   * `emulator` (each in Lambda's own runtime: AWS's runtime interface client under AWS's Runtime
+   * Interface Emulator, a process per concurrent invocation, the deadline and init as on Lambda).
+   */
+  readonly runtime?: FunctionRuntime;
 }
+
+export type FunctionRuntime = 'inprocess' | 'emulator';
 
 /** One function's queues. */
 export interface FunctionQueues {
@@ -240,22 +249,49 @@ function startDevForwarder(clusterId: string, kubeConfig: KubeConfig, queue: Que
   );
 }
 
+const RUNNER_CONCURRENCY = 2;
+const RUNNER_TIMEOUT_SECONDS = 30;
+
 /** A local Lambda runner per function, consuming only its own work queue. */
 async function startRunners(options: DevLoopOptions, functions: readonly LoadedFunction[], queue: QueueTarget, started: Stoppable[], write: (line: string) => void): Promise<void> {
   for (const fn of functions) {
+    const handler = options.runtime === 'emulator'
+      ? await emulatorHandler(options, fn, queue.byFunction.get(fn.entry.name)!, started, write)
+      : { module: join(options.root, fn.entry.module), export: fn.entry.exportName };
     const runner: LambdaRunner = await startLambdaRunner({
       queueUrl: queue.byFunction.get(fn.entry.name)!.queueUrl,
       sqs: queue.sqs,
-      handler: { module: join(options.root, fn.entry.module), export: fn.entry.exportName },
+      handler,
       functionName: fn.entry.name,
       batchSize: 10,
       batchWindowSeconds: 0,
-      maxConcurrency: 2,
-      timeoutSeconds: 30,
+      maxConcurrency: RUNNER_CONCURRENCY,
+      timeoutSeconds: RUNNER_TIMEOUT_SECONDS,
       logger: createLogger({ format: 'pretty', write, level: options.verbose ? 'debug' : 'info' }),
     });
     started.push({ name: `function ${fn.entry.name}`, stop: () => runner.stop() });
   }
+}
+
+/**
+ * The function under Lambda's own runtime: a task root holding a one-line module that
+ * re-exports the project's handler source as `handler` (Node 24 runs the TypeScript), its
+ * environment the one loadFunctions set, with the function's own queues.
+ */
+async function emulatorHandler(options: DevLoopOptions, fn: LoadedFunction, queues: FunctionQueues, started: Stoppable[], write: (line: string) => void): Promise<SQSHandlerFn> {
+  const { emulatedHandler } = await import('../testing/lambda-emulator.ts');
+  const taskRoot = join(options.root, '.operless', 'lambda', fn.entry.name);
+  mkdirSync(taskRoot, { recursive: true });
+  const source = pathToFileURL(resolve(options.root, fn.entry.module)).href;
+  writeFileSync(join(taskRoot, 'index.mjs'), `export { ${fn.entry.exportName} as handler } from ${JSON.stringify(source)};\n`);
+  const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => (e[0].startsWith('OPERLESS_') || e[0].startsWith('AWS_')) && e[1] !== undefined));
+  const emulated = emulatedHandler({
+    taskRoot, handler: 'index.handler', timeoutSeconds: RUNNER_TIMEOUT_SECONDS, functionName: fn.entry.name, concurrency: RUNNER_CONCURRENCY,
+    env: { ...env, OPERLESS_QUEUE_URL: queues.queueUrl, OPERLESS_DLQ_URL: queues.dlqUrl, ...(env.AWS_SESSION_TOKEN ? {} : { AWS_SESSION_TOKEN: 'local' }) },
+    onOutput: write,
+  });
+  started.push({ name: `Lambda runtime emulators of ${fn.entry.name}`, stop: () => emulated.stop() });
+  return emulated.handler as SQSHandlerFn;
 }
 
 function sayHowToUse(say: (line: string) => void, kubeconfigPath: string, firstKind: string | undefined): void {

@@ -11,7 +11,9 @@
  * `server.port`; `settings` is every other configuration field, merged over the rest. The
  * chart adds what it needs on top: `plural` and `namespaced` on every watch (RBAC is generated
  * from them) and at least one queue (`queue.url` or a `queueUrl` on every primary). The other
- * values (image, RBAC, probes, pod settings) are the chart's alone.
+ * values (image, RBAC, probes, pod settings, NetworkPolicy, PrometheusRule) are the chart's
+ * alone. `clusterId` may be "" and `primaries` empty here — the chart's unset defaults, so its
+ * own values.yaml passes `helm lint` — and templates/validate.yaml refuses an install without them.
  *
  * Pure: no I/O. The annotation keywords the forwarder uses for its problem wording (`x-…`) are
  * left out; Helm ignores nothing it needs.
@@ -35,6 +37,11 @@ function property(schema: JsonSchema, name: string): JsonSchema {
 
 /** A string value the chart may leave "" (the template then leaves the field out). */
 const orEmpty = (schema: JsonSchema): JsonSchema => ({ anyOf: [{ const: '' }, schema] });
+
+function withoutMinItems(schema: JsonSchema): JsonSchema {
+  const { minItems: _minItems, ...rest } = schema as JsonSchema & { minItems?: number };
+  return rest;
+}
 
 /** A watch as the chart takes it: the configuration's, with the fields RBAC is generated from required. */
 const chartWatch = (definition: string): JsonSchema => ({ allOf: [{ $ref: `#/definitions/${definition}` }, { required: ['plural', 'namespaced'] }] });
@@ -84,6 +91,44 @@ const CHART_ONLY_PROPERTIES: Record<string, JsonSchema> = {
   affinity: { type: 'object' },
   topologySpreadConstraints: { type: 'array' },
   priorityClassName: { type: 'string' },
+  kubeVersionCheck: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { enabled: { type: 'boolean' }, constraint: { type: 'string', minLength: 1 }, helmOfflineDefault: { type: 'string' } },
+  },
+  networkPolicy: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      enabled: { type: 'boolean' },
+      metricsFrom: { type: 'array', items: { type: 'object' } },
+      dns: { type: 'object', additionalProperties: false, properties: { enabled: { type: 'boolean' }, to: { type: 'array', items: { type: 'object' } } } },
+      apiServer: { $ref: '#/definitions/chartEgressPeer' },
+      sqs: { $ref: '#/definitions/chartEgressPeer' },
+      extraEgress: { type: 'array', items: { type: 'object' } },
+    },
+  },
+  prometheusRule: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      enabled: { type: 'boolean' },
+      labels: { type: 'object', additionalProperties: { type: 'string' } },
+      selector: { type: 'string' },
+      for: { type: 'object', additionalProperties: false, properties: Object.fromEntries(['noLeader', 'notReady', 'sendsFailing'].map((k) => [k, { type: 'string', pattern: '^([0-9]+(ms|s|m|h|d|w|y))+$' }])) },
+      severity: { type: 'object', additionalProperties: false, properties: { critical: { type: 'string', minLength: 1 }, warning: { type: 'string', minLength: 1 } } },
+    },
+  },
+};
+
+/** Egress to one kind of peer: IPv4/IPv6 CIDRs and TCP ports. */
+const CHART_EGRESS_PEER: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    cidrs: { type: 'array', items: { type: 'string', pattern: '^[0-9a-fA-F.:]+/[0-9]{1,3}$' } },
+    ports: { type: 'array', minItems: 1, items: { type: 'integer', minimum: 1, maximum: 65535 } },
+  },
 };
 
 export function chartValuesSchema(configSchema: JsonSchema): JsonSchema {
@@ -102,6 +147,7 @@ export function chartValuesSchema(configSchema: JsonSchema): JsonSchema {
       ...config.definitions,
       chartPrimary: chartWatch('primary'),
       chartOwned: chartWatch('owned'),
+      chartEgressPeer: CHART_EGRESS_PEER,
     },
     anyOf: [
       { properties: { queue: { required: ['url'], properties: { url: { minLength: 1 } } } } },
@@ -109,14 +155,16 @@ export function chartValuesSchema(configSchema: JsonSchema): JsonSchema {
       { properties: { settings: { required: ['sink'], properties: { sink: { const: 'eventbridge' } } } } },
     ],
     properties: {
-      clusterId: property(config, 'clusterId'),
+      // "" and [] are the chart's unset defaults (values.yaml valid for `helm lint`); an install
+      // without them stops in templates/validate.yaml, naming the value.
+      clusterId: orEmpty(property(config, 'clusterId')),
       queue: {
         type: 'object',
         additionalProperties: false,
         description: queue.description,
         properties: Object.fromEntries(Object.entries(queue.properties ?? {}).map(([name, schema]) => [name, orEmpty(schema as JsonSchema)])),
       },
-      primaries: { ...property(config, 'primaries'), items: { $ref: '#/definitions/chartPrimary' } },
+      primaries: { ...withoutMinItems(property(config, 'primaries')), items: { $ref: '#/definitions/chartPrimary' } },
       owned: { ...property(config, 'owned'), items: { $ref: '#/definitions/chartOwned' } },
       settings: {
         type: 'object',

@@ -15,6 +15,15 @@
  * SDK's standard endpoint override `AWS_ENDPOINT_URL_EKS` (a VPC endpoint, a test server); it
  * is signed for the host it goes to and has a deadline (`DESCRIBE_CLUSTER_TIMEOUT_MS`), so a
  * cold start never waits on an endpoint that does not answer.
+ *
+ * Partitions: the STS and EKS hostnames carry the partition's DNS suffix (`amazonaws.com`, or
+ * `amazonaws.com.cn` for `cn-*` regions; `us-gov-*` regions are `aws-us-gov` on
+ * `amazonaws.com`); the token is signed for the cluster's own region and that region's STS
+ * host, as aws-iam-authenticator verifies it. An overridden endpoint (`AWS_ENDPOINT_URL_EKS`,
+ * `OPERLESS_EKS_ENDPOINT`) must be `https://` — plain http only to a loopback address (a
+ * local test server) — since a signed request or the bearer token would otherwise cross the
+ * network in clear. A 401 from the API server drops the cached token (transport.ts calls
+ * `unauthorized`), so the next request carries a fresh one.
  */
 import { Sha256 } from '@smithy/core/checksum';
 import { buildQueryString } from '@smithy/core/protocols';
@@ -75,11 +84,41 @@ export const TOKEN_REFRESH_MS = 10 * 60_000;
 /** Deadline of the DescribeCluster call. */
 export const DESCRIBE_CLUSTER_TIMEOUT_MS = 10_000;
 
+export type Partition = 'aws' | 'aws-cn' | 'aws-us-gov';
+
+/** The partition of `region` and its DNS suffix. Pure. */
+export function partitionOf(region: string): { readonly partition: Partition; readonly dnsSuffix: string } {
+  if (region.startsWith('cn-')) return { partition: 'aws-cn', dnsSuffix: 'amazonaws.com.cn' };
+  if (region.startsWith('us-gov-')) return { partition: 'aws-us-gov', dnsSuffix: 'amazonaws.com' };
+  return { partition: 'aws', dnsSuffix: 'amazonaws.com' };
+}
+
+/** The regional endpoint host of `service` (`sts`, `eks`) in `region`'s partition. Pure. */
+export function serviceHost(service: 'sts' | 'eks', region: string): string {
+  return `${service}.${region}.${partitionOf(region).dnsSuffix}`;
+}
+
+/**
+ * `url` when it may carry signed requests or a bearer token: `https:`, or `http:` to a
+ * loopback address only; else an error naming `variable`. Pure.
+ */
+export function secureEndpoint(url: string, variable: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error(`${variable}=${url} is not a URL (expected https://host[:port])`);
+  }
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(parsed.hostname);
+  if (parsed.protocol === 'https:' || (parsed.protocol === 'http:' && loopback)) return parsed;
+  throw new Error(`${variable}=${url} must be an https:// URL (plain http is accepted only for a loopback test server): signed requests and tokens must not cross the network in clear`);
+}
+
 /** The EKS bearer token for `cluster`, signed at `date` (pure given its inputs). */
 export async function eksToken(cluster: string, region: string, credentials: AwsCredentials, date: Date): Promise<string> {
   const url = await presignedUrl(awsSigner(region, 'sts', credentials), {
     method: 'GET',
-    host: `sts.${region}.amazonaws.com`,
+    host: serviceHost('sts', region),
     path: '/',
     query: { Action: 'GetCallerIdentity', Version: '2011-06-15' },
     headers: { 'x-k8s-aws-id': cluster },
@@ -87,10 +126,15 @@ export async function eksToken(cluster: string, region: string, credentials: Aws
   return TOKEN_PREFIX + Buffer.from(url, 'utf8').toString('base64url');
 }
 
-/** A token source that re-mints before expiry. */
-export function cachedToken(mint: () => Promise<string>, now: () => number = Date.now, refreshMs = TOKEN_REFRESH_MS): () => Promise<string> {
+/** A token source that re-mints before expiry, or at once after `invalidate()` (the API server said 401). */
+export interface TokenSource {
+  (): Promise<string>;
+  invalidate(): void;
+}
+
+export function cachedToken(mint: () => Promise<string>, now: () => number = Date.now, refreshMs = TOKEN_REFRESH_MS): TokenSource {
   let cached: { token: Promise<string>; at: number } | undefined;
-  return () => {
+  const get = () => {
     if (!cached || now() - cached.at >= refreshMs) {
       const token = mint();
       cached = { token, at: now() };
@@ -98,6 +142,7 @@ export function cachedToken(mint: () => Promise<string>, now: () => number = Dat
     }
     return cached.token;
   };
+  return Object.assign(get, { invalidate: () => { cached = undefined; } });
 }
 
 export async function defaultCredentials(env: Readonly<Record<string, string | undefined>> = process.env): Promise<AwsCredentials> {
@@ -123,7 +168,7 @@ export interface DescribeClusterOptions {
 }
 
 export async function describeCluster(cluster: string, region: string, credentials: AwsCredentials, options: DescribeClusterOptions = {}): Promise<ClusterInfo> {
-  const base = new URL(options.endpoint || `https://eks.${region}.amazonaws.com`);
+  const base = options.endpoint ? secureEndpoint(options.endpoint, 'AWS_ENDPOINT_URL_EKS') : new URL(`https://${serviceHost('eks', region)}`);
   const path = `${base.pathname.replace(/\/+$/, '')}/clusters/${encodeURIComponent(cluster)}`;
   const headers = await signedHeaders(awsSigner(region, 'eks', credentials), { method: 'GET', host: base.host, path }, new Date());
   const { host: _host, ...sendHeaders } = headers;
@@ -152,13 +197,14 @@ export async function describeCluster(cluster: string, region: string, credentia
   return { endpoint, caData };
 }
 
-/** The endpoint with its CA; the bearer token comes from `token` on every request. */
-export function eksEndpoint(info: ClusterInfo, token: () => Promise<string>): EndpointAuth {
+/** The endpoint with its CA; the bearer token comes from `token` on every request and is dropped on a 401. */
+export function eksEndpoint(info: ClusterInfo, token: () => Promise<string>, invalidate?: () => void): EndpointAuth {
   const ca = Buffer.from(info.caData, 'base64');
   return {
     server: info.endpoint,
     credentials: async () => ({ ca, headers: {} }),
     bearerToken: token,
+    ...(invalidate ? { unauthorized: invalidate } : {}),
   };
 }
 
@@ -169,8 +215,11 @@ export async function eksAccess(
 ): Promise<EndpointAuth> {
   if (!region) throw new Error(`OPERLESS_EKS_CLUSTER=${cluster} needs a region: set AWS_REGION`);
   const credentials = () => defaultCredentials(env);
+  // The bearer token goes to this endpoint: https only (checked, then used as given).
+  if (env.OPERLESS_EKS_ENDPOINT) secureEndpoint(env.OPERLESS_EKS_ENDPOINT, 'OPERLESS_EKS_ENDPOINT');
   const info = env.OPERLESS_EKS_ENDPOINT && env.OPERLESS_EKS_CA
     ? { endpoint: env.OPERLESS_EKS_ENDPOINT, caData: env.OPERLESS_EKS_CA }
     : await describeCluster(cluster, region, await credentials(), { endpoint: env.AWS_ENDPOINT_URL_EKS });
-  return eksEndpoint(info, cachedToken(async () => eksToken(cluster, region, await credentials(), new Date())));
+  const token = cachedToken(async () => eksToken(cluster, region, await credentials(), new Date()));
+  return eksEndpoint(info, token, token.invalidate);
 }

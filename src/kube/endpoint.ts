@@ -24,4 +24,6 @@ export interface EndpointAuth {
   credentials(): Promise<EndpointCredentials>;
   /** Supplies a bearer token per request, overriding `credentials().headers.Authorization`. */
   readonly bearerToken?: () => Promise<string>;
+  /** Called when the API server answered 401: drop any cached token, so the next request mints a fresh one. */
+  readonly unauthorized?: () => void;
 }

@@ -13,12 +13,18 @@
  * | `OPERLESS_EKS_CLUSTER`              | EKS: endpoint + CA from DescribeCluster, STS-presigned bearer token |
  * | `KUBERNETES_SERVICE_HOST`           | in-cluster service account                               |
  *
+ * A kubeconfig given inline or fetched from SSM is checked before use (kubeconfig-policy.ts):
+ * an `exec` credential plugin is refused unless `OPERLESS_KUBECONFIG_ALLOW_EXEC=true`;
+ * `insecure-skip-tls-verify` logs a warning; a load error never quotes the document.
+ *
  * `OPERLESS_CLUSTER` names the cluster id this function serves; a message for another
  * cluster fails with `UnknownClusterError` (it would otherwise be reconciled against the
  * wrong cluster). Unset, the one configured source serves every message.
  */
 import { createKubeClient, type BoundKubeClient } from './client.ts';
 import { kubeConfigAuth, loadKubeConfig } from './kubeconfig.ts';
+import { commandOfCurrentUser, describeLoadError, execAllowed, execRefusal } from './kubeconfig-policy.ts';
+import { createLogger, type Logger } from '../observability/log.ts';
 import { createTransport, type EndpointAuth } from './transport.ts';
 
 export type ClientSource =
@@ -63,6 +69,8 @@ export interface FactoryOptions {
   readonly loadSsmParameter?: (name: string) => Promise<string>;
   /** Creates EKS access (injectable for tests). */
   readonly eks?: (cluster: string, region: string | undefined) => Promise<EndpointAuth>;
+  /** Where the warnings about a client go (insecure-skip-tls-verify); JSON to stdout by default. */
+  readonly log?: Logger;
 }
 
 /** Cache key of the client built from the environment's source (explicit sources are keyed by cluster id). */
@@ -92,17 +100,24 @@ export function createClientFactory(options: FactoryOptions = {}): ClientFactory
     // Loaded only for these sources: a function on EKS never pays for it.
     const kc = await loadKubeConfig();
     let auth: EndpointAuth;
+    let document: string | undefined;
     try {
-      if (source.type === 'inline') kc.loadFromString(source.kubeconfig);
+      if (source.type === 'inline') kc.loadFromString(document = source.kubeconfig);
       else if (source.type === 'file') kc.loadFromFile(source.path);
       else if (source.type === 'inCluster') kc.loadFromCluster();
       else {
-        const load = options.loadSsmParameter ?? loadSsmParameter;
-        kc.loadFromString(await load(source.parameter));
+        const load = options.loadSsmParameter ?? ((parameter: string) => loadSsmParameter(parameter));
+        kc.loadFromString(document = await load(source.parameter));
       }
       auth = kubeConfigAuth(kc);
     } catch (err) {
-      throw new KubeAccessError(`could not load the kubeconfig (${describe(source)}): ${(err as Error).message}`, { cause: err });
+      // No `cause`: the parser's error carries a code frame of the document (tokens, keys).
+      throw new KubeAccessError(`could not load the kubeconfig (${describe(source)}): ${describeLoadError(err, document)}`);
+    }
+    const command = (source.type === 'inline' || source.type === 'ssm') && !execAllowed(env) ? commandOfCurrentUser(kc) : undefined;
+    if (command) throw new KubeAccessError(execRefusal(describe(source), command));
+    if (kc.getCurrentCluster()?.skipTLSVerify) {
+      (options.log ?? createLogger()).warn('the kubeconfig sets insecure-skip-tls-verify: the API server\'s certificate is not checked, so anyone on the network path can impersonate it', { source: describe(source), server: auth.server });
     }
     return createKubeClient(createTransport(auth), { fieldManager });
   };
@@ -136,10 +151,18 @@ function describe(source: ClientSource): string {
   }
 }
 
-/** Reads a (SecureString) parameter with `@aws-sdk/client-ssm`, loaded only when used (the Lambda runtime provides it). */
-export async function loadSsmParameter(name: string): Promise<string> {
-  const ssmModule = '@aws-sdk/client-ssm';
-  const { SSMClient, GetParameterCommand } = (await import(ssmModule)) as typeof import('@aws-sdk/client-ssm');
+/** Reads a (SecureString) parameter with `@aws-sdk/client-ssm`, loaded only when used (the managed Lambda runtime provides it; an image must install it). */
+export async function loadSsmParameter(name: string, ssmModule = '@aws-sdk/client-ssm'): Promise<string> {
+  let sdk: typeof import('@aws-sdk/client-ssm');
+  try {
+    sdk = (await import(ssmModule)) as typeof import('@aws-sdk/client-ssm');
+  } catch (err) {
+    throw new KubeAccessError(
+      `cannot read the kubeconfig parameter ${name}: ${ssmModule} is not available (${err instanceof Error ? err.message : String(err)}). ` +
+        'The managed Lambda runtime provides it; a container image must install it (npm install @aws-sdk/client-ssm in the task root, docs/deploy.md)',
+    );
+  }
+  const { SSMClient, GetParameterCommand } = sdk;
   const out = await new SSMClient({}).send(new GetParameterCommand({ Name: name, WithDecryption: true }));
   const value = out.Parameter?.Value;
   if (!value) throw new KubeAccessError(`SSM parameter ${name} is empty`);

@@ -8,7 +8,8 @@
  * Where credentials come from is the caller's choice (see kubeconfig.ts for a `KubeConfig`,
  * eks.ts for EKS): `EndpointAuth.credentials()` is asked again at most every
  * `authRefreshMs` (exec and token-file users rotate), and `bearerToken()` — when given — on
- * every request (it caches itself; EKS tokens).
+ * every request (it caches itself; EKS tokens). A 401 answer drops both caches
+ * (`EndpointAuth.unauthorized`), so a revoked or expired token is replaced on the next request.
  *
  * Guarantees:
  * - one connection pool per transport, reused across warm invocations, rebuilt only when
@@ -128,6 +129,8 @@ interface Connection {
    * error handling on purpose: a credential failure (exec plugin, EKS token) keeps its own message.
    */
   prepare(method: KubeRequest['method'], body: string | undefined, contentType: string | undefined, signal: AbortSignal | undefined): Promise<http.RequestOptions>;
+  /** The server answered 401: cached credentials and tokens are dropped (the next request asks again). */
+  unauthorized(): void;
 }
 
 /**
@@ -150,6 +153,10 @@ export function createTransport(source: EndpointAuth | KubeConfig, options: Tran
       const creds = await credentials.get();
       const bearer = auth.bearerToken ? await auth.bearerToken() : undefined;
       return { method, headers: requestHeaders(creds, userAgent, bearer, body, contentType), agent: pool.agentFor(creds), ...(signal ? { signal } : {}) };
+    },
+    unauthorized() {
+      credentials.clear();
+      auth.unauthorized?.();
     },
   };
   return {
@@ -271,6 +278,7 @@ async function sendRequest(conn: Connection, req: KubeRequest): Promise<KubeResp
   } catch (err) {
     throw unreachableError(conn.server, label, req.signal, err);
   }
+  if (status === 401) conn.unauthorized();
   if (status < 200 || status >= 300) throw parseKubeError(label, status, text, retryAfter);
   return { status, body: parseResponseBody(label, status, text) };
 }
@@ -295,6 +303,7 @@ async function openWatch(conn: Connection, req: WatchRequest, onEvent: (event: W
   try {
     opened = await send(conn.secure, url, init, undefined, req.timeoutMs ?? DEFAULT_WATCH_CONNECT_TIMEOUT_MS);
     if (opened.response.statusCode !== 200) {
+      if (opened.response.statusCode === 401) conn.unauthorized();
       const text = await readBody(opened.response);
       throw parseKubeError(label, opened.response.statusCode ?? 0, text, retryAfterOf(opened.response));
     }

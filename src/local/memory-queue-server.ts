@@ -13,13 +13,21 @@
  *   header, so the SDK raises the same named exceptions (`QueueDoesNotExist`, …) as with AWS.
  * - Long polls end as soon as a message is available, at the wait time, or at `stop()`;
  *   a poll whose client went away receives nothing (no message is hidden for a dead client).
- * - Listens on 127.0.0.1 only; no authentication (signatures are not checked).
+ * - Listens on 127.0.0.1 only; no authentication (signatures are not checked). A request whose
+ *   `Host` is not a loopback name (127.0.0.1, localhost, [::1]) is refused with `AccessDenied`
+ *   (403) before its body is read: a web page in a browser on the same machine cannot reach
+ *   the queue through DNS rebinding.
+ * - A request body longer than any valid request can be (`MAX_REQUEST_BODY_BYTES`: SQS's
+ *   1 MiB batch limit at JSON's worst-case escaping, plus room for ids and attributes) is
+ *   refused without being buffered, with `BatchRequestTooLong` for a batch send and
+ *   `InvalidParameterValue` otherwise, and the connection is closed. Messages and batches over
+ *   SQS's own limits within that are refused by the model (memory-queue.ts) as SQS does.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { ACCOUNT_ID, MAX_WAIT_TIME_SECONDS, MemoryBroker, QueueError, type Clock, type MessageAttributes, type ReceivedMessage } from './memory-queue.ts';
+import { ACCOUNT_ID, MAX_BATCH_BYTES, MAX_WAIT_TIME_SECONDS, MemoryBroker, QueueError, type Clock, type MessageAttributes, type ReceivedMessage } from './memory-queue.ts';
 
 /** A queue and its DLQ: what the embedded queue and the test harness's `startBroker` (ElasticMQ) both take. */
 export interface QueueSpec {
@@ -70,7 +78,21 @@ const ERRORS: Readonly<Record<string, readonly [string, number]>> = {
   InvalidMessageContents: ['InvalidMessageContents', 400],
   InvalidParameterValue: ['InvalidParameterValue', 400],
   MissingParameter: ['MissingParameter', 400],
+  AccessDenied: ['AccessDenied', 403],
 };
+
+/** The longest request body any valid request can have: a full batch with every byte escaped as `\u00XX`, plus framing. */
+export const MAX_REQUEST_BODY_BYTES = 6 * MAX_BATCH_BYTES + 256 * 1024;
+
+/** Whether a `Host` header names this machine's loopback interface. Pure. */
+export function isLoopbackHost(host: string | undefined): boolean {
+  if (!host) return false;
+  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '');
+  return ['127.0.0.1', 'localhost', '[::1]'].includes(name.toLowerCase());
+}
+
+/** The body was longer than `MAX_REQUEST_BODY_BYTES` (reading stopped there). */
+class BodyTooLarge extends Error {}
 
 type Json = Record<string, unknown>;
 
@@ -281,7 +303,18 @@ async function handleRequest(state: ServerState, operations: Readonly<Record<str
   });
   try {
     const target = String(req.headers['x-amz-target'] ?? '');
-    const raw = await readBody(req);
+    if (!isLoopbackHost(req.headers.host)) {
+      throw new QueueError('AccessDenied', `The embedded queue answers loopback requests only (Host 127.0.0.1, localhost or [::1]); this request names Host ${JSON.stringify(String(req.headers.host ?? '').slice(0, 100))}.`);
+    }
+    let raw: string;
+    try {
+      raw = await readBody(req, MAX_REQUEST_BODY_BYTES);
+    } catch (err) {
+      if (!(err instanceof BodyTooLarge)) throw err;
+      res.once('finish', () => req.destroy());
+      const code = target === 'AmazonSQS.SendMessageBatch' ? 'BatchRequestTooLong' : 'InvalidParameterValue';
+      throw new QueueError(code, `The request body is longer than ${MAX_REQUEST_BODY_BYTES} bytes, more than any valid request (SQS allows ${MAX_BATCH_BYTES} bytes of messages per request).`);
+    }
     if (req.method !== 'POST' || !target.startsWith('AmazonSQS.')) {
       throw new QueueError('UnsupportedOperation', `The embedded queue speaks the SQS JSON protocol only (POST with X-Amz-Target: AmazonSQS.<Operation>); got ${req.method} ${req.url} target ${JSON.stringify(target)}. Use @aws-sdk/client-sqs v3.447 or newer.`);
     }
@@ -300,7 +333,8 @@ async function handleRequest(state: ServerState, operations: Readonly<Record<str
     const [queryCode, status] = ERRORS[error.code] ?? [error.code, error.code === 'InternalError' ? 500 : 400];
     send(res, status, requestId, { __type: `com.amazonaws.sqs#${error.code}`, message: error.message }, {
       'x-amzn-query-error': `${queryCode};${status >= 500 ? 'Receiver' : 'Sender'}`,
-      ...(state.stopping ? { connection: 'close' } : {}),
+      // A refused request's body may be unread: the connection cannot be reused.
+      ...(state.stopping || !req.readableEnded ? { connection: 'close' } : {}),
     });
   }
 }
@@ -317,9 +351,16 @@ function send(res: ServerResponse, status: number, requestId: string, body: Json
   res.end(payload);
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+/** The request body, or `BodyTooLarge` as soon as it (or its announced length) passes `limit`. */
+async function readBody(req: IncomingMessage, limit: number): Promise<string> {
+  if (Number(req.headers['content-length'] ?? 0) > limit) throw new BodyTooLarge();
   const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
+  let length = 0;
+  for await (const chunk of req) {
+    length += (chunk as Buffer).length;
+    if (length > limit) throw new BodyTooLarge();
+    chunks.push(chunk as Buffer);
+  }
   return Buffer.concat(chunks).toString('utf8');
 }
 

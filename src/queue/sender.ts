@@ -8,8 +8,8 @@
  * follow-up was accepted.
  *
  * `lazySqsSender()` is the handler's default: it imports `@aws-sdk/client-sqs` on the first
- * send (the Lambda runtime provides the SDK; a cold start that sends nothing never loads
- * it). The SDK's default configuration chain applies, including `AWS_ENDPOINT_URL_SQS`.
+ * send (the function bundles carry the client — container images under aws-lambda-ric have no
+ * SDK — and a cold start that sends nothing never evaluates it). The SDK's default configuration chain applies, including `AWS_ENDPOINT_URL_SQS`.
  *
  * Timeouts (`sqsRequestHandler`): every SQS client Operless creates — the function's sender,
  * the shared client, the forwarder's lanes — bounds the connection phase

@@ -225,8 +225,9 @@ custom:
     format: esm
     outputFileExtension: .mjs
     mainFields: [module, main]
-    # The Lambda runtime ships the AWS SDK v3.
-    exclude: ['@aws-sdk/*']
+    # The SQS client is bundled: the same bundle then runs on the managed runtime and in a
+    # container image under aws-lambda-ric, which has no SDK (operless docs/deploy.md).
+    exclude: []
     # Stubs for client-node code Operless never runs and built-ins without their ESM facade:
     # ~1.1 MiB smaller bundles and half the cold start (operless docs/deploy.md). Drop this line
     # if your reconcile code calls client-node's generated API clients.

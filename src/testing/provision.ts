@@ -2,7 +2,9 @@
  * Provisioning: makes sure every binary of the test environment exists and says where.
  * kube-apiserver, kube-controller-manager, kubectl and etcd are built from the pinned Go
  * wrapper modules in `modules/` (by `modules/build.sh`), helm likewise, and ElasticMQ's jars
- * are fetched from Maven Central — each once, into a version-keyed cache
+ * are fetched from Maven Central, AWS's Lambda Runtime Interface Emulator is built from its Go
+ * module (`rie`) and AWS's Node.js runtime interface client is installed from npm with its
+ * native addon (`ric`) — each once, into a version-keyed cache
  * (`~/.cache/operless/<name>-<version>/`, or `$OPERLESS_CACHE`). The benchmark's
  * controller-runtime operator (`bench/controller-runtime`) is built the same way, but only when
  * named (`controller-runtime` is not among the default targets: tests never build it), and so
@@ -24,9 +26,9 @@ import { accessSync, constants } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export type ProvisionTarget = 'kube' | 'etcd' | 'helm' | 'elasticmq' | 'moto' | 'controller-runtime';
+export type ProvisionTarget = 'kube' | 'etcd' | 'helm' | 'elasticmq' | 'rie' | 'ric' | 'moto' | 'controller-runtime';
 /** What `provision()` builds by default: the test environment. */
-export const ALL_TARGETS: readonly ProvisionTarget[] = ['etcd', 'kube', 'elasticmq', 'helm'];
+export const ALL_TARGETS: readonly ProvisionTarget[] = ['etcd', 'kube', 'elasticmq', 'helm', 'rie', 'ric'];
 /**
  * Every target, including those built only when named: the EventBridge emulator (its tests
  * provision it themselves) and the benchmark's operator.
@@ -48,6 +50,10 @@ export interface ProvisionResult {
   readonly elasticmqLib?: string;
   readonly java?: string;
   readonly helm?: string;
+  /** AWS's Lambda Runtime Interface Emulator binary (`aws-lambda-rie`). */
+  readonly lambdaEmulator?: string;
+  /** Entry point of AWS's Node.js runtime interface client (`aws-lambda-ric`'s index.mjs). */
+  readonly lambdaRuntimeClient?: string;
   /** The benchmark's controller-runtime Memcached operator (bench/controller-runtime). */
   readonly controllerRuntimeOperator?: string;
   /** The Python of moto's virtual environment: run `<python> -m moto.server -H 127.0.0.1 -p PORT`. */
@@ -182,6 +188,8 @@ async function doProvision(options: ProvisionOptions): Promise<ProvisionResult> 
     result = { ...result, java, elasticmqLib: join(await buildTarget('elasticmq', options), 'lib') };
   }
   if (targets.has('helm')) result.helm = join(await buildTarget('helm', options), 'helm');
+  if (targets.has('rie')) result.lambdaEmulator = join(await buildTarget('rie', options), 'aws-lambda-rie');
+  if (targets.has('ric')) result.lambdaRuntimeClient = join(await buildTarget('ric', options), 'node_modules', 'aws-lambda-ric', 'index.mjs');
   if (targets.has('moto')) result.motoPython = join(await buildTarget('moto', options), 'venv', 'bin', 'python');
   if (targets.has('controller-runtime')) result.controllerRuntimeOperator = join(await buildTarget('controller-runtime', options), 'memcached-operator');
   return result;

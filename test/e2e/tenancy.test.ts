@@ -80,7 +80,7 @@ const functions: Record<'memcached' | 'tenant', RunningFunction | undefined> = {
 
 /** Compiles the package as scripts/build-package.ts does and bundles the example's Tenant function against it. */
 async function bundleTenantFunction(): Promise<string> {
-  // Under the repository, so the bundle's external @aws-sdk/* (the Lambda runtime provides it) resolves from node_modules.
+  // Under the repository, so what the bundle leaves to the runtime (@aws-sdk/client-ssm) resolves from node_modules.
   mkdirSync(join(ROOT, '.build'), { recursive: true });
   scratch = mkdtempSync(join(ROOT, '.build', 'tenancy-e2e-'));
   const pkg = join(scratch, 'node_modules', 'operless');

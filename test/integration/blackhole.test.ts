@@ -91,11 +91,11 @@ async function stallCase(mode: StallMode): Promise<void> {
     sqsProxy.setMode(mode);
     for (const name of names('during')) await objects.createGadget(ns, name);
     await waitUntil(`/readyz names the unreachable queue while its connections stall (${JSON.stringify(mode)})`,
-      () => forwarder.readiness().reasons.some((r) => r.startsWith(`queue unreachable: ${queueUrl}`)),
+      () => forwarder.readiness().reasons.some((r) => r.startsWith(`queue unreachable: ${queueUrl.split('/').at(-1)} `)),
       { timeoutMs: 30_000, context: () => `readiness: ${JSON.stringify(forwarder.readiness())}; pending ${forwarder.pending()}` });
     const probe = await readyz(forwarder);
     assert.equal(probe.status, 503);
-    assert.match(probe.text, new RegExp(`queue unreachable: ${queueUrl.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`));
+    assert.match(probe.text, new RegExp(`queue unreachable: ${queueUrl.split('/').at(-1)} `));
     assert.ok(forwarder.pending() > 0, 'the changes made during the stall wait in the buffer');
     assert.ok((await metric(forwarder, 'operless_forwarder_send_errors_total')) > 0, 'the stalled sends ended as failed requests');
 

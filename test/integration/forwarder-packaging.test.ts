@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { startBroker, startControlPlane, provision, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
-import { CHART_DIR, EXAMPLE_VALUES, MANIFESTS_PATH, renderChart, renderPlainManifests, runHelm } from '../../src/build/forwarder-chart.ts';
+import { CHART_DIR, CI_VALUES_DIR, EXAMPLE_VALUES, MANIFESTS_PATH, renderChart, renderPlainManifests, runHelm } from '../../src/build/forwarder-chart.ts';
 import { parseConfig } from '../../src/forwarder/config.ts';
 import { startForwarder } from '../../src/forwarder/forwarder.ts';
 import { createSqsQueue } from '../../src/queue/sqs.ts';
@@ -118,6 +118,23 @@ test('the plain manifests are accepted by a real API server (kubectl apply --dry
   for (const kind of ['deployment.apps/operless-forwarder', 'clusterrole.rbac.authorization.k8s.io/operless-forwarder', 'role.rbac.authorization.k8s.io/operless-forwarder', 'poddisruptionbudget.policy/operless-forwarder']) {
     assert.match(applied.stdout, new RegExp(`${kind.replace(/\./g, '\\.')} created \\(server dry run\\)`));
   }
+});
+
+test('the chart with its hardened ci/ values (NetworkPolicy on) is accepted by a real API server; the PrometheusRule waits for its CRD', async () => {
+  const rendered = await renderChart(helm, { valuesFiles: [join(CI_VALUES_DIR, 'hardened-values.yaml')], namespace: 'operless-hardened' });
+  assert.equal(rendered.code, 0, rendered.stderr);
+  const objs = objectsOf(rendered.stdout);
+  const rule = objs.find((o) => o.kind === 'PrometheusRule');
+  assert.ok(rule && objs.some((o) => o.kind === 'NetworkPolicy'));
+  const ns = await cp.kubectl(['create', 'namespace', 'operless-hardened']);
+  assert.equal(ns.code, 0, ns.stderr);
+  const applied = await cp.kubectl(['apply', '--dry-run=server', '-f', '-'], { input: objs.filter((o) => o.kind !== 'PrometheusRule').map((o) => JSON.stringify(o)).join('\n') });
+  assert.equal(applied.code, 0, applied.stderr);
+  assert.match(applied.stdout, /networkpolicy\.networking\.k8s\.io\/operless-forwarder created \(server dry run\)/);
+  // No Prometheus Operator here: the API server does not know the kind (it is the only object left out above).
+  const ruleApplied = await cp.kubectl(['apply', '--dry-run=server', '-f', '-'], { input: JSON.stringify(rule) });
+  assert.notEqual(ruleApplied.code, 0);
+  assert.match(ruleApplied.stderr, /PrometheusRule/);
 });
 
 test('under its own least-privilege identity (the RBAC the chart renders) the forwarder works, and gets 403 outside its grant', async () => {

@@ -266,10 +266,12 @@ test('an unreachable queue: readiness says so, changes stay buffered, stop repor
     await forwarder.ready;
     await objects.createGadget(ns, 'stuck');
     for (let i = 0; i < 100 && forwarder.readiness().ok; i++) await new Promise((r) => setTimeout(r, 100));
-    assert.ok(forwarder.readiness().reasons.join('\n').includes(`queue unreachable: ${deadEndpoint}`), forwarder.readiness().reasons.join('; '));
+    assert.ok(forwarder.readiness().reasons.join('\n').includes('queue unreachable: nowhere'), forwarder.readiness().reasons.join('; '));
     const res = await fetch(`${forwarder.url}/readyz`);
     assert.equal(res.status, 503);
-    assert.match(await res.text(), /queue unreachable/);
+    const body = await res.text();
+    assert.match(body, /queue unreachable: nowhere /);
+    assert.ok(!body.includes('000000000000') && !body.includes(deadEndpoint), `/readyz names the queue, not its URL or account: ${body}`);
     assert.equal((await fetch(`${forwarder.url}/healthz`)).status, 200, 'a queue outage is not a reason to restart the pod');
   } finally {
     const { unsent } = await forwarder.stop({ graceMs: 200 });
@@ -354,8 +356,8 @@ test("two queues, one down: the other queue's messages still flow; readiness nam
     assert.deepEqual(summary(await collect(broker.sqs(), queueA, { quietMs: 1500 })), [`Added Gadget/${ns}/g1`], 'queue A is not held up by queue B');
     for (let i = 0; i < 100 && forwarder.readiness().ok; i++) await new Promise((r) => setTimeout(r, 100));
     const reasons = forwarder.readiness().reasons.join('\n');
-    assert.ok(reasons.includes(`queue unreachable: ${dead}`), reasons);
-    assert.doesNotMatch(reasons, new RegExp(`queue unreachable: ${queueA.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`));
+    assert.ok(reasons.includes('queue unreachable: nowhere'), reasons);
+    assert.doesNotMatch(reasons, new RegExp(`queue unreachable: ${queueA.split('/').at(-1)} `));
     assert.equal(forwarder.pendingByQueue().get(queueA), 0);
     assert.equal(forwarder.pendingByQueue().get(dead), 1, 'the Widget message waits for its queue');
   } finally {

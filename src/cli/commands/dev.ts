@@ -24,10 +24,11 @@ export const devSpec: CommandSpec = {
     context: targetOption('context', 'Use this kubeconfig context instead of a local control plane'),
     kubeconfig: targetOption('kubeconfig', 'Kubeconfig file for --context (default KUBECONFIG or ~/.kube/config)'),
     project: { type: 'string', description: 'Project folder (default: the current folder)', placeholder: 'dir' },
+    runtime: { type: 'string', description: "Where functions run: inprocess (fast) | emulator (Lambda's own runtime: aws-lambda-ric under AWS's emulator)", default: 'inprocess', placeholder: 'kind' },
     'no-samples': { type: 'boolean', description: 'Do not apply infra/samples/*.yaml' },
     verbose: { type: 'boolean', short: 'v', description: 'Debug-level component logs' },
   },
-  examples: ['npm start', 'npx operless dev --broker elasticmq', 'npx operless dev --context kind-dev --no-samples'],
+  examples: ['npm start', 'npm start -- --runtime emulator', 'npx operless dev --broker elasticmq', 'npx operless dev --context kind-dev --no-samples'],
 };
 
 export async function dev(argv: string[]): Promise<CommandResult> {
@@ -46,6 +47,8 @@ export async function dev(argv: string[]): Promise<CommandResult> {
   } else {
     throw new UsageError(`--broker must be embedded, elasticmq or sqs, got "${brokerName}"`);
   }
+  const runtime = stringOption(args.values, 'runtime') ?? 'inprocess';
+  if (runtime !== 'inprocess' && runtime !== 'emulator') throw new UsageError(`--runtime must be inprocess or emulator, got "${runtime}"`);
   const { startDevLoop } = await import('../../devloop/dev-loop.ts');
   const context = stringOption(args.values, 'context');
   const kubeconfigPath = stringOption(args.values, 'kubeconfig');
@@ -55,6 +58,7 @@ export async function dev(argv: string[]): Promise<CommandResult> {
     ...(context ? { context } : {}),
     ...(kubeconfigPath ? { kubeconfigPath } : {}),
     applySamples: args.values['no-samples'] !== true,
+    runtime,
     verbose: args.values.verbose === true,
   });
   await new Promise<void>((resolve) => {

@@ -187,13 +187,13 @@ export class Lane {
   readinessReasons(leading: boolean): string[] {
     const reasons: string[] = [];
     const { sender } = this;
-    if (leading && sender.failing) reasons.push(`the send loop of queue ${this.url} keeps failing: ${sender.failing} (it backs off and retries; see the error log)`);
-    if (leading && sender.overflowed) reasons.push(`send buffer of queue ${this.url} overflowed (capacity ${this.#o.config.buffer.maxMessages}); messages were dropped and a resync of its kinds follows once the queue drains`);
+    if (leading && sender.failing) reasons.push(`the send loop of queue ${this.label} keeps failing: ${sender.failing} (it backs off and retries; see the error log)`);
+    if (leading && sender.overflowed) reasons.push(`send buffer of queue ${this.label} overflowed (capacity ${this.#o.config.buffer.maxMessages}); messages were dropped and a resync of its kinds follows once the queue drains`);
     return reasons;
   }
 
   /** The readiness reason of an unreachable queue (whoever leads), if it is. */
   get unreachableReason(): string | undefined {
-    return this.sender.reachable === false ? `queue unreachable: ${this.url} (its messages stay buffered and are retried; check the URL, the network and the forwarder's IAM role)` : undefined;
+    return this.sender.reachable === false ? `queue unreachable: ${this.label} (its messages stay buffered and are retried; check the queue URL in the configuration, the network and the forwarder's IAM role)` : undefined;
   }
 }

@@ -7,6 +7,9 @@
 #   build.sh helm   -> $CACHE/helm-v3.22.0/helm
 #   build.sh elasticmq -> $CACHE/elasticmq-1.7.1/lib/*.jar   (Maven Central, with its dependencies;
 #                      run: java -cp "$dir/lib/*" org.elasticmq.server.Main)
+#   build.sh rie  -> $CACHE/rie-<pseudo-version>/aws-lambda-rie   (AWS's Lambda Runtime Interface Emulator)
+#   build.sh ric  -> $CACHE/ric-4.0.2/node_modules/aws-lambda-ric (AWS's Node.js runtime interface client,
+#                      npm; its native addon is compiled at install against the pinned Node's own headers)
 #   build.sh moto   -> $CACHE/moto-5.2.5/venv  (PyPI: moto[server] and its pinned dependencies in a
 #                      Python virtual environment; run: "$dir/venv/bin/python" -m moto.server -H 127.0.0.1 -p PORT)
 #   build.sh controller-runtime -> $CACHE/controller-runtime-memcached-v0.22.5-<source hash>/memcached-operator
@@ -19,7 +22,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${OPERLESS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/operless}
-what=${1:?usage: build.sh kube|etcd|helm|elasticmq|moto|controller-runtime}
+what=${1:?usage: build.sh kube|etcd|helm|elasticmq|rie|ric|moto|controller-runtime}
 
 die() { echo "operless testenv: $*" >&2; exit 1; }
 need_go() {
@@ -47,6 +50,22 @@ case "$what" in
     ld="-s -w -X helm.sh/helm/v3/internal/version.version=$ver -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
     pkgs="helm.sh/helm/v3/cmd/helm"
     ;;
+  rie)
+    need_go
+    ver=$(modver github.com/aws/aws-lambda-runtime-interface-emulator rie); dir=rie
+    ld="-s -w"
+    pkgs="github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie"
+    ;;
+  ric)
+    command -v npm >/dev/null || die "npm is not installed, and installing aws-lambda-ric needs it."
+    for tool in make g++ cmake; do
+      command -v $tool >/dev/null || die "$tool is not installed, and aws-lambda-ric compiles its native addon (curl + aws-lambda-cpp) at install. Install the build tools (Debian: apt-get install build-essential cmake)."
+    done
+    ver=$(sed -n 's|.*"aws-lambda-ric": "\(.*\)".*|\1|p' "$here/ric/package.json"); dir=ric
+    # node-gyp would download Node's headers; the pinned `node` npm package carries them.
+    nodedir=${npm_config_nodedir:-$(ls -d "$here"/../../../node_modules/node/node_modules/node-*/include/.. 2>/dev/null | head -1)}
+    [ -f "$nodedir/include/node/node_api.h" ] || die "no Node.js headers for the native addon of aws-lambda-ric (looked in '$nodedir'); run npm ci first or set npm_config_nodedir to a Node.js 24 folder holding include/node."
+    ;;
   controller-runtime)
     need_go
     dir=../../../bench/controller-runtime
@@ -67,7 +86,7 @@ case "$what" in
       || die "Python >= 3.9 with venv is not available ($py), and the EventBridge emulator (moto) needs it. Install it (Debian: apt-get install python3 python3-venv) or set OPERLESS_PYTHON."
     ver=$(sed -n 's|^moto\[server\]==\(.*\)$|\1|p' "$here/moto/requirements.txt"); dir=moto
     ;;
-  *) die "unknown target '$what' (expected kube, etcd, helm, elasticmq, moto or controller-runtime)";;
+  *) die "unknown target '$what' (expected kube, etcd, helm, elasticmq, rie, ric, moto or controller-runtime)";;
 esac
 [ -n "$ver" ] || die "could not read the pinned version from $here/$dir/go.mod"
 out="$cache/$what-$ver"
@@ -90,6 +109,16 @@ if [ "$what" = elasticmq ]; then
   rm -f "$tmp/mvn.log"
   ls "$tmp/lib"/elasticmq-server_2.13-"$ver".jar >/dev/null || die "Maven finished but elasticmq-server_2.13-$ver.jar is missing from $tmp/lib"
   echo "operless testenv:   fetched $(ls "$tmp/lib" | wc -l) jars in $(( $(date +%s) - start ))s" >&2
+  pkgs=""
+elif [ "$what" = ric ]; then
+  echo "operless testenv: installing aws-lambda-ric $ver into $out (first run only; compiles its native addon, a few minutes)" >&2
+  start=$(date +%s)
+  cp package.json package-lock.json "$tmp/"
+  (cd "$tmp" && npm_config_nodedir="$nodedir" npm ci --no-audit --no-fund --loglevel=error) >"$tmp/npm.log" 2>&1 \
+    || { tail -40 "$tmp/npm.log" >&2; die "npm could not install aws-lambda-ric $ver (output above)."; }
+  rm -f "$tmp/npm.log"
+  [ -f "$tmp/node_modules/aws-lambda-ric/rapid-client.node" ] || die "npm finished but aws-lambda-ric's native addon (rapid-client.node) was not built"
+  echo "operless testenv:   installed in $(( $(date +%s) - start ))s" >&2
   pkgs=""
 elif [ "$what" = moto ]; then
   echo "operless testenv: installing moto $ver (the EventBridge emulator) from PyPI into $out (first run only)" >&2

@@ -67,6 +67,7 @@ const CASES: [string[], RegExp][] = [
   [['doctor', '--timeout', '5'], /Unknown option '--timeout'/],
   [['crd', '--check', 'extra'], /unexpected argument "extra"/],
   [['dev', '--broker', 'kafka'], /--broker must be embedded, elasticmq or sqs, got "kafka"/],
+  [['dev', '--runtime', 'docker'], /--runtime must be inprocess or emulator, got "docker"/],
   [['init'], /give exactly one directory/],
   [['init', 'x'], /--domain is required/],
   [['init', 'Bad_Name', '--domain', 'example.com'], /project name "Bad_Name" must be lower-case/],

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createClientFactory, sourceFromEnv, UnknownClusterError, KubeAccessError } from '../../../src/kube/factory.ts';
+import { createClientFactory, sourceFromEnv, UnknownClusterError, KubeAccessError, loadSsmParameter } from '../../../src/kube/factory.ts';
 
 const KUBECONFIG = `apiVersion: v1
 kind: Config
@@ -88,4 +88,13 @@ test('EKS source uses the injected access (endpoint + token provider)', async ()
     },
   });
   assert.equal((await factory('prod')).transport.server, 'https://ABC.gr7.eu-west-1.eks.amazonaws.com');
+});
+
+test('loadSsmParameter without @aws-sdk/client-ssm (a container image): says what to install, naming the parameter', async () => {
+  await assert.rejects(loadSsmParameter('/operless/kubeconfig', '@aws-sdk/client-ssm-not-installed'), (err: Error) => {
+    assert.ok(err instanceof KubeAccessError);
+    assert.match(err.message, /cannot read the kubeconfig parameter \/operless\/kubeconfig: @aws-sdk\/client-ssm-not-installed is not available/);
+    assert.match(err.message, /container image must install it/);
+    return true;
+  });
 });

@@ -1,0 +1,127 @@
+/**
+ * The forwarder chart as users and their pipelines run it (the cached helm, src/testing):
+ * - `helm template` with the example values and NO --kube-version renders (Helm's offline
+ *   default, v1.20.0, is not refused), while a known cluster older than 1.27 is refused with a
+ *   message naming the constraint, and 1.27 / an EKS-style version pass;
+ * - a bare `helm lint` of the chart passes, and `helm lint` with each chart-testing `ci/` file;
+ * - an install-style render without a required value stops, naming it;
+ * - the optional NetworkPolicy (ingress only to the probe/metrics port; egress DNS, API server,
+ *   SQS) and PrometheusRule (every metric it names is one the forwarder registers).
+ */
+import { before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { provision } from '../../src/testing/index.ts';
+import { CHART_DIR, CI_VALUES_DIR, EXAMPLE_VALUES, renderChart, runHelm } from '../../src/build/forwarder-chart.ts';
+import { createForwarderMetrics } from '../../src/forwarder/metrics.ts';
+
+let helm: string;
+before(async () => {
+  const provisioned = await provision({ targets: ['helm'] });
+  assert.ok(provisioned.helm, 'helm is provisioned');
+  helm = provisioned.helm;
+});
+
+type Manifest = { kind: string; metadata: { name: string }; spec: Record<string, unknown> };
+const manifests = (stdout: string): Manifest[] => parseAllDocuments(stdout).map((d) => d.toJS() as Manifest).filter(Boolean);
+const ciFiles = () => readdirSync(CI_VALUES_DIR).filter((f) => f.endsWith('-values.yaml')).map((f) => join(CI_VALUES_DIR, f));
+
+const base = {
+  clusterId: 'prod-eu',
+  queue: { url: 'https://sqs.eu-west-1.amazonaws.com/123456789012/work' },
+  primaries: [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', plural: 'memcacheds', namespaced: true }],
+};
+
+test('helm template of the example values renders without --kube-version; a known cluster below 1.27 is refused, naming the constraint', async () => {
+  const offline = await renderChart(helm, { valuesFiles: [EXAMPLE_VALUES], kubeVersion: null });
+  assert.equal(offline.code, 0, offline.stderr);
+  assert.ok(manifests(offline.stdout).some((m) => m.kind === 'Deployment'));
+  for (const version of ['1.27.0', 'v1.29.3-eks-4f8a1c2', '1.34.4']) {
+    const ok = await renderChart(helm, { valuesFiles: [EXAMPLE_VALUES], kubeVersion: version });
+    assert.equal(ok.code, 0, `${version}: ${ok.stderr}`);
+  }
+  const old = await renderChart(helm, { valuesFiles: [EXAMPLE_VALUES], kubeVersion: '1.26.9' });
+  assert.notEqual(old.code, 0);
+  assert.match(old.stderr, /needs Kubernetes >=1\.27\.0-0; the cluster reports v1\.26\.9 \(kubeVersionCheck\.constraint/);
+  const unchecked = await renderChart(helm, { valuesFiles: [EXAMPLE_VALUES], kubeVersion: '1.26.9', values: { kubeVersionCheck: { enabled: false } } });
+  assert.equal(unchecked.code, 0, unchecked.stderr);
+});
+
+test('helm lint passes on the bare chart (as users run it) and with each chart-testing ci/ values file', async () => {
+  const bare = await runHelm(helm, ['lint', CHART_DIR]);
+  assert.equal(bare.code, 0, `${bare.stdout}\n${bare.stderr}`);
+  assert.match(bare.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+  const files = ciFiles();
+  assert.ok(files.length >= 2, 'ci/ holds the chart-testing values');
+  for (const file of files) {
+    const lint = await runHelm(helm, ['lint', CHART_DIR, '--values', file, '--strict']);
+    assert.equal(lint.code, 0, `${file}: ${lint.stdout}\n${lint.stderr}`);
+    const render = await renderChart(helm, { valuesFiles: [file], kubeVersion: null });
+    assert.equal(render.code, 0, `${file}: ${render.stderr}`);
+  }
+});
+
+test('an install-style render without a required value stops with one message naming it', async () => {
+  const cases: [object, RegExp][] = [
+    [{}, /clusterId is required/],
+    [{ clusterId: 'prod' }, /primaries is required/],
+    // Caught by the schema's anyOf (queue.url or a queueUrl on every primary), naming both.
+    [{ clusterId: 'prod', primaries: base.primaries }, /\/queue\/url[\s\S]*missing property 'queueUrl'/],
+  ];
+  for (const [values, message] of cases) {
+    const r = await renderChart(helm, { values, kubeVersion: null });
+    assert.notEqual(r.code, 0, JSON.stringify(values));
+    assert.match(r.stderr, message);
+  }
+  const perPrimaryQueue = await renderChart(helm, { values: { clusterId: 'prod', primaries: [{ ...base.primaries[0], queueUrl: base.queue.url }] } });
+  assert.equal(perPrimaryQueue.code, 0, perPrimaryQueue.stderr);
+});
+
+test('NetworkPolicy: off by default; when on, ingress only to the probe/metrics port, egress only to DNS, the API server and SQS', async () => {
+  const plain = manifests((await renderChart(helm, { values: base })).stdout);
+  assert.ok(!plain.some((m) => m.kind === 'NetworkPolicy' || m.kind === 'PrometheusRule'), 'both are optional and off by default');
+  const missing = await renderChart(helm, { values: { ...base, networkPolicy: { enabled: true } } });
+  assert.notEqual(missing.code, 0);
+  assert.match(missing.stderr, /networkPolicy\.apiServer\.cidrs is required when networkPolicy\.enabled/);
+
+  const r = await renderChart(helm, { values: { ...base, port: 9090, networkPolicy: { enabled: true, apiServer: { cidrs: ['172.20.0.10/32'] }, metricsFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] } } });
+  assert.equal(r.code, 0, r.stderr);
+  const policy = manifests(r.stdout).find((m) => m.kind === 'NetworkPolicy');
+  assert.ok(policy, 'a NetworkPolicy is rendered');
+  const spec = policy.spec as { podSelector: { matchLabels: Record<string, string> }; policyTypes: string[]; ingress: { ports: { port: number }[]; from?: unknown[] }[]; egress: { to: { ipBlock?: { cidr: string } }[]; ports: { port: number; protocol: string }[] }[] };
+  assert.deepEqual(spec.policyTypes, ['Ingress', 'Egress']);
+  assert.equal(spec.podSelector.matchLabels['app.kubernetes.io/name'], 'operless-forwarder');
+  assert.deepEqual(spec.ingress.map((i) => i.ports.map((p) => p.port)), [[9090]], 'ingress to the probe/metrics port only');
+  assert.equal(spec.ingress[0]!.from?.length, 1);
+  const egress = spec.egress.map((e) => ({ cidrs: e.to.flatMap((t) => t.ipBlock?.cidr ?? []), ports: e.ports.map((p) => `${p.protocol}/${p.port}`) }));
+  assert.deepEqual(egress, [
+    { cidrs: [], ports: ['UDP/53', 'TCP/53'] },
+    { cidrs: ['172.20.0.10/32'], ports: ['TCP/443', 'TCP/6443'] },
+    { cidrs: ['0.0.0.0/0'], ports: ['TCP/443'] },
+  ]);
+  const bad = await renderChart(helm, { values: { ...base, networkPolicy: { enabled: true, apiServer: { cidrs: ['api.example.com'] } } } });
+  assert.notEqual(bad.code, 0, 'a host name is not a CIDR');
+  assert.match(bad.stderr, /cidrs/);
+});
+
+test('PrometheusRule: every metric its alerts name is one the forwarder registers; scoped to the release', async () => {
+  const r = await renderChart(helm, { values: { ...base, prometheusRule: { enabled: true, labels: { release: 'kps' } } } });
+  assert.equal(r.code, 0, r.stderr);
+  const rule = manifests(r.stdout).find((m) => m.kind === 'PrometheusRule') as unknown as { metadata: { labels: Record<string, string> }; spec: { groups: { rules: { alert: string; expr: string; labels: { severity: string } }[] }[] } } | undefined;
+  assert.ok(rule, 'a PrometheusRule is rendered');
+  assert.equal(rule.metadata.labels.release, 'kps');
+  const rules = rule.spec.groups.flatMap((g) => g.rules);
+  assert.deepEqual(rules.map((x) => x.alert), ['OperlessForwarderNoLeader', 'OperlessForwarderNotReady', 'OperlessForwarderSendsFailing', 'OperlessForwarderDroppedMessages', 'OperlessForwarderDroppedObjects']);
+  const registered = new Set((await createForwarderMetrics().registry.getMetricsAsJSON()).map((m) => m.name));
+  for (const { alert, expr } of rules) {
+    const named = [...expr.matchAll(/\b(operless_forwarder_[a-z_]+)\b/g)].map((m) => m[1]!);
+    assert.ok(named.length > 0, `${alert} names a forwarder metric`);
+    for (const name of named) assert.ok(registered.has(name), `${alert}: ${name} is not a metric the forwarder registers`);
+    for (const selector of expr.matchAll(/operless_forwarder_[a-z_]+\{([^}]*)\}/g)) {
+      assert.equal(selector[1], 'namespace="operless", pod=~"operless-forwarder-.*"', `${alert} is scoped to this release`);
+    }
+    assert.equal((expr.match(/\(/g) ?? []).length, (expr.match(/\)/g) ?? []).length, `${alert}: balanced parentheses`);
+  }
+});
