@@ -4,8 +4,10 @@
  *
  * Guarantees: never receives a message (receiving would count toward the DLQ's
  * maxReceiveCount). The age of the oldest message is not among SQS's queue attributes:
- * on AWS it is the CloudWatch metric `ApproximateAgeOfOldestMessage`, and local brokers
- * have no equivalent, so `oldestAgeNote` explains where to find it instead of guessing.
+ * on AWS it is the CloudWatch metric `ApproximateAgeOfOldestMessage`. The embedded queue
+ * answers an attribute of that name (read into `oldestAgeSeconds`); ElasticMQ has no
+ * equivalent (its statistics are the three counts). Where the broker does not answer it,
+ * `oldestAgeNote` explains where to find it instead of guessing.
  */
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 
@@ -14,6 +16,8 @@ export interface QueueDepth {
   readonly visible: number;
   readonly inFlight: number;
   readonly delayed: number;
+  /** Seconds since the oldest available or in-flight message was sent, when the broker says (the embedded queue). */
+  readonly oldestAgeSeconds?: number;
   /** The DLQ's ARN from the queue's RedrivePolicy, and after how many receives. */
   readonly redrive?: { readonly deadLetterTargetArn: string; readonly maxReceiveCount: number };
 }
@@ -25,11 +29,14 @@ export async function queueDepth(sqs: SQSClient, url: string): Promise<QueueDept
     AttributeNames: ['All'],
   }));
   const redrive = parseRedrivePolicy(Attributes.RedrivePolicy);
+  // Not in the SDK's attribute names (not an SQS attribute): only the embedded queue answers it.
+  const age = (Attributes as Record<string, string | undefined>).ApproximateAgeOfOldestMessage;
   return {
     url,
     visible: Number(Attributes.ApproximateNumberOfMessages ?? 0),
     inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
     delayed: Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0),
+    ...(age !== undefined && /^\d+$/.test(age) ? { oldestAgeSeconds: Number(age) } : {}),
     ...(redrive ? { redrive } : {}),
   };
 }
@@ -57,9 +64,10 @@ export function isAwsQueue(url: string): boolean {
 }
 
 /** Where the age of the oldest message can be found for this queue (pure). */
-export function oldestAgeNote(url: string, region: string): string {
+export function oldestAgeNote(url: string, region: string, ageSeconds?: number): string {
+  if (ageSeconds !== undefined) return `${ageSeconds}s`;
   if (!isAwsQueue(url)) {
-    return 'n/a for local brokers (SQS has no API for it; on AWS it is the CloudWatch metric ApproximateAgeOfOldestMessage)';
+    return 'n/a for this broker (ElasticMQ has no equivalent and SQS no API for it; on AWS it is the CloudWatch metric ApproximateAgeOfOldestMessage; the embedded queue reports it)';
   }
   return `see CloudWatch: aws cloudwatch get-metric-statistics --region ${region} --namespace AWS/SQS --metric-name ApproximateAgeOfOldestMessage ` +
     `--dimensions Name=QueueName,Value=${queueName(url)} --statistics Maximum --period 60 ` +

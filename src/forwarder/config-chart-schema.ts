@@ -54,6 +54,8 @@ const CHART_ONLY_PROPERTIES: Record<string, JsonSchema> = {
     properties: {
       repository: { type: 'string', minLength: 1 },
       tag: { type: 'string' },
+      // Pins the image by content (repository@sha256:...); takes precedence over the tag.
+      digest: { type: 'string', pattern: '^(sha256:[a-f0-9]{64})?$' },
       pullPolicy: { enum: ['Always', 'IfNotPresent', 'Never'] },
     },
   },

@@ -395,6 +395,20 @@ export class MemoryQueue {
     return { visible, notVisible, delayed };
   }
 
+  /**
+   * Seconds since the oldest message that is not delayed (visible or in flight) was sent; 0 when
+   * there is none. SQS publishes this only as the CloudWatch metric of the same name; the
+   * embedded queue answers it as a queue attribute so `operless status` can show it locally.
+   */
+  oldestMessageAgeSeconds(now: number): number {
+    let oldest = now;
+    for (const message of this.messages.values()) {
+      if (message.receiveCount === 0 && message.visibleAt > now) continue; // still delayed
+      if (message.sentAt < oldest) oldest = message.sentAt;
+    }
+    return Math.max(0, Math.floor((now - oldest) / 1000));
+  }
+
   /** SQS's string attributes of this queue, as GetQueueAttributes returns them. */
   attributes(now: number): Record<string, string> {
     const counts = this.counts(now);
@@ -403,6 +417,8 @@ export class MemoryQueue {
       ApproximateNumberOfMessages: String(counts.visible),
       ApproximateNumberOfMessagesNotVisible: String(counts.notVisible),
       ApproximateNumberOfMessagesDelayed: String(counts.delayed),
+      // Not an SQS queue attribute (on AWS: the CloudWatch metric); see oldestMessageAgeSeconds.
+      ApproximateAgeOfOldestMessage: String(this.oldestMessageAgeSeconds(now)),
       CreatedTimestamp: String(Math.floor(this.createdAt / 1000)),
       LastModifiedTimestamp: String(Math.floor(this.lastModifiedAt / 1000)),
       VisibilityTimeout: String(this.settings.visibilityTimeoutSeconds),

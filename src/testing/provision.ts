@@ -3,8 +3,9 @@
  * kube-apiserver, kube-controller-manager, kubectl and etcd are built from the pinned Go
  * wrapper modules in `modules/` (by `modules/build.sh`), helm likewise, and ElasticMQ's jars
  * are fetched from Maven Central, AWS's Lambda Runtime Interface Emulator is built from its Go
- * module (`rie`) and AWS's Node.js runtime interface client is installed from npm with its
- * native addon (`ric`) — each once, into a version-keyed cache
+ * module (`rie`), AWS's Node.js runtime interface client is installed from npm with its
+ * native addon (`ric`), and the template linters (cfn-lint, checkov) are installed from PyPI
+ * into a Python virtual environment (`pytools`) — each once, into a version-keyed cache
  * (`~/.cache/operless/<name>-<version>/`, or `$OPERLESS_CACHE`). The benchmark's
  * controller-runtime operator (`bench/controller-runtime`) is built the same way, but only when
  * named (`controller-runtime` is not among the default targets: tests never build it), and so
@@ -26,9 +27,9 @@ import { accessSync, constants } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export type ProvisionTarget = 'kube' | 'etcd' | 'helm' | 'elasticmq' | 'rie' | 'ric' | 'moto' | 'controller-runtime';
+export type ProvisionTarget = 'kube' | 'etcd' | 'helm' | 'elasticmq' | 'rie' | 'ric' | 'pytools' | 'moto' | 'controller-runtime';
 /** What `provision()` builds by default: the test environment. */
-export const ALL_TARGETS: readonly ProvisionTarget[] = ['etcd', 'kube', 'elasticmq', 'helm', 'rie', 'ric'];
+export const ALL_TARGETS: readonly ProvisionTarget[] = ['etcd', 'kube', 'elasticmq', 'helm', 'rie', 'ric', 'pytools'];
 /**
  * Every target, including those built only when named: the EventBridge emulator (its tests
  * provision it themselves) and the benchmark's operator.
@@ -54,6 +55,9 @@ export interface ProvisionResult {
   readonly lambdaEmulator?: string;
   /** Entry point of AWS's Node.js runtime interface client (`aws-lambda-ric`'s index.mjs). */
   readonly lambdaRuntimeClient?: string;
+  /** The template linters, from PyPI into a virtual environment (modules/pytools/requirements.txt). */
+  readonly cfnLint?: string;
+  readonly checkov?: string;
   /** The benchmark's controller-runtime Memcached operator (bench/controller-runtime). */
   readonly controllerRuntimeOperator?: string;
   /** The Python of moto's virtual environment: run `<python> -m moto.server -H 127.0.0.1 -p PORT`. */
@@ -190,6 +194,10 @@ async function doProvision(options: ProvisionOptions): Promise<ProvisionResult> 
   if (targets.has('helm')) result.helm = join(await buildTarget('helm', options), 'helm');
   if (targets.has('rie')) result.lambdaEmulator = join(await buildTarget('rie', options), 'aws-lambda-rie');
   if (targets.has('ric')) result.lambdaRuntimeClient = join(await buildTarget('ric', options), 'node_modules', 'aws-lambda-ric', 'index.mjs');
+  if (targets.has('pytools')) {
+    const bin = join(await buildTarget('pytools', options), 'bin');
+    result = { ...result, cfnLint: join(bin, 'cfn-lint'), checkov: join(bin, 'checkov') };
+  }
   if (targets.has('moto')) result.motoPython = join(await buildTarget('moto', options), 'venv', 'bin', 'python');
   if (targets.has('controller-runtime')) result.controllerRuntimeOperator = join(await buildTarget('controller-runtime', options), 'memcached-operator');
   return result;

@@ -22,6 +22,7 @@ import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_FAILED_AT, DLQ_ATTRIBUTE_REASON } fr
 import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts';
 import { createSqsQueue } from '../../src/queue/sqs.ts';
 import { silentLogger } from '../../src/observability/log.ts';
+import { startMemoryQueueServer } from '../../src/local/memory-queue-server.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
@@ -262,7 +263,9 @@ describe('operless status', () => {
     const report = JSON.parse(r.stdout) as Record<string, any>;
     assert.equal(report.queue.state, 'ok');
     assert.deepEqual([report.queue.value.visible, report.queue.value.inFlight, report.queue.value.delayed], [2, 1, 1]);
-    assert.match(report.queue.value.oldestMessageAge, /^n\/a for local brokers/);
+    // ElasticMQ has no age of the oldest message (its statistics are the three counts).
+    assert.equal(report.queue.value.oldestAgeSeconds, undefined);
+    assert.match(report.queue.value.oldestMessageAge, /^n\/a for this broker/);
     assert.deepEqual([report.dlq.value.visible, report.dlq.value.inFlight, report.dlq.value.delayed], [1, 0, 0]);
     assert.equal(report.forwarder.value.ready, true);
     assert.equal(report.forwarder.value.metrics.operless_forwarder_watches_synced, 1);
@@ -398,4 +401,30 @@ spec:
     assert.match(r.stdout, /^✘ EKS API server accepts the token: .*(401|Unauthorized)/m);
     assert.match(r.stdout, /access entry/);
   });
+});
+
+test('operless status against the embedded queue shows the age of its oldest message', async () => {
+  let now = Date.now();
+  const embedded = await startMemoryQueueServer({ queues: [{ name: 'work', dlq: { name: 'work-dlq', maxReceiveCount: 3 } }], clock: { now: () => now } });
+  try {
+    const client = embedded.sqs();
+    const body = encodeMessage(newMessage({ cluster: 'it', apiVersion: API_VERSION, kind: 'Memcached', namespace: 'age', name: 'old' }, 'Modified'));
+    await client.send(new SendMessageCommand({ QueueUrl: embedded.queueUrl('work'), MessageBody: body }));
+    now += 42_000;
+    await client.send(new SendMessageCommand({ QueueUrl: embedded.queueUrl('work'), MessageBody: body }));
+    await client.send(new SendMessageCommand({ QueueUrl: embedded.queueUrl('work'), MessageBody: body, DelaySeconds: 600 }));
+    client.destroy();
+    const env = { AWS_ENDPOINT_URL_SQS: embedded.endpoint, AWS_REGION: embedded.region, OPERLESS_QUEUE_URL: embedded.queueUrl('work'), OPERLESS_DLQ_URL: embedded.queueUrl('work-dlq') };
+    const r = await cli(['status', '--json', ...project], env);
+    const report = JSON.parse(r.stdout) as Record<string, any>;
+    assert.equal(report.queue.state, 'ok', r.stderr + r.stdout);
+    assert.deepEqual([report.queue.value.visible, report.queue.value.delayed], [2, 1]);
+    assert.equal(report.queue.value.oldestAgeSeconds, 42, 'the first message, sent 42 s ago (the delayed one does not count)');
+    assert.equal(report.queue.value.oldestMessageAge, '42s');
+    assert.equal(report.dlq.value.oldestAgeSeconds, 0, 'an empty queue: 0');
+    const text = await cli(['status', ...project], env);
+    assert.match(text.stdout, /oldest message age: 42s/);
+  } finally {
+    await embedded.stop();
+  }
 });

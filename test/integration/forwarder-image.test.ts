@@ -4,7 +4,7 @@
  * and run from the image against the REAL API server and broker:
  * - the image runs as the numeric non-root uid the chart's securityContext expects, with the
  *   Dockerfile's ENTRYPOINT;
- * - run as uid 1000 on a read-only root file system (the container's root bind-mounted
+ * - run as uid 65532 on a read-only root file system (the container's root bind-mounted
  *   read-only, /tmp a tmpfs — what readOnlyRootFilesystem and the chart's emptyDir give), with
  *   its configuration mounted at /etc/operless as the chart mounts it, it forwards a change of
  *   a real object to the real queue.
@@ -56,9 +56,9 @@ after(async () => {
 const imageConfig = async () => (await inspectImage(run, image.name)).config;
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(2)} MiB`;
 
-test('the image runs as uid/gid 1000 (numeric, as runAsNonRoot needs) with the Dockerfile\'s ENTRYPOINT; its size is reported', { skip: unavailable }, async (t) => {
+test('the image runs as uid/gid 65532 (numeric, as runAsNonRoot needs; the chart\'s runAsUser) with the Dockerfile\'s ENTRYPOINT; its size is reported', { skip: unavailable }, async (t) => {
   const config = await imageConfig();
-  assert.equal(config.User, '1000:1000');
+  assert.equal(config.User, '65532:65532');
   assert.deepEqual(config.Entrypoint?.slice(0, 1), ['node']);
   assert.equal(config.Entrypoint?.at(-1), '/app/forwarder.mjs');
   assert.ok(config.Env?.includes('OPERLESS_FORWARDER_CONFIG=/etc/operless/forwarder.yaml'), JSON.stringify(config.Env));
@@ -89,7 +89,7 @@ async function readOnlyContainer(): Promise<string> {
 function runIn(container: string, volumes: string[], env: Record<string, string>, command: readonly string[]): ChildProcess {
   const child = spawn('buildah', [
     ...STORAGE_ARGS,
-    'run', '--isolation', 'chroot', '--network', 'host', '--user', '1000:1000',
+    'run', '--isolation', 'chroot', '--network', 'host', '--user', '65532:65532',
     '--mount', 'type=tmpfs,destination=/tmp',
     ...volumes.flatMap((v) => ['--volume', v]),
     ...Object.entries(env).flatMap(([k, v]) => ['--env', `${k}=${v}`]),
@@ -107,7 +107,7 @@ function output(child: ChildProcess): { text: () => string; exited: Promise<numb
   return { text: () => text, exited: new Promise((resolve) => child.on('close', (code) => resolve(code))) };
 }
 
-test('run from the image as uid 1000 on a read-only root: a change of a real object reaches the real queue', { skip: unavailable }, async () => {
+test('run from the image as uid 65532 on a read-only root: a change of a real object reaches the real queue', { skip: unavailable }, async () => {
   const container = await readOnlyContainer();
   const { Entrypoint: entrypoint = [] } = await imageConfig();
   const etc = join(work, 'etc');
@@ -117,7 +117,7 @@ test('run from the image as uid 1000 on a read-only root: a change of a real obj
   writeFileSync(join(etc, 'kubeconfig'), cp.kubeconfigYaml);
   const volumes = [`${etc}:/etc/operless:ro`];
 
-  // The root really is read-only for the process, and uid 1000 is who runs it.
+  // The root really is read-only for the process, and uid 65532 is who runs it.
   const probe = output(runIn(container, volumes, {}, ['node', '-e', `
     const fs = require('node:fs');
     let root; try { fs.writeFileSync('/app/written', 'x'); root = 'writable'; } catch (e) { root = e.code; }
@@ -128,7 +128,7 @@ test('run from the image as uid 1000 on a read-only root: a change of a real obj
   await probe.exited;
   const answer = /^PROBE (.*)$/m.exec(probe.text());
   assert.ok(answer, `the probe ran in the container:\n${probe.text()}`);
-  assert.deepEqual(JSON.parse(answer[1]!), { uid: 1000, gid: 1000, root: 'EROFS', tmp: 'x' });
+  assert.deepEqual(JSON.parse(answer[1]!), { uid: 65532, gid: 65532, root: 'EROFS', tmp: 'x' });
 
   const forwarder = output(runIn(container, volumes, {
     KUBECONFIG: '/etc/operless/kubeconfig',

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { extractBundle, packageService, type CloudFormationResource, type PackageResult } from '../../scripts/package.ts';
+import { isTrue, resolveValue } from '../support/cfn-conditions.ts';
 
 type Json = Record<string, any>;
 
@@ -94,8 +95,36 @@ test('default parameters: queues, event source mapping, runtime, IAM', async (t)
     assert.equal(resources.EksAccessPolicy?.Condition, 'UsesEks');
     assert.equal(resources.KubeconfigParameterPolicy?.Condition, 'UsesKubeconfigParameter');
     // The conditions are false with the default (empty) parameters.
-    assert.deepEqual(result.template.Conditions?.UsesEks, { 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
-    assert.deepEqual(result.template.Conditions?.UsesVpc, { 'Fn::Not': [{ 'Fn::Equals': ['', ''] }] });
+    for (const condition of ['UsesEks', 'UsesKubeconfigParameter', 'UsesVpc']) assert.equal(isTrue(result.template, condition), false, condition);
+  });
+
+  await t.test('alarms: DLQ not empty, work queue oldest message too old; no actions without alarmTopicArn', () => {
+    const dlq = resolveValue(result.template, resources.DeadLetterQueueAlarm?.Properties) as Json;
+    assert.equal(dlq.MetricName, 'ApproximateNumberOfMessagesVisible');
+    assert.deepEqual(dlq.Dimensions, [{ Name: 'QueueName', Value: { 'Fn::GetAtt': ['DeadLetterQueue', 'QueueName'] } }]);
+    assert.equal(dlq.ComparisonOperator, 'GreaterThanThreshold');
+    assert.equal(dlq.Threshold, 0, 'one message in the DLQ alarms');
+    const age = resolveValue(result.template, resources.WorkQueueAgeAlarm?.Properties) as Json;
+    assert.equal(age.MetricName, 'ApproximateAgeOfOldestMessage');
+    assert.deepEqual(age.Dimensions, [{ Name: 'QueueName', Value: { 'Fn::GetAtt': ['WorkQueue', 'QueueName'] } }]);
+    assert.equal(age.Threshold, 900);
+    for (const alarm of [dlq, age]) {
+      assert.equal(alarm.Namespace, 'AWS/SQS');
+      assert.equal(alarm.TreatMissingData, 'notBreaching');
+      assert.deepEqual(alarm.AlarmActions, { Ref: 'AWS::NoValue' }, 'no topic: no actions');
+    }
+  });
+
+  await t.test('hardening: deployment bucket private and versioned, failed resyncs to the DLQ', () => {
+    const bucket = resources.ServerlessDeploymentBucket?.Properties as Json;
+    assert.deepEqual(bucket.PublicAccessBlockConfiguration, { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
+    assert.deepEqual(bucket.VersioningConfiguration, { Status: 'Enabled' });
+    assert.deepEqual((resources.ResyncLambdaFunction!.Properties as Json).DeadLetterConfig, { TargetArn: getAtt('DeadLetterQueue') });
+    for (const id of ['MemcachedLogGroup', 'ResyncLogGroup']) {
+      const group = resolveValue(result.template, resources[id]?.Properties) as Json;
+      assert.equal(group.RetentionInDays, 14, `${id} retention`);
+      assert.deepEqual(group.KmsKeyId, { Ref: 'AWS::NoValue' }, `${id}: no KMS key by default`);
+    }
   });
 
   await t.test('bundles: one ESM file per function that loads and exports handler; sizes recorded', async () => {
@@ -124,6 +153,10 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
       clusterId: 'shop-eu',
       eventBusName: 'shop-events',
       eventArchiveRetentionDays: '30',
+      alarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:ops',
+      oldestMessageAlarmSeconds: '120',
+      deadLetterAlarmThreshold: '3',
+      logKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/k',
     },
   });
   const resources = result.template.Resources;
@@ -131,33 +164,46 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
   assert.deepEqual(eks, [{
     Effect: 'Allow',
     Action: ['eks:DescribeCluster'],
-    Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/shop-eks' },
+    Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/${ClusterName}' },
   }]);
+  assert.equal(resolveValue(result.template, eks?.[0]?.Resource), 'arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/shop-eks');
   assert.deepEqual((resources.EksAccessPolicy?.Properties as Json | undefined)?.Roles, [{ Ref: 'IamRoleLambdaExecution' }]);
   const ssm = (resources.KubeconfigParameterPolicy?.Properties as Json | undefined)?.PolicyDocument.Statement;
   assert.deepEqual(ssm, [{
     Effect: 'Allow',
     Action: ['ssm:GetParameter'],
-    Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/operless/kubeconfig' },
+    Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${KubeconfigParameter}' },
   }]);
+  assert.equal(resolveValue(result.template, ssm?.[0]?.Resource), 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/operless/kubeconfig');
   const fn = resources.MemcachedLambdaFunction?.Properties as Json;
   assert.equal(fn.Environment.Variables.OPERLESS_EKS_CLUSTER, 'shop-eks');
   assert.equal(fn.Environment.Variables.OPERLESS_KUBECONFIG_SSM_PARAMETER, '/operless/kubeconfig');
   assert.equal(fn.Environment.Variables.OPERLESS_CLUSTER, 'shop-eu');
-  assert.deepEqual(fn.VpcConfig['Fn::If'][1].SubnetIds, { 'Fn::Split': [',', 'subnet-1,subnet-2'] });
-  assert.deepEqual(result.template.Conditions?.UsesVpc, { 'Fn::Not': [{ 'Fn::Equals': ['subnet-1,subnet-2', ''] }] });
+  assert.deepEqual(resolveValue(result.template, fn.VpcConfig), { SubnetIds: ['subnet-1', 'subnet-2'], SecurityGroupIds: ['sg-1'] });
+  for (const condition of ['UsesEks', 'UsesKubeconfigParameter', 'UsesVpc']) assert.equal(isTrue(result.template, condition), true, condition);
   assert.equal((resources.WorkQueue?.Properties as Json | undefined)?.QueueName, 'operless-memcached-prod-work');
+  const dlqAlarm = resolveValue(result.template, resources.DeadLetterQueueAlarm?.Properties) as Json;
+  const ageAlarm = resolveValue(result.template, resources.WorkQueueAgeAlarm?.Properties) as Json;
+  assert.equal(Number(dlqAlarm.Threshold), 3, 'a --param arrives as a string; CloudFormation reads it as the number');
+  assert.equal(Number(ageAlarm.Threshold), 120);
+  for (const alarm of [dlqAlarm, ageAlarm]) {
+    assert.deepEqual(alarm.AlarmActions, ['arn:aws:sns:us-east-1:123456789012:ops']);
+    assert.deepEqual(alarm.OKActions, ['arn:aws:sns:us-east-1:123456789012:ops']);
+  }
+  assert.equal((resolveValue(result.template, resources.MemcachedLogGroup?.Properties) as Json).KmsKeyId, 'arn:aws:kms:us-east-1:123456789012:key/k');
 
   // The EventBridge sink: the bus, a rule for the kind passing the bare message to the work
   // queue, the queue policy letting only that rule send, and the archive.
-  assert.deepEqual(result.template.Conditions?.UsesEventBus, { 'Fn::Not': [{ 'Fn::Equals': ['shop-events', ''] }] });
-  assert.equal((resources.EventBus?.Properties as Json | undefined)?.Name, 'shop-events');
+  assert.ok(isTrue(result.template, 'UsesEventBus'));
+  assert.equal(resolveValue(result.template, (resources.EventBus?.Properties as Json | undefined)?.Name), 'shop-events');
   const rule = resources.MemcachedEventRule?.Properties as Json;
   assert.deepEqual(rule.EventPattern, { source: ['operless'], detail: { kind: ['Memcached'] } });
   assert.deepEqual(rule.Targets, [{ Id: 'work-queue', Arn: getAtt('WorkQueue'), InputPath: '$.detail' }]);
-  const policy = resources.WorkQueueEventsPolicy?.Properties as Json;
-  assert.deepEqual(policy.PolicyDocument.Statement[0].Condition, { ArnEquals: { 'aws:SourceArn': getAtt('MemcachedEventRule') } });
-  assert.deepEqual(policy.PolicyDocument.Statement[0].Principal, { Service: 'events.amazonaws.com' });
+  // One queue policy (a queue has one): the rule's Allow; no forwarderRoleArn here, so no Deny.
+  const statements = resolveValue(result.template, (resources.WorkQueuePolicy?.Properties as Json).PolicyDocument.Statement) as Json[];
+  assert.deepEqual(statements.map((st) => st.Sid), ['EventRuleSends']);
+  assert.deepEqual(statements[0].Condition, { ArnEquals: { 'aws:SourceArn': getAtt('MemcachedEventRule') } });
+  assert.deepEqual(statements[0].Principal, { Service: 'events.amazonaws.com' });
   assert.equal(Number((resources.EventArchive?.Properties as Json | undefined)?.RetentionDays), 30); // a --param is a string; CloudFormation takes either
-  for (const id of ['EventBus', 'MemcachedEventRule', 'WorkQueueEventsPolicy', 'EventArchive']) assert.equal(resources[id]?.Condition, 'UsesEventBus', id);
+  for (const id of ['EventBus', 'MemcachedEventRule', 'EventArchive']) assert.equal(resources[id]?.Condition, 'UsesEventBus', id);
 });

@@ -53,7 +53,7 @@ const BAD: [string, unknown, string][] = [
   ['primaries.0.namespaces', ['Team_A'], 'namespaces'], ['primaries.0.watchAll', true, 'watchAll'],
   ['owned.0.namespaced', DELETE, 'namespaced'], ['owned.0.kind', 'deployment', 'kind'],
   ['replicaCount', 0, 'replicaCount'], ['replicaCount', '2', 'replicaCount'], ['replicaCount', 1.5, 'replicaCount'],
-  ['image.repository', '', 'repository'], ['image.pullPolicy', 'Sometimes', 'pullPolicy'],
+  ['image.repository', '', 'repository'], ['image.pullPolicy', 'Sometimes', 'pullPolicy'], ['image.digest', 'latest', 'digest'],
   ['leaderElection.enabled', 'maybe', 'enabled'], ['leaderElection.leaseDurationSeconds', 0, 'leaseDurationSeconds'], ['leaderElection.term', 5, 'term'],
   ['leaderElection.leaseDurationSeconds', 5000, 'leaseDurationSeconds'], ['leaderElection.retryPeriodSeconds', 0.05, 'retryPeriodSeconds'], ['leaderElection.leaseName', 'Bad_Name', 'leaseName'],
   ['primaries.0.kind', 'K'.repeat(64), 'kind'], ['owned.0.queueUrl', 'https://sqs.eu-west-1.amazonaws.com/1/q', 'queueUrl'],
@@ -80,6 +80,14 @@ test('helm template refuses each bad value with an error naming the field', asyn
     }));
   }
   assert.deepEqual(missed, []);
+});
+
+test('image.digest pins the image by content and wins over the tag', async () => {
+  const digest = `sha256:${'ab'.repeat(32)}`;
+  const r = await renderChart(helm, { values: { ...base(), image: { repository: 'registry.example/operless/forwarder', tag: 'v9', digest } } });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, new RegExp(`image: "registry\\.example/operless/forwarder@${digest}"`));
+  assert.doesNotMatch(r.stdout, /forwarder:v9/);
 });
 
 test('helm lint with bad values fails, naming the field', async () => {

@@ -13,7 +13,11 @@
  *   AWSLambdaVPCAccessExecutionRole, only under the `UsesVpc` condition;
  * - no IAM, STS or KMS administration actions (`iam:*`, `sts:AssumeRole`, `iam:PassRole`);
  * - the role trusts only `lambda.amazonaws.com`;
- * - no credentials in the functions' environment.
+ * - no credentials in the functions' environment;
+ * - the optional grants exist exactly when configured, as CloudFormation decides them from the
+ *   stack parameters: kms:Decrypt on the kubeconfig's customer key (through SSM only),
+ *   secretsmanager:GetSecretValue on the one secret behind /aws/reference/secretsmanager/, and
+ *   the work queue's policy letting only the forwarder's and the functions' roles send.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,6 +25,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageService, type PackageResult } from '../../scripts/package.ts';
+import { createdResources, resolveValue } from '../support/cfn-conditions.ts';
 
 type Json = Record<string, any>;
 const work = mkdtempSync(join(tmpdir(), 'operless-iam-'));
@@ -31,7 +36,11 @@ const USED_ACTIONS = new Set([
   'sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ChangeMessageVisibility',
   'logs:CreateLogStream', 'logs:CreateLogGroup', 'logs:PutLogEvents', 'logs:TagResource',
   'eks:DescribeCluster', 'ssm:GetParameter',
+  // Only when configured: the SecureString's customer key, a Secrets Manager kubeconfig.
+  'kms:Decrypt', 'secretsmanager:GetSecretValue',
 ]);
+/** The grants that exist only when their parameter is set. */
+const OPTIONAL_GRANTS = ['KubeconfigKmsPolicy', 'SecretsManagerReferencePolicy', 'WorkQueuePolicy'];
 
 function iamDocuments(result: PackageResult): { where: string; statements: Json[] }[] {
   const docs: { where: string; statements: Json[] }[] = [];
@@ -101,18 +110,55 @@ test('default parameters: every IAM statement is scoped (no wildcard action or r
   const result = await packageService({ outDir: join(work, 'default') });
   assert.deepEqual(checkStatements(result), []);
   checkEnvironment(result);
+  const created = createdResources(result.template);
+  for (const id of OPTIONAL_GRANTS) assert.ok(id in result.template.Resources && !created.includes(id), `${id} is in the template but not created by default`);
 });
 
 test('with EKS and an SSM kubeconfig parameter: the extra policies are scoped too', async () => {
   const result = await packageService({
     stage: 'prod', outDir: join(work, 'eks'),
-    params: { clusterName: 'shop-eks', kubeconfigParameter: '/operless/kubeconfig', clusterId: 'shop-eu' },
+    // The reference prefix inside the name, not at its start: not a Secrets Manager reference.
+    params: { clusterName: 'shop-eks', kubeconfigParameter: '/team/aws/reference/secretsmanager/kubeconfig', clusterId: 'shop-eu' },
   });
   assert.deepEqual(checkStatements(result), []);
   checkEnvironment(result);
-  const all = iamDocuments(result).flatMap((d) => d.statements.flatMap((s) => ([] as string[]).concat(s.Action)));
+  const created = createdResources(result.template);
+  for (const id of OPTIONAL_GRANTS) assert.ok(!created.includes(id), `${id} is not created`);
+  const all = iamDocuments(result).filter((d) => created.includes(d.where.split('/')[0] ?? '')).flatMap((d) => d.statements.flatMap((s) => ([] as string[]).concat(s.Action)));
   assert.ok(all.includes('eks:DescribeCluster') && all.includes('ssm:GetParameter'), 'the parameters add their scoped statements');
   for (const forbidden of ['iam:PassRole', 'sts:AssumeRole', 'kms:Decrypt', 'ssm:GetParameters', 'ssm:GetParametersByPath', 'eks:ListClusters']) {
     assert.ok(!all.includes(forbidden), `no ${forbidden}`);
   }
+});
+
+const ACCOUNT = '123456789012';
+const KEY = `arn:aws:kms:eu-west-1:${ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab`;
+const FORWARDER = `arn:aws:iam::${ACCOUNT}:role/operless-forwarder`;
+
+test('customer key, Secrets Manager kubeconfig and forwarder role: each grant exactly as narrow as configured', async () => {
+  const result = await packageService({
+    stage: 'prod', outDir: join(work, 'configured'),
+    params: { kubeconfigParameter: '/aws/reference/secretsmanager/operless/kubeconfig', kubeconfigKmsKeyArn: KEY, forwarderRoleArn: FORWARDER },
+  });
+  assert.deepEqual(checkStatements(result), []);
+  const created = createdResources(result.template);
+  for (const id of OPTIONAL_GRANTS) assert.ok(created.includes(id), `${id} is created`);
+  const statementsOf = (id: string) => resolveValue(result.template, (result.template.Resources[id]!.Properties as Json).PolicyDocument.Statement) as Json[];
+
+  assert.deepEqual(statementsOf('KubeconfigKmsPolicy'), [{
+    Effect: 'Allow', Action: ['kms:Decrypt'], Resource: KEY,
+    Condition: { StringEquals: { 'kms:ViaService': 'ssm.${AWS::Region}.amazonaws.com' } },
+  }], 'decrypt with that key only, and only through SSM');
+  assert.deepEqual(statementsOf('SecretsManagerReferencePolicy'), [{
+    Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'],
+    Resource: 'arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:operless/kubeconfig-??????',
+  }], 'the one secret behind the reference path');
+
+  const queuePolicy = result.template.Resources.WorkQueuePolicy?.Properties as Json;
+  assert.deepEqual(queuePolicy.Queues, [{ Ref: 'WorkQueue' }]);
+  assert.deepEqual(statementsOf('WorkQueuePolicy'), [{
+    Sid: 'OnlyForwarderAndFunctionsSend', Effect: 'Deny', Principal: '*', Action: ['sqs:SendMessage'],
+    Resource: { 'Fn::GetAtt': ['WorkQueue', 'Arn'] },
+    Condition: { ArnNotEquals: { 'aws:PrincipalArn': [FORWARDER, { 'Fn::GetAtt': ['IamRoleLambdaExecution', 'Arn'] }] } },
+  }], 'every other principal is denied SendMessage on the work queue');
 });

@@ -8,7 +8,7 @@
  * `RUNTIME_IMAGE` build arguments get stand-ins assembled from what is on this machine:
  * - runtime: the pinned Node.js binary (the `node` npm package — the same version the
  *   shipped default `node:<v>-slim` carries) with exactly the shared libraries `ldd` names,
- *   and an /etc/passwd with the image's uid 1000 — nothing else, no shell (like distroless);
+ *   and an /etc/passwd (the image's numeric uid needs no entry) — nothing else, no shell (like distroless);
  * - build: the same plus the machine's npm and a POSIX shell, what the Dockerfile's build
  *   stage runs (`npm ci`, the bundler).
  * Each is committed once per Node.js/npm version and reused.

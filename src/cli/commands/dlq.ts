@@ -48,7 +48,7 @@ export const dlqRedriveSpec: CommandSpec = {
   summary: 'move dead-lettered messages back to the work queue',
   usage: '[--filter <field>=<value>]... [--dry-run] [options]',
   details:
-    'Filters (all must match): reason=<RetriesExhausted|TerminalError|InvalidMessage|UnknownKind|maxReceiveCount>,\n' +
+    'Filters (all must match): reason=<RetriesExhausted|TerminalError|InvalidMessage|UnknownKind|maxReceiveCount|AsyncInvokeFailed>,\n' +
     'kind=<Kind>, namespace=<ns>, name=<name>, key=<substring of Kind/namespace/name>.\n' +
     'Messages that are not valid reconcile messages are never redriven (they would come straight back).',
   options: {
@@ -85,17 +85,22 @@ export async function scanDeadLetters(sqs: SQSClient, dlqUrl: string, limit: num
   return entries;
 }
 
+/** Reason of a record Lambda itself wrote after an asynchronous invocation failed its retries (the scheduled resync's `onError`). */
+export const ASYNC_INVOKE_FAILED = 'AsyncInvokeFailed';
+
 export function toEntry(m: Message): DeadLetterEntry {
   const attr = (name: string) => m.MessageAttributes?.[name]?.StringValue;
   const body = m.Body ?? '';
   const decoded = decodeMessage(body);
   const sent = m.Attributes?.SentTimestamp;
+  // Lambda's own DLQ record: the original event as body, RequestID/ErrorCode/ErrorMessage as attributes.
+  const lambdaError = attr(DLQ_ATTRIBUTE_REASON) === undefined && attr('RequestID') !== undefined ? attr('ErrorMessage') ?? attr('ErrorCode') ?? '' : undefined;
   return {
     messageId: m.MessageId ?? '',
     receiptHandle: m.ReceiptHandle ?? '',
     body,
-    reason: attr(DLQ_ATTRIBUTE_REASON) ?? 'maxReceiveCount',
-    error: attr(DLQ_ATTRIBUTE_ERROR) ??
+    reason: attr(DLQ_ATTRIBUTE_REASON) ?? (lambdaError !== undefined ? ASYNC_INVOKE_FAILED : 'maxReceiveCount'),
+    error: attr(DLQ_ATTRIBUTE_ERROR) ?? (lambdaError !== undefined ? `asynchronous invocation failed after Lambda's retries (request ${attr('RequestID')}): ${lambdaError}` : undefined) ??
       (decoded.ok ? 'exceeded the queue\'s maxReceiveCount (the function failed or timed out on every delivery)' : decoded.error),
     ...(attr(DLQ_ATTRIBUTE_FAILED_AT) ? { failedAt: attr(DLQ_ATTRIBUTE_FAILED_AT) } : {}),
     ...(sent ? { sentAt: new Date(Number(sent)).toISOString() } : {}),

@@ -132,7 +132,7 @@ async function readQueue(target: Target, url: string | undefined, how: string): 
   const sqs = sqsClient(target);
   try {
     const depth = await queueDepth(sqs, url);
-    return { state: 'ok', value: { ...depth, oldestMessageAge: oldestAgeNote(url, target.region) } };
+    return { state: 'ok', value: { ...depth, oldestMessageAge: oldestAgeNote(url, target.region, depth.oldestAgeSeconds) } };
   } catch (err) {
     return { state: 'error', error: `${url}: ${errorMessage(err)} (check the URL, region and credentials; \`operless doctor\` checks them)` };
   } finally {

@@ -10,6 +10,8 @@
 #   build.sh rie  -> $CACHE/rie-<pseudo-version>/aws-lambda-rie   (AWS's Lambda Runtime Interface Emulator)
 #   build.sh ric  -> $CACHE/ric-4.0.2/node_modules/aws-lambda-ric (AWS's Node.js runtime interface client,
 #                      npm; its native addon is compiled at install against the pinned Node's own headers)
+#   build.sh pytools -> $CACHE/pytools-cfn-lint-<v>-checkov-<v>-<hash of the pins>/bin/{cfn-lint,checkov}
+#                      (the template linters, from PyPI into a Python virtual environment; needs python3 with venv)
 #   build.sh moto   -> $CACHE/moto-5.2.5/venv  (PyPI: moto[server] and its pinned dependencies in a
 #                      Python virtual environment; run: "$dir/venv/bin/python" -m moto.server -H 127.0.0.1 -p PORT)
 #   build.sh controller-runtime -> $CACHE/controller-runtime-memcached-v0.22.5-<source hash>/memcached-operator
@@ -22,7 +24,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${OPERLESS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/operless}
-what=${1:?usage: build.sh kube|etcd|helm|elasticmq|rie|ric|moto|controller-runtime}
+what=${1:?usage: build.sh kube|etcd|helm|elasticmq|rie|ric|pytools|moto|controller-runtime}
 
 die() { echo "operless testenv: $*" >&2; exit 1; }
 need_go() {
@@ -80,13 +82,19 @@ case "$what" in
     command -v mvn >/dev/null || die "Maven is not installed, and fetching ElasticMQ from Maven Central needs it. Install Maven (Debian: apt-get install maven)."
     ver=$(sed -n 's|.*<elasticmq.version>\(.*\)</elasticmq.version>.*|\1|p' "$here/elasticmq/pom.xml"); dir=elasticmq
     ;;
+  pytools)
+    command -v python3 >/dev/null && python3 -c 'import venv, ensurepip' 2>/dev/null \
+      || die "Python 3 with venv is not installed, and the template linters (cfn-lint, checkov) need it. Install it (Debian: apt-get install python3-venv)."
+    pin() { sed -n "s|^$1==\(.*\)$|\1|p" "$here/pytools/requirements.txt"; }
+    ver="cfn-lint-$(pin cfn-lint)-checkov-$(pin checkov)-$(cat "$here/pytools/requirements.txt" "$here/pytools/constraints.txt" | sha256sum | cut -c1-8)"; dir=pytools
+    ;;
   moto)
     py=${OPERLESS_PYTHON:-python3}
     "$py" -c 'import sys, venv; sys.exit(0 if sys.version_info >= (3, 9) else 1)' 2>/dev/null \
       || die "Python >= 3.9 with venv is not available ($py), and the EventBridge emulator (moto) needs it. Install it (Debian: apt-get install python3 python3-venv) or set OPERLESS_PYTHON."
     ver=$(sed -n 's|^moto\[server\]==\(.*\)$|\1|p' "$here/moto/requirements.txt"); dir=moto
     ;;
-  *) die "unknown target '$what' (expected kube, etcd, helm, elasticmq, rie, ric, moto or controller-runtime)";;
+  *) die "unknown target '$what' (expected kube, etcd, helm, elasticmq, rie, ric, pytools, moto or controller-runtime)";;
 esac
 [ -n "$ver" ] || die "could not read the pinned version from $here/$dir/go.mod"
 out="$cache/$what-$ver"
@@ -119,6 +127,22 @@ elif [ "$what" = ric ]; then
   rm -f "$tmp/npm.log"
   [ -f "$tmp/node_modules/aws-lambda-ric/rapid-client.node" ] || die "npm finished but aws-lambda-ric's native addon (rapid-client.node) was not built"
   echo "operless testenv:   installed in $(( $(date +%s) - start ))s" >&2
+  pkgs=""
+elif [ "$what" = pytools ]; then
+  echo "operless testenv: installing cfn-lint and checkov from PyPI into a virtual environment in $out (first run only; a few minutes)" >&2
+  start=$(date +%s)
+  python3 -m venv "$tmp/venv"
+  "$tmp/venv/bin/python" -m pip install -q --disable-pip-version-check --no-input -r "$here/pytools/requirements.txt" -c "$here/pytools/constraints.txt" >"$tmp/pip.log" 2>&1 \
+    || { tail -40 "$tmp/pip.log" >&2; die "pip could not install $here/pytools/requirements.txt (output above). Check that PyPI is reachable (pip config, proxy)."; }
+  rm -f "$tmp/pip.log"
+  # A virtual environment's own scripts carry its path; the folder is renamed below, so the
+  # entry points run the venv's python (which finds its pyvenv.cfg wherever it lies) instead.
+  mkdir "$tmp/bin"
+  printf '#!/bin/sh\nexec "$(dirname "$0")/../venv/bin/python" -c "import sys; sys.argv[0] = \047cfn-lint\047; from cfnlint.runner import main; sys.exit(main())" "$@"\n' >"$tmp/bin/cfn-lint"
+  printf '#!/bin/sh\nexec "$(dirname "$0")/../venv/bin/python" -c "import sys; from checkov.main import Checkov; sys.exit(Checkov().run())" "$@"\n' >"$tmp/bin/checkov"
+  chmod +x "$tmp/bin/cfn-lint" "$tmp/bin/checkov"
+  "$tmp/bin/cfn-lint" --version >&2 && "$tmp/bin/checkov" --version >&2 || die "the installed linters do not start (see above)"
+  echo "operless testenv:   installed the template linters in $(( $(date +%s) - start ))s" >&2
   pkgs=""
 elif [ "$what" = moto ]; then
   echo "operless testenv: installing moto $ver (the EventBridge emulator) from PyPI into $out (first run only)" >&2

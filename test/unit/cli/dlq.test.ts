@@ -28,6 +28,24 @@ test('entries carry the runtime\'s reason, or maxReceiveCount when SQS moved the
   assert.match(poison.error, /not JSON/);
 });
 
+test('a failed resync that Lambda wrote to the DLQ (onError) is named as such, with Lambda\'s error', () => {
+  // What Lambda sends to a function's DLQ after an asynchronous invocation exhausted its retries:
+  // the original event (here EventBridge's scheduled event) and the error as message attributes.
+  const event = JSON.stringify({ 'detail-type': 'Scheduled Event', source: 'aws.events', detail: {} });
+  const entry = toEntry({
+    MessageId: 'm4', ReceiptHandle: 'r4', Body: event,
+    MessageAttributes: {
+      RequestID: { DataType: 'String', StringValue: 'c0ffee00-1111-2222-3333-444455556666' },
+      ErrorCode: { DataType: 'Number', StringValue: '200' },
+      ErrorMessage: { DataType: 'String', StringValue: 'Task timed out after 300.00 seconds' },
+    },
+  });
+  assert.equal(entry.reason, 'AsyncInvokeFailed');
+  assert.match(entry.error, /c0ffee00.*Task timed out after 300\.00 seconds/);
+  assert.equal(entry.message, undefined, 'not a reconcile message: never redriven');
+  assert.equal(parseFilters(['reason=AsyncInvokeFailed'])(entry), true);
+});
+
 test('filters combine and reject unknown fields', () => {
   const entry = toEntry({ MessageId: 'm1', ReceiptHandle: 'r1', Body: body, MessageAttributes: { 'operless.reason': { DataType: 'String', StringValue: 'TerminalError' } } });
   assert.equal(parseFilters([])(entry), true);

@@ -12,7 +12,8 @@ test('queue names and AWS queue URLs are recognised', () => {
 });
 
 test('the oldest message age is n/a on local brokers and points at CloudWatch on AWS', () => {
-  assert.match(oldestAgeNote('http://127.0.0.1:9324/000000000000/q', 'us-east-1'), /^n\/a for local brokers/);
+  assert.match(oldestAgeNote('http://127.0.0.1:9324/000000000000/q', 'us-east-1'), /^n\/a for this broker/);
+  assert.equal(oldestAgeNote('http://127.0.0.1:9324/000000000000/q', 'us-east-1', 17), '17s', 'a broker that answers it (the embedded queue): the seconds');
   const aws = oldestAgeNote('https://sqs.eu-west-1.amazonaws.com/123456789012/work', 'eu-west-1');
   assert.match(aws, /ApproximateAgeOfOldestMessage/);
   assert.match(aws, /Name=QueueName,Value=work/);

@@ -18,7 +18,7 @@ test('an object is not reconciled until status.observedGeneration reaches metada
   assert.equal(notReconciled(obj(undefined)), false, 'kinds without generations are not judged');
 });
 
-const queue = { url: 'http://127.0.0.1:1/000000000000/work', visible: 2, inFlight: 1, delayed: 3, oldestMessageAge: 'n/a for local brokers' };
+const queue = { url: 'http://127.0.0.1:1/000000000000/work', visible: 2, inFlight: 1, delayed: 3, oldestMessageAge: 'n/a for this broker' };
 
 test('the exit code is 1 for a failed section or a forwarder that is not ready; skipped sections are fine', () => {
   const base: StatusReport = {
@@ -40,7 +40,7 @@ test('the report shows depths, forwarder reasons, names of objects not reconcile
     objects: { state: 'ok', value: [{ kind: 'Memcached', apiVersion: 'cache.example.com/v1alpha1', total: 5, notReconciled: 3, names: ['default/a (generation 2, observed 1)'] }] },
   });
   assert.match(text, /^queue\s+2 visible, 1 in flight, 3 delayed/m);
-  assert.match(text, /oldest message age: n\/a for local brokers/);
+  assert.match(text, /oldest message age: n\/a for this broker/);
   assert.match(text, /operless dlq list/, 'a non-empty DLQ points at dlq list');
   assert.match(text, /✘ not ready/);
   assert.match(text, /watches not synced yet/);

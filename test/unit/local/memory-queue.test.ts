@@ -262,3 +262,25 @@ test('asking for RedrivePolicy of a queue without one leaves it out instead of f
   broker.createQueue('plain');
   assert.deepEqual(broker.getQueueAttributes('plain', ['RedrivePolicy']), {});
 });
+
+test('ApproximateAgeOfOldestMessage: seconds since the oldest visible or in-flight message was sent; delayed ones wait their turn', () => {
+  const { clock, broker } = setup({ visibility: 30 });
+  const age = () => broker.getQueueAttributes('work', ['ApproximateAgeOfOldestMessage']).ApproximateAgeOfOldestMessage;
+  assert.equal(age(), '0', 'an empty queue');
+  broker.sendMessage('work', { body: 'delayed', delaySeconds: 100 });
+  clock.advance(20);
+  assert.equal(age(), '0', 'only a delayed message');
+  broker.sendMessage('work', { body: 'first' });
+  clock.advance(15);
+  broker.sendMessage('work', { body: 'second' });
+  assert.equal(age(), '15');
+  const [first] = broker.receiveMessage('work', { maxNumberOfMessages: 1 });
+  assert.equal(first?.body, 'first');
+  clock.advance(5);
+  assert.equal(age(), '20', 'an in-flight message still counts');
+  broker.deleteMessage('work', first!.receiptHandle);
+  assert.equal(age(), '5', 'deleted: the next oldest');
+  clock.advance(70);
+  assert.equal(age(), '110', 'the delayed message is available now: its age runs from when it was sent (t=0)');
+  assert.ok('ApproximateAgeOfOldestMessage' in broker.getQueueAttributes('work'), 'part of All');
+});
