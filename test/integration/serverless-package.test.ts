@@ -202,8 +202,8 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
   // One queue policy (a queue has one): the rule's Allow; no forwarderRoleArn here, so no Deny.
   const statements = resolveValue(result.template, (resources.WorkQueuePolicy?.Properties as Json).PolicyDocument.Statement) as Json[];
   assert.deepEqual(statements.map((st) => st.Sid), ['EventRuleSends']);
-  assert.deepEqual(statements[0].Condition, { ArnEquals: { 'aws:SourceArn': getAtt('MemcachedEventRule') } });
-  assert.deepEqual(statements[0].Principal, { Service: 'events.amazonaws.com' });
+  assert.deepEqual(statements[0]!.Condition, { ArnEquals: { 'aws:SourceArn': getAtt('MemcachedEventRule') } });
+  assert.deepEqual(statements[0]!.Principal, { Service: 'events.amazonaws.com' });
   assert.equal(Number((resources.EventArchive?.Properties as Json | undefined)?.RetentionDays), 30); // a --param is a string; CloudFormation takes either
   for (const id of ['EventBus', 'MemcachedEventRule', 'EventArchive']) assert.equal(resources[id]?.Condition, 'UsesEventBus', id);
 });
