@@ -90,6 +90,7 @@ module.exports = {
     stage('route', ['source'], 'predicates and owner mapping turn a change into requests, pure; they do not know windows or queues.'),
     stage('coalesce', ['route', 'source'], 'the per-key window and the merge rules, fed by routed requests; no queue I/O.'),
     stage('sink', ['coalesce', 'route', 'source'], 'a lane per queue: its coalescer, buffer, sender, resync feed and timers.'),
+    stage('webhook', [], 'the HTTPS webhook endpoint and its Lambda invoker: served by every replica, beside the pipeline and leader election, composed with them only in forwarder.ts.'),
     stage('control', [], 'leader election, probes, readiness and leadership terms: beside the pipeline, composed with it only in forwarder.ts.'),
     forbid('forwarder-shared-leaves', `^src/forwarder/(${FORWARDER_SHARED.join('|')})\\.ts$`, '^src/forwarder/([^/]+/|forwarder\\.ts$|main\\.ts$)',
       'the forwarder\'s shared leaves (config, label selector syntax, metrics, node flags) import no stage and not the composition root.'),

@@ -14,6 +14,12 @@
  */
 export { defineController, type Controller } from './core/controller.ts';
 export { toSqsHandler, type HandlerOptions, type SqsBatchHandler, type AnyController } from './core/handler.ts';
+export {
+  defineWebhook, toWebhookHandler,
+  type Webhook, type WebhookSpec, type AdmissionContext, type Validation, type SpokeConversion, type WebhookHandlerOptions, type WebhookLambdaHandler, type WebhookResult,
+} from './core/webhook.ts';
+export type { AdmissionRequest, WebhookInvocation, WebhookRoute } from './core/admission.ts';
+export { diffJson, type JsonPatchOperation } from './core/json-patch.ts';
 export { done, requeueAfter, type ReconcileResult } from './core/result.ts';
 export { TerminalError, isTerminalError } from './core/errors.ts';
 export { DEFAULT_RETRY_POLICY, MAX_DELAY_SECONDS, backoffSeconds, resolveRetryPolicy } from './core/backoff.ts';

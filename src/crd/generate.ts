@@ -23,8 +23,44 @@ export interface GeneratedResource {
   readonly source: string;
 }
 
-/** The CustomResourceDefinition object for a resource. */
-export function generateCrd(def: AnyResource): Record<string, unknown> {
+/** How the API server converts between a CRD's versions: a webhook (HTTPS, trusted through `caBundle`). */
+export interface CrdConversionWebhook {
+  /** `{ url }` or `{ service: { namespace, name, path, port } }`, with `caBundle` (base64 PEM) when known. */
+  readonly clientConfig: Record<string, unknown>;
+}
+
+/** More than one version: the others are served beside `definition` (the storage version, the hub). */
+export interface CrdVersionOptions {
+  readonly servedVersions?: readonly AnyResource[];
+  /** Required when `servedVersions` differ in schema: the API server calls it to convert. */
+  readonly conversion?: CrdConversionWebhook;
+}
+
+/** The CustomResourceDefinition object for a resource (and its other served versions). */
+export function generateCrd(def: AnyResource, options: CrdVersionOptions = {}): Record<string, unknown> {
+  const names: Record<string, unknown> = { kind: def.kind, listKind: def.listKind, plural: def.plural, singular: def.singular };
+  if (def.shortNames.length > 0) names.shortNames = [...def.shortNames];
+  if (def.categories.length > 0) names.categories = [...def.categories];
+  const others = options.servedVersions ?? [];
+  for (const other of others) {
+    if (other.group !== def.group || other.kind !== def.kind || other.plural !== def.plural || other.version === def.version) {
+      throw new Error(`CRD ${def.crdName}: served version ${other.group}/${other.version} ${other.kind} must be another version of ${def.group} ${def.kind} (plural ${def.plural})`);
+    }
+  }
+  const versions = [def, ...others].sort((a, b) => a.version.localeCompare(b.version)).map((v) => versionEntry(v, v === def));
+  const spec: Record<string, unknown> = { group: def.group, names, scope: def.scope, versions };
+  if (options.conversion) {
+    spec.conversion = { strategy: 'Webhook', webhook: { clientConfig: options.conversion.clientConfig, conversionReviewVersions: ['v1'] } };
+  }
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: def.crdName, labels: { 'app.kubernetes.io/managed-by': 'operless' } },
+    spec,
+  };
+}
+
+function versionEntry(def: AnyResource, storage: boolean): Record<string, unknown> {
   const properties: Record<string, OpenApiSchema> = {
     apiVersion: {
       description: 'APIVersion defines the versioned schema of this representation of an object.',
@@ -40,11 +76,7 @@ export function generateCrd(def: AnyResource): Record<string, unknown> {
   if (def.validations.length > 0) root['x-kubernetes-validations'] = def.validations.map((v) => ({ ...v }));
   if (!root.description) delete root.description;
 
-  const names: Record<string, unknown> = { kind: def.kind, listKind: def.listKind, plural: def.plural, singular: def.singular };
-  if (def.shortNames.length > 0) names.shortNames = [...def.shortNames];
-  if (def.categories.length > 0) names.categories = [...def.categories];
-
-  const version: Record<string, unknown> = { name: def.version, served: true, storage: true };
+  const version: Record<string, unknown> = { name: def.version, served: true, storage };
   if (def.printerColumns.length > 0) {
     version.additionalPrinterColumns = def.printerColumns.map((c) => clean({ ...c }));
   }
@@ -53,13 +85,7 @@ export function generateCrd(def: AnyResource): Record<string, unknown> {
   if (def.statusSubresource) subresources.status = {};
   if (def.scale) subresources.scale = clean({ ...def.scale });
   if (Object.keys(subresources).length > 0) version.subresources = subresources;
-
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: def.crdName, labels: { 'app.kubernetes.io/managed-by': 'operless' } },
-    spec: { group: def.group, names, scope: def.scope, versions: [version] },
-  };
+  return version;
 }
 
 /** The file name of a resource's CRD: `<plural>.<group>.yaml`. */

@@ -200,6 +200,19 @@ export const FORWARDER_CONFIG_SCHEMA: JsonSchema = {
       port: integer(0, 65535, 8080, 'env OPERLESS_FORWARDER_PORT; 0 = any free port'),
       host: { type: 'string', default: '0.0.0.0', description: 'an address or host name to listen on, e.g. 0.0.0.0, :: or 127.0.0.1' },
     }),
+    webhooks: section('the HTTPS endpoint of admission and conversion webhooks, served by every replica (docs/architecture.md, "Webhooks are functions behind the forwarder")', {
+      enabled: { type: 'boolean', default: false, description: 'serve POST /<function>/<default|validate|convert> and invoke the function synchronously' },
+      port: integer(0, 65535, 9443, '0 = any free port'),
+      host: { type: 'string', default: '0.0.0.0', description: 'an address or host name to listen on' },
+      certFile: { type: 'string', minLength: 1, default: '/etc/operless-webhook-tls/tls.crt', description: 'PEM serving certificate (chain), e.g. from the Secret cert-manager or the chart writes' },
+      keyFile: { type: 'string', minLength: 1, default: '/etc/operless-webhook-tls/tls.key', description: 'PEM private key of certFile' },
+      functions: {
+        type: 'object', default: {}, 'x-expected': 'a mapping of path alias (DNS label) to Lambda function name or ARN',
+        additionalProperties: { type: 'string', pattern: '^[A-Za-z0-9:_.-]{1,170}$', 'x-expected': 'a Lambda function name or ARN' },
+        description: 'the functions the endpoint may invoke, by the alias in its path; nothing else is invoked',
+      },
+      lambdaEndpoint: ref('endpoint', { description: "endpoint override for the Lambda API (the local runner's Invoke API); the SDK's AWS_ENDPOINT_URL_LAMBDA works too" }),
+    }),
     shutdownGraceMs: integer(0, 600_000, 20_000, 'milliseconds allowed to flush the buffer on SIGTERM (keep below terminationGracePeriodSeconds)'),
   },
 };

@@ -9,7 +9,7 @@
  */
 export const validate = validate10;
 export default validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false,"required":["clusterId","primaries"],"definitions":{"apiVersion":{"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317},"kind":{"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63},"plural":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"namespace":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"leaseName":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253},"clusterId":{"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63},"queueUrl":{"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"},"region":{"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"},"endpoint":{"type":"string","pattern":"^https?://\\S+$"},"sink":{"enum":["sqs","eventbridge"]},"trigger":{"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]},"primary":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"},"sink":{"$ref":"#/definitions/sink"}}},"owned":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}},"sink":{"not":{}}}}},"properties":{"clusterId":{"$ref":"#/definitions/clusterId"},"queue":{"type":"object","additionalProperties":false,"default":{},"properties":{"url":{"$ref":"#/definitions/queueUrl"},"region":{"$ref":"#/definitions/region"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"sink":{"$ref":"#/definitions/sink","default":"sqs"},"eventBus":{"type":"object","additionalProperties":false,"default":{},"properties":{"name":{"type":"string","pattern":"^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$"},"source":{"type":"string","pattern":"^[A-Za-z0-9._-]{1,256}$","not":{"pattern":"^aws\\."},"default":"operless"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"primaries":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/primary"}},"owned":{"type":"array","items":{"$ref":"#/definitions/owned"},"default":[]},"watches":{"not":{}},"resyncOnStart":{"type":"boolean","default":true},"coalesceWindowMs":{"type":"integer","minimum":0,"maximum":60000,"default":500},"coalesceMaxWindowMs":{"type":"integer","minimum":0,"maximum":600000},"buffer":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxMessages":{"type":"integer","minimum":10,"maximum":10000000,"default":10000}}},"send":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxBatchBytes":{"type":"integer","minimum":4096,"maximum":1048576,"default":262144},"maxSenderFaultRetries":{"type":"integer","minimum":0,"maximum":1000,"default":5},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":200},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"probeIntervalSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"connectTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":5000},"requestTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":10000}}},"watch":{"type":"object","additionalProperties":false,"default":{},"properties":{"silenceTimeoutSeconds":{"type":"integer","minimum":2,"maximum":3600,"default":75},"serverTimeoutSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":800},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"listPageSize":{"type":"integer","minimum":1,"maximum":10000,"default":500}}},"leaderElection":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"leaseName":{"$ref":"#/definitions/leaseName","default":"operless-forwarder"},"namespace":{"$ref":"#/definitions/namespace"},"identity":{"type":"string"},"leaseDurationSeconds":{"type":"number","minimum":1,"maximum":3600,"default":15},"renewDeadlineSeconds":{"type":"number","minimum":0.5,"maximum":3600,"default":10},"retryPeriodSeconds":{"type":"number","minimum":0.1,"maximum":600,"default":2}}},"server":{"type":"object","additionalProperties":false,"default":{},"properties":{"port":{"type":"integer","minimum":0,"maximum":65535,"default":8080},"host":{"type":"string","default":"0.0.0.0"}}},"shutdownGraceMs":{"type":"integer","minimum":0,"maximum":600000,"default":20000}}};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false,"required":["clusterId","primaries"],"definitions":{"apiVersion":{"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317},"kind":{"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63},"plural":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"namespace":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"leaseName":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253},"clusterId":{"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63},"queueUrl":{"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"},"region":{"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"},"endpoint":{"type":"string","pattern":"^https?://\\S+$"},"sink":{"enum":["sqs","eventbridge"]},"trigger":{"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]},"primary":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"},"sink":{"$ref":"#/definitions/sink"}}},"owned":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}},"sink":{"not":{}}}}},"properties":{"clusterId":{"$ref":"#/definitions/clusterId"},"queue":{"type":"object","additionalProperties":false,"default":{},"properties":{"url":{"$ref":"#/definitions/queueUrl"},"region":{"$ref":"#/definitions/region"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"sink":{"$ref":"#/definitions/sink","default":"sqs"},"eventBus":{"type":"object","additionalProperties":false,"default":{},"properties":{"name":{"type":"string","pattern":"^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$"},"source":{"type":"string","pattern":"^[A-Za-z0-9._-]{1,256}$","not":{"pattern":"^aws\\."},"default":"operless"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"primaries":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/primary"}},"owned":{"type":"array","items":{"$ref":"#/definitions/owned"},"default":[]},"watches":{"not":{}},"resyncOnStart":{"type":"boolean","default":true},"coalesceWindowMs":{"type":"integer","minimum":0,"maximum":60000,"default":500},"coalesceMaxWindowMs":{"type":"integer","minimum":0,"maximum":600000},"buffer":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxMessages":{"type":"integer","minimum":10,"maximum":10000000,"default":10000}}},"send":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxBatchBytes":{"type":"integer","minimum":4096,"maximum":1048576,"default":262144},"maxSenderFaultRetries":{"type":"integer","minimum":0,"maximum":1000,"default":5},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":200},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"probeIntervalSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"connectTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":5000},"requestTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":10000}}},"watch":{"type":"object","additionalProperties":false,"default":{},"properties":{"silenceTimeoutSeconds":{"type":"integer","minimum":2,"maximum":3600,"default":75},"serverTimeoutSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":800},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"listPageSize":{"type":"integer","minimum":1,"maximum":10000,"default":500}}},"leaderElection":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"leaseName":{"$ref":"#/definitions/leaseName","default":"operless-forwarder"},"namespace":{"$ref":"#/definitions/namespace"},"identity":{"type":"string"},"leaseDurationSeconds":{"type":"number","minimum":1,"maximum":3600,"default":15},"renewDeadlineSeconds":{"type":"number","minimum":0.5,"maximum":3600,"default":10},"retryPeriodSeconds":{"type":"number","minimum":0.1,"maximum":600,"default":2}}},"server":{"type":"object","additionalProperties":false,"default":{},"properties":{"port":{"type":"integer","minimum":0,"maximum":65535,"default":8080},"host":{"type":"string","default":"0.0.0.0"}}},"webhooks":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"port":{"type":"integer","minimum":0,"maximum":65535,"default":9443},"host":{"type":"string","default":"0.0.0.0"},"certFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.crt"},"keyFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.key"},"functions":{"type":"object","default":{},"additionalProperties":{"type":"string","pattern":"^[A-Za-z0-9:_.-]{1,170}$"}},"lambdaEndpoint":{"$ref":"#/definitions/endpoint"}}},"shutdownGraceMs":{"type":"integer","minimum":0,"maximum":600000,"default":20000}}};
 const schema12 = {"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63};
 const schema13 = {"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"};
 const schema14 = {"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"};
@@ -28,6 +28,7 @@ const pattern5 = new RegExp("^aws\\.", "u");
 const pattern6 = new RegExp("^[A-Za-z0-9._-]{1,256}$", "u");
 const pattern17 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", "u");
 const pattern10 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "u");
+const pattern19 = new RegExp("^[A-Za-z0-9:_.-]{1,170}$", "u");
 const schema18 = {"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"},"sink":{"$ref":"#/definitions/sink"}}};
 const schema19 = {"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317};
 const schema20 = {"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63};
@@ -677,6 +678,9 @@ data.leaderElection = {};
 }
 if(data.server === undefined){
 data.server = {};
+}
+if(data.webhooks === undefined){
+data.webhooks = {};
 }
 if(data.shutdownGraceMs === undefined){
 data.shutdownGraceMs = 20000;
@@ -1982,9 +1986,29 @@ vErrors.push(err105);
 }
 errors++;
 }
-let data45 = data.shutdownGraceMs;
-if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
-const err106 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/type",keyword:"type",params:{type: "integer"}};
+let data45 = data.webhooks;
+if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+if(data45.enabled === undefined){
+data45.enabled = false;
+}
+if(data45.port === undefined){
+data45.port = 9443;
+}
+if(data45.host === undefined){
+data45.host = "0.0.0.0";
+}
+if(data45.certFile === undefined){
+data45.certFile = "/etc/operless-webhook-tls/tls.crt";
+}
+if(data45.keyFile === undefined){
+data45.keyFile = "/etc/operless-webhook-tls/tls.key";
+}
+if(data45.functions === undefined){
+data45.functions = {};
+}
+for(const key8 in data45){
+if(!(((((((key8 === "enabled") || (key8 === "port")) || (key8 === "host")) || (key8 === "certFile")) || (key8 === "keyFile")) || (key8 === "functions")) || (key8 === "lambdaEndpoint"))){
+const err106 = {instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8}};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -1993,9 +2017,9 @@ vErrors.push(err106);
 }
 errors++;
 }
-if((typeof data45 == "number") && (isFinite(data45))){
-if(data45 > 600000 || isNaN(data45)){
-const err107 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+}
+if(typeof data45.enabled !== "boolean"){
+const err107 = {instancePath:instancePath+"/webhooks/enabled",schemaPath:"#/properties/webhooks/properties/enabled/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -2004,8 +2028,9 @@ vErrors.push(err107);
 }
 errors++;
 }
-if(data45 < 0 || isNaN(data45)){
-const err108 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+let data47 = data45.port;
+if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
+const err108 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -2014,15 +2039,199 @@ vErrors.push(err108);
 }
 errors++;
 }
-}
-}
-else {
-const err109 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if((typeof data47 == "number") && (isFinite(data47))){
+if(data47 > 65535 || isNaN(data47)){
+const err109 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535}};
 if(vErrors === null){
 vErrors = [err109];
 }
 else {
 vErrors.push(err109);
+}
+errors++;
+}
+if(data47 < 0 || isNaN(data47)){
+const err110 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err110];
+}
+else {
+vErrors.push(err110);
+}
+errors++;
+}
+}
+if(typeof data45.host !== "string"){
+const err111 = {instancePath:instancePath+"/webhooks/host",schemaPath:"#/properties/webhooks/properties/host/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err111];
+}
+else {
+vErrors.push(err111);
+}
+errors++;
+}
+let data49 = data45.certFile;
+if(typeof data49 === "string"){
+if(func3(data49) < 1){
+const err112 = {instancePath:instancePath+"/webhooks/certFile",schemaPath:"#/properties/webhooks/properties/certFile/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err112];
+}
+else {
+vErrors.push(err112);
+}
+errors++;
+}
+}
+else {
+const err113 = {instancePath:instancePath+"/webhooks/certFile",schemaPath:"#/properties/webhooks/properties/certFile/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err113];
+}
+else {
+vErrors.push(err113);
+}
+errors++;
+}
+let data50 = data45.keyFile;
+if(typeof data50 === "string"){
+if(func3(data50) < 1){
+const err114 = {instancePath:instancePath+"/webhooks/keyFile",schemaPath:"#/properties/webhooks/properties/keyFile/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err114];
+}
+else {
+vErrors.push(err114);
+}
+errors++;
+}
+}
+else {
+const err115 = {instancePath:instancePath+"/webhooks/keyFile",schemaPath:"#/properties/webhooks/properties/keyFile/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err115];
+}
+else {
+vErrors.push(err115);
+}
+errors++;
+}
+let data51 = data45.functions;
+if(data51 && typeof data51 == "object" && !Array.isArray(data51)){
+for(const key9 in data51){
+let data52 = data51[key9];
+if(typeof data52 === "string"){
+if(!pattern19.test(data52)){
+const err116 = {instancePath:instancePath+"/webhooks/functions/" + key9.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/webhooks/properties/functions/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9:_.-]{1,170}$"}};
+if(vErrors === null){
+vErrors = [err116];
+}
+else {
+vErrors.push(err116);
+}
+errors++;
+}
+}
+else {
+const err117 = {instancePath:instancePath+"/webhooks/functions/" + key9.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/webhooks/properties/functions/additionalProperties/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err117];
+}
+else {
+vErrors.push(err117);
+}
+errors++;
+}
+}
+}
+else {
+const err118 = {instancePath:instancePath+"/webhooks/functions",schemaPath:"#/properties/webhooks/properties/functions/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err118];
+}
+else {
+vErrors.push(err118);
+}
+errors++;
+}
+if(data45.lambdaEndpoint !== undefined){
+let data53 = data45.lambdaEndpoint;
+if(typeof data53 === "string"){
+if(!pattern3.test(data53)){
+const err119 = {instancePath:instancePath+"/webhooks/lambdaEndpoint",schemaPath:"#/definitions/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://\\S+$"}};
+if(vErrors === null){
+vErrors = [err119];
+}
+else {
+vErrors.push(err119);
+}
+errors++;
+}
+}
+else {
+const err120 = {instancePath:instancePath+"/webhooks/lambdaEndpoint",schemaPath:"#/definitions/endpoint/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err120];
+}
+else {
+vErrors.push(err120);
+}
+errors++;
+}
+}
+}
+else {
+const err121 = {instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err121];
+}
+else {
+vErrors.push(err121);
+}
+errors++;
+}
+let data54 = data.shutdownGraceMs;
+if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
+const err122 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err122];
+}
+else {
+vErrors.push(err122);
+}
+errors++;
+}
+if((typeof data54 == "number") && (isFinite(data54))){
+if(data54 > 600000 || isNaN(data54)){
+const err123 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+}
+if(data54 < 0 || isNaN(data54)){
+const err124 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+}
+}
+else {
+const err125 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
 }
 errors++;
 }

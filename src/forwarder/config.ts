@@ -134,8 +134,21 @@ export interface ForwarderConfig {
   };
   readonly leaderElection: LeaderElectionConfig;
   readonly server: { readonly port: number; readonly host: string };
+  /** The webhook endpoint (config-schema.ts `webhooks`). */
+  readonly webhooks: WebhooksConfig;
   /** Milliseconds allowed to flush the buffer on SIGTERM (keep below terminationGracePeriodSeconds). */
   readonly shutdownGraceMs: number;
+}
+
+export interface WebhooksConfig {
+  readonly enabled: boolean;
+  readonly port: number;
+  readonly host: string;
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** Path alias → Lambda function name or ARN. */
+  readonly functions: Readonly<Record<string, string>>;
+  readonly lambdaEndpoint?: string;
 }
 
 /** One watch as written in the file or passed in-process (see WatchConfig for meanings). */
@@ -172,6 +185,7 @@ export interface ForwarderConfigInput {
   watch?: Partial<{ silenceTimeoutSeconds: number; serverTimeoutSeconds: number; backoffInitialMs: number; backoffMaxMs: number; listPageSize: number }>;
   leaderElection?: Partial<LeaderElectionConfig>;
   server?: { port?: number; host?: string };
+  webhooks?: Partial<WebhooksConfig>;
   shutdownGraceMs?: number;
 }
 
@@ -256,6 +270,7 @@ interface ValidDocument {
   watch: ForwarderConfig['watch'];
   leaderElection: Omit<LeaderElectionConfig, 'namespace' | 'identity'> & { namespace?: string; identity?: string };
   server: ForwarderConfig['server'];
+  webhooks: WebhooksConfig;
   shutdownGraceMs: number;
 }
 
@@ -304,6 +319,7 @@ function configOf(document: ValidDocument, region: string, env: ForwarderEnv): F
       identity: identity ?? `${env.HOSTNAME || 'forwarder'}-${Math.random().toString(36).slice(2, 8)}`,
     },
     server: document.server,
+    webhooks: document.webhooks,
     shutdownGraceMs: document.shutdownGraceMs,
   };
 }

@@ -43,6 +43,8 @@ import { isValidatedConfig, parseConfig, regionOfQueueUrl, type ForwarderConfig,
 import { LeaderElector } from './control/leader.ts';
 import { healthOf, readinessOf } from './control/readiness.ts';
 import { startProbeServer, type Check, type ProbeServer } from './control/server.ts';
+import { startWebhookEndpoint } from './webhook/endpoint.ts';
+import type { WebhookInvoker, WebhookServer } from './webhook/server.ts';
 import { LeadershipTerm } from './control/term.ts';
 import { createForwarderMetrics, type ForwarderMetrics } from './metrics.ts';
 import { Intake } from './sink/intake.ts';
@@ -67,6 +69,8 @@ export interface ForwarderDeps {
   readonly serve?: boolean;
   /** Also export Node.js process metrics (default false; main.ts turns it on). */
   readonly processMetrics?: boolean;
+  /** How the webhook endpoint invokes functions (default: the AWS SDK's Lambda client). */
+  readonly invokeWebhook?: WebhookInvoker;
 }
 
 export interface Forwarder {
@@ -76,6 +80,8 @@ export interface Forwarder {
   readonly metrics: ForwarderMetrics;
   /** Base URL of the probe server (after `ready`), e.g. http://127.0.0.1:8080. */
   readonly url: string | undefined;
+  /** Base URL of the webhook endpoint when `webhooks.enabled` (after `ready`), e.g. https://127.0.0.1:9443. */
+  readonly webhookUrl: string | undefined;
   isLeader(): boolean;
   health(): Check;
   readiness(): Check;
@@ -111,6 +117,9 @@ class ForwarderProcess {
   #started = false;
   #fatal: string | undefined;
   #server: ProbeServer | undefined;
+  /** Served by every replica, leader or not (config `webhooks`). */
+  #webhooks: WebhookServer | undefined;
+  readonly #invokeWebhook: WebhookInvoker | undefined;
   #elector: LeaderElector | undefined;
   #stopped: Promise<{ unsent: number }> | undefined;
 
@@ -119,6 +128,7 @@ class ForwarderProcess {
     this.#now = deps.now ?? Date.now;
     this.#log = (deps.logger ?? createLogger()).child({ component: 'forwarder', cluster: config.clusterId });
     this.metrics = createForwarderMetrics({ defaultMetrics: deps.processMetrics ?? false });
+    this.#invokeWebhook = deps.invokeWebhook;
     this.#api = createKubeApi(deps.kubeConfig ?? defaultKubeConfig(), { userAgent: 'operless-forwarder' });
     this.#routes = sinkRoutes(config);
     const timeouts = { connectTimeoutMs: config.send.connectTimeoutMs, requestTimeoutMs: config.send.requestTimeoutMs };
@@ -146,12 +156,16 @@ class ForwarderProcess {
 
   handle(): Forwarder {
     const url = () => this.#server?.url;
+    const webhookUrl = () => this.#webhooks?.url;
     return {
       config: this.config,
       ready: this.ready,
       metrics: this.metrics,
       get url() {
         return url();
+      },
+      get webhookUrl() {
+        return webhookUrl();
       },
       isLeader: () => this.#term.leading,
       health: () => healthOf(this.#fatal),
@@ -178,6 +192,7 @@ class ForwarderProcess {
     const { config } = this;
     if (serve) {
       this.#server = await startProbeServer({ host: config.server.host, port: config.server.port, health: () => healthOf(this.#fatal), readiness: () => this.#readiness(), registry: this.metrics.registry });
+      if (config.webhooks.enabled) this.#webhooks = await startWebhookEndpoint(config.webhooks, this.#log, this.#invokeWebhook);
     }
     this.#watches = await resolveWatches(this.#api, config.watches, this.#starting.signal);
     for (const w of this.#watches) {
@@ -266,6 +281,7 @@ class ForwarderProcess {
     await this.#elector?.stop();
     unsent = Math.max(unsent, await this.#lanes.stop());
     await this.#server?.close();
+    await this.#webhooks?.close();
     await this.#api.close?.();
     this.#term.stopped();
     this.metrics.leader.set(0);

@@ -8,3 +8,4 @@
 export * from './memory-queue.ts';
 export * from './memory-queue-server.ts';
 export * from './lambda-runner.ts';
+export * from './lambda-invoke-server.ts';

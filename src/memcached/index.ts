@@ -8,3 +8,5 @@ export { memcachedController, MEMCACHED_FINALIZER, FIELD_MANAGER } from './contr
 export { desiredDeployment, desiredService, selectorLabels, podSelector, DEPLOYMENTS, SERVICES, PODS } from './desired.ts';
 export { observe } from './status.ts';
 export { specProblem } from './validate.ts';
+export { MemcachedV1beta1Resource, type MemcachedV1beta1, type MemcachedV1beta1Spec } from './v1beta1.ts';
+export { memcachedWebhook, defaultMemcached, MAX_PODS_LABEL } from './webhook.ts';

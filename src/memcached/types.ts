@@ -28,8 +28,8 @@ export const DEFAULT_PORT = 11211;
 export const DEFAULT_MEMORY_LIMIT_MB = 64;
 export const MAX_SIZE = 100;
 
-export const memcachedSpec = required(object(
-  {
+/** The fields of the spec (v1beta1 reuses them, with `replicas` for `size`: see v1beta1.ts). */
+export const memcachedSpecFields = {
     size: required(integer({
       minimum: 0,
       maximum: MAX_SIZE,
@@ -63,9 +63,9 @@ export const memcachedSpec = required(object(
     resources: resourceRequirements({
       description: 'Compute resources of the memcached container (requests and limits).',
     }),
-  },
-  { description: 'Desired state of the memcached cluster.' },
-));
+};
+
+export const memcachedSpec = required(object(memcachedSpecFields, { description: 'Desired state of the memcached cluster.' }));
 
 export const memcachedStatus = object(
   {

@@ -54,7 +54,7 @@ test('default parameters: queues, event source mapping, runtime, IAM', async (t)
 
   await t.test('functions: nodejs24.x on arm64, ESM handlers, queue URLs in the environment', () => {
     const functions = byType(result, 'AWS::Lambda::Function');
-    assert.deepEqual(functions.map(([id]) => id).sort(), ['MemcachedLambdaFunction', 'ResyncLambdaFunction']);
+    assert.deepEqual(functions.map(([id]) => id).sort(), ['MemcachedLambdaFunction', 'ResyncLambdaFunction', 'WebhooksLambdaFunction']);
     for (const [, fn] of functions) {
       const p = fn.Properties as Json;
       assert.equal(p.Runtime, 'nodejs24.x');
@@ -128,7 +128,7 @@ test('default parameters: queues, event source mapping, runtime, IAM', async (t)
   });
 
   await t.test('bundles: one ESM file per function that loads and exports handler; sizes recorded', async () => {
-    assert.deepEqual(result.functions.map((f) => f.name), ['memcached', 'resync']);
+    assert.deepEqual(result.functions.map((f) => f.name), ['memcached', 'resync', 'webhooks']);
     for (const fn of result.functions) {
       t.diagnostic(`${fn.name}: zip ${fn.zipBytes} bytes, bundle ${fn.bundleEntry} ${fn.bundleBytes} bytes`);
       assert.equal(fn.bundleEntry, `functions/${fn.name}.mjs`);

@@ -125,3 +125,17 @@ test('PrometheusRule: every metric its alerts name is one the forwarder register
     assert.equal((expr.match(/\(/g) ?? []).length, (expr.match(/\)/g) ?? []).length, `${alert}: balanced parentheses`);
   }
 });
+
+test('webhooks: only with settings.webhooks.enabled the chart adds the webhook port, the TLS Secret mount and the -webhook Service', async () => {
+  const off = manifests((await renderChart(helm, { values: base })).stdout);
+  assert.equal(off.some((m) => m.metadata.name.endsWith('-webhook')), false);
+  const rendered = await renderChart(helm, { values: { ...base, settings: { webhooks: { enabled: true, functions: { memcached: 'operless-memcached-prod-webhooks' } } } } });
+  const on = manifests(rendered.stdout);
+  const service = on.find((m) => m.kind === 'Service' && m.metadata.name === 'operless-forwarder-webhook');
+  assert.deepEqual((service?.spec.ports as unknown[])?.[0], { name: 'webhook', port: 443, targetPort: 'webhook', protocol: 'TCP' });
+  const deployment = on.find((m) => m.kind === 'Deployment') as unknown as { spec: { template: { spec: { containers: { ports: { name: string; containerPort: number }[]; volumeMounts: { name: string; mountPath: string }[] }[]; volumes: { name: string; secret?: { secretName: string } }[] } } } };
+  const pod = deployment.spec.template.spec;
+  assert.deepEqual(pod.containers[0]?.ports.find((p) => p.name === 'webhook')?.containerPort, 9443);
+  assert.equal(pod.containers[0]?.volumeMounts.find((v) => v.name === 'webhook-tls')?.mountPath, '/etc/operless-webhook-tls');
+  assert.equal(pod.volumes.find((v) => v.name === 'webhook-tls')?.secret?.secretName, 'operless-forwarder-webhook-tls');
+});

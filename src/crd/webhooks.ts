@@ -1,0 +1,81 @@
+/**
+ * The admission webhook configurations of a resource: a `MutatingWebhookConfiguration`
+ * (defaulting) and a `ValidatingWebhookConfiguration` (validation), generated like its CRD.
+ *
+ * Guarantees (the defaults are documented in docs/architecture.md, "Webhooks are functions
+ * behind the forwarder"): `admissionReviewVersions: [v1]`, `sideEffects: None`,
+ * `matchPolicy: Equivalent` with the rules naming only the hub (storage) version, so a write
+ * through any served version is converted and seen by the handlers in the hub's shape;
+ * CREATE and UPDATE only; `failurePolicy` `Fail` and `timeoutSeconds` 10 unless given (1–30
+ * checked here); a namespace selector that keeps `kube-system` and the operator's own
+ * namespace out, so a broken webhook can never lock out the components that would repair it.
+ */
+import type { ResourceDefinition } from './resource.ts';
+
+type AnyResource = ResourceDefinition<unknown, unknown>;
+
+export type FailurePolicy = 'Fail' | 'Ignore';
+
+export interface AdmissionWebhookOptions {
+  /** Default `Fail`: a write waits for its function; when the function cannot answer, the write is refused. */
+  readonly failurePolicy?: FailurePolicy;
+  /** Default 10 (the API server's maximum is 30). */
+  readonly timeoutSeconds?: number;
+}
+
+export interface WebhookConfigurationOptions {
+  /** The hub (storage) version of the resource. */
+  readonly resource: AnyResource;
+  /** Where the operator (forwarder) runs: excluded, with kube-system. */
+  readonly operatorNamespace: string;
+  /** The client config of one route: `{ url, caBundle }` or `{ service: {…, path}, caBundle }`. */
+  readonly clientConfig: (route: 'default' | 'validate') => Record<string, unknown>;
+  readonly default?: AdmissionWebhookOptions;
+  readonly validate?: AdmissionWebhookOptions;
+}
+
+export const DEFAULT_WEBHOOK_TIMEOUT_SECONDS = 10;
+export const DEFAULT_FAILURE_POLICY: FailurePolicy = 'Fail';
+
+/** The configurations (mutating first) for the routes given in `options`. */
+export function generateWebhookConfigurations(options: WebhookConfigurationOptions): Record<string, unknown>[] {
+  const def = options.resource;
+  const out: Record<string, unknown>[] = [];
+  for (const [route, kind] of [['default', 'MutatingWebhookConfiguration'], ['validate', 'ValidatingWebhookConfiguration']] as const) {
+    const settings = options[route];
+    if (!settings) continue;
+    const timeoutSeconds = settings.timeoutSeconds ?? DEFAULT_WEBHOOK_TIMEOUT_SECONDS;
+    if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > 30) {
+      throw new Error(`webhook ${route} of ${def.crdName}: timeoutSeconds must be a whole number from 1 to 30, got ${timeoutSeconds}`);
+    }
+    const failurePolicy = settings.failurePolicy ?? DEFAULT_FAILURE_POLICY;
+    if (failurePolicy !== 'Fail' && failurePolicy !== 'Ignore') throw new Error(`webhook ${route} of ${def.crdName}: failurePolicy must be Fail or Ignore`);
+    const webhook: Record<string, unknown> = {
+      name: `${route}.${def.crdName}`,
+      admissionReviewVersions: ['v1'],
+      sideEffects: 'None',
+      matchPolicy: 'Equivalent',
+      failurePolicy,
+      timeoutSeconds,
+      clientConfig: options.clientConfig(route),
+      rules: [{
+        apiGroups: [def.group],
+        apiVersions: [def.version],
+        resources: [def.plural],
+        operations: ['CREATE', 'UPDATE'],
+        scope: def.scope === 'Namespaced' ? 'Namespaced' : 'Cluster',
+      }],
+      namespaceSelector: {
+        matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [...new Set(['kube-system', options.operatorNamespace])] }],
+      },
+    };
+    if (route === 'default') webhook.reinvocationPolicy = 'IfNeeded';
+    out.push({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind,
+      metadata: { name: `${def.crdName}-${route}`, labels: { 'app.kubernetes.io/managed-by': 'operless' } },
+      webhooks: [webhook],
+    });
+  }
+  return out;
+}

@@ -1,0 +1,40 @@
+/**
+ * Starts the webhook endpoint from the forwarder's `webhooks` configuration: reads the
+ * serving certificate and key (the mounted Secret), checks the aliases, and invokes through
+ * the AWS SDK's Lambda client unless an invoker is given (tests).
+ *
+ * Guarantees: a configuration that cannot serve (no functions, an alias that is not a DNS
+ * label, an unreadable certificate) fails start-up with one message naming the field.
+ */
+import { readFileSync } from 'node:fs';
+import type { Logger } from '../../observability/log.ts';
+import type { WebhooksConfig } from '../config.ts';
+import { lambdaInvoker } from './lambda-invoker.ts';
+import { startWebhookServer, type WebhookInvoker, type WebhookServer } from './server.ts';
+
+const ALIAS = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+export async function startWebhookEndpoint(config: WebhooksConfig, log: Logger, invoke?: WebhookInvoker): Promise<WebhookServer> {
+  const aliases = Object.keys(config.functions);
+  if (aliases.length === 0) throw new Error('webhooks.enabled is true but webhooks.functions is empty: map a path alias to each webhook function, e.g. { memcached: my-operator-memcached-webhook }');
+  const bad = aliases.find((alias) => !ALIAS.test(alias));
+  if (bad !== undefined) throw new Error(`webhooks.functions: the alias ${JSON.stringify(bad)} must be a lower-case DNS label (it is the first segment of the webhook path)`);
+  const read = (field: 'certFile' | 'keyFile') => {
+    try {
+      return readFileSync(config[field], 'utf8');
+    } catch (err) {
+      throw new Error(`webhooks.${field}: cannot read ${config[field]} (${(err as Error).message}); mount the webhook's TLS Secret there`);
+    }
+  };
+  const server = await startWebhookServer({
+    host: config.host,
+    port: config.port,
+    certPem: read('certFile'),
+    keyPem: read('keyFile'),
+    functions: config.functions,
+    invoke: invoke ?? lambdaInvoker(config.lambdaEndpoint ? { endpoint: config.lambdaEndpoint } : {}),
+    log: log.child({ component: 'webhooks' }),
+  });
+  log.info('webhook endpoint serving', { url: server.url, functions: aliases });
+  return server;
+}

@@ -1,0 +1,227 @@
+/**
+ * Admission and conversion webhooks against a REAL kube-apiserver, through the shipped path:
+ * the API server calls the HTTPS webhook endpoint of two forwarder replicas (`startForwarder`
+ * with leader election and `webhooks` enabled; defaulting goes to one, validation and
+ * conversion to the other, so the follower serves too; a serving certificate from a test CA
+ * read from files, trusted through `caBundle`, at https://127.0.0.1:<port>), which invokes the webhook
+ * function with the AWS SDK's Lambda client against the local Lambda Invoke API; the function
+ * reads the cluster as a ServiceAccount that may only get namespaces and list Memcacheds.
+ *
+ * Covers: defaulting on create (through v1alpha1 and v1beta1), a denial with the handler's
+ * message at kubectl level (a read-backed namespace cap; a spec check), objects written as
+ * v1alpha1 read as v1beta1 and back with patches through either version, the failure policy
+ * with the function down (writes refused with the webhook's name; the operator's namespace
+ * still writable), and hostile requests to the endpoint.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import https from 'node:https';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { startControlPlane, waitUntil, type ControlPlane } from '../../src/testing/index.ts';
+import { createCertificateAuthority, issueCertificate } from '../../src/testing/x509.ts';
+import { createClientFactory } from '../../src/kube/factory.ts';
+import { silentLogger } from '../../src/observability/log.ts';
+import { generateCrd } from '../../src/crd/generate.ts';
+import { generateWebhookConfigurations } from '../../src/crd/webhooks.ts';
+import { toWebhookHandler } from '../../src/core/webhook.ts';
+import { startLambdaInvokeServer, type LambdaInvokeServer } from '../../src/local/lambda-invoke-server.ts';
+import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts';
+import { startMemoryQueueServer, type MemoryQueueServer } from '../../src/local/memory-queue-server.ts';
+import { createSqsQueue } from '../../src/queue/sqs.ts';
+import { lambdaInvoker } from '../../src/forwarder/webhook/lambda-invoker.ts';
+import { MemcachedResource } from '../../src/memcached/types.ts';
+import { MemcachedV1beta1Resource } from '../../src/memcached/v1beta1.ts';
+import { MAX_PODS_LABEL, memcachedWebhook } from '../../src/memcached/webhook.ts';
+
+const OPERATOR_NS = 'operless-system';
+const APPS = 'apps';
+const CAPPED = 'capped';
+const FUNCTION = 'memcached-webhook';
+
+let cp: ControlPlane;
+let caPem: string;
+let invokeServer: LambdaInvokeServer;
+/** Two forwarder replicas with leader election: the webhooks are pointed at both, so the follower serves too. */
+let replicas: Forwarder[] = [];
+let queue: MemoryQueueServer;
+const tlsDir = mkdtempSync(join(tmpdir(), 'operless-webhook-tls-'));
+
+const memcached = (name: string, namespace: string, spec: Record<string, unknown>, version = 'v1alpha1') =>
+  JSON.stringify({ apiVersion: `cache.example.com/${version}`, kind: 'Memcached', metadata: { name, namespace }, spec });
+
+async function kubectlOk(args: string[], input?: string): Promise<string> {
+  const res = await cp.kubectl(args, input === undefined ? {} : { input });
+  assert.equal(res.code, 0, `kubectl ${args.join(' ')} failed: ${res.stderr}`);
+  return res.stdout;
+}
+
+async function getJson(resource: string, name: string, namespace: string): Promise<{ apiVersion: string; spec: Record<string, unknown> }> {
+  return JSON.parse(await kubectlOk(['get', resource, name, '-n', namespace, '-o', 'json'])) as { apiVersion: string; spec: Record<string, unknown> };
+}
+
+before(async () => {
+  cp = await startControlPlane();
+  const ca = await createCertificateAuthority('operless-webhook-test-ca');
+  caPem = ca.certPem;
+  const serving = await issueCertificate(ca, { commonName: 'operless-webhooks', hosts: ['127.0.0.1'], usage: 'server' });
+  for (const ns of [OPERATOR_NS, APPS, CAPPED]) await kubectlOk(['create', 'namespace', ns]);
+  await kubectlOk(['label', 'namespace', CAPPED, `${MAX_PODS_LABEL}=3`]);
+
+  // The function's identity: get namespaces, list Memcacheds, nothing else.
+  await kubectlOk(['create', 'clusterrole', 'memcached-webhook', '--verb=get', '--resource=namespaces']);
+  await kubectlOk(['patch', 'clusterrole', 'memcached-webhook', '--type=json', '-p',
+    JSON.stringify([{ op: 'add', path: '/rules/-', value: { apiGroups: ['cache.example.com'], resources: ['memcacheds'], verbs: ['list'] } }])]);
+  const identity = await cp.serviceAccount(OPERATOR_NS, 'memcached-webhook');
+  await kubectlOk(['create', 'clusterrolebinding', 'memcached-webhook', '--clusterrole=memcached-webhook', `--serviceaccount=${OPERATOR_NS}:memcached-webhook`]);
+  const clients = createClientFactory({ env: { OPERLESS_KUBECONFIG: identity.kubeconfigPath } });
+
+  invokeServer = await startLambdaInvokeServer({ functions: { [FUNCTION]: toWebhookHandler(memcachedWebhook, { clients, log: silentLogger }) as never } });
+  const lambda = new LambdaClient({ endpoint: invokeServer.endpoint, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+  // The serving certificate from files, as a mounted Secret.
+  const certFile = join(tlsDir, 'tls.crt');
+  const keyFile = join(tlsDir, 'tls.key');
+  writeFileSync(certFile, serving.certPem);
+  writeFileSync(keyFile, serving.keyPem, { mode: 0o600 });
+  const caBundle = Buffer.from(caPem).toString('base64');
+  const crdWithoutConversion = generateCrd(MemcachedResource);
+  await cp.installCrds([crdWithoutConversion]);
+
+  queue = await startMemoryQueueServer({ queues: [{ name: 'work' }] });
+  const queueUrl = queue.queueUrl('work');
+  for (const identity of ['replica-a', 'replica-b']) {
+    const forwarder = startForwarder({
+      clusterId: 'test',
+      queue: { url: queueUrl, region: queue.region },
+      primaries: [{ apiVersion: MemcachedResource.kindRef.apiVersion, kind: 'Memcached', plural: 'memcacheds', namespaced: true }],
+      resyncOnStart: false,
+      leaderElection: { enabled: true, namespace: OPERATOR_NS, identity, leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 1 },
+      server: { port: 0, host: '127.0.0.1' },
+      webhooks: { enabled: true, host: '127.0.0.1', port: 0, certFile, keyFile, functions: { memcached: FUNCTION } },
+    }, { kubeConfig: cp.kubeConfig, queue: createSqsQueue({ queueUrl, region: queue.region, client: queue.sqs() }), logger: silentLogger, invokeWebhook: lambdaInvoker({ client: lambda }) });
+    replicas.push(forwarder);
+    await forwarder.ready;
+  }
+  assert.equal(replicas.filter((r) => r.isLeader()).length, 1, 'one leader, one follower');
+  const urlOf = (i: number) => replicas[i]?.webhookUrl as string;
+  // Conversion and validation through one replica, defaulting through the other: both serve, leader or not.
+  await cp.installCrds([generateCrd(MemcachedResource, {
+    servedVersions: [MemcachedV1beta1Resource],
+    conversion: { clientConfig: { url: `${urlOf(0)}/memcached/convert`, caBundle } },
+  })]);
+  const configurations = generateWebhookConfigurations({
+    resource: MemcachedResource,
+    operatorNamespace: OPERATOR_NS,
+    clientConfig: (route) => ({ url: `${urlOf(route === 'default' ? 1 : 0)}/memcached/${route}`, caBundle }),
+    default: {},
+    validate: {},
+  });
+  for (const configuration of configurations) await kubectlOk(['apply', '-f', '-'], JSON.stringify(configuration));
+  // The API server picks configurations up asynchronously: wait until a server-side dry run is defaulted.
+  await waitUntil('the defaulting webhook is called', async () => {
+    const res = await cp.kubectl(['create', '--dry-run=server', '-o', 'json', '-f', '-'], { input: memcached('probe', APPS, { size: 1 }) });
+    return res.code === 0 && (JSON.parse(res.stdout) as { spec: { resources?: unknown } }).spec.resources !== undefined;
+  }, { timeoutMs: 30_000 });
+});
+
+after(async () => {
+  for (const forwarder of replicas) await forwarder.stop({ graceMs: 0 });
+  await queue?.stop();
+  await invokeServer?.close();
+  await cp?.stop();
+  rmSync(tlsDir, { recursive: true, force: true });
+});
+
+test('defaulting: resources appear on create when not given (through v1alpha1 and v1beta1); given ones are kept', async () => {
+  await kubectlOk(['apply', '-f', '-'], memcached('plain', APPS, { size: 1 }));
+  const plain = await getJson('memcacheds.v1alpha1.cache.example.com', 'plain', APPS);
+  assert.deepEqual(plain.spec.resources, { requests: { cpu: '100m', memory: '96Mi' }, limits: { memory: '96Mi' } });
+
+  await kubectlOk(['apply', '-f', '-'], memcached('beta', APPS, { replicas: 1, memoryLimitMB: 128 }, 'v1beta1'));
+  const beta = await getJson('memcacheds.v1beta1.cache.example.com', 'beta', APPS);
+  assert.deepEqual(beta.spec.resources, { requests: { cpu: '100m', memory: '160Mi' }, limits: { memory: '160Mi' } });
+
+  const given = { limits: { memory: '512Mi' } };
+  await kubectlOk(['apply', '-f', '-'], memcached('given', APPS, { size: 1, resources: given }));
+  assert.deepEqual((await getJson('memcacheds.v1alpha1.cache.example.com', 'given', APPS)).spec.resources, given);
+});
+
+test('validation: a write past the namespace cap (read from the namespace label) is denied with the handler\'s message', async (t) => {
+  await kubectlOk(['apply', '-f', '-'], memcached('first', CAPPED, { size: 2 }));
+  const denied = await cp.kubectl(['apply', '-f', '-'], { input: memcached('second', CAPPED, { size: 2 }) });
+  assert.notEqual(denied.code, 0, 'the second Memcached must be refused');
+  t.diagnostic(`kubectl: ${denied.stderr.trim()}`);
+  assert.match(denied.stderr, /denied the request/);
+  assert.match(denied.stderr, /namespace capped allows at most 3 memcached pods/);
+  assert.match(denied.stderr, /spec\.size may be at most 1, not 2/);
+  // Within the cap it is admitted, also through v1beta1 (converted to the hub before validation).
+  await kubectlOk(['apply', '-f', '-'], memcached('second', CAPPED, { replicas: 1 }, 'v1beta1'));
+  const raised = await cp.kubectl(['patch', 'memcacheds.v1beta1.cache.example.com', 'second', '-n', CAPPED, '--type=merge', '-p', '{"spec":{"replicas":2}}']);
+  assert.notEqual(raised.code, 0);
+  assert.match(raised.stderr, /at most 1, not 2/);
+});
+
+test('validation: a spec check refuses the write before it reaches the controller', async () => {
+  const res = await cp.kubectl(['apply', '-f', '-'], { input: memcached('tight', APPS, { size: 1, memoryLimitMB: 128, resources: { limits: { memory: '64Mi' } } }) });
+  assert.notEqual(res.code, 0);
+  assert.match(res.stderr, /OOM-killed/);
+});
+
+test('conversion: written as v1alpha1, read as v1beta1 and back; patches through either version round-trip', async () => {
+  await kubectlOk(['apply', '-f', '-'], memcached('conv', APPS, { size: 2 }));
+  const asBeta = await getJson('memcacheds.v1beta1.cache.example.com', 'conv', APPS);
+  assert.equal(asBeta.apiVersion, 'cache.example.com/v1beta1');
+  assert.equal(asBeta.spec.replicas, 2);
+  assert.equal(asBeta.spec.size, undefined);
+
+  await kubectlOk(['patch', 'memcacheds.v1beta1.cache.example.com', 'conv', '-n', APPS, '--type=merge', '-p', '{"spec":{"replicas":1}}']);
+  const asAlpha = await getJson('memcacheds.v1alpha1.cache.example.com', 'conv', APPS);
+  assert.equal(asAlpha.spec.size, 1);
+  assert.equal(asAlpha.spec.replicas, undefined);
+
+  await kubectlOk(['patch', 'memcacheds.v1alpha1.cache.example.com', 'conv', '-n', APPS, '--type=merge', '-p', '{"spec":{"size":3}}']);
+  assert.equal((await getJson('memcacheds.v1beta1.cache.example.com', 'conv', APPS)).spec.replicas, 3);
+  // A list through v1beta1 converts every item.
+  const list = JSON.parse(await kubectlOk(['get', 'memcacheds.v1beta1.cache.example.com', '-n', APPS, '-o', 'json'])) as { items: { spec: Record<string, unknown> }[] };
+  assert.ok(list.items.length >= 2 && list.items.every((item) => typeof item.spec.replicas === 'number' && item.spec.size === undefined));
+});
+
+test('the endpoint refuses hostile requests without invoking the function', async () => {
+  const before = invokeServer.invocations[FUNCTION] ?? 0;
+  const call = (path: string, body: string, method = 'POST') => new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const req = https.request(`${replicas[0]?.webhookUrl}${path}`, { method, ca: caPem, headers: { 'Content-Type': 'application/json' } }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.once('error', reject);
+    req.end(body);
+  });
+  assert.equal((await call('/memcached/validate', '{not json')).status, 400);
+  assert.equal((await call('/other/validate', '{}')).status, 404);
+  assert.equal((await call('/memcached/../validate', '{}')).status, 404);
+  assert.equal((await call('/memcached/validate', '', 'GET')).status, 405);
+  const oversized = await call('/memcached/validate', `{"pad":"${'x'.repeat(6 * 1024 * 1024)}"}`);
+  assert.equal(oversized.status, 413);
+  assert.match(oversized.text, /larger than 6291456 bytes/);
+  assert.equal(invokeServer.invocations[FUNCTION] ?? 0, before);
+  const refused = await call('/memcached/validate', JSON.stringify({ kind: 'AdmissionReview', apiVersion: 'admission.k8s.io/v1', request: { uid: 'x', operation: 'NUKE' } }));
+  assert.equal(refused.status, 400);
+  assert.match(refused.text, /request\.operation must be one of/);
+  assert.equal((JSON.parse(refused.text) as { kind: string; code: number }).kind, 'Status');
+});
+
+test('function down: failurePolicy Fail refuses writes naming the webhook; the operator\'s namespace keeps working', async (t) => {
+  await invokeServer.close();
+  const res = await cp.kubectl(['apply', '-f', '-'], { input: memcached('while-down', APPS, { size: 1 }) });
+  assert.notEqual(res.code, 0, 'with failurePolicy Fail a write must not pass unchecked');
+  t.diagnostic(`kubectl: ${res.stderr.trim()}`);
+  assert.match(res.stderr, /failed calling webhook "default\.memcacheds\.cache\.example\.com"/);
+  assert.match(res.stderr, /webhook function memcached \(default\): cannot invoke it/, 'the forwarder\'s reason reaches the user');
+  // Excluded by the namespace selector: the operator can still write in its own namespace.
+  await kubectlOk(['apply', '-f', '-'], memcached('operator-own', OPERATOR_NS, { size: 1 }));
+  const own = await getJson('memcacheds.v1alpha1.cache.example.com', 'operator-own', OPERATOR_NS);
+  assert.equal(own.spec.resources, undefined, 'not defaulted: the webhook is not called there');
+});

@@ -1,0 +1,60 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { invokeBudgetMs, parseWebhookPath } from '../../../src/forwarder/webhook/server.ts';
+
+test('parseWebhookPath serves configured aliases and the three routes only', () => {
+  const functions = { memcached: 'arn:aws:lambda:eu-west-1:1:function:mc-webhook' };
+  assert.deepEqual(parseWebhookPath('/memcached/validate', functions), { alias: 'memcached', functionName: functions.memcached, route: 'validate' });
+  for (const path of ['/memcached/delete', '/other/validate', '/memcached/validate/', '/constructor/validate', '/__proto__/default', '/memcached/../validate', '//memcached/default', '/MEMCACHED/default']) {
+    assert.equal(parseWebhookPath(path, functions), undefined, path);
+  }
+});
+
+test('invokeBudgetMs keeps a margin under the API server\'s timeout and ignores nonsense', () => {
+  assert.equal(invokeBudgetMs('10s'), 9500);
+  assert.equal(invokeBudgetMs('30s'), 29_500);
+  assert.equal(invokeBudgetMs('1s'), 500);
+  for (const bad of [null, '', '0s', '31s', '10', '1e3s', '10m']) assert.equal(invokeBudgetMs(bad), 9500, String(bad));
+});
+
+test('hostile requests: any path, method and body get a 2xx/4xx answer and the endpoint keeps serving', async () => {
+  const { default: fc } = await import('fast-check');
+  const { startWebhookServer } = await import('../../../src/forwarder/webhook/server.ts');
+  const { createCertificateAuthority, issueCertificate } = await import('../../../src/testing/x509.ts');
+  const { silentLogger } = await import('../../../src/observability/log.ts');
+  const https = await import('node:https');
+  const ca = await createCertificateAuthority('fuzz-ca');
+  const serving = await issueCertificate(ca, { commonName: 'fuzz', hosts: ['127.0.0.1'], usage: 'server' });
+  let invocations = 0;
+  const server = await startWebhookServer({
+    host: '127.0.0.1', port: 0, certPem: serving.certPem, keyPem: serving.keyPem, functions: { memcached: 'fn' }, log: silentLogger,
+    invoke: async (_name, payload) => {
+      invocations++;
+      const review = (payload as { review: unknown }).review;
+      return { ok: true, payload: typeof review === 'object' && review !== null && !Array.isArray(review) ? { review } : { problem: 'not a review' } };
+    },
+  });
+  const call = (path: string, method: string, body: string) => new Promise<number>((resolve, reject) => {
+    const req = https.request(`${server.url}${path}`, { method, ca: ca.certPem }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.once('error', reject);
+    req.end(method === 'GET' || method === 'HEAD' ? undefined : body);
+  });
+  try {
+    await fc.assert(fc.asyncProperty(
+      fc.oneof(fc.constantFrom('/memcached/validate', '/memcached/default', '/memcached/convert'), fc.webPath()),
+      fc.constantFrom('POST', 'GET', 'PUT', 'DELETE'),
+      fc.oneof(fc.json(), fc.string(), fc.constant('')),
+      async (path, method, body) => {
+        const status = await call(encodeURI(path).replace(/%25/g, '%'), method, body);
+        assert.ok([200, 400, 404, 405].includes(status), `${method} ${path} answered ${status}`);
+      },
+    ), { numRuns: 150 });
+    assert.ok(invocations > 0, 'valid paths with JSON bodies were invoked');
+    assert.equal(await call('/memcached/validate', 'POST', '{"kind":"AdmissionReview"}'), 200, 'still serving');
+  } finally {
+    await server.close();
+  }
+});
