@@ -200,7 +200,7 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
   assert.deepEqual(rule.EventPattern, { source: ['operless'], detail: { kind: ['Memcached'] } });
   assert.deepEqual(rule.Targets, [{ Id: 'work-queue', Arn: getAtt('WorkQueue'), InputPath: '$.detail' }]);
   // One queue policy (a queue has one): the rule's Allow; no forwarderRoleArn here, so no Deny.
-  const statements = resolveValue(result.template, (resources.WorkQueuePolicy?.Properties as Json).PolicyDocument.Statement) as Json[];
+  const statements = resolveValue(result.template, (resources.WorkQueuePolicy?.Properties as Json | undefined)?.PolicyDocument.Statement) as Json[];
   assert.deepEqual(statements.map((st) => st.Sid), ['EventRuleSends']);
   assert.deepEqual(statements[0]!.Condition, { ArnEquals: { 'aws:SourceArn': getAtt('MemcachedEventRule') } });
   assert.deepEqual(statements[0]!.Principal, { Service: 'events.amazonaws.com' });
