@@ -104,7 +104,7 @@ module.exports = {
 
     // Examples built on the public library, as a user's operator would be.
     layer('memcached', ['core', 'kube', 'crd', 'contract', 'observability'], 'the reference operator uses only what an operator author can import (operless, operless/kube, operless/crd).'),
-    layer('baseline', ['core', 'forwarder', 'queue', 'kube', 'contract', 'retry', 'observability'], 'the benchmarks\' controller-runtime-style work queue reuses the runtime and the forwarder\'s watches for a fair comparison.'),
+    layer('baseline', ['core', 'forwarder', 'queue', 'kube', 'contract', 'retry', 'observability'], 'the benchmarks\' controller-runtime-style work queue reuses the runtime and the forwarder\'s watches for a fair comparison. No src/ layer may import it, so the npm package leaves it out (tsconfig.build.json exclude).'),
 
     // Tools on top.
     layer('project', [], 'reads a project\'s serverless.yml; shared by the bundler (scripts/) and the dev loop.'),

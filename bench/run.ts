@@ -76,9 +76,9 @@ export async function runBench(options: RunOptions): Promise<{ result: BenchResu
   let seq = 0;
   const ns = (what: string) => `${what}-${++seq}`;
   let costSource: { label: string; system: OperlessSystem; sqsRequests: number } | undefined;
-  const operless = (label: string, maxConcurrency: number, keysPerInvocation: number, coalesceWindowMs?: number) => async (namespace: string) => {
+  const operless = (label: string, maxConcurrency: number, keysPerInvocation: number, coalesceWindowMs?: number, ordering?: 'per-key') => async (namespace: string) => {
     env.sqsCounter.reset();
-    const system = await startOperless(env, { namespace, maxConcurrency, keysPerInvocation, label, ...(coalesceWindowMs !== undefined ? { coalesceWindowMs } : {}) });
+    const system = await startOperless(env, { namespace, maxConcurrency, keysPerInvocation, label, ...(coalesceWindowMs !== undefined ? { coalesceWindowMs } : {}), ...(ordering ? { ordering } : {}) });
     const stop = system.stop;
     return {
       ...system,
@@ -100,6 +100,8 @@ export async function runBench(options: RunOptions): Promise<{ result: BenchResu
   const withControllerRuntime = options.controllerRuntime ? [{ label: crLabel, start: controllerRuntime }] : [];
   const equal = `Operless (${s.equalInvocations} invocations × 1 key)`;
   const scale = `Operless (${s.scaleOutInvocations} invocations × ${s.scaleOutKeysPerInvocation} keys)`;
+  // ordering: per-key — a FIFO work queue by key (one reconcile of a key at a time) and a delay queue.
+  const perKey = `Operless per-key (${s.equalInvocations} invocations × 1 key)`;
   try {
     if (want('convergence')) {
       for (const n of s.sizes) {
@@ -111,6 +113,7 @@ export async function runBench(options: RunOptions): Promise<{ result: BenchResu
           ...withControllerRuntime,
           { label: equal, start: operless(equal, s.equalInvocations, 1) },
           { label: scale, start: operless(scale, s.scaleOutInvocations, s.scaleOutKeysPerInvocation) },
+          { label: perKey, start: operless(perKey, s.equalInvocations, 1, undefined, 'per-key') },
         ];
         // Repetitions interleave the systems (baseline, controller-runtime, Operless, scale-out, …): the
         // objects of earlier runs stay behind in the control plane and slow later runs down,

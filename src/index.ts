@@ -14,6 +14,7 @@
  */
 export { defineController, type Controller } from './core/controller.ts';
 export { toSqsHandler, type HandlerOptions, type SqsBatchHandler, type AnyController } from './core/handler.ts';
+export { toDelayMoverHandler, type MoverOptions } from './core/mover.ts';
 export {
   defineWebhook, toWebhookHandler,
   type Webhook, type WebhookSpec, type AdmissionContext, type Validation, type SpokeConversion, type WebhookHandlerOptions, type WebhookLambdaHandler, type WebhookResult,

@@ -18,7 +18,7 @@
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { SQSClient, GetQueueAttributesCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { SQSClient, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { startBaselineController, type BaselineController, type BaselineReconcile } from '../../src/baseline/controller.ts';
 import { encodeMessage, newMessage } from '../../src/contract/message.ts';
@@ -147,6 +147,11 @@ export interface OperlessOptions {
   readonly coalesceMaxWindowMs?: number;
   /** The event source mapping's MaximumBatchingWindowInSeconds (default 0). */
   readonly batchWindowSeconds?: number;
+  /**
+   * `per-key`: a FIFO work queue by object key and a delay queue whose batches the same
+   * handler moves (docs/architecture.md, "Per-key ordering"). Default `unordered`.
+   */
+  readonly ordering?: 'per-key' | 'unordered';
   /** Start without the forwarder (messages come from `enqueue` only). */
   readonly watch?: boolean;
   readonly label?: string;
@@ -164,9 +169,12 @@ let instance = 0;
 
 export async function startOperless(env: BenchEnv, options: OperlessOptions): Promise<OperlessSystem> {
   instance += 1;
-  const queueName = `bench-${instance}`;
-  const dlqName = `bench-${instance}-dlq`;
+  const perKey = options.ordering === 'per-key';
+  const suffix = perKey ? '.fifo' : '';
+  const queueName = `bench-${instance}${suffix}`;
+  const dlqName = `bench-${instance}-dlq${suffix}`;
   const { queueUrl, dlqUrl } = await env.createQueue(queueName, dlqName);
+  const delayQueueUrl = perKey ? (await env.createQueue(`bench-${instance}-delay`)).queueUrl : '';
   const fn = env.bundles.find((b) => b.name === 'memcached');
   if (!fn) throw new Error(`the function bundles have no "memcached" function (built: ${env.bundles.map((b) => b.name).join(', ')})`);
   // A fresh copy of the bundle per instance: its handler reads the environment when imported.
@@ -175,6 +183,7 @@ export async function startOperless(env: BenchEnv, options: OperlessOptions): Pr
   Object.assign(process.env, {
     OPERLESS_QUEUE_URL: queueUrl,
     OPERLESS_DLQ_URL: dlqUrl!,
+    OPERLESS_DELAY_QUEUE_URL: delayQueueUrl,
     OPERLESS_CLUSTER: CLUSTER_ID,
     OPERLESS_KUBECONFIG: env.cp.kubeconfigPath,
     OPERLESS_METRICS: 'off',
@@ -201,6 +210,11 @@ export async function startOperless(env: BenchEnv, options: OperlessOptions): Pr
     logger: silentLogger,
     onInvoke: (r) => invocations.push({ durationMs: r.durationMs, records: r.records }),
   });
+  // per-key: the same function also consumes the delay queue (it moves due follow-ups).
+  const mover = perKey
+    ? await startLambdaRunner({ queueUrl: delayQueueUrl, sqs: env.sqs, handler, functionName: 'memcached', maxConcurrency: 2, timeoutSeconds: 30, memoryLimitMB: 256, logger: silentLogger })
+    : undefined;
+  const port = createSqsQueue({ queueUrl, region: env.queues.region, client: env.sqs });
   let forwarder: Forwarder | undefined;
   if (options.watch !== false) {
     const ns = { namespaces: [options.namespace] };
@@ -226,12 +240,14 @@ export async function startOperless(env: BenchEnv, options: OperlessOptions): Pr
     ready: forwarder ? forwarder.ready : Promise.resolve(),
     reconciles: () => runner.stats.recordsDeleted,
     async enqueue(namespace, names, reason = 'Resync') {
+      // Through the queue port: to a FIFO queue it adds the key's group.
       for (let i = 0; i < names.length; i += 10) {
         const entries = names.slice(i, i + 10).map((name, j) => ({
-          Id: String(j),
-          MessageBody: encodeMessage(newMessage({ cluster: CLUSTER_ID, apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, namespace, name }, reason)),
+          id: String(j),
+          body: encodeMessage(newMessage({ cluster: CLUSTER_ID, apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, namespace, name }, reason)),
         }));
-        await env.sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
+        const { failed } = await port.sendBatch(entries);
+        if (failed.length > 0) throw new Error(`enqueue: ${failed.length} entries rejected: ${failed[0]!.code} ${failed[0]!.message}`);
       }
     },
     async stopWatching() {
@@ -240,7 +256,7 @@ export async function startOperless(env: BenchEnv, options: OperlessOptions): Pr
     },
     async stop() {
       await forwarder?.stop({ graceMs: 2000 });
-      await runner.stop();
+      await Promise.all([runner.stop(), mover?.stop()]);
     },
   };
 }

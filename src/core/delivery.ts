@@ -7,12 +7,20 @@
  *
  * A missing queue URL is a failed send naming the variable to set, not a crash: the records
  * come back and, after maxReceiveCount, reach the DLQ by the queue's redrive policy.
+ *
+ * Per-key mode (the work queue is FIFO, docs/architecture.md "Per-key ordering"): FIFO takes
+ * no per-message delay, so a follow-up with a delay goes to the delay queue
+ * (`OPERLESS_DELAY_QUEUE_URL`), where the mover (mover.ts) moves it into the work queue when
+ * due. A requeue or retry carries its merge id (queue/fifo.ts `requeueMergeId`) as the message
+ * attribute `operless.mergeId`, so equal requeues of a key merge there; a hand-back (no delay)
+ * goes straight to the work queue, never merged.
  */
-import { encodeMessage, type ReconcileMessage } from '../contract/message.ts';
+import { encodeMessage, objectKey, type ReconcileMessage } from '../contract/message.ts';
 import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_FAILED_AT, DLQ_ATTRIBUTE_REASON, truncateError, type DlqReason } from '../contract/dlq.ts';
 import { errorMessage, type Logger } from '../observability/log.ts';
 import type { Span } from '@opentelemetry/api';
 import type { EntryTrace } from '../queue/port.ts';
+import { isFifoQueueUrl, MERGE_ID_ATTRIBUTE, requeueMergeId } from '../queue/fifo.ts';
 import type { MessageSender } from '../queue/sender.ts';
 import type { FollowUp } from './followup.ts';
 import type { Metrics } from './metrics.ts';
@@ -23,6 +31,8 @@ import { withFollowUpSpan } from './trace.ts';
 export interface DeliveryTarget {
   readonly queueUrl: string | undefined;
   readonly deadLetterQueueUrl: string | undefined;
+  /** Per-key mode: the standard queue that holds delayed follow-ups until they are due. */
+  readonly delayQueueUrl: string | undefined;
   readonly sender: () => Promise<MessageSender>;
   readonly metrics: Metrics;
   readonly now: () => number;
@@ -32,7 +42,7 @@ export interface DeliveryTarget {
 export async function deliver(target: DeliveryTarget, log: Logger, controllerName: string, body: string, followUp: FollowUp, span?: Span): Promise<KeyOutcome> {
   try {
     if (followUp.type === 'send') {
-      await withFollowUpSpan('send', span, (trace) => sendFollowUp(target, followUp.message, followUp.delaySeconds, trace));
+      await withFollowUpSpan('send', span, (trace) => sendFollowUp(target, followUp.message, followUp.delaySeconds, MERGED_LABELS.has(followUp.label), trace));
     } else if (followUp.type === 'deadLetter') {
       await withFollowUpSpan('deadLetter', span, (trace) => sendDeadLetter(target, body, followUp.reason, followUp.error, trace));
       target.metrics.deadLetter(controllerName, followUp.reason);
@@ -46,12 +56,28 @@ export async function deliver(target: DeliveryTarget, log: Logger, controllerNam
   }
 }
 
-async function sendFollowUp(target: DeliveryTarget, message: ReconcileMessage, delaySeconds: number, trace?: EntryTrace): Promise<void> {
+/** Follow-ups that merge in per-key mode: requeues and retries (not a re-delay or a hand-back). */
+const MERGED_LABELS: ReadonlySet<string> = new Set(['requeue_after', 'error', 'conflict', 'throttled']);
+
+async function sendFollowUp(target: DeliveryTarget, message: ReconcileMessage, delaySeconds: number, merges: boolean, trace?: EntryTrace): Promise<void> {
   if (!target.queueUrl) {
     throw new Error('OPERLESS_QUEUE_URL is not set: the function cannot requeue or retry; set it to the work queue URL (serverless.yml does)');
   }
   const sender = await target.sender();
-  await sender.send(target.queueUrl, { body: encodeMessage(message), delaySeconds, ...(trace ? { trace } : {}) });
+  const body = encodeMessage(message);
+  if (delaySeconds === 0 || !isFifoQueueUrl(target.queueUrl)) {
+    await sender.send(target.queueUrl, { body, delaySeconds, ...(trace ? { trace } : {}) });
+    return;
+  }
+  if (!target.delayQueueUrl) {
+    throw new Error('OPERLESS_DELAY_QUEUE_URL is not set: the work queue is FIFO (per-key ordering), which takes no delayed message; set it to the delay queue URL (serverless.yml does with ordering: per-key)');
+  }
+  const now = target.now();
+  const dueAt = message.notBefore ?? now + delaySeconds * 1000;
+  const attributes = merges
+    ? { [MERGE_ID_ATTRIBUTE]: requeueMergeId({ key: objectKey(message), reason: message.reason, delaySeconds: Math.round((dueAt - now) / 1000), dueAt }) }
+    : undefined;
+  await sender.send(target.delayQueueUrl, { body, delaySeconds, ...(attributes ? { attributes } : {}), ...(trace ? { trace } : {}) });
 }
 
 /** Moves `body`, unchanged, to the DLQ with why. Throws when the DLQ did not accept it. */

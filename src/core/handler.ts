@@ -28,8 +28,14 @@
  * answer deadline gives the work still running `unfinished`, and `batchResponse` folds the
  * outcomes into `batchItemFailures` in one place.
  *
+ * Per-key mode (a FIFO work queue): delayed follow-ups go through the delay queue
+ * (delivery.ts), and `batchResponse` applies Lambda's FIFO rule (a failed record fails the
+ * rest of its group in the batch). A batch from the delay queue itself (its event source
+ * mapping invokes the same function) is handed to the mover (mover.ts), which moves due
+ * follow-ups into the work queue.
+ *
  * Configuration: explicit options override the environment — `OPERLESS_QUEUE_URL`
- * (follow-ups), `OPERLESS_DLQ_URL`, `OPERLESS_CLUSTER` (the cluster id served),
+ * (follow-ups), `OPERLESS_DLQ_URL`, `OPERLESS_DELAY_QUEUE_URL` (per-key mode), `OPERLESS_CLUSTER` (the cluster id served),
  * `OPERLESS_CONCURRENCY` (default 8), `OPERLESS_BUDGET_RESERVE_MS`; the SQS endpoint through
  * the SDK's `AWS_ENDPOINT_URL_SQS`. A reserve at or above the time an invocation starts with
  * (the function's timeout) is refused: the invocation throws, naming the setting and the
@@ -48,6 +54,7 @@ import { mapBounded } from './concurrency.ts';
 import type { Controller } from './controller.ts';
 import { sendDeadLetter, type DeliveryTarget } from './delivery.ts';
 import { handleKey, type KeyRun } from './key.ts';
+import { toDelayMoverHandler } from './mover.ts';
 import { batchResponse, UNFINISHED, type KeyOutcome, type SettledWork } from './outcome.ts';
 import type { KubeObject } from '../kube/types.ts';
 
@@ -56,6 +63,8 @@ export interface HandlerOptions {
   readonly queueUrl?: string;
   /** Dead-letter queue (default `OPERLESS_DLQ_URL`). */
   readonly deadLetterQueueUrl?: string;
+  /** Per-key mode: the delay queue for delayed follow-ups (default `OPERLESS_DELAY_QUEUE_URL`). */
+  readonly delayQueueUrl?: string;
   /** Cluster id this function serves (default `OPERLESS_CLUSTER`); used by the default client factory. */
   readonly cluster?: string;
   /** Keys reconciled at once (default `OPERLESS_CONCURRENCY` or 8). */
@@ -79,6 +88,7 @@ export type SqsBatchHandler = (event: SQSEvent, context: Context) => Promise<SQS
 interface Resolved {
   queueUrl: string | undefined;
   deadLetterQueueUrl: string | undefined;
+  delayQueueUrl: string | undefined;
   concurrency: number;
   reserveMs: number | undefined;
   /** Where `reserveMs` came from, for error messages. */
@@ -102,7 +112,23 @@ export function toSqsHandler(controllers: AnyController | readonly AnyController
     if (!c || typeof c.handles !== 'function') throw new TypeError('toSqsHandler takes controllers made by defineController(spec), not raw specs');
   }
   const config = resolveOptions(options);
-  return (event, context) => handleBatch(list, config, event, context);
+  const mover = config.delayQueueUrl
+    ? toDelayMoverHandler({ queueUrl: config.queueUrl ?? '', delayQueueUrl: config.delayQueueUrl, concurrency: config.concurrency, sender: lazyMessageSender(config.sender), log: config.log, now: config.now })
+    : undefined;
+  return (event, context) => (mover && isFromQueue(event, config.delayQueueUrl)
+    ? mover(event)
+    : handleBatch(list, config, event, context));
+}
+
+/** True when the batch came from the queue at `queueUrl` (an event source mapping reads one queue). */
+function isFromQueue(event: SQSEvent, queueUrl: string | undefined): boolean {
+  const arn = event.Records?.[0]?.eventSourceARN;
+  return queueUrl !== undefined && arn !== undefined && arn.slice(arn.lastIndexOf(':') + 1) === queueUrl.replace(/\/+$/, '').split('/').pop();
+}
+
+/** A sender that resolves `load` on its first send. */
+function lazyMessageSender(load: () => Promise<MessageSender>): MessageSender {
+  return { send: async (queueUrl, message) => (await load()).send(queueUrl, message) };
 }
 
 function envNumber(name: string): number | undefined {
@@ -119,6 +145,7 @@ function resolveOptions(options: HandlerOptions): Resolved {
   return {
     queueUrl: options.queueUrl ?? (process.env.OPERLESS_QUEUE_URL || undefined),
     deadLetterQueueUrl: options.deadLetterQueueUrl ?? (process.env.OPERLESS_DLQ_URL || undefined),
+    delayQueueUrl: options.delayQueueUrl ?? (process.env.OPERLESS_DELAY_QUEUE_URL || undefined),
     concurrency: Math.max(1, Math.floor(options.concurrency ?? envNumber('OPERLESS_CONCURRENCY') ?? 8)),
     reserveMs: options.budgetReserveMs ?? envNumber('OPERLESS_BUDGET_RESERVE_MS'),
     reserveSource: options.budgetReserveMs !== undefined ? 'the budgetReserveMs option of toSqsHandler' : 'OPERLESS_BUDGET_RESERVE_MS',

@@ -15,7 +15,10 @@
  *
  * Guarantees (pure): a record is acknowledged only when the work it belongs to ended with an
  * acknowledging outcome; a record no outcome covers is reported as a failure, so nothing is
- * lost; failures keep the order of the batch's records, each reported once.
+ * lost; failures keep the order of the batch's records, each reported once. From a FIFO queue
+ * (records carry `MessageGroupId`), Lambda's rule holds: after a group's first failed record,
+ * every later record of that group is reported failed too, so SQS never delivers a group's
+ * later message before an earlier one.
  */
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { DlqReason } from '../contract/dlq.ts';
@@ -76,11 +79,15 @@ export function batchResponse(records: readonly SQSRecord[], settled: readonly S
     for (const record of work.records) into.add(record.messageId);
   }
   const reported = new Set<string>();
+  const failedGroups = new Set<string>();
   const batchItemFailures: { itemIdentifier: string }[] = [];
-  for (const { messageId } of records) {
+  for (const { messageId, attributes } of records) {
     if (reported.has(messageId)) continue;
-    if (failed.has(messageId) || !acknowledged.has(messageId)) {
+    const group = (attributes as { MessageGroupId?: string } | undefined)?.MessageGroupId;
+    const groupFailed = group !== undefined && failedGroups.has(group);
+    if (groupFailed || failed.has(messageId) || !acknowledged.has(messageId)) {
       reported.add(messageId);
+      if (group !== undefined) failedGroups.add(group);
       batchItemFailures.push({ itemIdentifier: messageId });
     }
   }

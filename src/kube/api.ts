@@ -19,6 +19,8 @@ export { KubeApiError } from './errors.ts';
 export interface RequestOptions {
   readonly body?: unknown;
   readonly contentType?: string;
+  /** The `Accept` header (default `application/json`). */
+  readonly accept?: string;
   /** Query parameters, set on top of a query string the path may carry. */
   readonly query?: QueryParams;
   /** Deadline for the whole request (default: the transport's, 60 s). */
@@ -26,18 +28,35 @@ export interface RequestOptions {
   readonly signal?: AbortSignal;
 }
 
+export interface WatchOptions {
+  /** Query parameters, set on top of a query string the path may carry (`watch=true` is always added). */
+  readonly query?: QueryParams;
+  /** The `Accept` header (default `application/json`), e.g. `PARTIAL_METADATA_WATCH`. */
+  readonly accept?: string;
+}
+
+/**
+ * Media types that make the API server send only objects' metadata (`PartialObjectMetadata`:
+ * apiVersion meta.k8s.io/v1, kind, full `metadata` — no spec, no status), for any resource
+ * including custom ones: one for a LIST (`PartialObjectMetadataList`), one for a watch (its
+ * events carry `PartialObjectMetadata`). Plain JSON is the fallback a server without the
+ * conversion may answer with.
+ */
+export const PARTIAL_METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, application/json';
+export const PARTIAL_METADATA_WATCH = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json';
+
 export interface KubeApi {
   /** Base URL of the API server (for logs). */
   readonly server: string;
   /** The parsed JSON body of a 2xx answer to `method path` (undefined for an empty body). */
   requestJson<T = unknown>(method: KubeRequest['method'], path: string, options?: RequestOptions): Promise<T>;
   /**
-   * Opens a watch on a collection path (which may carry a query string; `watch=true` is
-   * added); resolves when the response started streaming (after a 200) and calls `onEvent`
+   * Opens a watch on a collection path with `options.query` (`watch=true` is added);
+   * resolves when the response started streaming (after a 200) and calls `onEvent`
    * per event. `ended` settles when the stream ends: resolves on a clean close or an abort,
    * rejects on a transport error. A non-200 answer rejects the returned promise.
    */
-  watch(path: string, onEvent: (event: WatchEvent) => void, signal: AbortSignal): Promise<{ ended: Promise<void> }>;
+  watch(path: string, onEvent: (event: WatchEvent) => void, signal: AbortSignal, options?: WatchOptions): Promise<{ ended: Promise<void> }>;
   /** Closes the pooled connections. */
   close?(): Promise<void>;
 }
@@ -50,7 +69,7 @@ export function kubeApiOf(transport: KubeTransport): KubeApi {
       const { body } = await transport.request({ method, path, ...options });
       return body as T;
     },
-    watch: (path, onEvent, signal) => transport.watch({ path, signal }, onEvent),
+    watch: (path, onEvent, signal, options = {}) => transport.watch({ path, signal, ...options }, onEvent),
     close: () => transport.close(),
   };
 }

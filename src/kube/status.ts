@@ -5,6 +5,13 @@
  * status would wake the forwarder and everyone else watching, for nothing.
  *
  * `observedGeneration` is set from `metadata.generation` unless the reconcile set it.
+ *
+ * Stale writes are refused: the applied object carries the `resourceVersion` the reconcile
+ * read (server-side apply treats it as a precondition), so a reconcile that read an older
+ * state of the object — a slower duplicate in unordered mode, a reconcile abandoned by its
+ * budget that resumes later — gets a 409 Conflict instead of overwriting the status a newer
+ * reconcile wrote (an older `observedGeneration`, which no event would ever correct: a
+ * primary's status-only changes send no message). The runtime retries a 409 with fresh state.
  */
 import type { KindRef, KubeClient, KubeObject } from './types.ts';
 
@@ -39,7 +46,11 @@ export async function updateStatus<T extends KubeObject>(
   const body: KubeObject = {
     apiVersion: object.apiVersion,
     kind: object.kind,
-    metadata: { name: object.metadata.name, ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}) },
+    metadata: {
+      name: object.metadata.name,
+      ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
+      ...(object.metadata.resourceVersion ? { resourceVersion: object.metadata.resourceVersion } : {}),
+    },
     status: desired,
   };
   return client.applyStatus<T>(kind, body);

@@ -45,11 +45,17 @@ export const DEFAULT_WATCH_CONNECT_TIMEOUT_MS = 30_000;
 
 export type QueryParams = Readonly<Record<string, string | number | boolean | undefined>>;
 
-export interface KubeRequest {
-  readonly method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+/** Where a request or a watch goes, and what it accepts back. */
+export interface RequestTarget {
   /** Path below the server URL; may carry a query string of its own. */
   readonly path: string;
   readonly query?: QueryParams;
+  /** The `Accept` header (default `application/json`), e.g. a `PartialObjectMetadata` media type. */
+  readonly accept?: string | undefined;
+}
+
+export interface KubeRequest extends RequestTarget {
+  readonly method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
   readonly body?: unknown;
   readonly contentType?: string;
   readonly signal?: AbortSignal | undefined;
@@ -70,10 +76,8 @@ export interface WatchEvent {
   readonly object: Record<string, unknown>;
 }
 
-export interface WatchRequest {
-  /** Collection path; `watch=true` is added. May carry a query string of its own. */
-  readonly path: string;
-  readonly query?: QueryParams;
+/** A watch of a collection path (`watch=true` is added to the query). */
+export interface WatchRequest extends RequestTarget {
   /** Ends the watch: `ended` resolves. */
   readonly signal: AbortSignal;
   /** How long the response may take to start, in ms (default `DEFAULT_WATCH_CONNECT_TIMEOUT_MS`; 0 = none). */
@@ -128,7 +132,7 @@ interface Connection {
    * The request options with this transport's credentials and pool. Outside the network
    * error handling on purpose: a credential failure (exec plugin, EKS token) keeps its own message.
    */
-  prepare(method: KubeRequest['method'], body: string | undefined, contentType: string | undefined, signal: AbortSignal | undefined): Promise<http.RequestOptions>;
+  prepare(method: KubeRequest['method'], body: string | undefined, contentType: string | undefined, signal: AbortSignal | undefined, accept: string | undefined): Promise<http.RequestOptions>;
   /** The server answered 401: cached credentials and tokens are dropped (the next request asks again). */
   unauthorized(): void;
 }
@@ -149,10 +153,10 @@ export function createTransport(source: EndpointAuth | KubeConfig, options: Tran
     server,
     base,
     secure,
-    async prepare(method, body, contentType, signal) {
+    async prepare(method, body, contentType, signal, accept) {
       const creds = await credentials.get();
       const bearer = auth.bearerToken ? await auth.bearerToken() : undefined;
-      return { method, headers: requestHeaders(creds, userAgent, bearer, body, contentType), agent: pool.agentFor(creds), ...(signal ? { signal } : {}) };
+      return { method, headers: requestHeaders(creds, userAgent, bearer, body, contentType, accept), agent: pool.agentFor(creds), ...(signal ? { signal } : {}) };
     },
     unauthorized() {
       credentials.clear();
@@ -224,9 +228,9 @@ export function tlsAgentOptions(c: EndpointCredentials): https.AgentOptions {
   };
 }
 
-/** The headers of one request: the credentials' own, JSON accept, user agent, bearer token, body type and length. Pure. */
-export function requestHeaders(creds: EndpointCredentials, userAgent: string, bearerToken: string | undefined, body: string | undefined, contentType: string | undefined): Record<string, string> {
-  const headers: Record<string, string> = { ...creds.headers, Accept: 'application/json', 'User-Agent': userAgent };
+/** The headers of one request: the credentials' own, accept (JSON unless given), user agent, bearer token, body type and length. Pure. */
+export function requestHeaders(creds: EndpointCredentials, userAgent: string, bearerToken: string | undefined, body: string | undefined, contentType: string | undefined, accept?: string): Record<string, string> {
+  const headers: Record<string, string> = { ...creds.headers, Accept: accept ?? 'application/json', 'User-Agent': userAgent };
   if (bearerToken !== undefined) headers.Authorization = `Bearer ${bearerToken}`;
   if (body !== undefined) {
     headers['Content-Type'] = contentType ?? 'application/json';
@@ -262,7 +266,7 @@ async function sendRequest(conn: Connection, req: KubeRequest): Promise<KubeResp
   const label = `${req.method} ${req.path}`;
   const body = req.body === undefined ? undefined : JSON.stringify(req.body);
   const url = requestUrl(conn.base, req.path, req.query);
-  const init = await conn.prepare(req.method, body, req.contentType, req.signal);
+  const init = await conn.prepare(req.method, body, req.contentType, req.signal, req.accept);
   let status: number;
   let text: string;
   let retryAfter: string | null;
@@ -298,7 +302,7 @@ async function openWatch(conn: Connection, req: WatchRequest, onEvent: (event: W
   const { signal } = req;
   const label = `GET ${req.path}`;
   const url = requestUrl(conn.base, req.path, { ...req.query, watch: true });
-  const init = await conn.prepare('GET', undefined, undefined, signal);
+  const init = await conn.prepare('GET', undefined, undefined, signal, req.accept);
   let opened: Opened | undefined;
   try {
     opened = await send(conn.secure, url, init, undefined, req.timeoutMs ?? DEFAULT_WATCH_CONNECT_TIMEOUT_MS);

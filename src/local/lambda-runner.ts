@@ -17,6 +17,11 @@
  *   identifier not in the batch, a non-object) fails the whole batch, as AWS documents.
  * - A thrown error or a timeout deletes nothing: every record reappears after the visibility
  *   timeout with a higher receive count, and the queue's redrive policy applies.
+ * - FIFO queues (URL ending in `.fifo`): the queue gives a group's messages in order and none
+ *   while one is in flight; batches hold at most 10 records; a record reported failed stops
+ *   the rest of its group in that batch — they stay in the queue even when the handler did not
+ *   report them (logged as a handler that breaks Lambda's FIFO rule), so a group is never
+ *   consumed out of order.
  *
  * - Its own connections: the pollers talk to the queue through a client of their own (same
  *   region, credentials and endpoint as `sqs`) with one socket per poller. Long polls hold a
@@ -201,6 +206,28 @@ export function settleBatch(recordIds: readonly string[], response: unknown, rep
   };
 }
 
+/**
+ * A settlement on a FIFO queue: after a group's first retried record, every later record of
+ * that group is retried too (Lambda's rule for FIFO partial batch responses). `groups` gives
+ * each record's `MessageGroupId`, in batch order. Pure.
+ */
+export function fifoSettlement(records: readonly { id: string; group: string | undefined }[], settlement: Settlement): Settlement & { stopped: string[] } {
+  const retry = new Set(settlement.retryIds);
+  const failedGroups = new Set<string>();
+  const stopped: string[] = [];
+  for (const { id, group } of records) {
+    if (group === undefined) continue;
+    if (retry.has(id)) failedGroups.add(group);
+    else if (failedGroups.has(group)) {
+      retry.add(id);
+      stopped.push(id);
+    }
+  }
+  if (stopped.length === 0) return { ...settlement, stopped };
+  const order = records.map((r) => r.id);
+  return { ...settlement, deleteIds: order.filter((id) => !retry.has(id)), retryIds: order.filter((id) => retry.has(id)), stopped };
+}
+
 export interface LambdaContextOptions {
   readonly functionName: string;
   readonly region: string;
@@ -318,6 +345,9 @@ function runnerSettings(options: LambdaRunnerOptions): RunnerSettings {
   checkRange('batchWindowSeconds', settings.windowSeconds, 0, 300);
   checkRange('maxConcurrency', settings.concurrency, 1, 1000);
   checkRange('timeoutSeconds', settings.timeoutSeconds, 1, 900);
+  if (options.queueUrl.endsWith('.fifo') && settings.batchSize > 10) {
+    throw new Error(`batchSize ${settings.batchSize}: a FIFO queue's event source takes at most 10 records per batch.`);
+  }
   if (settings.batchSize > 10 && settings.windowSeconds < 1) {
     throw new Error(`batchSize ${settings.batchSize} needs batchWindowSeconds of at least 1 (Lambda requires a batching window for batches above 10).`);
   }
@@ -433,7 +463,9 @@ async function invoke(run: RunContext, messages: Message[]): Promise<void> {
   stats.invocations++;
   stats.inFlight++;
   stats.recordsReceived += ids.length;
-  const { settlement, outcome, error } = await callHandler(run, event, context, ids);
+  const handled = await callHandler(run, event, context, ids);
+  const { outcome, error } = handled;
+  const settlement = run.options.queueUrl.endsWith('.fifo') ? fifoStop(run, handled.settlement, event, requestId) : handled.settlement;
   if (outcome === 'timeout') stats.timedOutInvocations++;
   if (outcome === 'error' || outcome === 'invalid-response') stats.failedInvocations++;
   const toDelete = new Set(settlement.deleteIds);
@@ -446,6 +478,16 @@ async function invoke(run: RunContext, messages: Message[]): Promise<void> {
   if (error) run.log.warn(`invocation ${outcome}: ${error}`, fields);
   else run.log.debug('invocation done', fields);
   run.options.onInvoke?.({ requestId, outcome, records: ids.length, deleted: settlement.deleteIds, retried: settlement.retryIds, durationMs, ...(error ? { error } : {}), stats: { ...stats } });
+}
+
+/** FIFO: the records after a group's failed one stay in the queue; a handler that acknowledged them is named in a warning. */
+function fifoStop(run: RunContext, settlement: Settlement, event: SQSEvent, requestId: string): Settlement {
+  const records = event.Records.map((r) => ({ id: r.messageId, group: (r.attributes as { MessageGroupId?: string }).MessageGroupId }));
+  const settled = fifoSettlement(records, settlement);
+  if (settled.stopped.length > 0) {
+    run.log.warn('the handler acknowledged records that follow a failed record of their message group; keeping them in the queue (Lambda\'s FIFO rule: report every later record of a failed group as failed)', { requestId, kept: settled.stopped });
+  }
+  return settled;
 }
 
 /** Gives back messages gathered for a batch that will not be invoked (on stop). */

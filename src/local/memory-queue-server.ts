@@ -27,7 +27,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { ACCOUNT_ID, MAX_BATCH_BYTES, MAX_WAIT_TIME_SECONDS, MemoryBroker, QueueError, type Clock, type MessageAttributes, type ReceivedMessage } from './memory-queue.ts';
+import { ACCOUNT_ID, MAX_BATCH_BYTES, MAX_WAIT_TIME_SECONDS, MemoryBroker, QueueError, type Clock, type MessageAttributes, type ReceivedMessage, type SendInput } from './memory-queue.ts';
 
 /** A queue and its DLQ: what the embedded queue and the test harness's `startBroker` (ElasticMQ) both take. */
 export interface QueueSpec {
@@ -173,8 +173,11 @@ function createQueueFrom(state: ServerState, spec: QueueSpec): string {
   if (spec.visibilityTimeoutSeconds !== undefined) attributes.VisibilityTimeout = String(spec.visibilityTimeoutSeconds);
   if (spec.delaySeconds !== undefined) attributes.DelaySeconds = String(spec.delaySeconds);
   if (spec.receiveMessageWaitSeconds !== undefined) attributes.ReceiveMessageWaitTimeSeconds = String(spec.receiveMessageWaitSeconds);
+  // A name ending in .fifo is a FIFO queue (as in the broker's config, testing/config.ts).
+  const fifo = (name: string): Record<string, string> => (name.endsWith('.fifo') ? { FifoQueue: 'true' } : {});
+  Object.assign(attributes, fifo(spec.name));
   if (spec.dlq) {
-    const dlq = state.broker.createQueue(spec.dlq.name);
+    const dlq = state.broker.createQueue(spec.dlq.name, fifo(spec.dlq.name));
     attributes.RedrivePolicy = JSON.stringify({ deadLetterTargetArn: dlq.arn, maxReceiveCount: spec.dlq.maxReceiveCount });
   }
   state.broker.createQueue(spec.name, attributes);
@@ -243,13 +246,13 @@ function messageOperations(state: ServerState): Record<string, Operation> {
   return {
     SendMessage: (input) => {
       const result = state.broker.sendMessage(queueNameOf(input.QueueUrl), sendInput(input));
-      return compact({ MessageId: result.messageId, MD5OfMessageBody: result.md5OfMessageBody, MD5OfMessageAttributes: result.md5OfMessageAttributes });
+      return compact({ MessageId: result.messageId, MD5OfMessageBody: result.md5OfMessageBody, MD5OfMessageAttributes: result.md5OfMessageAttributes, SequenceNumber: result.sequenceNumber });
     },
     SendMessageBatch: (input) => {
       const entries = entryList(input.Entries).map((entry) => ({ id: entry.Id as string, ...sendInput(entry) }));
       const result = state.broker.sendMessageBatch(queueNameOf(input.QueueUrl), entries);
       return {
-        Successful: result.successful.map((s) => compact({ Id: s.id, MessageId: s.messageId, MD5OfMessageBody: s.md5OfMessageBody, MD5OfMessageAttributes: s.md5OfMessageAttributes })),
+        Successful: result.successful.map((s) => compact({ Id: s.id, MessageId: s.messageId, MD5OfMessageBody: s.md5OfMessageBody, MD5OfMessageAttributes: s.md5OfMessageAttributes, SequenceNumber: s.sequenceNumber })),
         Failed: result.failed.map(failure),
       };
     },
@@ -384,7 +387,7 @@ function toWireMessage(message: ReceivedMessage): Json {
   });
 }
 
-function sendInput(input: Json): { body: string; delaySeconds: number | undefined; messageAttributes: MessageAttributes; awsTraceHeader: string | undefined } {
+function sendInput(input: Json): SendInput & { body: string } {
   const attributes: Record<string, { DataType: string; StringValue?: string; BinaryValue?: Uint8Array }> = {};
   const wire = (input.MessageAttributes ?? {}) as Record<string, Json>;
   for (const [name, value] of Object.entries(wire)) {
@@ -401,6 +404,8 @@ function sendInput(input: Json): { body: string; delaySeconds: number | undefine
     delaySeconds: optionalNumber(input.DelaySeconds),
     messageAttributes: attributes,
     awsTraceHeader: typeof trace === 'string' ? trace : undefined,
+    groupId: typeof input.MessageGroupId === 'string' ? input.MessageGroupId : undefined,
+    deduplicationId: typeof input.MessageDeduplicationId === 'string' ? input.MessageDeduplicationId : undefined,
   };
 }
 

@@ -8,7 +8,11 @@
  * `SentTimestamp`, redrive to a dead-letter queue once a message would be received more than
  * `maxReceiveCount` times (the move happens at receive time, as in SQS), batch limits
  * (10 entries, distinct ids, 1 MiB total), message size, message attributes with SQS's MD5,
- * retention, and the three approximate counts of GetQueueAttributes.
+ * retention, and the three approximate counts of GetQueueAttributes. FIFO queues (name ending
+ * in `.fifo`, `FifoQueue: true`): `MessageGroupId` required; a group's messages are received
+ * in order and none while one of the group is in flight; `MessageDeduplicationId` (or
+ * `ContentBasedDeduplication`) with SQS's 5-minute window, kept after deletion, per queue or
+ * per group (`DeduplicationScope`); per-message delays refused; `SequenceNumber`.
  *
  * Guarantees:
  * - Deterministic given its clock: time comes only from the injected `Clock`; nothing here
@@ -19,7 +23,7 @@
  * - At-least-once like SQS: a received message is hidden, not removed, until deleted with
  *   its most recent receipt handle; a stale handle is accepted and ignored (as SQS documents).
  *
- * Not modelled: FIFO queues, dedup, KMS, tags on messages, long polling (the HTTP adapter
+ * Not modelled: FIFO throughput limits, KMS, tags on messages, long polling (the HTTP adapter
  * waits, using `earliestChangeAt` and the change listener), and SQS's approximateness
  * (counts and receives here are exact; real SQS may return fewer messages than available).
  */
@@ -71,17 +75,30 @@ export interface QueueSettings {
   maximumMessageSize: number;
   messageRetentionPeriodSeconds: number;
   redrivePolicy?: RedrivePolicy | undefined;
+  fifo: boolean;
+  contentBasedDeduplication: boolean;
+  /** FIFO: deduplication ids are unique per queue or per message group. */
+  deduplicationScope: 'queue' | 'messageGroup';
 }
+
+/** SQS's FIFO deduplication interval. */
+export const DEDUPLICATION_WINDOW_MS = 5 * 60 * 1000;
 
 export interface SendInput {
   readonly body: string;
   readonly delaySeconds?: number | undefined;
   readonly messageAttributes?: MessageAttributes | undefined;
   readonly awsTraceHeader?: string | undefined;
+  /** FIFO: `MessageGroupId`. */
+  readonly groupId?: string | undefined;
+  /** FIFO: `MessageDeduplicationId`. */
+  readonly deduplicationId?: string | undefined;
 }
 
 export interface SendResult {
   readonly messageId: string;
+  /** FIFO: `SequenceNumber`. */
+  readonly sequenceNumber?: string | undefined;
   readonly md5OfMessageBody: string;
   readonly md5OfMessageAttributes?: string | undefined;
 }
@@ -135,6 +152,8 @@ interface StoredMessage {
   readonly md5OfMessageAttributes: string | undefined;
   readonly awsTraceHeader: string | undefined;
   readonly sentAt: number;
+  readonly groupId: string | undefined;
+  readonly deduplicationId: string | undefined;
   /** Set when SQS moved the message here from a source queue by redrive. */
   deadLetterQueueSourceArn: string | undefined;
   visibleAt: number;
@@ -145,11 +164,9 @@ interface StoredMessage {
 
 const SYSTEM_ATTRIBUTES = [
   'ApproximateReceiveCount', 'ApproximateFirstReceiveTimestamp', 'SentTimestamp', 'SenderId',
-  'AWSTraceHeader', 'DeadLetterQueueSourceArn',
+  'AWSTraceHeader', 'DeadLetterQueueSourceArn', 'MessageGroupId', 'MessageDeduplicationId', 'SequenceNumber',
 ] as const;
-const KNOWN_SYSTEM_ATTRIBUTES = new Set<string>([
-  ...SYSTEM_ATTRIBUTES, 'All', 'MessageDeduplicationId', 'MessageGroupId', 'SequenceNumber',
-]);
+const KNOWN_SYSTEM_ATTRIBUTES = new Set<string>([...SYSTEM_ATTRIBUTES, 'All']);
 
 const DEFAULT_SETTINGS: QueueSettings = {
   visibilityTimeoutSeconds: 30,
@@ -157,9 +174,13 @@ const DEFAULT_SETTINGS: QueueSettings = {
   receiveMessageWaitTimeSeconds: 0,
   maximumMessageSize: MAX_MESSAGE_SIZE_BYTES,
   messageRetentionPeriodSeconds: 345_600,
+  fifo: false,
+  contentBasedDeduplication: false,
+  deduplicationScope: 'queue',
 };
 
-const QUEUE_NAME = /^[A-Za-z0-9_-]{1,80}$/;
+const QUEUE_NAME = /^(?:[A-Za-z0-9_-]{1,80}|[A-Za-z0-9_-]{1,75}\.fifo)$/;
+const FIFO_ID = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;
 const BATCH_ENTRY_ID = /^[A-Za-z0-9_-]{1,80}$/;
 const ATTRIBUTE_NAME = /^[A-Za-z0-9_.-]{1,256}$/;
 const DATA_TYPE = /^(String|Number|Binary)(\.[A-Za-z0-9_.-]+)?$/;
@@ -275,14 +296,28 @@ export function applyQueueAttributes(
       case 'RedriveAllowPolicy':
         break; // accepted and ignored: no access control or encryption locally
       case 'FifoQueue':
-      case 'ContentBasedDeduplication':
-        if (raw === 'true') throw new QueueError('InvalidAttributeName', 'FIFO queues are not supported by the embedded queue; use ElasticMQ or SQS for FIFO.');
+        settings.fifo = parseBooleanAttribute(name, raw);
         break;
+      case 'ContentBasedDeduplication':
+        settings.contentBasedDeduplication = parseBooleanAttribute(name, raw);
+        break;
+      case 'DeduplicationScope':
+        if (raw !== 'queue' && raw !== 'messageGroup') throw new QueueError('InvalidAttributeValue', `Invalid value for the parameter DeduplicationScope: ${JSON.stringify(raw)} (queue or messageGroup).`);
+        settings.deduplicationScope = raw;
+        break;
+      case 'FifoThroughputLimit':
+        if (raw !== 'perQueue' && raw !== 'perMessageGroupId') throw new QueueError('InvalidAttributeValue', `Invalid value for the parameter FifoThroughputLimit: ${JSON.stringify(raw)} (perQueue or perMessageGroupId).`);
+        break; // a throughput quota: nothing to model locally
       default:
         throw new QueueError('InvalidAttributeName', `Unknown Attribute ${name}.`);
     }
   }
   return settings;
+}
+
+function parseBooleanAttribute(name: string, raw: string): boolean {
+  if (raw !== 'true' && raw !== 'false') throw new QueueError('InvalidAttributeValue', `Invalid value for the parameter ${name}: ${JSON.stringify(raw)} (true or false).`);
+  return raw === 'true';
 }
 
 function parseRedrivePolicy(raw: string): RedrivePolicy {
@@ -374,6 +409,8 @@ export class MemoryQueue {
   settings: QueueSettings;
   lastModifiedAt: number;
   readonly messages = new Map<string, StoredMessage>();
+  /** FIFO: deduplication key → the message it stands for and when it was sent. */
+  readonly deduplicated = new Map<string, { result: SendResult; sentAt: number }>();
 
   constructor(name: string, arn: string, settings: QueueSettings, now: number) {
     this.name = name;
@@ -429,6 +466,11 @@ export class MemoryQueue {
       SqsManagedSseEnabled: 'false',
     };
     if (this.settings.redrivePolicy) attributes.RedrivePolicy = JSON.stringify(this.settings.redrivePolicy);
+    if (this.settings.fifo) {
+      attributes.FifoQueue = 'true';
+      attributes.ContentBasedDeduplication = String(this.settings.contentBasedDeduplication);
+      attributes.DeduplicationScope = this.settings.deduplicationScope;
+    }
     return attributes;
   }
 }
@@ -471,9 +513,12 @@ export class MemoryBroker {
   /** Creates a queue, or returns the existing one when the attributes given agree with it. */
   createQueue(name: string, attributes: Readonly<Record<string, string>> = {}): MemoryQueue {
     if (typeof name !== 'string' || !QUEUE_NAME.test(name)) {
-      throw new QueueError('InvalidParameterValue', `Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length (queue name ${JSON.stringify(name)}). FIFO queues are not supported by the embedded queue.`);
+      throw new QueueError('InvalidParameterValue', `Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length, a FIFO queue's ending in .fifo (queue name ${JSON.stringify(name)}).`);
     }
     const settings = applyQueueAttributes(DEFAULT_SETTINGS, attributes);
+    if (settings.fifo !== name.endsWith('.fifo')) {
+      throw new QueueError('InvalidParameterValue', settings.fifo ? 'The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix.' : `Queue ${name} ends in .fifo: set the attribute FifoQueue to true.`);
+    }
     const existing = this.queues.get(name);
     if (existing) {
       const current = existing.attributes(this.now());
@@ -485,16 +530,19 @@ export class MemoryBroker {
       }
       return existing;
     }
-    if (settings.redrivePolicy) this.requireDeadLetterQueue(settings.redrivePolicy);
+    if (settings.redrivePolicy) this.requireDeadLetterQueue(settings.redrivePolicy, settings.fifo);
     const queue = new MemoryQueue(name, queueArn(this.region, name), settings, this.now());
     this.queues.set(name, queue);
     return queue;
   }
 
-  private requireDeadLetterQueue(policy: RedrivePolicy): MemoryQueue {
+  private requireDeadLetterQueue(policy: RedrivePolicy, fifo: boolean): MemoryQueue {
     const target = [...this.queues.values()].find((queue) => queue.arn === policy.deadLetterTargetArn);
     if (!target) {
       throw new QueueError('InvalidParameterValue', `Value ${JSON.stringify(policy)} for parameter RedrivePolicy is invalid. Reason: Dead letter target does not exist (create the DLQ first).`);
+    }
+    if (target.settings.fifo !== fifo) {
+      throw new QueueError('InvalidParameterValue', `Value ${JSON.stringify(policy)} for parameter RedrivePolicy is invalid. Reason: Dead-letter target owner queue and its DLQ must be both FIFO or both standard.`);
     }
     return target;
   }
@@ -517,7 +565,7 @@ export class MemoryBroker {
   setQueueAttributes(name: string, attributes: Readonly<Record<string, string>>): void {
     const queue = this.queue(name);
     const settings = applyQueueAttributes(queue.settings, attributes);
-    if (settings.redrivePolicy) this.requireDeadLetterQueue(settings.redrivePolicy);
+    if (settings.redrivePolicy) this.requireDeadLetterQueue(settings.redrivePolicy, settings.fifo);
     queue.settings = settings;
     queue.lastModifiedAt = this.now();
     this.changed(name);
@@ -576,6 +624,7 @@ export class MemoryBroker {
 
   private store(queue: MemoryQueue, input: SendInput): SendResult {
     const body = validateBody(input.body);
+    const fifo = fifoSend(queue.settings, input, body);
     const delay = integerIn(input.delaySeconds, 0, MAX_DELAY_SECONDS, 'DelaySeconds') ?? queue.settings.delaySeconds;
     const messageAttributes = input.messageAttributes ?? {};
     validateMessageAttributes(messageAttributes);
@@ -584,6 +633,12 @@ export class MemoryBroker {
       throw new QueueError('InvalidParameterValue', `One or more parameters are invalid. Reason: Message must be shorter than ${queue.settings.maximumMessageSize} bytes (it is ${size}).`);
     }
     const now = this.now();
+    if (fifo) {
+      for (const [key, entry] of queue.deduplicated) if (now - entry.sentAt >= DEDUPLICATION_WINDOW_MS) queue.deduplicated.delete(key);
+      const earlier = queue.deduplicated.get(fifo.deduplicationKey);
+      // Accepted, not stored: SQS answers as if sent (the MD5s are of what this request sent).
+      if (earlier) return { ...earlier.result, md5OfMessageBody: md5Hex(body), md5OfMessageAttributes: md5OfMessageAttributes(messageAttributes) };
+    }
     const message: StoredMessage = {
       id: randomUUID(),
       seq: this.seq++,
@@ -593,6 +648,8 @@ export class MemoryBroker {
       md5OfMessageAttributes: md5OfMessageAttributes(messageAttributes),
       awsTraceHeader: input.awsTraceHeader,
       sentAt: now,
+      groupId: fifo?.groupId,
+      deduplicationId: fifo?.deduplicationId,
       deadLetterQueueSourceArn: undefined,
       visibleAt: now + delay * 1000,
       receiveCount: 0,
@@ -600,7 +657,12 @@ export class MemoryBroker {
       receiptHandle: undefined,
     };
     queue.messages.set(message.id, message);
-    return { messageId: message.id, md5OfMessageBody: message.md5OfBody, md5OfMessageAttributes: message.md5OfMessageAttributes };
+    const result: SendResult = {
+      messageId: message.id, md5OfMessageBody: message.md5OfBody, md5OfMessageAttributes: message.md5OfMessageAttributes,
+      ...(fifo ? { sequenceNumber: sequenceNumber(message.seq) } : {}),
+    };
+    if (fifo) queue.deduplicated.set(fifo.deduplicationKey, { result, sentAt: now });
+    return result;
   }
 
   /**
@@ -620,10 +682,13 @@ export class MemoryBroker {
     this.expire(queue);
     const now = this.now();
     const ready = [...queue.messages.values()].filter((m) => m.visibleAt <= now).sort((a, b) => a.seq - b.seq);
+    // FIFO: a group with a message in flight gives nothing until it is deleted or visible again.
+    const busyGroups = new Set(queue.settings.fifo ? [...queue.messages.values()].filter((m) => m.receiveCount > 0 && m.visibleAt > now).map((m) => m.groupId) : []);
     const received: ReceivedMessage[] = [];
     const policy = queue.settings.redrivePolicy;
     for (const message of ready) {
       if (received.length >= max) break;
+      if (busyGroups.has(message.groupId)) continue;
       if (policy && message.receiveCount >= policy.maxReceiveCount) {
         this.moveToDeadLetterQueue(queue, message, policy);
         continue;
@@ -665,6 +730,9 @@ export class MemoryBroker {
       SenderId: ACCOUNT_ID,
       AWSTraceHeader: message.awsTraceHeader,
       DeadLetterQueueSourceArn: message.deadLetterQueueSourceArn,
+      MessageGroupId: message.groupId,
+      MessageDeduplicationId: message.deduplicationId,
+      SequenceNumber: message.groupId === undefined ? undefined : sequenceNumber(message.seq),
     };
     for (const name of SYSTEM_ATTRIBUTES) {
       const value = system[name];
@@ -765,6 +833,38 @@ export class MemoryBroker {
       if (message.sentAt < cutoff) queue.messages.delete(id);
     }
   }
+}
+
+/** SQS's FIFO sequence numbers: a large, increasing decimal string. */
+function sequenceNumber(seq: number): string {
+  return String(seq).padStart(20, '1');
+}
+
+/**
+ * A send's FIFO fields checked against its queue: for a FIFO queue its group, deduplication id
+ * (given, or the body's SHA-256 with content-based deduplication) and the key under which
+ * duplicates are found; undefined for a standard queue.
+ */
+function fifoSend(settings: QueueSettings, input: SendInput, body: string): { groupId: string; deduplicationId: string; deduplicationKey: string } | undefined {
+  const notForThisQueue = (parameter: string) => new QueueError('InvalidParameterValue', `The request include parameter ${parameter} that is not valid for this queue type.`);
+  if (!settings.fifo) {
+    if (input.deduplicationId !== undefined) throw notForThisQueue('MessageDeduplicationId');
+    return undefined;
+  }
+  if (input.delaySeconds !== undefined && input.delaySeconds !== 0) {
+    throw new QueueError('InvalidParameterValue', `Value ${input.delaySeconds} for parameter DelaySeconds is invalid. Reason: The request include parameter that is not valid for this queue type.`);
+  }
+  if (input.groupId === undefined) throw new QueueError('MissingParameter', 'The request must contain the parameter MessageGroupId.');
+  if (!FIFO_ID.test(input.groupId)) throw new QueueError('InvalidParameterValue', `Value ${input.groupId} for parameter MessageGroupId is invalid: 1 to 128 letters, digits or punctuation.`);
+  if (input.deduplicationId !== undefined && !FIFO_ID.test(input.deduplicationId)) {
+    throw new QueueError('InvalidParameterValue', `Value ${input.deduplicationId} for parameter MessageDeduplicationId is invalid: 1 to 128 letters, digits or punctuation.`);
+  }
+  const deduplicationId = input.deduplicationId ?? (settings.contentBasedDeduplication ? createHash('sha256').update(body).digest('hex') : undefined);
+  if (deduplicationId === undefined) {
+    throw new QueueError('InvalidParameterValue', 'The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly');
+  }
+  const deduplicationKey = settings.deduplicationScope === 'messageGroup' ? `${input.groupId}\n${deduplicationId}` : deduplicationId;
+  return { groupId: input.groupId, deduplicationId, deduplicationKey };
 }
 
 function entryFailure(id: string, err: unknown): BatchEntryFailure {

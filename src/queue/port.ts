@@ -25,6 +25,10 @@ export interface BatchEntry {
   readonly delaySeconds?: number;
   /** String message attributes (DLQ metadata). */
   readonly attributes?: Readonly<Record<string, string>>;
+  /** FIFO queues only: `MessageGroupId` (default: the body's object key, fifo.ts). */
+  readonly groupId?: string;
+  /** FIFO queues only: `MessageDeduplicationId` (default: a random one, fifo.ts). */
+  readonly deduplicationId?: string;
   /** The trace context of the span that sends it (observability/trace.ts); absent when not tracing. */
   readonly trace?: EntryTrace;
 }
@@ -71,6 +75,8 @@ export interface OutgoingMessage {
   readonly delaySeconds?: number;
   /** String message attributes (DLQ metadata). */
   readonly attributes?: Readonly<Record<string, string>>;
+  /** FIFO queues only: `MessageDeduplicationId` (default: a random one, fifo.ts). */
+  readonly deduplicationId?: string;
   readonly trace?: EntryTrace;
 }
 
@@ -95,6 +101,7 @@ export function singleEntry(message: OutgoingMessage): BatchEntry {
     body: message.body,
     ...(message.delaySeconds ? { delaySeconds: message.delaySeconds } : {}),
     ...(message.attributes ? { attributes: message.attributes } : {}),
+    ...(message.deduplicationId ? { deduplicationId: message.deduplicationId } : {}),
     ...(message.trace ? { trace: message.trace } : {}),
   };
 }

@@ -8,12 +8,14 @@
  * Guarantees (the port's): a thrown error means "nothing is known to have been sent"; a
  * returned result lists exactly the entries SQS rejected, with SQS's `SenderFault`, code and
  * message; an empty batch sends nothing; more than `BATCH_LIMIT` entries is refused before
- * any request. The adapter never closes a client it was given.
+ * any request. The adapter never closes a client it was given. A queue whose URL ends in
+ * `.fifo` gets each entry's group and deduplication id (fifo.ts).
  */
 import type {
   GetQueueAttributesCommand, QueueAttributeName, SendMessageBatchCommand, SendMessageBatchCommandInput, SendMessageBatchCommandOutput, SQSClient,
 } from '@aws-sdk/client-sqs';
 import { TRACEPARENT_ATTRIBUTE } from '../observability/trace.ts';
+import { fifoEntry, isFifoQueueUrl } from './fifo.ts';
 import type { BatchEntry, EntryFailure, QueueDepth, QueuePort } from './port.ts';
 
 /** SendMessageBatch accepts at most 10 entries. */
@@ -28,13 +30,17 @@ export interface SqsCommands {
 const DEPTH_ATTRIBUTES = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] as const satisfies readonly QueueAttributeName[];
 
 /**
- * The `SendMessageBatch` input for `entries`: a delay only when non-zero, attributes as strings,
- * the trace context as the `traceparent` attribute and the `AWSTraceHeader` system attribute. Pure.
+ * The `SendMessageBatch` input for `entries`: a delay only when non-zero, attributes as
+ * strings, the trace context as the `traceparent` attribute and the `AWSTraceHeader` system
+ * attribute; to a FIFO queue, each entry's group and deduplication id (fifo.ts, which refuses a
+ * delay). Pure.
  */
 export function batchInput(queueUrl: string, entries: readonly BatchEntry[]): SendMessageBatchCommandInput {
+  const fifo = isFifoQueueUrl(queueUrl);
   return {
     QueueUrl: queueUrl,
-    Entries: entries.map((e) => {
+    Entries: entries.map((entry) => {
+      const e = fifo ? fifoEntry(entry) : entry;
       const attributes = { ...e.attributes, ...(e.trace?.traceparent ? { [TRACEPARENT_ATTRIBUTE]: e.trace.traceparent } : {}) };
       return {
         Id: e.id,
@@ -42,6 +48,7 @@ export function batchInput(queueUrl: string, entries: readonly BatchEntry[]): Se
         ...(e.delaySeconds ? { DelaySeconds: e.delaySeconds } : {}),
         ...(Object.keys(attributes).length > 0 ? { MessageAttributes: Object.fromEntries(Object.entries(attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }])) } : {}),
         ...(e.trace?.awsTraceHeader ? { MessageSystemAttributes: { AWSTraceHeader: { DataType: 'String', StringValue: e.trace.awsTraceHeader } } } : {}),
+        ...(fifo ? { MessageGroupId: e.groupId, MessageDeduplicationId: e.deduplicationId } : {}),
       };
     }),
   };

@@ -31,7 +31,12 @@ export interface CreateApiOptions {
   readonly owns?: string;
   /** Replace an existing API of the same kind (with --force). */
   readonly force?: boolean;
+  /** `per-key`: a FIFO work queue by object key plus a delay queue (docs/architecture.md); default `unordered`. */
+  readonly ordering?: Ordering;
 }
+
+export const ORDERINGS = ['unordered', 'per-key'] as const;
+export type Ordering = (typeof ORDERINGS)[number];
 
 export interface ApiPlan {
   readonly api: ApiEntry;
@@ -45,6 +50,8 @@ export interface ApiPlan {
  */
 export function planCreateApi(project: ProjectFile, options: CreateApiOptions, current: { watches?: string } = {}): ApiPlan {
   const kind = checkKind(options.kind);
+  const ordering = options.ordering ?? 'unordered';
+  if (!ORDERINGS.includes(ordering)) throw new ScaffoldError(`--ordering must be ${ORDERINGS.join(' or ')}, got ${JSON.stringify(ordering)}`);
   const version = checkVersion(options.version);
   const group = fullGroup(options.group, project.domain);
   const projectKinds = project.apis.map(kindRefOf);
@@ -74,8 +81,8 @@ export function planCreateApi(project: ProjectFile, options: CreateApiOptions, c
   ];
   if (!existing) {
     changes.push(
-      { type: 'insert', path: 'serverless.yml', marker: 'functions', content: serverlessFunction(api) },
-      { type: 'insert', path: 'serverless.yml', marker: 'resources', content: serverlessQueues(api) },
+      { type: 'insert', path: 'serverless.yml', marker: 'functions', content: serverlessFunction(api, ordering) },
+      { type: 'insert', path: 'serverless.yml', marker: 'resources', content: serverlessQueues(api, ordering) },
       { type: 'insert', path: 'serverless.yml', marker: 'outputs', content: serverlessOutputs(api) },
       { type: 'insert', path: 'src/resources.ts', marker: 'resource-imports', content: `import { ${kind}Resource } from './${file}/types.ts';` },
       { type: 'insert', path: 'src/resources.ts', marker: 'resources', content: `{ definition: ${kind}Resource, source: 'src/${file}/types.ts' },` },
@@ -373,8 +380,14 @@ function sampleEvent(project: string, api: ApiEntry): string {
   return `${JSON.stringify(event, null, 2)}\n`;
 }
 
-function serverlessFunction(api: ApiEntry): string {
+function serverlessFunction(api: ApiEntry, ordering: Ordering): string {
   const file = kebab(api.kind);
+  // per-key: the FIFO work queue takes no delayed message; requeues wait in the delay queue,
+  // whose batches the same handler moves into the work queue when due.
+  const delayEnv = ordering === 'per-key' ? `\n    OPERLESS_DELAY_QUEUE_URL: !Ref ${api.kind}DelayQueue` : '';
+  const delayEvent = ordering === 'per-key'
+    ? `\n    - sqs:\n        arn: !GetAtt ${api.kind}DelayQueue.Arn\n        batchSize: 10\n        functionResponseType: ReportBatchItemFailures`
+    : '';
   return `${camel(api.kind)}:
   handler: functions/${file}.handler
   description: Reconciles ${api.kind} objects (${api.group}/${api.version}) from its work queue
@@ -382,7 +395,7 @@ function serverlessFunction(api: ApiEntry): string {
   timeout: 60
   environment:
     OPERLESS_QUEUE_URL: !Ref ${api.kind}WorkQueue
-    OPERLESS_DLQ_URL: !Ref ${api.kind}DeadLetterQueue
+    OPERLESS_DLQ_URL: !Ref ${api.kind}DeadLetterQueue${delayEnv}
   events:
     - sqs:
         arn: !GetAtt ${api.kind}WorkQueue.Arn
@@ -391,22 +404,43 @@ function serverlessFunction(api: ApiEntry): string {
         # isolated change's lag); same-key events in one batch are still reconciled once.
         maximumBatchingWindow: 0
         functionResponseType: ReportBatchItemFailures
-        maximumConcurrency: \${param:maximumConcurrency}
+        maximumConcurrency: \${param:maximumConcurrency}${delayEvent}
 `;
 }
 
-function serverlessQueues(api: ApiEntry): string {
+function serverlessQueues(api: ApiEntry, ordering: Ordering): string {
   const file = kebab(api.kind);
-  return `${api.kind}DeadLetterQueue:
+  const perKey = ordering === 'per-key';
+  const suffix = perKey ? '.fifo' : '';
+  const fifo = perKey ? '\n    FifoQueue: true' : '';
+  const fifoWork = perKey ? '\n    # One reconcile of a key at a time: message group = object key (high-throughput FIFO).\n    FifoQueue: true\n    DeduplicationScope: messageGroup\n    FifoThroughputLimit: perMessageGroupId' : '';
+  const delay = perKey ? `${api.kind}DelayQueue:
   Type: AWS::SQS::Queue
   Properties:
-    QueueName: \${self:service}-\${sls:stage}-${file}-dlq
+    QueueName: \${self:service}-\${sls:stage}-${file}-delay
+    VisibilityTimeout: 361
+    MessageRetentionPeriod: 1209600
+    SqsManagedSseEnabled: true
+    RedrivePolicy:
+      deadLetterTargetArn: !GetAtt ${api.kind}DelayDeadLetterQueue.Arn
+      maxReceiveCount: 5
+${api.kind}DelayDeadLetterQueue:
+  Type: AWS::SQS::Queue
+  Properties:
+    QueueName: \${self:service}-\${sls:stage}-${file}-delay-dlq
+    MessageRetentionPeriod: 1209600
+    SqsManagedSseEnabled: true
+` : '';
+  return `${delay}${api.kind}DeadLetterQueue:
+  Type: AWS::SQS::Queue
+  Properties:
+    QueueName: \${self:service}-\${sls:stage}-${file}-dlq${suffix}${fifo}
     MessageRetentionPeriod: 1209600 # 14 days: time to inspect and redrive
     SqsManagedSseEnabled: true
 ${api.kind}WorkQueue:
   Type: AWS::SQS::Queue
   Properties:
-    QueueName: \${self:service}-\${sls:stage}-${file}
+    QueueName: \${self:service}-\${sls:stage}-${file}${suffix}${fifoWork}
     VisibilityTimeout: 361 # 6 x 60 s function timeout + 1 s batching window
     MessageRetentionPeriod: 345600 # 4 days
     SqsManagedSseEnabled: true

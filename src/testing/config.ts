@@ -227,6 +227,7 @@ export function elasticMqConfig(port: number, queues: readonly QueueSpec[]): str
     if (q.delaySeconds !== undefined) attrs.push(`delay = ${seconds(q.delaySeconds)} seconds`);
     if (q.receiveMessageWaitSeconds !== undefined) attrs.push(`receiveMessageWait = ${seconds(q.receiveMessageWaitSeconds)} seconds`);
     if (q.dlq) attrs.push(`deadLettersQueue { name = "${q.dlq.name}", maxReceiveCount = ${q.dlq.maxReceiveCount} }`);
+    if (q.name.endsWith('.fifo')) attrs.push('fifo = true');
     lines.push(`  "${q.name}" { ${attrs.join(', ')} }`);
   }
   lines.push('}');
@@ -266,6 +267,7 @@ export function createQueueAttributes(queue: QueueSpec, dlqArn: string | undefin
   if (queue.delaySeconds !== undefined) attributes.DelaySeconds = String(queue.delaySeconds);
   if (queue.receiveMessageWaitSeconds !== undefined) attributes.ReceiveMessageWaitTimeSeconds = String(queue.receiveMessageWaitSeconds);
   if (queue.dlq && dlqArn !== undefined) attributes.RedrivePolicy = JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: queue.dlq.maxReceiveCount });
+  if (queue.name.endsWith('.fifo')) attributes.FifoQueue = 'true';
   return attributes;
 }
 

@@ -23,7 +23,8 @@ test('the quick benchmark runs convergence, lag and API cost on both systems and
     });
     assert.equal(result.convergence.length, 1);
     const rows = result.convergence[0]!.rows;
-    assert.deepEqual(rows.map((r) => r.system.split(' ')[0]), ['baseline', 'Operless', 'Operless']);
+    assert.deepEqual(rows.map((r) => r.system.split(' ')[0]), ['baseline', 'Operless', 'Operless', 'Operless']);
+    assert.match(rows[3]!.system, /per-key/, 'the per-key mode converges too');
     for (const row of rows) {
       assert.ok(Number.isFinite(row.seconds.median) && row.seconds.median > 0, `${row.system} converged`);
       assert.ok(row.reconciles >= 3, `${row.system} reconciled every object at least once (${row.reconciles})`);

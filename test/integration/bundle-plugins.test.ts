@@ -16,7 +16,7 @@ test('serverless package ships bundles built with the Operless esbuild plugins',
   const work = mkdtempSync(join(tmpdir(), 'operless-bundle-plugins-'));
   try {
     const packaged = await packageService({ outDir: join(work, 'package') });
-    assert.deepEqual(packaged.functions.map((f) => f.name).sort(), ['memcached', 'resync']);
+    assert.deepEqual(packaged.functions.map((f) => f.name).sort(), ['memcached', 'resync', 'webhooks']);
     for (const fn of packaged.functions) {
       const code = readFileSync(extractBundle(fn, join(work, 'bundles', fn.name)), 'utf8');
       assert.match(code, /undici \(the fetch dispatcher of the generated API clients/, `${fn.name}: the undici stub`);

@@ -17,7 +17,7 @@ import {
 import { closedPort, startBroker, startControlPlane, type Broker, type ControlPlane, type Identity } from '../../src/testing/index.ts';
 import { crdPaths } from '../../src/crd/generate.ts';
 import { CRD_DIR, resources } from '../../src/resources.ts';
-import { decodeMessage, encodeMessage, newMessage, type ReconcileMessage } from '../../src/contract/message.ts';
+import { decodeMessage, encodeMessage, newMessage, objectKey, type ReconcileMessage } from '../../src/contract/message.ts';
 import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_FAILED_AT, DLQ_ATTRIBUTE_REASON } from '../../src/contract/dlq.ts';
 import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts';
 import { createSqsQueue } from '../../src/queue/sqs.ts';
@@ -213,6 +213,23 @@ describe('operless dlq', () => {
 
     const rest = JSON.parse((await cli(['dlq', 'list', '--json'])).stdout) as { reason: string }[];
     assert.deepEqual(rest.map((e) => e.reason).sort(), ['InvalidMessage', 'TerminalError']);
+  });
+
+  test('per-key ordering: redrive from a FIFO DLQ into a FIFO work queue, grouped by the object key', async () => {
+    const work = await broker.createQueue({ name: 'pk-work.fifo', visibilityTimeoutSeconds: 30, dlq: { name: 'pk-dlq.fifo', maxReceiveCount: 3 } });
+    const dlq = broker.queueUrl('pk-dlq.fifo');
+    const body = encodeMessage({ ...newMessage({ cluster: 'it', apiVersion: API_VERSION, kind: 'Memcached', namespace: 'ns-a', name: 'fifo' }, 'Retry', Date.now()), attempt: 9 });
+    await sqs.send(new SendMessageCommand({
+      QueueUrl: dlq, MessageBody: body, MessageGroupId: 'g', MessageDeduplicationId: 'd',
+      MessageAttributes: { [DLQ_ATTRIBUTE_REASON]: { DataType: 'String', StringValue: 'RetriesExhausted' } },
+    }));
+    const redrive = await cli(['dlq', 'redrive'], { OPERLESS_QUEUE_URL: work, OPERLESS_DLQ_URL: dlq });
+    assert.equal(redrive.code, 0, redrive.stderr);
+    assert.match(redrive.stdout, /Redrove 1 of 1 message/);
+    const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: work, MaxNumberOfMessages: 10, WaitTimeSeconds: 2, MessageSystemAttributeNames: ['All'] }));
+    assert.equal(Messages.length, 1);
+    assert.equal(Messages[0]?.Attributes?.MessageGroupId, objectKey({ cluster: 'it', apiVersion: API_VERSION, kind: 'Memcached', namespace: 'ns-a', name: 'fifo' }));
+    assert.deepEqual(await depth(dlq), { visible: 0, inFlight: 0, delayed: 0 });
   });
 });
 

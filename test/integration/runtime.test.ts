@@ -57,7 +57,7 @@ const WIDGET_CRD = {
 };
 
 interface Widget extends KubeObject {
-  spec: { behaviour?: 'ok' | 'poll' | 'flaky' | 'broken' | 'terminal' | 'conflict' | 'slow'; failTimes?: number };
+  spec: { behaviour?: 'ok' | 'poll' | 'flaky' | 'broken' | 'terminal' | 'conflict' | 'slow' | 'overtaken'; failTimes?: number; note?: string };
   status?: { phase?: string; conditions?: never[]; observedGeneration?: number };
 }
 
@@ -96,6 +96,14 @@ async function widgetReconcile(obj: Widget, ctx: ReconcileContext<Widget>) {
       break;
     case 'slow':
       await sleep(1500);
+      break;
+    case 'overtaken':
+      if (runs.length === 1) {
+        // A newer change (and a newer reconcile's status) lands while this one still runs on
+        // what it read: its status write must not overwrite them.
+        const newer = await admin.mergePatch<Widget>(WIDGET, name, NS, { spec: { note: 'newer' } });
+        await admin.applyStatus(WIDGET, { apiVersion: WIDGET.apiVersion, kind: 'Widget', metadata: { name, namespace: NS }, status: { phase: 'Newer', observedGeneration: newer.metadata.generation } });
+      }
       break;
   }
   await ctx.updateStatus({
@@ -335,6 +343,25 @@ test('conflict: the real 409 leads to a prompt retry with fresh state', async ()
   await sendWork(m.message);
   await drain(handler);
   assert.equal((await admin.get<Widget>(WIDGET, 'w-conflict', NS))?.status?.phase, 'Ready');
+});
+
+test('a stale status write is refused: a reconcile overtaken by a newer change gets a 409 and retries with fresh state, never regressing observedGeneration', async () => {
+  const w = await createWidget('w-overtaken', { behaviour: 'overtaken' });
+  await sendWork(messageFor(w));
+  const handler = handlerWith();
+  await invoke(handler);
+  const afterFirst = await admin.get<Widget>(WIDGET, 'w-overtaken', NS);
+  assert.equal(afterFirst?.status?.phase, 'Newer', 'the newer status was not overwritten');
+  assert.equal(afterFirst?.status?.observedGeneration, 2);
+  const [retry] = await receive(WORK, 10, 1);
+  const m = decodeMessage(retry?.Body ?? '');
+  assert.ok(m.ok && m.message.reason === 'Retry', 'the 409 is retried');
+  await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: WORK, Entries: [{ Id: '0', ReceiptHandle: retry!.ReceiptHandle }] }));
+  await sendWork(m.message);
+  await drain(handler);
+  const final = await admin.get<Widget>(WIDGET, 'w-overtaken', NS);
+  assert.equal(final?.status?.phase, 'Ready');
+  assert.equal(final?.status?.observedGeneration, 2);
 });
 
 test('not found: acknowledged, nothing sent, nothing written', async () => {

@@ -29,19 +29,21 @@ test('default parameters: queues, event source mapping, runtime, IAM', async (t)
   await t.test('work queue with a DLQ redrive and a visibility timeout >= 6 x timeout + window', () => {
     const queue = resources.WorkQueue?.Properties as Json;
     const dlq = resources.DeadLetterQueue?.Properties as Json;
-    assert.equal(queue.QueueName, 'operless-memcached-ci-work', 'stage-aware name');
-    assert.equal(dlq.QueueName, 'operless-memcached-ci-dlq');
+    // Stage-aware names; a FIFO queue's ends in .fifo (ordering: per-key).
+    assert.deepEqual(queue.QueueName, { 'Fn::If': ['PerKeyOrdering', 'operless-memcached-ci-work.fifo', 'operless-memcached-ci-work'] });
+    assert.deepEqual(dlq.QueueName, { 'Fn::If': ['PerKeyOrdering', 'operless-memcached-ci-dlq.fifo', 'operless-memcached-ci-dlq'] });
     assert.deepEqual(queue.RedrivePolicy.deadLetterTargetArn, getAtt('DeadLetterQueue'));
     assert.ok(queue.RedrivePolicy.maxReceiveCount >= 1);
     const fn = resources.MemcachedLambdaFunction?.Properties as Json;
-    const [[, esm]] = byType(result, 'AWS::Lambda::EventSourceMapping') as [[string, CloudFormationResource]];
+    const [, esm] = byType(result, 'AWS::Lambda::EventSourceMapping').find(([, r]) => r.Condition === undefined)!;
     const window = (esm.Properties as Json).MaximumBatchingWindowInSeconds;
     assert.ok(queue.VisibilityTimeout >= 6 * fn.Timeout + window, `visibility ${queue.VisibilityTimeout} < 6 x ${fn.Timeout} + ${window}`);
     assert.ok(dlq.MessageRetentionPeriod > queue.MessageRetentionPeriod, 'the DLQ keeps messages longer than the queue');
   });
 
   await t.test('event source mapping: batches, partial batch responses, maximum concurrency', () => {
-    const mappings = byType(result, 'AWS::Lambda::EventSourceMapping');
+    // Besides the per-key delay queue's mapping, which exists only under its condition.
+    const mappings = byType(result, 'AWS::Lambda::EventSourceMapping').filter(([, r]) => r.Condition === undefined);
     assert.equal(mappings.length, 1);
     const esm = mappings[0]![1].Properties as Json;
     assert.deepEqual(esm.EventSourceArn, getAtt('WorkQueue'));
@@ -181,7 +183,7 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
   assert.equal(fn.Environment.Variables.OPERLESS_CLUSTER, 'shop-eu');
   assert.deepEqual(resolveValue(result.template, fn.VpcConfig), { SubnetIds: ['subnet-1', 'subnet-2'], SecurityGroupIds: ['sg-1'] });
   for (const condition of ['UsesEks', 'UsesKubeconfigParameter', 'UsesVpc']) assert.equal(isTrue(result.template, condition), true, condition);
-  assert.equal((resources.WorkQueue?.Properties as Json | undefined)?.QueueName, 'operless-memcached-prod-work');
+  assert.equal((resources.WorkQueue?.Properties as Json | undefined)?.QueueName['Fn::If'][2], 'operless-memcached-prod-work');
   const dlqAlarm = resolveValue(result.template, resources.DeadLetterQueueAlarm?.Properties) as Json;
   const ageAlarm = resolveValue(result.template, resources.WorkQueueAgeAlarm?.Properties) as Json;
   assert.equal(Number(dlqAlarm.Threshold), 3, 'a --param arrives as a string; CloudFormation reads it as the number');
@@ -207,3 +209,26 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
   assert.equal(Number((resources.EventArchive?.Properties as Json | undefined)?.RetentionDays), 30); // a --param is a string; CloudFormation takes either
   for (const id of ['EventBus', 'MemcachedEventRule', 'EventArchive']) assert.equal(resources[id]?.Condition, 'UsesEventBus', id);
 });
+
+test('ordering per-key: FIFO work queue and DLQ, a standard delay queue consumed by the same function, its URL in the environment', async () => {
+  const result = await packageService({ stage: 'ci', outDir: join(work, 'per-key'), params: { ordering: 'per-key' } });
+  const resources = result.template.Resources;
+  const perKey = (value: unknown) => ({ 'Fn::If': ['PerKeyOrdering', value, { Ref: 'AWS::NoValue' }] });
+  assert.deepEqual(result.template.Conditions?.PerKeyOrdering, { 'Fn::Equals': [{ Ref: 'Ordering' }, 'per-key'] });
+  assert.equal(((result.template as unknown as Json).Parameters?.Ordering as Json | undefined)?.Default, 'per-key');
+  const queue = resources.WorkQueue?.Properties as Json;
+  assert.equal(queue.QueueName['Fn::If'][1], 'operless-memcached-ci-work.fifo');
+  assert.deepEqual(queue.FifoQueue, perKey(true));
+  assert.deepEqual(queue.DeduplicationScope, perKey('messageGroup'));
+  assert.equal((resources.DeadLetterQueue!.Properties as Json).QueueName['Fn::If'][1], 'operless-memcached-ci-dlq.fifo');
+  for (const id of ['DelayQueue', 'DelayDeadLetterQueue', 'DelayQueueEventSource', 'DelayQueuePolicy']) assert.equal(resources[id]?.Condition, 'PerKeyOrdering', id);
+  const delayEsm = resources.DelayQueueEventSource?.Properties as Json;
+  assert.deepEqual(delayEsm.EventSourceArn, getAtt('DelayQueue'));
+  assert.deepEqual(delayEsm.FunctionName, getAtt('MemcachedLambdaFunction'));
+  assert.deepEqual(delayEsm.FunctionResponseTypes, ['ReportBatchItemFailures']);
+  const fn = resources.MemcachedLambdaFunction?.Properties as Json;
+  assert.deepEqual(fn.Environment.Variables.OPERLESS_DELAY_QUEUE_URL, { Ref: 'DelayQueue' });
+  const policy = (resources.DelayQueuePolicy!.Properties as Json).PolicyDocument.Statement as Json[];
+  assert.deepEqual(policy.map((s) => s.Resource), [getAtt('DelayQueue')]);
+});
+

@@ -4,19 +4,21 @@
  * (half-open) watch, bookmarks, 410 Gone after compaction, a server behind our
  * resourceVersion (504 Too large resource version, or the silent watch kube-apiserver
  * really gives), a resync requested during a LIST, stop() during backoff, and an idle
- * healthy watch that must never log a WARN.
+ * healthy watch that must never log a WARN; and what a stream asks the server for (metadata
+ * only, unless its watch reads more).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startControlPlane, waitUntil, type ControlPlane } from '../../src/testing/index.ts';
-import { createKubeApi } from '../../src/kube/api.ts';
+import { createKubeApi, PARTIAL_METADATA_LIST } from '../../src/kube/api.ts';
+import { snapshotOf } from '../../src/forwarder/source/snapshot.ts';
 import { createForwarderMetrics, type ForwarderMetrics } from '../../src/forwarder/metrics.ts';
 import type { ResolvedWatch } from '../../src/forwarder/source/resources.ts';
 import { WatchStream, type ListResult, type WatchStreamOptions } from '../../src/forwarder/source/watcher.ts';
 import { createLogger } from '../../src/observability/log.ts';
 import type { Change } from '../../src/forwarder/source/store.ts';
 import { startKubeFaultProxy, type KubeFaultProxy } from '../support/kube-fault-proxy.ts';
-import { API_VERSION, GADGET_CRD, Objects } from './forwarder-env.ts';
+import { API_VERSION, GADGET_CRD, GROUP, Objects } from './forwarder-env.ts';
 
 let cp: ControlPlane;
 let proxy: KubeFaultProxy;
@@ -56,7 +58,7 @@ async function harness(overrides: Partial<WatchStreamOptions> = {}): Promise<Har
   const changes: Change[] = [];
   const lines: Record<string, unknown>[] = [];
   const metrics = createForwarderMetrics();
-  const watch: ResolvedWatch = { role: 'primary', apiVersion: API_VERSION, kind: 'Gadget', plural: 'gadgets', namespaced: true, namespaces: [ns], triggers: ['generation'] } as unknown as ResolvedWatch;
+  const watch: ResolvedWatch = { role: 'primary', apiVersion: API_VERSION, kind: 'Gadget', plural: 'gadgets', namespaced: true, namespaces: [ns], triggers: ['generation'], objectFields: [] } as unknown as ResolvedWatch;
   const stream = new WatchStream({
     api: createKubeApi(proxy.kubeConfig()),
     watch,
@@ -122,6 +124,47 @@ test('an idle, healthy watch is closed by the server inside the silence timeout:
   assert.equal(await h.metric('operless_forwarder_watch_restarts_total', { cause: 'silence' }), 0);
   assert.ok(await h.metric('operless_forwarder_watch_restarts_total', { cause: 'closed' }) >= 2, 'closed by the server at its timeout');
   assert.ok(h.requests('watch').every((r) => Number(r.query.get('timeoutSeconds')) < 4), 'every watch asked the server to close it inside the silence timeout');
+});
+
+test('a metadata-only stream lists and watches PartialObjectMetadata: no spec or status crosses the wire, the snapshots are those of the whole objects', async () => {
+  await using h = await harness();
+  await objects.createGadget(h.ns, 'listed', { size: 1, payload: 'x'.repeat(2000) });
+  await objects.patchGadget(h.ns, 'listed', { status: { ready: true } }, 'status');
+  // What kube-apiserver answers for a custom resource's LIST under that media type.
+  const list = await objects.api.requestJson<{ kind: string; items: Record<string, unknown>[] }>('GET', `/apis/${API_VERSION}/namespaces/${h.ns}/gadgets`, { accept: PARTIAL_METADATA_LIST });
+  assert.equal(list.kind, 'PartialObjectMetadataList');
+  assert.deepEqual(Object.keys(list.items[0]!).sort(), ['apiVersion', 'kind', 'metadata']);
+  h.stream.start();
+  await h.stream.whenSynced;
+  await objects.createGadget(h.ns, 'watched', { size: 2, payload: 'y'.repeat(2000) });
+  await objects.patchGadget(h.ns, 'watched', { metadata: { labels: { a: 'b' } } });
+  await waitUntil('the watch delivered both events', () => h.changes.filter((c) => c.current.name === 'watched').length === 2);
+  assert.match(h.requests('list')[0]!.accept, /^application\/json;as=PartialObjectMetadataList;g=meta\.k8s\.io;v=v1/);
+  const watchRequest = h.requests('watch')[0]!;
+  assert.match(watchRequest.accept, /^application\/json;as=PartialObjectMetadata;g=meta\.k8s\.io;v=v1/);
+  const events = watchRequest.lines.filter((l) => l.trim()).map((l) => JSON.parse(l) as { type: string; object: Record<string, unknown> }).filter((e) => e.type !== 'BOOKMARK');
+  assert.ok(events.length >= 2);
+  for (const e of events) {
+    assert.equal(e.object.kind, 'PartialObjectMetadata', 'the server sent metadata only');
+    assert.deepEqual(Object.keys(e.object).sort(), ['apiVersion', 'kind', 'metadata']);
+  }
+  // The snapshots equal those of the whole objects, but for the status this watch does not read.
+  for (const name of ['listed', 'watched']) {
+    const whole = await objects.api.requestJson<Record<string, unknown>>('GET', `/apis/${API_VERSION}/namespaces/${h.ns}/gadgets/${name}`);
+    const held = [...h.lists[0]!.listed, ...h.changes.map((c) => c.current)].filter((s) => s.name === name).at(-1);
+    assert.deepEqual(held, { ...snapshotOf(whole)!, status: '' }, name);
+  }
+});
+
+test('a stream whose watch reads the status gets whole objects', async () => {
+  await using h = await harness({ watch: { role: 'primary', apiVersion: API_VERSION, kind: 'Gadget', group: GROUP, plural: 'gadgets', namespaced: true, namespaces: [], triggers: ['status'], objectFields: ['status'] } });
+  await objects.createGadget(h.ns, 'whole');
+  h.stream.start();
+  await h.stream.whenSynced;
+  await objects.patchGadget(h.ns, 'whole', { status: { ready: true } }, 'status');
+  await waitUntil('the status write arrived', () => h.changes.some((c) => c.current.name === 'whole' && c.current.status !== ''));
+  assert.equal(h.requests('list')[0]!.accept, 'application/json');
+  assert.equal(h.requests('watch')[0]!.accept, 'application/json');
 });
 
 test('bookmarks: the watch resumes from the resourceVersion of the last bookmark, and the server serves it', async () => {

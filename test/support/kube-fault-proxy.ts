@@ -5,7 +5,7 @@
  * with an injected status, holds until released, or stalls (headers sent, then nothing, as a
  * half-open connection looks).
  *
- * Guarantees: every request is recorded (`requests`) with its method, path and query and
+ * Guarantees: every request is recorded (`requests`) with its method, path, query and Accept header and
  * whether the client gave up on it (`aborted`); a held or stalled request is ended when the
  * client closes it or at `close()`; rules are consulted in order, the first match wins, and
  * a rule with `times` stops matching after that many uses. Token identities only (the admin,
@@ -43,6 +43,8 @@ export interface ProxiedRequest {
   readonly method: string;
   readonly path: string;
   readonly query: URLSearchParams;
+  /** The client's `Accept` header. */
+  readonly accept: string;
   /** The rule's action kind, or 'forwarded'. */
   readonly handled: string;
   /** The client closed the request before it was answered. */
@@ -109,7 +111,7 @@ export async function startKubeFaultProxy(cp: ControlPlane): Promise<KubeFaultPr
       const url = new URL(req.url ?? '/', 'http://proxy');
       const rule = match(req, url);
       const action = rule?.action;
-      const record: ProxiedRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, handled: action ? Object.keys(action)[0]! : 'forwarded', aborted: false, lines: [] };
+      const record: ProxiedRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, accept: req.headers.accept ?? '', handled: action ? Object.keys(action)[0]! : 'forwarded', aborted: false, lines: [] };
       requests.push(record);
       open.add(res);
       res.on('close', () => {

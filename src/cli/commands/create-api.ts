@@ -1,6 +1,6 @@
 /**
  * `operless create api --group <g> --version <v> --kind <Kind> [--namespaced|--cluster-scoped]
- * [--owns Deployment,Service] [--force]`: adds a kind to a project made by `operless init`.
+ * [--owns Deployment,Service] [--ordering unordered|per-key] [--force]`: adds a kind to a project made by `operless init`.
  * Validates the names (DNS-1123 group, PascalCase kind, version like v1alpha1), refuses to
  * overwrite files unless --force, prints what it created and what to do next.
  */
@@ -8,6 +8,7 @@ import { relative, resolve } from 'node:path';
 import { UsageError, helpText, parseCommandArgs, stringOption, type CommandSpec } from '../args.ts';
 import { scaffoldApi } from '../../scaffold/index.ts';
 import { kebab } from '../../scaffold/names.ts';
+import { ORDERINGS, type Ordering } from '../../scaffold/create-api.ts';
 import type { CommandResult } from './command.ts';
 import { JSON_RESULT_OPTION, runScaffold, scaffoldReport } from './scaffold-output.ts';
 
@@ -24,6 +25,7 @@ export const createApiSpec: CommandSpec = {
     owns: { type: 'string', placeholder: 'kinds', description: 'Kinds the controller creates and owns, comma-separated, e.g. Deployment,Service,ConfigMap' },
     project: { type: 'string', placeholder: 'dir', description: 'Project directory', default: '.' },
     force: { type: 'boolean', description: 'Overwrite the kind\'s files if they exist' },
+    ordering: { type: 'string', placeholder: 'mode', description: 'unordered (default: a standard queue) or per-key (a FIFO queue by object key: one reconcile of a key at a time, requeues merge; plus a delay queue)' },
     ...JSON_RESULT_OPTION,
   },
   examples: [
@@ -41,6 +43,10 @@ export async function createApi(argv: string[]): Promise<CommandResult> {
   if (values.namespaced && values['cluster-scoped']) throw new UsageError('--namespaced and --cluster-scoped exclude each other');
   const root = resolve(stringOption(values, 'project') ?? '.');
   const owns = stringOption(values, 'owns');
+  const ordering = stringOption(values, 'ordering');
+  if (ordering !== undefined && !(ORDERINGS as readonly string[]).includes(ordering)) {
+    throw new UsageError(`--ordering must be ${ORDERINGS.join(' or ')}, got ${JSON.stringify(ordering)}`);
+  }
   const result = runScaffold(() =>
     scaffoldApi(root, {
       group: stringOption(values, 'group')!,
@@ -48,6 +54,7 @@ export async function createApi(argv: string[]): Promise<CommandResult> {
       kind: stringOption(values, 'kind')!,
       namespaced: values['cluster-scoped'] !== true,
       ...(owns ? { owns } : {}),
+      ...(ordering ? { ordering: ordering as Ordering } : {}),
       force: values.force === true,
     }),
   );

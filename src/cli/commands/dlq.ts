@@ -6,13 +6,14 @@
  * queue with `attempt` reset to 0 (a fresh start for its retries) and deletes it from the DLQ
  * only after that send succeeded, so a failure midway loses nothing: the message is either
  * still in the DLQ or already back in the work queue (at worst in both — a duplicate, which
- * level-based reconciles tolerate).
+ * level-based reconciles tolerate). The send goes through the queue port, so a FIFO work queue
+ * (per-key ordering) gets the key as message group. On a FIFO DLQ, SQS holds a key's later
+ * messages while its first is held by the scan: a run sees one message per key; run again.
  */
 import {
   ChangeMessageVisibilityBatchCommand,
   DeleteMessageBatchCommand,
   ReceiveMessageCommand,
-  SendMessageCommand,
   type Message,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
@@ -20,6 +21,7 @@ import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_FAILED_AT, DLQ_ATTRIBUTE_REASON } fr
 import { decodeMessage, displayKey, encodeMessage, type ReconcileMessage } from '../../contract/message.ts';
 import { UsageError, helpText, intOption, parseCommandArgs, type CommandSpec } from '../args.ts';
 import { TARGET_OPTIONS, requireField, resolveTarget, sqsClient } from '../target.ts';
+import { createSqsSender } from '../../queue/sqs.ts';
 import type { CommandResult } from './command.ts';
 
 export interface DeadLetterEntry {
@@ -167,6 +169,8 @@ export async function dlqRedrive(argv: string[]): Promise<CommandResult> {
   const queueUrl = requireField(target, 'queueUrl');
   const dryRun = args.values['dry-run'] === true;
   const sqs = sqsClient(target);
+  // The queue port: to a FIFO work queue (per-key ordering) it adds the key's group.
+  const sender = createSqsSender(sqs);
   const entries = await scanDeadLetters(sqs, dlqUrl, intOption(args.values, 'limit', 1, 100_000) ?? 1000);
   const selected = entries.filter((e) => e.message !== undefined && matches(e));
   const skippedInvalid = entries.filter((e) => e.message === undefined && matches(e)).length;
@@ -177,7 +181,7 @@ export async function dlqRedrive(argv: string[]): Promise<CommandResult> {
       try {
         const fresh: ReconcileMessage = { ...entry.message!, attempt: 0 };
         const { notBefore: _n, ...withoutNotBefore } = fresh;
-        await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: encodeMessage(withoutNotBefore) }));
+        await sender.send(queueUrl, { body: encodeMessage(withoutNotBefore) });
         await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: dlqUrl, Entries: [{ Id: '0', ReceiptHandle: entry.receiptHandle }] }));
         redriven.push(entry);
       } catch (err) {

@@ -6,6 +6,17 @@
  *
  * Guarantees: either every watch resolves, or startup fails with a message naming the
  * watch and what to check (CRD installed? apiVersion right?). No discovery at runtime.
+ *
+ * What a watch reads of its objects is declared here, per watch (`objectFields`): the
+ * forwarder's stages read metadata (uid, name, namespace, resourceVersion, generation,
+ * labels, annotations, finalizers, owner references, deletionTimestamp, and managedFields
+ * for the creation-echo rule), which every watch gets. `objectFields` lists what a watch
+ * needs BEYOND metadata, as dotted paths of the object (`status`, or e.g. one field of a
+ * spec a reverse index needs); a watch whose list is empty lists and watches as
+ * `PartialObjectMetadata` — the API server sends no spec and no status, so neither is parsed
+ * nor held (see watcher.ts). A stage that starts reading a non-metadata field adds it in
+ * `objectFieldsOf` (or its own watch declares it), and only the watches that need it get
+ * whole objects.
  */
 import type { KubeApi } from '../../kube/api.ts';
 import { apiGroup, groupVersionPrefix } from '../../kube/paths.ts';
@@ -23,6 +34,8 @@ export interface ResolvedWatch {
   readonly namespaces: readonly string[];
   readonly labelSelector?: string;
   readonly triggers: readonly Trigger[];
+  /** What this watch reads beyond metadata (dotted paths); empty = metadata only. See the module header. */
+  readonly objectFields: readonly string[];
   /** Primaries: the queue of this kind's messages (see queues.ts). */
   readonly queueUrl?: string;
 }
@@ -31,9 +44,24 @@ interface ApiResourceList {
   resources?: { name: string; kind: string; namespaced: boolean }[];
 }
 
+/**
+ * The fields beyond metadata a watch's predicates read. Only `status`, and only when an update
+ * must be told apart by it: the triggers name `status` (without `any`, which forwards every
+ * change anyway), or they name `generation` for a kind of the core group — the kinds that
+ * track no `metadata.generation` (Service, Namespace, PersistentVolumeClaim, ...), where a
+ * status-only write is told from a data change by the status alone (predicates.ts). Every
+ * other watch — the default primary (custom resources track generation) and the default
+ * owned watch (`any`) — is metadata only. Pure.
+ */
+export function objectFieldsOf(watch: Pick<WatchConfig, 'apiVersion' | 'triggers'>): string[] {
+  if (watch.triggers.includes('any')) return [];
+  const needsStatus = watch.triggers.includes('status') || (watch.triggers.includes('generation') && apiGroup(watch.apiVersion) === '');
+  return needsStatus ? ['status'] : [];
+}
+
 /** Completes one watch from a discovery document. Pure; returns an error string if it cannot. */
 export function resolveFromDiscovery(watch: WatchConfig, list: ApiResourceList | undefined): ResolvedWatch | string {
-  const base = { role: watch.role, apiVersion: watch.apiVersion, kind: watch.kind, group: apiGroup(watch.apiVersion), namespaces: watch.namespaces, triggers: watch.triggers, ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}), ...(watch.queueUrl ? { queueUrl: watch.queueUrl } : {}) };
+  const base = { role: watch.role, apiVersion: watch.apiVersion, kind: watch.kind, group: apiGroup(watch.apiVersion), namespaces: watch.namespaces, triggers: watch.triggers, objectFields: objectFieldsOf(watch), ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}), ...(watch.queueUrl ? { queueUrl: watch.queueUrl } : {}) };
   if (watch.plural !== undefined && watch.namespaced !== undefined) {
     return { ...base, plural: watch.plural, namespaced: watch.namespaced };
   }

@@ -8,7 +8,10 @@
  * The size of a snapshot is bounded whatever the object holds: the controller reference's
  * strings (which the API server does not bound) are cut to one character more than the
  * contract allows, so a too-long value stays too long (the router drops it with the same
- * reason) without keeping a megabyte per object.
+ * reason) without keeping a megabyte per object. Strings many objects share (namespaces, the
+ * controller's apiVersion and kind) are kept once (`interned`, a pool of bounded size: values
+ * past it are kept per object, so no input grows it without bound), and a controller named
+ * like its object keeps the object's name string.
  */
 import { createHash } from 'node:crypto';
 import { MAX_FIELD_LENGTH } from '../../contract/message.ts';
@@ -52,6 +55,21 @@ function digest(value: unknown): string {
   return json.length <= 64 ? json : createHash('sha1').update(json).digest('base64');
 }
 
+/** How many distinct strings `interned` keeps; past that a value is kept per object as before. */
+export const INTERN_POOL_SIZE = 4096;
+const pool = new Map<string, string>();
+
+/** One string object for every equal value (while the pool has room): a namespace, an apiVersion, a kind. */
+export function interned(value: string): string {
+  const kept = pool.get(value);
+  if (kept !== undefined) return kept;
+  if (pool.size < INTERN_POOL_SIZE) pool.set(value, value);
+  return value;
+}
+
+/** How many strings the pool keeps (at most `INTERN_POOL_SIZE`). */
+export const internPoolSize = (): number => pool.size;
+
 /** `value` cut to one character more than `max`: still valid when it was, still too long when it was. */
 const bounded = (value: string, max: number): string => (value.length > max + 1 ? value.slice(0, max + 1) : value);
 
@@ -60,7 +78,7 @@ const bounded = (value: string, max: number): string => (value.length > max + 1 
  * (and controller-runtime's `Owns()`) decide. The API server refuses a second controller
  * reference; should one be served anyway, the later ones are ignored.
  */
-function controllerOf(refs: unknown): ControllerRef | undefined {
+function controllerOf(refs: unknown, objectName: string): ControllerRef | undefined {
   if (!Array.isArray(refs)) return undefined;
   for (const ref of refs as unknown[]) {
     if (typeof ref !== 'object' || ref === null) continue;
@@ -68,9 +86,9 @@ function controllerOf(refs: unknown): ControllerRef | undefined {
     if (r.controller !== true) continue;
     if (typeof r.apiVersion !== 'string' || typeof r.kind !== 'string' || typeof r.name !== 'string') return undefined;
     return {
-      apiVersion: bounded(r.apiVersion, MAX_FIELD_LENGTH.apiVersion),
-      kind: bounded(r.kind, MAX_FIELD_LENGTH.kind),
-      name: bounded(r.name, MAX_FIELD_LENGTH.name),
+      apiVersion: interned(bounded(r.apiVersion, MAX_FIELD_LENGTH.apiVersion)),
+      kind: interned(bounded(r.kind, MAX_FIELD_LENGTH.kind)),
+      name: r.name === objectName && objectName.length <= MAX_FIELD_LENGTH.name + 1 ? objectName : bounded(r.name, MAX_FIELD_LENGTH.name),
       uid: typeof r.uid === 'string' ? bounded(r.uid, MAX_FIELD_LENGTH.uid) : '',
     };
   }
@@ -81,11 +99,11 @@ function controllerOf(refs: unknown): ControllerRef | undefined {
 export function snapshotOf(object: Record<string, unknown>): ObjectSnapshot | undefined {
   const meta = (object.metadata ?? {}) as Meta;
   if (typeof meta.uid !== 'string' || typeof meta.name !== 'string') return undefined;
-  const controller = controllerOf(meta.ownerReferences);
+  const controller = controllerOf(meta.ownerReferences, meta.name);
   return {
     uid: meta.uid,
     name: meta.name,
-    ...(typeof meta.namespace === 'string' && meta.namespace ? { namespace: meta.namespace } : {}),
+    ...(typeof meta.namespace === 'string' && meta.namespace ? { namespace: interned(meta.namespace) } : {}),
     resourceVersion: typeof meta.resourceVersion === 'string' ? meta.resourceVersion : '',
     ...(typeof meta.generation === 'number' ? { generation: meta.generation } : {}),
     labels: digest(meta.labels),

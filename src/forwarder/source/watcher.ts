@@ -21,6 +21,10 @@
  * A resync (`requestResync`) aborts the watch and lists at once; one requested while a LIST
  * is in flight lists again right after it; one whose LIST fails stays requested.
  *
+ * A watch that reads nothing beyond metadata (`ResolvedWatch.objectFields` empty, see
+ * resources.ts) lists and watches as `PartialObjectMetadata`: the server sends metadata
+ * only, and the snapshot (snapshot.ts) keeps a few facts of it.
+ *
  * The decisions are pure: `classifyWatchEnd` (what an error or ERROR event means) and `step`
  * (what the stream does after each attempt); the class is the I/O loop around them, an
  * explicit `StreamPhase` and nothing thrown for control flow.
@@ -32,7 +36,7 @@
  */
 import { errorMessage, type Logger } from '../../observability/log.ts';
 import { Backoff, pause } from '../../retry/backoff.ts';
-import { KubeApiError, type KubeApi } from '../../kube/api.ts';
+import { KubeApiError, PARTIAL_METADATA_LIST, PARTIAL_METADATA_WATCH, type KubeApi } from '../../kube/api.ts';
 import { collectionPath } from '../../kube/paths.ts';
 import type { WatchEvent } from '../../kube/transport.ts';
 import type { ForwarderMetrics } from '../metrics.ts';
@@ -189,6 +193,8 @@ export class WatchStream {
   readonly #log: Logger;
   readonly #stop = new AbortController();
   readonly #watchTimeoutSeconds: number;
+  /** The `Accept` headers of LIST and WATCH: metadata only when the watch reads nothing else. */
+  readonly #accept: { readonly list?: string; readonly watch?: string };
   #current: AbortController | undefined;
   /** Resyncs requested so far, and how many of them a successful LIST has served. */
   #resyncsRequested: number;
@@ -205,6 +211,7 @@ export class WatchStream {
     this.#log = options.log.child({ watch: options.watch.kind, path: this.#path });
     this.#resyncsRequested = options.resyncFirstList ? 1 : 0;
     this.#watchTimeoutSeconds = watchTimeoutSeconds(options.serverTimeoutSeconds, options.silenceTimeoutMs);
+    this.#accept = options.watch.objectFields.length === 0 ? { list: PARTIAL_METADATA_LIST, watch: PARTIAL_METADATA_WATCH } : {};
     this.whenSynced = new Promise((resolve) => (this.#resolveSynced = resolve));
   }
 
@@ -331,7 +338,7 @@ export class WatchStream {
       const query = { limit: this.#o.listPageSize, labelSelector: this.#o.watch.labelSelector || undefined, continue: continueToken };
       let page: { metadata?: { resourceVersion?: string; continue?: string }; items?: Record<string, unknown>[] };
       try {
-        page = await this.#o.api.requestJson('GET', this.#path, { query, signal: this.#stop.signal, timeoutMs: 60_000 });
+        page = await this.#o.api.requestJson('GET', this.#path, { query, signal: this.#stop.signal, timeoutMs: 60_000, ...(this.#accept.list ? { accept: this.#accept.list } : {}) });
       } catch (err) {
         if (err instanceof KubeApiError && err.status === 410 && continueToken) {
           // The continue token expired mid-pagination: start the list over.
@@ -371,16 +378,15 @@ export class WatchStream {
       clearTimeout(silence);
       silence = setTimeout(() => end({ kind: 'silence', resourceVersion }), this.#o.silenceTimeoutMs);
     };
-    const query = new URLSearchParams({
-      watch: 'true',
+    const query = {
       resourceVersion: fromVersion,
-      allowWatchBookmarks: 'true',
-      timeoutSeconds: String(this.#watchTimeoutSeconds),
-    });
-    if (this.#o.watch.labelSelector) query.set('labelSelector', this.#o.watch.labelSelector);
+      allowWatchBookmarks: true,
+      timeoutSeconds: this.#watchTimeoutSeconds,
+      labelSelector: this.#o.watch.labelSelector || undefined,
+    };
     try {
       armSilence();
-      const stream = await this.#o.api.watch(`${this.#path}?${query}`, (event: WatchEvent) => {
+      const stream = await this.#o.api.watch(this.#path, (event: WatchEvent) => {
         if (ended) return;
         received = true;
         armSilence();
@@ -404,7 +410,7 @@ export class WatchStream {
         if (meta.resourceVersion) resourceVersion = meta.resourceVersion;
         this.#o.metrics.eventsReceived.inc({ kind: this.#o.watch.kind, type: event.type });
         this.#o.onChange(this.#store.apply(event.type as ChangeType, snapshot));
-      }, controller.signal);
+      }, controller.signal, { query, ...(this.#accept.watch ? { accept: this.#accept.watch } : {}) });
       await stream.ended;
     } catch (err) {
       if (!ended && !controller.signal.aborted) {

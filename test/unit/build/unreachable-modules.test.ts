@@ -32,11 +32,11 @@ async function bundleInputs(source: string): Promise<string[]> {
   return Object.keys(out.metafile.inputs);
 }
 
-test('the stubs replace exactly undici, socks, socks-proxy-agent, hpagent and the generated clients of config.js', async () => {
+test('the stubs replace exactly undici, socks, socks-proxy-agent, hpagent, the generated clients and the removed auth-providers of config.js', async () => {
   const inputs = await bundleInputs("export { KubeConfig } from '@kubernetes/client-node/dist/config.js';");
   const stubbed = inputs.filter((p) => p.startsWith('operless-unreachable:')).map((p) => p.slice('operless-unreachable:'.length)).sort();
-  assert.deepEqual(stubbed, ['./gen/index.js', 'hpagent', 'socks', 'socks-proxy-agent', 'undici']);
-  const leaked = inputs.filter((p) => /node_modules\/(undici|socks|socks-proxy-agent|hpagent|agent-base|smart-buffer|ip-address)\/|client-node\/dist\/gen\/(models|apis)\//.test(p));
+  assert.deepEqual(stubbed, ['./azure_auth.js', './gcp_auth.js', './gen/index.js', 'hpagent', 'socks', 'socks-proxy-agent', 'undici']);
+  const leaked = inputs.filter((p) => /node_modules\/(undici|socks|socks-proxy-agent|hpagent|agent-base|smart-buffer|ip-address|jsonpath-plus)\/|client-node\/dist\/gen\/(models|apis)\/|client-node\/dist\/(azure|gcp)_auth\.js/.test(p));
   assert.deepEqual(leaked, []);
   // What the kubeconfig path needs is still there.
   for (const kept of ['node_modules/js-yaml/', 'client-node/dist/exec_auth.js', 'client-node/dist/oidc_auth.js', 'client-node/dist/config_types.js']) {
@@ -55,6 +55,16 @@ test('importing a stub does nothing; using any export throws an Error naming the
     const mod = await importSource(stubSource(stub));
     assert.deepEqual(Object.keys(mod).sort(), Object.keys(stub.exports).sort(), stub.specifier);
     for (const [name, kind] of Object.entries(stub.exports)) {
+      if (kind === 'authenticator') {
+        // Constructed by every KubeConfig: claims only its own provider, and refuses to authenticate with it.
+        const Authenticator = mod[name] as new () => { isAuthProvider(user: unknown): boolean; applyAuthentication(user: unknown, opts: unknown): Promise<void> };
+        const authenticator = new Authenticator();
+        assert.equal(authenticator.isAuthProvider({ authProvider: { name: stub.authProvider } }), true, name);
+        assert.equal(authenticator.isAuthProvider({ authProvider: { name: 'oidc' } }), false, name);
+        assert.equal(authenticator.isAuthProvider({ token: 'x' }), false, name);
+        await assert.rejects(authenticator.applyAuthentication({}, {}), { message: stubErrorMessage(stub) });
+        continue;
+      }
       const value = mod[name] as (new () => unknown) & (() => unknown) & Record<string, () => unknown>;
       const use = kind === 'class' ? () => new value() : kind === 'function' ? () => value() : () => value[stub.staticMethods![0]!]!();
       assert.throws(use, (err: unknown) => {
@@ -66,7 +76,7 @@ test('importing a stub does nothing; using any export throws an Error naming the
     const message = stubErrorMessage(stub);
     assert.match(message, new RegExp(`^${stub.specifier.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\(`));
     assert.match(message, /is not bundled by Operless/);
-    assert.match(message, /node:https/);
+    assert.match(message, stub.authProvider ? /removed this kubeconfig auth-provider .* in 1\.26; use its exec plugin/ : /node:https/);
     assert.match(message, /operless-unreachable-modules/);
   }
 });
@@ -98,6 +108,11 @@ test('the installed client-node reaches the stubbed modules only from makeApiCli
   assert.match(configSource, /import \{ SocksProxyAgent \} from 'socks-proxy-agent';/);
   assert.match(configSource, /import \{ SocksClient \} from 'socks';/);
   assert.match(configSource, /import \{ HttpProxyAgent, HttpsProxyAgent \} from 'hpagent';/);
+  assert.match(configSource, /import \{ AzureAuth \} from '\.\/azure_auth\.js';/);
+  assert.match(configSource, /import \{ GoogleCloudPlatformAuth \} from '\.\/gcp_auth\.js';/);
+  // The removed auth-providers are only constructed into the authenticator list (asked isAuthProvider).
+  usedOnlyIn('AzureAuth', [bodyOf('constructor')]);
+  usedOnlyIn('GoogleCloudPlatformAuth', [bodyOf('constructor')]);
   usedOnlyIn('UndiciAgent', [bodyOf('createDispatcher')]);
   usedOnlyIn('UndiciProxyAgent', [bodyOf('createDispatcher')]);
   usedOnlyIn('SocksClient', [bodyOf('createSocksConnector')]);
@@ -159,6 +174,8 @@ test('serverless.yml wires the plugins, and a kubeconfig works in a bundle built
       'contexts: [{ name: c, context: { cluster: k, user: u } }]',
     ].join('\n');
     assert.equal((await bundle.headers(kubeconfig)).Authorization, 'Bearer abc');
+    const gcp = kubeconfig.replace('user: { token: abc }', 'user: { auth-provider: { name: gcp, config: { access-token: t } } }');
+    await assert.rejects(bundle.headers(gcp), /\.\/gcp_auth\.js \(the gcp kubeconfig auth-provider\) is not bundled by Operless: Kubernetes removed/);
     await assert.rejects(bundle.apiClient(kubeconfig), /\.\/gen\/index\.js \(the generated API clients and models \(KubeConfig\.makeApiClient\)\) is not bundled by Operless/);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -80,3 +80,20 @@ test('property: a record is reported exactly when its work must be redelivered o
     },
   ), fcParameters({ numRuns: 300 }));
 });
+
+test('FIFO records: after a group\'s first failure, every later record of that group fails too; other groups and earlier records are untouched', () => {
+  const inGroup = (group: string) => {
+    const r = sqsRecord('{}');
+    return { ...r, attributes: { ...r.attributes, MessageGroupId: group } };
+  };
+  const [a1, b1, a2, b2, a3] = [inGroup('a'), inGroup('b'), inGroup('a'), inGroup('b'), inGroup('a')];
+  const settled: SettledWork[] = [
+    { records: [a1], outcome: { type: 'acknowledged', label: 'success' } },
+    { records: [a2], outcome: { type: 'crashed', error: 'bug' } },
+    { records: [a3, b1, b2], outcome: { type: 'acknowledged', label: 'success' } },
+  ];
+  assert.deepEqual(failedIds([a1, b1, a2, b2, a3], settled), [a2.messageId, a3.messageId]);
+  // Standard-queue records (no group) keep the per-record rule.
+  const [s1, s2] = [sqsRecord('{}'), sqsRecord('{}')];
+  assert.deepEqual(failedIds([s1, s2], [{ records: [s1], outcome: UNFINISHED }, { records: [s2], outcome: { type: 'acknowledged', label: 'success' } }]), [s1.messageId]);
+});

@@ -17,7 +17,7 @@ const memcached = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached',
 const tenant = { apiVersion: 'tenancy.example.com/v1alpha1', kind: 'Tenant', plural: 'tenants', namespaced: false };
 
 const resolved = (w: typeof memcached, role: 'primary' | 'owned', queueUrl?: string): ResolvedWatch => ({
-  ...w, role, group: w.apiVersion.includes('/') ? w.apiVersion.split('/')[0]! : '', namespaces: [], triggers: role === 'primary' ? DEFAULT_PRIMARY_TRIGGERS : DEFAULT_OWNED_TRIGGERS, ...(queueUrl ? { queueUrl } : {}),
+  ...w, role, group: w.apiVersion.includes('/') ? w.apiVersion.split('/')[0]! : '', namespaces: [], triggers: role === 'primary' ? DEFAULT_PRIMARY_TRIGGERS : DEFAULT_OWNED_TRIGGERS, objectFields: [], ...(queueUrl ? { queueUrl } : {}),
 });
 
 test("routing: each primary's messages go to its queue; an owned object's go to its owner's queue", () => {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { resolveFromDiscovery } from '../../../src/forwarder/source/resources.ts';
-import { parseConfig } from '../../../src/forwarder/config.ts';
+import { objectFieldsOf, resolveFromDiscovery } from '../../../src/forwarder/source/resources.ts';
+import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS, parseConfig, type Trigger } from '../../../src/forwarder/config.ts';
 
 const discovery = { resources: [
   { name: 'deployments', kind: 'Deployment', namespaced: true },
@@ -35,4 +35,17 @@ test('an unknown kind says to check the CRD and apiVersion', () => {
 test('namespaces on a kind discovery finds cluster-scoped is rejected', () => {
   const r = resolveFromDiscovery(watch({ kind: 'ClusterThing', namespaces: ['a'] }), discovery);
   assert.match(String(r), /cluster-scoped/);
+});
+
+test('a watch reads metadata only unless its triggers must tell a status write apart', () => {
+  const fields = (apiVersion: string, triggers: string[]) => objectFieldsOf({ apiVersion, triggers: triggers as Trigger[] });
+  assert.deepEqual(fields('cache.example.com/v1alpha1', [...DEFAULT_PRIMARY_TRIGGERS]), [], 'a custom primary with the default triggers (generation tracked)');
+  assert.deepEqual(fields('apps/v1', [...DEFAULT_OWNED_TRIGGERS]), [], 'an owned kind with the default triggers (any)');
+  assert.deepEqual(fields('v1', ['any', 'status']), [], '`any` forwards every change anyway');
+  assert.deepEqual(fields('apps/v1', ['status']), ['status'], 'a status trigger reads the status');
+  assert.deepEqual(fields('v1', [...DEFAULT_PRIMARY_TRIGGERS]), ['status'], 'a core kind (no generation) tells status writes from data changes by the status');
+  assert.deepEqual(fields('v1', ['labels']), [], 'a core kind whose triggers read metadata only');
+  const resolved = resolveFromDiscovery(watch({ triggers: ['status'] }), discovery);
+  assert.ok(typeof resolved !== 'string');
+  assert.deepEqual(resolved.objectFields, ['status'], 'resolving carries the choice');
 });

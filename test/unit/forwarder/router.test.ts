@@ -8,9 +8,9 @@ import { fcParameters } from '../../support/fast-check.ts';
 import { snapshotOf, type ObjectSnapshot } from '../../../src/forwarder/source/snapshot.ts';
 import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS } from '../../../src/forwarder/config.ts';
 
-const gadget: ResolvedWatch = { role: 'primary', apiVersion: 'example.com/v1', kind: 'Gadget', group: 'example.com', plural: 'gadgets', namespaced: true, namespaces: [], triggers: DEFAULT_PRIMARY_TRIGGERS };
-const cluster: ResolvedWatch = { role: 'primary', apiVersion: 'example.com/v1', kind: 'Fleet', group: 'example.com', plural: 'fleets', namespaced: false, namespaces: [], triggers: DEFAULT_PRIMARY_TRIGGERS };
-const deployments: ResolvedWatch = { role: 'owned', apiVersion: 'apps/v1', kind: 'Deployment', group: 'apps', plural: 'deployments', namespaced: true, namespaces: [], triggers: DEFAULT_OWNED_TRIGGERS };
+const gadget: ResolvedWatch = { role: 'primary', apiVersion: 'example.com/v1', kind: 'Gadget', group: 'example.com', plural: 'gadgets', namespaced: true, namespaces: [], triggers: DEFAULT_PRIMARY_TRIGGERS, objectFields: [] };
+const cluster: ResolvedWatch = { role: 'primary', apiVersion: 'example.com/v1', kind: 'Fleet', group: 'example.com', plural: 'fleets', namespaced: false, namespaces: [], triggers: DEFAULT_PRIMARY_TRIGGERS, objectFields: [] };
+const deployments: ResolvedWatch = { role: 'owned', apiVersion: 'apps/v1', kind: 'Deployment', group: 'apps', plural: 'deployments', namespaced: true, namespaces: [], triggers: DEFAULT_OWNED_TRIGGERS, objectFields: [] };
 const primaries = [gadget, cluster];
 
 function snap(meta: Record<string, unknown>, rest: Record<string, unknown> = {}): ObjectSnapshot {

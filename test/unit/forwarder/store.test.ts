@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { diffRelist, SnapshotStore } from '../../../src/forwarder/source/store.ts';
-import { snapshotOf, type ObjectSnapshot } from '../../../src/forwarder/source/snapshot.ts';
+import { INTERN_POOL_SIZE, internPoolSize, interned, snapshotOf, type ObjectSnapshot } from '../../../src/forwarder/source/snapshot.ts';
 
 const s = (uid: string, rv: string, name = uid): ObjectSnapshot => snapshotOf({ metadata: { uid, name, resourceVersion: rv } })!;
 
@@ -42,4 +42,23 @@ test('a relist reports every DELETED before any ADDED/MODIFIED: a recreated obje
   const store = new SnapshotStore();
   store.replace([s('old', '1', 'x')]);
   assert.deepEqual(store.replace([s('new', '2', 'x')]).map((c) => `${c.type} ${c.current.uid}`), ['DELETED old', 'ADDED new']);
+});
+
+test('interning keeps snapshots equal, and its pool stays bounded whatever the input', () => {
+  const child = (name: string, namespace: string, owner: string) => snapshotOf(JSON.parse(JSON.stringify({
+    metadata: { uid: `u-${name}`, name, namespace, resourceVersion: '1', ownerReferences: [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', name: owner, uid: `o-${owner}`, controller: true }] },
+  })) as Record<string, unknown>)!;
+  assert.deepEqual(child('a', 'team', 'a').controller, { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', name: 'a', uid: 'o-a' });
+  assert.deepEqual(child('b', 'team', 'x').controller, { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', name: 'x', uid: 'o-x' });
+  assert.equal(child('b', 'team', 'x').namespace, 'team');
+  // A controller named like its object, but longer than the contract allows, is still cut (the name is not).
+  const long = 'n'.repeat(300);
+  const cut = child(long, 'team', long);
+  assert.equal(cut.name.length, 300);
+  assert.equal(cut.controller!.name.length, 254);
+  // Hostile input cannot grow the pool: past INTERN_POOL_SIZE distinct values, new ones are returned as given and not kept.
+  for (let i = 0; i < INTERN_POOL_SIZE + 100; i++) assert.equal(interned(`fill-${i}`), `fill-${i}`);
+  assert.equal(internPoolSize(), INTERN_POOL_SIZE);
+  assert.equal(child('c', 'another-namespace', 'c').namespace, 'another-namespace');
+  assert.equal(internPoolSize(), INTERN_POOL_SIZE);
 });

@@ -11,6 +11,7 @@ import {
   loadHandler,
   queueArnFromUrl,
   settleBatch,
+  fifoSettlement,
   toLambdaRecord,
 } from '../../../src/local/lambda-runner.ts';
 
@@ -136,4 +137,18 @@ test('loadHandler imports a named export from an .mjs bundle and explains a miss
   assert.deepEqual(await handler({ Records: [] }, createLambdaContext({ functionName: 'f', region: 'r', requestId: 'x', deadline: 0, memoryLimitMB: 128 })), { batchItemFailures: [], n: 0 });
   await assert.rejects(loadHandler({ module: file, export: 'reconcile' }), /no exported function "reconcile" \(exports: handler\)/);
   await assert.rejects(loadHandler({ module: join(dir, 'missing.mjs') }), /Cannot load the function module/);
+});
+
+test('FIFO: a failed record stops the rest of its group in the batch; other groups and ungrouped records keep their settlement', () => {
+  const records = [
+    { id: 'a1', group: 'A' }, { id: 'b1', group: 'B' }, { id: 'a2', group: 'A' }, { id: 'a3', group: 'A' }, { id: 'b2', group: 'B' },
+  ];
+  const ids = records.map((r) => r.id);
+  const settled = fifoSettlement(records, settleBatch(ids, { batchItemFailures: [{ itemIdentifier: 'a2' }] }));
+  assert.deepEqual(settled.deleteIds, ['a1', 'b1', 'b2']);
+  assert.deepEqual(settled.retryIds, ['a2', 'a3']);
+  assert.deepEqual(settled.stopped, ['a3']);
+  const full = fifoSettlement(records, settleBatch(ids, { batchItemFailures: [{ itemIdentifier: 'a2' }, { itemIdentifier: 'a3' }] }));
+  assert.deepEqual(full.stopped, [], 'a handler that follows the rule changes nothing');
+  assert.deepEqual(fifoSettlement([{ id: 'x', group: undefined }, { id: 'y', group: undefined }], settleBatch(['x', 'y'], { batchItemFailures: [{ itemIdentifier: 'x' }] })).deleteIds, ['y']);
 });

@@ -227,7 +227,9 @@ test('queues: unknown names are QueueDoesNotExist, re-creating with other attrib
   assert.equal(code(() => broker.createQueue('work', { VisibilityTimeout: '31' })), 'QueueNameExists');
   assert.equal(code(() => broker.createQueue('other', { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: queueArn('eu-west-1', 'nope'), maxReceiveCount: 3 }) })), 'InvalidParameterValue');
   assert.equal(code(() => broker.createQueue('bad name')), 'InvalidParameterValue');
-  assert.equal(code(() => broker.createQueue('x', { FifoQueue: 'true' })), 'InvalidAttributeName');
+  assert.equal(code(() => broker.createQueue('x', { FifoQueue: 'true' })), 'InvalidParameterValue', 'a FIFO queue\'s name ends in .fifo');
+  assert.equal(code(() => broker.createQueue('x.fifo')), 'InvalidParameterValue', 'and a .fifo name is a FIFO queue');
+  assert.equal(code(() => broker.createQueue('y.fifo', { FifoQueue: 'true', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: queueArn('eu-west-1', 'work-dlq'), maxReceiveCount: 3 }) })), 'InvalidParameterValue', 'a FIFO queue\'s DLQ is FIFO');
   assert.deepEqual(broker.listQueues('work'), ['work', 'work-dlq']);
 });
 
@@ -261,6 +263,27 @@ test('asking for RedrivePolicy of a queue without one leaves it out instead of f
   const broker = new Broker();
   broker.createQueue('plain');
   assert.deepEqual(broker.getQueueAttributes('plain', ['RedrivePolicy']), {});
+});
+
+test('FIFO: a deduplication id is remembered for 5 minutes after its send, deleted or not; per group with DeduplicationScope messageGroup', () => {
+  const { clock, broker } = setup();
+  broker.createQueue('f.fifo', { FifoQueue: 'true' });
+  broker.sendMessage('f.fifo', { body: 'one', groupId: 'A', deduplicationId: 'd' });
+  const [one] = broker.receiveMessage('f.fifo');
+  broker.deleteMessage('f.fifo', one!.receiptHandle);
+  clock.advance(299);
+  broker.sendMessage('f.fifo', { body: 'two', groupId: 'A', deduplicationId: 'd' });
+  assert.deepEqual(broker.receiveMessage('f.fifo'), [], 'dropped inside the window');
+  clock.advance(1);
+  broker.sendMessage('f.fifo', { body: 'three', groupId: 'A', deduplicationId: 'd' });
+  assert.deepEqual(broker.receiveMessage('f.fifo').map((m) => m.body), ['three'], 'accepted once the window has passed');
+
+  broker.createQueue('g.fifo', { FifoQueue: 'true', DeduplicationScope: 'messageGroup', ContentBasedDeduplication: 'true' });
+  broker.sendMessage('g.fifo', { body: 'same', groupId: 'A' });
+  broker.sendMessage('g.fifo', { body: 'same', groupId: 'B' });
+  broker.sendMessage('g.fifo', { body: 'same', groupId: 'A' });
+  assert.deepEqual(broker.receiveMessage('g.fifo', { maxNumberOfMessages: 10, attributeNames: ['MessageGroupId'] }).map((m) => m.attributes.MessageGroupId), ['A', 'B']);
+  assert.equal(code(() => broker.sendMessage('work', { body: 'x', deduplicationId: 'd' })), 'InvalidParameterValue', 'no deduplication id on a standard queue');
 });
 
 test('ApproximateAgeOfOldestMessage: seconds since the oldest visible or in-flight message was sent; delayed ones wait their turn', () => {

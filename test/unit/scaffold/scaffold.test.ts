@@ -211,3 +211,40 @@ describe('create api plan', () => {
     assert.ok(!paths('^0.1.0').includes('.npmrc'));
   });
 });
+
+describe('create api --ordering', () => {
+  const project: ProjectFile = { name: 'demo', domain: 'example.com', apis: [] };
+  const inserts = (ordering?: 'per-key' | 'unordered') => {
+    const plan = planCreateApi(project, { group: 'db', version: 'v1', kind: 'Database', namespaced: true, ...(ordering ? { ordering } : {}) });
+    const at = (marker: string) => plan.changes.find((c) => c.type === 'insert' && c.path === 'serverless.yml' && c.marker === marker)!.content;
+    return { functions: parse(at('functions')), resources: parse(at('resources')) };
+  };
+
+  test('per-key: FIFO work queue and DLQ by key, a standard delay queue with its DLQ, consumed by the same function', () => {
+    const { functions, resources } = inserts('per-key');
+    assert.equal(resources.DatabaseWorkQueue.Properties.QueueName, '${self:service}-${sls:stage}-database.fifo');
+    assert.equal(resources.DatabaseWorkQueue.Properties.FifoQueue, true);
+    assert.equal(resources.DatabaseWorkQueue.Properties.DeduplicationScope, 'messageGroup');
+    assert.equal(resources.DatabaseDeadLetterQueue.Properties.QueueName, '${self:service}-${sls:stage}-database-dlq.fifo');
+    assert.equal(resources.DatabaseDelayQueue.Properties.FifoQueue, undefined, 'the delay queue is standard: it takes per-message delays');
+    assert.equal(resources.DatabaseDelayDeadLetterQueue.Properties.FifoQueue, undefined);
+    const fn = functions.database;
+    assert.ok(fn.environment.OPERLESS_DELAY_QUEUE_URL, 'the delay queue URL is in the environment');
+    assert.equal(fn.events.length, 2, 'the work queue and the delay queue invoke the function');
+    assert.equal(fn.events[1].sqs.functionResponseType, 'ReportBatchItemFailures');
+  });
+
+  test('unordered (the default): standard queues, no delay queue', () => {
+    for (const { functions, resources } of [inserts(), inserts('unordered')]) {
+      assert.equal(resources.DatabaseWorkQueue.Properties.QueueName, '${self:service}-${sls:stage}-database');
+      assert.equal(resources.DatabaseWorkQueue.Properties.FifoQueue, undefined);
+      assert.equal(resources.DatabaseDelayQueue, undefined);
+      assert.equal(functions.database.events.length, 1);
+    }
+  });
+
+  test('an unknown ordering is refused, naming the option', async () => {
+    assert.throws(() => planCreateApi(project, { group: 'db', version: 'v1', kind: 'Database', namespaced: true, ordering: 'fifo' as never }), /--ordering must be unordered or per-key/);
+    await assert.rejects(createApi(['--group', 'db', '--version', 'v1', '--kind', 'Database', '--ordering', 'fifo']), (err: Error) => err instanceof UsageError && /--ordering must be unordered or per-key, got "fifo"/.test(err.message));
+  });
+});

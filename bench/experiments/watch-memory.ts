@@ -1,0 +1,201 @@
+// The forwarder's resident memory while it holds many watched objects (issue 21, item 2): the
+// shipped bundle as its own process under the image's Node.js flags, watching Memcacheds
+// (primaries) and Deployments each controlled by one of them (children), half and half, in one
+// namespace, with `resyncOnStart: false` (it lists, watches and holds; it sends nothing). For each
+// size in SIZES (cumulative: the objects of a size stay for the next) every bundle (this checkout,
+// and those of BUNDLES=<label>=<forwarder .mjs>,... when given, e.g. the base commit's) runs
+// REPEAT times, alternating;
+// a run waits until /readyz says every watch is synced, lets it settle SETTLE_MS, then samples
+// VmRSS (RssAnon/RssFile) every 250 ms for 5 s and reports the median, plus VmHWM (the peak,
+// the initial LIST included). A bare `node` under the same flags (an idle timer) is the floor.
+//
+//   SIZES=10000,100000 BUNDLES=before=/tmp/forwarder-before.mjs node bench/experiments/watch-memory.ts
+//
+// FLAGS_VARIANT="<node flags>" adds a run of this checkout's bundle with those flags on top of the
+// image's (label `this checkout + <flags>`), to try a runtime flag before shipping it.
+//
+// The Deployments are what a Memcached's reconcile creates (bench/lib's children: the same pod
+// template); no kube-controller-manager runs, so they carry no status — a real child's status
+// only adds to what a whole-object watch parses.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
+import { FORWARDER_NODE_FLAGS } from '../../src/forwarder/node-options.ts';
+import { createKubeClient } from '../../src/kube/client.ts';
+import type { KubeObject } from '../../src/kube/types.ts';
+import { createTransport } from '../../src/kube/transport.ts';
+import { startMemoryQueueServer } from '../../src/local/memory-queue-server.ts';
+import { startControlPlane } from '../../src/testing/index.ts';
+import { forEachParallel, sleep, until } from '../lib/objects.ts';
+import { CRD, MEMCACHED_KIND } from '../lib/systems.ts';
+
+const SIZES = (process.env.SIZES ?? '10000,100000').split(',').map(Number);
+const REPEAT = Number(process.env.REPEAT ?? 2);
+const PARALLEL = Number(process.env.PARALLEL ?? 32);
+const SETTLE_MS = Number(process.env.SETTLE_MS ?? 5000);
+const NAMESPACE = 'held';
+const DEPLOYMENT_KIND = { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true } as const;
+
+interface Memory { readonly rssMiB: number; readonly anonMiB: number; readonly fileMiB: number; readonly hwmMiB: number }
+
+function memoryOf(pid: number): Memory {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const mib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? Number.NaN) / 1024;
+  return { rssMiB: mib('VmRSS'), anonMiB: mib('RssAnon'), fileMiB: mib('RssFile'), hwmMiB: mib('VmHWM') };
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const round = (m: Memory): Memory => ({ rssMiB: Math.round(m.rssMiB), anonMiB: Math.round(m.anonMiB), fileMiB: Math.round(m.fileMiB), hwmMiB: Math.round(m.hwmMiB) });
+
+/** Median of 20 samples, 250 ms apart; VmHWM as it stands at the end. */
+async function sample(pid: number): Promise<Memory> {
+  const samples: Memory[] = [];
+  for (let i = 0; i < 20; i++) {
+    samples.push(memoryOf(pid));
+    await sleep(250);
+  }
+  const last = memoryOf(pid);
+  return round({ rssMiB: median(samples.map((s) => s.rssMiB)), anonMiB: median(samples.map((s) => s.anonMiB)), fileMiB: median(samples.map((s) => s.fileMiB)), hwmMiB: last.hwmMiB });
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await Promise.race([exited, sleep(10_000)]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+async function bareNode(): Promise<Memory> {
+  const child = spawn(process.execPath, [...FORWARDER_NODE_FLAGS, '-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+  try {
+    await sleep(SETTLE_MS);
+    return await sample(child.pid!);
+  } finally {
+    await stopProcess(child);
+  }
+}
+
+const work = mkdtempSync(join(tmpdir(), 'operless-watch-memory-'));
+const cp = await startControlPlane({ crds: [CRD] });
+const queues = await startMemoryQueueServer();
+try {
+  const admin = createKubeClient(createTransport(cp.kubeConfig), { fieldManager: 'bench' });
+  await admin.create({ apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+  const queueUrl = await queues.createQueue({ name: 'held', visibilityTimeoutSeconds: 600 });
+  const bundles: Record<string, string> = {};
+  for (const entry of (process.env.BUNDLES ?? '').split(',').filter(Boolean)) {
+    const [label, path] = entry.split('=');
+    if (!label || !path) throw new Error(`BUNDLES: expected <label>=<path>, got ${JSON.stringify(entry)}`);
+    bundles[label] = path;
+  }
+  bundles['this checkout'] = (await bundleForwarder(join(work, 'forwarder.mjs'))).outFile;
+  const variantFlags = (process.env.FLAGS_VARIANT ?? '').split(' ').filter(Boolean);
+  const variantLabel = `this checkout + ${variantFlags.join(' ')}`;
+  if (variantFlags.length > 0) bundles[variantLabel] = bundles['this checkout'];
+  const configPath = join(work, 'forwarder.yaml');
+  writeFileSync(configPath, stringify({
+    clusterId: 'bench',
+    queue: { url: queueUrl, region: queues.region },
+    primaries: [{ ...MEMCACHED_KIND, namespaces: [NAMESPACE] }],
+    owned: [{ ...DEPLOYMENT_KIND, namespaces: [NAMESPACE] }],
+    resyncOnStart: false,
+    leaderElection: { enabled: false },
+    server: { port: 0, host: '127.0.0.1' },
+  }));
+
+  async function runForwarder(bundle: string, extraFlags: readonly string[]): Promise<Memory & { syncSeconds: number }> {
+    const started = Date.now();
+    const lines: string[] = [];
+    const child = spawn(process.execPath, [...FORWARDER_NODE_FLAGS, ...extraFlags, bundle], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        PATH: process.env.PATH, OPERLESS_FORWARDER_CONFIG: configPath, OPERLESS_LOG_LEVEL: 'info', KUBECONFIG: cp.kubeconfigPath,
+        AWS_ACCESS_KEY_ID: 'bench', AWS_SECRET_ACCESS_KEY: 'bench', AWS_ENDPOINT_URL_SQS: queues.endpoint,
+      },
+    });
+    for (const stream of [child.stdout!, child.stderr!]) stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n')));
+    try {
+      let probes = '';
+      await until('the forwarder serves its probes', () => {
+        for (const l of lines) {
+          try {
+            const parsed = JSON.parse(l) as { probes?: unknown };
+            if (typeof parsed.probes === 'string') probes = parsed.probes;
+          } catch {
+            // not JSON
+          }
+        }
+        if (child.exitCode !== null) throw new Error(`the forwarder exited: ${lines.slice(-20).join('\n')}`);
+        return probes !== '';
+      }, 120_000);
+      await until('every watch synced', async () => (await fetch(`${probes}/readyz`).catch(() => undefined))?.status === 200, 600_000);
+      const syncSeconds = (Date.now() - started) / 1000;
+      await sleep(SETTLE_MS);
+      return { ...(await sample(child.pid!)), syncSeconds: Number(syncSeconds.toFixed(1)) };
+    } finally {
+      await stopProcess(child);
+    }
+  }
+
+  const floor = await bareNode();
+  console.log(JSON.stringify({ bareNode: floor }));
+  let created = 0;
+  for (const size of SIZES) {
+    const t0 = Date.now();
+    const indexes = Array.from({ length: (size - created) / 2 }, (_, i) => created / 2 + i);
+    await forEachParallel(indexes, PARALLEL, async (i) => {
+      const name = `mc-${String(i).padStart(6, '0')}`;
+      const owner = await admin.create(MEMCACHED_KIND, { apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, metadata: { name, namespace: NAMESPACE }, spec: { size: 1 } });
+      await admin.create(DEPLOYMENT_KIND, deploymentOf(name, owner.metadata.uid ?? ''));
+    });
+    created = size;
+    console.log(JSON.stringify({ created: size, seconds: Math.round((Date.now() - t0) / 1000) }));
+    const runs: Record<string, (Memory & { syncSeconds: number })[]> = {};
+    for (let r = 0; r < REPEAT; r++) {
+      for (const [label, bundle] of Object.entries(bundles)) {
+        const result = await runForwarder(bundle, label === variantLabel ? variantFlags : []);
+        (runs[label] ??= []).push(result);
+        console.log(JSON.stringify({ objects: size, bundle: label, run: r + 1, ...result }));
+      }
+    }
+    for (const [label, results] of Object.entries(runs)) {
+      const rss = median(results.map((m) => m.rssMiB));
+      console.log(JSON.stringify({ objects: size, bundle: label, medianRssMiB: rss, aboveBareNodeMiB: rss - floor.rssMiB, medianHwmMiB: median(results.map((m) => m.hwmMiB)) }));
+    }
+  }
+} finally {
+  await queues.stop();
+  await cp.stop();
+  rmSync(work, { recursive: true, force: true });
+}
+
+/** A Deployment as a Memcached's reconcile creates it, controlled by the Memcached `owner`. */
+function deploymentOf(owner: string, ownerUid: string): KubeObject {
+  const labels = { 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': owner, 'app.kubernetes.io/managed-by': 'operless' };
+  return {
+    apiVersion: 'apps/v1', kind: 'Deployment',
+    metadata: {
+      name: owner, namespace: NAMESPACE, labels,
+      ownerReferences: [{ apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, name: owner, uid: ownerUid, controller: true, blockOwnerDeletion: true }],
+    },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [{
+            name: 'memcached', image: 'memcached:1.6.26-alpine3.19', command: ['memcached', '--memory-limit=64', '-o', 'modern', '-v'],
+            ports: [{ containerPort: 11211, name: 'memcached' }],
+            securityContext: { runAsNonRoot: true, runAsUser: 1001, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+          }],
+        },
+      },
+    },
+  };
+}

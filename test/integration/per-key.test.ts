@@ -1,0 +1,209 @@
+/**
+ * Per-key ordering end to end (docs/architecture.md, "Per-key ordering") on a REAL
+ * kube-apiserver + etcd and a REAL broker (ElasticMQ's FIFO queues): the handler, the delay
+ * mover and the local Lambda runner's event source, with ConfigMaps as primaries (no CRD).
+ *
+ * - Two runners and a burst of duplicated messages on one key: no two reconciles of the key
+ *   overlap in time (each reconcile logs its start and end).
+ * - A requeue storm: 100 reconciles of one key, each returning `requeueAfter(d)`, leave at
+ *   most ⌈S / d⌉ + 1 messages of the key in the work queue after the mover ran (S: the time
+ *   the storm took), and at least one — the chain is never lost. d is a few seconds, not 30,
+ *   to keep the test short; the bucket arithmetic for any d is test/unit/queue/fifo.test.ts.
+ * - A poisoned key (its reconcile always fails) blocks no other key, and reaches the DLQ with
+ *   its reason after its retries went through the delay queue.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import * as sdk from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { startBroker, startControlPlane, type Broker, type ControlPlane } from '../../src/testing/index.ts';
+import { buildSqsEvent, createLambdaContext, queueArnFromUrl, startLambdaRunner, type LambdaRunner } from '../../src/local/lambda-runner.ts';
+import { encodeMessage, newMessage, objectKey } from '../../src/contract/message.ts';
+import { DLQ_ATTRIBUTE_REASON } from '../../src/contract/dlq.ts';
+import { defineController } from '../../src/core/controller.ts';
+import { toSqsHandler, type SqsBatchHandler } from '../../src/core/handler.ts';
+import { toDelayMoverHandler } from '../../src/core/mover.ts';
+import { done, requeueAfter } from '../../src/core/result.ts';
+import type { KindRef, KubeObject } from '../../src/kube/types.ts';
+import { createClientFactory } from '../../src/kube/factory.ts';
+import type { BoundKubeClient } from '../../src/kube/client.ts';
+import { createSqsSender } from '../../src/queue/sqs.ts';
+import { sqsQueuePort } from '../../src/queue/sqs-port.ts';
+import { silentLogger } from '../../src/observability/log.ts';
+import { noMetrics } from '../../src/core/metrics.ts';
+
+const CONFIGMAP: KindRef = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
+const NS = 'default';
+const CLUSTER = 'it';
+const POLL_SECONDS = 4;
+
+let cp: ControlPlane;
+let broker: Broker;
+let sqs: SQSClient;
+let admin: BoundKubeClient;
+
+interface Queues { work: string; dlq: string; delay: string }
+
+/** A FIFO work queue with its FIFO DLQ (maxReceiveCount 5) and a standard delay queue. */
+async function perKeyQueues(): Promise<Queues> {
+  const name = `pk-${randomUUID().slice(0, 8)}`;
+  const create = async (queueName: string, attributes: Record<string, string>) => (await sqs.send(new CreateQueueCommand({ QueueName: queueName, Attributes: attributes }))).QueueUrl!;
+  const dlq = await create(`${name}-dlq.fifo`, { FifoQueue: 'true' });
+  const dlqArn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+  const work = await create(`${name}.fifo`, { FifoQueue: 'true', VisibilityTimeout: '20', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 5 }) });
+  const delay = await create(`${name}-delay`, { VisibilityTimeout: '20' });
+  return { work, dlq, delay };
+}
+
+/** Each reconcile's start and end, per key. */
+interface Span { key: string; start: number; end: number }
+
+function handlerFor(queues: Queues, spans: Span[]): SqsBatchHandler {
+  const controller = defineController<KubeObject & { data?: Record<string, string> }>({
+    ...CONFIGMAP,
+    async reconcile(cm) {
+      const span: Span = { key: cm.metadata.name, start: performance.now(), end: Number.NaN };
+      spans.push(span);
+      try {
+        switch (cm.data?.behaviour) {
+          case 'slow':
+            await sleep(20);
+            return done();
+          case 'poll':
+            return requeueAfter(POLL_SECONDS);
+          case 'broken':
+            throw new Error('the backend of this object is down');
+          default:
+            return done();
+        }
+      } finally {
+        span.end = performance.now();
+      }
+    },
+    retry: { baseSeconds: 1, capSeconds: 1, maxAttempts: 3 },
+  });
+  return toSqsHandler(controller, {
+    queueUrl: queues.work, deadLetterQueueUrl: queues.dlq, delayQueueUrl: queues.delay,
+    clients: createClientFactory({ env: { OPERLESS_KUBECONFIG: cp.kubeconfigPath, OPERLESS_CLUSTER: CLUSTER } }),
+    sender: createSqsSender(sqs), log: silentLogger, metrics: noMetrics,
+  });
+}
+
+async function configMap(behaviour: string): Promise<KubeObject> {
+  return admin.create(CONFIGMAP, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${behaviour}-${randomUUID().slice(0, 6)}`, namespace: NS }, data: { behaviour } });
+}
+
+const messageOf = (cm: KubeObject, reason: 'Modified' | 'Owned' = 'Modified') =>
+  encodeMessage(newMessage({ cluster: CLUSTER, apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: cm.metadata.name, uid: cm.metadata.uid }, reason));
+
+async function depth(url: string) {
+  const a = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] }))).Attributes ?? {};
+  return { visible: Number(a.ApproximateNumberOfMessages), inFlight: Number(a.ApproximateNumberOfMessagesNotVisible), delayed: Number(a.ApproximateNumberOfMessagesDelayed) };
+}
+
+async function waitFor(what: string, check: () => Promise<boolean> | boolean, seconds = 60): Promise<void> {
+  const deadline = Date.now() + seconds * 1000;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await sleep(200);
+  }
+  assert.fail(`${what}: not reached within ${seconds} s`);
+}
+
+const empty = async (url: string) => {
+  const d = await depth(url);
+  return d.visible + d.inFlight + d.delayed === 0;
+};
+
+before(async () => {
+  [cp, broker] = await Promise.all([startControlPlane(), startBroker()]);
+  sqs = broker.sqs();
+  admin = await createClientFactory({ env: { OPERLESS_KUBECONFIG: cp.kubeconfigPath } })('admin');
+});
+
+after(async () => {
+  await Promise.allSettled([cp?.stop(), broker?.stop()]);
+});
+
+test('two runners, a burst of duplicated messages on one key: its reconciles never overlap', async () => {
+  const queues = await perKeyQueues();
+  const spans: Span[] = [];
+  const [hot, other] = [await configMap('slow'), await configMap('slow')];
+  const port = sqsQueuePort(sdk, sqs, queues.work);
+  for (let i = 0; i < 4; i++) {
+    const burst = Array.from({ length: 10 }, (_, j) => ({ id: `m${j}`, body: messageOf(j % 5 === 4 ? other : hot, j % 2 ? 'Owned' : 'Modified') }));
+    assert.deepEqual((await port.sendBatch(burst)).failed, []);
+  }
+  const handler = handlerFor(queues, spans);
+  const runners: LambdaRunner[] = [];
+  for (let i = 0; i < 2; i++) runners.push(await startLambdaRunner({ queueUrl: queues.work, sqs, handler, batchSize: 2, maxConcurrency: 2, logger: silentLogger }));
+  try {
+    await waitFor('the work queue drained', () => empty(queues.work));
+  } finally {
+    await Promise.all(runners.map((r) => r.stop()));
+  }
+  const ofHot = spans.filter((s) => s.key === hot.metadata.name).sort((a, b) => a.start - b.start);
+  assert.ok(ofHot.length >= 5, `several reconciles of the key ran (${ofHot.length})`);
+  for (let i = 1; i < ofHot.length; i++) {
+    assert.ok(ofHot[i]!.start >= ofHot[i - 1]!.end, `reconcile ${i} of ${hot.metadata.name} started before reconcile ${i - 1} ended`);
+  }
+  assert.ok(spans.some((s) => s.key === other.metadata.name), 'the other key was reconciled too');
+});
+
+test(`a requeue storm: 100 reconciles returning requeueAfter(${POLL_SECONDS}) leave at most ⌈S/d⌉+1 pending requeues of the key, and at least one`, async (t) => {
+  const queues = await perKeyQueues();
+  const spans: Span[] = [];
+  const storm = await configMap('poll');
+  const handler = handlerFor(queues, spans);
+  const source = { eventSourceARN: queueArnFromUrl(queues.work, broker.region), awsRegion: broker.region };
+  const started = Date.now();
+  for (let i = 0; i < 100; i++) {
+    const event = buildSqsEvent([{ MessageId: randomUUID(), ReceiptHandle: 'r', Body: messageOf(storm), Attributes: { MessageGroupId: objectKey({ cluster: CLUSTER, apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: storm.metadata.name }) } }], source);
+    const response = await handler(event, createLambdaContext({ functionName: 'cm', region: broker.region, requestId: `storm-${i}`, deadline: Date.now() + 30_000, memoryLimitMB: 512 }));
+    assert.deepEqual(response.batchItemFailures, []);
+  }
+  const stormSeconds = (Date.now() - started) / 1000;
+  assert.equal(spans.length, 100);
+  const mover = await startLambdaRunner({ queueUrl: queues.delay, sqs, handler: toDelayMoverHandler({ queueUrl: queues.work, delayQueueUrl: queues.delay, sender: createSqsSender(sqs), log: silentLogger }), maxConcurrency: 2, logger: silentLogger });
+  try {
+    await waitFor('the delay queue drained into the work queue', () => empty(queues.delay), 60);
+  } finally {
+    await mover.stop();
+  }
+  const pending = (await depth(queues.work)).visible;
+  const bound = Math.ceil(stormSeconds / POLL_SECONDS) + 1;
+  t.diagnostic(`storm of 100 reconciles took ${stormSeconds.toFixed(1)} s; ${pending} requeue(s) pending in the work queue (bound ${bound})`);
+  assert.ok(pending >= 1, 'the requeue chain survives');
+  assert.ok(pending <= bound, `${pending} requeues pending after a storm of ${stormSeconds.toFixed(1)} s (bound ${bound})`);
+  const got = (await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.work, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['All'] }))).Messages ?? [];
+  assert.ok(got.every((m) => m.Body?.includes(storm.metadata.name) && m.Body.includes('"Requeue"')));
+});
+
+test('a poisoned key blocks no other key and reaches the DLQ with its reason', async () => {
+  const queues = await perKeyQueues();
+  const spans: Span[] = [];
+  const poison = await configMap('broken');
+  const healthy = await Promise.all(Array.from({ length: 4 }, () => configMap('slow')));
+  const port = sqsQueuePort(sdk, sqs, queues.work);
+  assert.deepEqual((await port.sendBatch([poison, ...healthy].map((cm, i) => ({ id: `m${i}`, body: messageOf(cm) })))).failed, []);
+  const handler = handlerFor(queues, spans);
+  const runner = await startLambdaRunner({ queueUrl: queues.work, sqs, handler, batchSize: 2, maxConcurrency: 1, logger: silentLogger });
+  const mover = await startLambdaRunner({ queueUrl: queues.delay, sqs, handler: toDelayMoverHandler({ queueUrl: queues.work, delayQueueUrl: queues.delay, sender: createSqsSender(sqs), log: silentLogger }), maxConcurrency: 1, logger: silentLogger });
+  try {
+    await waitFor('the poisoned message reached the DLQ', async () => (await depth(queues.dlq)).visible === 1, 60);
+  } finally {
+    await Promise.all([runner.stop(), mover.stop()]);
+  }
+  const attempts = spans.filter((s) => s.key === poison.metadata.name);
+  assert.equal(attempts.length, 3, 'maxAttempts reconciles of the poisoned key, the retries through the delay queue');
+  for (const cm of healthy) {
+    const first = spans.find((s) => s.key === cm.metadata.name);
+    assert.ok(first, `${cm.metadata.name} was reconciled`);
+    assert.ok(first.end <= attempts.at(-1)!.start, `${cm.metadata.name} was reconciled before the poisoned key's last attempt: it did not wait behind it`);
+  }
+  const [dead] = (await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.dlq, MessageAttributeNames: ['All'] }))).Messages ?? [];
+  assert.equal(dead?.MessageAttributes?.[DLQ_ATTRIBUTE_REASON]?.StringValue, 'RetriesExhausted');
+  assert.ok(dead?.Body?.includes(poison.metadata.name));
+});
