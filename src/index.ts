@@ -24,7 +24,8 @@ export { diffJson, type JsonPatchOperation } from './core/json-patch.ts';
 export { done, requeueAfter, type ReconcileResult } from './core/result.ts';
 export { TerminalError, isTerminalError } from './core/errors.ts';
 export { DEFAULT_RETRY_POLICY, MAX_DELAY_SECONDS, backoffSeconds, resolveRetryPolicy } from './core/backoff.ts';
-export type { ReconcileContext, RetryPolicy, ControllerSpec } from './core/types.ts';
+export type { ReconcileContext, RetryPolicy, ControllerSpec, RelatedWatch } from './core/types.ts';
+export type { RelatedMapping } from './contract/related.ts';
 export type { KubeObject, ObjectMeta, OwnerReference, Condition, KindRef, EventType, EventRecorder, KubeClient } from './kube/types.ts';
 export {
   KubeApiError, isKubeApiError, isNotFound, isConflict,

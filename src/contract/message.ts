@@ -47,13 +47,13 @@ export function latestNotBefore(now: number): number {
   return now + MAX_WAIT_SECONDS * 1000 + NOT_BEFORE_SKEW_MS;
 }
 
-export const REASONS = ['Added', 'Modified', 'Deleted', 'Owned', 'Resync', 'Requeue', 'Retry'] as const;
+export const REASONS = ['Added', 'Modified', 'Deleted', 'Owned', 'Related', 'Resync', 'Requeue', 'Retry'] as const;
 export type Reason = (typeof REASONS)[number];
 
 /**
  * Which work goes first, lowest first: 0 — a change of the object itself (created, edited,
- * deleted: what someone asked for); 1 — a change of its children and the runtime's own
- * follow-ups (`Owned`, `Requeue`, `Retry`); 2 — the periodic `Resync` safety net. The
+ * deleted: what someone asked for); 1 — a change of its children or of an object it refers to,
+ * and the runtime's own follow-ups (`Owned`, `Related`, `Requeue`, `Retry`); 2 — the periodic `Resync` safety net. The
  * forwarder never holds a priority-0 change behind a child's coalescing window, and a function
  * reconciles a batch's priority-0 keys first — as controller-runtime's priority queue puts
  * user-triggered events before a resync's.
@@ -65,6 +65,7 @@ export function reasonPriority(reason: Reason): 0 | 1 | 2 {
     case 'Deleted':
       return 0;
     case 'Owned':
+    case 'Related':
     case 'Requeue':
     case 'Retry':
       return 1;

@@ -11,6 +11,7 @@
 import { defaultFieldManager } from '../contract/field-manager.ts';
 import type { ObjectRef } from '../contract/message.ts';
 import { isApiVersion, isDnsLabel, isKind, isQualifiedName, KIND_MAX_LENGTH } from '../contract/names.ts';
+import { relatedMappingProblem } from '../contract/related.ts';
 import { apiGroup } from '../kube/paths.ts';
 import { resolveRetryPolicy } from './backoff.ts';
 import type { ControllerSpec, RetryPolicy } from './types.ts';
@@ -53,6 +54,7 @@ export function defineController<T extends KubeObject = KubeObject>(spec: Contro
   if (finalizer !== undefined && (!isQualifiedName(finalizer) || !finalizer.includes('/'))) {
     throw new TypeError(`${where}: finalizer must be a domain-qualified name like "cache.example.com/finalizer", got ${JSON.stringify(finalizer)}`);
   }
+  checkRelatedWatches(where, spec);
   let retry: RetryPolicy;
   try {
     retry = resolveRetryPolicy(spec.retry);
@@ -68,5 +70,20 @@ export function defineController<T extends KubeObject = KubeObject>(spec: Contro
     retry,
     spec,
     handles: (ref: Pick<ObjectRef, 'apiVersion' | 'kind'>) => ref.kind === spec.kind && apiGroup(ref.apiVersion) === group,
+  });
+}
+
+/** Related watches: namespaced kinds (a mapping never crosses namespaces) of a namespaced primary, each with a valid mapping. */
+function checkRelatedWatches<T extends KubeObject>(where: string, spec: ControllerSpec<T>): void {
+  if (spec.watches === undefined) return;
+  if (!Array.isArray(spec.watches)) throw new TypeError(`${where}: watches must be a list of { kind, map }`);
+  if (spec.watches.length > 0 && !spec.namespaced) throw new TypeError(`${where}: watches needs a namespaced primary (a related object maps to primaries in its own namespace)`);
+  spec.watches.forEach((w, i) => {
+    const at = `${where}: watches[${i}]`;
+    if (typeof w !== 'object' || w === null || typeof w.kind !== 'object' || w.kind === null) throw new TypeError(`${at} must be { kind: KindRef, map }`);
+    if (!isApiVersion(w.kind.apiVersion) || !isKind(w.kind.kind) || !isDnsLabel(w.kind.plural)) throw new TypeError(`${at}.kind must be a KindRef like { apiVersion: "v1", kind: "ConfigMap", plural: "configmaps", namespaced: true }`);
+    if (w.kind.namespaced !== true) throw new TypeError(`${at}.kind: ${w.kind.kind} must be namespaced (a related object maps to primaries in its own namespace)`);
+    const problem = relatedMappingProblem(w.map);
+    if (problem) throw new TypeError(`${at}.map ${problem}`);
   });
 }

@@ -10,6 +10,7 @@
  */
 import type { Logger } from '../observability/log.ts';
 import type { ReconcileMessage } from '../contract/message.ts';
+import type { RelatedMapping } from '../contract/related.ts';
 import type { ReconcileResult } from './result.ts';
 import type { EventRecorder, KindRef, KubeClient, KubeObject } from '../kube/types.ts';
 
@@ -43,6 +44,12 @@ export interface RetryPolicy {
   readonly maxAttempts: number;
 }
 
+/** A related kind and how its objects name the primaries that refer to them. */
+export interface RelatedWatch {
+  readonly kind: KindRef;
+  readonly map: RelatedMapping;
+}
+
 export interface ControllerSpec<T extends KubeObject = KubeObject> extends KindRef {
   /** Reconciles the live object; throw to retry, throw TerminalError to give up. */
   reconcile(object: T, ctx: ReconcileContext<T>): Promise<ReconcileResult>;
@@ -54,6 +61,13 @@ export interface ControllerSpec<T extends KubeObject = KubeObject> extends KindR
    * forwarder's watches and RBAC are derived from this list.
    */
   readonly owns?: readonly KindRef[];
+  /**
+   * Kinds this controller reads but does not own (a ConfigMap, a Secret), and how a change of
+   * one maps to the primaries to reconcile (`map`, see contract/related.ts): the forwarder
+   * watches them (get/list/watch only) and sends a `Related` message to each primary the
+   * mapping names, like controller-runtime's `Watches(..., EnqueueRequestsFromMapFunc)`.
+   */
+  readonly watches?: readonly RelatedWatch[];
   /** Finalizer name (default `<group>/finalizer`). */
   readonly finalizer?: string;
   /** Field manager for server-side apply (default `operless-<kind lower-case>`). */

@@ -158,7 +158,7 @@ export async function startDevLoop(options: DevLoopOptions): Promise<DevLoop> {
     }, options.root);
 
     if (options.applySamples !== false) {
-      const known = controllers.flatMap((c) => [c.kind, ...(c.spec.owns ?? [])]);
+      const known = controllers.flatMap((c) => [c.kind, ...(c.spec.owns ?? []), ...(c.spec.watches ?? []).map((w) => w.kind)]);
       await applyFiles(client, layout.samples, known, say, options.root);
     }
 
@@ -359,7 +359,7 @@ function kindOf(object: KubeObject, kinds: readonly KindRef[], file: string): Ki
   if (object.kind === 'CustomResourceDefinition') return CRD_KIND;
   const found = kinds.find((k) => k.kind === object.kind && k.apiVersion === object.apiVersion);
   if (!found) {
-    throw new Error(`${file}: ${object.apiVersion} ${object.kind} is not a kind any controller reconciles or owns; samples must be of the project's kinds`);
+    throw new Error(`${file}: ${object.apiVersion} ${object.kind} is not a kind any controller reconciles, owns or watches; samples must be of the project's kinds`);
   }
   return found;
 }

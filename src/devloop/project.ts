@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { parseServerlessYaml } from '../project/serverless-yml.ts';
 import type { Controller } from '../core/controller.ts';
 import type { KindRef, KubeObject } from '../kube/types.ts';
-import type { ForwarderConfigInput } from '../forwarder/config.ts';
+import type { ForwarderConfigInput, RelatedTargetInput } from '../forwarder/config.ts';
 
 export interface FunctionEntry {
   /** The function's name in serverless.yml. */
@@ -65,23 +65,37 @@ export async function importFunction(root: string, entry: FunctionEntry): Promis
   return { entry, controllers: controllers as Controller<KubeObject>[] };
 }
 
-/** The forwarder watches for a set of controllers: each primary, and each owned kind once. */
-export function watchesFor(controllers: readonly Controller<KubeObject>[]): Pick<ForwarderConfigInput, 'primaries' | 'owned'> {
+type Watches = Pick<ForwarderConfigInput, 'primaries' | 'owned' | 'related'>;
+
+/** The forwarder watches for a set of controllers: each primary, each owned kind once, each related kind once (with every primary it maps to). */
+export function watchesFor(controllers: readonly Controller<KubeObject>[]): Watches {
   return functionWatches([{ controllers }]);
 }
 
 /**
  * The forwarder watches for the project's functions: each function's primaries, routed to
- * that function's queue (`queueUrl`), and each owned kind once (an owned object's message
- * follows its owner to the owner's queue). Pure.
+ * that function's queue (`queueUrl`), each owned kind once (an owned object's message
+ * follows its owner to the owner's queue), and each related kind once with every primary
+ * that declared it and its mapping (a related message goes to that primary's queue). Pure.
  */
-export function functionWatches(functions: readonly { readonly controllers: readonly Controller<KubeObject>[]; readonly queueUrl?: string }[]): Pick<ForwarderConfigInput, 'primaries' | 'owned'> {
+export function functionWatches(functions: readonly { readonly controllers: readonly Controller<KubeObject>[]; readonly queueUrl?: string }[]): Watches {
   const key = (k: KindRef) => `${k.apiVersion}/${k.kind}`;
   const owned = new Map<string, KindRef>();
-  for (const f of functions) for (const c of f.controllers) for (const k of c.spec.owns ?? []) owned.set(key(k), k);
+  const related = new Map<string, { kind: KindRef; for: RelatedTargetInput[] }>();
+  for (const f of functions) {
+    for (const c of f.controllers) {
+      for (const k of c.spec.owns ?? []) owned.set(key(k), k);
+      for (const w of c.spec.watches ?? []) {
+        const entry = related.get(key(w.kind)) ?? { kind: w.kind, for: [] };
+        entry.for.push({ apiVersion: c.kind.apiVersion, kind: c.kind.kind, ...w.map });
+        related.set(key(w.kind), entry);
+      }
+    }
+  }
   const ref = (k: KindRef) => ({ apiVersion: k.apiVersion, kind: k.kind, plural: k.plural, namespaced: k.namespaced });
   return {
     primaries: functions.flatMap((f) => f.controllers.map((c) => ({ ...ref(c.kind), ...(f.queueUrl ? { queueUrl: f.queueUrl } : {}) }))),
     owned: [...owned.values()].map(ref),
+    ...(related.size > 0 ? { related: [...related.values()].map((r) => ({ ...ref(r.kind), for: r.for })) } : {}),
   };
 }

@@ -1,7 +1,8 @@
 /**
  * The rules of the forwarder's configuration that its JSON Schema (config-schema.ts) cannot
  * state, run after the schema on the same (defaulted) document: orderings between two fields,
- * the label selector grammar, a cluster-scoped kind with namespaces, a kind listed twice, at
+ * the label selector grammar, a cluster-scoped kind with namespaces, a kind listed twice, a
+ * related watch's mapping and the primary it names, at
  * least one queue, the region a queue URL names, and the listen address.
  *
  * Each check is a small named function that adds at most one problem, at the path of the
@@ -9,6 +10,7 @@
  * one bad value gives one problem, and the checks run even when the schema failed elsewhere
  * (every problem is reported at once). Pure: no I/O.
  */
+import { relatedMappingProblem } from '../contract/related.ts';
 import { labelSelectorProblem } from './label-selector.ts';
 import type { Problems } from './config-problems.ts';
 import { FORWARDER_CONFIG_SCHEMA } from './config-schema.ts';
@@ -63,12 +65,12 @@ function checkOrderings(document: Raw, problems: Problems): void {
 }
 
 /** The watches of one list with their paths (`primaries[0]`), those that are mappings. */
-function watchesOf(document: Raw, list: 'primaries' | 'owned'): [string, Raw][] {
+function watchesOf(document: Raw, list: 'primaries' | 'owned' | 'related'): [string, Raw][] {
   const watches = document[list];
   return Array.isArray(watches) ? watches.flatMap((w, i) => (mapping(w) ? [[`${list}[${i}]`, w as Raw] as [string, Raw]] : [])) : [];
 }
 
-const allWatches = (document: Raw): [string, Raw][] => [...watchesOf(document, 'primaries'), ...watchesOf(document, 'owned')];
+const allWatches = (document: Raw): [string, Raw][] => [...watchesOf(document, 'primaries'), ...watchesOf(document, 'owned'), ...watchesOf(document, 'related')];
 
 function checkLabelSelectors(document: Raw, problems: Problems): void {
   for (const [path, watch] of allWatches(document)) {
@@ -92,6 +94,32 @@ function checkKindsListedOnce(document: Raw, problems: Problems): void {
     const first = seen.get(id);
     if (first) problems.add(path, `${id} is listed twice (also ${first}); list each kind once`);
     else seen.set(id, path);
+  }
+}
+
+/**
+ * A related watch: a namespaced kind (its mapping never leaves the object's namespace), each
+ * `for` entry a configured namespaced primary with exactly one of field, label, namespace
+ * (`relatedMappingProblem`, the rule `defineController` applies too).
+ */
+function checkRelatedWatches(document: Raw, problems: Problems): void {
+  const primaries = watchesOf(document, 'primaries').map(([, w]) => w);
+  for (const [path, watch] of watchesOf(document, 'related')) {
+    if (watch.namespaced === false) problems.add(`${path}.namespaced`, 'must be true: a related object maps to primaries in its own namespace');
+    const targets = Array.isArray(watch.for) ? watch.for : [];
+    targets.forEach((t, i) => {
+      const target = mapping(t);
+      const at = `${path}.for[${i}]`;
+      if (!target || problems.has(at) || problems.has(`${at}.apiVersion`) || problems.has(`${at}.kind`)) return;
+      const primary = primaries.find((p) => p.kind === target.kind && p.apiVersion === target.apiVersion);
+      if (!primary) problems.add(`${at}.kind`, `must name a kind listed under primaries, got ${String(target.kind)} (${String(target.apiVersion)})`);
+      else if (primary.namespaced === false) problems.add(`${at}.kind`, `${String(target.kind)} is cluster-scoped; a related object maps to namespaced primaries only`);
+      const ways = (['field', 'label', 'namespace'] as const).filter((k) => target[k] !== undefined);
+      const problem = ways.length !== 1
+        ? `must set exactly one of field, label, namespace, got ${ways.length === 0 ? 'none' : ways.join(' and ')}`
+        : relatedMappingProblem({ [ways[0] as string]: target[ways[0] as string] });
+      if (problem && !ways.some((k) => problems.has(`${at}.${k}`))) problems.add(at, problem);
+    });
   }
 }
 
@@ -157,5 +185,5 @@ function checkListenHost(document: Raw, problems: Problems): void {
 export function checkAcrossFields(document: unknown, problems: Problems): void {
   const root = mapping(document);
   if (!root) return;
-  for (const check of [checkOrderings, checkLabelSelectors, checkClusterScopedNamespaces, checkKindsListedOnce, checkSomeQueue, checkEventBus, checkRegion, checkListenHost]) check(root, problems);
+  for (const check of [checkOrderings, checkLabelSelectors, checkClusterScopedNamespaces, checkKindsListedOnce, checkRelatedWatches, checkSomeQueue, checkEventBus, checkRegion, checkListenHost]) check(root, problems);
 }

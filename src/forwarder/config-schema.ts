@@ -20,6 +20,7 @@
  * or "" is absent (it gets its default).
  */
 import { NAME_SCHEMAS } from '../contract/names.ts';
+import { FIELD_PATH_MAX_LENGTH, FIELD_PATH_PATTERN } from '../contract/related.ts';
 import { DEFAULT_SQS_TIMEOUTS } from '../queue/sender.ts';
 
 /** Which changes of an object make the forwarder send a message. */
@@ -36,6 +37,8 @@ export type Trigger = (typeof TRIGGERS)[number];
 export const DEFAULT_PRIMARY_TRIGGERS: readonly Trigger[] = ['generation', 'labels', 'annotations', 'deletion'];
 /** Owned objects forward status changes too: the owner's status depends on them. */
 export const DEFAULT_OWNED_TRIGGERS: readonly Trigger[] = ['any'];
+/** Related objects (ConfigMap, Secret): their data and labels (a label mapping reads them); creation and deletion always. */
+export const DEFAULT_RELATED_TRIGGERS: readonly Trigger[] = ['generation', 'labels', 'deletion'];
 
 /** Where a primary kind's messages go: its SQS queue, or the EventBridge bus (`eventBus`). */
 export const SINKS = ['sqs', 'eventbridge'] as const;
@@ -80,8 +83,25 @@ const integer = (minimum: number, maximum: number, defaultValue: number | undefi
 const seconds = (minimum: number, maximum: number, defaultValue: number, description: string): JsonSchema => ({ type: 'number', minimum, maximum, default: defaultValue, description });
 const section = (description: string, properties: Record<string, JsonSchema>): JsonSchema => ({ type: 'object', additionalProperties: false, default: {}, description, properties });
 
-/** The fields of both kinds of watch; a primary adds its queueUrl, an owned watch refuses one. */
-function watchDefinition(role: 'primary' | 'owned'): JsonSchema {
+const DEFAULT_TRIGGERS = { primary: DEFAULT_PRIMARY_TRIGGERS, owned: DEFAULT_OWNED_TRIGGERS, related: DEFAULT_RELATED_TRIGGERS } as const;
+
+/** One primary a related kind maps to, and how (exactly one of field, label, namespace: config-checks.ts). */
+const RELATED_TARGET: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['apiVersion', 'kind'],
+  'x-expected': 'a mapping with apiVersion and kind of a primary, and one of field, label, namespace',
+  properties: {
+    apiVersion: ref('apiVersion'),
+    kind: ref('kind'),
+    field: { type: 'string', pattern: FIELD_PATH_PATTERN, maxLength: FIELD_PATH_MAX_LENGTH, 'x-expected': 'a path into the primary\'s spec, e.g. "spec.configMapRef.name"', description: "the primaries (same namespace) whose string field at this path names the related object; the forwarder keeps that field's value per primary" },
+    label: { type: 'string', minLength: 1, maxLength: 317, 'x-expected': 'a label key, e.g. "cache.example.com/memcached"', description: 'the primary (same namespace) named by the value of this label on the related object' },
+    namespace: { type: 'boolean', description: 'true: every primary in the related object\'s namespace' },
+  },
+};
+
+/** The fields of every kind of watch; a primary adds its queueUrl, a related watch its primaries (`for`), an owned watch refuses both. */
+function watchDefinition(role: 'primary' | 'owned' | 'related'): JsonSchema {
   const primary = role === 'primary';
   return {
     type: 'object',
@@ -97,17 +117,21 @@ function watchDefinition(role: 'primary' | 'owned'): JsonSchema {
       labelSelector: { type: 'string', description: "a label selector in the API server's grammar (a=b, a!=b, a in (x,y), !a, …), checked at start-up" },
       triggers: {
         type: 'array', minItems: 1, items: ref('trigger'),
-        default: [...(primary ? DEFAULT_PRIMARY_TRIGGERS : DEFAULT_OWNED_TRIGGERS)],
+        default: [...DEFAULT_TRIGGERS[role]],
         'x-expected': `a non-empty list of ${TRIGGERS.join(', ')}`,
         description: 'which changes of an object send a message',
       },
       queueUrl: primary
         ? ref('queueUrl', { description: "this kind's SQS queue (and its owned objects'); default queue.url" })
-        : { not: {}, 'x-messages': { not: "is not a field of an owned watch: an owned object's message goes to its owner's queue (set queueUrl on the owner's primary)" } },
+        : { not: {}, 'x-messages': { not: `is not a field of ${role === 'owned' ? "an owned watch: an owned object's message goes to its owner's queue" : "a related watch: a related object's messages go to the queues of the primaries it maps to"} (set queueUrl on the primary)` } },
       sink: primary
         ? ref('sink', { description: "where this kind's messages (and its owned objects') go; default the top-level sink" })
-        : { not: {}, 'x-messages': { not: "is not a field of an owned watch: an owned object's message goes where its owner's go (set sink on the owner's primary)" } },
+        : { not: {}, 'x-messages': { not: `is not a field of ${role === 'owned' ? "an owned watch: an owned object's message goes where its owner's go (set sink on the owner's primary)" : "a related watch: a related object's messages go where the primaries it maps to send theirs"}` } },
+      ...(role === 'related'
+        ? { for: { type: 'array', minItems: 1, items: RELATED_TARGET, 'x-expected': 'a non-empty list of primaries with their mapping', description: 'the primaries a change of this kind reconciles, and how an object names them' } }
+        : {}),
     },
+    ...(role === 'related' ? { required: ['apiVersion', 'kind', 'for'] } : {}),
   };
 }
 
@@ -132,6 +156,7 @@ export const FORWARDER_CONFIG_SCHEMA: JsonSchema = {
     trigger: { enum: TRIGGERS, 'x-expected': `one of ${TRIGGERS.join(', ')}` },
     primary: watchDefinition('primary'),
     owned: watchDefinition('owned'),
+    related: watchDefinition('related'),
   },
   properties: {
     clusterId: ref('clusterId', { description: 'cluster id written into every message; env OPERLESS_CLUSTER' }),
@@ -164,7 +189,8 @@ export const FORWARDER_CONFIG_SCHEMA: JsonSchema = {
       },
     },
     owned: { type: 'array', items: ref('owned'), default: [], 'x-expected': 'a list of watches', description: "owned kinds: a change maps through the controller owner reference to the owner's message" },
-    watches: { not: {}, 'x-messages': { not: 'is not a field; list primary kinds under "primaries" and owned kinds under "owned"' } },
+    related: { type: 'array', items: ref('related'), default: [], 'x-expected': 'a list of watches', description: 'related kinds (ConfigMap, Secret, …): a change maps to the primaries that refer to the object (field, label or namespace), reason Related' },
+    watches: { not: {}, 'x-messages': { not: 'is not a field; list primary kinds under "primaries", owned kinds under "owned" and related kinds under "related"' } },
     resyncOnStart: { type: 'boolean', default: true, description: 'forward every object on start and on gaining leadership (reason Resync)' },
     coalesceWindowMs: integer(0, 60_000, 500, 'changes of one object within this window become one message; 0 = send at once'),
     coalesceMaxWindowMs: integer(0, 600_000, undefined, 'the window under a backlog grows up to this (default: the larger of 30000 and coalesceWindowMs); equal to coalesceWindowMs turns the widening off'),

@@ -25,16 +25,24 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { checkAcrossFields, mapping, queueRegion } from './config-checks.ts';
 import { Problems, schemaProblem, type SchemaError } from './config-problems.ts';
-import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS, FORWARDER_CONFIG_SCHEMA, TRIGGERS, type Sink, type Trigger } from './config-schema.ts';
+import type { RelatedMapping } from '../contract/related.ts';
+import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS, DEFAULT_RELATED_TRIGGERS, FORWARDER_CONFIG_SCHEMA, TRIGGERS, type Sink, type Trigger } from './config-schema.ts';
 import { validate } from './config-validator.generated.ts';
 
 /** The compiled schema, as typed as its use needs: fills in defaults, leaves every failure in `errors`. */
 const validateDocument = validate as ((document: unknown) => boolean) & { errors?: readonly SchemaError[] | null };
 
-export { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS, TRIGGERS, type Trigger };
+export { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS, DEFAULT_RELATED_TRIGGERS, TRIGGERS, type Trigger };
 export { regionOfQueueUrl } from './config-checks.ts';
 
-export type WatchRole = 'primary' | 'owned';
+export type WatchRole = 'primary' | 'owned' | 'related';
+
+/** A primary kind a related watch maps to, and how a related object names its primaries. */
+export interface RelatedTarget {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly map: RelatedMapping;
+}
 
 export interface WatchConfig {
   readonly role: WatchRole;
@@ -52,6 +60,8 @@ export interface WatchConfig {
   readonly queueUrl?: string;
   /** Primaries only: where this kind's messages go (`sqs`: queueUrl; `eventbridge`: the eventBus); always set after parsing. */
   readonly sink?: Sink;
+  /** Related watches only: the primaries a change maps to (at least one). */
+  readonly targets?: readonly RelatedTarget[];
 }
 
 /** The EventBridge bus of the `eventbridge` sink. */
@@ -164,6 +174,17 @@ export interface WatchInput {
   queueUrl?: string;
   /** Primaries only: this kind's sink (default: the top-level sink). */
   sink?: Sink;
+  /** Related watches only: the primaries a change maps to, each with one of field, label, namespace. */
+  for?: RelatedTargetInput[];
+}
+
+/** One entry of a related watch's `for`: a primary kind and exactly one way to find its objects. */
+export interface RelatedTargetInput {
+  apiVersion: string;
+  kind: string;
+  field?: string;
+  label?: string;
+  namespace?: boolean;
 }
 
 /**
@@ -177,6 +198,7 @@ export interface ForwarderConfigInput {
   eventBus?: { name?: string; source?: string; endpoint?: string };
   primaries?: WatchInput[];
   owned?: WatchInput[];
+  related?: WatchInput[];
   resyncOnStart?: boolean;
   coalesceWindowMs?: number;
   coalesceMaxWindowMs?: number;
@@ -262,6 +284,7 @@ interface ValidDocument {
   eventBus: { name?: string; source: string; endpoint?: string };
   primaries: WatchInput[];
   owned: WatchInput[];
+  related: WatchInput[];
   resyncOnStart: boolean;
   coalesceWindowMs: number;
   coalesceMaxWindowMs?: number;
@@ -285,10 +308,17 @@ function watchOf(input: WatchInput, role: WatchRole, defaultQueueUrl: string, de
     ...(input.namespaced !== undefined ? { namespaced: input.namespaced } : {}),
     namespaces: input.namespaces ?? [],
     ...(input.labelSelector ? { labelSelector: input.labelSelector } : {}),
-    triggers: input.triggers ?? (role === 'primary' ? DEFAULT_PRIMARY_TRIGGERS : DEFAULT_OWNED_TRIGGERS),
+    triggers: input.triggers ?? { primary: DEFAULT_PRIMARY_TRIGGERS, owned: DEFAULT_OWNED_TRIGGERS, related: DEFAULT_RELATED_TRIGGERS }[role],
     ...(queueUrl ? { queueUrl } : {}),
     ...(sink ? { sink } : {}),
+    ...(role === 'related' ? { targets: (input.for ?? []).map(targetOf) } : {}),
   };
+}
+
+/** The mapping of a `for` entry the checks accepted (exactly one of field, label, namespace). */
+function targetOf(input: RelatedTargetInput): RelatedTarget {
+  const map: RelatedMapping = input.field !== undefined ? { field: input.field } : input.label !== undefined ? { label: input.label } : { namespace: true };
+  return { apiVersion: input.apiVersion, kind: input.kind, map };
 }
 
 /** The typed configuration of a document that passed the schema and the checks. */
@@ -297,6 +327,7 @@ function configOf(document: ValidDocument, region: string, env: ForwarderEnv): F
   const watches = [
     ...document.primaries.map((w) => watchOf(w, 'primary', defaultQueueUrl, document.sink)),
     ...document.owned.map((w) => watchOf(w, 'owned', defaultQueueUrl, document.sink)),
+    ...document.related.map((w) => watchOf(w, 'related', defaultQueueUrl, document.sink)),
   ];
   const { name: bus, source, endpoint } = document.eventBus;
   const { namespace, identity, ...leaderElection } = document.leaderElection;

@@ -236,7 +236,7 @@ class ForwarderProcess {
     this.metrics.leader.set(1);
     this.#lanes.setActive(true);
     if (this.#term.stopping) return;
-    this.#streams.start(this.#watches, { onList: (w, result, stream) => this.#intake.list(w, result, stream), onChange: (w, change) => this.#intake.change(w, change) });
+    this.#streams.start(this.#watches, { onList: (w, result, stream) => this.#intake.list(w, result, stream), onChange: (w, change, stream) => this.#intake.change(w, change, stream) });
     this.#streams.synced().then(() => {
       if (this.#term.leading) this.metrics.watchesSynced.set(1);
     }, () => {});

@@ -4,19 +4,24 @@
  *
  * 1. refuses specs the schema cannot rule out (`validate.ts`): `Degraded=True` with the reason,
  *    then `TerminalError` (no retries; the runtime records a Warning Event);
- * 2. reads the Deployment and server-side applies it (with a controller owner reference) only
+ * 2. with `spec.configMapRef`, reads that ConfigMap (a related watch: its changes reconcile
+ *    every Memcached naming it) and applies its settings with their hash on the pod template,
+ *    so a change rolls the pods; a missing or invalid one sets `Degraded=True` with a Warning
+ *    Event and leaves the Deployment alone until the ConfigMap is created or fixed;
+ * 3. reads the Deployment and server-side applies it (with a controller owner reference) only
  *    when it differs from the desired one (`applyOwnedIfChanged`), refusing to take over a
  *    Deployment another controller owns; applies the headless Service when the message or the
  *    Deployment says it may need it (`plan.ts`);
- * 3. lists the pods by label only when the Deployment changed since the status was written,
+ * 4. lists the pods by label only when the Deployment changed since the status was written,
  *    and writes `status` (`status.ts`) only when it changed;
- * 4. records Events for transitions (created, scaled, degraded, recovered);
- * 5. returns `done()`, also while the rollout is in flight: the Deployment's own status changes
+ * 5. records Events for transitions (created, scaled, degraded, recovered);
+ * 6. returns `done()`, also while the rollout is in flight: the Deployment's own status changes
  *    arrive as `Owned` events and drive convergence, and the periodic `Resync` is the net for a
  *    lost event. It never polls (a poll per reconcile piles up in SQS, which cannot merge a
  *    key's delayed messages the way a work queue's AddAfter does: docs/memcached.md).
  *
- * A steady-state no-op costs two API requests: GET Memcached (the runtime) and GET Deployment.
+ * A steady-state no-op costs two API requests: GET Memcached (the runtime) and GET Deployment
+ * (a third, GET ConfigMap, with `spec.configMapRef`).
  *
  * Finalizer `cache.example.com/finalizer`: deletion runs a cleanup step that records an Event;
  * the children go with their owner through garbage collection.
@@ -33,6 +38,7 @@ import { podsNeedListing, serviceCheck } from './plan.ts';
 import { applyOwnedIfChanged } from '../kube/owned.ts';
 import { specProblem, type SpecProblem } from './validate.ts';
 import { MEMCACHED, type Memcached } from './types.ts';
+import { CONFIGMAPS, configSettings, type ConfigMapView, type SettingsResult } from './settings.ts';
 
 export const MEMCACHED_FINALIZER = 'cache.example.com/finalizer';
 export const FIELD_MANAGER = 'operless-memcached';
@@ -42,6 +48,7 @@ type Ctx = ReconcileContext<Memcached>;
 export const memcachedController: ControllerSpec<Memcached> = {
   ...MEMCACHED,
   owns: [DEPLOYMENTS, SERVICES],
+  watches: [{ kind: CONFIGMAPS, map: { field: 'spec.configMapRef.name' } }],
   finalizer: MEMCACHED_FINALIZER,
   fieldManager: FIELD_MANAGER,
   reconcile: reconcileMemcached,
@@ -54,6 +61,9 @@ export async function reconcileMemcached(mc: Memcached, ctx: Ctx): Promise<Recon
 
   const namespace = mc.metadata.namespace;
   const name = mc.metadata.name;
+  const fromConfigMap = await referencedSettings(mc, ctx);
+  if (fromConfigMap && 'problem' in fromConfigMap) return degradeForConfig(mc, ctx, fromConfigMap.problem);
+  const settings = fromConfigMap;
   const existing = await ctx.client.get<DeploymentView>(DEPLOYMENTS, name, namespace);
   const conflict = ownershipProblem(mc, existing);
   if (conflict) return refuse(mc, ctx, conflict);
@@ -62,7 +72,7 @@ export async function reconcileMemcached(mc: Memcached, ctx: Ctx): Promise<Recon
     (kind, child) => ctx.applyOwned(kind, child),
     mc,
     DEPLOYMENTS,
-    desiredDeployment(mc) as DeploymentView,
+    desiredDeployment(mc, settings) as DeploymentView,
     existing,
   );
   const service = serviceCheck(ctx.message, existing, applied !== undefined);
@@ -101,6 +111,35 @@ export async function finalizeMemcached(mc: Memcached, ctx: Ctx): Promise<Reconc
     'Delete',
     `Custom resource ${mc.metadata.name} is being deleted from namespace ${mc.metadata.namespace}: its Deployment and Service go with it`,
   );
+  return done();
+}
+
+/**
+ * The settings of the ConfigMap `spec.configMapRef` names (undefined without a reference), or
+ * the problem with it: missing, invalid, or a memory setting the container limit cannot hold.
+ */
+async function referencedSettings(mc: Memcached, ctx: Ctx): Promise<SettingsResult | undefined> {
+  const ref = mc.spec.configMapRef;
+  if (!ref) return undefined;
+  const result = configSettings(ref.name, await ctx.client.get<ConfigMapView>(CONFIGMAPS, ref.name, mc.metadata.namespace));
+  if ('problem' in result) return result;
+  const memory = result.settings.memoryLimitMB;
+  const problem = memory === undefined ? undefined : specProblem({ ...mc.spec, memoryLimitMB: memory });
+  return problem ? { problem: { reason: 'InvalidConfigMap', message: `ConfigMap ${ref.name}: memoryLimitMB ${memory}: ${problem.message}` } } : result;
+}
+
+/**
+ * The referenced ConfigMap is missing or invalid: Degraded=True with the reason and, on the
+ * transition, a Warning Event; the Deployment is left as it is. No retry: the ConfigMap's
+ * creation or fix reaches this object as a `Related` message (the controller's related watch),
+ * and the periodic Resync is the net.
+ */
+async function degradeForConfig(mc: Memcached, ctx: Ctx, problem: SpecProblem): Promise<ReconcileResult> {
+  const status = invalidSpecStatus(mc, problem, new Date());
+  await ctx.updateStatus(status);
+  const before = mc.status?.conditions?.find((c) => c.type === DEGRADED);
+  if (before?.status !== 'True' || before.reason !== problem.reason) await record(ctx, mc, 'Warning', problem.reason, 'Reconcile', problem.message);
+  ctx.log.info('configMapRef not applied', { reason: problem.reason });
   return done();
 }
 

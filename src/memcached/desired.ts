@@ -11,7 +11,17 @@
  * seccomp, read-only root filesystem).
  */
 import type { KindRef, KubeObject } from '../kube/types.ts';
+import type { MemcachedSettings } from './settings.ts';
 import type { Memcached } from './types.ts';
+
+/** Pod-template annotation: the hash of the settings read from `spec.configMapRef` (a change rolls the pods). */
+export const CONFIG_HASH_ANNOTATION = 'cache.example.com/config-hash';
+
+/** The settings of the referenced ConfigMap and their hash (configSettings in settings.ts). */
+export interface AppliedSettings {
+  readonly settings: MemcachedSettings;
+  readonly hash: string;
+}
 
 export const DEPLOYMENTS: KindRef = { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
 export const SERVICES: KindRef = { apiVersion: 'v1', kind: 'Service', plural: 'services', namespaced: true };
@@ -36,19 +46,23 @@ function labels(mc: Memcached): Record<string, string> {
   return { ...selectorLabels(mc), 'app.kubernetes.io/managed-by': 'operless', 'app.kubernetes.io/component': 'cache' };
 }
 
-/** The memcached command line: item memory (`-m`, MiB) and port (`-p`). */
-export function memcachedArgs(mc: Memcached): string[] {
-  return ['-m', String(mc.spec.memoryLimitMB), '-p', String(mc.spec.port)];
+/** The memcached command line: item memory (`-m`, MiB; the ConfigMap's wins), port (`-p`), and the ConfigMap's max connections (`-c`). */
+export function memcachedArgs(mc: Memcached, settings: MemcachedSettings = {}): string[] {
+  return [
+    '-m', String(settings.memoryLimitMB ?? mc.spec.memoryLimitMB), '-p', String(mc.spec.port),
+    ...(settings.maxConnections !== undefined ? ['-c', String(settings.maxConnections)] : []),
+  ];
 }
 
-export function desiredDeployment(mc: Memcached): KubeObject {
+/** The Deployment; with `applied` (a Memcached with `spec.configMapRef`), its settings and their hash on the pod template. */
+export function desiredDeployment(mc: Memcached, applied?: AppliedSettings): KubeObject {
   const spec = mc.spec;
   const container: Record<string, unknown> = {
     name: CONTAINER_NAME,
     image: spec.image,
     imagePullPolicy: 'IfNotPresent',
     command: ['memcached'],
-    args: memcachedArgs(mc),
+    args: memcachedArgs(mc, applied?.settings),
     ports: [{ name: PORT_NAME, containerPort: spec.port, protocol: 'TCP' }],
     readinessProbe: { tcpSocket: { port: PORT_NAME }, periodSeconds: 5, failureThreshold: 3 },
     livenessProbe: { tcpSocket: { port: PORT_NAME }, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 3 },
@@ -77,7 +91,7 @@ export function desiredDeployment(mc: Memcached): KubeObject {
       revisionHistoryLimit: 3,
       selector: { matchLabels: selectorLabels(mc) },
       template: {
-        metadata: { labels: labels(mc) },
+        metadata: { labels: labels(mc), ...(applied ? { annotations: { [CONFIG_HASH_ANNOTATION]: applied.hash } } : {}) },
         spec: {
           automountServiceAccountToken: false,
           enableServiceLinks: false,

@@ -39,6 +39,7 @@ export type ServiceCheck = 'spec-or-retry' | 'owned-event' | 'deployment-applied
  *   reconcile that costs a third request (docs/memcached.md, "API cost").
  * - `Requeue` (Memcached never requeues itself; a `Requeue` is a redelivered or hand-sent poke
  *   of the object): no; anything that happened to the Service arrives as its own `Owned` event.
+ * - `Related` (the referenced ConfigMap changed): no; it changes the Deployment only.
  *
  * A message that stands for several events (merged by the forwarder's coalescer or grouped in
  * one batch) carries no `resourceVersion`, so it never passes for the Deployment's own event.
@@ -56,6 +57,7 @@ export function serviceCheck(message: Pick<ReconcileMessage, 'reason' | 'resourc
     case 'Resync':
       return 'resync';
     case 'Requeue':
+    case 'Related':
       return undefined;
   }
 }

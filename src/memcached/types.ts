@@ -5,7 +5,8 @@
  *
  * What the API server guarantees for every stored Memcached (so the controller need not check):
  * `spec.size` is an integer 0–100; `spec.image`, `spec.port` and `spec.memoryLimitMB` are
- * present (defaulted) and in range; the image is not `:latest`. Cross-field rules the schema
+ * present (defaulted) and in range; the image is not `:latest`; `spec.configMapRef` names a
+ * ConfigMap in the object's own namespace (a `namespace` in it is refused). Cross-field rules the schema
  * cannot express well (memory versus the container limit) are checked by the controller
  * (`validate.ts`).
  */
@@ -63,6 +64,28 @@ export const memcachedSpecFields = {
     resources: resourceRequirements({
       description: 'Compute resources of the memcached container (requests and limits).',
     }),
+    configMapRef: object(
+      {
+        name: required(string({
+          minLength: 1,
+          maxLength: 253,
+          pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+          description: 'Name of the ConfigMap, in the Memcached\'s own namespace.',
+        })),
+        namespace: string({ description: 'Not allowed: the ConfigMap must be in the Memcached\'s own namespace.' }),
+      },
+      {
+        description:
+          'Optional ConfigMap (same namespace) with extra memcached settings: memoryLimitMB (16–65536, overrides spec.memoryLimitMB) ' +
+          'and maxConnections (1–65536, memcached -c). A change of it rolls the pods; a missing or invalid one sets Degraded=True.',
+        validations: [
+          {
+            rule: '!has(self.__namespace__)',
+            message: "spec.configMapRef must name a ConfigMap in the Memcached's own namespace: a reference across namespaces is not allowed (remove namespace)",
+          },
+        ],
+      },
+    ),
 };
 
 export const memcachedSpec = required(object(memcachedSpecFields, { description: 'Desired state of the memcached cluster.' }));

@@ -18,7 +18,7 @@ import { renderCrd } from '../crd/generate.ts';
 import { conditions, integer, object, required, string } from '../crd/schema.ts';
 import { defineResource } from '../crd/resource.ts';
 import type { FileChange } from './files.ts';
-import { resolveOwned } from './known-kinds.ts';
+import { resolveOwned, resolveRelated } from './known-kinds.ts';
 import { camel, checkKind, checkVersion, constant, fullGroup, kebab, pluralOf, ScaffoldError } from './names.ts';
 import { kindRefOf, PROJECT_FILE, renderProjectFile, type ApiEntry, type ProjectFile } from './project-file.ts';
 
@@ -29,6 +29,8 @@ export interface CreateApiOptions {
   readonly namespaced: boolean;
   /** Comma-separated kinds, e.g. `Deployment,Service`. */
   readonly owns?: string;
+  /** Comma-separated related kinds, e.g. `ConfigMap,Secret`: each gets `spec.<kind>Ref` and a related watch. */
+  readonly watches?: string;
   /** Replace an existing API of the same kind (with --force). */
   readonly force?: boolean;
   /** `per-key`: a FIFO work queue by object key plus a delay queue (docs/architecture.md); default `unordered`. */
@@ -56,7 +58,9 @@ export function planCreateApi(project: ProjectFile, options: CreateApiOptions, c
   const group = fullGroup(options.group, project.domain);
   const projectKinds = project.apis.map(kindRefOf);
   const owns = options.owns ? resolveOwned(options.owns, options.namespaced, projectKinds) : [];
-  const api: ApiEntry = { group, version, kind, plural: pluralOf(kind), namespaced: options.namespaced, owns };
+  const related = options.watches ? resolveRelated(options.watches, options.namespaced, projectKinds) : [];
+  const api: ApiEntry = { group, version, kind, plural: pluralOf(kind), namespaced: options.namespaced, owns, ...(related.length > 0 ? { watches: related } : {}) };
+  checkWatchedOnce(project, api);
   const existing = project.apis.find((a) => a.kind === kind);
   if (existing && !options.force) {
     throw new ScaffoldError(`this project already has kind ${kind} (${existing.group}/${existing.version}); pass --force to regenerate its files`);
@@ -94,6 +98,21 @@ export function planCreateApi(project: ProjectFile, options: CreateApiOptions, c
   return { api, project: next, changes };
 }
 
+/** The forwarder watches a kind once, owned or related: a kind the project owns cannot also be related (and the other way round). */
+function checkWatchedOnce(project: ProjectFile, api: ApiEntry): void {
+  const others = project.apis.filter((a) => a.kind !== api.kind);
+  const ownedBy = (k: KindRef) => [api, ...others].find((a) => a.owns.some((o) => o.kind === k.kind && o.apiVersion === k.apiVersion));
+  const relatedBy = (k: KindRef) => [api, ...others].find((a) => (a.watches ?? []).some((o) => o.kind === k.kind && o.apiVersion === k.apiVersion));
+  for (const k of api.watches ?? []) {
+    const owner = ownedBy(k);
+    if (owner) throw new ScaffoldError(`--watches ${k.kind}: ${owner.kind} owns ${k.kind} already, and the forwarder watches a kind once (owned or related); drop it from --watches or --owns`);
+  }
+  for (const k of api.owns) {
+    const reader = relatedBy(k);
+    if (reader) throw new ScaffoldError(`--owns ${k.kind}: ${reader.kind} watches ${k.kind} as a related kind already, and the forwarder watches a kind once (owned or related)`);
+  }
+}
+
 /** The environment variable that gives the resync function a kind's work queue URL: `WEB_APP_QUEUE_URL`. */
 export function resyncQueueVariable(kind: string): string {
   return `${constant(kind)}_QUEUE_URL`;
@@ -109,7 +128,10 @@ function stubResource(api: ApiEntry) {
     scope: api.namespaced ? 'Namespaced' : 'Cluster',
     description: `${api.kind} is the Schema for the ${api.plural} API.`,
     spec: required(object(
-      { message: string({ maxLength: 256, description: 'An example field: replace it with the desired state of your kind.' }) },
+      {
+        message: string({ maxLength: 256, description: 'An example field: replace it with the desired state of your kind.' }),
+        ...Object.fromEntries((api.watches ?? []).map((w) => [refField(w), refSchema(w)])),
+      },
       { description: `Desired state of the ${api.kind}.` },
     )),
     status: object(
@@ -124,6 +146,23 @@ function stubResource(api: ApiEntry) {
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
     ],
   });
+}
+
+/** The spec field that names a related object: `configMapRef` for ConfigMap. */
+export function refField(kind: KindRef): string {
+  return `${camel(kind.kind)}Ref`;
+}
+
+const refDescription = (kind: KindRef) => `The ${kind.kind} (same namespace) this object reads; a change of it reconciles this object.`;
+
+/** The schema of a `spec.<kind>Ref`: a name, in the object's own namespace. */
+function refSchema(kind: KindRef) {
+  return object({ name: required(string({ minLength: 1, maxLength: 253, description: `Name of the ${kind.kind}.` })) }, { description: refDescription(kind) });
+}
+
+/** The same schema as source text, for the generated types.ts. */
+function refSchemaSource(kind: KindRef): string {
+  return `    ${refField(kind)}: object({ name: required(string({ minLength: 1, maxLength: 253, description: 'Name of the ${kind.kind}.' })) }, { description: '${refDescription(kind)}' }),\n`;
 }
 
 function crdYaml(api: ApiEntry): string {
@@ -146,7 +185,7 @@ export const ${camel(k)}Spec = required(object(
     // TODO: the desired state of a ${k}. Fields: string, integer, boolean, oneOf, array, map,
     // object, quantity, resourceRequirements; required(...) or a default makes a field present.
     message: string({ maxLength: 256, description: 'An example field: replace it with the desired state of your kind.' }),
-  },
+${(api.watches ?? []).map(refSchemaSource).join('')}  },
   { description: 'Desired state of the ${k}.' },
 ));
 
@@ -189,7 +228,11 @@ function kindRefLiteral(ref: KindRef): string {
 
 function controllerModule(api: ApiEntry): string {
   const k = api.kind;
-  const owned = api.owns.map((ref) => `export const ${constant(ref.plural)}: KindRef = ${kindRefLiteral(ref)};`).join('\n');
+  const owned = [...api.owns, ...(api.watches ?? []).filter((w) => !api.owns.some((o) => o.kind === w.kind))]
+    .map((ref) => `export const ${constant(ref.plural)}: KindRef = ${kindRefLiteral(ref)};`).join('\n');
+  const watches = (api.watches ?? []).map((w) => `{ kind: ${constant(w.plural)}, map: { field: 'spec.${refField(w)}.name' } }`).join(', ');
+  const watchNote = (api.watches ?? []).map((w) => `  // ${w.kind} object.spec.${refField(w)}?.name (same namespace) is read here; its changes reconcile this ${k}
+  // (\`Related\` messages), e.g. const ${camel(w.kind)} = ref ? await ctx.client.get(${constant(w.plural)}, ref.name, object.metadata.namespace) : undefined;\n`).join('');
   const ownsList = api.owns.map((ref) => constant(ref.plural)).join(', ');
   const example = api.owns[0];
   const exampleNote = example
@@ -211,12 +254,12 @@ export const READY = 'Ready';
 
 export const ${camel(k)}Controller: ControllerSpec<${k}> = {
   ...${constant(k)},
-  owns: [${ownsList}],
+  owns: [${ownsList}],${watches ? `\n  watches: [${watches}],` : ''}
   reconcile: reconcile${k},
 };
 
 export async function reconcile${k}(object: ${k}, ctx: ReconcileContext<${k}>): Promise<ReconcileResult> {
-${exampleNote}  const generation = object.metadata.generation;
+${exampleNote}${watchNote}  const generation = object.metadata.generation;
   const conditions = setCondition(object.status?.conditions, {
     type: READY,
     status: 'True',
@@ -255,6 +298,7 @@ function functionRbac(project: string, api: ApiEntry): string {
     { apiGroups: [api.group], resources: [`${api.plural}/status`], verbs: ['get', 'patch', 'update'] },
     { apiGroups: [api.group], resources: [`${api.plural}/finalizers`], verbs: ['update'] },
     ...api.owns.map((o) => ({ apiGroups: [apiGroup(o.apiVersion)], resources: [o.plural], verbs: ['get', 'list', 'create', 'patch', 'delete'] })),
+    ...(api.watches ?? []).filter((w) => !api.owns.some((o) => o.kind === w.kind)).map((w) => ({ apiGroups: [apiGroup(w.apiVersion)], resources: [w.plural], verbs: ['get'] })),
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'get', 'patch'] },
   ];
   const labels = { 'app.kubernetes.io/name': name, 'app.kubernetes.io/managed-by': 'operless' };
@@ -281,11 +325,23 @@ export function groupName(project: string, api: ApiEntry): string {
 }
 
 /** The watches of the one forwarder that serves every kind of the project. */
-function watches(project: ProjectFile): { primaries: KindRef[]; owned: KindRef[] } {
+function watches(project: ProjectFile): { primaries: KindRef[]; owned: KindRef[]; related: RelatedEntry[] } {
   const owned = new Map<string, KindRef>();
   for (const api of project.apis) for (const o of api.owns) owned.set(`${o.apiVersion}/${o.kind}`, o);
-  return { primaries: project.apis.map(kindRefOf), owned: [...owned.values()] };
+  const related = new Map<string, RelatedEntry>();
+  for (const api of project.apis) {
+    for (const w of api.watches ?? []) {
+      const key = `${w.apiVersion}/${w.kind}`;
+      const entry = related.get(key) ?? { ...w, for: [] };
+      entry.for.push({ apiVersion: `${api.group}/${api.version}`, kind: api.kind, field: `spec.${refField(w)}.name` });
+      related.set(key, entry);
+    }
+  }
+  return { primaries: project.apis.map(kindRefOf), owned: [...owned.values()], related: [...related.values()] };
 }
+
+/** A related kind in the forwarder's watches: the kind, and each primary with the field that names it. */
+type RelatedEntry = KindRef & { for: { apiVersion: string; kind: string; field: string }[] };
 
 /**
  * The queue URL of each kind in an existing watches.yaml (what the user set), by kind. Pure;
@@ -309,19 +365,19 @@ export function placeholderQueueUrl(project: string, kind: string): string {
 }
 
 function forwarderWatches(project: ProjectFile, currentYaml?: string): string {
-  const { primaries, owned } = watches(project);
+  const { primaries, owned, related } = watches(project);
   const urls = queueUrlsOf(currentYaml);
   return `# Generated by \`operless create api\` from operless.json: what the forwarder watches, and
 # which queue each kind's messages go to (messages about an owned object go to its owner's
-# queue). Set each queueUrl to that kind's queue (the stack output <Kind>WorkQueueUrl); those
+# queue; about a related object, to the queues of the primaries that name it). Set each queueUrl to that kind's queue (the stack output <Kind>WorkQueueUrl); those
 # edits are kept when \`operless create api\` regenerates this file. Anything else: values.yaml.
-${stringify({ primaries: primaries.map((p) => ({ ...p, queueUrl: urls.get(p.kind) ?? placeholderQueueUrl(project.name, p.kind) })), owned: owned.map((o) => ({ ...o })) })}`;
+${stringify({ primaries: primaries.map((p) => ({ ...p, queueUrl: urls.get(p.kind) ?? placeholderQueueUrl(project.name, p.kind) })), owned: owned.map((o) => ({ ...o })), ...(related.length > 0 ? { related } : {}) })}`;
 }
 
 function forwarderRbac(project: ProjectFile): string {
-  const { primaries, owned } = watches(project);
+  const { primaries, owned, related } = watches(project);
   const rules = new Map<string, RbacRule>();
-  for (const k of [...primaries, ...owned]) {
+  for (const k of [...primaries, ...owned, ...related]) {
     const group = apiGroup(k.apiVersion);
     const rule = rules.get(group) ?? { apiGroups: [group], resources: [], verbs: ['get', 'list', 'watch'] };
     if (!rule.resources.includes(k.plural)) rule.resources.push(k.plural);

@@ -56,3 +56,26 @@ export function resolveOwned(list: string, ownerNamespaced: boolean, extra: read
   }
   return owned;
 }
+
+/**
+ * The kinds named by `--watches` (comma-separated; repeats removed): related kinds the
+ * controller reads but does not own, each mapped to its primaries by a `spec.<kind>Ref.name`
+ * field. A related object maps to primaries of its own namespace, so both must be namespaced.
+ */
+export function resolveRelated(list: string, primaryNamespaced: boolean, extra: readonly KindRef[] = []): KindRef[] {
+  const known = [...BUILTIN_KINDS, ...extra].filter((k) => k.namespaced);
+  const related: KindRef[] = [];
+  for (const name of list.split(',').map((x) => x.trim()).filter((x) => x.length > 0)) {
+    const wanted = name.toLowerCase();
+    const match = known.find((k) => k.kind.toLowerCase() === wanted || k.plural === wanted);
+    if (!match) {
+      throw new ScaffoldError(
+        `--watches: unknown or cluster-scoped kind ${JSON.stringify(name)}. Known namespaced kinds: ${known.map((k) => k.kind).join(', ')}. ` +
+          'For another kind, add it to `watches` in the controller by hand ({ kind, map }).',
+      );
+    }
+    if (!primaryNamespaced) throw new ScaffoldError(`--watches ${match.kind}: a related object maps to primaries in its own namespace; the kind must be --namespaced`);
+    if (!related.some((k) => k.kind === match.kind && k.apiVersion === match.apiVersion)) related.push(match);
+  }
+  return related;
+}

@@ -20,6 +20,8 @@ export interface ApiEntry {
   readonly plural: string;
   readonly namespaced: boolean;
   readonly owns: readonly KindRef[];
+  /** Related kinds (`--watches`): read, not owned; each named by `spec.<kind>Ref.name`. Absent in older project files. */
+  readonly watches?: readonly KindRef[];
 }
 
 export interface ProjectFile {

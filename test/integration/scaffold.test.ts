@@ -5,7 +5,7 @@
  * alone) and its offline `npm run package` (osls +
  * serverless-esbuild, as the project pins them) while it has no kind yet; then `operless
  * create api` (a cluster-scoped kind owning a Namespace, and a namespaced one owning a
- * ConfigMap and a Secret), the generated project's own `npm test` (type-check against the
+ * Secret and reading a ConfigMap, `--watches`), the generated project's own `npm test` (type-check against the
  * .d.ts, the generated integration tests on a real control plane from ~/.cache/operless), and
  * `npm run package` again: the CloudFormation template has each kind's function, work queue,
  * DLQ (redrive) and event source, and the scheduled resync function feeding every kind's
@@ -131,8 +131,9 @@ test('create api adds two kinds; a second time it refuses', () => {
   assert.equal(tenant.code, 0, tenant.out);
   assert.match(tenant.out, /Added Tenant \(tenancy\.example\.com\/v1alpha1, cluster-scoped, owns Namespace\)/);
   assert.match(tenant.out, /updated\s+functions\/resync\.ts/);
-  const app = run(process.execPath, [CLI, 'create', 'api', '--group', 'apps', '--version', 'v1', '--kind', 'WebApp', '--owns', 'ConfigMap,Secret'], project);
+  const app = run(process.execPath, [CLI, 'create', 'api', '--group', 'apps', '--version', 'v1', '--kind', 'WebApp', '--owns', 'Secret', '--watches', 'ConfigMap'], project);
   assert.equal(app.code, 0, app.out);
+  assert.match(app.out, /Added WebApp \(apps\.example\.com\/v1, namespaced, owns Secret, watches ConfigMap\)/);
   const again = run(process.execPath, [CLI, 'create', 'api', '--group', 'apps', '--version', 'v1', '--kind', 'WebApp'], project);
   assert.equal(again.code, 2, again.out);
   assert.match(again.out, /already has kind WebApp/);

@@ -154,11 +154,12 @@ test('the function identity (group operless:memcached) can do exactly what infra
     { group: 'apps', resource: 'deployments', verb: 'patch', namespace: 'team-a' },
     { group: '', resource: 'services', verb: 'patch', namespace: 'team-a' },
     { group: '', resource: 'pods', verb: 'list', namespace: 'team-a' },
+    { group: '', resource: 'configmaps', verb: 'get', namespace: 'team-a' },
     { group: 'events.k8s.io', resource: 'events', verb: 'create', namespace: 'team-a' },
   ];
   const mustDeny: Attr[] = [
     ...['get', 'list', 'watch'].map((verb) => ({ group: '', resource: 'secrets', verb, namespace: 'team-a' })),
-    { group: '', resource: 'configmaps', verb: 'get', namespace: 'team-a' },
+    ...['list', 'watch', 'update', 'patch'].map((verb) => ({ group: '', resource: 'configmaps', verb, namespace: 'team-a' })),
     { group: 'cache.example.com', resource: 'memcacheds', verb: 'delete', namespace: 'team-a' },
     { group: 'cache.example.com', resource: 'memcacheds', verb: 'create', namespace: 'team-a' },
     { group: 'cache.example.com', resource: 'memcacheds', verb: 'update', namespace: 'team-a' },
@@ -186,13 +187,14 @@ test('the forwarder ServiceAccount can do exactly what the rendered manifests gr
       { group: 'cache.example.com', resource: 'memcacheds', verb },
       { group: 'apps', resource: 'deployments', verb },
       { group: '', resource: 'services', verb },
+      { group: '', resource: 'configmaps', verb },
     ]),
     { group: 'coordination.k8s.io', resource: 'leases', verb: 'create', namespace: 'operless' },
     { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'operless', name: 'operless-forwarder' },
   ];
   const mustDeny: Attr[] = [
     ...['get', 'list', 'watch'].map((verb) => ({ group: '', resource: 'secrets', verb })),
-    { group: '', resource: 'configmaps', verb: 'get', namespace: 'operless' },
+    ...['create', 'update', 'patch', 'delete'].map((verb) => ({ group: '', resource: 'configmaps', verb, namespace: 'team-a' })),
     { group: '', resource: 'pods', verb: 'list', namespace: 'operless' },
     ...['create', 'update', 'patch', 'delete'].map((verb) => ({ group: 'cache.example.com', resource: 'memcacheds', verb, namespace: 'team-a' })),
     { group: 'cache.example.com', resource: 'memcacheds', subresource: 'status', verb: 'patch', namespace: 'team-a' },

@@ -1,6 +1,6 @@
 /**
  * `operless create api --group <g> --version <v> --kind <Kind> [--namespaced|--cluster-scoped]
- * [--owns Deployment,Service] [--ordering unordered|per-key] [--force]`: adds a kind to a project made by `operless init`.
+ * [--owns Deployment,Service] [--watches ConfigMap,Secret] [--ordering unordered|per-key] [--force]`: adds a kind to a project made by `operless init`.
  * Validates the names (DNS-1123 group, PascalCase kind, version like v1alpha1), refuses to
  * overwrite files unless --force, prints what it created and what to do next.
  */
@@ -23,6 +23,7 @@ export const createApiSpec: CommandSpec = {
     namespaced: { type: 'boolean', description: 'Objects live in namespaces (the default)' },
     'cluster-scoped': { type: 'boolean', description: 'Objects are cluster-scoped' },
     owns: { type: 'string', placeholder: 'kinds', description: 'Kinds the controller creates and owns, comma-separated, e.g. Deployment,Service,ConfigMap' },
+    watches: { type: 'string', placeholder: 'kinds', description: 'Kinds the controller reads but does not own, comma-separated, e.g. ConfigMap,Secret: each gets spec.<kind>Ref and a related watch (a change reconciles every object naming it)' },
     project: { type: 'string', placeholder: 'dir', description: 'Project directory', default: '.' },
     force: { type: 'boolean', description: 'Overwrite the kind\'s files if they exist' },
     ordering: { type: 'string', placeholder: 'mode', description: 'unordered (default: a standard queue) or per-key (a FIFO queue by object key: one reconcile of a key at a time, requeues merge; plus a delay queue)' },
@@ -47,6 +48,7 @@ export async function createApi(argv: string[]): Promise<CommandResult> {
   if (ordering !== undefined && !(ORDERINGS as readonly string[]).includes(ordering)) {
     throw new UsageError(`--ordering must be ${ORDERINGS.join(' or ')}, got ${JSON.stringify(ordering)}`);
   }
+  const related = stringOption(values, 'watches');
   const result = runScaffold(() =>
     scaffoldApi(root, {
       group: stringOption(values, 'group')!,
@@ -55,13 +57,14 @@ export async function createApi(argv: string[]): Promise<CommandResult> {
       namespaced: values['cluster-scoped'] !== true,
       ...(owns ? { owns } : {}),
       ...(ordering ? { ordering: ordering as Ordering } : {}),
+      ...(related ? { watches: related } : {}),
       force: values.force === true,
     }),
   );
   if (values.json) return { output: `${JSON.stringify({ api: result.api, files: result.changes }, null, 2)}\n` };
   const { api } = result;
   const where = relative(process.cwd(), root);
-  const headline = `Added ${api.kind} (${api.group}/${api.version}, ${api.namespaced ? 'namespaced' : 'cluster-scoped'}${api.owns.length ? `, owns ${api.owns.map((o) => o.kind).join(', ')}` : ''}):`;
+  const headline = `Added ${api.kind} (${api.group}/${api.version}, ${api.namespaced ? 'namespaced' : 'cluster-scoped'}${api.owns.length ? `, owns ${api.owns.map((o) => o.kind).join(', ')}` : ''}${api.watches?.length ? `, watches ${api.watches.map((o) => o.kind).join(', ')}` : ''}):`;
   return {
     output: scaffoldReport(headline, result.changes, [
       ...(where ? [`  cd ${where}`] : []),

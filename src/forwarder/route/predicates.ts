@@ -8,8 +8,10 @@
  * included, because the owner's status is computed from them.
  *
  * Guarantees: pure; `changedAspects(a, a)` is empty; kinds without `metadata.generation`
- * (ConfigMap, Secret) report any other change as a `generation` change, because their
- * spec/data changes are otherwise invisible.
+ * (ConfigMap, Secret) report a change of their content (everything but metadata and status:
+ * the snapshot's `content` digest) as a `generation` change, also when a metadata change came
+ * with it (`kubectl apply` rewrites an annotation with every edit); a snapshot without that
+ * digest falls back to: any change other than a metadata aspect or status is `generation`.
  */
 import type { Trigger } from '../config.ts';
 import type { ObjectSnapshot } from '../source/snapshot.ts';
@@ -25,7 +27,10 @@ export function changedAspects(old: ObjectSnapshot, current: ObjectSnapshot): Se
   if (!old.deleting && current.deleting) changed.add('deletion');
   if (old.status !== current.status) changed.add('status');
   if (old.generation !== current.generation) changed.add('generation');
-  else if (current.generation === undefined && changed.has('any') && !changed.has('status')) {
+  else if (current.generation === undefined && old.content !== undefined && current.content !== undefined) {
+    // No generation tracking, but the content's digest: a data change is exactly a content change.
+    if (old.content !== current.content) changed.add('generation');
+  } else if (current.generation === undefined && changed.has('any') && !changed.has('status')) {
     // No generation tracking: anything other than a pure status write may be a data change.
     const others = ['labels', 'annotations', 'finalizers', 'ownerReferences', 'deletion'] as const;
     if (!others.some((t) => changed.has(t))) changed.add('generation');

@@ -2,7 +2,9 @@
  * The router: turns one observed change of a watched object into the reconcile requests
  * it implies — for a primary, a request for itself; for an owned object, a request for
  * the owner named by its *controller* owner reference (what controller-runtime's
- * `Owns()` does), for both the old and the new owner if the controller changed.
+ * `Owns()` does), for both the old and the new owner if the controller changed; for a
+ * related object, a `Related` request for every primary that refers to it (related-index.ts,
+ * what controller-runtime's `Watches` with a map function and a field index does).
  *
  * An owned object's creation by its controller is not forwarded (`isCreationEcho`): the
  * reconcile that created it goes on from the object it created, and its own message is
@@ -33,6 +35,7 @@ import type { Trigger, WatchRole } from '../config.ts';
 import type { ControllerRef, ObjectSnapshot } from '../source/snapshot.ts';
 import type { ResolvedWatch } from '../source/resources.ts';
 import type { Change } from '../source/store.ts';
+import { primaryKindKey, type RelatedIndex } from './related-index.ts';
 
 /** One "reconcile this object" request, before it becomes a message. */
 export interface Forward {
@@ -130,9 +133,14 @@ export function route(clusterId: string, watch: ResolvedWatch, change: Change, w
   return routeChange(clusterId, watch, change, watches).forwards;
 }
 
-/** Requests implied by one change of an object of `watch`, and those dropped because the contract would refuse them. */
-export function routeChange(clusterId: string, watch: ResolvedWatch, change: Change, watches: readonly ResolvedWatch[]): Routed {
+/**
+ * Requests implied by one change of an object of `watch`, and those dropped because the contract
+ * would refuse them. A related object's change needs the reverse index of the primaries
+ * (`related`); without one it routes to nothing.
+ */
+export function routeChange(clusterId: string, watch: ResolvedWatch, change: Change, watches: readonly ResolvedWatch[], related?: RelatedIndex): Routed {
   const routed: Routed = { forwards: [], dropped: [] };
+  if (watch.role === 'related') return related ? routeRelated(clusterId, watch, change, watches, related) : routed;
   if (watch.role === 'primary') {
     const reason = primaryReason(watch, change);
     if (reason) admit(routed, primaryRequest(clusterId, watch, change.current, reason), 'self');
@@ -153,6 +161,34 @@ export function routeChange(clusterId: string, watch: ResolvedWatch, change: Cha
     keys.add(key);
     admit(routed, request, 'owner', owner);
   }
+  return routed;
+}
+
+/**
+ * A related object's change: a `Related` request for every primary its watch's mappings name,
+ * now and (for a MODIFIED, e.g. a label that moved) before the change; creation and deletion
+ * always, updates when the triggers say so. One request per key; a name held by two uids (an
+ * object deleted and recreated) is requested without a uid, so neither hides the other.
+ */
+export function routeRelated(clusterId: string, watch: ResolvedWatch, change: Change, watches: readonly ResolvedWatch[], index: RelatedIndex): Routed {
+  const routed: Routed = { forwards: [], dropped: [] };
+  if (change.type === 'MODIFIED' && change.old && !shouldForwardUpdate(watch.triggers, change.old, change.current)) return routed;
+  const requests = new Map<string, Forward>();
+  for (const target of watch.targets ?? []) {
+    const kind = primaryKindKey(target);
+    const primary = watches.find((w) => w.role === 'primary' && primaryKindKey(w) === kind);
+    if (!primary) continue;
+    const states = change.old && change.old !== change.current ? [change.current, change.old] : [change.current];
+    for (const state of states) {
+      for (const p of index.primariesFor(kind, target.map, state)) {
+        const request: Forward = { ref: { cluster: clusterId, apiVersion: primary.apiVersion, kind: primary.kind, namespace: p.namespace, name: p.name }, uid: p.uid, reason: 'Related' };
+        const key = objectKey(request.ref);
+        const seen = requests.get(key);
+        requests.set(key, seen && seen.uid !== p.uid ? { ref: request.ref, reason: 'Related' } : request);
+      }
+    }
+  }
+  for (const request of requests.values()) admit(routed, request, 'self');
   return routed;
 }
 

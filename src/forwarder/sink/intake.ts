@@ -10,6 +10,8 @@
  *   key and uid, the reason, the contract's words, the owner reference for a child; strings
  *   cut to 253 characters) and `events_dropped_total{reason}`, never passed on;
  * - a change that routes to nothing counts as filtered (`events_filtered_total`);
+ * - the reverse index of related objects (route/related-index.ts) follows every primary
+ *   stream's events and lists, whether or not this replica leads, before their routing;
  * - a resync list forwards the primaries that vanished as `Deleted` at once and feeds the
  *   rest as `Resync` through the lane's feed (a newer resync of a stream replaces one in
  *   progress); a relist that is not a resync forwards only what changed; a first list nothing.
@@ -17,6 +19,7 @@
 import { displayKey, newMessage, type ReconcileMessage } from '../../contract/message.ts';
 import type { Logger } from '../../observability/log.ts';
 import type { ForwarderMetrics } from '../metrics.ts';
+import { primaryKindKey, RelatedIndex } from '../route/related-index.ts';
 import { resyncRequest, resyncRouted, routeChange, type Drop, type Forward } from '../route/router.ts';
 import type { ResolvedWatch } from '../source/resources.ts';
 import type { ObjectSnapshot } from '../source/snapshot.ts';
@@ -47,21 +50,22 @@ export function clip(value: string): string {
 
 export class Intake {
   readonly #o: IntakeOptions;
+  /** The primaries by what related objects name them (fed by the primary streams; read by related changes). */
+  readonly related = new RelatedIndex();
 
   constructor(options: IntakeOptions) {
     this.#o = options;
   }
 
-  /** One watch event's change. */
-  change(watch: ResolvedWatch, change: Change): void {
-    const { forwards, dropped } = routeChange(this.#o.clusterId, watch, change, this.#o.watches());
-    for (const drop of dropped) this.#reportDrop(watch, change.current, drop);
-    if (forwards.length === 0 && dropped.length === 0) this.#o.metrics.eventsFiltered.inc({ kind: watch.kind });
-    this.#forward(forwards);
+  /** One watch event's change (of the stream `stream`). */
+  change(watch: ResolvedWatch, change: Change, stream = ''): void {
+    if (watch.role === 'primary') this.related.apply(primaryKindKey(watch), stream, change);
+    this.#route(watch, change);
   }
 
   /** One successful LIST of the stream `stream`. */
   list(watch: ResolvedWatch, result: ListResult, stream: string): void {
+    if (watch.role === 'primary') this.related.replace(primaryKindKey(watch), stream, result.listed);
     if (result.resync && watch.role === 'primary') {
       const deleted = result.changes.filter((c) => c.type === 'DELETED').map((c) => ({ change: c, routed: routeChange(this.#o.clusterId, watch, c, this.#o.watches()) }));
       for (const { change, routed } of deleted) for (const drop of routed.dropped) this.#reportDrop(watch, change.current, drop);
@@ -70,7 +74,15 @@ export class Intake {
       return;
     }
     if (result.first) return; // the store was empty: nothing to compare against
-    for (const change of result.changes) this.change(watch, change);
+    for (const change of result.changes) this.#route(watch, change);
+  }
+
+  /** Routes one change (a watch event, or one a relist found: the index already holds that list). */
+  #route(watch: ResolvedWatch, change: Change): void {
+    const { forwards, dropped } = routeChange(this.#o.clusterId, watch, change, this.#o.watches(), this.related);
+    for (const drop of dropped) this.#reportDrop(watch, change.current, drop);
+    if (forwards.length === 0 && dropped.length === 0) this.#o.metrics.eventsFiltered.inc({ kind: watch.kind });
+    this.#forward(forwards);
   }
 
   #forward(requests: readonly Forward[]): void {

@@ -21,7 +21,7 @@
 import type { KubeApi } from '../../kube/api.ts';
 import { apiGroup, groupVersionPrefix } from '../../kube/paths.ts';
 import { errorMessage } from '../../observability/log.ts';
-import type { Trigger, WatchConfig, WatchRole } from '../config.ts';
+import type { RelatedTarget, Trigger, WatchConfig, WatchRole } from '../config.ts';
 
 /** A watch with its REST coordinates resolved (plural and scope known). */
 export interface ResolvedWatch {
@@ -34,10 +34,40 @@ export interface ResolvedWatch {
   readonly namespaces: readonly string[];
   readonly labelSelector?: string;
   readonly triggers: readonly Trigger[];
-  /** What this watch reads beyond metadata (dotted paths); empty = metadata only. See the module header. */
+  /** What this watch reads beyond metadata (dotted paths, `*` = the whole object); empty = metadata only. See the module header. */
   readonly objectFields: readonly string[];
   /** Primaries: the queue of this kind's messages (see queues.ts). */
   readonly queueUrl?: string;
+  /** Related watches: the primaries a change maps to. */
+  readonly targets?: readonly RelatedTarget[];
+  /**
+   * The fields related mappings read (withRelatedFields): for a primary the spec paths of the
+   * `{ field }` targets naming its kind, for a related watch `label:<key>` of its `{ label }`
+   * targets. The snapshot keeps these values and nothing else of the spec; a primary watch
+   * without fields needs only the object's metadata.
+   */
+  readonly fields?: readonly string[];
+}
+
+/**
+ * Each watch with the fields its snapshots keep for the related mappings: a primary the spec
+ * paths of the `field` mappings naming it, a related watch `label:<key>` for its `label`
+ * mappings. Pure.
+ */
+export function withRelatedFields(watches: readonly ResolvedWatch[]): ResolvedWatch[] {
+  return watches.map((w) => {
+    const fields = new Set<string>();
+    if (w.role === 'related') for (const t of w.targets ?? []) if ('label' in t.map) fields.add(`label:${t.map.label}`);
+    if (w.role === 'primary') {
+      for (const r of watches) {
+        for (const t of r.targets ?? []) if (t.kind === w.kind && apiGroup(t.apiVersion) === w.group && 'field' in t.map) fields.add(t.map.field);
+      }
+    }
+    if (fields.size === 0) return w;
+    const specPaths = [...fields].filter((f) => !f.startsWith('label:'));
+    const objectFields = [...new Set([...w.objectFields, ...specPaths])].sort();
+    return { ...w, fields: [...fields].sort(), objectFields };
+  });
 }
 
 interface ApiResourceList {
@@ -51,9 +81,13 @@ interface ApiResourceList {
  * track no `metadata.generation` (Service, Namespace, PersistentVolumeClaim, ...), where a
  * status-only write is told from a data change by the status alone (predicates.ts). Every
  * other watch — the default primary (custom resources track generation) and the default
- * owned watch (`any`) — is metadata only. Pure.
+ * owned watch (`any`) — is metadata only. A related watch reads the whole object (`*`): its
+ * content digest is what tells a data change of a ConfigMap or Secret from a metadata write
+ * (snapshot.ts). The spec paths a primary's `field` mappings read are added by
+ * `withRelatedFields`. Pure.
  */
-export function objectFieldsOf(watch: Pick<WatchConfig, 'apiVersion' | 'triggers'>): string[] {
+export function objectFieldsOf(watch: Pick<WatchConfig, 'apiVersion' | 'triggers'> & { readonly role?: WatchRole }): string[] {
+  if (watch.role === 'related') return ['*'];
   if (watch.triggers.includes('any')) return [];
   const needsStatus = watch.triggers.includes('status') || (watch.triggers.includes('generation') && apiGroup(watch.apiVersion) === '');
   return needsStatus ? ['status'] : [];
@@ -61,7 +95,7 @@ export function objectFieldsOf(watch: Pick<WatchConfig, 'apiVersion' | 'triggers
 
 /** Completes one watch from a discovery document. Pure; returns an error string if it cannot. */
 export function resolveFromDiscovery(watch: WatchConfig, list: ApiResourceList | undefined): ResolvedWatch | string {
-  const base = { role: watch.role, apiVersion: watch.apiVersion, kind: watch.kind, group: apiGroup(watch.apiVersion), namespaces: watch.namespaces, triggers: watch.triggers, objectFields: objectFieldsOf(watch), ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}), ...(watch.queueUrl ? { queueUrl: watch.queueUrl } : {}) };
+  const base = { role: watch.role, apiVersion: watch.apiVersion, kind: watch.kind, group: apiGroup(watch.apiVersion), namespaces: watch.namespaces, triggers: watch.triggers, objectFields: objectFieldsOf(watch), ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}), ...(watch.queueUrl ? { queueUrl: watch.queueUrl } : {}), ...(watch.targets ? { targets: watch.targets } : {}) };
   if (watch.plural !== undefined && watch.namespaced !== undefined) {
     return { ...base, plural: watch.plural, namespaced: watch.namespaced };
   }
@@ -98,5 +132,5 @@ export async function resolveWatches(api: KubeApi, watches: readonly WatchConfig
     else resolved.push(result);
   }
   if (problems.length > 0) throw new Error(`cannot resolve the configured watches:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-  return resolved;
+  return withRelatedFields(resolved);
 }

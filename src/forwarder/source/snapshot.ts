@@ -15,6 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import { MAX_FIELD_LENGTH } from '../../contract/message.ts';
+import { fieldValue } from '../../contract/related.ts';
 
 export interface ControllerRef {
   readonly apiVersion: string;
@@ -30,6 +31,13 @@ export interface ObjectSnapshot {
   readonly resourceVersion: string;
   /** Absent for kinds that do not track generation (ConfigMap, Secret, ...). */
   readonly generation?: number;
+  /**
+   * Kinds without generation only: a digest of everything but metadata and status (a
+   * ConfigMap's `data`, a Secret's `data`), so a data change is told apart from a
+   * metadata-only one even when both happen in one write (`kubectl apply` also rewrites an
+   * annotation).
+   */
+  readonly content?: string;
   readonly labels: string;
   readonly annotations: string;
   readonly finalizers: string;
@@ -40,6 +48,12 @@ export interface ObjectSnapshot {
   readonly controller?: ControllerRef;
   /** The field manager, when exactly one has written the object and with a server-side apply (`metadata.managedFields`). */
   readonly soleApplier?: string;
+  /**
+   * The values of the fields its watch declared (`ResolvedWatch.fields`: what related mappings
+   * read — a primary's spec paths, a related object's `label:<key>`), by field; one that is not
+   * a non-empty string is absent. Only these values are kept, never the spec.
+   */
+  readonly refs?: Readonly<Record<string, string>>;
 }
 
 type Meta = {
@@ -95,8 +109,26 @@ function controllerOf(refs: unknown, objectName: string): ControllerRef | undefi
   return undefined;
 }
 
-/** Extracts the snapshot of a Kubernetes object; undefined when it has no metadata.uid/name. */
-export function snapshotOf(object: Record<string, unknown>): ObjectSnapshot | undefined {
+/** A label's value (a `label:<key>` field), or a spec path's string value. */
+function refValue(object: Record<string, unknown>, field: string): string | undefined {
+  if (!field.startsWith('label:')) return fieldValue(object, field);
+  const labels = (object.metadata as Meta | undefined)?.labels;
+  const value = typeof labels === 'object' && labels !== null ? (labels as Record<string, unknown>)[field.slice('label:'.length)] : undefined;
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** The values of `fields` in `object` (cut like the controller reference's names, so a too-long one stays too long). */
+function refsOf(object: Record<string, unknown>, fields: readonly string[]): { refs?: Record<string, string> } {
+  const refs: Record<string, string> = {};
+  for (const path of fields) {
+    const value = refValue(object, path);
+    if (value !== undefined) refs[path] = bounded(value, MAX_FIELD_LENGTH.name);
+  }
+  return Object.keys(refs).length > 0 ? { refs } : {};
+}
+
+/** Extracts the snapshot of a Kubernetes object (with the values of `fields`); undefined when it has no metadata.uid/name. */
+export function snapshotOf(object: Record<string, unknown>, fields: readonly string[] = []): ObjectSnapshot | undefined {
   const meta = (object.metadata ?? {}) as Meta;
   if (typeof meta.uid !== 'string' || typeof meta.name !== 'string') return undefined;
   const controller = controllerOf(meta.ownerReferences, meta.name);
@@ -105,7 +137,7 @@ export function snapshotOf(object: Record<string, unknown>): ObjectSnapshot | un
     name: meta.name,
     ...(typeof meta.namespace === 'string' && meta.namespace ? { namespace: interned(meta.namespace) } : {}),
     resourceVersion: typeof meta.resourceVersion === 'string' ? meta.resourceVersion : '',
-    ...(typeof meta.generation === 'number' ? { generation: meta.generation } : {}),
+    ...(typeof meta.generation === 'number' ? { generation: meta.generation } : { content: contentDigest(object) }),
     labels: digest(meta.labels),
     annotations: digest(meta.annotations),
     finalizers: digest(meta.finalizers),
@@ -114,7 +146,14 @@ export function snapshotOf(object: Record<string, unknown>): ObjectSnapshot | un
     status: digest(object.status),
     ...(controller ? { controller } : {}),
     ...soleApplierOf(meta.managedFields),
+    ...(fields.length > 0 ? refsOf(object, fields) : {}),
   };
+}
+
+/** The hash of an object's fields other than apiVersion, kind, metadata and status: always a hash, never the values (a Secret's data is not kept). */
+function contentDigest(object: Record<string, unknown>): string {
+  const { apiVersion: _a, kind: _k, metadata: _m, status: _s, ...content } = object;
+  return createHash('sha1').update(JSON.stringify(content)).digest('base64');
 }
 
 function soleApplierOf(managedFields: unknown): { soleApplier?: string } {

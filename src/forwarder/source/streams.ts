@@ -20,7 +20,7 @@ import { WatchStream, type ListResult } from './watcher.ts';
 export interface StreamHandlers {
   /** A stream listed: `stream` is its collection path (the id of its resync). */
   readonly onList: (watch: ResolvedWatch, result: ListResult, stream: string) => void;
-  readonly onChange: (watch: ResolvedWatch, change: Change) => void;
+  readonly onChange: (watch: ResolvedWatch, change: Change, stream: string) => void;
 }
 
 export interface WatchStreamsOptions {
@@ -64,7 +64,7 @@ export class WatchStreams {
           metrics,
           log,
           onList: (result) => handlers.onList(watch, result, stream),
-          onChange: (change) => handlers.onChange(watch, change),
+          onChange: (change) => handlers.onChange(watch, change, stream),
         });
       });
     });

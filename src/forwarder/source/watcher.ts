@@ -349,7 +349,7 @@ export class WatchStream {
         throw err;
       }
       for (const item of page.items ?? []) {
-        const s = snapshotOf(item);
+        const s = snapshotOf(item, this.#o.watch.fields);
         if (s) items.push(s);
       }
       if (!continueToken) resourceVersion = page.metadata?.resourceVersion ?? '';
@@ -405,7 +405,7 @@ export class WatchStream {
           if (meta.resourceVersion) resourceVersion = meta.resourceVersion;
           return;
         }
-        const snapshot = snapshotOf(event.object);
+        const snapshot = snapshotOf(event.object, this.#o.watch.fields);
         if (!snapshot) return;
         if (meta.resourceVersion) resourceVersion = meta.resourceVersion;
         this.#o.metrics.eventsReceived.inc({ kind: this.#o.watch.kind, type: event.type });

@@ -29,4 +29,8 @@ test('forwarder watches: every primary, and each owned kind once', () => {
   const watches = watchesFor([defineController(memcachedController), other]);
   assert.deepEqual(watches.primaries?.map((w) => w.kind), ['Memcached', 'Other']);
   assert.deepEqual(watches.owned?.map((w) => w.kind).sort(), ['Deployment', 'Service']);
+  assert.deepEqual(watches.related, [{
+    apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true,
+    for: [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', field: 'spec.configMapRef.name' }],
+  }], 'the local loop watches the related kinds the controllers declare, with their mapping');
 });

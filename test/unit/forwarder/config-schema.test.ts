@@ -18,7 +18,7 @@ import { fcParameters } from '../../support/fast-check.ts';
 import { CHART_SCHEMA_PATH, staleFiles } from '../../../scripts/config-schema.ts';
 import { isApiVersion, isClusterId, isDnsLabel, isDnsSubdomain, isKind, type NameValidator } from '../../../src/contract/names.ts';
 import { ConfigError, parseConfig } from '../../../src/forwarder/config.ts';
-import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS, FORWARDER_CONFIG_SCHEMA, type JsonSchema } from '../../../src/forwarder/config-schema.ts';
+import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS, DEFAULT_RELATED_TRIGGERS, FORWARDER_CONFIG_SCHEMA, type JsonSchema } from '../../../src/forwarder/config-schema.ts';
 import { validate } from '../../../src/forwarder/config-validator.generated.ts';
 import { CHART_DIR } from '../../../src/build/forwarder-chart.ts';
 
@@ -86,7 +86,7 @@ function schemaDefaults(schema: JsonSchema, prefix = ''): [string, unknown][] {
 
 test('every default of the configuration is the schema\'s default (one place)', () => {
   const config = parseConfig(minimal()) as unknown as Record<string, unknown>;
-  const defaults = schemaDefaults(FORWARDER_CONFIG_SCHEMA).filter(([path]) => path !== 'owned');
+  const defaults = schemaDefaults(FORWARDER_CONFIG_SCHEMA).filter(([path]) => path !== 'owned' && path !== 'related');
   assert.ok(defaults.length >= 20, `${defaults.length} defaults`);
   for (const [path, value] of defaults) {
     const actual = path.split('.').reduce<unknown>((at, key) => (at as Record<string, unknown>)[key], config);
@@ -144,14 +144,15 @@ test('the configuration reference in docs/forwarder.md shows the schema\'s defau
   const block = docs.slice(docs.indexOf('## Configuration')).match(/```yaml\n([\s\S]*?)```/)?.[1];
   assert.ok(block, 'the Configuration section has a YAML reference');
   const reference = parse(block) as Record<string, unknown>;
-  const shown = schemaDefaults(FORWARDER_CONFIG_SCHEMA).filter(([path]) => path !== 'owned').flatMap(([path, value]) => {
+  const shown = schemaDefaults(FORWARDER_CONFIG_SCHEMA).filter(([path]) => path !== 'owned' && path !== 'related').flatMap(([path, value]) => {
     const documented = path.split('.').reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], reference);
     return documented === undefined ? [] : [[path, documented, value]];
   });
   assert.ok(shown.length >= 20, `${shown.length} defaults shown`);
   for (const [path, documented, value] of shown) assert.deepEqual(documented, value, `docs/forwarder.md shows ${path}: ${JSON.stringify(documented)}, the schema's default is ${JSON.stringify(value)}`);
-  const watches = reference as { primaries: { triggers: unknown }[]; owned: { triggers: unknown }[] };
+  const watches = reference as { primaries: { triggers: unknown }[]; owned: { triggers: unknown }[]; related: { triggers: unknown }[] };
   assert.deepEqual(watches.primaries[0]!.triggers, DEFAULT_PRIMARY_TRIGGERS, 'a primary\'s triggers, "the default"');
   assert.deepEqual(watches.owned[0]!.triggers, DEFAULT_OWNED_TRIGGERS, 'an owned kind\'s triggers, "the default"');
+  assert.deepEqual(watches.related[0]!.triggers, DEFAULT_RELATED_TRIGGERS, 'a related kind\'s triggers, "the default"');
   assert.equal(reference.coalesceMaxWindowMs, Math.max(30_000, reference.coalesceWindowMs as number), 'coalesceMaxWindowMs: its derived default');
 });

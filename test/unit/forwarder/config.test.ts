@@ -164,3 +164,23 @@ test('server.host must be an address or host name to listen on', () => {
     assert.throws(() => parseConfig({ ...base, server: { host } }, {}, 't'), (err: unknown) => err instanceof ConfigError && /server\.host: must be an address or host name/.test(err.message), host);
   }
 });
+
+test('related watches: the mapping of each primary is parsed; a wrong mapping, an unknown primary or a cluster-scoped kind is refused naming the field', () => {
+  const primaries = [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', plural: 'memcacheds', namespaced: true }];
+  const related = (target: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ ...minimal, primaries, related: [{ apiVersion: 'v1', kind: 'ConfigMap', ...extra, for: [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', ...target }] }] });
+  const c = parseConfig(related({ field: 'spec.configMapRef.name' }));
+  const watch = c.watches.find((w) => w.role === 'related');
+  assert.deepEqual(watch?.targets, [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', map: { field: 'spec.configMapRef.name' } }]);
+  assert.deepEqual(watch?.triggers, ['generation', 'labels', 'deletion']);
+  assert.deepEqual(parseConfig(related({ namespace: true })).watches[1]?.targets?.[0]?.map, { namespace: true });
+  assert.deepEqual(parseConfig(related({ label: 'cache.example.com/memcached' })).watches[1]?.targets?.[0]?.map, { label: 'cache.example.com/memcached' });
+  assert.ok(problems(related({})).some((p) => p.startsWith('related[0].for[0]: must set exactly one of field, label, namespace, got none')));
+  assert.ok(problems(related({ field: 'spec.a', namespace: true })).some((p) => p.startsWith('related[0].for[0]: must set exactly one')));
+  assert.ok(problems(related({ field: 'metadata.name' })).some((p) => p.startsWith('related[0].for[0].field: must be a path into the primary\'s spec')));
+  assert.ok(problems(related({ label: 'Bad Key' })).some((p) => p.startsWith('related[0].for[0]: label must be a label key')));
+  assert.ok(problems(related({ namespace: false })).some((p) => p.startsWith('related[0].for[0]: namespace must be true')));
+  assert.ok(problems({ ...related({ field: 'spec.a' }), primaries: [{ ...primaries[0], kind: 'Other' }] }).some((p) => p.startsWith('related[0].for[0].kind: must name a kind listed under primaries')));
+  assert.ok(problems(related({ field: 'spec.a' }, { namespaced: false })).some((p) => p.startsWith('related[0].namespaced: must be true')));
+  assert.ok(problems({ ...minimal, related: [{ apiVersion: 'v1', kind: 'ConfigMap' }] }).some((p) => p.startsWith('related[0]')), 'for is required');
+  assert.ok(problems({ ...related({ field: 'spec.a' }), related: [{ ...related({ field: 'spec.a' }).related[0], queueUrl: 'https://x/y' }] }).some((p) => p.startsWith('related[0].queueUrl: is not a field of a related watch')));
+});

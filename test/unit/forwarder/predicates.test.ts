@@ -75,3 +75,12 @@ test('large annotations are compared by digest and still detect a change', () =>
   assert.ok(a.annotations.length < 100);
   assert.ok(changedAspects(a, b).has('annotations'));
 });
+
+test('a kind without generation: a data change is a generation change even with an annotation change in the same write; a metadata-only write is not', () => {
+  const aspects = changedAspects;
+  const cm = (rv: string, data: Record<string, string>, annotations: Record<string, string>) => snapshotOf({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { uid: 'u', name: 'c', resourceVersion: rv, annotations }, data })!;
+  const before = cm('1', { a: '1' }, { applied: 'x' });
+  assert.ok(aspects(before, cm('2', { a: '2' }, { applied: 'y' })).has('generation'), 'kubectl apply: data and annotation together');
+  assert.ok(!aspects(before, cm('2', { a: '1' }, { applied: 'y' })).has('generation'), 'an annotation alone');
+  assert.equal(JSON.stringify(cm('1', { secret: 'hunter2' }, {})).includes('hunter2'), false, 'the content is hashed, never kept');
+});

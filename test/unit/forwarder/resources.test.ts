@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { objectFieldsOf, resolveFromDiscovery } from '../../../src/forwarder/source/resources.ts';
+import { objectFieldsOf, resolveFromDiscovery, withRelatedFields, type ResolvedWatch } from '../../../src/forwarder/source/resources.ts';
 import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS, parseConfig, type Trigger } from '../../../src/forwarder/config.ts';
 
 const discovery = { resources: [
@@ -48,4 +48,24 @@ test('a watch reads metadata only unless its triggers must tell a status write a
   const resolved = resolveFromDiscovery(watch({ triggers: ['status'] }), discovery);
   assert.ok(typeof resolved !== 'string');
   assert.deepEqual(resolved.objectFields, ['status'], 'resolving carries the choice');
+});
+
+test('related mappings widen only the watches they read: a related watch reads the whole object, a primary the spec paths of its field mappings', () => {
+  assert.deepEqual(objectFieldsOf({ role: 'related', apiVersion: 'v1', triggers: ['any'] }), ['*'], 'a related watch tells data changes by its content digest');
+  const base = { namespaced: true, namespaces: [], triggers: [...DEFAULT_PRIMARY_TRIGGERS] } as const;
+  const memcached: ResolvedWatch = { ...base, role: 'primary', apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', group: 'cache.example.com', plural: 'memcacheds', objectFields: [] };
+  const other: ResolvedWatch = { ...base, role: 'primary', apiVersion: 'cache.example.com/v1alpha1', kind: 'Other', group: 'cache.example.com', plural: 'others', objectFields: [] };
+  const configMaps: ResolvedWatch = {
+    ...base, role: 'related', apiVersion: 'v1', kind: 'ConfigMap', group: '', plural: 'configmaps', objectFields: ['*'],
+    targets: [
+      { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', map: { field: 'spec.configMapRef.name' } },
+      { apiVersion: 'cache.example.com/v1alpha1', kind: 'Other', map: { label: 'example.com/other' } },
+    ],
+  };
+  const [m, o, c] = withRelatedFields([memcached, other, configMaps]);
+  assert.deepEqual(m?.objectFields, ['spec.configMapRef.name'], 'the primary a field mapping reads gets that path (and so whole objects)');
+  assert.deepEqual(m?.fields, ['spec.configMapRef.name']);
+  assert.deepEqual(o?.objectFields, [], 'a primary only a label mapping names stays metadata only');
+  assert.deepEqual(c?.objectFields, ['*']);
+  assert.deepEqual(c?.fields, ['label:example.com/other'], 'a label mapping reads the related object\'s label');
 });

@@ -184,3 +184,22 @@ test('a replaced pod: the Deployment\'s status changed, so the pods are listed a
   assert.deepEqual(statuses[0]?.nodes, ['cache-a', 'cache-b', 'cache-d']);
   assert.equal(statuses[0]?.deploymentResourceVersion, '700');
 });
+
+test('spec.configMapRef: a missing ConfigMap degrades (Warning Event once, nothing applied); present, its settings are applied with their hash', async () => {
+  const mc = memcached({ configMapRef: { name: 'settings' } });
+  const missing = fakeContext(mc);
+  await reconcileMemcached(mc, missing.ctx);
+  assert.deepEqual(missing.applied, [], 'the Deployment is left alone');
+  assert.deepEqual(missing.events.map((e) => [e.type, e.reason]), [['Warning', 'ConfigMapNotFound']]);
+  const status = missing.statuses[0] as { conditions: { type: string; status: string; reason: string }[] };
+  assert.deepEqual(status.conditions.filter((c) => c.type === 'Degraded').map((c) => [c.status, c.reason]), [['True', 'ConfigMapNotFound']]);
+  const again = fakeContext({ ...mc, status: status as never });
+  await reconcileMemcached({ ...mc, status: status as never }, again.ctx);
+  assert.deepEqual(again.events, [], 'still missing: no second Warning');
+  const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings' }, data: { maxConnections: '99' } };
+  const present = fakeContext(mc, [configMap]);
+  await reconcileMemcached(mc, present.ctx);
+  const deployment = present.applied.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { metadata: { annotations: Record<string, string> }; spec: { containers: { args: string[] }[] } } } };
+  assert.deepEqual(deployment.spec.template.spec.containers[0]!.args.slice(-2), ['-c', '99']);
+  assert.ok(deployment.spec.template.metadata.annotations['cache.example.com/config-hash']);
+});

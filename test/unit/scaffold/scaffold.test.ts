@@ -248,3 +248,33 @@ describe('create api --ordering', () => {
     await assert.rejects(createApi(['--group', 'db', '--version', 'v1', '--kind', 'Database', '--ordering', 'fifo']), (err: Error) => err instanceof UsageError && /--ordering must be unordered or per-key, got "fifo"/.test(err.message));
   });
 });
+describe('create api --watches', () => {
+  const project: ProjectFile = { name: 'demo', domain: 'example.com', apis: [] };
+  const plan = planCreateApi(project, { group: 'cache', version: 'v1alpha1', kind: 'Cache', namespaced: true, owns: 'Deployment', watches: 'ConfigMap,secrets' });
+  const content = (path: string) => plan.changes.find((c) => c.path === path && c.type !== 'insert')?.content ?? assert.fail(`${path} is planned`);
+
+  test('each related kind gets spec.<kind>Ref, a related watch in the controller and the forwarder, and get/list/watch only', async () => {
+    assert.deepEqual(parseProjectFile(content('operless.json')).apis[0]?.watches?.map((w) => w.kind), ['ConfigMap', 'Secret']);
+    assert.match(content('src/cache/types.ts'), /configMapRef: object\(/);
+    assert.match(content('src/cache/types.ts'), /secretRef: object\(/);
+    assert.match(content('infra/crds/caches.cache.example.com.yaml'), /configMapRef:/);
+    assert.match(content('src/cache/controller.ts'), /watches: \[\{ kind: CONFIGMAPS, map: \{ field: 'spec\.configMapRef\.name' \} \}, \{ kind: SECRETS, map: \{ field: 'spec\.secretRef\.name' \} \}\]/);
+    const watches = parse(content('infra/forwarder/watches.yaml'));
+    assert.deepEqual(watches.related.map((r: { kind: string; for: { field: string }[] }) => `${r.kind} ${r.for.map((t) => t.field).join()}`), ['ConfigMap spec.configMapRef.name', 'Secret spec.secretRef.name']);
+    const rbac = parse(content('infra/rbac/forwarder.yaml').split('---')[1]!);
+    assert.deepEqual(rbac.rules.find((r: { apiGroups: string[] }) => r.apiGroups[0] === '').resources, ['configmaps', 'secrets']);
+    const fn = parse(content('infra/rbac/cache-function.yaml').split('---')[1]!);
+    assert.deepEqual(fn.rules.filter((r: { apiGroups: string[] }) => r.apiGroups[0] === '').map((r: { resources: string[]; verbs: string[] }) => `${r.resources} ${r.verbs}`), ['configmaps get', 'secrets get']);
+  });
+  test('--watches refuses an unknown or cluster-scoped kind, and a cluster-scoped primary', () => {
+    assert.throws(() => planCreateApi(project, { group: 'cache', version: 'v1alpha1', kind: 'Cache', namespaced: true, watches: 'Namespace' }), /--watches: unknown or cluster-scoped kind "Namespace"/);
+    assert.throws(() => planCreateApi(project, { group: 'cache', version: 'v1alpha1', kind: 'Cache', namespaced: false, watches: 'ConfigMap' }), /must be --namespaced/);
+  });
+});
+
+test('create api: a kind is owned or related, never both (the forwarder watches it once)', () => {
+  const project: ProjectFile = { name: 'demo', domain: 'example.com', apis: [] };
+  assert.throws(() => planCreateApi(project, { group: 'cache', version: 'v1', kind: 'Cache', namespaced: true, owns: 'ConfigMap', watches: 'ConfigMap' }), /Cache owns ConfigMap already/);
+  const first = planCreateApi(project, { group: 'cache', version: 'v1', kind: 'Cache', namespaced: true, watches: 'ConfigMap' });
+  assert.throws(() => planCreateApi(first.project, { group: 'web', version: 'v1', kind: 'Site', namespaced: true, owns: 'ConfigMap' }), /Cache watches ConfigMap as a related kind already/);
+});

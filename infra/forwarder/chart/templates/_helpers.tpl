@@ -60,6 +60,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- $_ := set $cfg "queue" $queue -}}
 {{- $_ := set $cfg "primaries" .Values.primaries -}}
 {{- $_ := set $cfg "owned" .Values.owned -}}
+{{- $_ := set $cfg "related" (.Values.related | default list) -}}
 {{- $le := dict "enabled" (eq (include "forwarder.leaderElection" .) "true") "leaseName" (include "forwarder.leaseName" .) "leaseDurationSeconds" .Values.leaderElection.leaseDurationSeconds "renewDeadlineSeconds" .Values.leaderElection.renewDeadlineSeconds "retryPeriodSeconds" .Values.leaderElection.retryPeriodSeconds -}}
 {{- $_ := set $cfg "leaderElection" $le -}}
 {{- $_ := set $cfg "server" (dict "port" (int .Values.port)) -}}

@@ -1,8 +1,19 @@
+/**
+ * Heap bytes per child object in the forwarder's snapshot store: 100,000 metadata-only
+ * Deployments controlled by a Memcached each, applied to a SnapshotStore, measured with the
+ * heap before and after (forced GC). Run: `node --expose-gc bench/experiments/store-heap.ts`.
+ * Figures: docs/benchmarks.md ("Forwarder memory with many watched objects").
+ */
 import { snapshotOf } from '../../src/forwarder/source/snapshot.ts';
 import { SnapshotStore } from '../../src/forwarder/source/store.ts';
 import { randomUUID } from 'node:crypto';
 const N = 100_000;
-const gc = (globalThis as { gc?: () => void }).gc!;
+const exposed = (globalThis as { gc?: () => void }).gc;
+if (!exposed) {
+  console.error('run with node --expose-gc');
+  process.exit(2);
+}
+const gc = exposed;
 gc(); const h0 = process.memoryUsage().heapUsed;
 const store = new SnapshotStore();
 let rv = 1000;
