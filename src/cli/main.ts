@@ -18,6 +18,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
   'dlq list': { summary: 'show dead-lettered messages and why they failed', load: async () => (await import('./commands/dlq.ts')).dlqList },
   'dlq redrive': { summary: 'move dead-lettered messages back to the work queue', load: async () => (await import('./commands/dlq.ts')).dlqRedrive },
   enqueue: { summary: 'send a reconcile message for objects (one, several, or --all of a kind)', load: async () => (await import('./commands/enqueue.ts')).enqueue },
+  replay: { summary: 'replay an EventBridge archive into its bus for a time range', load: async () => (await import('./commands/replay.ts')).replay },
   status: { summary: 'queue and DLQ depth, forwarder health, objects not yet reconciled', load: async () => (await import('./commands/status.ts')).status },
   doctor: { summary: 'check cluster access, CRDs, the functions\' RBAC, the queues and EKS access', load: async () => (await import('./commands/doctor.ts')).doctor },
   crd: { summary: 'generate the CRD YAML from the TypeScript schemas (or --check it)', load: async () => (await import('./commands/crd.ts')).crd },

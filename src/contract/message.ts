@@ -196,20 +196,43 @@ export function checkMessageField(field: keyof ReconcileMessage, value: unknown,
     : undefined;
 }
 
-/** Parses and validates a queue message body. Never throws. */
+/**
+ * What an EventBridge event envelope may add around a reconcile message (id, time, region,
+ * account, resources, a source of up to 256 and a detail-type of up to 128 characters).
+ */
+export const MAX_EVENT_ENVELOPE_BYTES = 2048;
+
+/**
+ * The detail of an Amazon EventBridge event (`source`, `detail-type` and an object `detail`,
+ * no contract version of its own), or undefined when `value` is not one. Pure, never throws.
+ */
+export function eventDetail(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const event = value as Record<string, unknown>;
+  if ('v' in event || typeof event.source !== 'string' || typeof event['detail-type'] !== 'string') return undefined;
+  const detail = event.detail;
+  return typeof detail === 'object' && detail !== null && !Array.isArray(detail) ? detail : undefined;
+}
+
+/**
+ * Parses and validates a queue message body: the reconcile message itself, or an EventBridge
+ * event that carries it as its `detail` (a rule target without InputPath; docs/semantics.md).
+ * Never throws.
+ */
 export function decodeMessage(body: string, options: ValidateOptions = {}): DecodeResult {
   if (typeof body !== 'string') return { ok: false, error: `body must be a string, got ${typeName(body)}` };
   const bytes = Buffer.byteLength(body, 'utf8');
-  if (bytes > MAX_MESSAGE_BYTES) {
-    return { ok: false, error: `body is ${bytes} bytes, larger than the ${MAX_MESSAGE_BYTES}-byte limit of a reconcile message` };
-  }
+  const tooLarge = { ok: false, error: `body is ${bytes} bytes, larger than the ${MAX_MESSAGE_BYTES}-byte limit of a reconcile message` } as const;
+  if (bytes > MAX_MESSAGE_BYTES + MAX_EVENT_ENVELOPE_BYTES) return tooLarge;
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
   } catch (err) {
-    return { ok: false, error: `body is not JSON (${(err as Error).message}): ${preview(body)}` };
+    return bytes > MAX_MESSAGE_BYTES ? tooLarge : { ok: false, error: `body is not JSON (${(err as Error).message}): ${preview(body)}` };
   }
-  return validateMessage(parsed, options);
+  const detail = eventDetail(parsed);
+  if (bytes > MAX_MESSAGE_BYTES && (detail === undefined || Buffer.byteLength(JSON.stringify(detail), 'utf8') > MAX_MESSAGE_BYTES)) return tooLarge;
+  return validateMessage(detail ?? parsed, options);
 }
 
 /** Validates an already-parsed value against the contract. Never throws. */

@@ -18,11 +18,14 @@
 import { encodeMessage, objectKey, type ReconcileMessage } from '../contract/message.ts';
 import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_FAILED_AT, DLQ_ATTRIBUTE_REASON, truncateError, type DlqReason } from '../contract/dlq.ts';
 import { errorMessage, type Logger } from '../observability/log.ts';
+import type { Span } from '@opentelemetry/api';
+import type { EntryTrace } from '../queue/port.ts';
 import { isFifoQueueUrl, MERGE_ID_ATTRIBUTE, requeueMergeId } from '../queue/fifo.ts';
 import type { MessageSender } from '../queue/sender.ts';
 import type { FollowUp } from './followup.ts';
 import type { Metrics } from './metrics.ts';
 import { deliveredOutcome, type KeyOutcome } from './outcome.ts';
+import { withFollowUpSpan } from './trace.ts';
 
 /** Where follow-ups go and how they are sent. */
 export interface DeliveryTarget {
@@ -35,13 +38,13 @@ export interface DeliveryTarget {
   readonly now: () => number;
 }
 
-/** Sends `followUp` for a key (its raw `body` is what a dead letter carries). */
-export async function deliver(target: DeliveryTarget, log: Logger, controllerName: string, body: string, followUp: FollowUp): Promise<KeyOutcome> {
+/** Sends `followUp` for a key (its raw `body` is what a dead letter carries), in a span under the key's `span` (core/trace.ts). */
+export async function deliver(target: DeliveryTarget, log: Logger, controllerName: string, body: string, followUp: FollowUp, span?: Span): Promise<KeyOutcome> {
   try {
     if (followUp.type === 'send') {
-      await sendFollowUp(target, followUp.message, followUp.delaySeconds, MERGED_LABELS.has(followUp.label));
+      await withFollowUpSpan('send', span, (trace) => sendFollowUp(target, followUp.message, followUp.delaySeconds, MERGED_LABELS.has(followUp.label), trace));
     } else if (followUp.type === 'deadLetter') {
-      await sendDeadLetter(target, body, followUp.reason, followUp.error);
+      await withFollowUpSpan('deadLetter', span, (trace) => sendDeadLetter(target, body, followUp.reason, followUp.error, trace));
       target.metrics.deadLetter(controllerName, followUp.reason);
     }
     return deliveredOutcome(followUp);
@@ -56,14 +59,14 @@ export async function deliver(target: DeliveryTarget, log: Logger, controllerNam
 /** Follow-ups that merge in per-key mode: requeues and retries (not a re-delay or a hand-back). */
 const MERGED_LABELS: ReadonlySet<string> = new Set(['requeue_after', 'error', 'conflict', 'throttled']);
 
-async function sendFollowUp(target: DeliveryTarget, message: ReconcileMessage, delaySeconds: number, merges: boolean): Promise<void> {
+async function sendFollowUp(target: DeliveryTarget, message: ReconcileMessage, delaySeconds: number, merges: boolean, trace?: EntryTrace): Promise<void> {
   if (!target.queueUrl) {
     throw new Error('OPERLESS_QUEUE_URL is not set: the function cannot requeue or retry; set it to the work queue URL (serverless.yml does)');
   }
   const sender = await target.sender();
   const body = encodeMessage(message);
   if (delaySeconds === 0 || !isFifoQueueUrl(target.queueUrl)) {
-    await sender.send(target.queueUrl, { body, delaySeconds });
+    await sender.send(target.queueUrl, { body, delaySeconds, ...(trace ? { trace } : {}) });
     return;
   }
   if (!target.delayQueueUrl) {
@@ -74,11 +77,11 @@ async function sendFollowUp(target: DeliveryTarget, message: ReconcileMessage, d
   const attributes = merges
     ? { [MERGE_ID_ATTRIBUTE]: requeueMergeId({ key: objectKey(message), reason: message.reason, delaySeconds: Math.round((dueAt - now) / 1000), dueAt }) }
     : undefined;
-  await sender.send(target.delayQueueUrl, { body, delaySeconds, ...(attributes ? { attributes } : {}) });
+  await sender.send(target.delayQueueUrl, { body, delaySeconds, ...(attributes ? { attributes } : {}), ...(trace ? { trace } : {}) });
 }
 
 /** Moves `body`, unchanged, to the DLQ with why. Throws when the DLQ did not accept it. */
-export async function sendDeadLetter(target: DeliveryTarget, body: string, reason: DlqReason, error: string): Promise<void> {
+export async function sendDeadLetter(target: DeliveryTarget, body: string, reason: DlqReason, error: string, trace?: EntryTrace): Promise<void> {
   if (!target.deadLetterQueueUrl) {
     throw new Error('OPERLESS_DLQ_URL is not set: the function cannot move a failed message to the dead-letter queue; set it to the DLQ URL (serverless.yml does)');
   }
@@ -90,5 +93,6 @@ export async function sendDeadLetter(target: DeliveryTarget, body: string, reaso
       [DLQ_ATTRIBUTE_ERROR]: truncateError(error),
       [DLQ_ATTRIBUTE_FAILED_AT]: new Date(target.now()).toISOString(),
     },
+    ...(trace ? { trace } : {}),
   });
 }

@@ -32,6 +32,7 @@ import { deliver, type DeliveryTarget } from './delivery.ts';
 import { decideFollowUp, deferred, redelay, type FollowUp, type ReconcileOutcome } from './followup.ts';
 import type { KeyOutcome } from './outcome.ts';
 import { reconcileKey, type KeyResult } from './reconciler.ts';
+import { tracedClient, withKeySpan } from './trace.ts';
 
 /** What handling a key needs from its invocation. */
 export interface KeyRun extends DeliveryTarget {
@@ -55,8 +56,11 @@ interface Decision {
 export async function handleKey(run: KeyRun, group: KeyGroup): Promise<KeyOutcome> {
   const reconcileId = randomUUID();
   const log = keyLogger(run.log, group, reconcileId);
-  const { controllerName, followUp } = await decideForKey(run, group, log, reconcileId);
-  return deliver(run, log, controllerName, group.body, followUp);
+  return withKeySpan(group, reconcileId, async (span) => {
+    const { controllerName, followUp } = await decideForKey({ ...run, clients: async (cluster) => tracedClient(await run.clients(cluster), span) }, group, log, reconcileId);
+    span.setAttribute('operless.followup', followUp.type);
+    return deliver(run, log, controllerName, group.body, followUp, span);
+  });
 }
 
 function keyLogger(parent: Logger, group: KeyGroup, reconcileId: string): Logger {

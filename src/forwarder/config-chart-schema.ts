@@ -154,7 +154,8 @@ export function chartValuesSchema(configSchema: JsonSchema): JsonSchema {
     },
     anyOf: [
       { properties: { queue: { required: ['url'], properties: { url: { minLength: 1 } } } } },
-      { properties: { primaries: { items: { required: ['queueUrl'] } } } },
+      { properties: { primaries: { items: { anyOf: [{ required: ['queueUrl'] }, { required: ['sink'], properties: { sink: { const: 'eventbridge' } } }] } } } },
+      { properties: { settings: { required: ['sink'], properties: { sink: { const: 'eventbridge' } } } } },
     ],
     properties: {
       // "" and [] are the chart's unset defaults (values.yaml valid for `helm lint`); an install

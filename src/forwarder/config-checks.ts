@@ -128,12 +128,28 @@ function primaryQueueUrls(document: Raw, problems: Problems): string[] {
   return watchesOf(document, 'primaries').flatMap(([path, watch]) => (typeof watch.queueUrl === 'string' && !problems.has(`${path}.queueUrl`) ? [watch.queueUrl] : []));
 }
 
+/** The sink a primary sends to (its own, else the top-level one, else sqs). */
+function sinkOf(document: Raw, watch: Raw): unknown {
+  return watch.sink ?? document.sink ?? 'sqs';
+}
+
 function checkSomeQueue(document: Raw, problems: Problems): void {
   if (problems.has('queue.url') || stringField(document, problems, 'queue.url') !== undefined) return;
-  const without = watchesOf(document, 'primaries').flatMap(([path, watch]) => (watch.queueUrl === undefined ? [path] : []));
+  const without = watchesOf(document, 'primaries').flatMap(([path, watch]) => (watch.queueUrl === undefined && sinkOf(document, watch) === 'sqs' ? [path] : []));
+  if (without.length === 0 && watchesOf(document, 'primaries').some(([, watch]) => sinkOf(document, watch) === 'eventbridge')) return;
   if (without.length === 0 && primaryQueueUrls(document, problems).length > 0) return;
   const which = without.length > 0 ? ` (${without.join(', ')} name${without.length === 1 ? 's' : ''} no queueUrl)` : '';
   problems.add('queue.url', `is required${which}: the SQS queue URL, e.g. https://sqs.eu-west-1.amazonaws.com/123456789012/operless-work (env OPERLESS_QUEUE_URL), or set queueUrl on every primary`);
+}
+
+/** A primary sending to EventBridge needs the bus; a queueUrl on such a primary would be ignored, so it is refused. */
+function checkEventBus(document: Raw, problems: Problems): void {
+  const toBus = watchesOf(document, 'primaries').filter(([, watch]) => sinkOf(document, watch) === 'eventbridge');
+  for (const [path, watch] of toBus) {
+    if (watch.queueUrl !== undefined) problems.add(`${path}.queueUrl`, 'must be absent when the kind sends to eventbridge (a rule on the bus routes its events to the queue); remove it or set sink: sqs');
+  }
+  if (toBus.length === 0 || problems.has('eventBus.name') || stringField(document, problems, 'eventBus.name') !== undefined) return;
+  problems.add('eventBus.name', `is required: ${toBus.map(([path]) => path).join(', ')} send${toBus.length === 1 ? 's' : ''} to eventbridge; set the event bus name or ARN, e.g. operless`);
 }
 
 /** The AWS region named by an SQS queue URL (`https://sqs.<region>.amazonaws.com/...`), if any. */
@@ -169,5 +185,5 @@ function checkListenHost(document: Raw, problems: Problems): void {
 export function checkAcrossFields(document: unknown, problems: Problems): void {
   const root = mapping(document);
   if (!root) return;
-  for (const check of [checkOrderings, checkLabelSelectors, checkClusterScopedNamespaces, checkKindsListedOnce, checkRelatedWatches, checkSomeQueue, checkRegion, checkListenHost]) check(root, problems);
+  for (const check of [checkOrderings, checkLabelSelectors, checkClusterScopedNamespaces, checkKindsListedOnce, checkRelatedWatches, checkSomeQueue, checkEventBus, checkRegion, checkListenHost]) check(root, problems);
 }

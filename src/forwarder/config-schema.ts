@@ -40,6 +40,10 @@ export const DEFAULT_OWNED_TRIGGERS: readonly Trigger[] = ['any'];
 /** Related objects (ConfigMap, Secret): their data and labels (a label mapping reads them); creation and deletion always. */
 export const DEFAULT_RELATED_TRIGGERS: readonly Trigger[] = ['generation', 'labels', 'deletion'];
 
+/** Where a primary kind's messages go: its SQS queue, or the EventBridge bus (`eventBus`). */
+export const SINKS = ['sqs', 'eventbridge'] as const;
+export type Sink = (typeof SINKS)[number];
+
 /** The subset of JSON Schema (draft-07) the configuration schema and the chart's schema use. */
 export interface JsonSchema {
   $schema?: string;
@@ -120,6 +124,9 @@ function watchDefinition(role: 'primary' | 'owned' | 'related'): JsonSchema {
       queueUrl: primary
         ? ref('queueUrl', { description: "this kind's SQS queue (and its owned objects'); default queue.url" })
         : { not: {}, 'x-messages': { not: `is not a field of ${role === 'owned' ? "an owned watch: an owned object's message goes to its owner's queue" : "a related watch: a related object's messages go to the queues of the primaries it maps to"} (set queueUrl on the primary)` } },
+      sink: primary
+        ? ref('sink', { description: "where this kind's messages (and its owned objects') go; default the top-level sink" })
+        : { not: {}, 'x-messages': { not: `is not a field of ${role === 'owned' ? "an owned watch: an owned object's message goes where its owner's go (set sink on the owner's primary)" : "a related watch: a related object's messages go where the primaries it maps to send theirs"}` } },
       ...(role === 'related'
         ? { for: { type: 'array', minItems: 1, items: RELATED_TARGET, 'x-expected': 'a non-empty list of primaries with their mapping', description: 'the primaries a change of this kind reconciles, and how an object names them' } }
         : {}),
@@ -145,6 +152,7 @@ export const FORWARDER_CONFIG_SCHEMA: JsonSchema = {
     queueUrl: { type: 'string', pattern: '^https?://[^/\\s]+/\\S+$', 'x-expected': 'an http(s) queue URL, e.g. https://sqs.eu-west-1.amazonaws.com/123456789012/operless-work' },
     region: { type: 'string', pattern: '^[a-z]{2}(-[a-z]+)+-\\d+$', 'x-expected': 'an AWS region like "eu-west-1" (env OPERLESS_QUEUE_REGION or AWS_REGION)' },
     endpoint: { type: 'string', pattern: '^https?://\\S+$', 'x-expected': 'an http(s) URL' },
+    sink: { enum: SINKS, 'x-expected': `one of ${SINKS.join(', ')}` },
     trigger: { enum: TRIGGERS, 'x-expected': `one of ${TRIGGERS.join(', ')}` },
     primary: watchDefinition('primary'),
     owned: watchDefinition('owned'),
@@ -156,6 +164,22 @@ export const FORWARDER_CONFIG_SCHEMA: JsonSchema = {
       url: ref('queueUrl', { description: 'the default SQS queue URL (env OPERLESS_QUEUE_URL): required unless every primary sets queueUrl' }),
       region: ref('region', { description: 'env OPERLESS_QUEUE_REGION, else this, else AWS_REGION / AWS_DEFAULT_REGION, else the region an AWS queue URL names' }),
       endpoint: ref('endpoint', { description: "endpoint override for SQS-compatible local brokers (the SDK's AWS_ENDPOINT_URL_SQS works too)" }),
+    }),
+    sink: ref('sink', { default: 'sqs', description: 'where messages go unless a primary says otherwise: sqs (its queue) or eventbridge (the eventBus)' }),
+    eventBus: section('the EventBridge bus of the eventbridge sink (docs/forwarder.md, "EventBridge sink")', {
+      name: {
+        type: 'string', pattern: '^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$',
+        'x-expected': 'an event bus name (letters, digits, ".", "_", "-", "/") or its ARN, e.g. operless',
+        description: 'the bus PutEvents sends to: required when some primary sends to eventbridge',
+      },
+      source: {
+        // No lookahead: the chart's schema is also read by helm (Go's RE2).
+        type: 'string', pattern: '^[A-Za-z0-9._-]{1,256}$', not: { pattern: '^aws\\.' }, default: 'operless',
+        'x-expected': 'an event source: letters, digits, ".", "_" or "-", not starting with "aws."',
+        'x-messages': { not: 'must not start with "aws." (reserved for AWS services)' },
+        description: "the events' source (rules match on it)",
+      },
+      endpoint: ref('endpoint', { description: "endpoint override for a local emulator (the SDK's AWS_ENDPOINT_URL_EVENTBRIDGE works too)" }),
     }),
     primaries: {
       type: 'array', minItems: 1, items: ref('primary'), 'x-expected': 'a list of watches', description: 'the primary kinds: a message per change of the object itself',

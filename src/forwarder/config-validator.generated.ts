@@ -9,29 +9,33 @@
  */
 export const validate = validate10;
 export default validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false,"required":["clusterId","primaries"],"definitions":{"apiVersion":{"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317},"kind":{"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63},"plural":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"namespace":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"leaseName":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253},"clusterId":{"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63},"queueUrl":{"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"},"region":{"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"},"endpoint":{"type":"string","pattern":"^https?://\\S+$"},"trigger":{"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]},"primary":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"}}},"owned":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}}}},"related":{"type":"object","additionalProperties":false,"required":["apiVersion","kind","for"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","deletion"]},"queueUrl":{"not":{}},"for":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"field":{"type":"string","pattern":"^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$","maxLength":253},"label":{"type":"string","minLength":1,"maxLength":317},"namespace":{"type":"boolean"}}}}}}},"properties":{"clusterId":{"$ref":"#/definitions/clusterId"},"queue":{"type":"object","additionalProperties":false,"default":{},"properties":{"url":{"$ref":"#/definitions/queueUrl"},"region":{"$ref":"#/definitions/region"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"primaries":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/primary"}},"owned":{"type":"array","items":{"$ref":"#/definitions/owned"},"default":[]},"related":{"type":"array","items":{"$ref":"#/definitions/related"},"default":[]},"watches":{"not":{}},"resyncOnStart":{"type":"boolean","default":true},"coalesceWindowMs":{"type":"integer","minimum":0,"maximum":60000,"default":500},"coalesceMaxWindowMs":{"type":"integer","minimum":0,"maximum":600000},"buffer":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxMessages":{"type":"integer","minimum":10,"maximum":10000000,"default":10000}}},"send":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxBatchBytes":{"type":"integer","minimum":4096,"maximum":1048576,"default":262144},"maxSenderFaultRetries":{"type":"integer","minimum":0,"maximum":1000,"default":5},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":200},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"probeIntervalSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"connectTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":5000},"requestTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":10000}}},"watch":{"type":"object","additionalProperties":false,"default":{},"properties":{"silenceTimeoutSeconds":{"type":"integer","minimum":2,"maximum":3600,"default":75},"serverTimeoutSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":800},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"listPageSize":{"type":"integer","minimum":1,"maximum":10000,"default":500}}},"leaderElection":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"leaseName":{"$ref":"#/definitions/leaseName","default":"operless-forwarder"},"namespace":{"$ref":"#/definitions/namespace"},"identity":{"type":"string"},"leaseDurationSeconds":{"type":"number","minimum":1,"maximum":3600,"default":15},"renewDeadlineSeconds":{"type":"number","minimum":0.5,"maximum":3600,"default":10},"retryPeriodSeconds":{"type":"number","minimum":0.1,"maximum":600,"default":2}}},"server":{"type":"object","additionalProperties":false,"default":{},"properties":{"port":{"type":"integer","minimum":0,"maximum":65535,"default":8080},"host":{"type":"string","default":"0.0.0.0"}}},"webhooks":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"port":{"type":"integer","minimum":0,"maximum":65535,"default":9443},"host":{"type":"string","default":"0.0.0.0"},"certFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.crt"},"keyFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.key"},"functions":{"type":"object","default":{},"additionalProperties":{"type":"string","pattern":"^[A-Za-z0-9:_.-]{1,170}$"}},"lambdaEndpoint":{"$ref":"#/definitions/endpoint"}}},"shutdownGraceMs":{"type":"integer","minimum":0,"maximum":600000,"default":20000}}};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false,"required":["clusterId","primaries"],"definitions":{"apiVersion":{"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317},"kind":{"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63},"plural":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"namespace":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"leaseName":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253},"clusterId":{"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63},"queueUrl":{"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"},"region":{"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"},"endpoint":{"type":"string","pattern":"^https?://\\S+$"},"sink":{"enum":["sqs","eventbridge"]},"trigger":{"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]},"primary":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"},"sink":{"$ref":"#/definitions/sink"}}},"owned":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}},"sink":{"not":{}}}},"related":{"type":"object","additionalProperties":false,"required":["apiVersion","kind","for"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","deletion"]},"queueUrl":{"not":{}},"sink":{"not":{}},"for":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"field":{"type":"string","pattern":"^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$","maxLength":253},"label":{"type":"string","minLength":1,"maxLength":317},"namespace":{"type":"boolean"}}}}}}},"properties":{"clusterId":{"$ref":"#/definitions/clusterId"},"queue":{"type":"object","additionalProperties":false,"default":{},"properties":{"url":{"$ref":"#/definitions/queueUrl"},"region":{"$ref":"#/definitions/region"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"sink":{"$ref":"#/definitions/sink","default":"sqs"},"eventBus":{"type":"object","additionalProperties":false,"default":{},"properties":{"name":{"type":"string","pattern":"^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$"},"source":{"type":"string","pattern":"^[A-Za-z0-9._-]{1,256}$","not":{"pattern":"^aws\\."},"default":"operless"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"primaries":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/primary"}},"owned":{"type":"array","items":{"$ref":"#/definitions/owned"},"default":[]},"related":{"type":"array","items":{"$ref":"#/definitions/related"},"default":[]},"watches":{"not":{}},"resyncOnStart":{"type":"boolean","default":true},"coalesceWindowMs":{"type":"integer","minimum":0,"maximum":60000,"default":500},"coalesceMaxWindowMs":{"type":"integer","minimum":0,"maximum":600000},"buffer":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxMessages":{"type":"integer","minimum":10,"maximum":10000000,"default":10000}}},"send":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxBatchBytes":{"type":"integer","minimum":4096,"maximum":1048576,"default":262144},"maxSenderFaultRetries":{"type":"integer","minimum":0,"maximum":1000,"default":5},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":200},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"probeIntervalSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"connectTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":5000},"requestTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":10000}}},"watch":{"type":"object","additionalProperties":false,"default":{},"properties":{"silenceTimeoutSeconds":{"type":"integer","minimum":2,"maximum":3600,"default":75},"serverTimeoutSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":800},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"listPageSize":{"type":"integer","minimum":1,"maximum":10000,"default":500}}},"leaderElection":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"leaseName":{"$ref":"#/definitions/leaseName","default":"operless-forwarder"},"namespace":{"$ref":"#/definitions/namespace"},"identity":{"type":"string"},"leaseDurationSeconds":{"type":"number","minimum":1,"maximum":3600,"default":15},"renewDeadlineSeconds":{"type":"number","minimum":0.5,"maximum":3600,"default":10},"retryPeriodSeconds":{"type":"number","minimum":0.1,"maximum":600,"default":2}}},"server":{"type":"object","additionalProperties":false,"default":{},"properties":{"port":{"type":"integer","minimum":0,"maximum":65535,"default":8080},"host":{"type":"string","default":"0.0.0.0"}}},"webhooks":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"port":{"type":"integer","minimum":0,"maximum":65535,"default":9443},"host":{"type":"string","default":"0.0.0.0"},"certFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.crt"},"keyFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.key"},"functions":{"type":"object","default":{},"additionalProperties":{"type":"string","pattern":"^[A-Za-z0-9:_.-]{1,170}$"}},"lambdaEndpoint":{"$ref":"#/definitions/endpoint"}}},"shutdownGraceMs":{"type":"integer","minimum":0,"maximum":600000,"default":20000}}};
 const schema12 = {"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63};
 const schema13 = {"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"};
 const schema14 = {"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"};
 const schema15 = {"type":"string","pattern":"^https?://\\S+$"};
-const schema37 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253};
-const schema20 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63};
+const schema16 = {"enum":["sqs","eventbridge"]};
+const schema40 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253};
+const schema22 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = ((text) => { let length = 0; for (const _ of text) length++; return length; });
 const pattern0 = new RegExp("^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$", "u");
 const pattern1 = new RegExp("^https?://[^/\\s]+/\\S+$", "u");
 const pattern2 = new RegExp("^[a-z]{2}(-[a-z]+)+-\\d+$", "u");
 const pattern3 = new RegExp("^https?://\\S+$", "u");
-const pattern20 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", "u");
-const pattern6 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "u");
-const pattern22 = new RegExp("^[A-Za-z0-9:_.-]{1,170}$", "u");
-const schema16 = {"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"}}};
-const schema17 = {"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317};
-const schema18 = {"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63};
-const schema19 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63};
-const schema21 = {"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]};
-const pattern4 = new RegExp("^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$", "u");
-const pattern5 = new RegExp("^[A-Z][A-Za-z0-9]*$", "u");
+const pattern4 = new RegExp("^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$", "u");
+const pattern5 = new RegExp("^aws\\.", "u");
+const pattern6 = new RegExp("^[A-Za-z0-9._-]{1,256}$", "u");
+const pattern24 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", "u");
+const pattern10 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "u");
+const pattern26 = new RegExp("^[A-Za-z0-9:_.-]{1,170}$", "u");
+const schema18 = {"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"},"sink":{"$ref":"#/definitions/sink"}}};
+const schema19 = {"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317};
+const schema20 = {"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63};
+const schema21 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63};
+const schema23 = {"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]};
+const pattern8 = new RegExp("^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$", "u");
+const pattern9 = new RegExp("^[A-Z][A-Za-z0-9]*$", "u");
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -64,7 +68,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!((((((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "plural")) || (key0 === "namespaced")) || (key0 === "namespaces")) || (key0 === "labelSelector")) || (key0 === "triggers")) || (key0 === "queueUrl"))){
+if(!(func2.call(schema18.properties, key0))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err2];
@@ -88,7 +92,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(!pattern4.test(data0)){
+if(!pattern8.test(data0)){
 const err4 = {instancePath:instancePath+"/apiVersion",schemaPath:"#/definitions/apiVersion/pattern",keyword:"pattern",params:{pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$"}};
 if(vErrors === null){
 vErrors = [err4];
@@ -123,7 +127,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern5.test(data1)){
+if(!pattern9.test(data1)){
 const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/kind/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Za-z0-9]*$"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -158,7 +162,7 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!pattern6.test(data2)){
+if(!pattern10.test(data2)){
 const err10 = {instancePath:instancePath+"/plural",schemaPath:"#/definitions/plural/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err10];
@@ -208,7 +212,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern6.test(data5)){
+if(!pattern10.test(data5)){
 const err14 = {instancePath:instancePath+"/namespaces/" + i0,schemaPath:"#/definitions/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -269,7 +273,7 @@ const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
 let data8 = data7[i1];
 if(!((((((((data8 === "generation") || (data8 === "labels")) || (data8 === "annotations")) || (data8 === "finalizers")) || (data8 === "deletion")) || (data8 === "ownerReferences")) || (data8 === "status")) || (data8 === "any"))){
-const err19 = {instancePath:instancePath+"/triggers/" + i1,schemaPath:"#/definitions/trigger/enum",keyword:"enum",params:{allowedValues: schema21.enum}};
+const err19 = {instancePath:instancePath+"/triggers/" + i1,schemaPath:"#/definitions/trigger/enum",keyword:"enum",params:{allowedValues: schema23.enum}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -315,9 +319,10 @@ vErrors.push(err22);
 errors++;
 }
 }
-}
-else {
-const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.sink !== undefined){
+let data10 = data.sink;
+if(!((data10 === "sqs") || (data10 === "eventbridge"))){
+const err23 = {instancePath:instancePath+"/sink",schemaPath:"#/definitions/sink/enum",keyword:"enum",params:{allowedValues: schema16.enum}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -326,11 +331,23 @@ vErrors.push(err23);
 }
 errors++;
 }
+}
+}
+else {
+const err24 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
 validate11.errors = vErrors;
 return errors === 0;
 }
 
-const schema23 = {"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}}}};
+const schema26 = {"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}},"sink":{"not":{}}}};
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -363,7 +380,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!((((((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "plural")) || (key0 === "namespaced")) || (key0 === "namespaces")) || (key0 === "labelSelector")) || (key0 === "triggers")) || (key0 === "queueUrl"))){
+if(!(func2.call(schema26.properties, key0))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err2];
@@ -387,7 +404,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(!pattern4.test(data0)){
+if(!pattern8.test(data0)){
 const err4 = {instancePath:instancePath+"/apiVersion",schemaPath:"#/definitions/apiVersion/pattern",keyword:"pattern",params:{pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$"}};
 if(vErrors === null){
 vErrors = [err4];
@@ -422,7 +439,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern5.test(data1)){
+if(!pattern9.test(data1)){
 const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/kind/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Za-z0-9]*$"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -457,7 +474,7 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!pattern6.test(data2)){
+if(!pattern10.test(data2)){
 const err10 = {instancePath:instancePath+"/plural",schemaPath:"#/definitions/plural/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err10];
@@ -507,7 +524,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern6.test(data5)){
+if(!pattern10.test(data5)){
 const err14 = {instancePath:instancePath+"/namespaces/" + i0,schemaPath:"#/definitions/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -568,7 +585,7 @@ const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
 let data8 = data7[i1];
 if(!((((((((data8 === "generation") || (data8 === "labels")) || (data8 === "annotations")) || (data8 === "finalizers")) || (data8 === "deletion")) || (data8 === "ownerReferences")) || (data8 === "status")) || (data8 === "any"))){
-const err19 = {instancePath:instancePath+"/triggers/" + i1,schemaPath:"#/definitions/trigger/enum",keyword:"enum",params:{allowedValues: schema21.enum}};
+const err19 = {instancePath:instancePath+"/triggers/" + i1,schemaPath:"#/definitions/trigger/enum",keyword:"enum",params:{allowedValues: schema23.enum}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -599,9 +616,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-else {
-const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.sink !== undefined){
+const err22 = {instancePath:instancePath+"/sink",schemaPath:"#/properties/sink/not",keyword:"not",params:{}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -610,12 +626,23 @@ vErrors.push(err22);
 }
 errors++;
 }
+}
+else {
+const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
 validate13.errors = vErrors;
 return errors === 0;
 }
 
-const schema29 = {"type":"object","additionalProperties":false,"required":["apiVersion","kind","for"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","deletion"]},"queueUrl":{"not":{}},"for":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"field":{"type":"string","pattern":"^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$","maxLength":253},"label":{"type":"string","minLength":1,"maxLength":317},"namespace":{"type":"boolean"}}}}}};
-const pattern19 = new RegExp("^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$", "u");
+const schema32 = {"type":"object","additionalProperties":false,"required":["apiVersion","kind","for"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","deletion"]},"queueUrl":{"not":{}},"sink":{"not":{}},"for":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"field":{"type":"string","pattern":"^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$","maxLength":253},"label":{"type":"string","minLength":1,"maxLength":317},"namespace":{"type":"boolean"}}}}}};
+const pattern23 = new RegExp("^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$", "u");
 
 function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -658,7 +685,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key0 in data){
-if(!(func2.call(schema29.properties, key0))){
+if(!(func2.call(schema32.properties, key0))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err3];
@@ -682,7 +709,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(!pattern4.test(data0)){
+if(!pattern8.test(data0)){
 const err5 = {instancePath:instancePath+"/apiVersion",schemaPath:"#/definitions/apiVersion/pattern",keyword:"pattern",params:{pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -717,7 +744,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!pattern5.test(data1)){
+if(!pattern9.test(data1)){
 const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/kind/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Za-z0-9]*$"}};
 if(vErrors === null){
 vErrors = [err8];
@@ -752,7 +779,7 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(!pattern6.test(data2)){
+if(!pattern10.test(data2)){
 const err11 = {instancePath:instancePath+"/plural",schemaPath:"#/definitions/plural/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err11];
@@ -802,7 +829,7 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(!pattern6.test(data5)){
+if(!pattern10.test(data5)){
 const err15 = {instancePath:instancePath+"/namespaces/" + i0,schemaPath:"#/definitions/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err15];
@@ -863,7 +890,7 @@ const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
 let data8 = data7[i1];
 if(!((((((((data8 === "generation") || (data8 === "labels")) || (data8 === "annotations")) || (data8 === "finalizers")) || (data8 === "deletion")) || (data8 === "ownerReferences")) || (data8 === "status")) || (data8 === "any"))){
-const err20 = {instancePath:instancePath+"/triggers/" + i1,schemaPath:"#/definitions/trigger/enum",keyword:"enum",params:{allowedValues: schema21.enum}};
+const err20 = {instancePath:instancePath+"/triggers/" + i1,schemaPath:"#/definitions/trigger/enum",keyword:"enum",params:{allowedValues: schema23.enum}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -894,11 +921,8 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(data.for !== undefined){
-let data10 = data.for;
-if(Array.isArray(data10)){
-if(data10.length < 1){
-const err23 = {instancePath:instancePath+"/for",schemaPath:"#/properties/for/minItems",keyword:"minItems",params:{limit: 1}};
+if(data.sink !== undefined){
+const err23 = {instancePath:instancePath+"/sink",schemaPath:"#/properties/sink/not",keyword:"not",params:{}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -907,12 +931,11 @@ vErrors.push(err23);
 }
 errors++;
 }
-const len2 = data10.length;
-for(let i2=0; i2<len2; i2++){
-let data11 = data10[i2];
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-if(data11.apiVersion === undefined){
-const err24 = {instancePath:instancePath+"/for/" + i2,schemaPath:"#/properties/for/items/required",keyword:"required",params:{missingProperty: "apiVersion"}};
+if(data.for !== undefined){
+let data11 = data.for;
+if(Array.isArray(data11)){
+if(data11.length < 1){
+const err24 = {instancePath:instancePath+"/for",schemaPath:"#/properties/for/minItems",keyword:"minItems",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -921,8 +944,12 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(data11.kind === undefined){
-const err25 = {instancePath:instancePath+"/for/" + i2,schemaPath:"#/properties/for/items/required",keyword:"required",params:{missingProperty: "kind"}};
+const len2 = data11.length;
+for(let i2=0; i2<len2; i2++){
+let data12 = data11[i2];
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+if(data12.apiVersion === undefined){
+const err25 = {instancePath:instancePath+"/for/" + i2,schemaPath:"#/properties/for/items/required",keyword:"required",params:{missingProperty: "apiVersion"}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -931,9 +958,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-for(const key1 in data11){
-if(!(((((key1 === "apiVersion") || (key1 === "kind")) || (key1 === "field")) || (key1 === "label")) || (key1 === "namespace"))){
-const err26 = {instancePath:instancePath+"/for/" + i2,schemaPath:"#/properties/for/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+if(data12.kind === undefined){
+const err26 = {instancePath:instancePath+"/for/" + i2,schemaPath:"#/properties/for/items/required",keyword:"required",params:{missingProperty: "kind"}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -942,12 +968,9 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-if(data11.apiVersion !== undefined){
-let data12 = data11.apiVersion;
-if(typeof data12 === "string"){
-if(func3(data12) > 317){
-const err27 = {instancePath:instancePath+"/for/" + i2+"/apiVersion",schemaPath:"#/definitions/apiVersion/maxLength",keyword:"maxLength",params:{limit: 317}};
+for(const key1 in data12){
+if(!(((((key1 === "apiVersion") || (key1 === "kind")) || (key1 === "field")) || (key1 === "label")) || (key1 === "namespace"))){
+const err27 = {instancePath:instancePath+"/for/" + i2,schemaPath:"#/properties/for/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -956,8 +979,12 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(!pattern4.test(data12)){
-const err28 = {instancePath:instancePath+"/for/" + i2+"/apiVersion",schemaPath:"#/definitions/apiVersion/pattern",keyword:"pattern",params:{pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$"}};
+}
+if(data12.apiVersion !== undefined){
+let data13 = data12.apiVersion;
+if(typeof data13 === "string"){
+if(func3(data13) > 317){
+const err28 = {instancePath:instancePath+"/for/" + i2+"/apiVersion",schemaPath:"#/definitions/apiVersion/maxLength",keyword:"maxLength",params:{limit: 317}};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -966,9 +993,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-else {
-const err29 = {instancePath:instancePath+"/for/" + i2+"/apiVersion",schemaPath:"#/definitions/apiVersion/type",keyword:"type",params:{type: "string"}};
+if(!pattern8.test(data13)){
+const err29 = {instancePath:instancePath+"/for/" + i2+"/apiVersion",schemaPath:"#/definitions/apiVersion/pattern",keyword:"pattern",params:{pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$"}};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -978,11 +1004,8 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data11.kind !== undefined){
-let data13 = data11.kind;
-if(typeof data13 === "string"){
-if(func3(data13) > 63){
-const err30 = {instancePath:instancePath+"/for/" + i2+"/kind",schemaPath:"#/definitions/kind/maxLength",keyword:"maxLength",params:{limit: 63}};
+else {
+const err30 = {instancePath:instancePath+"/for/" + i2+"/apiVersion",schemaPath:"#/definitions/apiVersion/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -991,8 +1014,12 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(!pattern5.test(data13)){
-const err31 = {instancePath:instancePath+"/for/" + i2+"/kind",schemaPath:"#/definitions/kind/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Za-z0-9]*$"}};
+}
+if(data12.kind !== undefined){
+let data14 = data12.kind;
+if(typeof data14 === "string"){
+if(func3(data14) > 63){
+const err31 = {instancePath:instancePath+"/for/" + i2+"/kind",schemaPath:"#/definitions/kind/maxLength",keyword:"maxLength",params:{limit: 63}};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1001,9 +1028,8 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-else {
-const err32 = {instancePath:instancePath+"/for/" + i2+"/kind",schemaPath:"#/definitions/kind/type",keyword:"type",params:{type: "string"}};
+if(!pattern9.test(data14)){
+const err32 = {instancePath:instancePath+"/for/" + i2+"/kind",schemaPath:"#/definitions/kind/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Za-z0-9]*$"}};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1013,11 +1039,8 @@ vErrors.push(err32);
 errors++;
 }
 }
-if(data11.field !== undefined){
-let data14 = data11.field;
-if(typeof data14 === "string"){
-if(func3(data14) > 253){
-const err33 = {instancePath:instancePath+"/for/" + i2+"/field",schemaPath:"#/properties/for/items/properties/field/maxLength",keyword:"maxLength",params:{limit: 253}};
+else {
+const err33 = {instancePath:instancePath+"/for/" + i2+"/kind",schemaPath:"#/definitions/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -1026,8 +1049,12 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(!pattern19.test(data14)){
-const err34 = {instancePath:instancePath+"/for/" + i2+"/field",schemaPath:"#/properties/for/items/properties/field/pattern",keyword:"pattern",params:{pattern: "^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$"}};
+}
+if(data12.field !== undefined){
+let data15 = data12.field;
+if(typeof data15 === "string"){
+if(func3(data15) > 253){
+const err34 = {instancePath:instancePath+"/for/" + i2+"/field",schemaPath:"#/properties/for/items/properties/field/maxLength",keyword:"maxLength",params:{limit: 253}};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -1036,9 +1063,8 @@ vErrors.push(err34);
 }
 errors++;
 }
-}
-else {
-const err35 = {instancePath:instancePath+"/for/" + i2+"/field",schemaPath:"#/properties/for/items/properties/field/type",keyword:"type",params:{type: "string"}};
+if(!pattern23.test(data15)){
+const err35 = {instancePath:instancePath+"/for/" + i2+"/field",schemaPath:"#/properties/for/items/properties/field/pattern",keyword:"pattern",params:{pattern: "^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$"}};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -1048,11 +1074,8 @@ vErrors.push(err35);
 errors++;
 }
 }
-if(data11.label !== undefined){
-let data15 = data11.label;
-if(typeof data15 === "string"){
-if(func3(data15) > 317){
-const err36 = {instancePath:instancePath+"/for/" + i2+"/label",schemaPath:"#/properties/for/items/properties/label/maxLength",keyword:"maxLength",params:{limit: 317}};
+else {
+const err36 = {instancePath:instancePath+"/for/" + i2+"/field",schemaPath:"#/properties/for/items/properties/field/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -1061,8 +1084,12 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(func3(data15) < 1){
-const err37 = {instancePath:instancePath+"/for/" + i2+"/label",schemaPath:"#/properties/for/items/properties/label/minLength",keyword:"minLength",params:{limit: 1}};
+}
+if(data12.label !== undefined){
+let data16 = data12.label;
+if(typeof data16 === "string"){
+if(func3(data16) > 317){
+const err37 = {instancePath:instancePath+"/for/" + i2+"/label",schemaPath:"#/properties/for/items/properties/label/maxLength",keyword:"maxLength",params:{limit: 317}};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1071,9 +1098,8 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-else {
-const err38 = {instancePath:instancePath+"/for/" + i2+"/label",schemaPath:"#/properties/for/items/properties/label/type",keyword:"type",params:{type: "string"}};
+if(func3(data16) < 1){
+const err38 = {instancePath:instancePath+"/for/" + i2+"/label",schemaPath:"#/properties/for/items/properties/label/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1083,9 +1109,8 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data11.namespace !== undefined){
-if(typeof data11.namespace !== "boolean"){
-const err39 = {instancePath:instancePath+"/for/" + i2+"/namespace",schemaPath:"#/properties/for/items/properties/namespace/type",keyword:"type",params:{type: "boolean"}};
+else {
+const err39 = {instancePath:instancePath+"/for/" + i2+"/label",schemaPath:"#/properties/for/items/properties/label/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -1095,9 +1120,9 @@ vErrors.push(err39);
 errors++;
 }
 }
-}
-else {
-const err40 = {instancePath:instancePath+"/for/" + i2,schemaPath:"#/properties/for/items/type",keyword:"type",params:{type: "object"}};
+if(data12.namespace !== undefined){
+if(typeof data12.namespace !== "boolean"){
+const err40 = {instancePath:instancePath+"/for/" + i2+"/namespace",schemaPath:"#/properties/for/items/properties/namespace/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -1109,7 +1134,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/for",schemaPath:"#/properties/for/type",keyword:"type",params:{type: "array"}};
+const err41 = {instancePath:instancePath+"/for/" + i2,schemaPath:"#/properties/for/items/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -1121,12 +1146,24 @@ errors++;
 }
 }
 else {
-const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err42 = {instancePath:instancePath+"/for",schemaPath:"#/properties/for/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err42];
 }
 else {
 vErrors.push(err42);
+}
+errors++;
+}
+}
+}
+else {
+const err43 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
 }
 errors++;
 }
@@ -1141,6 +1178,12 @@ let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.queue === undefined){
 data.queue = {};
+}
+if(data.sink === undefined){
+data.sink = "sqs";
+}
+if(data.eventBus === undefined){
+data.eventBus = {};
 }
 if(data.owned === undefined){
 data.owned = [];
@@ -1342,11 +1385,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(data.primaries !== undefined){
-let data5 = data.primaries;
-if(Array.isArray(data5)){
-if(data5.length < 1){
-const err14 = {instancePath:instancePath+"/primaries",schemaPath:"#/properties/primaries/minItems",keyword:"minItems",params:{limit: 1}};
+let data5 = data.sink;
+if(!((data5 === "sqs") || (data5 === "eventbridge"))){
+const err14 = {instancePath:instancePath+"/sink",schemaPath:"#/definitions/sink/enum",keyword:"enum",params:{allowedValues: schema16.enum}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1355,16 +1396,14 @@ vErrors.push(err14);
 }
 errors++;
 }
-const len0 = data5.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate11(data5[i0], {instancePath:instancePath+"/primaries/" + i0,parentData:data5,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
-errors = vErrors.length;
+let data6 = data.eventBus;
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+if(data6.source === undefined){
+data6.source = "operless";
 }
-}
-}
-else {
-const err15 = {instancePath:instancePath+"/primaries",schemaPath:"#/properties/primaries/type",keyword:"type",params:{type: "array"}};
+for(const key2 in data6){
+if(!(((key2 === "name") || (key2 === "source")) || (key2 === "endpoint"))){
+const err15 = {instancePath:instancePath+"/eventBus",schemaPath:"#/properties/eventBus/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1374,18 +1413,11 @@ vErrors.push(err15);
 errors++;
 }
 }
-let data7 = data.owned;
-if(Array.isArray(data7)){
-const len1 = data7.length;
-for(let i1=0; i1<len1; i1++){
-if(!(validate13(data7[i1], {instancePath:instancePath+"/owned/" + i1,parentData:data7,parentDataProperty:i1,rootData}))){
-vErrors = vErrors === null ? validate13.errors : vErrors.concat(validate13.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err16 = {instancePath:instancePath+"/owned",schemaPath:"#/properties/owned/type",keyword:"type",params:{type: "array"}};
+if(data6.name !== undefined){
+let data7 = data6.name;
+if(typeof data7 === "string"){
+if(!pattern4.test(data7)){
+const err16 = {instancePath:instancePath+"/eventBus/name",schemaPath:"#/properties/eventBus/properties/name/pattern",keyword:"pattern",params:{pattern: "^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$"}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1394,18 +1426,9 @@ vErrors.push(err16);
 }
 errors++;
 }
-let data9 = data.related;
-if(Array.isArray(data9)){
-const len2 = data9.length;
-for(let i2=0; i2<len2; i2++){
-if(!(validate15(data9[i2], {instancePath:instancePath+"/related/" + i2,parentData:data9,parentDataProperty:i2,rootData}))){
-vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
-errors = vErrors.length;
-}
-}
 }
 else {
-const err17 = {instancePath:instancePath+"/related",schemaPath:"#/properties/related/type",keyword:"type",params:{type: "array"}};
+const err17 = {instancePath:instancePath+"/eventBus/name",schemaPath:"#/properties/eventBus/properties/name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1414,8 +1437,13 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(data.watches !== undefined){
-const err18 = {instancePath:instancePath+"/watches",schemaPath:"#/properties/watches/not",keyword:"not",params:{}};
+}
+let data8 = data6.source;
+const _errs26 = errors;
+const _errs27 = errors;
+if(typeof data8 === "string"){
+if(!pattern5.test(data8)){
+const err18 = {};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1424,8 +1452,10 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(typeof data.resyncOnStart !== "boolean"){
-const err19 = {instancePath:instancePath+"/resyncOnStart",schemaPath:"#/properties/resyncOnStart/type",keyword:"type",params:{type: "boolean"}};
+}
+var valid8 = _errs27 === errors;
+if(valid8){
+const err19 = {instancePath:instancePath+"/eventBus/source",schemaPath:"#/properties/eventBus/properties/source/not",keyword:"not",params:{}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1434,9 +1464,20 @@ vErrors.push(err19);
 }
 errors++;
 }
-let data13 = data.coalesceWindowMs;
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err20 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/type",keyword:"type",params:{type: "integer"}};
+else {
+errors = _errs26;
+if(vErrors !== null){
+if(_errs26){
+vErrors.length = _errs26;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(typeof data8 === "string"){
+if(!pattern6.test(data8)){
+const err20 = {instancePath:instancePath+"/eventBus/source",schemaPath:"#/properties/eventBus/properties/source/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,256}$"}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1445,9 +1486,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 > 60000 || isNaN(data13)){
-const err21 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
+}
+else {
+const err21 = {instancePath:instancePath+"/eventBus/source",schemaPath:"#/properties/eventBus/properties/source/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1456,8 +1497,11 @@ vErrors.push(err21);
 }
 errors++;
 }
-if(data13 < 0 || isNaN(data13)){
-const err22 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(data6.endpoint !== undefined){
+let data9 = data6.endpoint;
+if(typeof data9 === "string"){
+if(!pattern3.test(data9)){
+const err22 = {instancePath:instancePath+"/eventBus/endpoint",schemaPath:"#/definitions/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://\\S+$"}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1467,10 +1511,8 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data.coalesceMaxWindowMs !== undefined){
-let data14 = data.coalesceMaxWindowMs;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err23 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/type",keyword:"type",params:{type: "integer"}};
+else {
+const err23 = {instancePath:instancePath+"/eventBus/endpoint",schemaPath:"#/definitions/endpoint/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1479,9 +1521,10 @@ vErrors.push(err23);
 }
 errors++;
 }
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 > 600000 || isNaN(data14)){
-const err24 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/eventBus",schemaPath:"#/properties/eventBus/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1490,8 +1533,11 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(data14 < 0 || isNaN(data14)){
-const err25 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(data.primaries !== undefined){
+let data10 = data.primaries;
+if(Array.isArray(data10)){
+if(data10.length < 1){
+const err25 = {instancePath:instancePath+"/primaries",schemaPath:"#/properties/primaries/minItems",keyword:"minItems",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1500,16 +1546,16 @@ vErrors.push(err25);
 }
 errors++;
 }
+const len0 = data10.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate11(data10[i0], {instancePath:instancePath+"/primaries/" + i0,parentData:data10,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+errors = vErrors.length;
 }
 }
-let data15 = data.buffer;
-if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
-if(data15.maxMessages === undefined){
-data15.maxMessages = 10000;
 }
-for(const key2 in data15){
-if(!(key2 === "maxMessages")){
-const err26 = {instancePath:instancePath+"/buffer",schemaPath:"#/properties/buffer/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
+else {
+const err26 = {instancePath:instancePath+"/primaries",schemaPath:"#/properties/primaries/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1519,9 +1565,18 @@ vErrors.push(err26);
 errors++;
 }
 }
-let data16 = data15.maxMessages;
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err27 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/type",keyword:"type",params:{type: "integer"}};
+let data12 = data.owned;
+if(Array.isArray(data12)){
+const len1 = data12.length;
+for(let i1=0; i1<len1; i1++){
+if(!(validate13(data12[i1], {instancePath:instancePath+"/owned/" + i1,parentData:data12,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate13.errors : vErrors.concat(validate13.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/owned",schemaPath:"#/properties/owned/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1530,9 +1585,18 @@ vErrors.push(err27);
 }
 errors++;
 }
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 > 10000000 || isNaN(data16)){
-const err28 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000}};
+let data14 = data.related;
+if(Array.isArray(data14)){
+const len2 = data14.length;
+for(let i2=0; i2<len2; i2++){
+if(!(validate15(data14[i2], {instancePath:instancePath+"/related/" + i2,parentData:data14,parentDataProperty:i2,rootData}))){
+vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/related",schemaPath:"#/properties/related/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1541,8 +1605,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-if(data16 < 10 || isNaN(data16)){
-const err29 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10}};
+if(data.watches !== undefined){
+const err29 = {instancePath:instancePath+"/watches",schemaPath:"#/properties/watches/not",keyword:"not",params:{}};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1551,10 +1615,8 @@ vErrors.push(err29);
 }
 errors++;
 }
-}
-}
-else {
-const err30 = {instancePath:instancePath+"/buffer",schemaPath:"#/properties/buffer/type",keyword:"type",params:{type: "object"}};
+if(typeof data.resyncOnStart !== "boolean"){
+const err30 = {instancePath:instancePath+"/resyncOnStart",schemaPath:"#/properties/resyncOnStart/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1563,32 +1625,9 @@ vErrors.push(err30);
 }
 errors++;
 }
-let data17 = data.send;
-if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
-if(data17.maxBatchBytes === undefined){
-data17.maxBatchBytes = 262144;
-}
-if(data17.maxSenderFaultRetries === undefined){
-data17.maxSenderFaultRetries = 5;
-}
-if(data17.backoffInitialMs === undefined){
-data17.backoffInitialMs = 200;
-}
-if(data17.backoffMaxMs === undefined){
-data17.backoffMaxMs = 30000;
-}
-if(data17.probeIntervalSeconds === undefined){
-data17.probeIntervalSeconds = 60;
-}
-if(data17.connectTimeoutMs === undefined){
-data17.connectTimeoutMs = 5000;
-}
-if(data17.requestTimeoutMs === undefined){
-data17.requestTimeoutMs = 10000;
-}
-for(const key3 in data17){
-if(!(((((((key3 === "maxBatchBytes") || (key3 === "maxSenderFaultRetries")) || (key3 === "backoffInitialMs")) || (key3 === "backoffMaxMs")) || (key3 === "probeIntervalSeconds")) || (key3 === "connectTimeoutMs")) || (key3 === "requestTimeoutMs"))){
-const err31 = {instancePath:instancePath+"/send",schemaPath:"#/properties/send/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
+let data18 = data.coalesceWindowMs;
+if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
+const err31 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1597,10 +1636,9 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-let data18 = data17.maxBatchBytes;
-if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
-const err32 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/type",keyword:"type",params:{type: "integer"}};
+if((typeof data18 == "number") && (isFinite(data18))){
+if(data18 > 60000 || isNaN(data18)){
+const err32 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1609,9 +1647,8 @@ vErrors.push(err32);
 }
 errors++;
 }
-if((typeof data18 == "number") && (isFinite(data18))){
-if(data18 > 1048576 || isNaN(data18)){
-const err33 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1048576}};
+if(data18 < 0 || isNaN(data18)){
+const err33 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -1620,8 +1657,11 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(data18 < 4096 || isNaN(data18)){
-const err34 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096}};
+}
+if(data.coalesceMaxWindowMs !== undefined){
+let data19 = data.coalesceMaxWindowMs;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err34 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -1630,10 +1670,9 @@ vErrors.push(err34);
 }
 errors++;
 }
-}
-let data19 = data17.maxSenderFaultRetries;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err35 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/type",keyword:"type",params:{type: "integer"}};
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 > 600000 || isNaN(data19)){
+const err35 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -1642,9 +1681,8 @@ vErrors.push(err35);
 }
 errors++;
 }
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 > 1000 || isNaN(data19)){
-const err36 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000}};
+if(data19 < 0 || isNaN(data19)){
+const err36 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -1653,8 +1691,16 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(data19 < 0 || isNaN(data19)){
-const err37 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+}
+let data20 = data.buffer;
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+if(data20.maxMessages === undefined){
+data20.maxMessages = 10000;
+}
+for(const key3 in data20){
+if(!(key3 === "maxMessages")){
+const err37 = {instancePath:instancePath+"/buffer",schemaPath:"#/properties/buffer/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1664,9 +1710,9 @@ vErrors.push(err37);
 errors++;
 }
 }
-let data20 = data17.backoffInitialMs;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err38 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/type",keyword:"type",params:{type: "integer"}};
+let data21 = data20.maxMessages;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err38 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1675,9 +1721,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 > 60000 || isNaN(data20)){
-const err39 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 > 10000000 || isNaN(data21)){
+const err39 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000}};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -1686,8 +1732,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(data20 < 1 || isNaN(data20)){
-const err40 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(data21 < 10 || isNaN(data21)){
+const err40 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10}};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -1697,9 +1743,9 @@ vErrors.push(err40);
 errors++;
 }
 }
-let data21 = data17.backoffMaxMs;
-if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err41 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/type",keyword:"type",params:{type: "integer"}};
+}
+else {
+const err41 = {instancePath:instancePath+"/buffer",schemaPath:"#/properties/buffer/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -1708,9 +1754,32 @@ vErrors.push(err41);
 }
 errors++;
 }
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 > 600000 || isNaN(data21)){
-const err42 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+let data22 = data.send;
+if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
+if(data22.maxBatchBytes === undefined){
+data22.maxBatchBytes = 262144;
+}
+if(data22.maxSenderFaultRetries === undefined){
+data22.maxSenderFaultRetries = 5;
+}
+if(data22.backoffInitialMs === undefined){
+data22.backoffInitialMs = 200;
+}
+if(data22.backoffMaxMs === undefined){
+data22.backoffMaxMs = 30000;
+}
+if(data22.probeIntervalSeconds === undefined){
+data22.probeIntervalSeconds = 60;
+}
+if(data22.connectTimeoutMs === undefined){
+data22.connectTimeoutMs = 5000;
+}
+if(data22.requestTimeoutMs === undefined){
+data22.requestTimeoutMs = 10000;
+}
+for(const key4 in data22){
+if(!(((((((key4 === "maxBatchBytes") || (key4 === "maxSenderFaultRetries")) || (key4 === "backoffInitialMs")) || (key4 === "backoffMaxMs")) || (key4 === "probeIntervalSeconds")) || (key4 === "connectTimeoutMs")) || (key4 === "requestTimeoutMs"))){
+const err42 = {instancePath:instancePath+"/send",schemaPath:"#/properties/send/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -1719,8 +1788,10 @@ vErrors.push(err42);
 }
 errors++;
 }
-if(data21 < 1 || isNaN(data21)){
-const err43 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+let data23 = data22.maxBatchBytes;
+if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+const err43 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -1729,10 +1800,9 @@ vErrors.push(err43);
 }
 errors++;
 }
-}
-let data22 = data17.probeIntervalSeconds;
-if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
-const err44 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/type",keyword:"type",params:{type: "integer"}};
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 > 1048576 || isNaN(data23)){
+const err44 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1048576}};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -1741,9 +1811,8 @@ vErrors.push(err44);
 }
 errors++;
 }
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 > 3600 || isNaN(data22)){
-const err45 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+if(data23 < 4096 || isNaN(data23)){
+const err45 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096}};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -1752,8 +1821,10 @@ vErrors.push(err45);
 }
 errors++;
 }
-if(data22 < 1 || isNaN(data22)){
-const err46 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+let data24 = data22.maxSenderFaultRetries;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+const err46 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -1762,10 +1833,9 @@ vErrors.push(err46);
 }
 errors++;
 }
-}
-let data23 = data17.connectTimeoutMs;
-if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
-const err47 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/type",keyword:"type",params:{type: "integer"}};
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 > 1000 || isNaN(data24)){
+const err47 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000}};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -1774,9 +1844,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-if((typeof data23 == "number") && (isFinite(data23))){
-if(data23 > 600000 || isNaN(data23)){
-const err48 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+if(data24 < 0 || isNaN(data24)){
+const err48 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -1785,8 +1854,10 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(data23 < 100 || isNaN(data23)){
-const err49 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
+}
+let data25 = data22.backoffInitialMs;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+const err49 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -1795,10 +1866,9 @@ vErrors.push(err49);
 }
 errors++;
 }
-}
-let data24 = data17.requestTimeoutMs;
-if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
-const err50 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/type",keyword:"type",params:{type: "integer"}};
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 > 60000 || isNaN(data25)){
+const err50 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -1807,9 +1877,8 @@ vErrors.push(err50);
 }
 errors++;
 }
-if((typeof data24 == "number") && (isFinite(data24))){
-if(data24 > 600000 || isNaN(data24)){
-const err51 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+if(data25 < 1 || isNaN(data25)){
+const err51 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -1818,8 +1887,10 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(data24 < 100 || isNaN(data24)){
-const err52 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
+}
+let data26 = data22.backoffMaxMs;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err52 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -1828,10 +1899,9 @@ vErrors.push(err52);
 }
 errors++;
 }
-}
-}
-else {
-const err53 = {instancePath:instancePath+"/send",schemaPath:"#/properties/send/type",keyword:"type",params:{type: "object"}};
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 > 600000 || isNaN(data26)){
+const err53 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -1840,26 +1910,8 @@ vErrors.push(err53);
 }
 errors++;
 }
-let data25 = data.watch;
-if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
-if(data25.silenceTimeoutSeconds === undefined){
-data25.silenceTimeoutSeconds = 75;
-}
-if(data25.serverTimeoutSeconds === undefined){
-data25.serverTimeoutSeconds = 60;
-}
-if(data25.backoffInitialMs === undefined){
-data25.backoffInitialMs = 800;
-}
-if(data25.backoffMaxMs === undefined){
-data25.backoffMaxMs = 30000;
-}
-if(data25.listPageSize === undefined){
-data25.listPageSize = 500;
-}
-for(const key4 in data25){
-if(!(((((key4 === "silenceTimeoutSeconds") || (key4 === "serverTimeoutSeconds")) || (key4 === "backoffInitialMs")) || (key4 === "backoffMaxMs")) || (key4 === "listPageSize"))){
-const err54 = {instancePath:instancePath+"/watch",schemaPath:"#/properties/watch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}};
+if(data26 < 1 || isNaN(data26)){
+const err54 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -1869,9 +1921,9 @@ vErrors.push(err54);
 errors++;
 }
 }
-let data26 = data25.silenceTimeoutSeconds;
-if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err55 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/type",keyword:"type",params:{type: "integer"}};
+let data27 = data22.probeIntervalSeconds;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err55 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -1880,9 +1932,9 @@ vErrors.push(err55);
 }
 errors++;
 }
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 > 3600 || isNaN(data26)){
-const err56 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 > 3600 || isNaN(data27)){
+const err56 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -1891,8 +1943,8 @@ vErrors.push(err56);
 }
 errors++;
 }
-if(data26 < 2 || isNaN(data26)){
-const err57 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2}};
+if(data27 < 1 || isNaN(data27)){
+const err57 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -1902,9 +1954,9 @@ vErrors.push(err57);
 errors++;
 }
 }
-let data27 = data25.serverTimeoutSeconds;
-if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err58 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/type",keyword:"type",params:{type: "integer"}};
+let data28 = data22.connectTimeoutMs;
+if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+const err58 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -1913,9 +1965,9 @@ vErrors.push(err58);
 }
 errors++;
 }
-if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 > 3600 || isNaN(data27)){
-const err59 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 > 600000 || isNaN(data28)){
+const err59 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -1924,8 +1976,8 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(data27 < 1 || isNaN(data27)){
-const err60 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(data28 < 100 || isNaN(data28)){
+const err60 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -1935,9 +1987,9 @@ vErrors.push(err60);
 errors++;
 }
 }
-let data28 = data25.backoffInitialMs;
-if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err61 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/type",keyword:"type",params:{type: "integer"}};
+let data29 = data22.requestTimeoutMs;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+const err61 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -1946,9 +1998,9 @@ vErrors.push(err61);
 }
 errors++;
 }
-if((typeof data28 == "number") && (isFinite(data28))){
-if(data28 > 60000 || isNaN(data28)){
-const err62 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 > 600000 || isNaN(data29)){
+const err62 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -1957,8 +2009,8 @@ vErrors.push(err62);
 }
 errors++;
 }
-if(data28 < 1 || isNaN(data28)){
-const err63 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(data29 < 100 || isNaN(data29)){
+const err63 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -1968,9 +2020,9 @@ vErrors.push(err63);
 errors++;
 }
 }
-let data29 = data25.backoffMaxMs;
-if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err64 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/type",keyword:"type",params:{type: "integer"}};
+}
+else {
+const err64 = {instancePath:instancePath+"/send",schemaPath:"#/properties/send/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -1979,9 +2031,26 @@ vErrors.push(err64);
 }
 errors++;
 }
-if((typeof data29 == "number") && (isFinite(data29))){
-if(data29 > 600000 || isNaN(data29)){
-const err65 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+let data30 = data.watch;
+if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+if(data30.silenceTimeoutSeconds === undefined){
+data30.silenceTimeoutSeconds = 75;
+}
+if(data30.serverTimeoutSeconds === undefined){
+data30.serverTimeoutSeconds = 60;
+}
+if(data30.backoffInitialMs === undefined){
+data30.backoffInitialMs = 800;
+}
+if(data30.backoffMaxMs === undefined){
+data30.backoffMaxMs = 30000;
+}
+if(data30.listPageSize === undefined){
+data30.listPageSize = 500;
+}
+for(const key5 in data30){
+if(!(((((key5 === "silenceTimeoutSeconds") || (key5 === "serverTimeoutSeconds")) || (key5 === "backoffInitialMs")) || (key5 === "backoffMaxMs")) || (key5 === "listPageSize"))){
+const err65 = {instancePath:instancePath+"/watch",schemaPath:"#/properties/watch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -1990,8 +2059,10 @@ vErrors.push(err65);
 }
 errors++;
 }
-if(data29 < 1 || isNaN(data29)){
-const err66 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+let data31 = data30.silenceTimeoutSeconds;
+if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
+const err66 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -2000,10 +2071,9 @@ vErrors.push(err66);
 }
 errors++;
 }
-}
-let data30 = data25.listPageSize;
-if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
-const err67 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/type",keyword:"type",params:{type: "integer"}};
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 > 3600 || isNaN(data31)){
+const err67 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -2012,9 +2082,8 @@ vErrors.push(err67);
 }
 errors++;
 }
-if((typeof data30 == "number") && (isFinite(data30))){
-if(data30 > 10000 || isNaN(data30)){
-const err68 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000}};
+if(data31 < 2 || isNaN(data31)){
+const err68 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2}};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -2023,8 +2092,10 @@ vErrors.push(err68);
 }
 errors++;
 }
-if(data30 < 1 || isNaN(data30)){
-const err69 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+let data32 = data30.serverTimeoutSeconds;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+const err69 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -2033,10 +2104,9 @@ vErrors.push(err69);
 }
 errors++;
 }
-}
-}
-else {
-const err70 = {instancePath:instancePath+"/watch",schemaPath:"#/properties/watch/type",keyword:"type",params:{type: "object"}};
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 > 3600 || isNaN(data32)){
+const err70 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -2045,26 +2115,8 @@ vErrors.push(err70);
 }
 errors++;
 }
-let data31 = data.leaderElection;
-if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
-if(data31.enabled === undefined){
-data31.enabled = false;
-}
-if(data31.leaseName === undefined){
-data31.leaseName = "operless-forwarder";
-}
-if(data31.leaseDurationSeconds === undefined){
-data31.leaseDurationSeconds = 15;
-}
-if(data31.renewDeadlineSeconds === undefined){
-data31.renewDeadlineSeconds = 10;
-}
-if(data31.retryPeriodSeconds === undefined){
-data31.retryPeriodSeconds = 2;
-}
-for(const key5 in data31){
-if(!(((((((key5 === "enabled") || (key5 === "leaseName")) || (key5 === "namespace")) || (key5 === "identity")) || (key5 === "leaseDurationSeconds")) || (key5 === "renewDeadlineSeconds")) || (key5 === "retryPeriodSeconds"))){
-const err71 = {instancePath:instancePath+"/leaderElection",schemaPath:"#/properties/leaderElection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
+if(data32 < 1 || isNaN(data32)){
+const err71 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -2074,8 +2126,9 @@ vErrors.push(err71);
 errors++;
 }
 }
-if(typeof data31.enabled !== "boolean"){
-const err72 = {instancePath:instancePath+"/leaderElection/enabled",schemaPath:"#/properties/leaderElection/properties/enabled/type",keyword:"type",params:{type: "boolean"}};
+let data33 = data30.backoffInitialMs;
+if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
+const err72 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -2084,10 +2137,9 @@ vErrors.push(err72);
 }
 errors++;
 }
-let data33 = data31.leaseName;
-if(typeof data33 === "string"){
-if(func3(data33) > 253){
-const err73 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/maxLength",keyword:"maxLength",params:{limit: 253}};
+if((typeof data33 == "number") && (isFinite(data33))){
+if(data33 > 60000 || isNaN(data33)){
+const err73 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -2096,8 +2148,8 @@ vErrors.push(err73);
 }
 errors++;
 }
-if(!pattern20.test(data33)){
-const err74 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"}};
+if(data33 < 1 || isNaN(data33)){
+const err74 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -2107,8 +2159,9 @@ vErrors.push(err74);
 errors++;
 }
 }
-else {
-const err75 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/type",keyword:"type",params:{type: "string"}};
+let data34 = data30.backoffMaxMs;
+if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
+const err75 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -2117,11 +2170,9 @@ vErrors.push(err75);
 }
 errors++;
 }
-if(data31.namespace !== undefined){
-let data34 = data31.namespace;
-if(typeof data34 === "string"){
-if(func3(data34) > 63){
-const err76 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/maxLength",keyword:"maxLength",params:{limit: 63}};
+if((typeof data34 == "number") && (isFinite(data34))){
+if(data34 > 600000 || isNaN(data34)){
+const err76 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -2130,8 +2181,8 @@ vErrors.push(err76);
 }
 errors++;
 }
-if(!pattern6.test(data34)){
-const err77 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
+if(data34 < 1 || isNaN(data34)){
+const err77 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -2141,8 +2192,9 @@ vErrors.push(err77);
 errors++;
 }
 }
-else {
-const err78 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/type",keyword:"type",params:{type: "string"}};
+let data35 = data30.listPageSize;
+if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
+const err78 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -2151,10 +2203,9 @@ vErrors.push(err78);
 }
 errors++;
 }
-}
-if(data31.identity !== undefined){
-if(typeof data31.identity !== "string"){
-const err79 = {instancePath:instancePath+"/leaderElection/identity",schemaPath:"#/properties/leaderElection/properties/identity/type",keyword:"type",params:{type: "string"}};
+if((typeof data35 == "number") && (isFinite(data35))){
+if(data35 > 10000 || isNaN(data35)){
+const err79 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000}};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -2163,11 +2214,8 @@ vErrors.push(err79);
 }
 errors++;
 }
-}
-let data36 = data31.leaseDurationSeconds;
-if((typeof data36 == "number") && (isFinite(data36))){
-if(data36 > 3600 || isNaN(data36)){
-const err80 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+if(data35 < 1 || isNaN(data35)){
+const err80 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -2176,8 +2224,10 @@ vErrors.push(err80);
 }
 errors++;
 }
-if(data36 < 1 || isNaN(data36)){
-const err81 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+else {
+const err81 = {instancePath:instancePath+"/watch",schemaPath:"#/properties/watch/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -2186,9 +2236,26 @@ vErrors.push(err81);
 }
 errors++;
 }
+let data36 = data.leaderElection;
+if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
+if(data36.enabled === undefined){
+data36.enabled = false;
 }
-else {
-const err82 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/type",keyword:"type",params:{type: "number"}};
+if(data36.leaseName === undefined){
+data36.leaseName = "operless-forwarder";
+}
+if(data36.leaseDurationSeconds === undefined){
+data36.leaseDurationSeconds = 15;
+}
+if(data36.renewDeadlineSeconds === undefined){
+data36.renewDeadlineSeconds = 10;
+}
+if(data36.retryPeriodSeconds === undefined){
+data36.retryPeriodSeconds = 2;
+}
+for(const key6 in data36){
+if(!(((((((key6 === "enabled") || (key6 === "leaseName")) || (key6 === "namespace")) || (key6 === "identity")) || (key6 === "leaseDurationSeconds")) || (key6 === "renewDeadlineSeconds")) || (key6 === "retryPeriodSeconds"))){
+const err82 = {instancePath:instancePath+"/leaderElection",schemaPath:"#/properties/leaderElection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -2197,10 +2264,9 @@ vErrors.push(err82);
 }
 errors++;
 }
-let data37 = data31.renewDeadlineSeconds;
-if((typeof data37 == "number") && (isFinite(data37))){
-if(data37 > 3600 || isNaN(data37)){
-const err83 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+}
+if(typeof data36.enabled !== "boolean"){
+const err83 = {instancePath:instancePath+"/leaderElection/enabled",schemaPath:"#/properties/leaderElection/properties/enabled/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -2209,8 +2275,10 @@ vErrors.push(err83);
 }
 errors++;
 }
-if(data37 < 0.5 || isNaN(data37)){
-const err84 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.5}};
+let data38 = data36.leaseName;
+if(typeof data38 === "string"){
+if(func3(data38) > 253){
+const err84 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/maxLength",keyword:"maxLength",params:{limit: 253}};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -2219,9 +2287,8 @@ vErrors.push(err84);
 }
 errors++;
 }
-}
-else {
-const err85 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/type",keyword:"type",params:{type: "number"}};
+if(!pattern24.test(data38)){
+const err85 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"}};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -2230,10 +2297,9 @@ vErrors.push(err85);
 }
 errors++;
 }
-let data38 = data31.retryPeriodSeconds;
-if((typeof data38 == "number") && (isFinite(data38))){
-if(data38 > 600 || isNaN(data38)){
-const err86 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600}};
+}
+else {
+const err86 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -2242,8 +2308,11 @@ vErrors.push(err86);
 }
 errors++;
 }
-if(data38 < 0.1 || isNaN(data38)){
-const err87 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.1}};
+if(data36.namespace !== undefined){
+let data39 = data36.namespace;
+if(typeof data39 === "string"){
+if(func3(data39) > 63){
+const err87 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/maxLength",keyword:"maxLength",params:{limit: 63}};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -2252,9 +2321,8 @@ vErrors.push(err87);
 }
 errors++;
 }
-}
-else {
-const err88 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/type",keyword:"type",params:{type: "number"}};
+if(!pattern10.test(data39)){
+const err88 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -2265,7 +2333,7 @@ errors++;
 }
 }
 else {
-const err89 = {instancePath:instancePath+"/leaderElection",schemaPath:"#/properties/leaderElection/type",keyword:"type",params:{type: "object"}};
+const err89 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -2274,17 +2342,10 @@ vErrors.push(err89);
 }
 errors++;
 }
-let data39 = data.server;
-if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-if(data39.port === undefined){
-data39.port = 8080;
 }
-if(data39.host === undefined){
-data39.host = "0.0.0.0";
-}
-for(const key6 in data39){
-if(!((key6 === "port") || (key6 === "host"))){
-const err90 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}};
+if(data36.identity !== undefined){
+if(typeof data36.identity !== "string"){
+const err90 = {instancePath:instancePath+"/leaderElection/identity",schemaPath:"#/properties/leaderElection/properties/identity/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -2294,9 +2355,10 @@ vErrors.push(err90);
 errors++;
 }
 }
-let data40 = data39.port;
-if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err91 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/type",keyword:"type",params:{type: "integer"}};
+let data41 = data36.leaseDurationSeconds;
+if((typeof data41 == "number") && (isFinite(data41))){
+if(data41 > 3600 || isNaN(data41)){
+const err91 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -2305,9 +2367,8 @@ vErrors.push(err91);
 }
 errors++;
 }
-if((typeof data40 == "number") && (isFinite(data40))){
-if(data40 > 65535 || isNaN(data40)){
-const err92 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535}};
+if(data41 < 1 || isNaN(data41)){
+const err92 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -2316,8 +2377,9 @@ vErrors.push(err92);
 }
 errors++;
 }
-if(data40 < 0 || isNaN(data40)){
-const err93 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+else {
+const err93 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -2326,9 +2388,10 @@ vErrors.push(err93);
 }
 errors++;
 }
-}
-if(typeof data39.host !== "string"){
-const err94 = {instancePath:instancePath+"/server/host",schemaPath:"#/properties/server/properties/host/type",keyword:"type",params:{type: "string"}};
+let data42 = data36.renewDeadlineSeconds;
+if((typeof data42 == "number") && (isFinite(data42))){
+if(data42 > 3600 || isNaN(data42)){
+const err94 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -2337,9 +2400,8 @@ vErrors.push(err94);
 }
 errors++;
 }
-}
-else {
-const err95 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"}};
+if(data42 < 0.5 || isNaN(data42)){
+const err95 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.5}};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -2348,29 +2410,9 @@ vErrors.push(err95);
 }
 errors++;
 }
-let data42 = data.webhooks;
-if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
-if(data42.enabled === undefined){
-data42.enabled = false;
 }
-if(data42.port === undefined){
-data42.port = 9443;
-}
-if(data42.host === undefined){
-data42.host = "0.0.0.0";
-}
-if(data42.certFile === undefined){
-data42.certFile = "/etc/operless-webhook-tls/tls.crt";
-}
-if(data42.keyFile === undefined){
-data42.keyFile = "/etc/operless-webhook-tls/tls.key";
-}
-if(data42.functions === undefined){
-data42.functions = {};
-}
-for(const key7 in data42){
-if(!(((((((key7 === "enabled") || (key7 === "port")) || (key7 === "host")) || (key7 === "certFile")) || (key7 === "keyFile")) || (key7 === "functions")) || (key7 === "lambdaEndpoint"))){
-const err96 = {instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}};
+else {
+const err96 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -2379,9 +2421,10 @@ vErrors.push(err96);
 }
 errors++;
 }
-}
-if(typeof data42.enabled !== "boolean"){
-const err97 = {instancePath:instancePath+"/webhooks/enabled",schemaPath:"#/properties/webhooks/properties/enabled/type",keyword:"type",params:{type: "boolean"}};
+let data43 = data36.retryPeriodSeconds;
+if((typeof data43 == "number") && (isFinite(data43))){
+if(data43 > 600 || isNaN(data43)){
+const err97 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600}};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -2390,9 +2433,8 @@ vErrors.push(err97);
 }
 errors++;
 }
-let data44 = data42.port;
-if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
-const err98 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/type",keyword:"type",params:{type: "integer"}};
+if(data43 < 0.1 || isNaN(data43)){
+const err98 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.1}};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -2401,9 +2443,9 @@ vErrors.push(err98);
 }
 errors++;
 }
-if((typeof data44 == "number") && (isFinite(data44))){
-if(data44 > 65535 || isNaN(data44)){
-const err99 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535}};
+}
+else {
+const err99 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -2412,8 +2454,9 @@ vErrors.push(err99);
 }
 errors++;
 }
-if(data44 < 0 || isNaN(data44)){
-const err100 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+else {
+const err100 = {instancePath:instancePath+"/leaderElection",schemaPath:"#/properties/leaderElection/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -2422,9 +2465,17 @@ vErrors.push(err100);
 }
 errors++;
 }
+let data44 = data.server;
+if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
+if(data44.port === undefined){
+data44.port = 8080;
 }
-if(typeof data42.host !== "string"){
-const err101 = {instancePath:instancePath+"/webhooks/host",schemaPath:"#/properties/webhooks/properties/host/type",keyword:"type",params:{type: "string"}};
+if(data44.host === undefined){
+data44.host = "0.0.0.0";
+}
+for(const key7 in data44){
+if(!((key7 === "port") || (key7 === "host"))){
+const err101 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -2433,10 +2484,10 @@ vErrors.push(err101);
 }
 errors++;
 }
-let data46 = data42.certFile;
-if(typeof data46 === "string"){
-if(func3(data46) < 1){
-const err102 = {instancePath:instancePath+"/webhooks/certFile",schemaPath:"#/properties/webhooks/properties/certFile/minLength",keyword:"minLength",params:{limit: 1}};
+}
+let data45 = data44.port;
+if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
+const err102 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -2445,9 +2496,9 @@ vErrors.push(err102);
 }
 errors++;
 }
-}
-else {
-const err103 = {instancePath:instancePath+"/webhooks/certFile",schemaPath:"#/properties/webhooks/properties/certFile/type",keyword:"type",params:{type: "string"}};
+if((typeof data45 == "number") && (isFinite(data45))){
+if(data45 > 65535 || isNaN(data45)){
+const err103 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535}};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -2456,10 +2507,8 @@ vErrors.push(err103);
 }
 errors++;
 }
-let data47 = data42.keyFile;
-if(typeof data47 === "string"){
-if(func3(data47) < 1){
-const err104 = {instancePath:instancePath+"/webhooks/keyFile",schemaPath:"#/properties/webhooks/properties/keyFile/minLength",keyword:"minLength",params:{limit: 1}};
+if(data45 < 0 || isNaN(data45)){
+const err104 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -2469,8 +2518,8 @@ vErrors.push(err104);
 errors++;
 }
 }
-else {
-const err105 = {instancePath:instancePath+"/webhooks/keyFile",schemaPath:"#/properties/webhooks/properties/keyFile/type",keyword:"type",params:{type: "string"}};
+if(typeof data44.host !== "string"){
+const err105 = {instancePath:instancePath+"/server/host",schemaPath:"#/properties/server/properties/host/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -2479,13 +2528,9 @@ vErrors.push(err105);
 }
 errors++;
 }
-let data48 = data42.functions;
-if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
-for(const key8 in data48){
-let data49 = data48[key8];
-if(typeof data49 === "string"){
-if(!pattern22.test(data49)){
-const err106 = {instancePath:instancePath+"/webhooks/functions/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/webhooks/properties/functions/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9:_.-]{1,170}$"}};
+}
+else {
+const err106 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -2494,9 +2539,29 @@ vErrors.push(err106);
 }
 errors++;
 }
+let data47 = data.webhooks;
+if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
+if(data47.enabled === undefined){
+data47.enabled = false;
 }
-else {
-const err107 = {instancePath:instancePath+"/webhooks/functions/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/webhooks/properties/functions/additionalProperties/type",keyword:"type",params:{type: "string"}};
+if(data47.port === undefined){
+data47.port = 9443;
+}
+if(data47.host === undefined){
+data47.host = "0.0.0.0";
+}
+if(data47.certFile === undefined){
+data47.certFile = "/etc/operless-webhook-tls/tls.crt";
+}
+if(data47.keyFile === undefined){
+data47.keyFile = "/etc/operless-webhook-tls/tls.key";
+}
+if(data47.functions === undefined){
+data47.functions = {};
+}
+for(const key8 in data47){
+if(!(((((((key8 === "enabled") || (key8 === "port")) || (key8 === "host")) || (key8 === "certFile")) || (key8 === "keyFile")) || (key8 === "functions")) || (key8 === "lambdaEndpoint"))){
+const err107 = {instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8}};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -2506,9 +2571,8 @@ vErrors.push(err107);
 errors++;
 }
 }
-}
-else {
-const err108 = {instancePath:instancePath+"/webhooks/functions",schemaPath:"#/properties/webhooks/properties/functions/type",keyword:"type",params:{type: "object"}};
+if(typeof data47.enabled !== "boolean"){
+const err108 = {instancePath:instancePath+"/webhooks/enabled",schemaPath:"#/properties/webhooks/properties/enabled/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -2517,11 +2581,9 @@ vErrors.push(err108);
 }
 errors++;
 }
-if(data42.lambdaEndpoint !== undefined){
-let data50 = data42.lambdaEndpoint;
-if(typeof data50 === "string"){
-if(!pattern3.test(data50)){
-const err109 = {instancePath:instancePath+"/webhooks/lambdaEndpoint",schemaPath:"#/definitions/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://\\S+$"}};
+let data49 = data47.port;
+if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
+const err109 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -2530,9 +2592,9 @@ vErrors.push(err109);
 }
 errors++;
 }
-}
-else {
-const err110 = {instancePath:instancePath+"/webhooks/lambdaEndpoint",schemaPath:"#/definitions/endpoint/type",keyword:"type",params:{type: "string"}};
+if((typeof data49 == "number") && (isFinite(data49))){
+if(data49 > 65535 || isNaN(data49)){
+const err110 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535}};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -2541,10 +2603,8 @@ vErrors.push(err110);
 }
 errors++;
 }
-}
-}
-else {
-const err111 = {instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/type",keyword:"type",params:{type: "object"}};
+if(data49 < 0 || isNaN(data49)){
+const err111 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -2553,9 +2613,9 @@ vErrors.push(err111);
 }
 errors++;
 }
-let data51 = data.shutdownGraceMs;
-if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
-const err112 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/type",keyword:"type",params:{type: "integer"}};
+}
+if(typeof data47.host !== "string"){
+const err112 = {instancePath:instancePath+"/webhooks/host",schemaPath:"#/properties/webhooks/properties/host/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -2564,9 +2624,10 @@ vErrors.push(err112);
 }
 errors++;
 }
-if((typeof data51 == "number") && (isFinite(data51))){
-if(data51 > 600000 || isNaN(data51)){
-const err113 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+let data51 = data47.certFile;
+if(typeof data51 === "string"){
+if(func3(data51) < 1){
+const err113 = {instancePath:instancePath+"/webhooks/certFile",schemaPath:"#/properties/webhooks/properties/certFile/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -2575,8 +2636,9 @@ vErrors.push(err113);
 }
 errors++;
 }
-if(data51 < 0 || isNaN(data51)){
-const err114 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+else {
+const err114 = {instancePath:instancePath+"/webhooks/certFile",schemaPath:"#/properties/webhooks/properties/certFile/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -2585,15 +2647,144 @@ vErrors.push(err114);
 }
 errors++;
 }
-}
-}
-else {
-const err115 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+let data52 = data47.keyFile;
+if(typeof data52 === "string"){
+if(func3(data52) < 1){
+const err115 = {instancePath:instancePath+"/webhooks/keyFile",schemaPath:"#/properties/webhooks/properties/keyFile/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err115];
 }
 else {
 vErrors.push(err115);
+}
+errors++;
+}
+}
+else {
+const err116 = {instancePath:instancePath+"/webhooks/keyFile",schemaPath:"#/properties/webhooks/properties/keyFile/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err116];
+}
+else {
+vErrors.push(err116);
+}
+errors++;
+}
+let data53 = data47.functions;
+if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
+for(const key9 in data53){
+let data54 = data53[key9];
+if(typeof data54 === "string"){
+if(!pattern26.test(data54)){
+const err117 = {instancePath:instancePath+"/webhooks/functions/" + key9.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/webhooks/properties/functions/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9:_.-]{1,170}$"}};
+if(vErrors === null){
+vErrors = [err117];
+}
+else {
+vErrors.push(err117);
+}
+errors++;
+}
+}
+else {
+const err118 = {instancePath:instancePath+"/webhooks/functions/" + key9.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/webhooks/properties/functions/additionalProperties/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err118];
+}
+else {
+vErrors.push(err118);
+}
+errors++;
+}
+}
+}
+else {
+const err119 = {instancePath:instancePath+"/webhooks/functions",schemaPath:"#/properties/webhooks/properties/functions/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err119];
+}
+else {
+vErrors.push(err119);
+}
+errors++;
+}
+if(data47.lambdaEndpoint !== undefined){
+let data55 = data47.lambdaEndpoint;
+if(typeof data55 === "string"){
+if(!pattern3.test(data55)){
+const err120 = {instancePath:instancePath+"/webhooks/lambdaEndpoint",schemaPath:"#/definitions/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://\\S+$"}};
+if(vErrors === null){
+vErrors = [err120];
+}
+else {
+vErrors.push(err120);
+}
+errors++;
+}
+}
+else {
+const err121 = {instancePath:instancePath+"/webhooks/lambdaEndpoint",schemaPath:"#/definitions/endpoint/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err121];
+}
+else {
+vErrors.push(err121);
+}
+errors++;
+}
+}
+}
+else {
+const err122 = {instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err122];
+}
+else {
+vErrors.push(err122);
+}
+errors++;
+}
+let data56 = data.shutdownGraceMs;
+if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
+const err123 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+}
+if((typeof data56 == "number") && (isFinite(data56))){
+if(data56 > 600000 || isNaN(data56)){
+const err124 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+if(data56 < 0 || isNaN(data56)){
+const err125 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
+}
+errors++;
+}
+}
+}
+else {
+const err126 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err126];
+}
+else {
+vErrors.push(err126);
 }
 errors++;
 }

@@ -26,7 +26,7 @@ import { parse as parseYaml } from 'yaml';
 import { checkAcrossFields, mapping, queueRegion } from './config-checks.ts';
 import { Problems, schemaProblem, type SchemaError } from './config-problems.ts';
 import type { RelatedMapping } from '../contract/related.ts';
-import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS, DEFAULT_RELATED_TRIGGERS, FORWARDER_CONFIG_SCHEMA, TRIGGERS, type Trigger } from './config-schema.ts';
+import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS, DEFAULT_RELATED_TRIGGERS, FORWARDER_CONFIG_SCHEMA, TRIGGERS, type Sink, type Trigger } from './config-schema.ts';
 import { validate } from './config-validator.generated.ts';
 
 /** The compiled schema, as typed as its use needs: fills in defaults, leaves every failure in `errors`. */
@@ -58,8 +58,19 @@ export interface WatchConfig {
   readonly triggers: readonly Trigger[];
   /** Primaries only: the queue this kind's messages (its own and its owned objects') go to; always set after parsing. */
   readonly queueUrl?: string;
+  /** Primaries only: where this kind's messages go (`sqs`: queueUrl; `eventbridge`: the eventBus); always set after parsing. */
+  readonly sink?: Sink;
   /** Related watches only: the primaries a change maps to (at least one). */
   readonly targets?: readonly RelatedTarget[];
+}
+
+/** The EventBridge bus of the `eventbridge` sink. */
+export interface EventBusConfig {
+  /** Name or ARN; always set when some primary sends to eventbridge. */
+  readonly name?: string;
+  readonly source: string;
+  /** Endpoint override (local emulators); the SDK's AWS_ENDPOINT_URL_EVENTBRIDGE works too. */
+  readonly endpoint?: string;
 }
 
 export interface LeaderElectionConfig {
@@ -84,6 +95,9 @@ export interface ForwarderConfig {
     readonly endpoint?: string;
   };
   readonly watches: readonly WatchConfig[];
+  /** The default sink of the primaries. */
+  readonly sink: Sink;
+  readonly eventBus: EventBusConfig;
   /** Every distinct queue URL the primaries send to, in order of first use (one sender each). */
   readonly queues: readonly string[];
   /** Forward every object on start/leadership gain (reason Resync): heals changes missed while no leader ran. */
@@ -158,6 +172,8 @@ export interface WatchInput {
   triggers?: Trigger[];
   /** Primaries only: this kind's queue (default: queue.url). */
   queueUrl?: string;
+  /** Primaries only: this kind's sink (default: the top-level sink). */
+  sink?: Sink;
   /** Related watches only: the primaries a change maps to, each with one of field, label, namespace. */
   for?: RelatedTargetInput[];
 }
@@ -178,6 +194,8 @@ export interface RelatedTargetInput {
 export interface ForwarderConfigInput {
   clusterId?: string;
   queue?: { url?: string; region?: string; endpoint?: string };
+  sink?: Sink;
+  eventBus?: { name?: string; source?: string; endpoint?: string };
   primaries?: WatchInput[];
   owned?: WatchInput[];
   related?: WatchInput[];
@@ -262,6 +280,8 @@ function withEnvironment(document: Raw, env: ForwarderEnv): Raw {
 interface ValidDocument {
   clusterId: string;
   queue: { url?: string; region?: string; endpoint?: string };
+  sink: Sink;
+  eventBus: { name?: string; source: string; endpoint?: string };
   primaries: WatchInput[];
   owned: WatchInput[];
   related: WatchInput[];
@@ -277,8 +297,9 @@ interface ValidDocument {
   shutdownGraceMs: number;
 }
 
-function watchOf(input: WatchInput, role: WatchRole, defaultQueueUrl: string): WatchConfig {
-  const queueUrl = role === 'primary' ? (input.queueUrl ?? defaultQueueUrl) : undefined;
+function watchOf(input: WatchInput, role: WatchRole, defaultQueueUrl: string, defaultSink: Sink): WatchConfig {
+  const sink = role === 'primary' ? (input.sink ?? defaultSink) : undefined;
+  const queueUrl = sink === 'sqs' ? (input.queueUrl ?? defaultQueueUrl) : undefined;
   return {
     role,
     apiVersion: input.apiVersion,
@@ -289,6 +310,7 @@ function watchOf(input: WatchInput, role: WatchRole, defaultQueueUrl: string): W
     ...(input.labelSelector ? { labelSelector: input.labelSelector } : {}),
     triggers: input.triggers ?? { primary: DEFAULT_PRIMARY_TRIGGERS, owned: DEFAULT_OWNED_TRIGGERS, related: DEFAULT_RELATED_TRIGGERS }[role],
     ...(queueUrl ? { queueUrl } : {}),
+    ...(sink ? { sink } : {}),
     ...(role === 'related' ? { targets: (input.for ?? []).map(targetOf) } : {}),
   };
 }
@@ -303,15 +325,18 @@ function targetOf(input: RelatedTargetInput): RelatedTarget {
 function configOf(document: ValidDocument, region: string, env: ForwarderEnv): ForwarderConfig {
   const defaultQueueUrl = document.queue.url ?? document.primaries.find((w) => w.queueUrl)?.queueUrl ?? '';
   const watches = [
-    ...document.primaries.map((w) => watchOf(w, 'primary', defaultQueueUrl)),
-    ...document.owned.map((w) => watchOf(w, 'owned', defaultQueueUrl)),
-    ...document.related.map((w) => watchOf(w, 'related', defaultQueueUrl)),
+    ...document.primaries.map((w) => watchOf(w, 'primary', defaultQueueUrl, document.sink)),
+    ...document.owned.map((w) => watchOf(w, 'owned', defaultQueueUrl, document.sink)),
+    ...document.related.map((w) => watchOf(w, 'related', defaultQueueUrl, document.sink)),
   ];
+  const { name: bus, source, endpoint } = document.eventBus;
   const { namespace, identity, ...leaderElection } = document.leaderElection;
   return {
     clusterId: document.clusterId,
     queue: { url: defaultQueueUrl, region, ...(document.queue.endpoint ? { endpoint: document.queue.endpoint } : {}) },
     watches,
+    sink: document.sink,
+    eventBus: { ...(bus ? { name: bus } : {}), source, ...(endpoint ? { endpoint } : {}) },
     queues: [...new Set(watches.flatMap((w) => (w.queueUrl ? [w.queueUrl] : [])))],
     resyncOnStart: document.resyncOnStart,
     coalesceWindowMs: document.coalesceWindowMs,

@@ -37,6 +37,7 @@ import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { createKubeApi, type KubeApi } from '../kube/api.ts';
 import { createLogger, errorMessage, type Logger } from '../observability/log.ts';
 import type { QueuePort } from '../queue/port.ts';
+import { createEventBusPort } from '../queue/eventbridge.ts';
 import { createSqsQueue } from '../queue/sqs.ts';
 import { isValidatedConfig, parseConfig, regionOfQueueUrl, type ForwarderConfig, type ForwarderConfigInput, type ForwarderEnv } from './config.ts';
 import { LeaderElector } from './control/leader.ts';
@@ -48,7 +49,8 @@ import { LeadershipTerm } from './control/term.ts';
 import { createForwarderMetrics, type ForwarderMetrics } from './metrics.ts';
 import { Intake } from './sink/intake.ts';
 import { Lanes } from './sink/lanes.ts';
-import { queueLabels, queueRoutes, type QueueRoutes } from './sink/queues.ts';
+import { eventBusOf, sinkRoutes } from './sink/destinations.ts';
+import { queueLabels, type QueueRoutes } from './sink/queues.ts';
 import { resolveWatches, type ResolvedWatch } from './source/resources.ts';
 import { WatchStreams } from './source/streams.ts';
 
@@ -128,13 +130,18 @@ class ForwarderProcess {
     this.metrics = createForwarderMetrics({ defaultMetrics: deps.processMetrics ?? false });
     this.#invokeWebhook = deps.invokeWebhook;
     this.#api = createKubeApi(deps.kubeConfig ?? defaultKubeConfig(), { userAgent: 'operless-forwarder' });
-    this.#routes = queueRoutes(config.queue.url, config.watches);
-    const portFor = (url: string): QueuePort => deps.queues?.(url) ?? deps.queue ?? createSqsQueue({
-      queueUrl: url,
-      region: regionOfQueueUrl(url) ?? config.queue.region,
-      ...(config.queue.endpoint ? { endpoint: config.queue.endpoint } : {}),
-      timeouts: { connectTimeoutMs: config.send.connectTimeoutMs, requestTimeoutMs: config.send.requestTimeoutMs },
-    });
+    this.#routes = sinkRoutes(config);
+    const timeouts = { connectTimeoutMs: config.send.connectTimeoutMs, requestTimeoutMs: config.send.requestTimeoutMs };
+    const portFor = (url: string): QueuePort => {
+      const injected = deps.queues?.(url) ?? deps.queue;
+      if (injected) return injected;
+      const bus = eventBusOf(url);
+      if (bus !== undefined) {
+        const { source, endpoint } = config.eventBus;
+        return createEventBusPort({ bus, source, region: config.queue.region, ...(endpoint ? { endpoint } : {}), timeouts });
+      }
+      return createSqsQueue({ queueUrl: url, region: regionOfQueueUrl(url) ?? config.queue.region, ...(config.queue.endpoint ? { endpoint: config.queue.endpoint } : {}), timeouts });
+    };
     const common = { metrics: this.metrics, log: this.#log, now: this.#now };
     this.#lanes = new Lanes({ ...common, routes: this.#routes, labels: queueLabels(this.#routes.urls), portFor, config, onOverflowDrained: (url) => this.#resyncQueue(url) });
     this.#streams = new WatchStreams({ api: this.#api, config, metrics: this.metrics, log: this.#log });

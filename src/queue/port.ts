@@ -29,6 +29,14 @@ export interface BatchEntry {
   readonly groupId?: string;
   /** FIFO queues only: `MessageDeduplicationId` (default: a random one, fifo.ts). */
   readonly deduplicationId?: string;
+  /** The trace context of the span that sends it (observability/trace.ts); absent when not tracing. */
+  readonly trace?: EntryTrace;
+}
+
+/** Trace context of an entry: W3C `traceparent` (a message attribute) and X-Ray's header (a system attribute). */
+export interface EntryTrace {
+  readonly traceparent?: string;
+  readonly awsTraceHeader?: string;
 }
 
 /** An entry the queue rejected. */
@@ -69,6 +77,7 @@ export interface OutgoingMessage {
   readonly attributes?: Readonly<Record<string, string>>;
   /** FIFO queues only: `MessageDeduplicationId` (default: a random one, fifo.ts). */
   readonly deduplicationId?: string;
+  readonly trace?: EntryTrace;
 }
 
 /** The runtime's view of the port: `send` resolves only once the queue accepted the message. */
@@ -93,6 +102,7 @@ export function singleEntry(message: OutgoingMessage): BatchEntry {
     ...(message.delaySeconds ? { delaySeconds: message.delaySeconds } : {}),
     ...(message.attributes ? { attributes: message.attributes } : {}),
     ...(message.deduplicationId ? { deduplicationId: message.deduplicationId } : {}),
+    ...(message.trace ? { trace: message.trace } : {}),
   };
 }
 

@@ -14,6 +14,7 @@
 import type {
   GetQueueAttributesCommand, QueueAttributeName, SendMessageBatchCommand, SendMessageBatchCommandInput, SendMessageBatchCommandOutput, SQSClient,
 } from '@aws-sdk/client-sqs';
+import { TRACEPARENT_ATTRIBUTE } from '../observability/trace.ts';
 import { fifoEntry, isFifoQueueUrl } from './fifo.ts';
 import type { BatchEntry, EntryFailure, QueueDepth, QueuePort } from './port.ts';
 
@@ -30,7 +31,8 @@ const DEPTH_ATTRIBUTES = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMes
 
 /**
  * The `SendMessageBatch` input for `entries`: a delay only when non-zero, attributes as
- * strings; to a FIFO queue, each entry's group and deduplication id (fifo.ts, which refuses a
+ * strings, the trace context as the `traceparent` attribute and the `AWSTraceHeader` system
+ * attribute; to a FIFO queue, each entry's group and deduplication id (fifo.ts, which refuses a
  * delay). Pure.
  */
 export function batchInput(queueUrl: string, entries: readonly BatchEntry[]): SendMessageBatchCommandInput {
@@ -39,11 +41,13 @@ export function batchInput(queueUrl: string, entries: readonly BatchEntry[]): Se
     QueueUrl: queueUrl,
     Entries: entries.map((entry) => {
       const e = fifo ? fifoEntry(entry) : entry;
+      const attributes = { ...e.attributes, ...(e.trace?.traceparent ? { [TRACEPARENT_ATTRIBUTE]: e.trace.traceparent } : {}) };
       return {
         Id: e.id,
         MessageBody: e.body,
         ...(e.delaySeconds ? { DelaySeconds: e.delaySeconds } : {}),
-        ...(e.attributes ? { MessageAttributes: Object.fromEntries(Object.entries(e.attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }])) } : {}),
+        ...(Object.keys(attributes).length > 0 ? { MessageAttributes: Object.fromEntries(Object.entries(attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }])) } : {}),
+        ...(e.trace?.awsTraceHeader ? { MessageSystemAttributes: { AWSTraceHeader: { DataType: 'String', StringValue: e.trace.awsTraceHeader } } } : {}),
         ...(fifo ? { MessageGroupId: e.groupId, MessageDeduplicationId: e.deduplicationId } : {}),
       };
     }),

@@ -8,7 +8,9 @@
  * into a Python virtual environment (`pytools`) — each once, into a version-keyed cache
  * (`~/.cache/operless/<name>-<version>/`, or `$OPERLESS_CACHE`). The benchmark's
  * controller-runtime operator (`bench/controller-runtime`) is built the same way, but only when
- * named (`controller-runtime` is not among the default targets: tests never build it).
+ * named (`controller-runtime` is not among the default targets: tests never build it), and so
+ * is the EventBridge emulator, moto's server from PyPI in a Python virtual environment
+ * (`moto`: the EventBridge tests provision it themselves).
  *
  * `KUBEBUILDER_ASSETS` is honoured like controller-runtime's envtest does: when that folder
  * holds `kube-apiserver` and `etcd`, they are used and neither is built; kube-controller-manager
@@ -25,11 +27,14 @@ import { accessSync, constants } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export type ProvisionTarget = 'kube' | 'etcd' | 'helm' | 'elasticmq' | 'rie' | 'ric' | 'pytools' | 'controller-runtime';
+export type ProvisionTarget = 'kube' | 'etcd' | 'helm' | 'elasticmq' | 'rie' | 'ric' | 'pytools' | 'moto' | 'controller-runtime';
 /** What `provision()` builds by default: the test environment. */
 export const ALL_TARGETS: readonly ProvisionTarget[] = ['etcd', 'kube', 'elasticmq', 'helm', 'rie', 'ric', 'pytools'];
-/** Every target, including those built only when named (the benchmark's operator). */
-export const KNOWN_TARGETS: readonly ProvisionTarget[] = [...ALL_TARGETS, 'controller-runtime'];
+/**
+ * Every target, including those built only when named: the EventBridge emulator (its tests
+ * provision it themselves) and the benchmark's operator.
+ */
+export const KNOWN_TARGETS: readonly ProvisionTarget[] = [...ALL_TARGETS, 'moto', 'controller-runtime'];
 
 export interface TestBinaries {
   readonly etcd: string;
@@ -55,6 +60,8 @@ export interface ProvisionResult {
   readonly checkov?: string;
   /** The benchmark's controller-runtime Memcached operator (bench/controller-runtime). */
   readonly controllerRuntimeOperator?: string;
+  /** The Python of moto's virtual environment: run `<python> -m moto.server -H 127.0.0.1 -p PORT`. */
+  readonly motoPython?: string;
 }
 
 export interface ProvisionOptions {
@@ -191,6 +198,7 @@ async function doProvision(options: ProvisionOptions): Promise<ProvisionResult> 
     const bin = join(await buildTarget('pytools', options), 'bin');
     result = { ...result, cfnLint: join(bin, 'cfn-lint'), checkov: join(bin, 'checkov') };
   }
+  if (targets.has('moto')) result.motoPython = join(await buildTarget('moto', options), 'venv', 'bin', 'python');
   if (targets.has('controller-runtime')) result.controllerRuntimeOperator = join(await buildTarget('controller-runtime', options), 'memcached-operator');
   return result;
 }

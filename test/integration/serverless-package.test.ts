@@ -153,6 +153,8 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
       subnetIds: 'subnet-1,subnet-2',
       securityGroupIds: 'sg-1',
       clusterId: 'shop-eu',
+      eventBusName: 'shop-events',
+      eventArchiveRetentionDays: '30',
       alarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:ops',
       oldestMessageAlarmSeconds: '120',
       deadLetterAlarmThreshold: '3',
@@ -191,6 +193,21 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
     assert.deepEqual(alarm.OKActions, ['arn:aws:sns:us-east-1:123456789012:ops']);
   }
   assert.equal((resolveValue(result.template, resources.MemcachedLogGroup?.Properties) as Json).KmsKeyId, 'arn:aws:kms:us-east-1:123456789012:key/k');
+
+  // The EventBridge sink: the bus, a rule for the kind passing the bare message to the work
+  // queue, the queue policy letting only that rule send, and the archive.
+  assert.ok(isTrue(result.template, 'UsesEventBus'));
+  assert.equal(resolveValue(result.template, (resources.EventBus?.Properties as Json | undefined)?.Name), 'shop-events');
+  const rule = resources.MemcachedEventRule?.Properties as Json;
+  assert.deepEqual(rule.EventPattern, { source: ['operless'], detail: { kind: ['Memcached'] } });
+  assert.deepEqual(rule.Targets, [{ Id: 'work-queue', Arn: getAtt('WorkQueue'), InputPath: '$.detail' }]);
+  // One queue policy (a queue has one): the rule's Allow; no forwarderRoleArn here, so no Deny.
+  const statements = resolveValue(result.template, (resources.WorkQueuePolicy?.Properties as Json | undefined)?.PolicyDocument.Statement) as Json[];
+  assert.deepEqual(statements.map((st) => st.Sid), ['EventRuleSends']);
+  assert.deepEqual(statements[0]!.Condition, { ArnEquals: { 'aws:SourceArn': getAtt('MemcachedEventRule') } });
+  assert.deepEqual(statements[0]!.Principal, { Service: 'events.amazonaws.com' });
+  assert.equal(Number((resources.EventArchive?.Properties as Json | undefined)?.RetentionDays), 30); // a --param is a string; CloudFormation takes either
+  for (const id of ['EventBus', 'MemcachedEventRule', 'EventArchive']) assert.equal(resources[id]?.Condition, 'UsesEventBus', id);
 });
 
 test('ordering per-key: FIFO work queue and DLQ, a standard delay queue consumed by the same function, its URL in the environment', async () => {

@@ -14,9 +14,12 @@ function parameters(template: CloudFormationTemplate): Record<string, Parameter>
   return ((template as { Parameters?: Record<string, Parameter> }).Parameters ?? {});
 }
 
+const isNoValue = (v: Json): boolean => typeof v === 'object' && v !== null && !Array.isArray(v) && (v as Record<string, Json>).Ref === 'AWS::NoValue';
+
 /** The value of `node` with parameter references resolved to their defaults. */
 export function resolveValue(template: CloudFormationTemplate, node: Json): Json {
-  if (Array.isArray(node)) return node.map((n) => resolveValue(template, n));
+  // An item that resolves to AWS::NoValue is left out, as CloudFormation does.
+  if (Array.isArray(node)) return node.map((n) => resolveValue(template, n)).filter((v) => !isNoValue(v));
   if (node === null || typeof node !== 'object') return node;
   const entries = Object.entries(node as Record<string, Json>);
   const [key, arg] = entries[0] ?? [];

@@ -28,6 +28,7 @@ import { SendBuffer, type BatchEntry } from './buffer.ts';
 import type { ForwarderMetrics } from '../metrics.ts';
 import type { QueuePort } from '../../queue/port.ts';
 import { feedRoom } from './resync-feed.ts';
+import { forwardSpans } from './trace.ts';
 
 /** Where a lane's resync messages wait their turn (a `ResyncFeed`): taken as the buffer has room. */
 export interface ResyncSource {
@@ -245,8 +246,10 @@ export class Sender {
     }
     this.#inFlight = batch.length;
     let retryDelay = 0;
+    const spans = forwardSpans(batch, this.#opts.queueLabel);
     try {
-      const result = await this.#opts.queue.sendBatch(batch.map(({ id, body }) => ({ id, body })));
+      const result = await this.#opts.queue.sendBatch(batch.map(({ id, body }) => ({ id, body, ...spans.trace(id) })));
+      spans.end(result.failed);
       this.#setReachable(true);
       const { sent, retry, giveUp } = classifyBatchResult(batch, result.failed, this.#faults, this.#opts.maxSenderFaultRetries);
       const now = this.#now();
@@ -279,6 +282,7 @@ export class Sender {
         this.#backoff.reset();
       }
     } catch (err) {
+      spans.fail(err);
       this.#opts.metrics.sendErrors.inc({ kind: 'request', queue: this.#opts.queueLabel });
       this.#setReachable(false, err);
       this.#recordDropped(this.#buffer.putBack(batch.map((e) => e.message)));

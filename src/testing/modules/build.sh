@@ -12,6 +12,8 @@
 #                      npm; its native addon is compiled at install against the pinned Node's own headers)
 #   build.sh pytools -> $CACHE/pytools-cfn-lint-<v>-checkov-<v>-<hash of the pins>/bin/{cfn-lint,checkov}
 #                      (the template linters, from PyPI into a Python virtual environment; needs python3 with venv)
+#   build.sh moto   -> $CACHE/moto-5.2.5/venv  (PyPI: moto[server] and its pinned dependencies in a
+#                      Python virtual environment; run: "$dir/venv/bin/python" -m moto.server -H 127.0.0.1 -p PORT)
 #   build.sh controller-runtime -> $CACHE/controller-runtime-memcached-v0.22.5-<source hash>/memcached-operator
 #                      (the benchmark's controller-runtime operator, bench/controller-runtime; bench only:
 #                      keyed by the pinned controller-runtime and a hash of its source, go.mod and go.sum)
@@ -22,7 +24,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${OPERLESS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/operless}
-what=${1:?usage: build.sh kube|etcd|helm|elasticmq|rie|ric|pytools|controller-runtime}
+what=${1:?usage: build.sh kube|etcd|helm|elasticmq|rie|ric|pytools|moto|controller-runtime}
 
 die() { echo "operless testenv: $*" >&2; exit 1; }
 need_go() {
@@ -86,7 +88,13 @@ case "$what" in
     pin() { sed -n "s|^$1==\(.*\)$|\1|p" "$here/pytools/requirements.txt"; }
     ver="cfn-lint-$(pin cfn-lint)-checkov-$(pin checkov)-$(cat "$here/pytools/requirements.txt" "$here/pytools/constraints.txt" | sha256sum | cut -c1-8)"; dir=pytools
     ;;
-  *) die "unknown target '$what' (expected kube, etcd, helm, elasticmq, rie, ric, pytools or controller-runtime)";;
+  moto)
+    py=${OPERLESS_PYTHON:-python3}
+    "$py" -c 'import sys, venv; sys.exit(0 if sys.version_info >= (3, 9) else 1)' 2>/dev/null \
+      || die "Python >= 3.9 with venv is not available ($py), and the EventBridge emulator (moto) needs it. Install it (Debian: apt-get install python3 python3-venv) or set OPERLESS_PYTHON."
+    ver=$(sed -n 's|^moto\[server\]==\(.*\)$|\1|p' "$here/moto/requirements.txt"); dir=moto
+    ;;
+  *) die "unknown target '$what' (expected kube, etcd, helm, elasticmq, rie, ric, pytools, moto or controller-runtime)";;
 esac
 [ -n "$ver" ] || die "could not read the pinned version from $here/$dir/go.mod"
 out="$cache/$what-$ver"
@@ -135,6 +143,16 @@ elif [ "$what" = pytools ]; then
   chmod +x "$tmp/bin/cfn-lint" "$tmp/bin/checkov"
   "$tmp/bin/cfn-lint" --version >&2 && "$tmp/bin/checkov" --version >&2 || die "the installed linters do not start (see above)"
   echo "operless testenv:   installed the template linters in $(( $(date +%s) - start ))s" >&2
+  pkgs=""
+elif [ "$what" = moto ]; then
+  echo "operless testenv: installing moto $ver (the EventBridge emulator) from PyPI into $out (first run only)" >&2
+  start=$(date +%s)
+  "$py" -m venv "$tmp/venv" || die "python -m venv failed (Debian: apt-get install python3-venv)"
+  "$tmp/venv/bin/python" -m pip install -q --disable-pip-version-check --no-input -r "$here/moto/requirements.txt" >"$tmp/pip.log" 2>&1 \
+    || { tail -40 "$tmp/pip.log" >&2; die "pip could not install moto[server]==$ver (output above). Check that PyPI is reachable (pip config, proxy)."; }
+  rm -f "$tmp/pip.log"
+  "$tmp/venv/bin/python" -c 'import moto.server' || die "moto $ver installed but moto.server does not import"
+  echo "operless testenv:   installed in $(( $(date +%s) - start ))s" >&2
   pkgs=""
 else
   echo "operless testenv: building $what $ver from Go modules into $out (first run only; several minutes on 2 cores)" >&2

@@ -1,0 +1,187 @@
+/**
+ * The EventBridge sink end to end, against a REAL kube-apiserver + etcd and a REAL EventBridge
+ * emulator (moto's server, src/testing/eventbridge.ts): the forwarder (in-process, configured
+ * with `sink: eventbridge` and the emulator's endpoint, its own EventBridge client from the
+ * config) publishes each change of a Gadget to the bus; a rule for the kind sends it to a moto
+ * SQS queue; the function (the runtime's own handler under the local Lambda runner, reading
+ * that queue) reconciles and writes the status. Which broker served which hop: the bus, the
+ * rules and both queues are moto's (a rule's SQS target can only be one of moto's queues);
+ * the API server is the real one.
+ *
+ * The rule of the work queue is configured as serverless.yml does (InputPath `$.detail`);
+ * moto ignores InputPath, so the function receives the whole event envelope there — the shape
+ * the functions accept besides the bare message. A second rule passes the detail only (an
+ * InputTransformer, which moto implements), and its queue gets the bare message, identical to
+ * what the SQS sink sends. A hostile envelope on the work queue goes to the DLQ with the same
+ * reason as any invalid message.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CreateArchiveCommand } from '@aws-sdk/client-eventbridge';
+import { ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { replay } from '../../src/cli/commands/replay.ts';
+import { startControlPlane, waitUntil, type ControlPlane } from '../../src/testing/index.ts';
+import { EMULATOR_REGION, startEventBridge, type EventBridgeEmulator } from '../../src/testing/eventbridge.ts';
+import { decodeMessage } from '../../src/contract/message.ts';
+import { DLQ_ATTRIBUTE_REASON } from '../../src/contract/dlq.ts';
+import { defineController } from '../../src/core/controller.ts';
+import { toSqsHandler } from '../../src/core/handler.ts';
+import { done } from '../../src/core/result.ts';
+import type { KindRef, KubeObject } from '../../src/kube/types.ts';
+import { createClientFactory } from '../../src/kube/factory.ts';
+import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts';
+import { startLambdaRunner, type LambdaRunner } from '../../src/local/lambda-runner.ts';
+import { createSqsSender } from '../../src/queue/sqs.ts';
+import { silentLogger } from '../../src/observability/log.ts';
+import { noMetrics } from '../../src/core/metrics.ts';
+import { API_VERSION, GADGET_CRD, gadgetConfig, Objects } from './forwarder-env.ts';
+
+const GADGET: KindRef = { apiVersion: API_VERSION, kind: 'Gadget', plural: 'gadgets', namespaced: true };
+const BUS = 'operless-it';
+const SOURCE = 'operless.it';
+const NS = 'eb';
+
+interface Gadget extends KubeObject {
+  spec: { size?: number };
+  status?: { reconciledGeneration?: number };
+}
+
+let cp: ControlPlane;
+let eb: EventBridgeEmulator;
+let sqs: SQSClient;
+let workUrl: string;
+let dlqUrl: string;
+let auditUrl: string;
+let forwarder: Forwarder | undefined;
+let runner: LambdaRunner | undefined;
+let objects: Objects;
+let busArn: string;
+let archiveArn: string;
+const startedAt = new Date(Date.now() - 60_000).toISOString();
+
+before(async () => {
+  // The forwarder's own EventBridge client takes its credentials from the SDK's chain.
+  process.env.AWS_ACCESS_KEY_ID ??= 'test';
+  process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
+  [cp, eb] = await Promise.all([startControlPlane({ crds: [GADGET_CRD] }), startEventBridge()]);
+  sqs = eb.sqs();
+  objects = new Objects(cp.kubeConfig);
+  await objects.createNamespace(NS);
+  busArn = await eb.createBus(BUS);
+  workUrl = await eb.routeToQueue({ bus: BUS, rule: 'gadget-work', source: SOURCE, kind: 'Gadget', queueName: 'work', input: { InputPath: '$.detail' } });
+  auditUrl = await eb.routeToQueue({
+    bus: BUS, rule: 'gadget-audit', source: SOURCE, kind: 'Gadget', queueName: 'audit',
+    input: { InputTransformer: { InputPathsMap: { detail: '$.detail' }, InputTemplate: '<detail>' } },
+  });
+  dlqUrl = await eb.routeToQueue({ bus: BUS, rule: 'nothing', source: 'never', queueName: 'work-dlq' });
+  archiveArn = (await eb.events().send(new CreateArchiveCommand({ ArchiveName: 'changes', EventSourceArn: busArn, EventPattern: JSON.stringify({ source: [SOURCE] }) }))).ArchiveArn ?? '';
+});
+after(async () => {
+  await runner?.stop();
+  await forwarder?.stop({ graceMs: 0 });
+  await Promise.allSettled([cp?.stop(), eb?.stop()]);
+});
+
+async function receive(queueUrl: string): Promise<{ body: string; attributes: Record<string, string> }[]> {
+  const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageAttributeNames: ['All'] }));
+  return (out.Messages ?? []).map((m) => ({
+    body: m.Body ?? '',
+    attributes: Object.fromEntries(Object.entries(m.MessageAttributes ?? {}).map(([k, v]) => [k, v.StringValue ?? ''])),
+  }));
+}
+
+test('a change goes forwarder → bus → rule → queue → function, and the status is written', async () => {
+  const base = gadgetConfig('', EMULATOR_REGION, { coalesceWindowMs: 0 });
+  forwarder = startForwarder({
+    ...base,
+    queue: { region: EMULATOR_REGION },
+    sink: 'eventbridge',
+    eventBus: { name: BUS, source: SOURCE, endpoint: eb.endpoint },
+    primaries: base.primaries!.map((p) => ({ ...p, namespaces: [NS] })),
+    owned: [],
+  }, { kubeConfig: cp.kubeConfig, logger: silentLogger });
+  await forwarder.ready;
+
+  const handler = toSqsHandler(defineController<Gadget>({
+    ...GADGET,
+    reconcile: async (gadget, ctx) => {
+      await ctx.updateStatus({ reconciledGeneration: gadget.metadata.generation });
+      return done();
+    },
+  }), {
+    queueUrl: workUrl,
+    deadLetterQueueUrl: dlqUrl,
+    clients: createClientFactory({ env: { OPERLESS_KUBECONFIG: cp.kubeconfigPath, OPERLESS_CLUSTER: 'test' } }),
+    sender: createSqsSender(sqs),
+    log: silentLogger,
+    metrics: noMetrics,
+  });
+  runner = await startLambdaRunner({ queueUrl: workUrl, sqs, handler, batchSize: 10, batchWindowSeconds: 0, maxConcurrency: 1, timeoutSeconds: 30, logger: silentLogger });
+
+  await objects.createGadget(NS, 'g1', { size: 1 });
+  await objects.api.requestJson('PATCH', objects.gadgetPath(NS, 'g1'), { body: { spec: { size: 2 } }, contentType: 'application/merge-patch+json' });
+  await waitUntil('the function to write the status of generation 2 from events routed by the bus', async () => {
+    const g = await objects.api.requestJson<Gadget>('GET', objects.gadgetPath(NS, 'g1'));
+    return g.status?.reconciledGeneration === 2;
+  });
+
+  // The detail-only rule's queue holds the bare messages, as the SQS sink would send them.
+  const audit = await receive(auditUrl);
+  assert.ok(audit.length > 0, 'the detail-only rule delivered nothing');
+  for (const { body } of audit) {
+    const decoded = decodeMessage(body);
+    assert.ok(decoded.ok, `not a bare reconcile message: ${body}`);
+    assert.equal(decoded.message.kind, 'Gadget');
+    assert.ok(!('detail-type' in JSON.parse(body)), 'the detail-only rule delivered an envelope');
+  }
+  const sent = (await forwarder.metrics.registry.getMetricsAsJSON()).find((m) => m.name === 'operless_forwarder_messages_sent_total');
+  assert.ok((sent?.values ?? []).some((v) => String(v.labels.queue).includes(BUS) && v.value > 0), `no message counted as sent to the bus: ${JSON.stringify(sent?.values)}`);
+  assert.equal(forwarder.readiness().ok, true, forwarder.readiness().reasons.join('; '));
+});
+
+test('a hostile envelope on the work queue is dead-lettered with the reason of any invalid message', async () => {
+  assert.ok(runner, 'the first test starts the function');
+  const hostile = JSON.stringify({ source: SOURCE, 'detail-type': 'Reconcile Added', detail: { v: 1, kind: 'Gadget', name: 'Not A Name' } });
+  await sqs.send(new SendMessageCommand({ QueueUrl: workUrl, MessageBody: hostile }));
+  let dead: { body: string; attributes: Record<string, string> } | undefined;
+  await waitUntil('the hostile envelope in the DLQ', async () => {
+    dead = (await receive(dlqUrl)).find((m) => m.body === hostile);
+    return dead !== undefined;
+  });
+  assert.equal(dead!.attributes[DLQ_ATTRIBUTE_REASON], 'InvalidMessage');
+});
+
+test('a bus that does not exist makes the forwarder not ready, naming the bus', async () => {
+  const base = gadgetConfig('', EMULATOR_REGION, { coalesceWindowMs: 0 });
+  const lost = startForwarder({
+    ...base,
+    queue: { region: EMULATOR_REGION },
+    sink: 'eventbridge',
+    eventBus: { name: 'no-such-bus', source: SOURCE, endpoint: eb.endpoint },
+    primaries: base.primaries!.map((p) => ({ ...p, namespaces: [NS] })),
+    owned: [],
+  }, { kubeConfig: cp.kubeConfig, logger: silentLogger });
+  try {
+    await lost.ready;
+    await waitUntil('readiness to name the missing bus', () => lost.readiness().reasons.some((r) => r.includes('eventbridge:no-such-bus')));
+    assert.equal(lost.readiness().ok, false);
+  } finally {
+    await lost.stop({ graceMs: 0 });
+  }
+});
+
+test('operless replay sends the archived changes to the bus again, and its rules deliver them', async () => {
+  const result = await replay(['--archive', archiveArn, '--bus', busArn, '--from', startedAt, '--to', new Date().toISOString(), '--name', 'it-replay', '--wait', '--timeout', '60', '--json'], eb.events());
+  assert.equal(result.exitCode ?? 0, 0, result.output);
+  assert.equal(JSON.parse(result.output).state, 'COMPLETED');
+  // The audit rule's queue gets the archived Gadget events again (moto replays them untransformed: whole events).
+  let replayed: string[] = [];
+  await waitUntil('the replayed events in the audit queue', async () => {
+    replayed = [...replayed, ...(await receive(auditUrl)).map((m) => m.body).filter((b) => b.includes('"replay-name": "it-replay"'))];
+    return replayed.length > 0;
+  });
+  for (const body of replayed) {
+    const decoded = decodeMessage(body);
+    assert.ok(decoded.ok && decoded.message.kind === 'Gadget', body);
+  }
+});
