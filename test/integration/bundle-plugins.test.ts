@@ -23,8 +23,9 @@ test('serverless package ships bundles built with the Operless esbuild plugins',
       assert.match(code, /is not bundled by Operless/, fn.name);
       assert.ok(code.includes('process.getBuiltinModule("node:https")'), `${fn.name}: node:https through getBuiltinModule`);
       assert.doesNotMatch(code, /from\s*"node:https?"/, `${fn.name}: no ES import of node:http(s)`);
-      // Without the stubs a function bundle is ~1.3 MiB (undici alone is ~720 KiB).
-      assert.ok(fn.bundleBytes < 512 * 1024, `${fn.name} bundle is ${fn.bundleBytes} bytes: are the stubs applied?`);
+      // With the SQS client it carries (docs/architecture.md) a function bundle is ~0.5 MiB;
+      // without the stubs it would be ~1.2 MiB more (undici alone is ~720 KiB).
+      assert.ok(fn.bundleBytes < 768 * 1024, `${fn.name} bundle is ${fn.bundleBytes} bytes: are the stubs applied?`);
     }
   } finally {
     rmSync(work, { recursive: true, force: true });
