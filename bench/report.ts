@@ -59,6 +59,7 @@ export function toMarkdown(r: BenchResult): string {
     out.push(`| no-op, periodic Resync | ${fmt(o.noop.perReconcile)} | ${fmt(b.noop.perReconcile)} | ${ratioOf(o.noop.perReconcile, b.noop.perReconcile)} | ${verbs(o.noop.byVerb)} |`);
     out.push('');
   }
+  if (r.related) out.push(...relatedTables(r.related));
   if (r.forwarder) {
     const f = r.forwarder;
     out.push(`### Forwarder (its bundle as its own process, ${f.objects} watched objects)`);
@@ -117,6 +118,26 @@ const COLORS = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759'];
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
 
 /** Two grouped bar charts side by side: convergence seconds per N, lag percentiles per system. */
+/** The related-objects scenario: lag and cost per ConfigMap change. */
+function relatedTables(rel: NonNullable<BenchResult['related']>): string[] {
+  const verbs = (m: Record<string, number>) => Object.entries(m).sort().map(([k, v]) => `${k} ${v}`).join(', ');
+  const out = [`### Related objects: a ConfigMap change referred to by ${rel.referring} of ${rel.objects} Memcacheds (Operless, shipped related watch)`, ''];
+  out.push('Lag: ConfigMap update sent → the new settings hash seen on each referring Deployment\'s pod template, ms. API requests: whole cluster (watches excluded) until the rollouts are done and the function is quiet.');
+  out.push('');
+  out.push('| change | p50 | p95 | max | lost | reconciles, referring | messages by reason | reconciles, others | API requests | by verb and resource |');
+  out.push('| ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- |');
+  for (const [i, u] of rel.updates.entries()) {
+    out.push(`| ${i + 1} | ${fmt(u.p50)} | ${fmt(u.p95)} | ${fmt(u.max)} | ${u.lost} | ${u.referringReconciles} | ${verbs(u.referringByReason)} | ${u.otherReconciles} | ${u.apiRequests} | ${verbs(u.apiByVerb)} |`);
+  }
+  const busy = rel.machineBusy === undefined ? '?' : `${Math.round(rel.machineBusy * 100)} %`;
+  out.push(`| all | ${fmt(rel.lag.p50)} | ${fmt(rel.lag.p95)} | ${fmt(rel.lag.max)} | | | | | | machine CPU busy ${busy} |`);
+  out.push('');
+  const o = rel.operator;
+  out.push(`With the controller manager and the simulated kubelet stopped (requests of the forwarder and the function only; the forwarder only watches): ${o.apiRequests} requests for one change, ${fmt(o.perReferring)} per referring object (${verbs(o.byVerb)}); ${o.referringReconciles} reconciles of the referring objects (messages: ${verbs(o.referringByReason)}), ${o.otherReconciles} of the others.`);
+  out.push('');
+  return out;
+}
+
 export function toSvg(r: BenchResult): string {
   const W = 900;
   const H = 360;

@@ -8,6 +8,7 @@ import type { Spread } from './lib/stats.ts';
 import type { ApiCostResult } from './scenarios/api-cost.ts';
 import type { ForwarderResult } from './scenarios/forwarder.ts';
 import type { FunctionResult } from './scenarios/function.ts';
+import type { RelatedResult } from './scenarios/related.ts';
 
 export interface BenchSettings {
   readonly sizes: readonly number[];
@@ -27,6 +28,10 @@ export interface BenchSettings {
   readonly burst: number;
   readonly coldStartRuns: number;
   readonly convergenceTimeoutMs: number;
+  /** Related objects: Memcacheds, how many of them refer to the changed ConfigMap, and its changes. */
+  readonly relatedObjects: number;
+  readonly relatedReferring: number;
+  readonly relatedUpdates: number;
 }
 
 export interface BenchResult {
@@ -40,6 +45,7 @@ export interface BenchResult {
   apiCost?: { operless: ApiCostResult; baseline: ApiCostResult };
   forwarder?: ForwarderResult;
   function?: FunctionResult;
+  related?: RelatedResult;
   cost?: { from: string; reconciles: number; memoryMB: number; perMillion: CostPerMillion; podPerMonth: number; prices: typeof PRICES };
   targets: { figure: string; target: string; measured: string; met?: boolean }[];
 }

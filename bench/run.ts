@@ -3,7 +3,8 @@
  * controller-runtime itself (the Go operator of bench/controller-runtime, built on first use, cached)
  * and an in-process controller-runtime-style baseline on the same real control plane, scenario by
  * scenario (issue 8): convergence, lag, API requests per reconcile, the forwarder, the
- * function bundle and cold start, and the cost model. Writes `<out>/<date>.json`,
+ * function bundle and cold start, the lag and API cost of a related object's change (issue 16),
+ * and the cost model. Writes `<out>/<date>.json`,
  * `<out>/<date>.md` and `<out>/<date>.svg` (default out: bench/results) and prints the
  * markdown. Numbers depend on the machine; ratios are the figures to compare.
  */
@@ -21,21 +22,22 @@ import { measureConvergence } from './scenarios/convergence.ts';
 import { measureForwarder } from './scenarios/forwarder.ts';
 import { measureFunction } from './scenarios/function.ts';
 import { measureLag } from './scenarios/lag.ts';
+import { measureRelated } from './scenarios/related.ts';
 import { toMarkdown, toSvg } from './report.ts';
 
-export const SCENARIOS = ['convergence', 'lag', 'api', 'forwarder', 'function'] as const;
+export const SCENARIOS = ['convergence', 'lag', 'api', 'forwarder', 'function', 'related'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export const QUICK: BenchSettings = {
   sizes: [20], baselineWorkers: 10, equalInvocations: 10, scaleOutInvocations: 50, scaleOutKeysPerInvocation: 8,
   lagPool: 10, lagRate: 5, lagOverloadRate: 0, lagSeconds: 10, apiObjects: 5, forwarderObjects: 300, burstObjects: 20, burst: 5, coldStartRuns: 3,
-  convergenceTimeoutMs: 180_000,
+  convergenceTimeoutMs: 180_000, relatedObjects: 30, relatedReferring: 10, relatedUpdates: 5,
 };
 
 export const FULL: BenchSettings = {
   sizes: [100, 1000], baselineWorkers: 10, equalInvocations: 10, scaleOutInvocations: 50, scaleOutKeysPerInvocation: 8,
   lagPool: 50, lagRate: 10, lagOverloadRate: 20, lagSeconds: 60, apiObjects: 20, forwarderObjects: 10_000, burstObjects: 100, burst: 5, coldStartRuns: 10,
-  convergenceTimeoutMs: 900_000,
+  convergenceTimeoutMs: 900_000, relatedObjects: 100, relatedReferring: 30, relatedUpdates: 10,
 };
 
 export interface RunOptions {
@@ -195,6 +197,15 @@ export async function runBench(options: RunOptions): Promise<{ result: BenchResu
       say('function: bundle size and cold start');
       result.function = await measureFunction(env, ns('fn'), s.coldStartRuns);
     }
+    if (want('related')) {
+      // After the lag runs the control plane holds their objects; the related change starts without them.
+      if (leftBehind > 0) await freshControlPlane('the related scenario starts without the previous runs\' objects');
+      say(`related: ${s.relatedUpdates} changes of a ConfigMap referred to by ${s.relatedReferring} of ${s.relatedObjects} Memcacheds`);
+      result.related = await measureRelated(env, ns('rel'), { objects: s.relatedObjects, referring: s.relatedReferring, updates: s.relatedUpdates, maxConcurrency: s.equalInvocations });
+      leftBehind += s.relatedObjects;
+      const r = result.related;
+      say(`  lag p50 ${r.lag.p50} ms, p95 ${r.lag.p95} ms, max ${r.lag.max} ms; others reconciled ${r.updates.reduce((a, u) => a + u.otherReconciles, 0)} times; operator requests per change ${r.operator.apiRequests}`);
+    }
     if (costSource) {
       const inv = costSource.system.invocations;
       const traffic = {
@@ -297,7 +308,7 @@ function parseArgs(argv: readonly string[]): RunOptions {
     else if (a === '--no-controller-runtime') controllerRuntime = false;
     else if (a === '--sizes') sizes = (argv[++i] ?? '').split(',').map(Number);
     else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: npm run bench -- [--quick] [--repeat R] [--only convergence,lag,api,forwarder,function] [--out dir] [--forwarder-objects N] [--sizes N,N] [--no-controller-runtime]\n');
+      process.stdout.write('usage: npm run bench -- [--quick] [--repeat R] [--only convergence,lag,api,forwarder,function,related] [--out dir] [--forwarder-objects N] [--sizes N,N] [--no-controller-runtime]\n');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}; see --help`);
   }

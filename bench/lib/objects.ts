@@ -21,9 +21,10 @@ export async function forEachParallel<T>(items: readonly T[], parallel: number, 
   }));
 }
 
-export async function createMemcacheds(client: BoundKubeClient, namespace: string, list: readonly string[], size: number, parallel = 20): Promise<void> {
+/** Creates the Memcacheds of `list` with `spec.size` and whatever `spec` adds to each one's spec. */
+export async function createMemcacheds(client: BoundKubeClient, namespace: string, list: readonly string[], size: number, parallel = 20, spec: (name: string) => Record<string, unknown> = () => ({})): Promise<void> {
   await forEachParallel(list, parallel, async (name) => {
-    await client.create(MEMCACHED_KIND, { apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, metadata: { name, namespace }, spec: { size } });
+    await client.create(MEMCACHED_KIND, { apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, metadata: { name, namespace }, spec: { size, ...spec(name) } });
   });
 }
 

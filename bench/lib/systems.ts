@@ -30,6 +30,7 @@ import { createSqsQueue } from '../../src/queue/sqs.ts';
 import { createKubeClient, type BoundKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
 import { memcachedController } from '../../src/memcached/controller.ts';
+import { watchesFor } from '../../src/devloop/project.ts';
 import { silentLogger } from '../../src/observability/log.ts';
 import { loadHandler, startLambdaRunner, type HandlerModule, type LambdaRunner, type SQSHandlerFn } from '../../src/local/lambda-runner.ts';
 import { startMemoryQueueServer, type MemoryQueueServer } from '../../src/local/memory-queue-server.ts';
@@ -154,6 +155,8 @@ export interface OperlessOptions {
   readonly ordering?: 'per-key' | 'unordered';
   /** Start without the forwarder (messages come from `enqueue` only). */
   readonly watch?: boolean;
+  /** Also watch the controller's related kinds (Memcached: ConfigMaps named by `spec.configMapRef.name`), as shipped. */
+  readonly related?: boolean;
   readonly label?: string;
   /** Experiments: called after each invocation with its event and when the handler ran. */
   readonly observe?: (event: SQSEvent, startedAt: number, doneAt: number) => void;
@@ -225,6 +228,7 @@ export async function startOperless(env: BenchEnv, options: OperlessOptions): Pr
         queue: { url: queueUrl, region: env.queues.region, endpoint: env.sqsCounter.endpoint },
         primaries: [kind(env.controller.kind)],
         owned: (env.controller.spec.owns ?? []).map(kind),
+        ...(options.related ? { related: (watchesFor([env.controller]).related ?? []).map((r) => ({ ...r, ...ns })) } : {}),
         leaderElection: { enabled: false },
         ...(options.coalesceWindowMs !== undefined ? { coalesceWindowMs: options.coalesceWindowMs } : {}),
         ...(options.coalesceMaxWindowMs !== undefined ? { coalesceMaxWindowMs: options.coalesceMaxWindowMs } : {}),

@@ -10,14 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QUICK, runBench } from '../../bench/run.ts';
 
-test('the quick benchmark runs convergence, lag and API cost on both systems and writes json, markdown and svg', { timeout: 360_000 }, async () => {
+test('the quick benchmark runs convergence, lag and API cost on both systems, a related change on Operless, and writes json, markdown and svg', { timeout: 360_000 }, async () => {
   const outDir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
   try {
     const { result, files } = await runBench({
-      settings: { ...QUICK, sizes: [3], lagPool: 2, lagRate: 2, lagOverloadRate: 3, lagSeconds: 2, apiObjects: 3, convergenceTimeoutMs: 120_000 },
+      settings: { ...QUICK, sizes: [3], lagPool: 2, lagRate: 2, lagOverloadRate: 3, lagSeconds: 2, apiObjects: 3, convergenceTimeoutMs: 120_000, relatedObjects: 3, relatedReferring: 2, relatedUpdates: 1 },
       mode: 'custom',
       repeat: 1,
-      only: ['convergence', 'lag', 'api'],
+      only: ['convergence', 'lag', 'api', 'related'],
       outDir,
       log: () => {},
     });
@@ -43,6 +43,16 @@ test('the quick benchmark runs convergence, lag and API cost on both systems and
       assert.ok(side, 'both sides measured');
       for (const w of [side.first, side.noopEvent, side.noop]) assert.ok(w.perReconcile > 0, JSON.stringify(w));
     }
+    // Related: 2 of 3 Memcacheds refer to the changed ConfigMap, the third to another one.
+    const rel = result.related;
+    assert.ok(rel, 'the related scenario ran');
+    assert.equal(rel.updates.length, 1);
+    assert.equal(rel.updates[0]!.lost, 0, 'both referring Deployments carry the new settings hash');
+    assert.ok(rel.updates[0]!.referringReconciles >= 2, JSON.stringify(rel.updates[0]));
+    assert.ok((rel.updates[0]!.referringByReason.Related ?? 0) >= 2, 'a Related message per referring object');
+    assert.equal(rel.updates[0]!.otherReconciles, 0, 'the object referring to another ConfigMap is not reconciled');
+    assert.equal(rel.operator.otherReconciles, 0);
+    assert.ok(rel.operator.apiRequests > 0 && rel.updates[0]!.apiRequests > rel.operator.apiRequests, 'requests counted, the rollouts add to the operator\'s');
     assert.ok(result.cost, 'a cost model was computed from the Operless runs');
     assert.ok(result.cost.perMillion.total > 0);
     assert.ok(result.targets.some((t) => t.figure.startsWith('convergence')));
@@ -54,6 +64,7 @@ test('the quick benchmark runs convergence, lag and API cost on both systems and
     assert.match(md, /### Lag .* 2\/s for 2 s/);
     assert.match(md, /### Lag .* 3\/s for 2 s .*heavier load/);
     assert.match(md, /\| 3 \| baseline \(10 workers\) \|/);
+    assert.match(md, /### Related objects: a ConfigMap change referred to by 2 of 3 Memcacheds/);
     assert.match(readFileSync(svgFile!, 'utf8'), /^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
   } finally {
     rmSync(outDir, { recursive: true, force: true });
