@@ -52,26 +52,10 @@ export async function startTracker(kubeConfig: KubeConfig, namespace: string): P
     onChange?.();
   };
 
-  let resourceVersion = '';
-  const base = `/apis/cache.example.com/v1alpha1/namespaces/${encodeURIComponent(namespace)}/memcacheds`;
-  const list = await api.requestJson<{ metadata: { resourceVersion: string }; items: Record<string, unknown>[] }>('GET', base);
-  for (const item of list.items) handle(item);
-  resourceVersion = list.metadata.resourceVersion;
-  const loop = (async () => {
-    while (!abort.signal.aborted) {
-      try {
-        const { ended } = await api.watch(`${base}?watch=1&allowWatchBookmarks=true&resourceVersion=${resourceVersion}&timeoutSeconds=300`, (event) => {
-          const rv = (event.object.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
-          if (rv) resourceVersion = rv;
-          if (event.type === 'ADDED' || event.type === 'MODIFIED') handle(event.object);
-          else if (event.type === 'DELETED') seen.delete((event.object.metadata as { name: string }).name);
-        }, abort.signal);
-        await ended;
-      } catch {
-        if (!abort.signal.aborted) await new Promise((r) => setTimeout(r, 200));
-      }
-    }
-  })();
+  const { loop } = await listAndWatch(api, `/apis/cache.example.com/v1alpha1/namespaces/${encodeURIComponent(namespace)}/memcacheds`, {
+    upsert: handle,
+    remove: (object) => seen.delete((object.metadata as { name: string }).name),
+  }, abort.signal);
 
   return {
     availableCount: () => [...seen.values()].filter((s) => s.available).length,
@@ -107,4 +91,40 @@ export async function startTracker(kubeConfig: KubeConfig, namespace: string): P
       await loop;
     },
   };
+}
+
+/** What a `listAndWatch` tells its user: an object listed, added or modified; an object deleted. */
+export interface CollectionHandlers {
+  readonly upsert: (object: Record<string, unknown>) => void;
+  readonly remove?: (object: Record<string, unknown>) => void;
+}
+
+/**
+ * Lists a collection, hands every item to `upsert`, then watches it from the list's
+ * resourceVersion (with bookmarks) until `signal` aborts, reopening a watch that ends or fails
+ * (after 200 ms). Resolves once the list is handled, with the watch loop (ended by `signal`);
+ * the loop is wrapped in an object, since a promise resolved with a promise would wait for it.
+ */
+export async function listAndWatch(
+  api: ReturnType<typeof createKubeApi>, base: string, on: CollectionHandlers, signal: AbortSignal,
+): Promise<{ readonly loop: Promise<void> }> {
+  const list = await api.requestJson<{ metadata: { resourceVersion: string }; items: Record<string, unknown>[] }>('GET', base);
+  for (const item of list.items) on.upsert(item);
+  let resourceVersion = list.metadata.resourceVersion;
+  const loop = (async () => {
+    while (!signal.aborted) {
+      try {
+        const { ended } = await api.watch(`${base}?watch=1&allowWatchBookmarks=true&resourceVersion=${resourceVersion}&timeoutSeconds=300`, (event) => {
+          const rv = (event.object.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
+          if (rv) resourceVersion = rv;
+          if (event.type === 'ADDED' || event.type === 'MODIFIED') on.upsert(event.object);
+          else if (event.type === 'DELETED') on.remove?.(event.object);
+        }, signal);
+        await ended;
+      } catch {
+        if (!signal.aborted) await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  })();
+  return { loop };
 }

@@ -26,7 +26,7 @@ import { busyShare, cpuSnapshot } from '../lib/machine.ts';
 import { createMemcacheds, names, sleep, until } from '../lib/objects.ts';
 import { percentile } from '../lib/stats.ts';
 import { startOperless, type BenchEnv } from '../lib/systems.ts';
-import { startTracker } from '../lib/tracker.ts';
+import { listAndWatch, startTracker } from '../lib/tracker.ts';
 
 const CONFIGMAP_KIND = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true } as const;
 const REFERENCED = 'settings';
@@ -99,24 +99,7 @@ async function watchDeployments(env: BenchEnv, namespace: string) {
     seen.set(meta.name, { hash, rolledOut });
     if (hash && hashSeenAt.get(meta.name)?.hash !== hash) hashSeenAt.set(meta.name, { hash, at: Date.now() });
   };
-  const base = `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/deployments`;
-  const list = await api.requestJson<{ metadata: { resourceVersion: string }; items: Record<string, unknown>[] }>('GET', base);
-  for (const item of list.items) handle(item);
-  let resourceVersion = list.metadata.resourceVersion;
-  const loop = (async () => {
-    while (!abort.signal.aborted) {
-      try {
-        const { ended } = await api.watch(`${base}?watch=1&allowWatchBookmarks=true&resourceVersion=${resourceVersion}&timeoutSeconds=300`, (event) => {
-          const rv = (event.object.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
-          if (rv) resourceVersion = rv;
-          if (event.type === 'ADDED' || event.type === 'MODIFIED') handle(event.object);
-        }, abort.signal);
-        await ended;
-      } catch {
-        if (!abort.signal.aborted) await sleep(200);
-      }
-    }
-  })();
+  const { loop } = await listAndWatch(api, `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/deployments`, { upsert: handle }, abort.signal);
   return {
     hash: (name: string) => seen.get(name)?.hash,
     /** When `name`'s hash became something other than `previous` (undefined: not yet). */
