@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [--repeat R] [--only a,b] [--out dir] [--forwarder-objects N] [--sizes N,N] [--no-controller-runtime]`: Operless against
+ * `npm run bench [-- --quick] [--repeat R] [--only a,b] [--out dir] [--forwarder-objects N] [--sizes N,N] [--no-controller-runtime] [--leave-out baseline,scale-out,per-key]`: Operless against
  * controller-runtime itself (the Go operator of bench/controller-runtime, built on first use, cached)
  * and an in-process controller-runtime-style baseline on the same real control plane, scenario by
  * scenario (issue 8): convergence, lag, API requests per reconcile, the forwarder, the
@@ -53,7 +53,13 @@ export interface RunOptions {
    * so callers without Go (the smoke test) are unchanged.
    */
   readonly controllerRuntime?: boolean;
+  /** Systems left out of convergence and lag (`--leave-out`), to keep a long run short. */
+  readonly leaveOut?: readonly LeavableSystem[];
 }
+
+/** Systems a run may leave out; controller-runtime has its own switch. */
+export const LEAVABLE_SYSTEMS = ['baseline', 'scale-out', 'per-key'] as const;
+export type LeavableSystem = (typeof LEAVABLE_SYSTEMS)[number];
 
 export async function runBench(options: RunOptions): Promise<{ result: BenchResult; files: string[] }> {
   const s = options.settings;
@@ -100,6 +106,8 @@ export async function runBench(options: RunOptions): Promise<{ result: BenchResu
       onStop: (memory, byResult) => say(`  controller-runtime process: RSS ${memory ? `${memory.rss.toFixed(1)} MiB (peak ${memory.peak.toFixed(1)})` : '?'}, reconciles by result ${JSON.stringify(byResult)}`),
     });
   const withControllerRuntime = options.controllerRuntime ? [{ label: crLabel, start: controllerRuntime }] : [];
+  const kept = (key: LeavableSystem) => !options.leaveOut?.includes(key);
+  const withBaseline = kept('baseline') ? [{ label: `baseline (${s.baselineWorkers} workers)`, start: baseline }] : [];
   const equal = `Operless (${s.equalInvocations} invocations × 1 key)`;
   const scale = `Operless (${s.scaleOutInvocations} invocations × ${s.scaleOutKeysPerInvocation} keys)`;
   // ordering: per-key — a FIFO work queue by key (one reconcile of a key at a time) and a delay queue.
@@ -111,11 +119,11 @@ export async function runBench(options: RunOptions): Promise<{ result: BenchResu
         // The first run on a fresh control plane pays its warm-up (its creates were measured slower):
         // the baseline keeps that place, as before controller-runtime was added.
         const systems = [
-          { label: `baseline (${s.baselineWorkers} workers)`, start: baseline },
+          ...withBaseline,
           ...withControllerRuntime,
           { label: equal, start: operless(equal, s.equalInvocations, 1) },
-          { label: scale, start: operless(scale, s.scaleOutInvocations, s.scaleOutKeysPerInvocation) },
-          { label: perKey, start: operless(perKey, s.equalInvocations, 1, undefined, 'per-key') },
+          ...(kept('scale-out') ? [{ label: scale, start: operless(scale, s.scaleOutInvocations, s.scaleOutKeysPerInvocation) }] : []),
+          ...(kept('per-key') ? [{ label: perKey, start: operless(perKey, s.equalInvocations, 1, undefined, 'per-key') }] : []),
         ];
         // Repetitions interleave the systems (baseline, controller-runtime, Operless, scale-out, …): the
         // objects of earlier runs stay behind in the control plane and slow later runs down,
@@ -143,7 +151,7 @@ export async function runBench(options: RunOptions): Promise<{ result: BenchResu
     }
     if (want('lag')) {
       const systems = [
-        { label: `baseline (${s.baselineWorkers} workers)`, start: baseline },
+        ...withBaseline,
         ...withControllerRuntime,
         { label: `${equal}, coalescing 500 ms (default)`, start: operless(`${equal}, coalescing 500 ms`, s.equalInvocations, 1) },
       ];
@@ -241,11 +249,13 @@ export function targets(r: BenchResult): BenchResult['targets'] {
     const cr = seconds('controller-runtime');
     const eq = seconds(`Operless (${r.settings.equalInvocations} invocations × 1 key)`);
     const sc = seconds(`Operless (${r.settings.scaleOutInvocations} invocations`);
-    t.push({ figure: `convergence of ${largest.n} new objects, equal concurrency`, target: '≤ 1.0× baseline', measured: `${(eq / base).toFixed(2)}×`, met: eq / base <= 1.0 });
-    t.push({ figure: `convergence of ${largest.n} new objects, more function concurrency`, target: 'faster than baseline', measured: `${(sc / base).toFixed(2)}×`, met: sc < base });
+    if (Number.isFinite(base)) {
+      t.push({ figure: `convergence of ${largest.n} new objects, equal concurrency`, target: '≤ 1.0× baseline', measured: `${(eq / base).toFixed(2)}×`, met: eq / base <= 1.0 });
+      if (Number.isFinite(sc)) t.push({ figure: `convergence of ${largest.n} new objects, more function concurrency`, target: 'faster than baseline', measured: `${(sc / base).toFixed(2)}×`, met: sc < base });
+    }
     if (Number.isFinite(cr)) {
       t.push({ figure: `convergence of ${largest.n} new objects, equal concurrency, against controller-runtime itself`, target: '≤ 1.0× controller-runtime', measured: `${(eq / cr).toFixed(2)}×`, met: eq / cr <= 1.0 });
-      t.push({ figure: `convergence of ${largest.n} new objects, more function concurrency, against controller-runtime itself`, target: 'faster than controller-runtime', measured: `${(sc / cr).toFixed(2)}×`, met: sc < cr });
+      if (Number.isFinite(sc)) t.push({ figure: `convergence of ${largest.n} new objects, more function concurrency, against controller-runtime itself`, target: 'faster than controller-runtime', measured: `${(sc / cr).toFixed(2)}×`, met: sc < cr });
     }
   }
   const judged = r.lag.filter((l) => l.rate === r.settings.lagRate);
@@ -295,6 +305,7 @@ function parseArgs(argv: readonly string[]): RunOptions {
   let forwarderObjects: number | undefined;
   let controllerRuntime = true;
   let sizes: number[] | undefined;
+  let leaveOut: LeavableSystem[] | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--quick') quick = true;
@@ -306,9 +317,13 @@ function parseArgs(argv: readonly string[]): RunOptions {
     } else if (a === '--out') outDir = resolve(argv[++i] ?? '');
     else if (a === '--forwarder-objects') forwarderObjects = Number(argv[++i]);
     else if (a === '--no-controller-runtime') controllerRuntime = false;
-    else if (a === '--sizes') sizes = (argv[++i] ?? '').split(',').map(Number);
+    else if (a === '--leave-out') {
+      leaveOut = (argv[++i] ?? '').split(',').map((x) => x.trim()) as LeavableSystem[];
+      const bad = leaveOut.filter((x) => !LEAVABLE_SYSTEMS.includes(x));
+      if (bad.length > 0) throw new Error(`--leave-out: unknown system ${bad.join(', ')}; choose from ${LEAVABLE_SYSTEMS.join(', ')}`);
+    } else if (a === '--sizes') sizes = (argv[++i] ?? '').split(',').map(Number);
     else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: npm run bench -- [--quick] [--repeat R] [--only convergence,lag,api,forwarder,function,related] [--out dir] [--forwarder-objects N] [--sizes N,N] [--no-controller-runtime]\n');
+      process.stdout.write('usage: npm run bench -- [--quick] [--repeat R] [--only convergence,lag,api,forwarder,function,related] [--out dir] [--forwarder-objects N] [--sizes N,N] [--no-controller-runtime] [--leave-out baseline,scale-out,per-key]\n');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}; see --help`);
   }
@@ -318,7 +333,7 @@ function parseArgs(argv: readonly string[]): RunOptions {
   const base = quick ? QUICK : FULL;
   const settings = { ...base, ...(forwarderObjects !== undefined ? { forwarderObjects } : {}), ...(sizes !== undefined ? { sizes } : {}) };
   const custom = forwarderObjects !== undefined || sizes !== undefined;
-  return { settings, mode: custom ? 'custom' : quick ? 'quick' : 'full', repeat: repeat ?? (quick ? 1 : 3), controllerRuntime, ...(only ? { only } : {}), ...(outDir ? { outDir } : {}) };
+  return { settings, mode: custom ? 'custom' : quick ? 'quick' : 'full', repeat: repeat ?? (quick ? 1 : 3), controllerRuntime, ...(leaveOut ? { leaveOut } : {}), ...(only ? { only } : {}), ...(outDir ? { outDir } : {}) };
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
