@@ -50,6 +50,8 @@ let forwarderBundle: string;
 const scoped: { forwarder?: ChildProcess; exit?: Promise<number | null>; runner?: LambdaRunner; lines: string[] } = { lines: [] };
 const forwarderLines: string[] = [];
 const { until, kubectl, getJson } = clusterHelpers(() => cp, () => forwarderLines);
+/** `until` with the namespace-scoped forwarder's log tail in a failure. */
+const untilScoped = clusterHelpers(() => cp, () => scoped.lines).until;
 
 before(async () => {
   work = mkdtempSync(join(tmpdir(), 'operless-e2e-'));
@@ -270,14 +272,14 @@ test('namespace-scoped: a Memcached in the listed namespace is reconciled; one o
     logger: silentLogger,
   });
 
-  await until('the scoped forwarder is running', async () => scoped.lines.some((l) => l.includes('forwarder running')), 30_000);
-  await until('the Memcached in scoped-in is Available', async () => available(await getJson<Mc>('memcached', 'memcached-sample', '-n', 'scoped-in')), 90_000);
+  await untilScoped('the scoped forwarder is running', async () => scoped.lines.some((l) => l.includes('forwarder running')), 30_000);
+  await untilScoped('the Memcached in scoped-in is Available', async () => available(await getJson<Mc>('memcached', 'memcached-sample', '-n', 'scoped-in')), 90_000);
   // The scheduled resync, as Lambda runs it: it lists scoped-in only (a cluster-wide list is 403).
   const resyncs = () => keys.filter((k) => k === 'scoped-in/memcached-sample Resync').length;
   const before = resyncs();
   const report = await resync.handler({});
   assert.deepEqual([report.listed, report.sent], [1, 1], `the resync listed and sent the one Memcached in scoped-in: ${JSON.stringify(report)}`);
-  await until('the resync function\'s message was handled', async () => resyncs() > before && (await queueDepth('scoped')) === 0, 30_000);
+  await untilScoped('the resync function\'s message was handled', async () => resyncs() > before && (await queueDepth('scoped')) === 0, 30_000);
 
   const outside = await getJson<Mc & { apiVersion: string }>('memcached', 'memcached-sample', '-n', 'scoped-out');
   assert.ok(outside, 'the Memcached in scoped-out exists');
@@ -290,7 +292,7 @@ test('namespace-scoped: a Memcached in the listed namespace is reconciled; one o
   // A message for scoped-out sent by hand (anyone who may send to the queue): DLQ UnknownNamespace, nothing touched.
   const message = newMessage({ cluster: 'e2e', apiVersion: outside.apiVersion, kind: 'Memcached', namespace: 'scoped-out', name: 'memcached-sample', uid: outside.metadata.uid }, 'Added', Date.now());
   await broker.sqs().send(new SendMessageCommand({ QueueUrl: broker.queueUrl('scoped'), MessageBody: encodeMessage(message) }));
-  await until('the hand-sent message is in the DLQ', async () => (await queueDepth('scoped-dlq')) === 1, 30_000);
+  await untilScoped('the hand-sent message is in the DLQ', async () => (await queueDepth('scoped-dlq')) === 1, 30_000);
   const dead = await broker.sqs().send(new ReceiveMessageCommand({ QueueUrl: broker.queueUrl('scoped-dlq'), MessageAttributeNames: ['All'], WaitTimeSeconds: 1 }));
   assert.equal(dead.Messages?.[0]?.MessageAttributes?.[DLQ_ATTRIBUTE_REASON]?.StringValue, 'UnknownNamespace');
   assert.equal(await getJson('deployment', 'memcached-sample', '-n', 'scoped-out'), undefined, 'still no Deployment outside the namespaces');
