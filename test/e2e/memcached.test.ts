@@ -53,6 +53,21 @@ const { until, kubectl, getJson } = clusterHelpers(() => cp, () => forwarderLine
 /** `until` with the namespace-scoped forwarder's log tail in a failure. */
 const untilScoped = clusterHelpers(() => cp, () => scoped.lines).until;
 
+/** The forwarder bundle as its own process, watching what the Memcached controller reconciles and owns, sending to `queue`. */
+function startForwarder(file: string, options: { queue: string; kubeconfigPath: string; lines: string[]; namespaces?: string[] }) {
+  const config = {
+    clusterId: 'e2e',
+    ...(options.namespaces ? { namespaces: options.namespaces } : {}),
+    queue: { url: broker.queueUrl(options.queue), region: broker.region },
+    ...watchesFor([defineController(memcachedController)]),
+    leaderElection: { enabled: false },
+    server: { port: 0 },
+    coalesceWindowMs: 50,
+  };
+  writeFileSync(join(work, file), stringify(config));
+  return spawnForwarder({ bundle: forwarderBundle, configPath: join(work, file), kubeconfigPath: options.kubeconfigPath, sqsEndpoint: broker.endpoint, lines: options.lines });
+}
+
 before(async () => {
   work = mkdtempSync(join(tmpdir(), 'operless-e2e-'));
   cp = await startControlPlane({ controllers: WORKLOAD_CONTROLLERS, crds: [CRD] });
@@ -75,18 +90,7 @@ before(async () => {
   // as the shipped ServiceAccount with exactly the RBAC of the rendered manifests (never admin).
   const forwarderIdentity = await applyForwarderIdentity(cp);
   forwarderBundle = (await bundleForwarder(join(work, 'forwarder.mjs'))).outFile;
-  const config = {
-    clusterId: 'e2e',
-    queue: { url: broker.queueUrl('work'), region: broker.region },
-    ...watchesFor([defineController(memcachedController)]),
-    leaderElection: { enabled: false },
-    server: { port: 0 },
-    coalesceWindowMs: 50,
-  };
-  writeFileSync(join(work, 'forwarder.yaml'), stringify(config));
-  ({ child: forwarder, exit: forwarderExit } = spawnForwarder({
-    bundle: forwarderBundle, configPath: join(work, 'forwarder.yaml'), kubeconfigPath: forwarderIdentity.identity.kubeconfigPath, sqsEndpoint: broker.endpoint, lines: forwarderLines,
-  }));
+  ({ child: forwarder, exit: forwarderExit } = startForwarder('forwarder.yaml', { queue: 'work', kubeconfigPath: forwarderIdentity.identity.kubeconfigPath, lines: forwarderLines }));
   await until('the forwarder is running', async () => forwarderLines.some((l) => l.includes('forwarder running')), 30_000);
 
   // The function, as Lambda would run it: environment from serverless.yml, bundle from the zip.
@@ -234,19 +238,7 @@ test('namespace-scoped: a Memcached in the listed namespace is reconciled; one o
   const fwdIdentity = await applyScopedForwarderIdentity(cp, ['scoped-in']);
   for (const ns of ['scoped-in', 'scoped-out']) await kubectl('apply', '-n', ns, '-f', SAMPLE);
 
-  const config = {
-    clusterId: 'e2e',
-    namespaces: ['scoped-in'],
-    queue: { url: broker.queueUrl('scoped'), region: broker.region },
-    ...watchesFor([defineController(memcachedController)]),
-    leaderElection: { enabled: false },
-    server: { port: 0 },
-    coalesceWindowMs: 50,
-  };
-  writeFileSync(join(work, 'forwarder-scoped.yaml'), stringify(config));
-  ({ child: scoped.forwarder, exit: scoped.exit } = spawnForwarder({
-    bundle: forwarderBundle, configPath: join(work, 'forwarder-scoped.yaml'), kubeconfigPath: fwdIdentity.identity.kubeconfigPath, sqsEndpoint: broker.endpoint, lines: scoped.lines,
-  }));
+  ({ child: scoped.forwarder, exit: scoped.exit } = startForwarder('forwarder-scoped.yaml', { queue: 'scoped', kubeconfigPath: fwdIdentity.identity.kubeconfigPath, lines: scoped.lines, namespaces: ['scoped-in'] }));
 
   // The function bundles again (a fresh module instance: the handler reads its environment when it loads).
   Object.assign(process.env, { OPERLESS_QUEUE_URL: broker.queueUrl('scoped'), OPERLESS_DLQ_URL: broker.queueUrl('scoped-dlq'), OPERLESS_NAMESPACES: 'scoped-in', OPERLESS_KUBECONFIG: fnIdentity.kubeconfigPath });
