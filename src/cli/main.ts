@@ -22,6 +22,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
   status: { summary: 'queue and DLQ depth, forwarder health, objects not yet reconciled', load: async () => (await import('./commands/status.ts')).status },
   doctor: { summary: 'check cluster access, CRDs, the functions\' RBAC, the queues and EKS access', load: async () => (await import('./commands/doctor.ts')).doctor },
   crd: { summary: 'generate the CRD YAML from the TypeScript schemas (or --check it)', load: async () => (await import('./commands/crd.ts')).crd },
+  rbac: { summary: 'print the project\'s RBAC, per namespace with --namespaces (namespace-scoped operation)', load: async () => (await import('./commands/rbac.ts')).rbac },
 };
 
 export function usage(): string {

@@ -5,7 +5,8 @@
  *
  * - Poison records (not a valid message) go to the DLQ with reason `InvalidMessage` and are
  *   acknowledged; a message for a kind no controller serves goes there as `UnknownKind`, and
- *   one for a cluster this function has no access to as `UnknownCluster`.
+ *   one for a cluster this function has no access to as `UnknownCluster`, one for an object
+ *   outside the namespaces it runs for (`OPERLESS_NAMESPACES`) as `UnknownNamespace`.
  * - Records are grouped by object key; each key is reconciled once (batch.ts), keys run
  *   concurrently up to `concurrency`.
  * - A key's records are acknowledged only after its follow-up (requeue, retry, re-delay,
@@ -36,6 +37,8 @@
  *
  * Configuration: explicit options override the environment — `OPERLESS_QUEUE_URL`
  * (follow-ups), `OPERLESS_DLQ_URL`, `OPERLESS_DELAY_QUEUE_URL` (per-key mode), `OPERLESS_CLUSTER` (the cluster id served),
+ * `OPERLESS_NAMESPACES` (the namespaces served, comma-separated; empty = all; an invalid name
+ * fails the function's init, naming the variable),
  * `OPERLESS_CONCURRENCY` (default 8), `OPERLESS_BUDGET_RESERVE_MS`; the SQS endpoint through
  * the SDK's `AWS_ENDPOINT_URL_SQS`. A reserve at or above the time an invocation starts with
  * (the function's timeout) is refused: the invocation throws, naming the setting and the
@@ -47,6 +50,7 @@ import { displayKey } from '../contract/message.ts';
 import { createLogger, errorMessage, type Logger } from '../observability/log.ts';
 import { createEmfMetrics, type Metrics } from './metrics.ts';
 import { createClientFactory, type ClientFactory } from '../kube/factory.ts';
+import { NAMESPACES_ENV, parseNamespaceScope } from '../kube/scope.ts';
 import { lazySqsSender, type MessageSender } from '../queue/sender.ts';
 import { groupBatch, type KeyGroup, type PoisonRecord } from './batch.ts';
 import { answerAfterMs, reserveProblem, resolveReserveMs } from './budget.ts';
@@ -67,6 +71,8 @@ export interface HandlerOptions {
   readonly delayQueueUrl?: string;
   /** Cluster id this function serves (default `OPERLESS_CLUSTER`); used by the default client factory. */
   readonly cluster?: string;
+  /** The namespaces this function serves (default `OPERLESS_NAMESPACES`); empty = all. */
+  readonly namespaces?: readonly string[];
   /** Keys reconciled at once (default `OPERLESS_CONCURRENCY` or 8). */
   readonly concurrency?: number;
   /** Time kept back for follow-ups, ms (default `OPERLESS_BUDGET_RESERVE_MS` or see budget.ts). */
@@ -94,6 +100,7 @@ interface Resolved {
   /** Where `reserveMs` came from, for error messages. */
   reserveSource: string;
   clients: ClientFactory;
+  namespaces: readonly string[];
   sender: () => Promise<MessageSender>;
   log: Logger;
   metrics: Metrics;
@@ -149,6 +156,7 @@ function resolveOptions(options: HandlerOptions): Resolved {
     concurrency: Math.max(1, Math.floor(options.concurrency ?? envNumber('OPERLESS_CONCURRENCY') ?? 8)),
     reserveMs: options.budgetReserveMs ?? envNumber('OPERLESS_BUDGET_RESERVE_MS'),
     reserveSource: options.budgetReserveMs !== undefined ? 'the budgetReserveMs option of toSqsHandler' : 'OPERLESS_BUDGET_RESERVE_MS',
+    namespaces: options.namespaces ?? parseNamespaceScope(process.env[NAMESPACES_ENV], NAMESPACES_ENV),
     clients: options.clients ?? createClientFactory({ env: { ...process.env, ...(cluster ? { OPERLESS_CLUSTER: cluster } : {}) } }),
     sender: () => {
       if (options.sender) return Promise.resolve(options.sender);

@@ -6,7 +6,8 @@
  * cannot drift (scripts/config-schema.ts writes the file; a test checks it is fresh).
  *
  * How chart values map onto the configuration (templates/_helpers.tpl, "forwarder.config"):
- * `clusterId`, `primaries`, `owned`, `related` as they are; `queue.*` with "" meaning absent;
+ * `clusterId`, `namespaces`, `primaries`, `owned`, `related` as they are (`namespaces` also
+ * turns the watch RBAC into a Role per namespace); `queue.*` with "" meaning absent;
  * `leaderElection.*` ("auto" and an empty leaseName are the chart's own); `port` is
  * `server.port`; `settings` is every other configuration field, merged over the rest. The
  * chart adds what it needs on top: `plural` and `namespaced` on every watch (RBAC is generated
@@ -21,7 +22,7 @@
 import type { JsonSchema } from './config-schema.ts';
 
 /** Fields of the configuration that the chart sets from its own values, not from `settings`. */
-const CHART_SET_FIELDS = ['clusterId', 'queue', 'primaries', 'owned', 'related'];
+const CHART_SET_FIELDS = ['clusterId', 'namespaces', 'queue', 'primaries', 'owned', 'related'];
 
 function withoutAnnotations<T>(value: T): T {
   if (Array.isArray(value)) return value.map(withoutAnnotations) as T;
@@ -167,6 +168,7 @@ export function chartValuesSchema(configSchema: JsonSchema): JsonSchema {
         description: queue.description,
         properties: Object.fromEntries(Object.entries(queue.properties ?? {}).map(([name, schema]) => [name, orEmpty(schema as JsonSchema)])),
       },
+      namespaces: property(config, 'namespaces'),
       primaries: { ...withoutMinItems(property(config, 'primaries')), items: { $ref: '#/definitions/chartPrimary' } },
       owned: { ...property(config, 'owned'), items: { $ref: '#/definitions/chartOwned' } },
       related: { ...property(config, 'related'), items: { $ref: '#/definitions/chartRelated' } },

@@ -10,6 +10,7 @@ import { planInit, PROJECT_DEV_TOOLS } from './init.ts';
 import { planCreateApi, type CreateApiOptions } from './create-api.ts';
 import { checkDomain, checkGroup, checkKind, checkProjectName, checkVersion, ScaffoldError } from './names.ts';
 import { parseProjectFile, PROJECT_FILE, type ApiEntry } from './project-file.ts';
+import { parseNamespaceScope } from '../kube/scope.ts';
 
 export { ScaffoldError } from './names.ts';
 export { PROJECT_FILE, type ApiEntry, type ProjectFile } from './project-file.ts';
@@ -26,6 +27,8 @@ export interface ScaffoldInitOptions {
   /** Default: `^<this Operless version>`. */
   readonly operlessDependency?: string;
   readonly force?: boolean;
+  /** Namespace-scoped mode: comma-separated namespaces (`--namespaces`); empty = cluster-wide. */
+  readonly namespaces?: string;
 }
 
 export function scaffoldInit(options: ScaffoldInitOptions): { root: string; name: string; changes: AppliedChange[] } {
@@ -38,7 +41,13 @@ export function scaffoldInit(options: ScaffoldInitOptions): { root: string; name
     const version = own.devDependencies[tool];
     if (version) toolVersions[tool] = version;
   }
-  const plan = planInit({ name, domain, operlessDependency: options.operlessDependency ?? `^${own.version}`, toolVersions });
+  let namespaces: string[];
+  try {
+    namespaces = parseNamespaceScope(options.namespaces, '--namespaces');
+  } catch (err) {
+    throw new ScaffoldError((err as Error).message);
+  }
+  const plan = planInit({ name, domain, operlessDependency: options.operlessDependency ?? `^${own.version}`, toolVersions, namespaces });
   return { root, name, changes: applyChanges(root, plan, { force: options.force ?? false }) };
 }
 

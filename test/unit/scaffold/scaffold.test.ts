@@ -278,3 +278,39 @@ test('create api: a kind is owned or related, never both (the forwarder watches 
   const first = planCreateApi(project, { group: 'cache', version: 'v1', kind: 'Cache', namespaced: true, watches: 'ConfigMap' });
   assert.throws(() => planCreateApi(first.project, { group: 'web', version: 'v1', kind: 'Site', namespaced: true, owns: 'ConfigMap' }), /Cache watches ConfigMap as a related kind already/);
 });
+
+describe('namespace-scoped mode (--namespaces)', () => {
+  const project: ProjectFile = { name: 'demo', domain: 'example.com', apis: [] };
+  const plan = planCreateApi(project, { group: 'cache', version: 'v1alpha1', kind: 'Cache', namespaced: true, owns: 'Deployment', namespaces: 'team-b,team-a' });
+  const content = (path: string) => plan.changes.find((c) => c.path === path && c.type !== 'insert')?.content ?? assert.fail(`${path} is planned`);
+  const docs = (path: string) => content(path).split(/^---$/m).map((d) => parse(d)).filter((d) => d && typeof d === 'object');
+
+  test('operless.json keeps the namespaces; the watches carry them; the RBAC is a Role and RoleBinding per namespace', () => {
+    assert.deepEqual(parseProjectFile(content('operless.json')).namespaces, ['team-a', 'team-b']);
+    assert.deepEqual(parse(content('infra/forwarder/watches.yaml')).namespaces, ['team-a', 'team-b']);
+    for (const file of ['infra/rbac/cache-function.yaml', 'infra/rbac/forwarder.yaml']) {
+      assert.deepEqual(docs(file).map((d) => `${d.kind} ${d.metadata.namespace}`), ['Role team-a', 'Role team-b', 'RoleBinding team-a', 'RoleBinding team-b'], file);
+    }
+    assert.equal(parse(content('infra/samples/cache.yaml')).metadata.namespace, 'team-a', 'the sample lives in a listed namespace');
+    assert.match(content('test/cache.test.ts'), /create', 'namespace', 'team-a'/);
+    assert.match(content('test/cache.test.ts'), /namespaces: \['team-a','team-b'\]/);
+  });
+
+  test('a later kind keeps the namespaces; "" goes back to cluster-wide; a bad name is refused naming --namespaces', () => {
+    const next = planCreateApi(plan.project, { group: 'web', version: 'v1', kind: 'Site', namespaced: true });
+    assert.deepEqual(next.project.namespaces, ['team-a', 'team-b']);
+    const wide = planCreateApi(plan.project, { group: 'web', version: 'v1', kind: 'Site', namespaced: true, namespaces: '' });
+    assert.equal(wide.project.namespaces, undefined);
+    assert.match(wide.changes.find((c) => c.path === 'infra/rbac/site-function.yaml')?.content ?? '', /kind: ClusterRole\n/);
+    assert.throws(() => planCreateApi(project, { group: 'web', version: 'v1', kind: 'Site', namespaced: true, namespaces: 'Team_A' }), (err: Error) => err instanceof ScaffoldError && /^--namespaces: .*"Team_A"/.test(err.message));
+    assert.throws(() => parseProjectFile(JSON.stringify({ name: 'd', domain: 'e.com', apis: [], namespaces: ['Bad'] })), /"namespaces" must be a namespace name/);
+  });
+
+  test('init --namespaces: operless.json and the serverless param carry them, and the functions get OPERLESS_NAMESPACES', () => {
+    const files = planInit({ name: 'demo', domain: 'example.com', operlessDependency: '^0.1.0', toolVersions: {}, namespaces: ['team-a'] });
+    const file = (path: string) => files.find((f) => f.path === path)?.content ?? assert.fail(`${path} is planned`);
+    assert.deepEqual(parseProjectFile(file('operless.json')).namespaces, ['team-a']);
+    assert.match(file('serverless.yml'), /namespaces: 'team-a'/);
+    assert.match(file('serverless.yml'), /OPERLESS_NAMESPACES: \$\{param:namespaces\}/);
+  });
+});

@@ -58,6 +58,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if .Values.queue.region }}{{ $_ := set $queue "region" .Values.queue.region }}{{ end -}}
 {{- if .Values.queue.endpoint }}{{ $_ := set $queue "endpoint" .Values.queue.endpoint }}{{ end -}}
 {{- $_ := set $cfg "queue" $queue -}}
+{{- if .Values.namespaces }}{{ $_ := set $cfg "namespaces" .Values.namespaces }}{{ end -}}
 {{- $_ := set $cfg "primaries" .Values.primaries -}}
 {{- $_ := set $cfg "owned" .Values.owned -}}
 {{- $_ := set $cfg "related" (.Values.related | default list) -}}
