@@ -105,6 +105,11 @@ export function crdFileName(def: AnyResource): string {
 /** The command that regenerates the CRDs, named in each file's header. */
 export const DEFAULT_GENERATOR = 'operless crd';
 
+/** The CRD object of a listed resource: its storage version served, its `unservedVersions` listed. */
+export function resourceCrd(resource: GeneratedResource): Record<string, unknown> {
+  return generateCrd(resource.definition, resource.unservedVersions ? { unservedVersions: resource.unservedVersions } : {});
+}
+
 /** The YAML text of a resource's CRD, with a header naming its source and the command that regenerates it. */
 export function renderCrd(resource: GeneratedResource, generator: string = DEFAULT_GENERATOR): string {
   const header = [
@@ -112,8 +117,7 @@ export function renderCrd(resource: GeneratedResource, generator: string = DEFAU
     `# Generated from ${resource.source} by \`${generator}\`. Do not edit by hand:`,
     '# change the TypeScript definition and regenerate.',
   ].join('\n');
-  const crd = generateCrd(resource.definition, resource.unservedVersions ? { unservedVersions: resource.unservedVersions } : {});
-  return `${header}\n${stringify(crd, { lineWidth: 0 })}`;
+  return `${header}\n${stringify(resourceCrd(resource), { lineWidth: 0 })}`;
 }
 
 /** Writes every CRD into `outDir`; returns the paths whose content changed. */

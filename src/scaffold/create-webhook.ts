@@ -66,7 +66,7 @@ export function planCreateWebhook(project: ProjectFile, options: CreateWebhookOp
       {
         type: 'replace', path: 'src/resources.ts',
         find: `{ definition: ${kind}Resource, source: 'src/${file}/types.ts' },`,
-        replace: `{ definition: ${kind}Resource, source: 'src/${file}/types.ts', unservedVersions: [${spokeResource(kind, spoke)}] },`,
+        content: `{ definition: ${kind}Resource, source: 'src/${file}/types.ts', unservedVersions: [${spokeResource(kind, spoke)}] },`,
         hint: `add \`unservedVersions: [${spokeResource(kind, spoke)}]\` to ${kind}'s entry`,
       },
     );

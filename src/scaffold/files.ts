@@ -18,7 +18,8 @@ export type FileChange =
   | { readonly type: 'create'; readonly path: string; readonly content: string }
   | { readonly type: 'insert'; readonly path: string; readonly marker: string; readonly content: string }
   | { readonly type: 'generated'; readonly path: string; readonly content: string }
-  | { readonly type: 'replace'; readonly path: string; readonly find: string; readonly replace: string; readonly hint: string };
+  /** `content` replaces `find`. */
+  | { readonly type: 'replace'; readonly path: string; readonly find: string; readonly content: string; readonly hint: string };
 
 export interface AppliedChange {
   readonly path: string;
@@ -59,8 +60,8 @@ export function applyChanges(root: string, changes: readonly FileChange[], optio
       contents.set(change.path, insertAtMarker(text, change.marker, change.content, change.path));
     } else if (change.type === 'replace') {
       const text = read(change.path) ?? '';
-      if (text.includes(change.find)) contents.set(change.path, text.replace(change.find, change.replace));
-      else if (!text.includes(change.replace)) throw new ScaffoldError(`${change.path}: cannot find ${JSON.stringify(change.find)} (edited by hand?); ${change.hint}`);
+      if (text.includes(change.find)) contents.set(change.path, text.replace(change.find, change.content));
+      else if (!text.includes(change.content)) throw new ScaffoldError(`${change.path}: cannot find ${JSON.stringify(change.find)} (edited by hand?); ${change.hint}`);
     } else {
       contents.set(change.path, change.content);
     }

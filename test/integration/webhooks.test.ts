@@ -54,7 +54,7 @@ let replicas: Forwarder[] = [];
 /** The chart's webhook objects as rendered (Service, configurations, CRD with its conversion stanza). */
 let rendered: Record<string, any>[] = [];
 /** What a plain install (the checked-in CRD, no webhook) answered before the chart's objects were applied. */
-let plainInstall: { alpha: { code: number; stderr: string }; beta: { code: number; stderr: string } };
+let plainInstall: { alpha: { code: number | null; stderr: string }; beta: { code: number | null; stderr: string } };
 let queue: MemoryQueueServer;
 const tlsDir = mkdtempSync(join(tmpdir(), 'operless-webhook-tls-'));
 
@@ -190,8 +190,12 @@ test('the chart\'s webhook objects as rendered (Service clientConfig, every vers
   const crd = objects.find((o) => o.kind === 'CustomResourceDefinition');
   assert.deepEqual(crd?.spec.versions.map((v: { name: string; served: boolean; storage: boolean }) => [v.name, v.served, v.storage]), [['v1alpha1', true, true], ['v1beta1', true, false]]);
   assert.equal(crd?.metadata.annotations['helm.sh/resource-policy'], 'keep');
-  const res = await cp.kubectl(['apply', '--dry-run=server', '-n', OPERATOR_NS, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }) });
-  assert.equal(res.code, 0, res.stderr);
+  // The Service is new; the configurations and the CRD exist (pointed at the replicas' URLs): replaced as rendered.
+  const service = await cp.kubectl(['apply', '--dry-run=server', '-n', OPERATOR_NS, '-f', '-'], { input: JSON.stringify(objects.find((o) => o.kind === 'Service')) });
+  assert.equal(service.code, 0, service.stderr);
+  const replaced = await cp.kubectl(['replace', '--dry-run=server', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects.filter((o) => o.kind !== 'Service') }) });
+  assert.equal(replaced.code, 0, replaced.stderr);
+  assert.equal((replaced.stdout.match(/replaced \(server dry run\)/g) ?? []).length, 3, replaced.stdout);
 });
 
 test('defaulting: resources appear on create when not given (through v1alpha1 and v1beta1); given ones are kept', async () => {
