@@ -171,5 +171,7 @@ test('customer key, Secrets Manager kubeconfig and forwarder role: each grant ex
   assert.deepEqual(forRole.map(([id, r]) => [id, resolveValue(result.template, r.Properties)]), [['WebhooksInvokePermission', {
     FunctionName: { 'Fn::GetAtt': ['WebhooksLambdaFunction', 'Arn'] }, Action: 'lambda:InvokeFunction', Principal: FORWARDER,
   }]], 'lambda:InvokeFunction on exactly the webhooks function, for the forwarder role only');
-  assert.equal((result.template.Resources.WebhooksLambdaFunction?.Properties as Json).Handler, 'functions/webhooks.handler', 'the function it names is the webhooks handler');
+  const webhooksFunction = result.template.Resources.WebhooksLambdaFunction;
+  assert.ok(webhooksFunction, 'the webhooks function is in the template');
+  assert.equal((webhooksFunction.Properties as Json).Handler, 'functions/webhooks.handler', 'the function it names is the webhooks handler');
 });
