@@ -9,6 +9,7 @@ import type { ApiCostResult } from './scenarios/api-cost.ts';
 import type { ForwarderResult } from './scenarios/forwarder.ts';
 import type { FunctionResult } from './scenarios/function.ts';
 import type { RelatedResult } from './scenarios/related.ts';
+import type { WebhookResult } from './scenarios/webhooks.ts';
 
 export interface BenchSettings {
   readonly sizes: readonly number[];
@@ -32,6 +33,9 @@ export interface BenchSettings {
   readonly relatedObjects: number;
   readonly relatedReferring: number;
   readonly relatedUpdates: number;
+  /** Webhooks: dry-run creates per mode (none, warm), and cold ones (two fresh processes each). */
+  readonly webhookRequests: number;
+  readonly webhookColdRequests: number;
 }
 
 export interface BenchResult {
@@ -46,6 +50,7 @@ export interface BenchResult {
   forwarder?: ForwarderResult;
   function?: FunctionResult;
   related?: RelatedResult;
+  webhooks?: WebhookResult;
   cost?: { from: string; reconciles: number; memoryMB: number; perMillion: CostPerMillion; podPerMonth: number; prices: typeof PRICES };
   targets: { figure: string; target: string; measured: string; met?: boolean }[];
 }

@@ -191,6 +191,7 @@ params:
     # the forwarder missed).
     resyncSchedule: rate(10 minutes)
     logLevel: info
+    # ${marker('params')}
 
 provider:
   name: aws

@@ -23,6 +23,15 @@ export interface ApiEntry {
   readonly owns: readonly KindRef[];
   /** Related kinds (`--watches`): read, not owned; each named by `spec.<kind>Ref.name`. Absent in older project files. */
   readonly watches?: readonly KindRef[];
+  /** The kind's webhooks (`operless create webhook`). Absent: none. */
+  readonly webhook?: WebhookEntry;
+}
+
+/** Which webhooks a kind has; `spoke`: the version its conversion webhook converts to and from. */
+export interface WebhookEntry {
+  readonly defaulting: boolean;
+  readonly validation: boolean;
+  readonly spoke?: string;
 }
 
 export interface ProjectFile {

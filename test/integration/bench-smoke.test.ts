@@ -10,14 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QUICK, runBench } from '../../bench/run.ts';
 
-test('the quick benchmark runs convergence, lag and API cost on both systems, a related change on Operless, and writes json, markdown and svg', { timeout: 360_000 }, async () => {
+test('the quick benchmark runs convergence, lag and API cost on both systems, a related change and the webhooks on Operless, and writes json, markdown and svg', { timeout: 360_000 }, async () => {
   const outDir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
   try {
     const { result, files } = await runBench({
-      settings: { ...QUICK, sizes: [3], lagPool: 2, lagRate: 2, lagOverloadRate: 3, lagSeconds: 2, apiObjects: 3, convergenceTimeoutMs: 120_000, relatedObjects: 3, relatedReferring: 2, relatedUpdates: 1 },
+      settings: { ...QUICK, sizes: [3], lagPool: 2, lagRate: 2, lagOverloadRate: 3, lagSeconds: 2, apiObjects: 3, convergenceTimeoutMs: 120_000, relatedObjects: 3, relatedReferring: 2, relatedUpdates: 1, webhookRequests: 2, webhookColdRequests: 1 },
       mode: 'custom',
       repeat: 1,
-      only: ['convergence', 'lag', 'api', 'related'],
+      only: ['convergence', 'lag', 'api', 'related', 'webhooks'],
       outDir,
       log: () => {},
     });
@@ -53,6 +53,13 @@ test('the quick benchmark runs convergence, lag and API cost on both systems, a 
     assert.equal(rel.updates[0]!.otherReconciles, 0, 'the object referring to another ConfigMap is not reconciled');
     assert.equal(rel.operator.otherReconciles, 0);
     assert.ok(rel.operator.apiRequests > 0 && rel.updates[0]!.apiRequests > rel.operator.apiRequests, 'requests counted, the rollouts add to the operator\'s');
+    // Webhooks: dry-run creates without webhooks, warm, and with a fresh function process per invocation.
+    const hooks = result.webhooks;
+    assert.ok(hooks, 'the webhooks scenario ran');
+    assert.deepEqual(hooks.rows.map((row) => [row.mode, row.requests]), [['none', 2], ['warm', 2], ['cold', 1]]);
+    for (const row of hooks.rows) assert.ok(row.p50 > 0 && row.p99 >= row.p50, JSON.stringify(row));
+    assert.ok(hooks.cold.importMs > 0 && hooks.cold.callMs > 0, `the cold invocations ran in fresh processes: ${JSON.stringify(hooks.cold)}`);
+    assert.ok(result.targets.some((t) => t.figure.startsWith('admission through both webhooks')));
     assert.ok(result.cost, 'a cost model was computed from the Operless runs');
     assert.ok(result.cost.perMillion.total > 0);
     assert.ok(result.targets.some((t) => t.figure.startsWith('convergence')));
@@ -65,6 +72,8 @@ test('the quick benchmark runs convergence, lag and API cost on both systems, a 
     assert.match(md, /### Lag .* 3\/s for 2 s .*heavier load/);
     assert.match(md, /\| 3 \| baseline \(10 workers\) \|/);
     assert.match(md, /### Related objects: a ConfigMap change referred to by 2 of 3 Memcacheds/);
+    assert.match(md, /### Webhooks: admission latency/);
+    assert.match(md, /\| both webhooks, each invocation a fresh function process \| 1 \|/);
     assert.match(readFileSync(svgFile!, 'utf8'), /^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
   } finally {
     rmSync(outDir, { recursive: true, force: true });

@@ -67,3 +67,31 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- $_ := set $cfg "server" (dict "port" (int .Values.port)) -}}
 {{- toYaml (mergeOverwrite $cfg (deepCopy .Values.settings)) -}}
 {{- end -}}
+
+{{/* Whether the webhook endpoint is served (settings.webhooks.enabled). */}}
+{{- define "forwarder.webhooksEnabled" -}}
+{{- dig "webhooks" "enabled" false .Values.settings -}}
+{{- end -}}
+
+{{/*
+The clientConfig of one webhook route: the -webhook Service, port 443, path /<alias>/<route>;
+caBundle from values (with cert-manager, its CA injector fills it in). Called with
+(dict "root" $ "path" "/memcached/validate").
+*/}}
+{{- define "forwarder.webhookClientConfig" -}}
+service:
+  name: {{ include "forwarder.fullname" .root }}-webhook
+  namespace: {{ .root.Release.Namespace }}
+  path: {{ .path }}
+  port: 443
+{{- with .root.Values.webhooks.caBundle }}
+caBundle: {{ . }}
+{{- end }}
+{{- end -}}
+
+{{/* cert-manager's CA injector annotation (the Certificate of templates/webhook-certificate.yaml), when on. */}}
+{{- define "forwarder.webhookCaInjection" -}}
+{{- if .Values.webhooks.certManager.enabled -}}
+cert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ include "forwarder.fullname" . }}-webhook
+{{- end -}}
+{{- end -}}
