@@ -11,7 +11,7 @@
  * parent is not among them is a root); the printer holds at most `MAX_TRACES` traces (the
  * oldest are forgotten) and its timers never keep the process alive.
  */
-import { trace } from '@opentelemetry/api';
+import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { SimpleSpanProcessor, TracerProvider, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace';
 
@@ -41,7 +41,7 @@ export function treeSpanOf(span: ReadableSpan): TreeSpan {
     startMs: hrMs(span.startTime),
     durationMs: hrMs(span.duration),
     attributes: span.attributes,
-    failed: span.status.code === 2,
+    failed: span.status.code === SpanStatusCode.ERROR,
   };
 }
 
