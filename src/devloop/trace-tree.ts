@@ -73,7 +73,7 @@ export function formatTraceTree(spans: readonly TreeSpan[]): string[] {
     lines.push(`  ${prefix}${branch}${span.name} ${detailOf(span)} (${timing})${span.failed ? ' FAILED' : ''}`.replace(/ {2,}\(/, ' ('));
     const kids = children.get(span.spanId) ?? [];
     const next = root ? prefix : prefix + (last ? '   ' : '│  ');
-    kids.forEach((kid, i) => walk(kid, next, i === kids.length - 1, false));
+    for (const [i, kid] of kids.entries()) walk(kid, next, i === kids.length - 1, false);
   };
   for (const rootSpan of children.get(undefined) ?? []) walk(rootSpan, '', true, true);
   return lines;
@@ -116,7 +116,7 @@ export function traceTreeExporter(write: (line: string) => void, quietMs = 1500)
 
 /** Registers an SDK in this process whose spans are printed as trees; `stop` unregisters it. */
 export function startTracePrinter(write: (line: string) => void, quietMs?: number): { stop(): Promise<void> } {
-  const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor(traceTreeExporter(write, quietMs))] });
+  const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: traceTreeExporter(write, quietMs) })] });
   if (!trace.setGlobalTracerProvider(provider)) throw new Error('--traces: a tracer provider is already registered in this process (OTEL_* variables?); unset them to print traces here');
   return {
     async stop() {

@@ -71,7 +71,8 @@ export function registerSdk(settings: TracingSettings): TracingSdk | undefined {
     resource: resourceFromAttributes({ ...settings.resourceAttributes, 'service.name': settings.serviceName }),
     sampler: samplerOf(settings),
     idGenerator: timePrefixedIds(),
-    spanProcessors: settings.exporters.map((kind) => new BatchSpanProcessor(exporterOf(kind, settings), {
+    spanProcessors: settings.exporters.map((kind) => new BatchSpanProcessor({
+      exporter: exporterOf(kind, settings),
       scheduledDelayMillis: settings.scheduleDelayMs,
       exportTimeoutMillis: settings.exportTimeoutMs,
     })),

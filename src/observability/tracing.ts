@@ -27,8 +27,10 @@ export interface Tracing {
 
 export class TracingConfigError extends Error {
   override readonly name = 'TracingConfigError';
-  constructor(readonly problems: readonly TracingProblem[]) {
+  readonly problems: readonly TracingProblem[];
+  constructor(problems: readonly TracingProblem[]) {
     super(tracingProblemsMessage(problems));
+    this.problems = problems;
   }
 }
 

@@ -13,7 +13,7 @@ const settingsOf = (config: TracingConfig): TracingSettings => {
 };
 const problemsOf = (config: TracingConfig) => {
   assert.equal(config.enabled, 'invalid', JSON.stringify(config));
-  return (config as { problems: { variable: string; error: string }[] }).problems;
+  return (config as { problems: readonly { variable: string; error: string }[] }).problems;
 };
 
 test('off without an exporter or endpoint, with OTEL_TRACES_EXPORTER=none and with OTEL_SDK_DISABLED=true', () => {

@@ -76,7 +76,10 @@ async function otlpEndpoint(): Promise<{ url: string; received: Received[]; clos
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, received, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return { url: `http://127.0.0.1:${port}`, received, close: () => new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  }) };
 }
 
 test('set, spans go over OTLP/HTTP (protobuf by default) only when flushed, named by the service, with X-Ray-compatible trace ids', async () => {
