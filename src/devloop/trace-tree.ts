@@ -45,11 +45,11 @@ export function treeSpanOf(span: ReadableSpan): TreeSpan {
   };
 }
 
-/** What follows a span's name: the reason, the follow-up, or the request's path and status. */
+/** What follows a span's name: key, reason, attempt and follow-up (`→ send`, `→ none`…), or the request's path and status. */
 function detailOf(span: TreeSpan): string {
   const a = span.attributes;
   if (span.name.startsWith('kube ')) return [a['url.path'], a['http.response.status_code']].filter((v) => v !== undefined).join(' → ');
-  const parts = [a['operless.key'], a['operless.reason'], a['operless.followup'], a['operless.attempt'] ? `attempt ${String(a['operless.attempt'])}` : undefined];
+  const parts = [a['operless.key'], a['operless.reason'], a['operless.attempt'] ? `attempt ${String(a['operless.attempt'])}` : undefined, a['operless.followup'] ? `→ ${String(a['operless.followup'])}` : undefined];
   return parts.filter((v) => v !== undefined && v !== '').join(' ');
 }
 

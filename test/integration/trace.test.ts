@@ -119,7 +119,7 @@ test('a spec change is one trace: forward → reconcile → follow-up → reconc
   const tree = printed.slice(printed.findLastIndex((l) => l.startsWith(`trace ${traceId}`)));
   assert.match(tree[1]!, /^ {2}operless\.forward Gadget\/traced\/g1 Added/);
   assert.ok(tree.some((l) => /^ {2}└─ operless\.reconcile Gadget\/traced\/g1 Added/.test(l)), tree.join('\n'));
-  assert.ok(tree.some((l) => /^ {5}[├└]─ operless\.followup requeue/.test(l)), tree.join('\n'));
+  assert.ok(tree.some((l) => /^ {5}[├└]─ operless\.followup → send/.test(l)), tree.join('\n'));
 });
 
 /** The spans of `collector` chained forward → reconcile → follow-up → reconcile (reason `Requeue`), for `reason` of `key`. */

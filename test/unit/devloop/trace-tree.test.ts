@@ -20,7 +20,7 @@ test('children sit under their parents in start order; every span once; an orpha
   const lines = formatTraceTree([
     span('c', 'b', 'kube GET', 1010, { 'url.path': '/apis/x/v1/namespaces/n/gadgets/g', 'http.response.status_code': 200 }),
     span('a', undefined, 'operless.forward', 1000, { 'operless.key': 'Gadget/n/g', 'operless.reason': 'Modified' }),
-    span('d', 'b', 'operless.followup', 1030, { 'operless.followup': 'requeue' }),
+    span('d', 'b', 'operless.followup', 1030, { 'operless.followup': 'send' }),
     span('b', 'a', 'operless.reconcile', 1005, { 'operless.key': 'Gadget/n/g', 'operless.reason': 'Modified' }),
     span('e', 'd', 'operless.reconcile', 2000, { 'operless.reason': 'Requeue', 'operless.attempt': 0 }),
     span('f', 'gone', 'operless.reconcile', 3000, { 'operless.reason': 'Retry' }),
@@ -30,7 +30,7 @@ test('children sit under their parents in start order; every span once; an orpha
     '  operless.forward Gadget/n/g Modified',
     '  └─ operless.reconcile Gadget/n/g Modified',
     '     ├─ kube GET /apis/x/v1/namespaces/n/gadgets/g → 200',
-    '     └─ operless.followup requeue',
+    '     └─ operless.followup → send',
     '        └─ operless.reconcile Requeue',
     '  operless.reconcile Retry',
   ]);

@@ -39,7 +39,8 @@ func main() {
 		BuildInfo: component.BuildInfo{Command: "otelcol", Description: "Operless test collector (OTLP receiver, file exporter)", Version: "operless-test"},
 		Factories: components,
 		ConfigProviderSettings: otelcol.ConfigProviderSettings{
-			ResolverSettings: confmap.ResolverSettings{ProviderFactories: []confmap.ProviderFactory{fileprovider.NewFactory()}},
+			// Only files: the one provider is also the scheme of an unqualified ${...} (the config uses none).
+			ResolverSettings: confmap.ResolverSettings{ProviderFactories: []confmap.ProviderFactory{fileprovider.NewFactory()}, DefaultScheme: "file"},
 		},
 	}
 	if err := otelcol.NewCommand(settings).Execute(); err != nil {
