@@ -58,6 +58,7 @@ before(async () => {
   // The collector is built once (cached in ~/.cache/operless like the other binaries): here, beside
   // the control plane, under a hook timeout that allows a first build on a loaded machine.
   [cp, broker] = await Promise.all([startControlPlane({ crds: [GADGET_CRD] }), startBroker({ queues: [] }), provision({ targets: ['otelcol'] })]);
+  await new Objects(cp.kubeConfig).createNamespace(NS);
 }, { timeout: 30 * 60_000 });
 after(async () => {
   await runner?.stop();
@@ -68,7 +69,6 @@ after(async () => {
 
 test('a spec change is one trace: forward → reconcile → follow-up → reconcile of the requeue', async () => {
   const objects = new Objects(cp.kubeConfig);
-  await objects.createNamespace(NS);
   const dlqUrl = await broker.createQueue({ name: 'traced-dlq' });
   const queueUrl = await broker.createQueue({ name: 'traced', dlq: { name: 'traced-dlq', maxReceiveCount: 5 } });
   const sqs = broker.sqs();
@@ -166,10 +166,13 @@ test('a spec change arrives as one trace at a real OTLP receiver, exported by th
     });
     runner = await startLambdaRunner({ queueUrl, sqs, handler, batchSize: 10, batchWindowSeconds: 0, maxConcurrency: 1, timeoutSeconds: 30, logger: silentLogger });
 
+    // Its own object: created, reconciled and requeued once (two status writes), then its spec changes.
     const objects = new Objects(cp.kubeConfig);
-    await objects.api.requestJson('PATCH', objects.gadgetPath(NS, 'g1'), { body: { spec: { size: 5 } }, contentType: 'application/merge-patch+json' });
+    await objects.createGadget(NS, 'g2', { size: 1 });
+    await waitUntil('g2 reconciled on creation and once more by its requeue', async () => ((await objects.api.requestJson<Gadget>('GET', objects.gadgetPath(NS, 'g2'))).status?.reconciled ?? 0) >= 2);
+    await objects.api.requestJson('PATCH', objects.gadgetPath(NS, 'g2'), { body: { spec: { size: 5 } }, contentType: 'application/merge-patch+json' });
     let chain: ReceivedSpan[] | undefined;
-    await waitUntil('forward → reconcile → follow-up → reconcile of the spec change at the collector', () => (chain = receivedChain(collector, `Gadget/${NS}/g1`, 'Modified')) !== undefined);
+    await waitUntil('forward → reconcile → follow-up → reconcile of the spec change at the collector', () => (chain = receivedChain(collector, `Gadget/${NS}/g2`, 'Modified')) !== undefined);
     assert.equal(new Set(chain!.map((s) => s.traceId)).size, 1);
     assert.deepEqual(chain!.map((s) => s.serviceName), Array(4).fill('operless-trace-it'));
     assert.equal(chain![3]!.attributes['operless.reason'], 'Requeue');
