@@ -112,8 +112,17 @@ export interface ReconcileMessage extends ObjectRef {
 }
 
 export type DecodeResult =
-  | { readonly ok: true; readonly message: ReconcileMessage }
+  | { readonly ok: true; readonly message: ReconcileMessage; readonly traceparent?: string }
   | { readonly ok: false; readonly error: string };
+
+/**
+ * A transport field beside the contract: the EventBridge sink writes the W3C trace context of
+ * the forwarder's span into the event's `detail` under this name (an event has no message
+ * attributes, and AWS drops its X-Ray header on archives and replays), so a function continues
+ * the trace from the detail or the whole envelope alike. It is not a message field: consumers
+ * drop it with any other unknown field, and it never counts toward the message's size.
+ */
+export const TRACEPARENT_FIELD = 'traceparent';
 
 /** Every field contract v1 defines. */
 export const MESSAGE_FIELDS: readonly (keyof ReconcileMessage)[] = [
@@ -254,8 +263,24 @@ export function decodeMessage(body: string, options: ValidateOptions = {}): Deco
     return bytes > MAX_MESSAGE_BYTES ? tooLarge : { ok: false, error: `body is not JSON (${(err as Error).message}): ${preview(body)}` };
   }
   const detail = eventDetail(parsed);
-  if (bytes > MAX_MESSAGE_BYTES && (detail === undefined || Buffer.byteLength(JSON.stringify(detail), 'utf8') > MAX_MESSAGE_BYTES)) return tooLarge;
-  return validateMessage(detail ?? parsed, options);
+  const inner = detail ?? parsed;
+  const traceparent = transportTraceparent(inner);
+  const measured = traceparent === undefined ? detail : withoutField(inner as Record<string, unknown>, TRACEPARENT_FIELD);
+  if (bytes > MAX_MESSAGE_BYTES && (measured === undefined || Buffer.byteLength(JSON.stringify(measured), 'utf8') > MAX_MESSAGE_BYTES)) return tooLarge;
+  const result = validateMessage(inner, options);
+  return result.ok && traceparent !== undefined ? { ...result, traceparent } : result;
+}
+
+/** The `traceparent` transport field of a decoded body (a short string; checked by whoever uses it), or undefined. */
+function transportTraceparent(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const field = (value as Record<string, unknown>)[TRACEPARENT_FIELD];
+  return typeof field === 'string' && field.length <= 64 ? field : undefined;
+}
+
+function withoutField(record: Record<string, unknown>, name: string): Record<string, unknown> {
+  const { [name]: _dropped, ...rest } = record;
+  return rest;
 }
 
 /** Validates an already-parsed value against the contract. Never throws. */

@@ -51,6 +51,8 @@ export interface KeyGroup {
   readonly body: string;
   /** Every record of the batch for this key (all acknowledged or failed together). */
   readonly records: readonly SQSRecord[];
+  /** The `traceparent` transport field of each record's body (EventBridge), by position in `records`. */
+  readonly bodyTraceparents?: readonly (string | undefined)[];
   /** True when no message of the group is due yet: re-delay `message`, do not reconcile. */
   readonly notDue: boolean;
   /** The due messages of the group (empty when `notDue`): what `forLiveObject` chooses from. */
@@ -70,7 +72,7 @@ export interface DecodedBatch {
 
 export function groupBatch(records: readonly SQSRecord[], now: number): DecodedBatch {
   const poison: PoisonRecord[] = [];
-  const byKey = new Map<string, { records: SQSRecord[]; messages: ReconcileMessage[]; bodies: Map<ReconcileMessage, string> }>();
+  const byKey = new Map<string, { records: SQSRecord[]; traceparents: (string | undefined)[]; messages: ReconcileMessage[]; bodies: Map<ReconcileMessage, string> }>();
   for (const record of records) {
     const decoded = decodeMessage(record.body);
     if (!decoded.ok) {
@@ -80,10 +82,11 @@ export function groupBatch(records: readonly SQSRecord[], now: number): DecodedB
     const key = objectKey(decoded.message);
     let entry = byKey.get(key);
     if (!entry) {
-      entry = { records: [], messages: [], bodies: new Map() };
+      entry = { records: [], traceparents: [], messages: [], bodies: new Map() };
       byKey.set(key, entry);
     }
     entry.records.push(record);
+    entry.traceparents.push(decoded.traceparent);
     entry.messages.push(decoded.message);
     entry.bodies.set(decoded.message, record.body);
   }
@@ -94,7 +97,7 @@ export function groupBatch(records: readonly SQSRecord[], now: number): DecodedB
     const chosen = notDue ? earliestNotBefore(entry.messages) : representative(due);
     const message = standingFor(chosen, notDue ? entry.messages : due);
     const priority = Math.min(...(notDue ? entry.messages : due).map((m) => reasonPriority(m.reason)));
-    groups.push({ group: { key, message, body: entry.bodies.get(chosen) ?? JSON.stringify(chosen), records: entry.records, notDue, due }, priority });
+    groups.push({ group: { key, message, body: entry.bodies.get(chosen) ?? JSON.stringify(chosen), records: entry.records, bodyTraceparents: entry.traceparents, notDue, due }, priority });
   }
   // Array.prototype.sort is stable: within a priority, the order of first records stays.
   return { groups: groups.sort((a, b) => a.priority - b.priority).map((g) => g.group), poison };

@@ -44,10 +44,17 @@
  * (the function's timeout) is refused: the invocation throws, naming the setting and the
  * timeout (budget.ts `reserveProblem`), so the batch ends in the DLQ after maxReceiveCount
  * instead of being handed back forever.
+ *
+ * Tracing: the standard `OTEL_*` variables (observability/otel-config.ts) are read at the first
+ * invocation; when they ask for an exporter the SDK is loaded and registered then, and every
+ * invocation flushes its spans before it answers (bounded: `FLUSH_MAX_MS`, and never past the
+ * time left), so nothing waits in a frozen process. A variable that cannot be used fails the
+ * invocation with a message naming it. Unset: the SDK is never loaded.
  */
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { displayKey } from '../contract/message.ts';
 import { createLogger, errorMessage, type Logger } from '../observability/log.ts';
+import { startTracingFromEnv, type Tracing } from '../observability/tracing.ts';
 import { createEmfMetrics, type Metrics } from './metrics.ts';
 import { createClientFactory, type ClientFactory } from '../kube/factory.ts';
 import { NAMESPACES_ENV, parseNamespaceScope } from '../kube/scope.ts';
@@ -83,6 +90,8 @@ export interface HandlerOptions {
   readonly sender?: MessageSender;
   readonly log?: Logger;
   readonly metrics?: Metrics;
+  /** The process's tracing (default: from the `OTEL_*` variables, observability/tracing.ts). */
+  readonly tracing?: () => Promise<Tracing>;
   /** Clock (ms) and randomness, for tests. */
   readonly now?: () => number;
   readonly random?: () => number;
@@ -104,6 +113,7 @@ interface Resolved {
   sender: () => Promise<MessageSender>;
   log: Logger;
   metrics: Metrics;
+  tracing: () => Promise<Tracing>;
   now: () => number;
   random: () => number;
 }
@@ -122,9 +132,23 @@ export function toSqsHandler(controllers: AnyController | readonly AnyController
   const mover = config.delayQueueUrl
     ? toDelayMoverHandler({ queueUrl: config.queueUrl ?? '', delayQueueUrl: config.delayQueueUrl, concurrency: config.concurrency, sender: lazyMessageSender(config.sender), log: config.log, now: config.now })
     : undefined;
-  return (event, context) => (mover && isFromQueue(event, config.delayQueueUrl)
-    ? mover(event)
-    : handleBatch(list, config, event, context));
+  return async (event, context) => {
+    const tracing = await config.tracing();
+    try {
+      return await (mover && isFromQueue(event, config.delayQueueUrl) ? mover(event) : handleBatch(list, config, event, context));
+    } finally {
+      await tracing.flush(flushBudgetMs(context));
+    }
+  };
+}
+
+/** The longest an invocation waits for its spans to be exported before it answers. */
+export const FLUSH_MAX_MS = 2000;
+
+/** Time for the flush: `FLUSH_MAX_MS`, less when the invocation has less left (keeping a margin). Pure. */
+export function flushBudgetMs(context: Pick<Context, 'getRemainingTimeInMillis'> | undefined): number {
+  const remaining = typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : Number.POSITIVE_INFINITY;
+  return Math.max(0, Math.min(FLUSH_MAX_MS, remaining - 100));
 }
 
 /** True when the batch came from the queue at `queueUrl` (an event source mapping reads one queue). */
@@ -166,6 +190,7 @@ function resolveOptions(options: HandlerOptions): Resolved {
     },
     log: options.log ?? createLogger(),
     metrics: options.metrics ?? createEmfMetrics(),
+    tracing: options.tracing ?? (() => startTracingFromEnv(process.env, process.env.AWS_LAMBDA_FUNCTION_NAME || 'operless-function')),
     now: options.now ?? Date.now,
     random: options.random ?? Math.random,
   };

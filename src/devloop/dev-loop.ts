@@ -7,9 +7,10 @@
  *       modules (same code as on Lambda)
  *
  * plus a simulated kubelet (pods become Ready; no container runs) so Deployments report
- * availability, and the project's webhook functions (webhooks.ts in this folder): the API
- * server calls the forwarder's HTTPS endpoint (a test CA), which invokes them through the local
- * Lambda Invoke API. It installs the CRDs and samples, prints what happens as it happens, and
+ * availability; with `traces`, each change's trace printed as a tree (trace-tree.ts); and the
+ * project's webhook functions (webhooks.ts in this folder): the API server calls the
+ * forwarder's HTTPS endpoint (a test CA), which invokes them through the local Lambda Invoke
+ * API. It installs the CRDs and samples, prints what happens as it happens, and
  * writes `.operless/dev.json` so `operless status|enqueue|dlq` in another terminal talk to it.
  *
  * Queues as serverless.yml lays them out: every reconcile function gets its own work queue and
@@ -70,6 +71,11 @@ export interface DevLoopOptions {
    * cluster reached with `context` usually cannot call back into this machine).
    */
   readonly webhooks?: boolean;
+  /**
+   * Print each change's trace as a tree (trace-tree.ts): an OpenTelemetry SDK registered in
+   * this process sees the forwarder's and the functions' spans (`inprocess` runtime only).
+   */
+  readonly traces?: boolean;
 }
 
 export type FunctionRuntime = 'inprocess' | 'emulator';
@@ -122,6 +128,13 @@ export async function startDevLoop(options: DevLoopOptions): Promise<DevLoop> {
   };
 
   try {
+    if (options.traces) {
+      if (options.runtime === 'emulator') throw new Error('--traces needs the inprocess runtime: under the emulator the functions run in processes of their own');
+      const { startTracePrinter } = await import('./trace-tree.ts');
+      const printer = startTracePrinter(write);
+      started.push({ name: 'trace printer', stop: () => printer.stop() });
+      say('traces: each change\'s trace is printed as a tree once it goes quiet');
+    }
     const layout = loadProjectLayout(options.root);
     const stateDir = join(options.root, '.operless');
     mkdirSync(stateDir, { recursive: true });
