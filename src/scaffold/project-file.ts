@@ -1,6 +1,6 @@
 /**
  * `operless.json`: what a scaffolded project is made of — its name, domain, and every kind
- * `operless create api` added (group, version, scope, owned kinds) — like kubebuilder's
+ * `operless create api` added (group, version, scope, owned and related kinds, ordering) — like kubebuilder's
  * PROJECT file. `create api` reads it to refuse a kind twice and to regenerate the files
  * derived from all kinds together (forwarder watches, forwarder RBAC).
  *
@@ -9,6 +9,7 @@
  */
 import type { KindRef } from '../kube/types.ts';
 import { ScaffoldError } from './names.ts';
+import { asOrdering, ORDERINGS, type Ordering } from '../contract/ordering.ts';
 
 export const PROJECT_FILE = 'operless.json';
 
@@ -22,6 +23,13 @@ export interface ApiEntry {
   readonly owns: readonly KindRef[];
   /** Related kinds (`--watches`): read, not owned; each named by `spec.<kind>Ref.name`. Absent in older project files. */
   readonly watches?: readonly KindRef[];
+  /** `per-key` when the kind's queues are FIFO by key (`--ordering per-key`); absent means `unordered`. */
+  readonly ordering?: Ordering;
+}
+
+/** A kind's ordering: `unordered` unless its entry says otherwise. */
+export function orderingOf(api: ApiEntry): Ordering {
+  return api.ordering ?? 'unordered';
 }
 
 export interface ProjectFile {
@@ -49,6 +57,10 @@ export function parseProjectFile(text: string, where: string = PROJECT_FILE): Pr
     if (!api || typeof api.kind !== 'string' || typeof api.group !== 'string' || typeof api.version !== 'string' ||
       typeof api.plural !== 'string' || typeof api.namespaced !== 'boolean' || !Array.isArray(api.owns)) {
       throw new ScaffoldError(`${where}: every entry of "apis" needs group, version, kind, plural, namespaced and owns`);
+    }
+    const ordering: unknown = (api as { ordering?: unknown }).ordering;
+    if (ordering !== undefined && !asOrdering(ordering)) {
+      throw new ScaffoldError(`${where}: apis[${doc.apis.indexOf(api)}] (${api.kind}): "ordering" must be ${ORDERINGS.join(' or ')}, got ${JSON.stringify(ordering)}`);
     }
   }
   return { name: doc.name, domain: doc.domain, apis: doc.apis };

@@ -3,7 +3,10 @@
  *
  * - `cfn-lint` on the packaged CloudFormation, with default parameters and with every optional
  *   setting on (VPC, EKS, Secrets Manager kubeconfig with a customer key, forwarder role, log
- *   KMS key, alarm topic): no finding at all (error, warning or informational);
+ *   KMS key, alarm topic, per-key ordering): no finding at all (error, warning or
+ *   informational). Per-key ordering rides on the all-optional package run (no third
+ *   `serverless package`): it is the only run where packaging resolves the functions'
+ *   OPERLESS_DELAY_QUEUE_URL to the delay queue;
  * - `checkov` on both templates and on the chart rendered with the example values: every failed
  *   check is one docs/security.md explains for that target ("Linters" table), and every
  *   explained check still fails — the table is the only skip list, so docs and test cannot drift.
@@ -35,6 +38,7 @@ const ALL_OPTIONAL_PARAMS = {
   forwarderRoleArn: 'arn:aws:iam::123456789012:role/operless-forwarder',
   logKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab',
   alarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:operless-alarms',
+  ordering: 'per-key',
 };
 
 type Target = 'template' | 'chart';
@@ -72,6 +76,16 @@ test('cfn-lint: no error, warning or informational finding on the packaged templ
   const lines = findings.map((f) => `${f.Level} ${f.Rule.Id} ${f.Filename}:${f.Location.Start.LineNumber} ${f.Message}`);
   assert.deepEqual(lines, [], 'cfn-lint findings');
   assert.equal(code, 0, `cfn-lint exited ${code}: ${stderr}`);
+});
+
+test('the all-optional template is the per-key one: FIFO ordering by default and the delay queue in the functions\' environment', () => {
+  const template = JSON.parse(readFileSync(templates['all-optional']!, 'utf8')) as {
+    Parameters: Record<string, { Default?: unknown }>;
+    Resources: Record<string, { Properties?: { Environment?: { Variables?: Record<string, unknown> } } }>;
+  };
+  assert.equal(template.Parameters.Ordering?.Default, 'per-key');
+  const delayQueueUrl = JSON.stringify(template.Resources.MemcachedLambdaFunction?.Properties?.Environment?.Variables?.OPERLESS_DELAY_QUEUE_URL);
+  assert.match(delayQueueUrl, /"Ref":"DelayQueue"/, 'the functions find the delay queue');
 });
 
 /** The "Linters" table of docs/security.md: check id → target. */

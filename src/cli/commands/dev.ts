@@ -2,6 +2,7 @@
  * `operless dev`: the whole loop locally (what `npm start` runs). See src/devloop/dev-loop.ts.
  */
 import { UsageError, helpText, parseCommandArgs, stringOption, type CommandSpec } from '../args.ts';
+import { asOrdering, ORDERINGS } from '../../contract/ordering.ts';
 import { errorMessage } from '../../observability/log.ts';
 import { targetOption } from '../target.ts';
 import type { CommandResult } from './command.ts';
@@ -25,10 +26,11 @@ export const devSpec: CommandSpec = {
     kubeconfig: targetOption('kubeconfig', 'Kubeconfig file for --context (default KUBECONFIG or ~/.kube/config)'),
     project: { type: 'string', description: 'Project folder (default: the current folder)', placeholder: 'dir' },
     runtime: { type: 'string', description: "Where functions run: inprocess (fast) | emulator (Lambda's own runtime: aws-lambda-ric under AWS's emulator)", default: 'inprocess', placeholder: 'kind' },
+    ordering: { type: 'string', description: 'Queues: unordered (standard) | per-key (FIFO by object key, plus a delay queue per function: one reconcile of a key at a time, requeues merge)', default: 'unordered', placeholder: 'mode' },
     'no-samples': { type: 'boolean', description: 'Do not apply infra/samples/*.yaml' },
     verbose: { type: 'boolean', short: 'v', description: 'Debug-level component logs' },
   },
-  examples: ['npm start', 'npm start -- --runtime emulator', 'npx operless dev --broker elasticmq', 'npx operless dev --context kind-dev --no-samples'],
+  examples: ['npm start', 'npm start -- --runtime emulator', 'npm start -- --ordering per-key', 'npx operless dev --broker elasticmq', 'npx operless dev --context kind-dev --no-samples'],
 };
 
 export async function dev(argv: string[]): Promise<CommandResult> {
@@ -49,6 +51,12 @@ export async function dev(argv: string[]): Promise<CommandResult> {
   }
   const runtime = stringOption(args.values, 'runtime') ?? 'inprocess';
   if (runtime !== 'inprocess' && runtime !== 'emulator') throw new UsageError(`--runtime must be inprocess or emulator, got "${runtime}"`);
+  const orderingText = stringOption(args.values, 'ordering') ?? 'unordered';
+  const ordering = asOrdering(orderingText);
+  if (!ordering) throw new UsageError(`--ordering must be ${ORDERINGS.join(' or ')}, got ${JSON.stringify(orderingText)}`);
+  if (ordering === 'per-key' && broker.type === 'sqs') {
+    throw new UsageError('--ordering per-key needs the local broker (embedded or --broker elasticmq): with --broker sqs the deployed queues decide (deploy with ordering=per-key and give its FIFO work queue as --queue-url)');
+  }
   const { startDevLoop } = await import('../../devloop/dev-loop.ts');
   const context = stringOption(args.values, 'context');
   const kubeconfigPath = stringOption(args.values, 'kubeconfig');
@@ -59,6 +67,7 @@ export async function dev(argv: string[]): Promise<CommandResult> {
     ...(kubeconfigPath ? { kubeconfigPath } : {}),
     applySamples: args.values['no-samples'] !== true,
     runtime,
+    ordering,
     verbose: args.values.verbose === true,
   });
   await new Promise<void>((resolve) => {
