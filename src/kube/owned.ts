@@ -11,7 +11,7 @@
  *
  * It also never lets an overtaken reconcile apply an older desired child (a Deployment
  * template going back): the child records the owner generation it was applied from, a
- * reconcile that read an older generation refuses to apply (409), and the apply carries the
+ * reconcile that read an older generation of the same owner (uid) refuses to apply (409), and the apply carries the
  * child's `resourceVersion` as read (a precondition: anyone who wrote the child since — a newer
  * reconcile — makes it a 409); a child read as missing is applied with a resourceVersion no
  * object ever has, so a child created in between is a 409 too. A 409 is retried by the runtime
@@ -152,12 +152,24 @@ export function appliedOwnerGeneration(live: KubeObject | undefined): number | u
 }
 
 /**
- * Whether a reconcile that read owner generation `ownerGeneration` is overtaken for this
- * child: the live child was applied from a newer generation of the owner. Pure.
+ * The owner generation `live` was last applied from, if `live` is controlled by this `owner`
+ * (same uid): a generation recorded by another owner — a deleted one of the same name whose
+ * child was orphaned and is now adopted — says nothing about this one. Pure.
  */
-export function isOvertaken(ownerGeneration: number | undefined, live: KubeObject | undefined): boolean {
-  const applied = appliedOwnerGeneration(live);
-  return ownerGeneration !== undefined && applied !== undefined && applied > ownerGeneration;
+export function generationAppliedBy(owner: KubeObject, live: KubeObject | undefined): number | undefined {
+  const controller = live?.metadata.ownerReferences?.find((r) => r.controller);
+  if (!controller || controller.uid !== owner.metadata.uid) return undefined;
+  return appliedOwnerGeneration(live);
+}
+
+/**
+ * Whether a reconcile that read `owner` is overtaken for this child: the live child was
+ * applied from a newer generation of the same owner. Pure.
+ */
+export function isOvertaken(owner: KubeObject, live: KubeObject | undefined): boolean {
+  const read = owner.metadata.generation;
+  const applied = generationAppliedBy(owner, live);
+  return read !== undefined && applied !== undefined && applied > read;
 }
 
 /**
@@ -165,10 +177,10 @@ export function isOvertaken(ownerGeneration: number | undefined, live: KubeObjec
  * the resourceVersion precondition (the live child's, or `NEVER_STORED_RESOURCE_VERSION` when
  * the child was read as missing). Pure.
  */
-export function fencedApply<C extends KubeObject>(full: C, ownerGeneration: number | undefined, live: KubeObject | undefined): C {
+export function fencedApply<C extends KubeObject>(full: C, owner: KubeObject, live: KubeObject | undefined): C {
   // Never lower the recorded generation: repairing drift of a newer reconcile's own desired
   // state (same hash) from an older read keeps the newer generation.
-  const generation = Math.max(ownerGeneration ?? -1, appliedOwnerGeneration(live) ?? -1);
+  const generation = Math.max(owner.metadata.generation ?? -1, generationAppliedBy(owner, live) ?? -1);
   const annotations = generation < 0
     ? full.metadata.annotations
     : { ...full.metadata.annotations, [OWNER_GENERATION_ANNOTATION]: String(generation) };
@@ -209,6 +221,6 @@ export async function applyOwnedIfChanged<C extends KubeObject>(
   const reason = applyReason(full, live);
   if (!reason) return { object: live as C, applied: undefined };
   // Same hash ('drifted'): the desired state is the newer reconcile's own, applying it goes nowhere back.
-  if (reason === 'desired-changed' && live && isOvertaken(owner.metadata.generation, live)) throw overtakenError(owner, kind, live);
-  return { object: await apply(kind, fencedApply(full, owner.metadata.generation, live)), applied: reason };
+  if (reason === 'desired-changed' && live && isOvertaken(owner, live)) throw overtakenError(owner, kind, live);
+  return { object: await apply(kind, fencedApply(full, owner, live)), applied: reason };
 }
