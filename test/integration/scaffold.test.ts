@@ -166,7 +166,7 @@ test('packaged with two kinds: a function, work queue, DLQ and event source per 
     assert.deepEqual(queue?.RedrivePolicy, { deadLetterTargetArn: { 'Fn::GetAtt': [`${kind}DeadLetterQueue`, 'Arn'] }, maxReceiveCount: 5 });
     const mappings = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').filter(([, r]) => JSON.stringify(r.Properties?.FunctionName).includes(`${kind}LambdaFunction`));
     const sources = [`${kind}WorkQueue`, ...(suffix ? [`${kind}DelayQueue`] : [])];
-    assert.deepEqual(mappings.map(([, r]) => (r.Properties?.EventSourceArn as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0]).sort(), sources.sort(), `${kind}'s function is fed by its own queues`);
+    assert.deepEqual(mappings.map(([, r]) => (r.Properties?.EventSourceArn as { 'Fn::GetAtt'?: string[] } | undefined)?.['Fn::GetAtt']?.[0]).sort(), sources.sort(), `${kind}'s function is fed by its own queues`);
     for (const [, mapping] of mappings) assert.deepEqual(mapping.Properties?.FunctionResponseTypes, ['ReportBatchItemFailures']);
     const variables = environmentOf(template, `${kind}LambdaFunction`);
     assert.deepEqual([variables.OPERLESS_QUEUE_URL, variables.OPERLESS_DLQ_URL], [{ Ref: `${kind}WorkQueue` }, { Ref: `${kind}DeadLetterQueue` }]);
