@@ -5,8 +5,9 @@
  *   setting on (VPC, EKS, Secrets Manager kubeconfig with a customer key, forwarder role, log
  *   KMS key, alarm topic, per-key ordering): no finding at all (error, warning or
  *   informational). Per-key ordering rides on the all-optional package run (no third
- *   `serverless package`): it is the only run where packaging resolves the functions'
- *   OPERLESS_DELAY_QUEUE_URL to the delay queue;
+ *   `serverless package`): its stack defaults to Ordering=per-key, so the linters also see the
+ *   template a per-key deployment gets (this is how W1001 on the functions' delay queue URL was
+ *   found);
  * - `checkov` on both templates and on the chart rendered with the example values: every failed
  *   check is one docs/security.md explains for that target ("Linters" table), and every
  *   explained check still fails — the table is the only skip list, so docs and test cannot drift.
@@ -86,6 +87,7 @@ test('the all-optional template is the per-key one: FIFO ordering by default and
   assert.equal(template.Parameters.Ordering?.Default, 'per-key');
   const delayQueueUrl = JSON.stringify(template.Resources.MemcachedLambdaFunction?.Properties?.Environment?.Variables?.OPERLESS_DELAY_QUEUE_URL);
   assert.match(delayQueueUrl, /"Ref":"DelayQueue"/, 'the functions find the delay queue');
+  assert.match(delayQueueUrl, /"Fn::If":\["PerKeyOrdering"/, 'only when the stack is per-key');
 });
 
 /** The "Linters" table of docs/security.md: check id → target. */
