@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -113,6 +114,12 @@ func (r *memcachedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		} else if wasDegraded != nil {
 			r.recorder.Event(mc, corev1.EventTypeNormal, "Recovered", "memcached is no longer degraded")
 		}
+	}
+	// The pods come from the informer cache, which may not yet have seen what the Deployment
+	// already reports (its readyReplicas event can arrive first). Nothing else would trigger
+	// this key again, so the stale read is retried shortly, as controller-runtime users do.
+	if deployment != nil && deployment.Status.ReadyReplicas > mc.Status.ReadyReplicas {
+		return ctrl.Result{RequeueAfter: 200 * time.Millisecond}, nil
 	}
 	return ctrl.Result{}, nil
 }

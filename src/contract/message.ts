@@ -96,6 +96,13 @@ export interface ReconcileMessage extends ObjectRef {
    * may rely on it naming exactly one event.
    */
   readonly resourceVersion?: string;
+  /**
+   * For `Owned`: the kinds of the children whose events the message stands for (e.g.
+   * `["Deployment"]`), so a reconcile can skip checking children that did not change. Absent
+   * when not known — a merge with a message that has none, a producer that does not set it —
+   * and then any child may have changed (see `mergedOwnedKinds`).
+   */
+  readonly ownedKinds?: readonly string[];
   /** When the producer saw the change, ms since the epoch: end-to-end lag starts here. */
   readonly observedAt: number;
   /** Retries so far; 0 for fresh events. */
@@ -111,7 +118,7 @@ export type DecodeResult =
 /** Every field contract v1 defines. */
 export const MESSAGE_FIELDS: readonly (keyof ReconcileMessage)[] = [
   'v', 'cluster', 'apiVersion', 'kind', 'namespace', 'name', 'uid', 'reason',
-  'resourceVersion', 'observedAt', 'attempt', 'notBefore',
+  'resourceVersion', 'ownedKinds', 'observedAt', 'attempt', 'notBefore',
 ];
 const FIELDS = new Set<string>(MESSAGE_FIELDS);
 
@@ -150,10 +157,26 @@ const REQUIRED: Record<string, Check> = {
   attempt: int(0, 10_000),
 };
 
+/** The most kinds one message names: a primary owns few kinds of children. */
+export const MAX_OWNED_KINDS = 16;
+
+const kinds: Check = (value) => {
+  if (!Array.isArray(value)) return `must be an array of kinds, got ${typeName(value)}`;
+  if (value.length === 0) return 'must not be empty (leave the field out when the kinds are not known)';
+  if (value.length > MAX_OWNED_KINDS) return `must name at most ${MAX_OWNED_KINDS} kinds, got ${value.length}`;
+  const kind = str(MAX_FIELD_LENGTH.kind, isKind, 'a Kind in PascalCase');
+  for (const [i, item] of value.entries()) {
+    const problem = kind(item);
+    if (problem) return `item ${i} ${problem}`;
+  }
+  return new Set(value).size === value.length ? undefined : 'must not name a kind twice';
+};
+
 const OPTIONAL: Record<string, Check> = {
   namespace: str(MAX_FIELD_LENGTH.namespace, isDnsLabel, 'a DNS-1123 label'),
   uid: str(MAX_FIELD_LENGTH.uid),
   resourceVersion: str(MAX_FIELD_LENGTH.resourceVersion),
+  ownedKinds: kinds,
   notBefore: int(0),
 };
 
@@ -300,7 +323,7 @@ export function encodeMessage(message: ReconcileMessage): string {
 
 /** Builds a fresh message for an object (attempt 0). */
 export function newMessage(
-  ref: ObjectRef & { uid?: string; resourceVersion?: string },
+  ref: ObjectRef & { uid?: string; resourceVersion?: string; ownedKinds?: readonly string[] },
   reason: Reason,
   now: number = Date.now(),
 ): ReconcileMessage {
@@ -314,6 +337,7 @@ export function newMessage(
     uid: ref.uid,
     reason,
     resourceVersion: ref.resourceVersion,
+    ownedKinds: ref.ownedKinds,
     observedAt: now,
     attempt: 0,
   });
@@ -361,6 +385,16 @@ function preview(body: string): string {
 export function mergedResourceVersion(messages: readonly Pick<ReconcileMessage, 'resourceVersion'>[]): string | undefined {
   const first = messages[0]?.resourceVersion;
   return messages.every((m) => m.resourceVersion === first) ? first : undefined;
+}
+
+/**
+ * The owned kinds of a message that stands for `messages` (all for one object key): the union
+ * of theirs when every one names its kinds, otherwise none — a part that does not say which
+ * child changed (a merge with a `Requeue`, an older producer) may stand for any child. Sorted. Pure.
+ */
+export function mergedOwnedKinds(messages: readonly Pick<ReconcileMessage, 'ownedKinds'>[]): readonly string[] | undefined {
+  if (messages.length === 0 || messages.some((m) => m.ownedKinds === undefined)) return undefined;
+  return [...new Set(messages.flatMap((m) => m.ownedKinds ?? []))].sort();
 }
 
 /**

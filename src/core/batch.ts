@@ -40,7 +40,7 @@
  * Guarantees: every record ends up in exactly one group or in `poison`; decoding never throws.
  */
 import type { SQSRecord } from 'aws-lambda';
-import { decodeMessage, mergedResourceVersion, mergedUid, objectKey, reasonPriority, type ReconcileMessage } from '../contract/message.ts';
+import { decodeMessage, mergedOwnedKinds, mergedResourceVersion, mergedUid, objectKey, reasonPriority, type ReconcileMessage } from '../contract/message.ts';
 import { isDue } from './schedule.ts';
 
 export interface KeyGroup {
@@ -106,13 +106,23 @@ export function representative(messages: readonly ReconcileMessage[]): Reconcile
     m.attempt > best.attempt || (m.attempt === best.attempt && m.observedAt > best.observedAt) ? m : best);
 }
 
-/** `chosen` standing for `messages`: without a resourceVersion / uid when they do not all share it. */
+/**
+ * `chosen` standing for `messages`: without a resourceVersion / uid when they do not all share
+ * it, with the union of their owned kinds when every one names its kinds, else none.
+ */
 function standingFor(chosen: ReconcileMessage, messages: readonly ReconcileMessage[]): ReconcileMessage {
   const keepVersion = chosen.resourceVersion === undefined || mergedResourceVersion(messages) !== undefined;
   const keepUid = chosen.uid === undefined || mergedUid(messages) !== undefined;
-  if (keepVersion && keepUid) return chosen;
-  const { resourceVersion, uid, ...rest } = chosen;
-  return { ...rest, ...(keepVersion && resourceVersion !== undefined ? { resourceVersion } : {}), ...(keepUid && uid !== undefined ? { uid } : {}) };
+  const kinds = chosen.ownedKinds === undefined ? undefined : mergedOwnedKinds(messages);
+  const sameKinds = kinds?.join() === chosen.ownedKinds?.join();
+  if (keepVersion && keepUid && sameKinds) return chosen;
+  const { resourceVersion, uid, ownedKinds: _kinds, ...rest } = chosen;
+  return {
+    ...rest,
+    ...(keepVersion && resourceVersion !== undefined ? { resourceVersion } : {}),
+    ...(keepUid && uid !== undefined ? { uid } : {}),
+    ...(kinds !== undefined ? { ownedKinds: kinds } : {}),
+  };
 }
 
 /**
