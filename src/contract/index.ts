@@ -3,3 +3,4 @@ export * from './message.ts';
 export * from './dlq.ts';
 export * from './field-manager.ts';
 export * from './names.ts';
+export * from './ordering.ts';

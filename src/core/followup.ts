@@ -62,14 +62,16 @@ export interface DecideInput {
   /** ms since the epoch. */
   readonly now: number;
   readonly random?: () => number;
+  /** The longest single delay (default SQS's 900 s; lower only in tests, schedule.ts). */
+  readonly maxDelaySeconds?: number;
 }
 
-export function decideFollowUp({ message, outcome, policy, now, random = Math.random }: DecideInput): FollowUp {
+export function decideFollowUp({ message, outcome, policy, now, random = Math.random, maxDelaySeconds }: DecideInput): FollowUp {
   if (outcome.type === 'gone') return { type: 'none', label: 'success' };
   if (outcome.type === 'result') {
     const result = outcome.result;
     if (result.type === 'done') return { type: 'none', label: 'success' };
-    const schedule = scheduleAfter(Math.min(Math.max(1, result.seconds), MAX_WAIT_SECONDS), now);
+    const schedule = scheduleAfter(Math.min(Math.max(1, result.seconds), MAX_WAIT_SECONDS), now, maxDelaySeconds);
     return {
       type: 'send',
       label: 'requeue_after',
@@ -83,7 +85,7 @@ export function decideFollowUp({ message, outcome, policy, now, random = Math.ra
     return { type: 'deadLetter', label: 'terminal_error', reason: 'TerminalError', error: errorMessage(error) };
   }
   const retry = (label: OutcomeLabel, attempt: number, seconds: number): FollowUp => {
-    const schedule = scheduleAfter(seconds, now);
+    const schedule = scheduleAfter(seconds, now, maxDelaySeconds);
     return {
       type: 'send',
       label,
@@ -112,8 +114,8 @@ export function decideFollowUp({ message, outcome, policy, now, random = Math.ra
 }
 
 /** A message received before its `notBefore`: send it again, unchanged, until it is due. */
-export function redelay(message: ReconcileMessage & { notBefore: number }, now: number): FollowUp {
-  const schedule = scheduleUntil(message.notBefore, now);
+export function redelay(message: ReconcileMessage & { notBefore: number }, now: number, maxDelaySeconds?: number): FollowUp {
+  const schedule = scheduleUntil(message.notBefore, now, maxDelaySeconds);
   return {
     type: 'send',
     label: 'not_due',

@@ -39,7 +39,8 @@
  * (follow-ups), `OPERLESS_DLQ_URL`, `OPERLESS_DELAY_QUEUE_URL` (per-key mode), `OPERLESS_CLUSTER` (the cluster id served),
  * `OPERLESS_NAMESPACES` (the namespaces served, comma-separated; empty = all; an invalid name
  * fails the function's init, naming the variable),
- * `OPERLESS_CONCURRENCY` (default 8), `OPERLESS_BUDGET_RESERVE_MS`; the SQS endpoint through
+ * `OPERLESS_CONCURRENCY` (default 8), `OPERLESS_BUDGET_RESERVE_MS`, `OPERLESS_MAX_DELAY_SECONDS`
+ * (tests only: a lower longest delay, refused at start unless 1–900); the SQS endpoint through
  * the SDK's `AWS_ENDPOINT_URL_SQS`. A reserve at or above the time an invocation starts with
  * (the function's timeout) is refused: the invocation throws, naming the setting and the
  * timeout (budget.ts `reserveProblem`), so the batch ends in the DLQ after maxReceiveCount
@@ -62,6 +63,7 @@ import { lazySqsSender, type MessageSender } from '../queue/sender.ts';
 import { groupBatch, type KeyGroup, type PoisonRecord } from './batch.ts';
 import { answerAfterMs, reserveProblem, resolveReserveMs } from './budget.ts';
 import { mapBounded } from './concurrency.ts';
+import { MAX_DELAY_VARIABLE, resolveMaxDelaySeconds } from './schedule.ts';
 import type { Controller } from './controller.ts';
 import { sendDeadLetter, type DeliveryTarget } from './delivery.ts';
 import { handleKey, type KeyRun } from './key.ts';
@@ -95,6 +97,12 @@ export interface HandlerOptions {
   /** Clock (ms) and randomness, for tests. */
   readonly now?: () => number;
   readonly random?: () => number;
+  /**
+   * The longest single delay of a follow-up, whole seconds in [1, 900] (default
+   * `OPERLESS_MAX_DELAY_SECONDS` or SQS's 900): longer waits hop through `notBefore`
+   * re-delays. Lower only to test the long-wait path in seconds.
+   */
+  readonly maxDelaySeconds?: number;
 }
 
 /** The handler Lambda calls: `(event, context) => Promise<SQSBatchResponse>`. */
@@ -108,6 +116,7 @@ interface Resolved {
   reserveMs: number | undefined;
   /** Where `reserveMs` came from, for error messages. */
   reserveSource: string;
+  maxDelaySeconds: number;
   clients: ClientFactory;
   namespaces: readonly string[];
   sender: () => Promise<MessageSender>;
@@ -130,7 +139,7 @@ export function toSqsHandler(controllers: AnyController | readonly AnyController
   }
   const config = resolveOptions(options);
   const mover = config.delayQueueUrl
-    ? toDelayMoverHandler({ queueUrl: config.queueUrl ?? '', delayQueueUrl: config.delayQueueUrl, concurrency: config.concurrency, sender: lazyMessageSender(config.sender), log: config.log, now: config.now })
+    ? toDelayMoverHandler({ queueUrl: config.queueUrl ?? '', delayQueueUrl: config.delayQueueUrl, concurrency: config.concurrency, sender: lazyMessageSender(config.sender), log: config.log, now: config.now, maxDelaySeconds: config.maxDelaySeconds })
     : undefined;
   return async (event, context) => {
     const tracing = await config.tracing();
@@ -181,6 +190,9 @@ function resolveOptions(options: HandlerOptions): Resolved {
     reserveMs: options.budgetReserveMs ?? envNumber('OPERLESS_BUDGET_RESERVE_MS'),
     reserveSource: options.budgetReserveMs !== undefined ? 'the budgetReserveMs option of toSqsHandler' : 'OPERLESS_BUDGET_RESERVE_MS',
     namespaces: options.namespaces ?? parseNamespaceScope(process.env[NAMESPACES_ENV], NAMESPACES_ENV),
+    maxDelaySeconds: options.maxDelaySeconds !== undefined
+      ? resolveMaxDelaySeconds(options.maxDelaySeconds, 'the maxDelaySeconds option of toSqsHandler')
+      : resolveMaxDelaySeconds(process.env[MAX_DELAY_VARIABLE]),
     clients: options.clients ?? createClientFactory({ env: { ...process.env, ...(cluster ? { OPERLESS_CLUSTER: cluster } : {}) } }),
     sender: () => {
       if (options.sender) return Promise.resolve(options.sender);

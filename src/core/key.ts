@@ -49,6 +49,8 @@ export interface KeyRun extends DeliveryTarget {
   /** Milliseconds left in the invocation. */
   readonly remaining: () => number;
   readonly reserveMs: number;
+  /** The longest single delay of a follow-up (schedule.ts). */
+  readonly maxDelaySeconds: number;
 }
 
 /** The follow-up of a key and the controller it is counted for. */
@@ -88,7 +90,7 @@ async function decideForKey(run: KeyRun, group: KeyGroup, log: Logger, reconcile
   if ('followUp' in client) return decide(client.followUp);
   const events = createEventRecorder({ client: client.client.with({ fieldManager: controller.fieldManager }), controller: `operless/${controller.name}`, log });
   const ran = await reconcileWithinBudget(run, controller, group, { client: client.client, events, log, reconcileId });
-  const followUp = decideFollowUp({ message: ran.ranFor, outcome: ran.result.outcome, policy: controller.retry, now: run.now(), random: run.random });
+  const followUp = decideFollowUp({ message: ran.ranFor, outcome: ran.result.outcome, policy: controller.retry, now: run.now(), random: run.random, maxDelaySeconds: run.maxDelaySeconds });
   run.metrics.reconcile({ controller: controller.name, label: followUp.label, durationSeconds: ran.durationMs / 1000, lagSeconds: ran.lagMs / 1000 });
   await reportReconcile(log, events, ran, followUp);
   return decide(followUp);
@@ -113,7 +115,7 @@ function heldBack(run: KeyRun, group: KeyGroup, controller: Controller<KubeObjec
   if (group.notDue && message.notBefore !== undefined) {
     log.debug('not due yet; re-delaying', { notBefore: message.notBefore });
     run.metrics.deferred(controller.name, 'not_due');
-    return redelay({ ...message, notBefore: message.notBefore }, run.now());
+    return redelay({ ...message, notBefore: message.notBefore }, run.now(), run.maxDelaySeconds);
   }
   if (!canStart(run.remaining(), run.reserveMs)) {
     log.info('no time left in this invocation to start; handing the key back to the queue', { remainingMs: run.remaining(), reserveMs: run.reserveMs });
@@ -133,7 +135,7 @@ async function clientFor(run: KeyRun, controller: Controller<KubeObject>, messag
       return { followUp: { type: 'deadLetter', label: 'terminal_error', reason: 'UnknownCluster', error: err.message } };
     }
     log.error('could not create the Kubernetes client', { error: errorMessage(err) });
-    return { followUp: decideFollowUp({ message, outcome: { type: 'error', error: err }, policy: controller.retry, now, random: run.random }) };
+    return { followUp: decideFollowUp({ message, outcome: { type: 'error', error: err }, policy: controller.retry, now, random: run.random, maxDelaySeconds: run.maxDelaySeconds }) };
   }
 }
 

@@ -16,7 +16,8 @@
  * - No Kubernetes client: the mover never reads or writes the cluster.
  *
  * Configuration: `OPERLESS_QUEUE_URL` (the FIFO work queue) and `OPERLESS_DELAY_QUEUE_URL`,
- * or the options of the same names; `OPERLESS_CONCURRENCY` bounds the sends in flight.
+ * or the options of the same names; `OPERLESS_CONCURRENCY` bounds the sends in flight;
+ * `OPERLESS_MAX_DELAY_SECONDS` (tests only) lowers the longest single re-delay.
  */
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { decodeMessage, displayKey } from '../contract/message.ts';
@@ -24,7 +25,7 @@ import { createLogger, errorMessage, type Logger } from '../observability/log.ts
 import { MERGE_ID_ATTRIBUTE } from '../queue/fifo.ts';
 import { lazySqsSender, type MessageSender } from '../queue/sender.ts';
 import { mapBounded } from './concurrency.ts';
-import { isDue, scheduleUntil } from './schedule.ts';
+import { isDue, MAX_DELAY_VARIABLE, resolveMaxDelaySeconds, scheduleUntil } from './schedule.ts';
 
 export interface MoverOptions {
   /** The FIFO work queue (default `OPERLESS_QUEUE_URL`). */
@@ -36,6 +37,8 @@ export interface MoverOptions {
   readonly sender?: MessageSender;
   readonly log?: Logger;
   readonly now?: () => number;
+  /** The longest single re-delay (default `OPERLESS_MAX_DELAY_SECONDS` or SQS's 900 s). */
+  readonly maxDelaySeconds?: number;
 }
 
 /** Where one delay-queue record goes. Pure. */
@@ -44,13 +47,13 @@ export type Move = { readonly key: string | undefined } & (
   | { readonly to: 'delay'; readonly delaySeconds: number; readonly mergeId: string | undefined });
 
 /** The move of a record at `now`: back to the delay queue while its `notBefore` is ahead, else into the work queue. */
-export function moveOf(record: Pick<SQSRecord, 'body' | 'messageAttributes'>, now: number): Move {
+export function moveOf(record: Pick<SQSRecord, 'body' | 'messageAttributes'>, now: number, maxDelaySeconds?: number): Move {
   const mergeId = record.messageAttributes?.[MERGE_ID_ATTRIBUTE]?.stringValue || undefined;
   const decoded = decodeMessage(record.body);
   const notBefore = decoded.ok ? decoded.message.notBefore : undefined;
   const key = decoded.ok ? displayKey(decoded.message) : undefined;
   if (notBefore !== undefined && !isDue(notBefore, now)) {
-    const { delaySeconds } = scheduleUntil(notBefore, now);
+    const { delaySeconds } = scheduleUntil(notBefore, now, maxDelaySeconds);
     if (delaySeconds > 0) return { key, to: 'delay', delaySeconds, mergeId };
   }
   return { key, to: 'work', deduplicationId: mergeId };
@@ -62,11 +65,14 @@ export function toDelayMoverHandler(options: MoverOptions = {}): (event: SQSEven
   const log = options.log ?? createLogger();
   const now = options.now ?? Date.now;
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? (Number(process.env.OPERLESS_CONCURRENCY) || 10)));
+  const maxDelaySeconds = options.maxDelaySeconds !== undefined
+    ? resolveMaxDelaySeconds(options.maxDelaySeconds, 'the maxDelaySeconds option of toDelayMoverHandler')
+    : resolveMaxDelaySeconds(process.env[MAX_DELAY_VARIABLE]);
   let sender: MessageSender | undefined;
   const send = () => (sender ??= options.sender ?? lazySqsSender());
   return async (event) => {
     const records = event.Records ?? [];
-    const moves = records.map((record) => moveOf(record, now()));
+    const moves = records.map((record) => moveOf(record, now(), maxDelaySeconds));
     const results = await mapBounded(records, concurrency, async (record, index) => {
       const move = moves[index]!;
       const target = move.to === 'work' ? queueUrl : delayQueueUrl;

@@ -17,6 +17,11 @@
  * DLQ (`operless-dev-<function>`, `…-dlq`), its runner consumes only that queue, its module is
  * loaded with OPERLESS_QUEUE_URL/OPERLESS_DLQ_URL naming them (as its `environment:` does on
  * Lambda), and the forwarder routes each function's primaries (and their owned objects) to it.
+ * With `ordering: 'per-key'` (serverless.yml's `ordering` parameter) the work queue and DLQ
+ * are FIFO (`….fifo`: message group = object key) and each function also gets a standard delay
+ * queue (`…-delay`, with its DLQ) in OPERLESS_DELAY_QUEUE_URL, consumed by a second runner of
+ * the same function (its second event source on Lambda), which moves due follow-ups into the
+ * FIFO queue.
  *
  * Guarantees: `stop()` stops every component in reverse order of start and leaves no process
  * behind (the control plane's processes are also killed by its exit hooks if this process dies).
@@ -39,6 +44,7 @@ import { functionWatches, importFunction, loadProjectLayout, type LoadedFunction
 import { startPodSimulator, type PodSimulator } from '../local/pod-simulator.ts';
 import { importWebhookFunction, registerWebhooks, startWebhookInvokeApi, webhookObjects, writeTestTls, type WebhookFunction } from './webhooks.ts';
 import type { WebhooksConfig } from '../forwarder/config.ts';
+import type { Ordering } from '../contract/ordering.ts';
 
 export type BrokerChoice =
   | { readonly type: 'embedded' }
@@ -76,6 +82,8 @@ export interface DevLoopOptions {
    * this process sees the forwarder's and the functions' spans (`inprocess` runtime only).
    */
   readonly traces?: boolean;
+  /** Queue ordering (default `unordered`): `per-key` gives FIFO work queues and a delay queue per function. */
+  readonly ordering?: Ordering;
 }
 
 export type FunctionRuntime = 'inprocess' | 'emulator';
@@ -84,6 +92,8 @@ export type FunctionRuntime = 'inprocess' | 'emulator';
 export interface FunctionQueues {
   readonly queueUrl: string;
   readonly dlqUrl: string;
+  /** Per-key ordering: the delay queue (OPERLESS_DELAY_QUEUE_URL). */
+  readonly delayQueueUrl?: string;
 }
 
 export interface DevLoop {
@@ -104,10 +114,22 @@ interface Stoppable {
 
 const QUEUE_PREFIX = 'operless-dev';
 
-/** The local queue names of a function: `operless-dev-<function>` and its `-dlq`. Pure. */
-export function devQueueNames(functionName: string): { queue: string; dlq: string } {
-  const safe = functionName.replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 60);
-  return { queue: `${QUEUE_PREFIX}-${safe}`, dlq: `${QUEUE_PREFIX}-${safe}-dlq` };
+/** The local queues of a function, by name. */
+export interface DevQueueNames {
+  readonly queue: string;
+  readonly dlq: string;
+  /** Per-key ordering: the standard delay queue and its DLQ. */
+  readonly delay?: { readonly queue: string; readonly dlq: string };
+}
+
+/**
+ * The local queue names of a function: `operless-dev-<function>` and its `-dlq`; with per-key
+ * ordering both end in `.fifo`, and the delay queue `…-delay` (with `…-delay-dlq`) is added. Pure.
+ */
+export function devQueueNames(functionName: string, ordering: Ordering = 'unordered'): DevQueueNames {
+  const base = `${QUEUE_PREFIX}-${functionName.replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 55)}`;
+  if (ordering === 'unordered') return { queue: base, dlq: `${base}-dlq` };
+  return { queue: `${base}.fifo`, dlq: `${base}-dlq.fifo`, delay: { queue: `${base}-delay`, dlq: `${base}-delay-dlq` } };
 }
 
 export async function startDevLoop(options: DevLoopOptions): Promise<DevLoop> {
@@ -146,7 +168,7 @@ export async function startDevLoop(options: DevLoopOptions): Promise<DevLoop> {
     if (!cluster.local) await applyFiles(client, layout.crds, [], say, options.root);
 
     // 2. A queue and DLQ per function.
-    const queue = await startQueue(options.broker, layout.functions.map((f) => f.name), started, say);
+    const queue = await startQueue(options.broker, layout.functions.map((f) => f.name), options.ordering ?? 'unordered', started, say);
     const queuesOf = (name: string): FunctionQueues => queue.byFunction.get(name)!;
     const first = queuesOf(layout.functions[0]!.name);
 
@@ -256,11 +278,11 @@ async function loadFunctions(options: DevLoopOptions, layout: ProjectLayout, que
   const functions: LoadedFunction[] = [];
   for (const entry of layout.functions) {
     const own = queue.byFunction.get(entry.name)!;
-    Object.assign(process.env, { OPERLESS_QUEUE_URL: own.queueUrl, OPERLESS_DLQ_URL: own.dlqUrl });
+    Object.assign(process.env, queueEnvironment(own));
     functions.push(await importFunction(options.root, entry));
   }
   const first = queue.byFunction.get(layout.functions[0]!.name)!;
-  Object.assign(process.env, { OPERLESS_QUEUE_URL: first.queueUrl, OPERLESS_DLQ_URL: first.dlqUrl });
+  Object.assign(process.env, queueEnvironment(first));
   return functions;
 }
 
@@ -317,24 +339,40 @@ async function startWebhookFunctions(options: DevLoopOptions, layout: ProjectLay
 const RUNNER_CONCURRENCY = 2;
 const RUNNER_TIMEOUT_SECONDS = 30;
 
-/** A local Lambda runner per function, consuming only its own work queue. */
+/** A function's queue variables, as its `environment:` in serverless.yml sets them. Pure. */
+export function queueEnvironment(queues: FunctionQueues): Record<string, string> {
+  return {
+    OPERLESS_QUEUE_URL: queues.queueUrl,
+    OPERLESS_DLQ_URL: queues.dlqUrl,
+    // Set or cleared: a per-function environment must not leak another function's delay queue.
+    OPERLESS_DELAY_QUEUE_URL: queues.delayQueueUrl ?? '',
+  };
+}
+
+/**
+ * A local Lambda runner per function and event source: its work queue, and with per-key
+ * ordering its delay queue too (the same handler moves the delay queue's due follow-ups).
+ */
 async function startRunners(options: DevLoopOptions, functions: readonly LoadedFunction[], queue: QueueTarget, started: Stoppable[], write: (line: string) => void): Promise<void> {
   for (const fn of functions) {
+    const queues = queue.byFunction.get(fn.entry.name)!;
     const handler = options.runtime === 'emulator'
-      ? await emulatorHandler(options, fn, queue.byFunction.get(fn.entry.name)!, started, write)
+      ? await emulatorHandler(options, fn, queues, started, write)
       : { module: join(options.root, fn.entry.module), export: fn.entry.exportName };
-    const runner: LambdaRunner = await startLambdaRunner({
-      queueUrl: queue.byFunction.get(fn.entry.name)!.queueUrl,
-      sqs: queue.sqs,
-      handler,
-      functionName: fn.entry.name,
-      batchSize: 10,
-      batchWindowSeconds: 0,
-      maxConcurrency: RUNNER_CONCURRENCY,
-      timeoutSeconds: RUNNER_TIMEOUT_SECONDS,
-      logger: createLogger({ format: 'pretty', write, level: options.verbose ? 'debug' : 'info' }),
-    });
-    started.push({ name: `function ${fn.entry.name}`, stop: () => runner.stop() });
+    for (const source of [queues.queueUrl, ...(queues.delayQueueUrl ? [queues.delayQueueUrl] : [])]) {
+      const runner: LambdaRunner = await startLambdaRunner({
+        queueUrl: source,
+        sqs: queue.sqs,
+        handler,
+        functionName: fn.entry.name,
+        batchSize: 10,
+        batchWindowSeconds: 0,
+        maxConcurrency: RUNNER_CONCURRENCY,
+        timeoutSeconds: RUNNER_TIMEOUT_SECONDS,
+        logger: createLogger({ format: 'pretty', write, level: options.verbose ? 'debug' : 'info' }),
+      });
+      started.push({ name: `function ${fn.entry.name} (${source.split('/').pop()})`, stop: () => runner.stop() });
+    }
   }
 }
 
@@ -352,7 +390,7 @@ async function emulatorHandler(options: DevLoopOptions, fn: LoadedFunction, queu
   const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => (e[0].startsWith('OPERLESS_') || e[0].startsWith('AWS_')) && e[1] !== undefined));
   const emulated = emulatedHandler({
     taskRoot, handler: 'index.handler', timeoutSeconds: RUNNER_TIMEOUT_SECONDS, functionName: fn.entry.name, concurrency: RUNNER_CONCURRENCY,
-    env: { ...env, OPERLESS_QUEUE_URL: queues.queueUrl, OPERLESS_DLQ_URL: queues.dlqUrl, ...(env.AWS_SESSION_TOKEN ? {} : { AWS_SESSION_TOKEN: 'local' }) },
+    env: { ...env, ...queueEnvironment(queues), ...(env.AWS_SESSION_TOKEN ? {} : { AWS_SESSION_TOKEN: 'local' }) },
     onOutput: write,
   });
   started.push({ name: `Lambda runtime emulators of ${fn.entry.name}`, stop: () => emulated.stop() });
@@ -373,11 +411,13 @@ interface QueueTarget {
   readonly sqs: SQSClient;
 }
 
-async function startQueue(choice: BrokerChoice, functionNames: readonly string[], started: Stoppable[], say: (line: string) => void): Promise<QueueTarget> {
-  const names = new Map(functionNames.map((fn) => [fn, devQueueNames(fn)]));
-  const queues = [...names.values()].map(({ queue, dlq }) => ({ name: queue, visibilityTimeoutSeconds: 60, dlq: { name: dlq, maxReceiveCount: 5 } }));
-  const listed = [...names].map(([fn, n]) => `${fn}: ${n.queue} (DLQ ${n.dlq})`).join(', ');
-  const byName = (url: (name: string) => string) => new Map([...names].map(([fn, n]) => [fn, { queueUrl: url(n.queue), dlqUrl: url(n.dlq) }]));
+async function startQueue(choice: BrokerChoice, functionNames: readonly string[], ordering: Ordering, started: Stoppable[], say: (line: string) => void): Promise<QueueTarget> {
+  const names = new Map(functionNames.map((fn) => [fn, devQueueNames(fn, ordering)]));
+  const pair = (queue: string, dlq: string) => ({ name: queue, visibilityTimeoutSeconds: 60, dlq: { name: dlq, maxReceiveCount: 5 } });
+  const queues = [...names.values()].flatMap(({ queue, dlq, delay }) => [pair(queue, dlq), ...(delay ? [pair(delay.queue, delay.dlq)] : [])]);
+  const listed = [...names].map(([fn, n]) => `${fn}: ${n.queue} (DLQ ${n.dlq}${n.delay ? `; delay queue ${n.delay.queue}` : ''})`).join(', ');
+  const byName = (url: (name: string) => string) =>
+    new Map([...names].map(([fn, n]) => [fn, { queueUrl: url(n.queue), dlqUrl: url(n.dlq), ...(n.delay ? { delayQueueUrl: url(n.delay.queue) } : {}) }]));
   if (choice.type === 'embedded') {
     const server = await startMemoryQueueServer({ queues });
     started.push({ name: 'embedded queue', stop: () => server.stop() });
@@ -391,6 +431,9 @@ async function startQueue(choice: BrokerChoice, functionNames: readonly string[]
     started.push({ name: 'ElasticMQ', stop: () => broker.stop() });
     say(`ElasticMQ at ${broker.endpoint}, one queue pair per function (${listed})`);
     return { byFunction: byName((n) => broker.queueUrl(n)), region: broker.region, endpoint: broker.endpoint, sqs: broker.sqs() };
+  }
+  if (ordering === 'per-key') {
+    throw new Error('--broker sqs takes the queues you name, so --ordering does not apply: for per-key ordering deploy with ordering=per-key and give its FIFO work queue as --queue-url, or use the embedded broker or --broker elasticmq locally');
   }
   if (functionNames.length > 1) {
     throw new Error(

@@ -8,8 +8,17 @@
  * `applyOwnedIfChanged` skips the request altogether when the live child (already read by the
  * caller) matches: a hash annotation of the desired object says whether the desired state
  * changed, and the live values of every field we set say whether someone else changed them.
+ *
+ * It also never lets an overtaken reconcile apply an older desired child (a Deployment
+ * template going back): the child records the owner generation it was applied from, a
+ * reconcile that read an older generation of the same owner (uid) refuses to apply (409), and the apply carries the
+ * child's `resourceVersion` as read (a precondition: anyone who wrote the child since — a newer
+ * reconcile — makes it a 409); a child read as missing is applied with a resourceVersion no
+ * object ever has, so a child created in between is a 409 too. A 409 is retried by the runtime
+ * with fresh state. Why this is sound, and what it costs: docs/architecture.md ("Stale writes").
  */
 import { createHash } from 'node:crypto';
+import { KubeApiError } from './errors.ts';
 import type { KindRef, KubeClient, KubeObject, OwnerReference } from './types.ts';
 
 export function controllerReference(owner: KubeObject): OwnerReference {
@@ -119,8 +128,87 @@ export function applyReason(desired: KubeObject, live: KubeObject | undefined): 
 }
 
 /**
+ * Annotation on a child holding the owner's `metadata.generation` its last apply was computed
+ * from. Not part of the hash: a new owner generation that leaves the child's desired state
+ * unchanged sends no apply (the annotation then keeps an older generation, which is enough
+ * for the "never go back" check below).
+ */
+export const OWNER_GENERATION_ANNOTATION = 'operless.dev/owner-generation';
+
+/**
+ * A resourceVersion no stored object has (etcd revisions of written keys start at 2). Sent as
+ * the precondition of an apply that creates a child read as missing: the API server ignores
+ * the resourceVersion when the apply creates the object, and refuses it (409) when someone
+ * created the child in between. Checked against the real API server
+ * (test/integration/runtime.test.ts).
+ */
+export const NEVER_STORED_RESOURCE_VERSION = '1';
+
+/** The owner generation `live` was last applied from; undefined when unannotated or unreadable. Pure. */
+export function appliedOwnerGeneration(live: KubeObject | undefined): number | undefined {
+  const text = live?.metadata.annotations?.[OWNER_GENERATION_ANNOTATION];
+  if (text === undefined || !/^\d{1,15}$/.test(text)) return undefined;
+  return Number(text);
+}
+
+/**
+ * The owner generation `live` was last applied from, if `live` is controlled by this `owner`
+ * (same uid): a generation recorded by another owner — a deleted one of the same name whose
+ * child was orphaned and is now adopted — says nothing about this one. Pure.
+ */
+export function generationAppliedBy(owner: KubeObject, live: KubeObject | undefined): number | undefined {
+  const controller = live?.metadata.ownerReferences?.find((r) => r.controller);
+  if (!controller || controller.uid !== owner.metadata.uid) return undefined;
+  return appliedOwnerGeneration(live);
+}
+
+/**
+ * Whether a reconcile that read `owner` is overtaken for this child: the live child was
+ * applied from a newer generation of the same owner. Pure.
+ */
+export function isOvertaken(owner: KubeObject, live: KubeObject | undefined): boolean {
+  const read = owner.metadata.generation;
+  const applied = generationAppliedBy(owner, live);
+  return read !== undefined && applied !== undefined && applied > read;
+}
+
+/**
+ * The body to apply: `full` with the owner generation (never lower than the live child's) and
+ * the resourceVersion precondition (the live child's, or `NEVER_STORED_RESOURCE_VERSION` when
+ * the child was read as missing). Pure.
+ */
+export function fencedApply<C extends KubeObject>(full: C, owner: KubeObject, live: KubeObject | undefined): C {
+  // Never lower the recorded generation: repairing drift of a newer reconcile's own desired
+  // state (same hash) from an older read keeps the newer generation.
+  const generation = Math.max(owner.metadata.generation ?? -1, generationAppliedBy(owner, live) ?? -1);
+  const annotations = generation < 0
+    ? full.metadata.annotations
+    : { ...full.metadata.annotations, [OWNER_GENERATION_ANNOTATION]: String(generation) };
+  const resourceVersion = live ? live.metadata.resourceVersion : NEVER_STORED_RESOURCE_VERSION;
+  return {
+    ...full,
+    metadata: { ...full.metadata, ...(annotations ? { annotations } : {}), ...(resourceVersion ? { resourceVersion } : {}) },
+  };
+}
+
+function overtakenError(owner: KubeObject, kind: KindRef, live: KubeObject): KubeApiError {
+  const where = `${kind.kind} ${live.metadata.namespace ? `${live.metadata.namespace}/` : ''}${live.metadata.name}`;
+  return new KubeApiError({
+    status: 409,
+    reason: 'Conflict',
+    request: `APPLY ${where}`,
+    message:
+      `${where} was applied from generation ${appliedOwnerGeneration(live)} of ${owner.kind} ${owner.metadata.name}, ` +
+      `newer than the generation ${owner.metadata.generation} this reconcile read; not applying an older desired state (retried with fresh state)`,
+  });
+}
+
+/**
  * Applies `desired` as a child of `owner` unless the `live` child (read by the caller) already
  * matches it; returns the live child and why it was applied (undefined: no request sent).
+ * Never applies from an older owner generation than the live child's, and never over a child
+ * written since `live` was read: both are a 409 (`KubeApiError`), which the runtime retries
+ * with fresh state.
  */
 export async function applyOwnedIfChanged<C extends KubeObject>(
   apply: (kind: KindRef, child: C) => Promise<C>,
@@ -132,5 +220,7 @@ export async function applyOwnedIfChanged<C extends KubeObject>(
   const full = withAppliedHash(withControllerReference(desired, owner, kind));
   const reason = applyReason(full, live);
   if (!reason) return { object: live as C, applied: undefined };
-  return { object: await apply(kind, full), applied: reason };
+  // Same hash ('drifted'): the desired state is the newer reconcile's own, applying it goes nowhere back.
+  if (reason === 'desired-changed' && live && isOvertaken(owner, live)) throw overtakenError(owner, kind, live);
+  return { object: await apply(kind, fencedApply(full, owner, live)), applied: reason };
 }

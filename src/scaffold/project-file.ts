@@ -1,6 +1,6 @@
 /**
  * `operless.json`: what a scaffolded project is made of — its name, domain, and every kind
- * `operless create api` added (group, version, scope, owned kinds) — like kubebuilder's
+ * `operless create api` added (group, version, scope, owned and related kinds, ordering) — like kubebuilder's
  * PROJECT file. `create api` reads it to refuse a kind twice and to regenerate the files
  * derived from all kinds together (forwarder watches, forwarder RBAC).
  *
@@ -10,6 +10,7 @@
 import type { KindRef } from '../kube/types.ts';
 import { namespaceProblem } from '../kube/scope.ts';
 import { ScaffoldError } from './names.ts';
+import { asOrdering, ORDERINGS, type Ordering } from '../contract/ordering.ts';
 
 export const PROJECT_FILE = 'operless.json';
 
@@ -25,6 +26,13 @@ export interface ApiEntry {
   readonly watches?: readonly KindRef[];
   /** The kind's webhooks (`operless create webhook`). Absent: none. */
   readonly webhook?: WebhookEntry;
+  /** `per-key` when the kind's queues are FIFO by key (`--ordering per-key`); absent means `unordered`. */
+  readonly ordering?: Ordering;
+}
+
+/** A kind's ordering: `unordered` unless its entry says otherwise. */
+export function orderingOf(api: ApiEntry): Ordering {
+  return api.ordering ?? 'unordered';
 }
 
 /** Which webhooks a kind has; `spoke`: the version its conversion webhook converts to and from. */
@@ -66,6 +74,10 @@ export function parseProjectFile(text: string, where: string = PROJECT_FILE): Pr
     if (!api || typeof api.kind !== 'string' || typeof api.group !== 'string' || typeof api.version !== 'string' ||
       typeof api.plural !== 'string' || typeof api.namespaced !== 'boolean' || !Array.isArray(api.owns)) {
       throw new ScaffoldError(`${where}: every entry of "apis" needs group, version, kind, plural, namespaced and owns`);
+    }
+    const ordering: unknown = (api as { ordering?: unknown }).ordering;
+    if (ordering !== undefined && !asOrdering(ordering)) {
+      throw new ScaffoldError(`${where}: apis[${doc.apis.indexOf(api)}] (${api.kind}): "ordering" must be ${ORDERINGS.join(' or ')}, got ${JSON.stringify(ordering)}`);
     }
   }
   const namespaces = (doc as { namespaces?: unknown }).namespaces;

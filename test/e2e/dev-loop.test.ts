@@ -7,6 +7,11 @@
  * forwarder's HTTPS endpoint (a test CA) and the local Lambda Invoke API: `kubectl apply` of a
  * bad Memcached is denied with the function's message, and the sample reads as v1beta1.
  *
+ * It runs in per-key mode (`--ordering per-key`: FIFO work queue by object key, a delay queue
+ * and a second runner of the function on it), at no extra cost: the default mode's `npm
+ * start` is the generated project's, in test/e2e/scaffolded-start.test.ts, and both modes
+ * share everything but the queues.
+ *
  * The loop runs in a temporary project folder whose entries link to this repository, so its
  * `.operless/` state cannot collide with an `operless dev` someone runs in the repository.
  * (`npm start` is `bash scripts/run.sh dev`, which provisions the binaries and then execs
@@ -61,15 +66,17 @@ after(() => {
   if (project) rmSync(project, { recursive: true, force: true });
 });
 
-test('operless dev reconciles the sample, serves status and enqueue, and stops cleanly on SIGINT', async () => {
+test('operless dev --ordering per-key reconciles the sample through FIFO queues, serves status and enqueue, and stops cleanly on SIGINT', async () => {
   project = linkedProject();
-  const dev = spawn(process.execPath, [MAIN, 'dev'], { cwd: project, stdio: ['ignore', 'pipe', 'pipe'] });
+  const dev = spawn(process.execPath, [MAIN, 'dev', '--ordering', 'per-key'], { cwd: project, stdio: ['ignore', 'pipe', 'pipe'] });
   child = dev;
   const { waitFor, exited, output } = watchProcess(dev, 'operless dev');
 
   await waitFor(AVAILABLE, 'the sample became Available');
   await waitFor(/press Ctrl-C to stop everything/, 'it finished starting');
   assert.match(output(), /export KUBECONFIG=.*\.operless\/kubeconfig/, 'the kubeconfig path is printed for kubectl');
+  assert.match(output(), /memcached: operless-dev-memcached\.fifo \(DLQ operless-dev-memcached-dlq\.fifo; delay queue operless-dev-memcached-delay\)/, 'per-key queues');
+  assert.match(output(), /functions running: memcached \(functions\/memcached\.ts, queue \S+\/operless-dev-memcached\.fifo\)/, 'the function consumes the FIFO queue');
 
   // The webhooks in the dev loop: served, and a bad Memcached is denied with the function's message.
   assert.match(output(), /webhooks served at https:\/\/127\.0\.0\.1:\d+ \(test CA \.operless\/webhook-tls\/ca\.crt\)/);

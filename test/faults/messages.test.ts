@@ -4,7 +4,10 @@
  * injected straight into the work queue; poison messages of every kind, each landing in the
  * DLQ unchanged with its `operless.reason` while a normal workload goes on undisturbed; and
  * the same key reconciled by two function invocations at once (two runner processes on one
- * queue, duplicated messages).
+ * queue, duplicated messages, the hot objects resized while their duplicates run) — and what
+ * happened on the way there: no Deployment was ever applied from an older generation of its
+ * Memcached than before, and no Deployment's replicas ever went back (the child-apply guard,
+ * src/kube/owned.ts).
  */
 import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +15,7 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { encodeMessage, newMessage, type Reason } from '../../src/contract/message.ts';
 import { MEMCACHED } from '../../src/memcached/types.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
+import { appliedOwnerGeneration } from '../../src/kube/owned.ts';
 import { CLUSTER, FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, objectsPerCase, range, until, untilConverged, type ReconcileRecord } from './harness.ts';
 
 let env: FaultEnv;
@@ -164,7 +168,48 @@ function overlaps(records: readonly ReconcileRecord[]): number {
   return count;
 }
 
-test('the same key reconciled by two function invocations at once (two runners, duplicated messages): converge, no DLQ', async (t) => {
+/** Each Deployment's states as a watch sees them, in order: the owner generation it was applied from, and its replicas. */
+interface DeploymentHistory {
+  readonly states: Map<string, { ownerGeneration: number | undefined; replicas: number | undefined }[]>;
+  stop(): Promise<void>;
+}
+
+async function watchDeployments(namespace: string): Promise<DeploymentHistory> {
+  const states: DeploymentHistory['states'] = new Map();
+  const abort = new AbortController();
+  const { ended } = await env.admin.transport.watch({ path: `/apis/apps/v1/namespaces/${namespace}/deployments`, signal: abort.signal }, (event) => {
+    if (event.type !== 'ADDED' && event.type !== 'MODIFIED') return;
+    const deployment = event.object as unknown as KubeObject & { spec?: { replicas?: number } };
+    const list = states.get(deployment.metadata.name) ?? [];
+    list.push({ ownerGeneration: appliedOwnerGeneration(deployment), replicas: deployment.spec?.replicas });
+    states.set(deployment.metadata.name, list);
+  });
+  return {
+    states,
+    stop: async () => {
+      abort.abort();
+      await ended.catch(() => {});
+    },
+  };
+}
+
+/** Where a Deployment went back: an owner generation or a replica count lower than one seen before (sizes only grow in the case). */
+function stepsBack(history: DeploymentHistory['states']): string[] {
+  const back: string[] = [];
+  for (const [name, states] of history) {
+    let generation = -1;
+    let replicas = -1;
+    states.forEach((s, i) => {
+      if (s.ownerGeneration !== undefined && s.ownerGeneration < generation) back.push(`${name} #${i}: applied from generation ${s.ownerGeneration} after ${generation}`);
+      if (s.replicas !== undefined && s.replicas < replicas) back.push(`${name} #${i}: replicas ${s.replicas} after ${replicas}`);
+      generation = Math.max(generation, s.ownerGeneration ?? -1);
+      replicas = Math.max(replicas, s.replicas ?? -1);
+    });
+  }
+  return back;
+}
+
+test('the same key reconciled by two function invocations at once (two runners, duplicated messages, resized meanwhile): converge, no DLQ, no Deployment ever goes back', async (t) => {
   // The case is about one key run twice at once (10 hot keys, 8 copies each), not load.
   const n = Math.min(objectsPerCase(), 30);
   const started = Date.now();
@@ -173,6 +218,7 @@ test('the same key reconciled by two function invocations at once (two runners, 
   await forwarder.probes();
   const workload = new MemcachedWorkload(env, 'twice');
   await workload.createNamespace();
+  const deployments = await watchDeployments(workload.namespace);
   await workload.create(0, n);
   // Batches of one record, so duplicates are not merged within a batch but run side by side.
   await env.startFunction('fn-twice-a', { batchSize: 1, batchWindowSeconds: 0, maxConcurrency: 3 });
@@ -185,9 +231,16 @@ test('the same key reconciled by two function invocations at once (two runners, 
     for (let c = 0; c < 8; c++) bodies.push(messageFor(workload.namespace, obj.metadata.name, obj.metadata.uid, 'Modified', String(obj.metadata.resourceVersion)));
   }
   await env.inject(bodies);
+  // A newer generation while the duplicates of the older one still run: a slower reconcile of
+  // the older one must not apply its Deployment over the newer one's.
+  await workload.resize(hot, () => 4);
+  await env.inject(bodies);
   const result = await assertNothingLost(env, workload, { timeoutMs: 180_000 });
+  await deployments.stop();
   const concurrent = overlaps(env.reconciles.filter((r) => r.key.includes('/twice/')));
-  t.diagnostic(caseLine('same key in two invocations at once', started, sent, env, result, `${n} objects, ${concurrent} overlapping reconciles of one key in two processes`));
+  const applies = [...deployments.states.values()].reduce((sum, states) => sum + states.length, 0);
+  t.diagnostic(caseLine('same key in two invocations at once', started, sent, env, result, `${n} objects, ${concurrent} overlapping reconciles of one key in two processes, ${applies} Deployment states watched`));
   assert.ok(concurrent > 0, 'some key was reconciled by both runner processes at the same time');
   assert.equal(result.converged, n);
+  assert.deepEqual(stepsBack(deployments.states), [], 'no Deployment was applied from an older generation, or with fewer replicas, than before');
 });

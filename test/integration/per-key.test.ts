@@ -11,6 +11,10 @@
  *   to keep the test short; the bucket arithmetic for any d is test/unit/queue/fifo.test.ts.
  * - A poisoned key (its reconcile always fails) blocks no other key, and reaches the DLQ with
  *   its reason after its retries went through the delay queue.
+ * - A requeue longer than the longest delay goes through the re-delay chain (delay queue,
+ *   mover, `notBefore`) and is reconciled when due, not before: SQS's longest delay (900 s)
+ *   is lowered to 2 s by configuration (`maxDelaySeconds`, OPERLESS_MAX_DELAY_SECONDS), so a
+ *   5 s requeue takes the hops a 16-minute one takes, in seconds.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -31,13 +35,16 @@ import { createClientFactory } from '../../src/kube/factory.ts';
 import type { BoundKubeClient } from '../../src/kube/client.ts';
 import { createSqsSender } from '../../src/queue/sqs.ts';
 import { sqsQueuePort } from '../../src/queue/sqs-port.ts';
-import { silentLogger } from '../../src/observability/log.ts';
+import { createLogger, silentLogger, type Logger } from '../../src/observability/log.ts';
 import { noMetrics } from '../../src/core/metrics.ts';
 
 const CONFIGMAP: KindRef = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 const NS = 'default';
 const CLUSTER = 'it';
 const POLL_SECONDS = 4;
+/** The longest single delay in the long-requeue test, and the requeue it asks for. */
+const LOWERED_MAX_DELAY_SECONDS = 2;
+const LONG_REQUEUE_SECONDS = 5;
 
 let cp: ControlPlane;
 let broker: Broker;
@@ -60,7 +67,7 @@ async function perKeyQueues(): Promise<Queues> {
 /** Each reconcile's start and end, per key. */
 interface Span { key: string; start: number; end: number }
 
-function handlerFor(queues: Queues, spans: Span[]): SqsBatchHandler {
+function handlerFor(queues: Queues, spans: Span[], options: { maxDelaySeconds?: number; log?: Logger } = {}): SqsBatchHandler {
   const controller = defineController<KubeObject & { data?: Record<string, string> }>({
     ...CONFIGMAP,
     async reconcile(cm) {
@@ -73,6 +80,8 @@ function handlerFor(queues: Queues, spans: Span[]): SqsBatchHandler {
             return done();
           case 'poll':
             return requeueAfter(POLL_SECONDS);
+          case 'long':
+            return spans.filter((s) => s.key === cm.metadata.name).length === 1 ? requeueAfter(LONG_REQUEUE_SECONDS) : done();
           case 'broken':
             throw new Error('the backend of this object is down');
           default:
@@ -87,7 +96,8 @@ function handlerFor(queues: Queues, spans: Span[]): SqsBatchHandler {
   return toSqsHandler(controller, {
     queueUrl: queues.work, deadLetterQueueUrl: queues.dlq, delayQueueUrl: queues.delay,
     clients: createClientFactory({ env: { OPERLESS_KUBECONFIG: cp.kubeconfigPath, OPERLESS_CLUSTER: CLUSTER } }),
-    sender: createSqsSender(sqs), log: silentLogger, metrics: noMetrics,
+    sender: createSqsSender(sqs), log: options.log ?? silentLogger, metrics: noMetrics,
+    ...(options.maxDelaySeconds ? { maxDelaySeconds: options.maxDelaySeconds } : {}),
   });
 }
 
@@ -206,4 +216,38 @@ test('a poisoned key blocks no other key and reaches the DLQ with its reason', a
   const [dead] = (await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.dlq, MessageAttributeNames: ['All'] }))).Messages ?? [];
   assert.equal(dead?.MessageAttributes?.[DLQ_ATTRIBUTE_REASON]?.StringValue, 'RetriesExhausted');
   assert.ok(dead?.Body?.includes(poison.metadata.name));
+});
+
+test(`a requeue longer than the longest delay (lowered to ${LOWERED_MAX_DELAY_SECONDS} s) hops through the delay queue and is reconciled when due, not before`, async () => {
+  const queues = await perKeyQueues();
+  const spans: Span[] = [];
+  const lines: string[] = [];
+  const log = createLogger({ write: (line) => lines.push(line), level: 'info' });
+  const cm = await configMap('long');
+  const handler = handlerFor(queues, spans, { maxDelaySeconds: LOWERED_MAX_DELAY_SECONDS, log });
+  const port = sqsQueuePort(sdk, sqs, queues.work);
+  assert.deepEqual((await port.sendBatch([{ id: 'm0', body: messageOf(cm) }])).failed, []);
+  // One function, two event sources: the work queue and the delay queue (the handler hands the delay queue's batches to its mover).
+  const runners = [
+    await startLambdaRunner({ queueUrl: queues.work, sqs, handler, maxConcurrency: 1, logger: silentLogger }),
+    await startLambdaRunner({ queueUrl: queues.delay, sqs, handler, maxConcurrency: 1, logger: silentLogger }),
+  ];
+  try {
+    await waitFor('the requeue was reconciled', () => spans.filter((s) => s.key === cm.metadata.name).length >= 2 && Number.isFinite(spans.at(-1)!.end), 60);
+    await waitFor('both queues drained', async () => (await empty(queues.work)) && (await empty(queues.delay)), 30);
+  } finally {
+    await Promise.all(runners.map((r) => r.stop()));
+  }
+  const [first, second, ...more] = spans.filter((s) => s.key === cm.metadata.name);
+  assert.deepEqual(more, [], 'exactly one requeue');
+  const waitedMs = second!.start - first!.end;
+  // notBefore is set after the first reconcile ended; a few ms of difference between clocks are allowed.
+  assert.ok(waitedMs >= LONG_REQUEUE_SECONDS * 1000 - 50, `reconciled ${waitedMs.toFixed(0)} ms after the requeue of ${LONG_REQUEUE_SECONDS} s: not before it was due`);
+  const entries = lines.map((l) => JSON.parse(l) as { msg: string });
+  const hops = entries.filter((e) => e.msg === 'not due yet: back to the delay queue').length;
+  const moved = entries.filter((e) => e.msg === 'moved a due follow-up into the work queue').length;
+  // 5 s with at most 2 s per hop: sent for 2 s, then re-delayed (once or twice, by when the mover
+  // received it) until due, then moved. With SQS's 900 s it would be sent for 5 s and moved at once.
+  assert.ok(hops >= 1, `${hops} re-delays in the delay queue: the chain of a long wait was taken`);
+  assert.equal(moved, 1, 'moved into the work queue once, when due');
 });

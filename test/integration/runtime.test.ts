@@ -23,6 +23,7 @@ import { done, requeueAfter } from '../../src/core/result.ts';
 import { TerminalError } from '../../src/core/errors.ts';
 import type { ReconcileContext } from '../../src/core/types.ts';
 import type { KindRef, KubeObject } from '../../src/kube/types.ts';
+import { applyOwnedIfChanged, OWNER_GENERATION_ANNOTATION } from '../../src/kube/owned.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
 import type { BoundKubeClient } from '../../src/kube/client.ts';
 import { EVENT_KIND, resetEventMemory } from '../../src/kube/events.ts';
@@ -57,7 +58,13 @@ const WIDGET_CRD = {
 };
 
 interface Widget extends KubeObject {
-  spec: { behaviour?: 'ok' | 'poll' | 'flaky' | 'broken' | 'terminal' | 'conflict' | 'slow' | 'overtaken'; failTimes?: number; note?: string };
+  spec: {
+    behaviour?: 'ok' | 'poll' | 'flaky' | 'broken' | 'terminal' | 'conflict' | 'slow' | 'overtaken';
+    failTimes?: number;
+    note?: string;
+    /** When a newer reconcile applies the `-desired` child while the first reconcile runs (see `raceForChild`). */
+    childRace?: ChildRace;
+  };
   status?: { phase?: string; conditions?: never[]; observedGeneration?: number };
 }
 
@@ -72,10 +79,37 @@ let DLQ: string;
 const seen = new Map<string, ReconcileMessage[]>();
 const finalized: string[] = [];
 
+type ChildRace = 'before-read' | 'after-read' | 'created-meanwhile';
+
+const desiredChild = (widget: Widget): KubeObject => ({
+  apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${widget.metadata.name}-desired`, namespace: NS }, data: { note: widget.spec.note ?? '' },
+});
+
+/**
+ * A reconcile overtaken while it computes its child (the `-desired` ConfigMap, whose data is
+ * the owner's spec.note): on its first run, a newer change of the owner lands and a newer
+ * reconcile applies the newer child — after this one read the child, before it read it, or
+ * creating it after this one found none. This one then applies what it computed from the
+ * older owner; the guard must refuse it.
+ */
+async function raceForChild(obj: Widget, ctx: ReconcileContext<Widget>, race: ChildRace): Promise<void> {
+  const childName = `${obj.metadata.name}-desired`;
+  const newerReconcile = async () => {
+    const newer = await admin.mergePatch<Widget>(WIDGET, obj.metadata.name, NS, { spec: { note: 'newer' } });
+    const live = await ctx.client.get<KubeObject>(CONFIGMAP, childName, NS);
+    await applyOwnedIfChanged((kind, child) => ctx.client.apply(kind, child), newer, CONFIGMAP, desiredChild(newer), live);
+  };
+  if (race === 'after-read') await newerReconcile();
+  const live = await ctx.client.get<KubeObject>(CONFIGMAP, childName, NS);
+  if (race !== 'after-read') await newerReconcile();
+  await applyOwnedIfChanged((kind, child) => ctx.applyOwned(kind, child), obj, CONFIGMAP, desiredChild(obj), live);
+}
+
 async function widgetReconcile(obj: Widget, ctx: ReconcileContext<Widget>) {
   const name = obj.metadata.name;
   const runs = [...(seen.get(name) ?? []), ctx.message];
   seen.set(name, runs);
+  if (obj.spec.childRace && runs.length === 1) await raceForChild(obj, ctx, obj.spec.childRace);
   await ctx.applyOwned(CONFIGMAP, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${name}-child` }, data: { owner: name } });
   switch (obj.spec.behaviour) {
     case 'poll':
@@ -363,6 +397,32 @@ test('a stale status write is refused: a reconcile overtaken by a newer change g
   assert.equal(final?.status?.phase, 'Ready');
   assert.equal(final?.status?.observedGeneration, 2);
 });
+
+for (const race of ['before-read', 'after-read', 'created-meanwhile'] as const) {
+  test(`an overtaken reconcile never applies an older desired child (newer reconcile ${race}): a 409, retried with fresh state`, async () => {
+    const name = `w-child-${race}`;
+    const w = await createWidget(name, { behaviour: 'ok', note: 'older', childRace: race });
+    if (race !== 'created-meanwhile') {
+      await admin.apply(CONFIGMAP, { ...desiredChild({ ...w, spec: { note: 'initial' } }), metadata: { name: `${name}-desired`, namespace: NS } });
+    }
+    await sendWork(messageFor(w));
+    const handler = handlerWith();
+    await invoke(handler);
+    const child = await admin.get<KubeObject & { data?: { note?: string } }>(CONFIGMAP, `${name}-desired`, NS);
+    assert.equal(child?.data?.note, 'newer', 'the child computed from the older owner generation was not applied');
+    assert.equal(child?.metadata.annotations?.[OWNER_GENERATION_ANNOTATION], '2');
+    const [retry] = await receive(WORK, 10, 1);
+    const m = decodeMessage(retry?.Body ?? '');
+    assert.ok(m.ok && m.message.reason === 'Retry', 'the 409 is retried');
+    await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: WORK, Entries: [{ Id: '0', ReceiptHandle: retry!.ReceiptHandle }] }));
+    await sendWork(m.message);
+    await drain(handler);
+    const final = await admin.get<Widget>(WIDGET, name, NS);
+    assert.equal(final?.status?.phase, 'Ready');
+    assert.equal(final?.status?.observedGeneration, 2);
+    assert.equal((await admin.get<KubeObject & { data?: { note?: string } }>(CONFIGMAP, `${name}-desired`, NS))?.data?.note, 'newer');
+  });
+}
 
 test('not found: acknowledged, nothing sent, nothing written', async () => {
   await sendWork(newMessage({ cluster: CLUSTER, ...WIDGET, namespace: NS, name: 'w-ghost' }, 'Added'));

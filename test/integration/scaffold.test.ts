@@ -133,9 +133,10 @@ test('create api adds two kinds; a second time it refuses', () => {
   assert.equal(tenant.code, 0, tenant.out);
   assert.match(tenant.out, /Added Tenant \(tenancy\.example\.com\/v1alpha1, cluster-scoped, owns Namespace\)/);
   assert.match(tenant.out, /updated\s+functions\/resync\.ts/);
-  const app = run(process.execPath, [CLI, 'create', 'api', '--group', 'apps', '--version', 'v1', '--kind', 'WebApp', '--owns', 'Secret', '--watches', 'ConfigMap'], project);
+  const app = run(process.execPath, [CLI, 'create', 'api', '--group', 'apps', '--version', 'v1', '--kind', 'WebApp', '--owns', 'Secret', '--watches', 'ConfigMap', '--ordering', 'per-key'], project);
   assert.equal(app.code, 0, app.out);
-  assert.match(app.out, /Added WebApp \(apps\.example\.com\/v1, namespaced, owns Secret, watches ConfigMap\)/);
+  assert.match(app.out, /Added WebApp \(apps\.example\.com\/v1, namespaced, owns Secret, watches ConfigMap, per-key ordering\)/);
+  assert.match(readFileSync(join(project, 'infra', 'forwarder', 'watches.yaml'), 'utf8'), /queueUrl: \S+\/demo-operator-dev-web-app\.fifo\n/, 'the forwarder sends WebApp messages to its FIFO queue');
   const again = run(process.execPath, [CLI, 'create', 'api', '--group', 'apps', '--version', 'v1', '--kind', 'WebApp'], project);
   assert.equal(again.code, 2, again.out);
   assert.match(again.out, /already has kind WebApp/);
@@ -178,7 +179,7 @@ test("the generated project's own tests pass against a real control plane", () =
   assert.match(tested.out, /# fail 0|ℹ fail 0/);
 });
 
-test('packaged with two kinds: a function, work queue, DLQ and event source per kind, the resync schedule feeding both queues, the webhooks function', () => {
+test('packaged with two kinds: a function, work queue, DLQ and event source per kind (FIFO and a delay queue for the per-key one), the resync schedule feeding both queues, the webhooks function', () => {
   const { template, zips } = packageProject();
   const resources = template.Resources;
   assert.deepEqual(resourcesOfType(template, 'AWS::Lambda::Function').map(([id]) => id).sort(), ['ResyncLambdaFunction', 'TenantLambdaFunction', 'WebAppLambdaFunction', 'WebhooksLambdaFunction']);
@@ -188,19 +189,21 @@ test('packaged with two kinds: a function, work queue, DLQ and event source per 
     FunctionName: { 'Fn::GetAtt': ['WebhooksLambdaFunction', 'Arn'] }, Action: 'lambda:InvokeFunction', Principal: '',
   }]]);
   assert.equal(resources.WebhooksLambdaFunction?.Properties?.Timeout, 9);
-  for (const [kind, file] of [['Tenant', 'tenant'], ['WebApp', 'web-app']] as const) {
+  // Tenant is unordered (standard queues); WebApp was created with --ordering per-key.
+  for (const [kind, file, suffix] of [['Tenant', 'tenant', ''], ['WebApp', 'web-app', '.fifo']] as const) {
     const queue = resources[`${kind}WorkQueue`]?.Properties;
     const dlq = resources[`${kind}DeadLetterQueue`]?.Properties;
-    assert.equal(queue?.QueueName, `demo-operator-dev-${file}`);
-    assert.equal(dlq?.QueueName, `demo-operator-dev-${file}-dlq`);
+    assert.equal(queue?.QueueName, `demo-operator-dev-${file}${suffix}`);
+    assert.equal(dlq?.QueueName, `demo-operator-dev-${file}-dlq${suffix}`);
+    assert.equal(queue?.FifoQueue, suffix ? true : undefined);
     assert.deepEqual(queue?.RedrivePolicy, { deadLetterTargetArn: { 'Fn::GetAtt': [`${kind}DeadLetterQueue`, 'Arn'] }, maxReceiveCount: 5 });
     const mappings = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').filter(([, r]) => JSON.stringify(r.Properties?.FunctionName).includes(`${kind}LambdaFunction`));
-    assert.equal(mappings.length, 1, `one event source for ${kind}`);
-    const mapping = mappings[0]![1].Properties!;
-    assert.deepEqual(mapping.EventSourceArn, { 'Fn::GetAtt': [`${kind}WorkQueue`, 'Arn'] }, `${kind}'s function is fed by its own queue`);
-    assert.deepEqual(mapping.FunctionResponseTypes, ['ReportBatchItemFailures']);
+    const sources = [`${kind}WorkQueue`, ...(suffix ? [`${kind}DelayQueue`] : [])];
+    assert.deepEqual(mappings.map(([, r]) => (r.Properties?.EventSourceArn as { 'Fn::GetAtt'?: string[] } | undefined)?.['Fn::GetAtt']?.[0]).sort(), sources.sort(), `${kind}'s function is fed by its own queues`);
+    for (const [, mapping] of mappings) assert.deepEqual(mapping.Properties?.FunctionResponseTypes, ['ReportBatchItemFailures']);
     const variables = environmentOf(template, `${kind}LambdaFunction`);
     assert.deepEqual([variables.OPERLESS_QUEUE_URL, variables.OPERLESS_DLQ_URL], [{ Ref: `${kind}WorkQueue` }, { Ref: `${kind}DeadLetterQueue` }]);
+    assert.deepEqual(variables.OPERLESS_DELAY_QUEUE_URL, suffix ? { Ref: `${kind}DelayQueue` } : undefined);
   }
   const rules = resourcesOfType(template, 'AWS::Events::Rule');
   assert.equal(rules.length, 1);

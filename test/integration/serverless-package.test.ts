@@ -227,7 +227,7 @@ test('ordering per-key: FIFO work queue and DLQ, a standard delay queue consumed
   assert.deepEqual(delayEsm.FunctionName, getAtt('MemcachedLambdaFunction'));
   assert.deepEqual(delayEsm.FunctionResponseTypes, ['ReportBatchItemFailures']);
   const fn = resources.MemcachedLambdaFunction?.Properties as Json;
-  assert.deepEqual(fn.Environment.Variables.OPERLESS_DELAY_QUEUE_URL, { Ref: 'DelayQueue' });
+  assert.deepEqual(fn.Environment.Variables.OPERLESS_DELAY_QUEUE_URL, { 'Fn::If': ['PerKeyOrdering', { Ref: 'DelayQueue' }, ''] }, 'follows the stack\'s Ordering parameter (a plain Ref breaks Ordering=unordered, cfn-lint W1001)');
   const policy = (resources.DelayQueuePolicy!.Properties as Json).PolicyDocument.Statement as Json[];
   assert.deepEqual(policy.map((s) => s.Resource), [getAtt('DelayQueue')]);
 });

@@ -3,7 +3,11 @@
  *
  * - `cfn-lint` on the packaged CloudFormation, with default parameters and with every optional
  *   setting on (VPC, EKS, Secrets Manager kubeconfig with a customer key, forwarder role, log
- *   KMS key, alarm topic): no finding at all (error, warning or informational);
+ *   KMS key, alarm topic, per-key ordering): no finding at all (error, warning or
+ *   informational). Per-key ordering rides on the all-optional package run (no third
+ *   `serverless package`): its stack defaults to Ordering=per-key, so the linters also see the
+ *   template a per-key deployment gets (this is how W1001 on the functions' delay queue URL was
+ *   found);
  * - `checkov` on both templates and on the chart rendered with the example values and the
  *   reference operator's webhooks (cert-manager, the CRD's conversion stanza): every failed
  *   check is one docs/security.md explains for that target ("Linters" table), and every
@@ -36,6 +40,7 @@ const ALL_OPTIONAL_PARAMS = {
   forwarderRoleArn: 'arn:aws:iam::123456789012:role/operless-forwarder',
   logKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab',
   alarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:operless-alarms',
+  ordering: 'per-key',
 };
 
 /** The reference operator's webhooks on top of the example values: every webhook object the chart renders. */
@@ -85,6 +90,17 @@ test('cfn-lint: no error, warning or informational finding on the packaged templ
   const lines = findings.map((f) => `${f.Level} ${f.Rule.Id} ${f.Filename}:${f.Location.Start.LineNumber} ${f.Message}`);
   assert.deepEqual(lines, [], 'cfn-lint findings');
   assert.equal(code, 0, `cfn-lint exited ${code}: ${stderr}`);
+});
+
+test('the all-optional template is the per-key one: FIFO ordering by default and the delay queue in the functions\' environment', () => {
+  const template = JSON.parse(readFileSync(templates['all-optional']!, 'utf8')) as {
+    Parameters: Record<string, { Default?: unknown }>;
+    Resources: Record<string, { Properties?: { Environment?: { Variables?: Record<string, unknown> } } }>;
+  };
+  assert.equal(template.Parameters.Ordering?.Default, 'per-key');
+  const delayQueueUrl = JSON.stringify(template.Resources.MemcachedLambdaFunction?.Properties?.Environment?.Variables?.OPERLESS_DELAY_QUEUE_URL);
+  assert.match(delayQueueUrl, /"Ref":"DelayQueue"/, 'the functions find the delay queue');
+  assert.match(delayQueueUrl, /"Fn::If":\["PerKeyOrdering"/, 'only when the stack is per-key');
 });
 
 /** The "Linters" table of docs/security.md: check id → target. */

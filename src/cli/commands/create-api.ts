@@ -8,7 +8,7 @@ import { relative, resolve } from 'node:path';
 import { UsageError, helpText, parseCommandArgs, stringOption, type CommandSpec } from '../args.ts';
 import { scaffoldApi } from '../../scaffold/index.ts';
 import { kebab } from '../../scaffold/names.ts';
-import { ORDERINGS, type Ordering } from '../../scaffold/create-api.ts';
+import { asOrdering, ORDERINGS } from '../../contract/ordering.ts';
 import type { CommandResult } from './command.ts';
 import { JSON_RESULT_OPTION, runScaffold, scaffoldReport } from './scaffold-output.ts';
 
@@ -45,9 +45,10 @@ export async function createApi(argv: string[]): Promise<CommandResult> {
   if (values.namespaced && values['cluster-scoped']) throw new UsageError('--namespaced and --cluster-scoped exclude each other');
   const root = resolve(stringOption(values, 'project') ?? '.');
   const owns = stringOption(values, 'owns');
-  const ordering = stringOption(values, 'ordering');
-  if (ordering !== undefined && !(ORDERINGS as readonly string[]).includes(ordering)) {
-    throw new UsageError(`--ordering must be ${ORDERINGS.join(' or ')}, got ${JSON.stringify(ordering)}`);
+  const orderingText = stringOption(values, 'ordering');
+  const ordering = asOrdering(orderingText);
+  if (orderingText !== undefined && !ordering) {
+    throw new UsageError(`--ordering must be ${ORDERINGS.join(' or ')}, got ${JSON.stringify(orderingText)}`);
   }
   const related = stringOption(values, 'watches');
   const namespaces = typeof values.namespaces === 'string' ? values.namespaces : undefined;
@@ -58,7 +59,7 @@ export async function createApi(argv: string[]): Promise<CommandResult> {
       kind: stringOption(values, 'kind')!,
       namespaced: values['cluster-scoped'] !== true,
       ...(owns ? { owns } : {}),
-      ...(ordering ? { ordering: ordering as Ordering } : {}),
+      ...(ordering ? { ordering } : {}),
       ...(related ? { watches: related } : {}),
       ...(namespaces !== undefined ? { namespaces } : {}),
       force: values.force === true,
@@ -67,7 +68,7 @@ export async function createApi(argv: string[]): Promise<CommandResult> {
   if (values.json) return { output: `${JSON.stringify({ api: result.api, files: result.changes }, null, 2)}\n` };
   const { api } = result;
   const where = relative(process.cwd(), root);
-  const headline = `Added ${api.kind} (${api.group}/${api.version}, ${api.namespaced ? 'namespaced' : 'cluster-scoped'}${api.owns.length ? `, owns ${api.owns.map((o) => o.kind).join(', ')}` : ''}${api.watches?.length ? `, watches ${api.watches.map((o) => o.kind).join(', ')}` : ''}):`;
+  const headline = `Added ${api.kind} (${api.group}/${api.version}, ${api.namespaced ? 'namespaced' : 'cluster-scoped'}${api.owns.length ? `, owns ${api.owns.map((o) => o.kind).join(', ')}` : ''}${api.watches?.length ? `, watches ${api.watches.map((o) => o.kind).join(', ')}` : ''}${api.ordering === 'per-key' ? ', per-key ordering' : ''}):`;
   return {
     output: scaffoldReport(headline, result.changes, [
       ...(where ? [`  cd ${where}`] : []),

@@ -2,6 +2,7 @@
  * `operless dev`: the whole loop locally (what `npm start` runs). See src/devloop/dev-loop.ts.
  */
 import { UsageError, helpText, parseCommandArgs, stringOption, type CommandSpec } from '../args.ts';
+import { asOrdering, ORDERINGS } from '../../contract/ordering.ts';
 import { errorMessage } from '../../observability/log.ts';
 import { targetOption } from '../target.ts';
 import type { CommandResult } from './command.ts';
@@ -25,11 +26,12 @@ export const devSpec: CommandSpec = {
     kubeconfig: targetOption('kubeconfig', 'Kubeconfig file for --context (default KUBECONFIG or ~/.kube/config)'),
     project: { type: 'string', description: 'Project folder (default: the current folder)', placeholder: 'dir' },
     runtime: { type: 'string', description: "Where functions run: inprocess (fast) | emulator (Lambda's own runtime: aws-lambda-ric under AWS's emulator)", default: 'inprocess', placeholder: 'kind' },
+    ordering: { type: 'string', description: 'Queues: unordered (standard) | per-key (FIFO by object key, plus a delay queue per function: one reconcile of a key at a time, requeues merge)', default: 'unordered', placeholder: 'mode' },
     'no-samples': { type: 'boolean', description: 'Do not apply infra/samples/*.yaml' },
     traces: { type: 'boolean', description: 'Print each change\'s trace (forward → reconcile → follow-ups, with the API requests) as a tree' },
     verbose: { type: 'boolean', short: 'v', description: 'Debug-level component logs' },
   },
-  examples: ['npm start', 'npm start -- --traces', 'npm start -- --runtime emulator', 'npx operless dev --broker elasticmq', 'npx operless dev --context kind-dev --no-samples'],
+  examples: ['npm start', 'npm start -- --traces', 'npm start -- --runtime emulator', 'npm start -- --ordering per-key', 'npx operless dev --broker elasticmq', 'npx operless dev --context kind-dev --no-samples'],
 };
 
 export async function dev(argv: string[]): Promise<CommandResult> {
@@ -52,6 +54,12 @@ export async function dev(argv: string[]): Promise<CommandResult> {
   if (runtime !== 'inprocess' && runtime !== 'emulator') throw new UsageError(`--runtime must be inprocess or emulator, got "${runtime}"`);
   const traces = args.values.traces === true;
   if (traces && runtime === 'emulator') throw new UsageError('--traces needs --runtime inprocess (under the emulator the functions run in processes of their own; send their spans to a collector with OTEL_EXPORTER_OTLP_ENDPOINT instead)');
+  const orderingText = stringOption(args.values, 'ordering') ?? 'unordered';
+  const ordering = asOrdering(orderingText);
+  if (!ordering) throw new UsageError(`--ordering must be ${ORDERINGS.join(' or ')}, got ${JSON.stringify(orderingText)}`);
+  if (ordering === 'per-key' && broker.type === 'sqs') {
+    throw new UsageError('--ordering per-key needs the local broker (embedded or --broker elasticmq): with --broker sqs the deployed queues decide (deploy with ordering=per-key and give its FIFO work queue as --queue-url)');
+  }
   const { startDevLoop } = await import('../../devloop/dev-loop.ts');
   const context = stringOption(args.values, 'context');
   const kubeconfigPath = stringOption(args.values, 'kubeconfig');
@@ -63,6 +71,7 @@ export async function dev(argv: string[]): Promise<CommandResult> {
     applySamples: args.values['no-samples'] !== true,
     runtime,
     traces,
+    ordering,
     verbose: args.values.verbose === true,
   });
   await new Promise<void>((resolve) => {

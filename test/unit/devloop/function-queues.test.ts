@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { defineController } from '../../../src/core/controller.ts';
 import { done } from '../../../src/core/result.ts';
 import { memcachedController } from '../../../src/memcached/controller.ts';
-import { devQueueNames } from '../../../src/devloop/dev-loop.ts';
+import { devQueueNames, queueEnvironment } from '../../../src/devloop/dev-loop.ts';
 import { functionWatches } from '../../../src/devloop/project.ts';
 import { parseConfig } from '../../../src/forwarder/config.ts';
 
@@ -34,4 +34,14 @@ test('local queue names: one pair per function, safe for SQS', () => {
   assert.deepEqual(devQueueNames('memcached'), { queue: 'operless-dev-memcached', dlq: 'operless-dev-memcached-dlq' });
   assert.deepEqual(devQueueNames('my.fn'), { queue: 'operless-dev-my-fn', dlq: 'operless-dev-my-fn-dlq' });
   assert.notEqual(devQueueNames('a').queue, devQueueNames('b').queue);
+});
+
+test('local queue names with per-key ordering: FIFO work queue and DLQ, a standard delay queue with its DLQ, all valid SQS names', () => {
+  assert.deepEqual(devQueueNames('memcached', 'per-key'), {
+    queue: 'operless-dev-memcached.fifo', dlq: 'operless-dev-memcached-dlq.fifo', delay: { queue: 'operless-dev-memcached-delay', dlq: 'operless-dev-memcached-delay-dlq' },
+  });
+  const long = devQueueNames('f'.repeat(200), 'per-key');
+  for (const name of [long.queue, long.dlq, long.delay!.queue, long.delay!.dlq]) assert.match(name, /^(?:[A-Za-z0-9_-]{1,80}|[A-Za-z0-9_-]{1,75}\.fifo)$/, name);
+  assert.deepEqual(queueEnvironment({ queueUrl: 'q', dlqUrl: 'd' }), { OPERLESS_QUEUE_URL: 'q', OPERLESS_DLQ_URL: 'd', OPERLESS_DELAY_QUEUE_URL: '' }, 'cleared: no other function\'s delay queue leaks');
+  assert.equal(queueEnvironment({ queueUrl: 'q.fifo', dlqUrl: 'd.fifo', delayQueueUrl: 'x' }).OPERLESS_DELAY_QUEUE_URL, 'x');
 });

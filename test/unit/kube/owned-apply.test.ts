@@ -5,9 +5,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KindRef, KubeObject } from '../../../src/kube/types.ts';
+import { isConflict } from '../../../src/kube/errors.ts';
 import {
   APPLIED_HASH_ANNOTATION,
+  NEVER_STORED_RESOURCE_VERSION,
+  OWNER_GENERATION_ANNOTATION,
   appliedHash,
+  appliedOwnerGeneration,
+  fencedApply,
+  generationAppliedBy,
+  isOvertaken,
   applyOwnedIfChanged,
   applyReason,
   isSubsetOf,
@@ -109,4 +116,68 @@ test('applyOwnedIfChanged sends an apply only when needed, with owner reference 
   const changed = await applyOwnedIfChanged(apply, owner, DEPLOY, desired(2), first.object);
   assert.equal(changed.applied, 'desired-changed');
   assert.equal(sent.length, 2);
+});
+
+const ownerAt = (generation: number): KubeObject => ({ ...owner, metadata: { ...owner.metadata, generation } });
+/** The stored child of `d` (owned by `owner`, uid u1) with the owner generation it was applied from. */
+const appliedFrom = (generation: number | string, d: KubeObject): KubeObject => {
+  const s = stored(d);
+  return { ...s, metadata: { ...s.metadata, annotations: { ...s.metadata.annotations, [OWNER_GENERATION_ANNOTATION]: String(generation) } } };
+};
+
+test('isOvertaken: only a live child applied from a newer generation of the same owner; unannotated, unreadable or another owner\'s never refuse', () => {
+  const live = appliedFrom(3, full(desired()));
+  assert.equal(appliedOwnerGeneration(live), 3);
+  assert.equal(generationAppliedBy(ownerAt(2), live), 3);
+  assert.equal(isOvertaken(ownerAt(2), live), true);
+  assert.equal(isOvertaken(ownerAt(3), live), false, 'the same generation (a duplicate, or a related object changed) is not older');
+  assert.equal(isOvertaken(ownerAt(4), live), false);
+  assert.equal(isOvertaken(owner, live), false, 'an owner without generation cannot be compared');
+  assert.equal(isOvertaken(ownerAt(2), undefined), false);
+  assert.equal(isOvertaken(ownerAt(2), stored(full(desired()))), false, 'a child applied before the annotation existed');
+  const adopter = { ...ownerAt(1), metadata: { ...ownerAt(1).metadata, uid: 'u2' } };
+  assert.equal(generationAppliedBy(adopter, live), undefined, 'recorded by another owner (uid u1)');
+  assert.equal(isOvertaken(adopter, live), false, 'an orphaned child adopted by a new owner of the same name is applied');
+  const orphan = { ...live, metadata: { ...live.metadata, ownerReferences: [] } };
+  assert.equal(isOvertaken(ownerAt(2), orphan), false, 'no controller: nobody to compare with');
+  for (const junk of ['', 'x', '-1', '1e3', '9'.repeat(40)]) assert.equal(appliedOwnerGeneration(appliedFrom(junk, full(desired()))), undefined, junk);
+});
+
+test('fencedApply: the owner generation annotation (outside the hash, never lowered) and the resourceVersion precondition', () => {
+  const want = full(desired());
+  const live = stored(want);
+  const body = fencedApply(want, ownerAt(5), live);
+  assert.equal(body.metadata.annotations?.[OWNER_GENERATION_ANNOTATION], '5');
+  assert.equal(body.metadata.annotations?.[APPLIED_HASH_ANNOTATION], want.metadata.annotations?.[APPLIED_HASH_ANNOTATION]);
+  assert.equal(body.metadata.resourceVersion, '7', 'the resourceVersion read');
+  assert.equal(fencedApply(want, ownerAt(5), undefined).metadata.resourceVersion, NEVER_STORED_RESOURCE_VERSION, 'a missing child: created only if still missing');
+  assert.equal(fencedApply(want, owner, live).metadata.annotations?.[OWNER_GENERATION_ANNOTATION], undefined);
+  assert.equal(fencedApply(want, ownerAt(2), appliedFrom(3, want)).metadata.annotations?.[OWNER_GENERATION_ANNOTATION], '3', 'never lowered');
+  const adopter = { ...ownerAt(1), metadata: { ...ownerAt(1).metadata, uid: 'u2' } };
+  assert.equal(fencedApply(want, adopter, appliedFrom(3, want)).metadata.annotations?.[OWNER_GENERATION_ANNOTATION], '1', 'another owner\'s generation is not kept');
+  assert.equal(applyReason(want, { ...live, metadata: { ...live.metadata, annotations: body.metadata.annotations } }), undefined, 'a new owner generation alone sends no apply');
+});
+
+test('applyOwnedIfChanged refuses (409) to apply an older desired state over a child applied from a newer owner generation', async () => {
+  const sent: KubeObject[] = [];
+  const apply = async (_kind: KindRef, child: KubeObject) => {
+    sent.push(child);
+    return stored(child);
+  };
+  const newer = appliedFrom(3, full(desired(5)));
+  await assert.rejects(applyOwnedIfChanged(apply, ownerAt(2), DEPLOY, desired(3), newer), (err: unknown) => {
+    assert.ok(isConflict(err), 'a conflict: retried with fresh state');
+    assert.match(String(err), /generation 3 of Owner o, newer than the generation 2/);
+    return true;
+  });
+  assert.equal(sent.length, 0, 'nothing sent');
+  const drifted = appliedFrom(3, full(desired()));
+  (drifted.spec as { replicas: number }).replicas = 9;
+  const repaired = await applyOwnedIfChanged(apply, ownerAt(2), DEPLOY, desired(), drifted);
+  assert.equal(repaired.applied, 'drifted', 'the same desired state (same hash) is no step back: the drift is repaired');
+  assert.equal(sent.at(-1)?.metadata.annotations?.[OWNER_GENERATION_ANNOTATION], '3', 'the recorded generation never goes down');
+  const forward = await applyOwnedIfChanged(apply, ownerAt(4), DEPLOY, desired(6), newer);
+  assert.equal(forward.applied, 'desired-changed');
+  assert.equal(sent.at(-1)?.metadata.annotations?.[OWNER_GENERATION_ANNOTATION], '4');
+  assert.equal(sent.at(-1)?.metadata.resourceVersion, '7');
 });

@@ -243,6 +243,49 @@ describe('create api --ordering', () => {
     }
   });
 
+  const file = (plan: ReturnType<typeof planCreateApi>, path: string) => plan.changes.find((c) => c.path === path && c.type !== 'insert')?.content ?? assert.fail(`${path} is planned`);
+  const primaryUrls = (plan: ReturnType<typeof planCreateApi>) =>
+    Object.fromEntries((parse(file(plan, 'infra/forwarder/watches.yaml')) as { primaries: { kind: string; queueUrl: string }[] }).primaries.map((p) => [p.kind, p.queueUrl]));
+
+  test('the ordering is kept in operless.json and shows in the forwarder\'s watches: a per-key kind\'s queue URL ends in .fifo', () => {
+    const db = planCreateApi(project, { group: 'db', version: 'v1', kind: 'Database', namespaced: true, ordering: 'per-key' });
+    assert.equal(parseProjectFile(file(db, 'operless.json')).apis[0]?.ordering, 'per-key');
+    assert.deepEqual(primaryUrls(db), { Database: 'https://sqs.us-east-1.amazonaws.com/123456789012/demo-dev-database.fifo' });
+    // A second kind, unordered: the first keeps its ordering and its .fifo URL; the new one has none.
+    const both = planCreateApi(db.project, { group: 'db', version: 'v1', kind: 'Table', namespaced: true }, { watches: file(db, 'infra/forwarder/watches.yaml') });
+    assert.deepEqual(parseProjectFile(file(both, 'operless.json')).apis.map((a) => a.ordering), ['per-key', undefined], 'unordered is the default, not written');
+    assert.deepEqual(primaryUrls(both), {
+      Database: 'https://sqs.us-east-1.amazonaws.com/123456789012/demo-dev-database.fifo',
+      Table: 'https://sqs.us-east-1.amazonaws.com/123456789012/demo-dev-table',
+    });
+  });
+
+  test('a queue URL the user set is kept; a placeholder of the other ordering is not', () => {
+    const db = planCreateApi(project, { group: 'db', version: 'v1', kind: 'Database', namespaced: true, ordering: 'per-key' });
+    const userSet = 'queueUrl: https://sqs.eu-west-1.amazonaws.com/210987654321/prod-database.fifo';
+    const edited = file(db, 'infra/forwarder/watches.yaml').replace(/queueUrl: .*/, userSet);
+    const again = planCreateApi(db.project, { group: 'db', version: 'v1', kind: 'Database', namespaced: true, force: true }, { watches: edited });
+    assert.equal(primaryUrls(again).Database, 'https://sqs.eu-west-1.amazonaws.com/210987654321/prod-database.fifo');
+    const stale = file(db, 'infra/forwarder/watches.yaml').replace('database.fifo', 'database');
+    const fixed = planCreateApi(db.project, { group: 'db', version: 'v1', kind: 'Database', namespaced: true, force: true }, { watches: stale });
+    assert.equal(primaryUrls(fixed).Database, 'https://sqs.us-east-1.amazonaws.com/123456789012/demo-dev-database.fifo', 'the unordered placeholder is regenerated');
+  });
+
+  test('--force keeps the kind\'s ordering, and refuses to change it (its queues in serverless.yml are not rewritten)', () => {
+    const db = planCreateApi(project, { group: 'db', version: 'v1', kind: 'Database', namespaced: true, ordering: 'per-key' });
+    const forced = planCreateApi(db.project, { group: 'db', version: 'v1', kind: 'Database', namespaced: true, force: true });
+    assert.equal(forced.api.ordering, 'per-key');
+    assert.throws(
+      () => planCreateApi(db.project, { group: 'db', version: 'v1', kind: 'Database', namespaced: true, force: true, ordering: 'unordered' }),
+      /--ordering unordered: Database was created with --ordering per-key, and --force does not rewrite its queues in serverless.yml/,
+    );
+  });
+
+  test('operless.json: an unknown ordering is refused, naming the kind', () => {
+    const text = JSON.stringify({ name: 'demo', domain: 'example.com', apis: [{ group: 'db.example.com', version: 'v1', kind: 'Database', plural: 'databases', namespaced: true, owns: [], ordering: 'fifo' }] });
+    assert.throws(() => parseProjectFile(text), /apis\[0\] \(Database\): "ordering" must be unordered or per-key, got "fifo"/);
+  });
+
   test('an unknown ordering is refused, naming the option', async () => {
     assert.throws(() => planCreateApi(project, { group: 'db', version: 'v1', kind: 'Database', namespaced: true, ordering: 'fifo' as never }), /--ordering must be unordered or per-key/);
     await assert.rejects(createApi(['--group', 'db', '--version', 'v1', '--kind', 'Database', '--ordering', 'fifo']), (err: Error) => err instanceof UsageError && /--ordering must be unordered or per-key, got "fifo"/.test(err.message));
