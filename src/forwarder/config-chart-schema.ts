@@ -109,6 +109,8 @@ const CHART_ONLY_PROPERTIES: Record<string, JsonSchema> = {
       dns: { type: 'object', additionalProperties: false, properties: { enabled: { type: 'boolean' }, to: { type: 'array', items: { type: 'object' } } } },
       apiServer: { $ref: '#/definitions/chartEgressPeer' },
       sqs: { $ref: '#/definitions/chartEgressPeer' },
+      webhooksFrom: { type: 'array', items: { type: 'object' } },
+      lambda: { $ref: '#/definitions/chartEgressPeer' },
       extraEgress: { type: 'array', items: { type: 'object' } },
     },
   },

@@ -107,6 +107,13 @@ test('NetworkPolicy: off by default; when on, ingress only to the probe/metrics 
     { cidrs: ['172.20.0.10/32'], ports: ['TCP/443', 'TCP/6443'] },
     { cidrs: ['0.0.0.0/0'], ports: ['TCP/443'] },
   ]);
+  // With the webhook endpoint on: its port is open (to webhooksFrom, default any source) and Lambda is reachable.
+  const hooks = await renderChart(helm, { values: { ...base, port: 9090, settings: { webhooks: { enabled: true, functions: { memcached: 'operless-memcached-prod-webhooks' } } }, networkPolicy: { enabled: true, apiServer: { cidrs: ['172.20.0.10/32'] }, lambda: { cidrs: ['10.0.0.0/16'], ports: [443] } } } });
+  assert.equal(hooks.code, 0, hooks.stderr);
+  const hooksSpec = manifests(hooks.stdout).find((m) => m.kind === 'NetworkPolicy')?.spec as typeof spec;
+  assert.deepEqual(hooksSpec.ingress.map((i) => i.ports.map((p) => p.port)), [[9090], [9443]], 'the probe/metrics port and the webhook port');
+  assert.equal(hooksSpec.ingress[1]!.from, undefined, 'the API server calls from an address the policy cannot name in advance');
+  assert.deepEqual(hooksSpec.egress.at(-1), { to: [{ ipBlock: { cidr: '10.0.0.0/16' } }], ports: [{ port: 443, protocol: 'TCP' }] }, 'Lambda, which the endpoint invokes');
   const bad = await renderChart(helm, { values: { ...base, networkPolicy: { enabled: true, apiServer: { cidrs: ['api.example.com'] } } } });
   assert.notEqual(bad.code, 0, 'a host name is not a CIDR');
   assert.match(bad.stderr, /cidrs/);
