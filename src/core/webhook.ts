@@ -28,7 +28,7 @@
 import type { Context } from 'aws-lambda';
 import { createClientFactory, type ClientFactory } from '../kube/factory.ts';
 import { apiGroup } from '../kube/paths.ts';
-import type { KubeClient, KubeObject } from '../kube/types.ts';
+import type { KindRef, KubeClient, KubeObject } from '../kube/types.ts';
 import { createLogger, errorMessage, type Logger } from '../observability/log.ts';
 import {
   admissionReviewResponse, conversionReviewResponse, decodeReview, WEBHOOK_ROUTES,
@@ -157,8 +157,7 @@ async function admit(webhook: Webhook<KubeObject>, route: 'default' | 'validate'
     return { allowed: false, code: 500, message: `the ${route} webhook of ${what} expects ${spec.apiVersion} (the hub) but got ${object.apiVersion}: set matchPolicy: Equivalent and list only the hub version in its rules` };
   }
   try {
-    const client = await env.client();
-    const ctx: AdmissionContext = { request, oldObject: request.oldObject, log: env.log, client, signal: env.signal };
+    const ctx: AdmissionContext = { request, oldObject: request.oldObject, log: env.log, client: deferredClient(env.client), signal: env.signal };
     const work = route === 'default' ? defaulted(spec, structuredClone(object), ctx) : validated(spec, object, ctx);
     return await raceDeadline(work, env.signal, `the ${route} webhook of ${what} did not answer in time; try again (a cold function answers faster the second time)`);
   } catch (err) {
@@ -222,4 +221,21 @@ function convertObject(webhooks: readonly Webhook<KubeObject>[], object: KubeObj
   const asHub = object.apiVersion === hub ? object : { ...checked(step(object.apiVersion).toHub(structuredClone(object)), `${object.apiVersion} → ${hub}`), apiVersion: hub };
   const result = desired === hub ? asHub : checked(step(desired).fromHub(structuredClone(asHub)), `${hub} → ${desired}`);
   return { ...result, apiVersion: desired, kind: object.kind, metadata };
+}
+
+/**
+ * A client that makes the real one on first use: a handler that reads nothing needs no
+ * Kubernetes configuration (a webhook function without one still answers), and one that reads
+ * gets the configuration's error from the read, which the review then reports.
+ */
+function deferredClient(get: () => Promise<KubeClient>): KubeClient {
+  return {
+    get: async <T extends KubeObject>(kind: KindRef, name: string, namespace?: string) => (await get()).get<T>(kind, name, namespace),
+    list: async <T extends KubeObject>(kind: KindRef, options?: Parameters<KubeClient['list']>[1]) => (await get()).list<T>(kind, options),
+    apply: async <T extends KubeObject>(kind: KindRef, object: KubeObject, options?: { force?: boolean }) => (await get()).apply<T>(kind, object, options),
+    applyStatus: async <T extends KubeObject>(kind: KindRef, object: KubeObject) => (await get()).applyStatus<T>(kind, object),
+    mergePatch: async <T extends KubeObject>(kind: KindRef, name: string, namespace: string | undefined, patch: object) => (await get()).mergePatch<T>(kind, name, namespace, patch),
+    delete: async (kind: KindRef, name: string, namespace?: string) => (await get()).delete(kind, name, namespace),
+    create: async <T extends KubeObject>(kind: KindRef, object: KubeObject) => (await get()).create<T>(kind, object),
+  };
 }

@@ -187,9 +187,9 @@ import assert from 'node:assert/strict';
 import { toWebhookHandler, type WebhookResult } from 'operless';
 import { ${camel(k)}Webhook } from '../src/${kebab(k)}/webhook.ts';
 
-// No cluster in these tests: the handlers get a client that must not be used (a handler that
-// reads through ctx.client needs a control plane: startControlPlane from operless/testing).
-const handler = toWebhookHandler(${camel(k)}Webhook, { clients: async () => ({}) as never });
+// No cluster in these tests: a handler that reads through ctx.client is denied with this
+// message (give it a control plane instead: startControlPlane from operless/testing).
+const handler = toWebhookHandler(${camel(k)}Webhook, { clients: async () => { throw new Error('no cluster in these tests'); } });
 const object = (spec: Record<string, unknown>) => ({ apiVersion: '${hub}', kind: '${k}', metadata: { name: 'sample'${namespace} }, spec });
 const admission = (spec: Record<string, unknown>) => ({
   apiVersion: 'admission.k8s.io/v1',

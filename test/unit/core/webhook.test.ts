@@ -95,6 +95,16 @@ test('a handler that throws, runs past its deadline or patches outside spec/labe
   assert.match((thrown.status as { message: string }).message, /the validate webhook of Widget ns\/w failed: boom/);
 });
 
+test('a handler that reads nothing needs no Kubernetes configuration; one that reads gets the configuration\'s error in the review', async () => {
+  const noConfig = (() => Promise.reject(new Error('no kubeconfig: set OPERLESS_KUBECONFIG'))) as never;
+  const quiet = toWebhookHandler(defineWebhook({ apiVersion: HUB, kind: 'Widget', validate: () => ({ allowed: true }) }), { clients: noConfig, log: silentLogger });
+  assert.equal(responseOf(await quiet({ route: 'validate', review: admissionReview(widget({})) })).allowed, true);
+  const reader = toWebhookHandler(defineWebhook({ apiVersion: HUB, kind: 'Widget', validate: async (_w, ctx) => { await ctx.client.get({ apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false }, 'ns'); return { allowed: true }; } }), { clients: noConfig, log: silentLogger });
+  const denied = responseOf(await reader({ route: 'validate', review: admissionReview(widget({})) }));
+  assert.equal(denied.allowed, false);
+  assert.match((denied.status as { message: string }).message, /failed: no kubeconfig: set OPERLESS_KUBECONFIG/);
+});
+
 test('conversion goes through the hub both ways, keeps metadata and fails the review with a message for unknown versions', async () => {
   const review = (objects: unknown[], desiredAPIVersion: string) => ({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'c1', desiredAPIVersion, objects } });
   const toSpoke = responseOf(await invoke('convert', review([widget({ size: 3 })], SPOKE)));
