@@ -104,8 +104,17 @@ export async function startForwarderProcess(options: ForwarderProcessOptions): P
 }
 
 
+/** A watch of the forwarder's configuration, limited to namespaces. */
+export interface NamespacedWatch {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly plural: string;
+  readonly namespaced: boolean;
+  readonly namespaces: string[];
+}
+
 /** The forwarder's `primaries` and `owned` watches of a controller, limited to one namespace. Pure. */
-export function controllerWatches(controller: Controller<KubeObject>, namespace: string): { primaries: Record<string, unknown>[]; owned: Record<string, unknown>[] } {
-  const kind = (k: { apiVersion: string; kind: string; plural: string; namespaced: boolean }) => ({ apiVersion: k.apiVersion, kind: k.kind, plural: k.plural, namespaced: k.namespaced, namespaces: [namespace] });
+export function controllerWatches(controller: Controller<KubeObject>, namespace: string): { primaries: NamespacedWatch[]; owned: NamespacedWatch[] } {
+  const kind = (k: { apiVersion: string; kind: string; plural: string; namespaced: boolean }): NamespacedWatch => ({ apiVersion: k.apiVersion, kind: k.kind, plural: k.plural, namespaced: k.namespaced, namespaces: [namespace] });
   return { primaries: [kind(controller.kind)], owned: (controller.spec.owns ?? []).map(kind) };
 }

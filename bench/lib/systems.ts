@@ -236,34 +236,24 @@ export async function startOperless(env: BenchEnv, options: OperlessOptions): Pr
   const port = createSqsQueue({ queueUrl, region: env.queues.region, client: env.sqs });
   let forwarder: { readonly ready: Promise<void>; stop(options?: { graceMs?: number }): Promise<unknown> } | undefined;
   let forwarderPid: number | undefined;
+  const forwarderConfig = {
+    clusterId: CLUSTER_ID,
+    ...controllerWatches(env.controller, options.namespace),
+    ...(options.related ? { related: (watchesFor([env.controller]).related ?? []).map((r) => ({ ...r, namespaces: [options.namespace] })) } : {}),
+    leaderElection: { enabled: false },
+    ...(options.coalesceWindowMs !== undefined ? { coalesceWindowMs: options.coalesceWindowMs } : {}),
+    ...(options.coalesceMaxWindowMs !== undefined ? { coalesceMaxWindowMs: options.coalesceMaxWindowMs } : {}),
+  };
   if (options.watch !== false && options.forwarderProcess) {
     const proc = await startForwarderProcess({
       workDir: env.workDir, kubeconfigPath: env.cp.kubeconfigPath, sqsEndpoint: env.sqsCounter.endpoint, name: queueName,
-      config: {
-        clusterId: CLUSTER_ID,
-        queue: { url: queueUrl, region: env.queues.region },
-        ...controllerWatches(env.controller, options.namespace),
-        leaderElection: { enabled: false },
-        ...(options.coalesceWindowMs !== undefined ? { coalesceWindowMs: options.coalesceWindowMs } : {}),
-        ...(options.coalesceMaxWindowMs !== undefined ? { coalesceMaxWindowMs: options.coalesceMaxWindowMs } : {}),
-      },
+      config: { ...forwarderConfig, queue: { url: queueUrl, region: env.queues.region } },
     });
     forwarderPid = proc.pid;
     forwarder = { ready: Promise.resolve(), stop: () => proc.stop() };
   } else if (options.watch !== false) {
-    const ns = { namespaces: [options.namespace] };
-    const kind = (k: { apiVersion: string; kind: string; plural: string; namespaced: boolean }) => ({ apiVersion: k.apiVersion, kind: k.kind, plural: k.plural, namespaced: k.namespaced, ...ns });
     forwarder = startForwarder(
-      {
-        clusterId: CLUSTER_ID,
-        queue: { url: queueUrl, region: env.queues.region, endpoint: env.sqsCounter.endpoint },
-        primaries: [kind(env.controller.kind)],
-        owned: (env.controller.spec.owns ?? []).map(kind),
-        ...(options.related ? { related: (watchesFor([env.controller]).related ?? []).map((r) => ({ ...r, ...ns })) } : {}),
-        leaderElection: { enabled: false },
-        ...(options.coalesceWindowMs !== undefined ? { coalesceWindowMs: options.coalesceWindowMs } : {}),
-        ...(options.coalesceMaxWindowMs !== undefined ? { coalesceMaxWindowMs: options.coalesceMaxWindowMs } : {}),
-      },
+      { ...forwarderConfig, queue: { url: queueUrl, region: env.queues.region, endpoint: env.sqsCounter.endpoint } },
       { kubeConfig: env.cp.kubeConfig, logger: silentLogger, serve: false, queue: createSqsQueue({ queueUrl, region: env.queues.region, client: env.sqs }) },
     );
   }

@@ -99,7 +99,7 @@ export async function measureMemory(env: BenchEnv, namespace: string, options: M
     await createMemcachedsWithDeployments(env.admin, namespace, primaries, size / 2);
     primaries = size / 2;
     say(`  ${size} objects created in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
-    const forwarder = await holdWithForwarder(env, namespace, options);
+    const forwarder = await holdWithForwarder(env, namespace, `${namespace}-held-${size}`, options);
     say(`  ${size} objects, forwarder: ${MiB(forwarder)}, synced in ${forwarder.syncSeconds.toFixed(1)} s`);
     const row: MemoryRow = { objects: size, forwarder };
     if (options.controllerRuntime) {
@@ -123,12 +123,12 @@ async function measureBareNode(options: MemoryOptions): Promise<ProcessMemory> {
   }
 }
 
-async function holdWithForwarder(env: BenchEnv, namespace: string, options: MemoryOptions): Promise<HeldMemory> {
+async function holdWithForwarder(env: BenchEnv, namespace: string, queueName: string, options: MemoryOptions): Promise<HeldMemory> {
   const proc = await startForwarderProcess({
-    workDir: env.workDir, kubeconfigPath: env.cp.kubeconfigPath, sqsEndpoint: env.sqsCounter.endpoint, name: `${namespace}-held`,
+    workDir: env.workDir, kubeconfigPath: env.cp.kubeconfigPath, sqsEndpoint: env.sqsCounter.endpoint, name: queueName,
     config: {
       clusterId: CLUSTER_ID,
-      queue: { url: (await env.createQueue(`${namespace}-held`)).queueUrl, region: env.queues.region },
+      queue: { url: (await env.createQueue(queueName)).queueUrl, region: env.queues.region },
       ...controllerWatches(env.controller, namespace),
       resyncOnStart: false,
       leaderElection: { enabled: false },
@@ -173,8 +173,10 @@ async function relistPrimaries(env: BenchEnv, namespace: string, primaries: numb
     let lastAt = proc.startedAt;
     let quietSince = Date.now();
     const capAt = Date.now() + 600_000;
-    // Until every key arrived and 3 s passed without a message (a second round would show), or the cap.
-    while ((perKey.size < primaries || Date.now() - quietSince < 3000) && Date.now() < capAt && proc.child.exitCode === null) {
+    // Until every key arrived and 3 s passed without a message (a second round would show); with
+    // keys missing, until 30 s passed without one (reported as missing), or the cap.
+    const done = () => Date.now() - quietSince >= (perKey.size >= primaries ? 3000 : 30_000) || Date.now() >= capAt || proc.child.exitCode !== null;
+    while (!done()) {
       const got = env.queues.broker.receiveMessage(queueName, { maxNumberOfMessages: 10 });
       if (got.length === 0) {
         await sleep(20);
