@@ -74,6 +74,25 @@ async function window(env: BenchEnv, system: SystemUnderTest, namespace: string,
   return { perReconcile: total / reconciles, reconciles, byVerb: perKey };
 }
 
+/** Resync pokes, one round at a time (at most 20), until a round writes nothing to the Memcacheds. */
+async function settle(env: BenchEnv, system: SystemUnderTest, namespace: string, list: readonly string[]): Promise<void> {
+  for (let round = 0; round < 20; round++) {
+    await sleep(1000);
+    await system.refresh?.();
+    const done = system.reconciles();
+    const before = await env.apiRequests();
+    await system.enqueue(namespace, list, 'Resync');
+    await until(`${list.length} reconciles finished`, async () => {
+      await system.refresh?.();
+      return system.reconciles() - done >= list.length;
+    }, 60_000);
+    await sleep(500);
+    const writes = Object.keys(requestDelta(before, await env.apiRequests())).filter((key) => /^(POST|PUT|PATCH|APPLY|DELETE) memcacheds/.test(key));
+    if (writes.length === 0) return;
+  }
+  throw new Error('the objects did not settle: every round of 20 still wrote to the Memcacheds');
+}
+
 export async function measureApiCost(
   env: BenchEnv,
   namespace: string,
@@ -100,9 +119,10 @@ export async function measureApiCost(
       await Promise.race([available.catch(() => {}), sleep(2000)]);
     }
     await available;
-    // Let the last child events of the rollout be reconciled before counting, so no stray
-    // reconcile lands in a no-op window.
-    await sleep(5_000);
+    // Available comes before the rollout settles (the Deployment's status, Progressing): with the
+    // watches paused, nothing tells the system. Poke until a round of reconciles writes nothing
+    // to the Memcacheds, so that the no-op windows measure converged objects.
+    await settle(env, system, namespace, list);
     const noopEvent = await window(env, system, namespace, list, 'Requeue');
     const noop = await window(env, system, namespace, list, 'Resync', true);
     return { objects: k, first, noop, noopEvent };
