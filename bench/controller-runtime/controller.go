@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -113,6 +114,12 @@ func (r *memcachedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		} else if wasDegraded != nil {
 			r.recorder.Event(mc, corev1.EventTypeNormal, "Recovered", "memcached is no longer degraded")
 		}
+	}
+	// Pods are read from the cache but not watched: the Deployment's status (watched) can arrive
+	// before the pod informer has seen the pod it counts, and no later event would come. Look again
+	// shortly while the two caches disagree (measured: an object stuck not Available on a loaded machine).
+	if found && deployment.Status.ObservedGeneration > 0 && deployment.Status.ReadyReplicas != mc.Status.ReadyReplicas {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	return ctrl.Result{}, nil
 }
