@@ -38,11 +38,25 @@ export async function measureConvergence(
     const created = Date.now();
     const done = await tracker.whenAllAvailable(list, timeoutMs);
     const cpuAfter = system.cpuSeconds?.();
-    await system.refresh?.();
+    // Reconciles are counted when they end (Operless: when the runner deleted the records), which
+    // may be after their status was seen: count once the count held still for 1 s (at most 10 s).
+    await settledCount(system);
     const cpu = cpuBefore !== undefined && cpuAfter !== undefined ? { alwaysOnCpuSeconds: cpuAfter - cpuBefore } : {};
     return { seconds: (done - t0) / 1000, reconciles: system.reconciles() - before, createSeconds: (created - t0) / 1000, ...cpu };
   } finally {
     await tracker.stop();
     await system.stop();
+  }
+}
+
+async function settledCount(system: SystemUnderTest): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  let last = -1;
+  while (Date.now() < deadline) {
+    await system.refresh?.();
+    const now = system.reconciles();
+    if (now === last) return;
+    last = now;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
   }
 }

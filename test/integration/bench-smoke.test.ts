@@ -67,7 +67,8 @@ test('the quick benchmark runs convergence, lag, API cost, always-on CPU and mem
     assert.ok(rel.operator.apiRequests > 0 && rel.updates[0]!.apiRequests > rel.operator.apiRequests, 'requests counted, the rollouts add to the operator\'s');
     // Always-on CPU: controller-runtime's process and the forwarder's, each over a convergence of 3.
     assert.deepEqual(result.cpu?.map((c) => c.system.split(' ')[0]), ['controller-runtime', 'Operless']);
-    for (const c of result.cpu!) assert.ok(c.reconciles >= 3 && c.cpuSeconds >= 0 && Number.isFinite(c.perThousandReconciles), JSON.stringify(c));
+    // (Reconciles are counted as the runner deletes records: the last ones may land after the status was seen.)
+    for (const c of result.cpu!) assert.ok(c.reconciles > 0 && c.cpuSeconds > 0 && Number.isFinite(c.perThousandReconciles), JSON.stringify(c));
     // Always-on memory: both processes held 20, then 40 objects; the forwarder relisted the 20 primaries once each.
     const mem = result.memory;
     assert.ok(mem, 'the memory scenario ran');
