@@ -4,6 +4,7 @@
  */
 import { round, type Spread } from './lib/stats.ts';
 import type { BenchResult } from './result.ts';
+import { webhookTable } from './scenarios/webhooks-table.ts';
 
 const fmt = (x: number | undefined, unit = '') => (x === undefined || !Number.isFinite(x) ? 'n/a' : `${round(x)}${unit}`);
 const fmtSpread = (s: Spread | undefined, unit = '') =>
@@ -52,6 +53,7 @@ export function toMarkdown(r: BenchResult): string {
   }
   if (r.apiCost) out.push(...apiCostTable(r.apiCost, r.settings.apiSyncPeriodSeconds));
   if (r.related) out.push(...relatedTables(r.related));
+  if (r.webhooks) out.push(...webhookTable(r.webhooks));
   if (r.forwarder) {
     const f = r.forwarder;
     out.push(`### Forwarder (its bundle as its own process, ${f.objects} watched objects)`);

@@ -11,6 +11,7 @@ import type { MemoryResult } from './scenarios/memory.ts';
 import type { ForwarderResult } from './scenarios/forwarder.ts';
 import type { FunctionResult } from './scenarios/function.ts';
 import type { RelatedResult } from './scenarios/related.ts';
+import type { WebhookResult } from './scenarios/webhooks.ts';
 
 export interface BenchSettings {
   readonly sizes: readonly number[];
@@ -42,6 +43,9 @@ export interface BenchSettings {
   readonly memorySamples: number;
   /** controller-runtime's cache resync period in the API-cost scenario (its periodic-resync row waits one). */
   readonly apiSyncPeriodSeconds: number;
+  /** Webhooks: dry-run creates per mode (none, warm), and cold ones (two fresh processes each). */
+  readonly webhookRequests: number;
+  readonly webhookColdRequests: number;
 }
 
 export interface BenchResult {
@@ -59,6 +63,7 @@ export interface BenchResult {
   forwarder?: ForwarderResult;
   function?: FunctionResult;
   related?: RelatedResult;
+  webhooks?: WebhookResult;
   cost?: { from: string; reconciles: number; memoryMB: number; perMillion: CostPerMillion; podPerMonth: number; prices: typeof PRICES };
   targets: { figure: string; target: string; measured: string; met?: boolean }[];
 }

@@ -3,7 +3,8 @@
  * Operless against controller-runtime itself (the Go operator of bench/controller-runtime, built
  * on first use, cached) on the same real control plane, scenario by scenario (issues 8 and 21):
  * convergence, lag, API requests per reconcile, the forwarder, the function bundle and cold
- * start, the lag and API cost of a related object's change (issue 16), the always-on side's CPU
+ * start, the lag and API cost of a related object's change (issue 16), admission latency through
+ * the webhooks, warm and cold (issue 18), the always-on side's CPU
  * per 1000 reconciles and its memory holding 10k/100k objects with a relist, and the cost model.
  * The earlier anchor, `src/baseline` (a TypeScript imitation of controller-runtime's work queue
  * reading without a cache), runs only with `--baseline`. Writes `<out>/<date>.json`,
@@ -27,15 +28,17 @@ import { measureLag } from './scenarios/lag.ts';
 import { measureRelated } from './scenarios/related.ts';
 import { measureAlwaysOnCpu } from './scenarios/cpu.ts';
 import { measureMemory } from './scenarios/memory.ts';
+import { measureWebhooks } from './scenarios/webhooks.ts';
 import { toMarkdown, toSvg } from './report.ts';
 
-export const SCENARIOS = ['convergence', 'lag', 'api', 'forwarder', 'function', 'related', 'cpu', 'memory'] as const;
+export const SCENARIOS = ['convergence', 'lag', 'api', 'forwarder', 'function', 'related', 'webhooks', 'cpu', 'memory'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export const QUICK: BenchSettings = {
   sizes: [20], baselineWorkers: 10, equalInvocations: 10, scaleOutInvocations: 50, scaleOutKeysPerInvocation: 8,
   lagPool: 10, lagRate: 5, lagOverloadRate: 0, lagSeconds: 10, apiObjects: 5, forwarderObjects: 300, burstObjects: 20, burst: 5, coldStartRuns: 3,
   convergenceTimeoutMs: 180_000, relatedObjects: 30, relatedReferring: 10, relatedUpdates: 5,
+  webhookRequests: 30, webhookColdRequests: 5,
   cpuObjects: 20, memorySizes: [200, 1000], memorySettleMs: 1000, memorySamples: 8, apiSyncPeriodSeconds: 5,
 };
 
@@ -43,6 +46,7 @@ export const FULL: BenchSettings = {
   sizes: [100, 1000], baselineWorkers: 10, equalInvocations: 10, scaleOutInvocations: 50, scaleOutKeysPerInvocation: 8,
   lagPool: 50, lagRate: 10, lagOverloadRate: 20, lagSeconds: 60, apiObjects: 20, forwarderObjects: 10_000, burstObjects: 100, burst: 5, coldStartRuns: 10,
   convergenceTimeoutMs: 900_000, relatedObjects: 100, relatedReferring: 30, relatedUpdates: 10,
+  webhookRequests: 200, webhookColdRequests: 30,
   cpuObjects: 1000, memorySizes: [10_000, 100_000], memorySettleMs: 5000, memorySamples: 20, apiSyncPeriodSeconds: 10,
 };
 
@@ -235,6 +239,11 @@ export async function runBench(options: RunOptions): Promise<{ result: BenchResu
       const r = result.related;
       say(`  lag p50 ${r.lag.p50} ms, p95 ${r.lag.p95} ms, max ${r.lag.max} ms; others reconciled ${r.updates.reduce((a, u) => a + u.otherReconciles, 0)} times; operator requests per change ${r.operator.apiRequests}`);
     }
+    if (want('webhooks')) {
+      say(`webhooks: admission latency, ${s.webhookRequests} dry-run creates without and with warm webhooks, ${s.webhookColdRequests} with a fresh function process per invocation`);
+      result.webhooks = await measureWebhooks(env, ns('wh'), { requests: s.webhookRequests, coldRequests: s.webhookColdRequests });
+      for (const row of result.webhooks.rows) say(`  ${row.mode}: p50 ${row.p50} ms, p99 ${row.p99} ms`);
+    }
     if (want('cpu')) {
       const cpuSystems = [
         ...(options.controllerRuntime ? [{ label: crLabel, process: 'the operator (Go, whole process)', start: controllerRuntime }] : []),
@@ -346,6 +355,8 @@ export function targets(r: BenchResult): BenchResult['targets'] {
       t.push({ figure: "cold start under Lambda's runtime (aws-lambda-ric + emulator): init, first invocation", target: '—', measured: `init ${Math.round(lr.initMs)} ms, first invocation ${Math.round(lr.firstInvocationMs)} ms (init included), warm ${Math.round(lr.warmInvocationMs)} ms`, met: undefined });
     }
   }
+  const coldWebhooks = r.webhooks?.rows.find((row) => row.mode === 'cold');
+  if (coldWebhooks) t.push({ figure: 'admission through both webhooks, a fresh function process per invocation', target: 'p99 ≤ 5,000 ms (half the default timeoutSeconds, 10)', measured: `p99 ${coldWebhooks.p99} ms (p50 ${coldWebhooks.p50} ms)`, met: coldWebhooks.p99 <= 5000 });
   if (r.cost) t.push({ figure: 'cost per million reconciles', target: '≤ $3', measured: `$${r.cost.perMillion.total.toFixed(2)}`, met: r.cost.perMillion.total <= 3 });
   return t;
 }

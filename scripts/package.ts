@@ -9,18 +9,21 @@
  * before anything is built, naming both (`refuseUnworkableBudgets`); the command never sees
  * the caller's AWS credentials or config (the environment is rebuilt from scratch), so a
  * successful package here proves it needs none; failures
- * print osls's own output. `extractBundle` takes the `.mjs` out of a function zip — the exact
- * file Lambda would run — for the end-to-end tests and benchmarks.
+ * print osls's own output. Within one `npm test` run a package of the same inputs is made
+ * once and copied for each caller (scripts/build-cache.ts). `extractBundle` takes the `.mjs`
+ * out of a function zip — the exact file Lambda would run — for the end-to-end tests and
+ * benchmarks.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inflateRawSync } from 'node:zlib';
 import { packagedReserveProblems } from '../src/core/budget.ts';
 import { parseServerlessYaml } from '../src/project/serverless-yml.ts';
+import { buildCacheDir, cachedBuild, hashInputs } from './build-cache.ts';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -60,7 +63,10 @@ export interface PackageResult {
   readonly dir: string;
   readonly template: CloudFormationTemplate;
   readonly functions: PackagedFunction[];
+  /** How long `osls package` took (for a copy from the build cache: when it was made). */
   readonly durationMs: number;
+  /** Copied from the build cache, made earlier in this run with the same inputs. */
+  readonly fromCache: boolean;
 }
 
 export class PackageError extends Error {
@@ -84,10 +90,35 @@ export function offlinePackageEnv(home: string): Record<string, string> {
   };
 }
 
-/** Runs `osls package` offline and reads what it produced. */
+/** What decides a package: serverless.yml, the sources it bundles, the pinned toolchain. */
+const PACKAGE_INPUTS = ['serverless.yml', 'package.json', 'package-lock.json', 'tsconfig.json', 'functions', 'src', 'events'];
+/** The first build's duration, kept beside a cached package (not copied out). */
+const DURATION_FILE = '.operless-package-duration';
+
+/**
+ * Runs `osls package` offline and reads what it produced. With a build cache
+ * (`OPERLESS_BUILD_CACHE`, set by `npm test`: scripts/build-cache.ts) a package of the same
+ * inputs and options made earlier in the run is copied into `outDir` instead of made again.
+ */
 export async function packageService(options: PackageOptions = {}): Promise<PackageResult> {
   refuseUnworkableBudgets(readFileSync(join(ROOT, 'serverless.yml'), 'utf8'));
   const dir = resolve(options.outDir ?? join(ROOT, '.serverless'));
+  const cacheDir = buildCacheDir();
+  if (!cacheDir) return readPackage(dir, await runPackage(options, dir), false);
+  const key = hashInputs(ROOT, PACKAGE_INPUTS, { stage: options.stage, region: options.region, params: options.params, node: process.version });
+  let built = false;
+  const entry = await cachedBuild(cacheDir, 'package', key, async (out) => {
+    const durationMs = await runPackage(options, out);
+    writeFileSync(join(out, DURATION_FILE), String(durationMs));
+    built = true;
+  });
+  rmSync(dir, { recursive: true, force: true });
+  cpSync(entry, dir, { recursive: true, filter: (source) => basename(source) !== DURATION_FILE });
+  return readPackage(dir, Number(readFileSync(join(entry, DURATION_FILE), 'utf8')), !built);
+}
+
+/** `osls package` into `dir` (replaced); returns how long it took. */
+async function runPackage(options: PackageOptions, dir: string): Promise<number> {
   const home = mkdtempSync(join(tmpdir(), 'operless-sls-home-'));
   const cli = createRequire(import.meta.url).resolve('osls/bin/serverless.js');
   const args = [cli, 'package', '--stage', options.stage ?? 'dev', '--region', options.region ?? 'us-east-1', '--package', dir];
@@ -103,13 +134,16 @@ export async function packageService(options: PackageOptions = {}): Promise<Pack
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
-  const durationMs = Date.now() - started;
+  return Date.now() - started;
+}
+
+function readPackage(dir: string, durationMs: number, fromCache: boolean): PackageResult {
   const template = JSON.parse(readFileSync(join(dir, 'cloudformation-template-update-stack.json'), 'utf8')) as CloudFormationTemplate;
   const functions = readdirSync(dir)
     .filter((f) => f.endsWith('.zip'))
     .sort()
     .map((file) => describeZip(file.slice(0, -'.zip'.length), join(dir, file)));
-  return { dir, template, functions, durationMs };
+  return { dir, template, functions, durationMs, fromCache };
 }
 
 /**

@@ -1,23 +1,31 @@
 /**
- * Runs the test suites with Node's built-in test runner, one suite after another, and
- * prints the runner's summary. Usage: node scripts/test.ts [unit|integration|e2e|faults|security|soak]...
+ * Runs the test suites with Node's built-in test runner and prints the runner's summary.
+ * Usage: node scripts/test.ts [unit|integration|e2e|faults|security|soak]...
  *
- * Unit tests run concurrently (no servers). Integration and end-to-end tests start their
- * own real kube-apiserver/etcd/ElasticMQ per file, so they run one file at a time on CI's
- * two cores.
+ * Lanes: the requested suites run in up to three `node --test` processes side by side, each
+ * a lane of suites alike:
+ * - servers (integration, e2e, security): one file at a time — each file starts its own real
+ *   kube-apiserver/etcd/ElasticMQ; reported live;
+ * - faults (faults, soak): one file at a time beside them. Their time goes mostly to waiting —
+ *   an outage held for tens of seconds, a visibility timeout, churn paced at a fixed rate —
+ *   so the servers lane uses the CPU they leave idle instead of waiting for them;
+ * - unit: no servers; two files at a time when it runs alone, one beside the others.
+ * So at most two server files run at once, each on its own control plane (free ports, its own
+ * temp dirs). Tests wait on conditions and assert no speed (the developers' guide), so a
+ * busier machine makes a lane slower, not wrong. The lanes other than the first are held and
+ * printed once every lane has finished, so reports never interleave; the exit status is
+ * failure when any lane fails. `OPERLESS_TEST_SERIAL=1` runs every file in one lane, one at a
+ * time (the way to compare, or to rule the lanes out when a failure looks like interference).
+ *
+ * The run's build cache: a fresh folder named in `OPERLESS_BUILD_CACHE` for every test process
+ * (unless the caller names one), removed at the end. Test files that need the same
+ * `serverless package` or staged npm package make it once (scripts/build-cache.ts).
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-const SUITES: Record<string, { dir: string; concurrency: number; timeoutMs: number }> = {
-  unit: { dir: 'test/unit', concurrency: 2, timeoutMs: 60_000 },
-  integration: { dir: 'test/integration', concurrency: 1, timeoutMs: 300_000 },
-  e2e: { dir: 'test/e2e', concurrency: 1, timeoutMs: 600_000 },
-  faults: { dir: 'test/faults', concurrency: 1, timeoutMs: 900_000 },
-  security: { dir: 'test/security', concurrency: 1, timeoutMs: 600_000 },
-  soak: { dir: 'test/soak', concurrency: 1, timeoutMs: 900_000 },
-};
+import { planLanes, SUITES, type Lane } from './test-lanes.ts';
 
 function files(dir: string): string[] {
   if (!existsSync(dir)) return [];
@@ -28,28 +36,59 @@ function files(dir: string): string[] {
   }).sort();
 }
 
+interface LaneResult {
+  readonly code: number;
+  readonly seconds: number;
+  /** The lane's report, when it was held back (every lane but the first). */
+  readonly held: Buffer[];
+}
+
+/** Runs a lane; the first lane reports live, the others are held and printed later. */
+function runLane(lane: Lane, live: boolean, env: NodeJS.ProcessEnv): Promise<LaneResult> {
+  const started = Date.now();
+  const args = ['--test', `--test-concurrency=${lane.concurrency}`, `--test-timeout=${lane.timeoutMs}`, '--test-reporter=spec', ...lane.files];
+  const child = spawn(process.execPath, args, { stdio: live ? 'inherit' : ['ignore', 'pipe', 'pipe'], env });
+  const held: Buffer[] = [];
+  child.stdout?.on('data', (chunk: Buffer) => held.push(chunk));
+  child.stderr?.on('data', (chunk: Buffer) => held.push(chunk));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
+  return new Promise((resolve) => {
+    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), seconds: (Date.now() - started) / 1000, held }));
+  });
+}
+
 const requested = process.argv.slice(2);
 const names = requested.length > 0 ? requested : Object.keys(SUITES);
-const all: string[] = [];
-let concurrency = Infinity;
-let timeoutMs = 0;
-for (const name of names) {
-  const suite = SUITES[name];
-  if (!suite) {
-    console.error(`operless: unknown test suite "${name}" (expected ${Object.keys(SUITES).join(', ')})`);
-    process.exit(2);
-  }
-  all.push(...files(suite.dir));
-  concurrency = Math.min(concurrency, suite.concurrency);
-  timeoutMs = Math.max(timeoutMs, suite.timeoutMs);
+const unknown = names.find((name) => !SUITES[name]);
+if (unknown) {
+  console.error(`operless: unknown test suite "${unknown}" (expected ${Object.keys(SUITES).join(', ')})`);
+  process.exit(2);
 }
-if (all.length === 0) {
+const lanes = planLanes(names, process.env.OPERLESS_TEST_SERIAL === '1', files);
+if (lanes.length === 0) {
   console.error(`operless: no test files found for ${names.join(', ')}`);
   process.exit(1);
 }
-const result = spawnSync(
-  process.execPath,
-  ['--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, '--test-reporter=spec', ...all],
-  { stdio: 'inherit', env: { ...process.env, OPERLESS_LOG_LEVEL: process.env.OPERLESS_LOG_LEVEL ?? 'warn' } },
-);
-process.exit(result.status ?? 1);
+
+const ownCache = process.env.OPERLESS_BUILD_CACHE ? undefined : mkdtempSync(join(tmpdir(), 'operless-build-cache-'));
+const env = {
+  ...process.env,
+  OPERLESS_LOG_LEVEL: process.env.OPERLESS_LOG_LEVEL ?? 'warn',
+  ...(ownCache ? { OPERLESS_BUILD_CACHE: ownCache } : {}),
+};
+let results: LaneResult[];
+try {
+  results = await Promise.all(lanes.map((lane, i) => runLane(lane, i === 0, env)));
+} finally {
+  if (ownCache) rmSync(ownCache, { recursive: true, force: true });
+}
+for (const [i, result] of results.entries()) {
+  if (result.held.length === 0) continue;
+  process.stdout.write(`\noperless: the report of ${lanes[i]!.name}, which ran beside the others:\n\n`);
+  process.stdout.write(Buffer.concat(result.held));
+}
+if (lanes.length > 1) {
+  const line = (lane: Lane, r: LaneResult) => `${lane.name}: ${lane.files.length} files, ${lane.concurrency} at a time, ${r.seconds.toFixed(0)} s, ${r.code === 0 ? 'passed' : `FAILED (exit ${r.code})`}`;
+  process.stdout.write(`\noperless: lanes run side by side — ${lanes.map((lane, i) => line(lane, results[i]!)).join('; ')}\n`);
+}
+process.exit(results.find((r) => r.code !== 0)?.code ?? 0);

@@ -11,10 +11,13 @@
 import { fileURLToPath } from 'node:url';
 import type { GeneratedResource } from './crd/generate.ts';
 import { MemcachedResource } from './memcached/types.ts';
+import { MemcachedV1beta1Resource } from './memcached/v1beta1.ts';
 
 /** Where this repository keeps its CRDs. */
 export const CRD_DIR = fileURLToPath(new URL('../infra/crds', import.meta.url));
 
 export const resources: readonly GeneratedResource[] = [
-  { definition: MemcachedResource, source: 'src/memcached/types.ts' },
+  // v1beta1 is listed but not served: a plain install (kubectl apply -f infra/crds/) needs no
+  // conversion webhook; the chart serves it when it adds the conversion stanza.
+  { definition: MemcachedResource, source: 'src/memcached/types.ts', unservedVersions: [MemcachedV1beta1Resource] },
 ];

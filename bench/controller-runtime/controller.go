@@ -115,11 +115,11 @@ func (r *memcachedReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 			r.recorder.Event(mc, corev1.EventTypeNormal, "Recovered", "memcached is no longer degraded")
 		}
 	}
-	// Pods are read from the cache but not watched: the Deployment's status (watched) can arrive
-	// before the pod informer has seen the pod it counts, and no later event would come. Look again
-	// shortly while the two caches disagree (measured: an object stuck not Available on a loaded machine).
-	if found && deployment.Status.ObservedGeneration > 0 && deployment.Status.ReadyReplicas != mc.Status.ReadyReplicas {
-		return ctrl.Result{RequeueAfter: time.Second}, nil
+	// The pods come from the informer cache, which may not yet have seen what the Deployment
+	// already reports (its readyReplicas event can arrive first). Nothing else would trigger
+	// this key again, so the stale read is retried shortly, as controller-runtime users do.
+	if deployment != nil && deployment.Status.ReadyReplicas > mc.Status.ReadyReplicas {
+		return ctrl.Result{RequeueAfter: 200 * time.Millisecond}, nil
 	}
 	return ctrl.Result{}, nil
 }

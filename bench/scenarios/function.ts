@@ -71,6 +71,8 @@ export async function measureFunction(env: BenchEnv, namespace: string, runs: nu
     AWS_ENDPOINT_URL_SQS: env.sqsCounter.endpoint,
     AWS_ACCESS_KEY_ID: 'bench',
     AWS_SECRET_ACCESS_KEY: 'bench',
+    // Tracing's cost: run the bench with OTEL_* set (say, OTEL_EXPORTER_OTLP_ENDPOINT) and the function turns the SDK on.
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('OTEL_'))),
   };
   const once = async (): Promise<Timing> => {
     const { stdout } = await run(process.execPath, [join(ROOT, 'bench', 'cold-start-child.ts'), fn.path, JSON.stringify(event)], { env: childEnv, cwd: env.workDir });

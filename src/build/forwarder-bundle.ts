@@ -23,6 +23,9 @@ export async function bundleForwarder(outFile: string = DEFAULT_BUNDLE_PATH): Pr
     platform: 'node',
     format: 'esm',
     target: 'node24',
+    // ES module builds first, as the functions' bundles (serverless.yml): they tree-shake (with
+    // the CommonJS builds first the same code bundles ~0.36 MiB larger, docs/forwarder.md).
+    mainFields: ['module', 'main'],
     minify: true,
     sourcemap: false,
     legalComments: 'none',

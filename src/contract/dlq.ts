@@ -11,7 +11,8 @@ export const DLQ_ATTRIBUTE_REASON = 'operless.reason';
 export const DLQ_ATTRIBUTE_ERROR = 'operless.error';
 export const DLQ_ATTRIBUTE_FAILED_AT = 'operless.failedAt';
 
-export const DLQ_REASONS = ['InvalidMessage', 'TerminalError', 'RetriesExhausted', 'UnknownKind', 'UnknownCluster'] as const;
+/** `UnknownNamespace`: a message for an object outside the namespaces the function runs for (`OPERLESS_NAMESPACES`). */
+export const DLQ_REASONS = ['InvalidMessage', 'TerminalError', 'RetriesExhausted', 'UnknownKind', 'UnknownCluster', 'UnknownNamespace'] as const;
 export type DlqReason = (typeof DLQ_REASONS)[number];
 
 export interface DeadLetter {

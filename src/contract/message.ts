@@ -96,6 +96,13 @@ export interface ReconcileMessage extends ObjectRef {
    * may rely on it naming exactly one event.
    */
   readonly resourceVersion?: string;
+  /**
+   * For `Owned`: the kinds of the children whose events the message stands for (e.g.
+   * `["Deployment"]`), so a reconcile can skip checking children that did not change. Absent
+   * when not known — a merge with a message that has none, a producer that does not set it —
+   * and then any child may have changed (see `mergedOwnedKinds`).
+   */
+  readonly ownedKinds?: readonly string[];
   /** When the producer saw the change, ms since the epoch: end-to-end lag starts here. */
   readonly observedAt: number;
   /** Retries so far; 0 for fresh events. */
@@ -105,13 +112,22 @@ export interface ReconcileMessage extends ObjectRef {
 }
 
 export type DecodeResult =
-  | { readonly ok: true; readonly message: ReconcileMessage }
+  | { readonly ok: true; readonly message: ReconcileMessage; readonly traceparent?: string }
   | { readonly ok: false; readonly error: string };
+
+/**
+ * A transport field beside the contract: the EventBridge sink writes the W3C trace context of
+ * the forwarder's span into the event's `detail` under this name (an event has no message
+ * attributes, and AWS drops its X-Ray header on archives and replays), so a function continues
+ * the trace from the detail or the whole envelope alike. It is not a message field: consumers
+ * drop it with any other unknown field, and it never counts toward the message's size.
+ */
+export const TRACEPARENT_FIELD = 'traceparent';
 
 /** Every field contract v1 defines. */
 export const MESSAGE_FIELDS: readonly (keyof ReconcileMessage)[] = [
   'v', 'cluster', 'apiVersion', 'kind', 'namespace', 'name', 'uid', 'reason',
-  'resourceVersion', 'observedAt', 'attempt', 'notBefore',
+  'resourceVersion', 'ownedKinds', 'observedAt', 'attempt', 'notBefore',
 ];
 const FIELDS = new Set<string>(MESSAGE_FIELDS);
 
@@ -150,10 +166,26 @@ const REQUIRED: Record<string, Check> = {
   attempt: int(0, 10_000),
 };
 
+/** The most kinds one message names: a primary owns few kinds of children. */
+export const MAX_OWNED_KINDS = 16;
+
+const kinds: Check = (value) => {
+  if (!Array.isArray(value)) return `must be an array of kinds, got ${typeName(value)}`;
+  if (value.length === 0) return 'must not be empty (leave the field out when the kinds are not known)';
+  if (value.length > MAX_OWNED_KINDS) return `must name at most ${MAX_OWNED_KINDS} kinds, got ${value.length}`;
+  const kind = str(MAX_FIELD_LENGTH.kind, isKind, 'a Kind in PascalCase');
+  for (const [i, item] of value.entries()) {
+    const problem = kind(item);
+    if (problem) return `item ${i} ${problem}`;
+  }
+  return new Set(value).size === value.length ? undefined : 'must not name a kind twice';
+};
+
 const OPTIONAL: Record<string, Check> = {
   namespace: str(MAX_FIELD_LENGTH.namespace, isDnsLabel, 'a DNS-1123 label'),
   uid: str(MAX_FIELD_LENGTH.uid),
   resourceVersion: str(MAX_FIELD_LENGTH.resourceVersion),
+  ownedKinds: kinds,
   notBefore: int(0),
 };
 
@@ -231,8 +263,24 @@ export function decodeMessage(body: string, options: ValidateOptions = {}): Deco
     return bytes > MAX_MESSAGE_BYTES ? tooLarge : { ok: false, error: `body is not JSON (${(err as Error).message}): ${preview(body)}` };
   }
   const detail = eventDetail(parsed);
-  if (bytes > MAX_MESSAGE_BYTES && (detail === undefined || Buffer.byteLength(JSON.stringify(detail), 'utf8') > MAX_MESSAGE_BYTES)) return tooLarge;
-  return validateMessage(detail ?? parsed, options);
+  const inner = detail ?? parsed;
+  const traceparent = transportTraceparent(inner);
+  const measured = traceparent === undefined ? detail : withoutField(inner as Record<string, unknown>, TRACEPARENT_FIELD);
+  if (bytes > MAX_MESSAGE_BYTES && (measured === undefined || Buffer.byteLength(JSON.stringify(measured), 'utf8') > MAX_MESSAGE_BYTES)) return tooLarge;
+  const result = validateMessage(inner, options);
+  return result.ok && traceparent !== undefined ? { ...result, traceparent } : result;
+}
+
+/** The `traceparent` transport field of a decoded body (a short string; checked by whoever uses it), or undefined. */
+function transportTraceparent(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const field = (value as Record<string, unknown>)[TRACEPARENT_FIELD];
+  return typeof field === 'string' && field.length <= 64 ? field : undefined;
+}
+
+function withoutField(record: Record<string, unknown>, name: string): Record<string, unknown> {
+  const { [name]: _dropped, ...rest } = record;
+  return rest;
 }
 
 /** Validates an already-parsed value against the contract. Never throws. */
@@ -300,7 +348,7 @@ export function encodeMessage(message: ReconcileMessage): string {
 
 /** Builds a fresh message for an object (attempt 0). */
 export function newMessage(
-  ref: ObjectRef & { uid?: string; resourceVersion?: string },
+  ref: ObjectRef & { uid?: string; resourceVersion?: string; ownedKinds?: readonly string[] },
   reason: Reason,
   now: number = Date.now(),
 ): ReconcileMessage {
@@ -314,6 +362,7 @@ export function newMessage(
     uid: ref.uid,
     reason,
     resourceVersion: ref.resourceVersion,
+    ownedKinds: ref.ownedKinds,
     observedAt: now,
     attempt: 0,
   });
@@ -361,6 +410,16 @@ function preview(body: string): string {
 export function mergedResourceVersion(messages: readonly Pick<ReconcileMessage, 'resourceVersion'>[]): string | undefined {
   const first = messages[0]?.resourceVersion;
   return messages.every((m) => m.resourceVersion === first) ? first : undefined;
+}
+
+/**
+ * The owned kinds of a message that stands for `messages` (all for one object key): the union
+ * of theirs when every one names its kinds, otherwise none — a part that does not say which
+ * child changed (a merge with a `Requeue`, an older producer) may stand for any child. Sorted. Pure.
+ */
+export function mergedOwnedKinds(messages: readonly Pick<ReconcileMessage, 'ownedKinds'>[]): readonly string[] | undefined {
+  if (messages.length === 0 || messages.some((m) => m.ownedKinds === undefined)) return undefined;
+  return [...new Set(messages.flatMap((m) => m.ownedKinds ?? []))].sort();
 }
 
 /**

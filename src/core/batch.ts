@@ -40,7 +40,7 @@
  * Guarantees: every record ends up in exactly one group or in `poison`; decoding never throws.
  */
 import type { SQSRecord } from 'aws-lambda';
-import { decodeMessage, mergedResourceVersion, mergedUid, objectKey, reasonPriority, type ReconcileMessage } from '../contract/message.ts';
+import { decodeMessage, mergedOwnedKinds, mergedResourceVersion, mergedUid, objectKey, reasonPriority, type ReconcileMessage } from '../contract/message.ts';
 import { isDue } from './schedule.ts';
 
 export interface KeyGroup {
@@ -51,6 +51,8 @@ export interface KeyGroup {
   readonly body: string;
   /** Every record of the batch for this key (all acknowledged or failed together). */
   readonly records: readonly SQSRecord[];
+  /** The `traceparent` transport field of each record's body (EventBridge), by position in `records`. */
+  readonly bodyTraceparents?: readonly (string | undefined)[];
   /** True when no message of the group is due yet: re-delay `message`, do not reconcile. */
   readonly notDue: boolean;
   /** The due messages of the group (empty when `notDue`): what `forLiveObject` chooses from. */
@@ -70,7 +72,7 @@ export interface DecodedBatch {
 
 export function groupBatch(records: readonly SQSRecord[], now: number): DecodedBatch {
   const poison: PoisonRecord[] = [];
-  const byKey = new Map<string, { records: SQSRecord[]; messages: ReconcileMessage[]; bodies: Map<ReconcileMessage, string> }>();
+  const byKey = new Map<string, { records: SQSRecord[]; traceparents: (string | undefined)[]; messages: ReconcileMessage[]; bodies: Map<ReconcileMessage, string> }>();
   for (const record of records) {
     const decoded = decodeMessage(record.body);
     if (!decoded.ok) {
@@ -80,10 +82,11 @@ export function groupBatch(records: readonly SQSRecord[], now: number): DecodedB
     const key = objectKey(decoded.message);
     let entry = byKey.get(key);
     if (!entry) {
-      entry = { records: [], messages: [], bodies: new Map() };
+      entry = { records: [], traceparents: [], messages: [], bodies: new Map() };
       byKey.set(key, entry);
     }
     entry.records.push(record);
+    entry.traceparents.push(decoded.traceparent);
     entry.messages.push(decoded.message);
     entry.bodies.set(decoded.message, record.body);
   }
@@ -94,7 +97,7 @@ export function groupBatch(records: readonly SQSRecord[], now: number): DecodedB
     const chosen = notDue ? earliestNotBefore(entry.messages) : representative(due);
     const message = standingFor(chosen, notDue ? entry.messages : due);
     const priority = Math.min(...(notDue ? entry.messages : due).map((m) => reasonPriority(m.reason)));
-    groups.push({ group: { key, message, body: entry.bodies.get(chosen) ?? JSON.stringify(chosen), records: entry.records, notDue, due }, priority });
+    groups.push({ group: { key, message, body: entry.bodies.get(chosen) ?? JSON.stringify(chosen), records: entry.records, bodyTraceparents: entry.traceparents, notDue, due }, priority });
   }
   // Array.prototype.sort is stable: within a priority, the order of first records stays.
   return { groups: groups.sort((a, b) => a.priority - b.priority).map((g) => g.group), poison };
@@ -106,13 +109,23 @@ export function representative(messages: readonly ReconcileMessage[]): Reconcile
     m.attempt > best.attempt || (m.attempt === best.attempt && m.observedAt > best.observedAt) ? m : best);
 }
 
-/** `chosen` standing for `messages`: without a resourceVersion / uid when they do not all share it. */
+/**
+ * `chosen` standing for `messages`: without a resourceVersion / uid when they do not all share
+ * it, with the union of their owned kinds when every one names its kinds, else none.
+ */
 function standingFor(chosen: ReconcileMessage, messages: readonly ReconcileMessage[]): ReconcileMessage {
   const keepVersion = chosen.resourceVersion === undefined || mergedResourceVersion(messages) !== undefined;
   const keepUid = chosen.uid === undefined || mergedUid(messages) !== undefined;
-  if (keepVersion && keepUid) return chosen;
-  const { resourceVersion, uid, ...rest } = chosen;
-  return { ...rest, ...(keepVersion && resourceVersion !== undefined ? { resourceVersion } : {}), ...(keepUid && uid !== undefined ? { uid } : {}) };
+  const kinds = chosen.ownedKinds === undefined ? undefined : mergedOwnedKinds(messages);
+  const sameKinds = kinds?.join() === chosen.ownedKinds?.join();
+  if (keepVersion && keepUid && sameKinds) return chosen;
+  const { resourceVersion, uid, ownedKinds: _kinds, ...rest } = chosen;
+  return {
+    ...rest,
+    ...(keepVersion && resourceVersion !== undefined ? { resourceVersion } : {}),
+    ...(keepUid && uid !== undefined ? { uid } : {}),
+    ...(kinds !== undefined ? { ownedKinds: kinds } : {}),
+  };
 }
 
 /**

@@ -5,7 +5,8 @@
  *
  * - Poison records (not a valid message) go to the DLQ with reason `InvalidMessage` and are
  *   acknowledged; a message for a kind no controller serves goes there as `UnknownKind`, and
- *   one for a cluster this function has no access to as `UnknownCluster`.
+ *   one for a cluster this function has no access to as `UnknownCluster`, one for an object
+ *   outside the namespaces it runs for (`OPERLESS_NAMESPACES`) as `UnknownNamespace`.
  * - Records are grouped by object key; each key is reconciled once (batch.ts), keys run
  *   concurrently up to `concurrency`.
  * - A key's records are acknowledged only after its follow-up (requeue, retry, re-delay,
@@ -36,17 +37,27 @@
  *
  * Configuration: explicit options override the environment — `OPERLESS_QUEUE_URL`
  * (follow-ups), `OPERLESS_DLQ_URL`, `OPERLESS_DELAY_QUEUE_URL` (per-key mode), `OPERLESS_CLUSTER` (the cluster id served),
+ * `OPERLESS_NAMESPACES` (the namespaces served, comma-separated; empty = all; an invalid name
+ * fails the function's init, naming the variable),
  * `OPERLESS_CONCURRENCY` (default 8), `OPERLESS_BUDGET_RESERVE_MS`; the SQS endpoint through
  * the SDK's `AWS_ENDPOINT_URL_SQS`. A reserve at or above the time an invocation starts with
  * (the function's timeout) is refused: the invocation throws, naming the setting and the
  * timeout (budget.ts `reserveProblem`), so the batch ends in the DLQ after maxReceiveCount
  * instead of being handed back forever.
+ *
+ * Tracing: the standard `OTEL_*` variables (observability/otel-config.ts) are read at the first
+ * invocation; when they ask for an exporter the SDK is loaded and registered then, and every
+ * invocation flushes its spans before it answers (bounded: `FLUSH_MAX_MS`, and never past the
+ * time left), so nothing waits in a frozen process. A variable that cannot be used fails the
+ * invocation with a message naming it. Unset: the SDK is never loaded.
  */
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { displayKey } from '../contract/message.ts';
 import { createLogger, errorMessage, type Logger } from '../observability/log.ts';
+import { startTracingFromEnv, type Tracing } from '../observability/tracing.ts';
 import { createEmfMetrics, type Metrics } from './metrics.ts';
 import { createClientFactory, type ClientFactory } from '../kube/factory.ts';
+import { NAMESPACES_ENV, parseNamespaceScope } from '../kube/scope.ts';
 import { lazySqsSender, type MessageSender } from '../queue/sender.ts';
 import { groupBatch, type KeyGroup, type PoisonRecord } from './batch.ts';
 import { answerAfterMs, reserveProblem, resolveReserveMs } from './budget.ts';
@@ -67,6 +78,8 @@ export interface HandlerOptions {
   readonly delayQueueUrl?: string;
   /** Cluster id this function serves (default `OPERLESS_CLUSTER`); used by the default client factory. */
   readonly cluster?: string;
+  /** The namespaces this function serves (default `OPERLESS_NAMESPACES`); empty = all. */
+  readonly namespaces?: readonly string[];
   /** Keys reconciled at once (default `OPERLESS_CONCURRENCY` or 8). */
   readonly concurrency?: number;
   /** Time kept back for follow-ups, ms (default `OPERLESS_BUDGET_RESERVE_MS` or see budget.ts). */
@@ -77,6 +90,8 @@ export interface HandlerOptions {
   readonly sender?: MessageSender;
   readonly log?: Logger;
   readonly metrics?: Metrics;
+  /** The process's tracing (default: from the `OTEL_*` variables, observability/tracing.ts). */
+  readonly tracing?: () => Promise<Tracing>;
   /** Clock (ms) and randomness, for tests. */
   readonly now?: () => number;
   readonly random?: () => number;
@@ -94,9 +109,11 @@ interface Resolved {
   /** Where `reserveMs` came from, for error messages. */
   reserveSource: string;
   clients: ClientFactory;
+  namespaces: readonly string[];
   sender: () => Promise<MessageSender>;
   log: Logger;
   metrics: Metrics;
+  tracing: () => Promise<Tracing>;
   now: () => number;
   random: () => number;
 }
@@ -115,9 +132,23 @@ export function toSqsHandler(controllers: AnyController | readonly AnyController
   const mover = config.delayQueueUrl
     ? toDelayMoverHandler({ queueUrl: config.queueUrl ?? '', delayQueueUrl: config.delayQueueUrl, concurrency: config.concurrency, sender: lazyMessageSender(config.sender), log: config.log, now: config.now })
     : undefined;
-  return (event, context) => (mover && isFromQueue(event, config.delayQueueUrl)
-    ? mover(event)
-    : handleBatch(list, config, event, context));
+  return async (event, context) => {
+    const tracing = await config.tracing();
+    try {
+      return await (mover && isFromQueue(event, config.delayQueueUrl) ? mover(event) : handleBatch(list, config, event, context));
+    } finally {
+      await tracing.flush(flushBudgetMs(context));
+    }
+  };
+}
+
+/** The longest an invocation waits for its spans to be exported before it answers. */
+export const FLUSH_MAX_MS = 2000;
+
+/** Time for the flush: `FLUSH_MAX_MS`, less when the invocation has less left (keeping a margin). Pure. */
+export function flushBudgetMs(context: Pick<Context, 'getRemainingTimeInMillis'> | undefined): number {
+  const remaining = typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : Number.POSITIVE_INFINITY;
+  return Math.max(0, Math.min(FLUSH_MAX_MS, remaining - 100));
 }
 
 /** True when the batch came from the queue at `queueUrl` (an event source mapping reads one queue). */
@@ -149,6 +180,7 @@ function resolveOptions(options: HandlerOptions): Resolved {
     concurrency: Math.max(1, Math.floor(options.concurrency ?? envNumber('OPERLESS_CONCURRENCY') ?? 8)),
     reserveMs: options.budgetReserveMs ?? envNumber('OPERLESS_BUDGET_RESERVE_MS'),
     reserveSource: options.budgetReserveMs !== undefined ? 'the budgetReserveMs option of toSqsHandler' : 'OPERLESS_BUDGET_RESERVE_MS',
+    namespaces: options.namespaces ?? parseNamespaceScope(process.env[NAMESPACES_ENV], NAMESPACES_ENV),
     clients: options.clients ?? createClientFactory({ env: { ...process.env, ...(cluster ? { OPERLESS_CLUSTER: cluster } : {}) } }),
     sender: () => {
       if (options.sender) return Promise.resolve(options.sender);
@@ -158,6 +190,7 @@ function resolveOptions(options: HandlerOptions): Resolved {
     },
     log: options.log ?? createLogger(),
     metrics: options.metrics ?? createEmfMetrics(),
+    tracing: options.tracing ?? (() => startTracingFromEnv(process.env, process.env.AWS_LAMBDA_FUNCTION_NAME || 'operless-function')),
     now: options.now ?? Date.now,
     random: options.random ?? Math.random,
   };

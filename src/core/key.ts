@@ -4,7 +4,9 @@
  * 1. which controller serves the key — none: DLQ `UnknownKind`;
  * 2. may it run now — not due: re-delay it; too little time left to start: hand it back
  *    unchanged (budget.ts `canStart`);
- * 3. a Kubernetes client for its cluster — none served: DLQ `UnknownCluster`; another failure:
+ * 3. an object outside the namespaces the function runs for (`OPERLESS_NAMESPACES`,
+ *    kube/scope.ts): DLQ `UnknownNamespace` (its RBAC would refuse every request anyway);
+ *    a Kubernetes client for its cluster — none served: DLQ `UnknownCluster`; another failure:
  *    retried like a failed reconcile;
  * 4. the reconcile within the time budget (`reconcileWithinBudget`): its signal is aborted at
  *    half the reserve, and one that ignores it is abandoned at a quarter and counts as failed;
@@ -24,6 +26,7 @@ import { errorMessage, type Logger } from '../observability/log.ts';
 import type { BoundKubeClient } from '../kube/client.ts';
 import { createEventRecorder } from '../kube/events.ts';
 import { UnknownClusterError, type ClientFactory } from '../kube/factory.ts';
+import { inScope } from '../kube/scope.ts';
 import type { EventRecorder, KubeObject } from '../kube/types.ts';
 import { forLiveObject, type KeyGroup } from './batch.ts';
 import { abandonAfterMs, canStart, reconcileAllowanceMs } from './budget.ts';
@@ -38,6 +41,8 @@ import { tracedClient, withKeySpan } from './trace.ts';
 export interface KeyRun extends DeliveryTarget {
   readonly controllers: readonly Controller<KubeObject>[];
   readonly clients: ClientFactory;
+  /** The namespaces this function runs for; empty = all (kube/scope.ts). */
+  readonly namespaces: readonly string[];
   readonly random: () => number;
   /** The invocation's logger (with its request id). */
   readonly log: Logger;
@@ -76,6 +81,7 @@ async function decideForKey(run: KeyRun, group: KeyGroup, log: Logger, reconcile
   const controller = run.controllers.find((c) => c.handles(message));
   if (!controller) return { controllerName: 'unknown', followUp: unknownKind(run.controllers, message, log) };
   const decide = (followUp: FollowUp): Decision => ({ controllerName: controller.name, followUp });
+  if (!inScope(run.namespaces, message.namespace)) return decide(outsideScope(run.namespaces, message, log));
   const held = heldBack(run, group, controller, log);
   if (held) return decide(held);
   const client = await clientFor(run, controller, message, log);
@@ -93,6 +99,12 @@ function unknownKind(controllers: readonly Controller<KubeObject>[], message: Re
   const error = `no controller in this function serves ${message.apiVersion} ${message.kind} (served: ${served})`;
   log.error('message for an unknown kind; moving it to the DLQ', { error });
   return { type: 'deadLetter', label: 'terminal_error', reason: 'UnknownKind', error };
+}
+
+function outsideScope(namespaces: readonly string[], message: ReconcileMessage, log: Logger): FollowUp {
+  const error = `namespace "${message.namespace}" is not one this function runs for (OPERLESS_NAMESPACES=${namespaces.join(',')}); add it to the namespaces of the forwarder, the functions and the RBAC together`;
+  log.error('message for an object outside the namespaces this function runs for; moving it to the DLQ', { error });
+  return { type: 'deadLetter', label: 'terminal_error', reason: 'UnknownNamespace', error };
 }
 
 /** The follow-up of a key that must not run now (not due, or no time left to start), else undefined. */

@@ -1,7 +1,8 @@
 /**
  * The function's spans, continuing the trace a record carries (observability/trace.ts): one
  * `operless.reconcile` span per key, child of the context its records carry (the forwarder's
- * `operless.forward` span, or the previous reconcile's follow-up), linked to the contexts of
+ * `operless.forward` span, or the previous reconcile's follow-up; a record from EventBridge
+ * carries it in its body, contract/message.ts `TRACEPARENT_FIELD`), linked to the contexts of
  * the key's other records when several were coalesced; one `operless.followup` span for the
  * follow-up it sends (requeue, retry, dead letter), whose context the follow-up message carries
  * on — so requeues and retries stay in the trace of the change that started them.
@@ -13,15 +14,15 @@
 import { context, SpanKind, SpanStatusCode, trace, type Link, type Span } from '@opentelemetry/api';
 import { displayKey } from '../contract/message.ts';
 import { errorMessage } from '../observability/log.ts';
-import { operlessTracer, recordTraceContext, traceHeadersOf } from '../observability/trace.ts';
+import { operlessTracer, parseTraceparent, recordTraceContext, traceHeadersOf } from '../observability/trace.ts';
 import { createKubeClient, type BoundKubeClient } from '../kube/client.ts';
 import type { KubeTransport } from '../kube/transport.ts';
 import type { EntryTrace } from '../queue/port.ts';
 import type { KeyGroup } from './batch.ts';
 
 /** Runs `body` inside the key's reconcile span, parented on the first trace context its records carry. */
-export async function withKeySpan<T>(group: Pick<KeyGroup, 'message' | 'records'>, reconcileId: string, body: (span: Span) => Promise<T>): Promise<T> {
-  const carried = group.records.flatMap((r) => recordTraceContext(r) ?? []);
+export async function withKeySpan<T>(group: Pick<KeyGroup, 'message' | 'records' | 'bodyTraceparents'>, reconcileId: string, body: (span: Span) => Promise<T>): Promise<T> {
+  const carried = group.records.flatMap((r, i) => recordTraceContext(r) ?? parseTraceparent(group.bodyTraceparents?.[i]) ?? []);
   const [parent, ...others] = carried;
   const links: Link[] = others.map((c) => ({ context: c }));
   const parentContext = parent ? trace.setSpanContext(context.active(), parent) : context.active();

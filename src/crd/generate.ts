@@ -21,6 +21,12 @@ export interface GeneratedResource {
   readonly definition: ResourceDefinition<unknown, unknown>;
   /** Repository path of the TypeScript definition (named in the generated file's header). */
   readonly source: string;
+  /**
+   * Other versions of the kind (spokes), listed with `served: false`: a plain install serves the
+   * storage version only and needs no conversion webhook; the chart serves them all when it adds
+   * the conversion stanza (docs/architecture.md, "Webhooks are functions behind the forwarder").
+   */
+  readonly unservedVersions?: readonly AnyResource[];
 }
 
 /** How the API server converts between a CRD's versions: a webhook (HTTPS, trusted through `caBundle`). */
@@ -32,6 +38,8 @@ export interface CrdConversionWebhook {
 /** More than one version: the others are served beside `definition` (the storage version, the hub). */
 export interface CrdVersionOptions {
   readonly servedVersions?: readonly AnyResource[];
+  /** Listed with `served: false` (their schemas ready for a conversion webhook, not served without one). */
+  readonly unservedVersions?: readonly AnyResource[];
   /** Required when `servedVersions` differ in schema: the API server calls it to convert. */
   readonly conversion?: CrdConversionWebhook;
 }
@@ -41,13 +49,14 @@ export function generateCrd(def: AnyResource, options: CrdVersionOptions = {}): 
   const names: Record<string, unknown> = { kind: def.kind, listKind: def.listKind, plural: def.plural, singular: def.singular };
   if (def.shortNames.length > 0) names.shortNames = [...def.shortNames];
   if (def.categories.length > 0) names.categories = [...def.categories];
-  const others = options.servedVersions ?? [];
+  const served = options.servedVersions ?? [];
+  const others = [...served, ...(options.unservedVersions ?? [])];
   for (const other of others) {
     if (other.group !== def.group || other.kind !== def.kind || other.plural !== def.plural || other.version === def.version) {
       throw new Error(`CRD ${def.crdName}: served version ${other.group}/${other.version} ${other.kind} must be another version of ${def.group} ${def.kind} (plural ${def.plural})`);
     }
   }
-  const versions = [def, ...others].sort((a, b) => a.version.localeCompare(b.version)).map((v) => versionEntry(v, v === def));
+  const versions = [def, ...others].sort((a, b) => a.version.localeCompare(b.version)).map((v) => versionEntry(v, v === def, v === def || served.includes(v)));
   const spec: Record<string, unknown> = { group: def.group, names, scope: def.scope, versions };
   if (options.conversion) {
     spec.conversion = { strategy: 'Webhook', webhook: { clientConfig: options.conversion.clientConfig, conversionReviewVersions: ['v1'] } };
@@ -60,7 +69,7 @@ export function generateCrd(def: AnyResource, options: CrdVersionOptions = {}): 
   };
 }
 
-function versionEntry(def: AnyResource, storage: boolean): Record<string, unknown> {
+function versionEntry(def: AnyResource, storage: boolean, served: boolean): Record<string, unknown> {
   const properties: Record<string, OpenApiSchema> = {
     apiVersion: {
       description: 'APIVersion defines the versioned schema of this representation of an object.',
@@ -76,7 +85,7 @@ function versionEntry(def: AnyResource, storage: boolean): Record<string, unknow
   if (def.validations.length > 0) root['x-kubernetes-validations'] = def.validations.map((v) => ({ ...v }));
   if (!root.description) delete root.description;
 
-  const version: Record<string, unknown> = { name: def.version, served: true, storage };
+  const version: Record<string, unknown> = { name: def.version, served, storage };
   if (def.printerColumns.length > 0) {
     version.additionalPrinterColumns = def.printerColumns.map((c) => clean({ ...c }));
   }
@@ -96,6 +105,11 @@ export function crdFileName(def: AnyResource): string {
 /** The command that regenerates the CRDs, named in each file's header. */
 export const DEFAULT_GENERATOR = 'operless crd';
 
+/** The CRD object of a listed resource: its storage version served, its `unservedVersions` listed. */
+export function resourceCrd(resource: GeneratedResource): Record<string, unknown> {
+  return generateCrd(resource.definition, resource.unservedVersions ? { unservedVersions: resource.unservedVersions } : {});
+}
+
 /** The YAML text of a resource's CRD, with a header naming its source and the command that regenerates it. */
 export function renderCrd(resource: GeneratedResource, generator: string = DEFAULT_GENERATOR): string {
   const header = [
@@ -103,7 +117,7 @@ export function renderCrd(resource: GeneratedResource, generator: string = DEFAU
     `# Generated from ${resource.source} by \`${generator}\`. Do not edit by hand:`,
     '# change the TypeScript definition and regenerate.',
   ].join('\n');
-  return `${header}\n${stringify(generateCrd(resource.definition), { lineWidth: 0 })}`;
+  return `${header}\n${stringify(resourceCrd(resource), { lineWidth: 0 })}`;
 }
 
 /** Writes every CRD into `outDir`; returns the paths whose content changed. */

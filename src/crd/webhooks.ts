@@ -12,7 +12,8 @@
  */
 import type { ResourceDefinition } from './resource.ts';
 
-type AnyResource = ResourceDefinition<unknown, unknown>;
+/** What the configurations need of a resource: its hub version's REST coordinates. */
+export type WebhookResource = Pick<ResourceDefinition<unknown, unknown>, 'crdName' | 'group' | 'version' | 'plural' | 'scope'>;
 
 export type FailurePolicy = 'Fail' | 'Ignore';
 
@@ -25,7 +26,7 @@ export interface AdmissionWebhookOptions {
 
 export interface WebhookConfigurationOptions {
   /** The hub (storage) version of the resource. */
-  readonly resource: AnyResource;
+  readonly resource: WebhookResource;
   /** Where the operator (forwarder) runs: excluded, with kube-system. */
   readonly operatorNamespace: string;
   /** The client config of one route: `{ url, caBundle }` or `{ service: {…, path}, caBundle }`. */

@@ -7,7 +7,10 @@
  *       modules (same code as on Lambda)
  *
  * plus a simulated kubelet (pods become Ready; no container runs) so Deployments report
- * availability. It installs the CRDs and samples, prints what happens as it happens, and
+ * availability; with `traces`, each change's trace printed as a tree (trace-tree.ts); and the
+ * project's webhook functions (webhooks.ts in this folder): the API server calls the
+ * forwarder's HTTPS endpoint (a test CA), which invokes them through the local Lambda Invoke
+ * API. It installs the CRDs and samples, prints what happens as it happens, and
  * writes `.operless/dev.json` so `operless status|enqueue|dlq` in another terminal talk to it.
  *
  * Queues as serverless.yml lays them out: every reconcile function gets its own work queue and
@@ -34,6 +37,8 @@ import { createLogger, errorMessage } from '../observability/log.ts';
 import { removeDevState, writeDevState } from './dev-state.ts';
 import { functionWatches, importFunction, loadProjectLayout, type LoadedFunction, type ProjectLayout } from './project.ts';
 import { startPodSimulator, type PodSimulator } from '../local/pod-simulator.ts';
+import { importWebhookFunction, registerWebhooks, startWebhookInvokeApi, webhookObjects, writeTestTls, type WebhookFunction } from './webhooks.ts';
+import type { WebhooksConfig } from '../forwarder/config.ts';
 
 export type BrokerChoice =
   | { readonly type: 'embedded' }
@@ -61,6 +66,16 @@ export interface DevLoopOptions {
    * Interface Emulator, a process per concurrent invocation, the deadline and init as on Lambda).
    */
   readonly runtime?: FunctionRuntime;
+  /**
+   * Serve the project's webhook functions (default: only with the loop's own control plane — a
+   * cluster reached with `context` usually cannot call back into this machine).
+   */
+  readonly webhooks?: boolean;
+  /**
+   * Print each change's trace as a tree (trace-tree.ts): an OpenTelemetry SDK registered in
+   * this process sees the forwarder's and the functions' spans (`inprocess` runtime only).
+   */
+  readonly traces?: boolean;
 }
 
 export type FunctionRuntime = 'inprocess' | 'emulator';
@@ -113,6 +128,13 @@ export async function startDevLoop(options: DevLoopOptions): Promise<DevLoop> {
   };
 
   try {
+    if (options.traces) {
+      if (options.runtime === 'emulator') throw new Error('--traces needs the inprocess runtime: under the emulator the functions run in processes of their own');
+      const { startTracePrinter } = await import('./trace-tree.ts');
+      const printer = startTracePrinter(write);
+      started.push({ name: 'trace printer', stop: () => printer.stop() });
+      say('traces: each change\'s trace is printed as a tree once it goes quiet');
+    }
     const layout = loadProjectLayout(options.root);
     const stateDir = join(options.root, '.operless');
     mkdirSync(stateDir, { recursive: true });
@@ -132,6 +154,9 @@ export async function startDevLoop(options: DevLoopOptions): Promise<DevLoop> {
     const functions = await loadFunctions(options, layout, queue, { clusterId, kubeconfigPath: cluster.kubeconfigPath });
     const controllers = functions.flatMap((f) => f.controllers);
 
+    // 3b. The webhook functions behind the local Lambda Invoke API, with a test CA.
+    const webhooks = await startWebhookFunctions(options, layout, cluster.local, stateDir, started, say);
+
     // 4. A simulated kubelet, so Deployments become available without containers.
     if (cluster.local && options.simulateWorkloads !== false) {
       const simulator: PodSimulator = startPodSimulator(client.with({ fieldManager: 'operless-dev-kubelet' }), { log: log.child({ component: 'kubelet-sim' }) });
@@ -139,9 +164,15 @@ export async function startDevLoop(options: DevLoopOptions): Promise<DevLoop> {
     }
 
     // 5. The forwarder, watching what the controllers reconcile and own.
-    const forwarder = await startDevForwarder(clusterId, cluster.kubeConfig, queue, functions, write);
+    const forwarder = await startDevForwarder(clusterId, cluster.kubeConfig, queue, functions, write, webhooks?.config);
     started.push({ name: 'forwarder', stop: () => forwarder.stop({ graceMs: 5000 }) });
     await forwarder.ready;
+    if (webhooks && forwarder.webhookUrl) {
+      const objects = webhookObjects(webhooks.functions, layout.crds, forwarder.webhookUrl, webhooks.caBundle, 'kube-system');
+      const registered = await registerWebhooks(client, objects, layout.crds);
+      if (!cluster.local) started.push({ name: 'webhook configurations', stop: () => registered.unregister() });
+      say(`webhooks served at ${forwarder.webhookUrl} (test CA ${relative(options.root, webhooks.caFile)}): ${objects.map((o) => `${o.kind} ${o.metadata.name}`).join(', ')}`);
+    }
 
     // 6. The functions, consumed the way Lambda's event source mapping does.
     await startRunners(options, functions, queue, started, write);
@@ -234,7 +265,7 @@ async function loadFunctions(options: DevLoopOptions, layout: ProjectLayout, que
 }
 
 /** The forwarder in-process: each function's primaries (and what they own) routed to its queue. */
-function startDevForwarder(clusterId: string, kubeConfig: KubeConfig, queue: QueueTarget, functions: readonly LoadedFunction[], write: (line: string) => void): Forwarder {
+function startDevForwarder(clusterId: string, kubeConfig: KubeConfig, queue: QueueTarget, functions: readonly LoadedFunction[], write: (line: string) => void, webhooks: Partial<WebhooksConfig> | undefined): Forwarder {
   const queueUrlOf = (fn: LoadedFunction) => queue.byFunction.get(fn.entry.name)!.queueUrl;
   return startForwarder(
     {
@@ -244,9 +275,43 @@ function startDevForwarder(clusterId: string, kubeConfig: KubeConfig, queue: Que
       leaderElection: { enabled: false },
       server: { port: 0, host: '127.0.0.1' },
       coalesceWindowMs: 100,
+      ...(webhooks ? { webhooks } : {}),
     },
     { kubeConfig, logger: createLogger({ format: 'pretty', write, level: 'debug' }) },
   );
+}
+
+/** The webhooks' function timeout locally: serverless.yml's 9 s (below the webhooks' timeoutSeconds 10). */
+const WEBHOOK_TIMEOUT_SECONDS = 9;
+
+interface DevWebhooks {
+  readonly functions: readonly WebhookFunction[];
+  readonly config: Partial<WebhooksConfig>;
+  readonly caBundle: string;
+  readonly caFile: string;
+}
+
+/** Imports the webhook functions and serves them on the local Invoke API; undefined when there are none or they are off. */
+async function startWebhookFunctions(options: DevLoopOptions, layout: ProjectLayout, local: boolean, stateDir: string, started: Stoppable[], say: (line: string) => void): Promise<DevWebhooks | undefined> {
+  if (layout.webhookFunctions.length === 0) return undefined;
+  if (!(options.webhooks ?? local)) {
+    say(`webhook functions (${layout.webhookFunctions.map((f) => f.name).join(', ')}) not served: the cluster of --context cannot call back into this machine`);
+    return undefined;
+  }
+  const functions: WebhookFunction[] = [];
+  for (const entry of layout.webhookFunctions) functions.push(await importWebhookFunction(options.root, entry));
+  const tls = await writeTestTls(join(stateDir, 'webhook-tls'));
+  const invokeApi = await startWebhookInvokeApi(functions, WEBHOOK_TIMEOUT_SECONDS);
+  started.push({ name: 'local Lambda Invoke API', stop: () => invokeApi.close() });
+  return {
+    functions,
+    caBundle: tls.caBundle,
+    caFile: tls.caFile,
+    config: {
+      enabled: true, host: '127.0.0.1', port: 0, certFile: tls.certFile, keyFile: tls.keyFile, lambdaEndpoint: invokeApi.endpoint,
+      functions: Object.fromEntries(functions.map((f) => [f.alias, f.entry.name])),
+    },
+  };
 }
 
 const RUNNER_CONCURRENCY = 2;

@@ -25,6 +25,8 @@ export interface FunctionEntry {
 export interface ProjectLayout {
   readonly root: string;
   readonly functions: readonly FunctionEntry[];
+  /** The webhook functions (no SQS event, a `toWebhookHandler` module): see webhooks.ts. */
+  readonly webhookFunctions: readonly FunctionEntry[];
   readonly crds: readonly string[];
   readonly samples: readonly string[];
 }
@@ -34,16 +36,24 @@ export function reconcileFunctions(serverlessYaml: string): FunctionEntry[] {
   return parseServerlessYaml(serverlessYaml).functions.filter((f) => f.sqs).map(({ name, module, exportName }) => ({ name, module, exportName }));
 }
 
+/** The functions without an SQS event whose module calls `toWebhookHandler`: the webhook functions. */
+export function webhookFunctionEntries(root: string, serverlessYaml: string): FunctionEntry[] {
+  return parseServerlessYaml(serverlessYaml).functions
+    .filter((f) => !f.sqs && existsSync(resolve(root, f.module)) && readFileSync(resolve(root, f.module), 'utf8').includes('toWebhookHandler'))
+    .map(({ name, module, exportName }) => ({ name, module, exportName }));
+}
+
 export function loadProjectLayout(root: string): ProjectLayout {
   const serverless = join(root, 'serverless.yml');
   if (!existsSync(serverless)) {
     throw new Error(`no serverless.yml in ${root}: run \`operless dev\` in an Operless project (or pass --project <dir>)`);
   }
-  const functions = reconcileFunctions(readFileSync(serverless, 'utf8'));
+  const serverlessYaml = readFileSync(serverless, 'utf8');
+  const functions = reconcileFunctions(serverlessYaml);
   if (functions.length === 0) throw new Error('serverless.yml declares no function with an sqs event: nothing to run');
   const yamlFiles = (dir: string) =>
     existsSync(dir) ? readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => join(dir, f)) : [];
-  return { root, functions, crds: yamlFiles(join(root, 'infra', 'crds')), samples: yamlFiles(join(root, 'infra', 'samples')) };
+  return { root, functions, webhookFunctions: webhookFunctionEntries(root, serverlessYaml), crds: yamlFiles(join(root, 'infra', 'crds')), samples: yamlFiles(join(root, 'infra', 'samples')) };
 }
 
 export interface LoadedFunction {

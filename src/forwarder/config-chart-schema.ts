@@ -6,12 +6,14 @@
  * cannot drift (scripts/config-schema.ts writes the file; a test checks it is fresh).
  *
  * How chart values map onto the configuration (templates/_helpers.tpl, "forwarder.config"):
- * `clusterId`, `primaries`, `owned`, `related` as they are; `queue.*` with "" meaning absent;
+ * `clusterId`, `namespaces`, `primaries`, `owned`, `related` as they are (`namespaces` also
+ * turns the watch RBAC into a Role per namespace); `queue.*` with "" meaning absent;
  * `leaderElection.*` ("auto" and an empty leaseName are the chart's own); `port` is
  * `server.port`; `settings` is every other configuration field, merged over the rest. The
  * chart adds what it needs on top: `plural` and `namespaced` on every watch (RBAC is generated
  * from them) and at least one queue (`queue.url` or a `queueUrl` on every primary). The other
- * values (image, RBAC, probes, pod settings, NetworkPolicy, PrometheusRule) are the chart's
+ * values (image, RBAC, probes, pod settings, NetworkPolicy, PrometheusRule, and `webhooks`: the
+ * webhook configurations, the serving certificate and the CRDs' conversion stanzas) are the chart's
  * alone. `clusterId` may be "" and `primaries` empty here — the chart's unset defaults, so its
  * own values.yaml passes `helm lint` — and templates/validate.yaml refuses an install without them.
  *
@@ -21,7 +23,7 @@
 import type { JsonSchema } from './config-schema.ts';
 
 /** Fields of the configuration that the chart sets from its own values, not from `settings`. */
-const CHART_SET_FIELDS = ['clusterId', 'queue', 'primaries', 'owned', 'related'];
+const CHART_SET_FIELDS = ['clusterId', 'namespaces', 'queue', 'primaries', 'owned', 'related'];
 
 function withoutAnnotations<T>(value: T): T {
   if (Array.isArray(value)) return value.map(withoutAnnotations) as T;
@@ -123,6 +125,60 @@ const CHART_ONLY_PROPERTIES: Record<string, JsonSchema> = {
   },
 };
 
+/** One admission webhook of a resource (a MutatingWebhookConfiguration or a ValidatingWebhookConfiguration). */
+const CHART_ADMISSION_WEBHOOK: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    // Defaults (templates/webhook-configurations.yaml, the same as src/crd/webhooks.ts): Fail, 10.
+    failurePolicy: { enum: ['Fail', 'Ignore'] },
+    timeoutSeconds: { type: 'integer', minimum: 1, maximum: 30 },
+  },
+};
+
+/** The API server's side of the webhook endpoint (settings.webhooks): what it calls and how it trusts it. */
+const CHART_WEBHOOKS: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    caBundle: { type: 'string', pattern: '^[A-Za-z0-9+/=]*$', description: 'base64 PEM of the CA that signed the serving certificate' },
+    certManager: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        enabled: { type: 'boolean' },
+        issuerRef: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { name: { type: 'string' }, kind: { type: 'string', minLength: 1 }, group: { type: 'string', minLength: 1 } },
+        },
+      },
+    },
+    resources: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['alias', 'apiVersion', 'plural', 'namespaced'],
+        properties: {
+          alias: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$', description: 'a key of settings.webhooks.functions' },
+          apiVersion: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/v[0-9]+((alpha|beta)[0-9]+)?$', description: 'the storage (hub) version of a custom resource' },
+          plural: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' },
+          namespaced: { type: 'boolean' },
+          default: CHART_ADMISSION_WEBHOOK,
+          validate: CHART_ADMISSION_WEBHOOK,
+          conversion: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['crd'],
+            properties: { crd: { type: 'string', minLength: 1, description: 'the CRD (YAML) listing every version: --set-file' } },
+          },
+        },
+      },
+    },
+  },
+};
+
 /** Egress to one kind of peer: IPv4/IPv6 CIDRs and TCP ports. */
 const CHART_EGRESS_PEER: JsonSchema = {
   type: 'object',
@@ -167,6 +223,7 @@ export function chartValuesSchema(configSchema: JsonSchema): JsonSchema {
         description: queue.description,
         properties: Object.fromEntries(Object.entries(queue.properties ?? {}).map(([name, schema]) => [name, orEmpty(schema as JsonSchema)])),
       },
+      namespaces: property(config, 'namespaces'),
       primaries: { ...withoutMinItems(property(config, 'primaries')), items: { $ref: '#/definitions/chartPrimary' } },
       owned: { ...property(config, 'owned'), items: { $ref: '#/definitions/chartOwned' } },
       related: { ...property(config, 'related'), items: { $ref: '#/definitions/chartRelated' } },
@@ -190,6 +247,7 @@ export function chartValuesSchema(configSchema: JsonSchema): JsonSchema {
       },
       port: { allOf: [property(server, 'port'), { minimum: 1, description: 'the container port (the configuration\'s server.port)' }] },
       ...CHART_ONLY_PROPERTIES,
+      webhooks: CHART_WEBHOOKS,
     },
   };
 }

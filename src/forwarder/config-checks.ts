@@ -1,7 +1,8 @@
 /**
  * The rules of the forwarder's configuration that its JSON Schema (config-schema.ts) cannot
  * state, run after the schema on the same (defaulted) document: orderings between two fields,
- * the label selector grammar, a cluster-scoped kind with namespaces, a kind listed twice, a
+ * the label selector grammar, a cluster-scoped kind with namespaces, a watch's namespaces
+ * outside the operator's `namespaces`, a kind listed twice, a
  * related watch's mapping and the primary it names, at
  * least one queue, the region a queue URL names, and the listen address.
  *
@@ -83,6 +84,24 @@ function checkLabelSelectors(document: Raw, problems: Problems): void {
 function checkClusterScopedNamespaces(document: Raw, problems: Problems): void {
   for (const [path, watch] of allWatches(document)) {
     if (watch.namespaced === false && Array.isArray(watch.namespaces) && watch.namespaces.length > 0) problems.add(`${path}.namespaces`, 'must be empty for a cluster-scoped kind (namespaced: false)');
+  }
+}
+
+/**
+ * With the operator's `namespaces` set (namespace-scoped mode), a watch's own namespaces must
+ * be among them: its RBAC is granted in those namespaces only (docs/security.md).
+ */
+function checkWatchNamespacesInScope(document: Raw, problems: Problems): void {
+  const scope = problems.has('namespaces') || !Array.isArray(document.namespaces) ? [] : document.namespaces.filter((n): n is string => typeof n === 'string');
+  if (scope.length === 0) return;
+  for (const [path, watch] of allWatches(document)) {
+    if (!Array.isArray(watch.namespaces)) continue;
+    watch.namespaces.forEach((namespace, i) => {
+      const at = `${path}.namespaces[${i}]`;
+      if (typeof namespace === 'string' && !problems.has(at) && !scope.includes(namespace)) {
+        problems.add(at, `must be one of the top-level namespaces (${scope.join(', ')}): the operator runs for those only, got ${JSON.stringify(namespace)}`);
+      }
+    });
   }
 }
 
@@ -185,5 +204,5 @@ function checkListenHost(document: Raw, problems: Problems): void {
 export function checkAcrossFields(document: unknown, problems: Problems): void {
   const root = mapping(document);
   if (!root) return;
-  for (const check of [checkOrderings, checkLabelSelectors, checkClusterScopedNamespaces, checkKindsListedOnce, checkRelatedWatches, checkSomeQueue, checkEventBus, checkRegion, checkListenHost]) check(root, problems);
+  for (const check of [checkOrderings, checkLabelSelectors, checkClusterScopedNamespaces, checkWatchNamespacesInScope, checkKindsListedOnce, checkRelatedWatches, checkSomeQueue, checkEventBus, checkRegion, checkListenHost]) check(root, problems);
 }

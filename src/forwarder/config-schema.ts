@@ -113,7 +113,7 @@ function watchDefinition(role: 'primary' | 'owned' | 'related'): JsonSchema {
       kind: ref('kind'),
       plural: ref('plural', { description: 'REST resource name; found by discovery when absent (the Helm chart requires it: RBAC is generated from it)' }),
       namespaced: { type: 'boolean', description: 'whether the kind is namespaced; found by discovery when absent (required by the Helm chart)' },
-      namespaces: { type: 'array', items: ref('namespace'), default: [], 'x-expected': 'a list of namespace names', description: 'restrict the watch to these namespaces; empty = all namespaces. Must be empty for a cluster-scoped kind' },
+      namespaces: { type: 'array', items: ref('namespace'), default: [], 'x-expected': 'a list of namespace names', description: 'restrict the watch to these namespaces; empty = the top-level namespaces (all namespaces when that is empty). Within the top-level namespaces when set; must be empty for a cluster-scoped kind' },
       labelSelector: { type: 'string', description: "a label selector in the API server's grammar (a=b, a!=b, a in (x,y), !a, …), checked at start-up" },
       triggers: {
         type: 'array', minItems: 1, items: ref('trigger'),
@@ -160,6 +160,10 @@ export const FORWARDER_CONFIG_SCHEMA: JsonSchema = {
   },
   properties: {
     clusterId: ref('clusterId', { description: 'cluster id written into every message; env OPERLESS_CLUSTER' }),
+    namespaces: {
+      type: 'array', items: ref('namespace'), default: [], 'x-expected': 'a list of namespace names (env OPERLESS_NAMESPACES: comma-separated)',
+      description: 'the namespaces the operator runs for (namespace-scoped mode): every namespaced watch lists and watches in each of them only, and the chart grants a Role per namespace instead of a ClusterRole; empty = all namespaces. Env OPERLESS_NAMESPACES (comma-separated) overrides it. See docs/security.md, "Namespace-scoped operation"',
+    },
     queue: section('the default queue and what applies to every queue', {
       url: ref('queueUrl', { description: 'the default SQS queue URL (env OPERLESS_QUEUE_URL): required unless every primary sets queueUrl' }),
       region: ref('region', { description: 'env OPERLESS_QUEUE_REGION, else this, else AWS_REGION / AWS_DEFAULT_REGION, else the region an AWS queue URL names' }),

@@ -9,33 +9,33 @@
  */
 export const validate = validate10;
 export default validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false,"required":["clusterId","primaries"],"definitions":{"apiVersion":{"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317},"kind":{"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63},"plural":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"namespace":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"leaseName":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253},"clusterId":{"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63},"queueUrl":{"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"},"region":{"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"},"endpoint":{"type":"string","pattern":"^https?://\\S+$"},"sink":{"enum":["sqs","eventbridge"]},"trigger":{"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]},"primary":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"},"sink":{"$ref":"#/definitions/sink"}}},"owned":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}},"sink":{"not":{}}}},"related":{"type":"object","additionalProperties":false,"required":["apiVersion","kind","for"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","deletion"]},"queueUrl":{"not":{}},"sink":{"not":{}},"for":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"field":{"type":"string","pattern":"^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$","maxLength":253},"label":{"type":"string","minLength":1,"maxLength":317},"namespace":{"type":"boolean"}}}}}}},"properties":{"clusterId":{"$ref":"#/definitions/clusterId"},"queue":{"type":"object","additionalProperties":false,"default":{},"properties":{"url":{"$ref":"#/definitions/queueUrl"},"region":{"$ref":"#/definitions/region"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"sink":{"$ref":"#/definitions/sink","default":"sqs"},"eventBus":{"type":"object","additionalProperties":false,"default":{},"properties":{"name":{"type":"string","pattern":"^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$"},"source":{"type":"string","pattern":"^[A-Za-z0-9._-]{1,256}$","not":{"pattern":"^aws\\."},"default":"operless"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"primaries":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/primary"}},"owned":{"type":"array","items":{"$ref":"#/definitions/owned"},"default":[]},"related":{"type":"array","items":{"$ref":"#/definitions/related"},"default":[]},"watches":{"not":{}},"resyncOnStart":{"type":"boolean","default":true},"coalesceWindowMs":{"type":"integer","minimum":0,"maximum":60000,"default":500},"coalesceMaxWindowMs":{"type":"integer","minimum":0,"maximum":600000},"buffer":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxMessages":{"type":"integer","minimum":10,"maximum":10000000,"default":10000}}},"send":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxBatchBytes":{"type":"integer","minimum":4096,"maximum":1048576,"default":262144},"maxSenderFaultRetries":{"type":"integer","minimum":0,"maximum":1000,"default":5},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":200},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"probeIntervalSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"connectTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":5000},"requestTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":10000}}},"watch":{"type":"object","additionalProperties":false,"default":{},"properties":{"silenceTimeoutSeconds":{"type":"integer","minimum":2,"maximum":3600,"default":75},"serverTimeoutSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":800},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"listPageSize":{"type":"integer","minimum":1,"maximum":10000,"default":500}}},"leaderElection":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"leaseName":{"$ref":"#/definitions/leaseName","default":"operless-forwarder"},"namespace":{"$ref":"#/definitions/namespace"},"identity":{"type":"string"},"leaseDurationSeconds":{"type":"number","minimum":1,"maximum":3600,"default":15},"renewDeadlineSeconds":{"type":"number","minimum":0.5,"maximum":3600,"default":10},"retryPeriodSeconds":{"type":"number","minimum":0.1,"maximum":600,"default":2}}},"server":{"type":"object","additionalProperties":false,"default":{},"properties":{"port":{"type":"integer","minimum":0,"maximum":65535,"default":8080},"host":{"type":"string","default":"0.0.0.0"}}},"webhooks":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"port":{"type":"integer","minimum":0,"maximum":65535,"default":9443},"host":{"type":"string","default":"0.0.0.0"},"certFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.crt"},"keyFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.key"},"functions":{"type":"object","default":{},"additionalProperties":{"type":"string","pattern":"^[A-Za-z0-9:_.-]{1,170}$"}},"lambdaEndpoint":{"$ref":"#/definitions/endpoint"}}},"shutdownGraceMs":{"type":"integer","minimum":0,"maximum":600000,"default":20000}}};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false,"required":["clusterId","primaries"],"definitions":{"apiVersion":{"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317},"kind":{"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63},"plural":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"namespace":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"leaseName":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253},"clusterId":{"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63},"queueUrl":{"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"},"region":{"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"},"endpoint":{"type":"string","pattern":"^https?://\\S+$"},"sink":{"enum":["sqs","eventbridge"]},"trigger":{"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]},"primary":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"},"sink":{"$ref":"#/definitions/sink"}}},"owned":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}},"sink":{"not":{}}}},"related":{"type":"object","additionalProperties":false,"required":["apiVersion","kind","for"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","deletion"]},"queueUrl":{"not":{}},"sink":{"not":{}},"for":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"field":{"type":"string","pattern":"^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$","maxLength":253},"label":{"type":"string","minLength":1,"maxLength":317},"namespace":{"type":"boolean"}}}}}}},"properties":{"clusterId":{"$ref":"#/definitions/clusterId"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"queue":{"type":"object","additionalProperties":false,"default":{},"properties":{"url":{"$ref":"#/definitions/queueUrl"},"region":{"$ref":"#/definitions/region"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"sink":{"$ref":"#/definitions/sink","default":"sqs"},"eventBus":{"type":"object","additionalProperties":false,"default":{},"properties":{"name":{"type":"string","pattern":"^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$"},"source":{"type":"string","pattern":"^[A-Za-z0-9._-]{1,256}$","not":{"pattern":"^aws\\."},"default":"operless"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"primaries":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/primary"}},"owned":{"type":"array","items":{"$ref":"#/definitions/owned"},"default":[]},"related":{"type":"array","items":{"$ref":"#/definitions/related"},"default":[]},"watches":{"not":{}},"resyncOnStart":{"type":"boolean","default":true},"coalesceWindowMs":{"type":"integer","minimum":0,"maximum":60000,"default":500},"coalesceMaxWindowMs":{"type":"integer","minimum":0,"maximum":600000},"buffer":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxMessages":{"type":"integer","minimum":10,"maximum":10000000,"default":10000}}},"send":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxBatchBytes":{"type":"integer","minimum":4096,"maximum":1048576,"default":262144},"maxSenderFaultRetries":{"type":"integer","minimum":0,"maximum":1000,"default":5},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":200},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"probeIntervalSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"connectTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":5000},"requestTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":10000}}},"watch":{"type":"object","additionalProperties":false,"default":{},"properties":{"silenceTimeoutSeconds":{"type":"integer","minimum":2,"maximum":3600,"default":75},"serverTimeoutSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":800},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"listPageSize":{"type":"integer","minimum":1,"maximum":10000,"default":500}}},"leaderElection":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"leaseName":{"$ref":"#/definitions/leaseName","default":"operless-forwarder"},"namespace":{"$ref":"#/definitions/namespace"},"identity":{"type":"string"},"leaseDurationSeconds":{"type":"number","minimum":1,"maximum":3600,"default":15},"renewDeadlineSeconds":{"type":"number","minimum":0.5,"maximum":3600,"default":10},"retryPeriodSeconds":{"type":"number","minimum":0.1,"maximum":600,"default":2}}},"server":{"type":"object","additionalProperties":false,"default":{},"properties":{"port":{"type":"integer","minimum":0,"maximum":65535,"default":8080},"host":{"type":"string","default":"0.0.0.0"}}},"webhooks":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"port":{"type":"integer","minimum":0,"maximum":65535,"default":9443},"host":{"type":"string","default":"0.0.0.0"},"certFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.crt"},"keyFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.key"},"functions":{"type":"object","default":{},"additionalProperties":{"type":"string","pattern":"^[A-Za-z0-9:_.-]{1,170}$"}},"lambdaEndpoint":{"$ref":"#/definitions/endpoint"}}},"shutdownGraceMs":{"type":"integer","minimum":0,"maximum":600000,"default":20000}}};
 const schema12 = {"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63};
-const schema13 = {"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"};
-const schema14 = {"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"};
-const schema15 = {"type":"string","pattern":"^https?://\\S+$"};
-const schema16 = {"enum":["sqs","eventbridge"]};
-const schema40 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253};
-const schema22 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63};
+const schema13 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63};
+const schema14 = {"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"};
+const schema15 = {"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"};
+const schema16 = {"type":"string","pattern":"^https?://\\S+$"};
+const schema17 = {"enum":["sqs","eventbridge"]};
+const schema41 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = ((text) => { let length = 0; for (const _ of text) length++; return length; });
 const pattern0 = new RegExp("^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$", "u");
-const pattern1 = new RegExp("^https?://[^/\\s]+/\\S+$", "u");
-const pattern2 = new RegExp("^[a-z]{2}(-[a-z]+)+-\\d+$", "u");
-const pattern3 = new RegExp("^https?://\\S+$", "u");
-const pattern4 = new RegExp("^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$", "u");
-const pattern5 = new RegExp("^aws\\.", "u");
-const pattern6 = new RegExp("^[A-Za-z0-9._-]{1,256}$", "u");
-const pattern24 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", "u");
-const pattern10 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "u");
-const pattern26 = new RegExp("^[A-Za-z0-9:_.-]{1,170}$", "u");
-const schema18 = {"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"},"sink":{"$ref":"#/definitions/sink"}}};
-const schema19 = {"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317};
-const schema20 = {"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63};
-const schema21 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63};
-const schema23 = {"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]};
-const pattern8 = new RegExp("^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$", "u");
-const pattern9 = new RegExp("^[A-Z][A-Za-z0-9]*$", "u");
+const pattern1 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "u");
+const pattern2 = new RegExp("^https?://[^/\\s]+/\\S+$", "u");
+const pattern3 = new RegExp("^[a-z]{2}(-[a-z]+)+-\\d+$", "u");
+const pattern4 = new RegExp("^https?://\\S+$", "u");
+const pattern5 = new RegExp("^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$", "u");
+const pattern6 = new RegExp("^aws\\.", "u");
+const pattern7 = new RegExp("^[A-Za-z0-9._-]{1,256}$", "u");
+const pattern25 = new RegExp("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", "u");
+const pattern27 = new RegExp("^[A-Za-z0-9:_.-]{1,170}$", "u");
+const schema19 = {"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"},"sink":{"$ref":"#/definitions/sink"}}};
+const schema20 = {"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317};
+const schema21 = {"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63};
+const schema22 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63};
+const schema24 = {"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]};
+const pattern9 = new RegExp("^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$", "u");
+const pattern10 = new RegExp("^[A-Z][A-Za-z0-9]*$", "u");
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -68,7 +68,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(func2.call(schema18.properties, key0))){
+if(!(func2.call(schema19.properties, key0))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err2];
@@ -92,7 +92,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(!pattern8.test(data0)){
+if(!pattern9.test(data0)){
 const err4 = {instancePath:instancePath+"/apiVersion",schemaPath:"#/definitions/apiVersion/pattern",keyword:"pattern",params:{pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$"}};
 if(vErrors === null){
 vErrors = [err4];
@@ -127,7 +127,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern9.test(data1)){
+if(!pattern10.test(data1)){
 const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/kind/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Za-z0-9]*$"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -162,7 +162,7 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!pattern10.test(data2)){
+if(!pattern1.test(data2)){
 const err10 = {instancePath:instancePath+"/plural",schemaPath:"#/definitions/plural/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err10];
@@ -212,7 +212,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern10.test(data5)){
+if(!pattern1.test(data5)){
 const err14 = {instancePath:instancePath+"/namespaces/" + i0,schemaPath:"#/definitions/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -273,7 +273,7 @@ const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
 let data8 = data7[i1];
 if(!((((((((data8 === "generation") || (data8 === "labels")) || (data8 === "annotations")) || (data8 === "finalizers")) || (data8 === "deletion")) || (data8 === "ownerReferences")) || (data8 === "status")) || (data8 === "any"))){
-const err19 = {instancePath:instancePath+"/triggers/" + i1,schemaPath:"#/definitions/trigger/enum",keyword:"enum",params:{allowedValues: schema23.enum}};
+const err19 = {instancePath:instancePath+"/triggers/" + i1,schemaPath:"#/definitions/trigger/enum",keyword:"enum",params:{allowedValues: schema24.enum}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -297,7 +297,7 @@ errors++;
 if(data.queueUrl !== undefined){
 let data9 = data.queueUrl;
 if(typeof data9 === "string"){
-if(!pattern1.test(data9)){
+if(!pattern2.test(data9)){
 const err21 = {instancePath:instancePath+"/queueUrl",schemaPath:"#/definitions/queueUrl/pattern",keyword:"pattern",params:{pattern: "^https?://[^/\\s]+/\\S+$"}};
 if(vErrors === null){
 vErrors = [err21];
@@ -322,7 +322,7 @@ errors++;
 if(data.sink !== undefined){
 let data10 = data.sink;
 if(!((data10 === "sqs") || (data10 === "eventbridge"))){
-const err23 = {instancePath:instancePath+"/sink",schemaPath:"#/definitions/sink/enum",keyword:"enum",params:{allowedValues: schema16.enum}};
+const err23 = {instancePath:instancePath+"/sink",schemaPath:"#/definitions/sink/enum",keyword:"enum",params:{allowedValues: schema17.enum}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -347,7 +347,7 @@ validate11.errors = vErrors;
 return errors === 0;
 }
 
-const schema26 = {"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}},"sink":{"not":{}}}};
+const schema27 = {"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}},"sink":{"not":{}}}};
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -380,7 +380,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(func2.call(schema26.properties, key0))){
+if(!(func2.call(schema27.properties, key0))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err2];
@@ -404,7 +404,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(!pattern8.test(data0)){
+if(!pattern9.test(data0)){
 const err4 = {instancePath:instancePath+"/apiVersion",schemaPath:"#/definitions/apiVersion/pattern",keyword:"pattern",params:{pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$"}};
 if(vErrors === null){
 vErrors = [err4];
@@ -439,7 +439,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern9.test(data1)){
+if(!pattern10.test(data1)){
 const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/kind/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Za-z0-9]*$"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -474,7 +474,7 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!pattern10.test(data2)){
+if(!pattern1.test(data2)){
 const err10 = {instancePath:instancePath+"/plural",schemaPath:"#/definitions/plural/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err10];
@@ -524,7 +524,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern10.test(data5)){
+if(!pattern1.test(data5)){
 const err14 = {instancePath:instancePath+"/namespaces/" + i0,schemaPath:"#/definitions/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -585,7 +585,7 @@ const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
 let data8 = data7[i1];
 if(!((((((((data8 === "generation") || (data8 === "labels")) || (data8 === "annotations")) || (data8 === "finalizers")) || (data8 === "deletion")) || (data8 === "ownerReferences")) || (data8 === "status")) || (data8 === "any"))){
-const err19 = {instancePath:instancePath+"/triggers/" + i1,schemaPath:"#/definitions/trigger/enum",keyword:"enum",params:{allowedValues: schema23.enum}};
+const err19 = {instancePath:instancePath+"/triggers/" + i1,schemaPath:"#/definitions/trigger/enum",keyword:"enum",params:{allowedValues: schema24.enum}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -641,8 +641,8 @@ validate13.errors = vErrors;
 return errors === 0;
 }
 
-const schema32 = {"type":"object","additionalProperties":false,"required":["apiVersion","kind","for"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","deletion"]},"queueUrl":{"not":{}},"sink":{"not":{}},"for":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"field":{"type":"string","pattern":"^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$","maxLength":253},"label":{"type":"string","minLength":1,"maxLength":317},"namespace":{"type":"boolean"}}}}}};
-const pattern23 = new RegExp("^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$", "u");
+const schema33 = {"type":"object","additionalProperties":false,"required":["apiVersion","kind","for"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","deletion"]},"queueUrl":{"not":{}},"sink":{"not":{}},"for":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"field":{"type":"string","pattern":"^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$","maxLength":253},"label":{"type":"string","minLength":1,"maxLength":317},"namespace":{"type":"boolean"}}}}}};
+const pattern24 = new RegExp("^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$", "u");
 
 function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -685,7 +685,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key0 in data){
-if(!(func2.call(schema32.properties, key0))){
+if(!(func2.call(schema33.properties, key0))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err3];
@@ -709,7 +709,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(!pattern8.test(data0)){
+if(!pattern9.test(data0)){
 const err5 = {instancePath:instancePath+"/apiVersion",schemaPath:"#/definitions/apiVersion/pattern",keyword:"pattern",params:{pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -744,7 +744,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!pattern9.test(data1)){
+if(!pattern10.test(data1)){
 const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/kind/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Za-z0-9]*$"}};
 if(vErrors === null){
 vErrors = [err8];
@@ -779,7 +779,7 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(!pattern10.test(data2)){
+if(!pattern1.test(data2)){
 const err11 = {instancePath:instancePath+"/plural",schemaPath:"#/definitions/plural/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err11];
@@ -829,7 +829,7 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(!pattern10.test(data5)){
+if(!pattern1.test(data5)){
 const err15 = {instancePath:instancePath+"/namespaces/" + i0,schemaPath:"#/definitions/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err15];
@@ -890,7 +890,7 @@ const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
 let data8 = data7[i1];
 if(!((((((((data8 === "generation") || (data8 === "labels")) || (data8 === "annotations")) || (data8 === "finalizers")) || (data8 === "deletion")) || (data8 === "ownerReferences")) || (data8 === "status")) || (data8 === "any"))){
-const err20 = {instancePath:instancePath+"/triggers/" + i1,schemaPath:"#/definitions/trigger/enum",keyword:"enum",params:{allowedValues: schema23.enum}};
+const err20 = {instancePath:instancePath+"/triggers/" + i1,schemaPath:"#/definitions/trigger/enum",keyword:"enum",params:{allowedValues: schema24.enum}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -993,7 +993,7 @@ vErrors.push(err28);
 }
 errors++;
 }
-if(!pattern8.test(data13)){
+if(!pattern9.test(data13)){
 const err29 = {instancePath:instancePath+"/for/" + i2+"/apiVersion",schemaPath:"#/definitions/apiVersion/pattern",keyword:"pattern",params:{pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$"}};
 if(vErrors === null){
 vErrors = [err29];
@@ -1028,7 +1028,7 @@ vErrors.push(err31);
 }
 errors++;
 }
-if(!pattern9.test(data14)){
+if(!pattern10.test(data14)){
 const err32 = {instancePath:instancePath+"/for/" + i2+"/kind",schemaPath:"#/definitions/kind/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Za-z0-9]*$"}};
 if(vErrors === null){
 vErrors = [err32];
@@ -1063,7 +1063,7 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(!pattern23.test(data15)){
+if(!pattern24.test(data15)){
 const err35 = {instancePath:instancePath+"/for/" + i2+"/field",schemaPath:"#/properties/for/items/properties/field/pattern",keyword:"pattern",params:{pattern: "^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$"}};
 if(vErrors === null){
 vErrors = [err35];
@@ -1176,6 +1176,9 @@ function validate10(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.namespaces === undefined){
+data.namespaces = [];
+}
 if(data.queue === undefined){
 data.queue = {};
 }
@@ -1285,11 +1288,14 @@ vErrors.push(err5);
 errors++;
 }
 }
-let data1 = data.queue;
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-for(const key1 in data1){
-if(!(((key1 === "url") || (key1 === "region")) || (key1 === "endpoint"))){
-const err6 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+let data1 = data.namespaces;
+if(Array.isArray(data1)){
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+if(typeof data2 === "string"){
+if(func3(data2) > 63){
+const err6 = {instancePath:instancePath+"/namespaces/" + i0,schemaPath:"#/definitions/namespace/maxLength",keyword:"maxLength",params:{limit: 63}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1298,12 +1304,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-}
-if(data1.url !== undefined){
-let data2 = data1.url;
-if(typeof data2 === "string"){
 if(!pattern1.test(data2)){
-const err7 = {instancePath:instancePath+"/queue/url",schemaPath:"#/definitions/queueUrl/pattern",keyword:"pattern",params:{pattern: "^https?://[^/\\s]+/\\S+$"}};
+const err7 = {instancePath:instancePath+"/namespaces/" + i0,schemaPath:"#/definitions/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1314,7 +1316,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/queue/url",schemaPath:"#/definitions/queueUrl/type",keyword:"type",params:{type: "string"}};
+const err8 = {instancePath:instancePath+"/namespaces/" + i0,schemaPath:"#/definitions/namespace/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1324,11 +1326,9 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data1.region !== undefined){
-let data3 = data1.region;
-if(typeof data3 === "string"){
-if(!pattern2.test(data3)){
-const err9 = {instancePath:instancePath+"/queue/region",schemaPath:"#/definitions/region/pattern",keyword:"pattern",params:{pattern: "^[a-z]{2}(-[a-z]+)+-\\d+$"}};
+}
+else {
+const err9 = {instancePath:instancePath+"/namespaces",schemaPath:"#/properties/namespaces/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1337,9 +1337,11 @@ vErrors.push(err9);
 }
 errors++;
 }
-}
-else {
-const err10 = {instancePath:instancePath+"/queue/region",schemaPath:"#/definitions/region/type",keyword:"type",params:{type: "string"}};
+let data3 = data.queue;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key1 in data3){
+if(!(((key1 === "url") || (key1 === "region")) || (key1 === "endpoint"))){
+const err10 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1349,11 +1351,11 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data1.endpoint !== undefined){
-let data4 = data1.endpoint;
+if(data3.url !== undefined){
+let data4 = data3.url;
 if(typeof data4 === "string"){
-if(!pattern3.test(data4)){
-const err11 = {instancePath:instancePath+"/queue/endpoint",schemaPath:"#/definitions/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://\\S+$"}};
+if(!pattern2.test(data4)){
+const err11 = {instancePath:instancePath+"/queue/url",schemaPath:"#/definitions/queueUrl/pattern",keyword:"pattern",params:{pattern: "^https?://[^/\\s]+/\\S+$"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1364,7 +1366,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/queue/endpoint",schemaPath:"#/definitions/endpoint/type",keyword:"type",params:{type: "string"}};
+const err12 = {instancePath:instancePath+"/queue/url",schemaPath:"#/definitions/queueUrl/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1374,9 +1376,11 @@ vErrors.push(err12);
 errors++;
 }
 }
-}
-else {
-const err13 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/type",keyword:"type",params:{type: "object"}};
+if(data3.region !== undefined){
+let data5 = data3.region;
+if(typeof data5 === "string"){
+if(!pattern3.test(data5)){
+const err13 = {instancePath:instancePath+"/queue/region",schemaPath:"#/definitions/region/pattern",keyword:"pattern",params:{pattern: "^[a-z]{2}(-[a-z]+)+-\\d+$"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1385,9 +1389,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-let data5 = data.sink;
-if(!((data5 === "sqs") || (data5 === "eventbridge"))){
-const err14 = {instancePath:instancePath+"/sink",schemaPath:"#/definitions/sink/enum",keyword:"enum",params:{allowedValues: schema16.enum}};
+}
+else {
+const err14 = {instancePath:instancePath+"/queue/region",schemaPath:"#/definitions/region/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1396,14 +1400,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-let data6 = data.eventBus;
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-if(data6.source === undefined){
-data6.source = "operless";
 }
-for(const key2 in data6){
-if(!(((key2 === "name") || (key2 === "source")) || (key2 === "endpoint"))){
-const err15 = {instancePath:instancePath+"/eventBus",schemaPath:"#/properties/eventBus/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
+if(data3.endpoint !== undefined){
+let data6 = data3.endpoint;
+if(typeof data6 === "string"){
+if(!pattern4.test(data6)){
+const err15 = {instancePath:instancePath+"/queue/endpoint",schemaPath:"#/definitions/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://\\S+$"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1413,11 +1415,8 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data6.name !== undefined){
-let data7 = data6.name;
-if(typeof data7 === "string"){
-if(!pattern4.test(data7)){
-const err16 = {instancePath:instancePath+"/eventBus/name",schemaPath:"#/properties/eventBus/properties/name/pattern",keyword:"pattern",params:{pattern: "^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$"}};
+else {
+const err16 = {instancePath:instancePath+"/queue/endpoint",schemaPath:"#/definitions/endpoint/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1427,8 +1426,9 @@ vErrors.push(err16);
 errors++;
 }
 }
+}
 else {
-const err17 = {instancePath:instancePath+"/eventBus/name",schemaPath:"#/properties/eventBus/properties/name/type",keyword:"type",params:{type: "string"}};
+const err17 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1437,13 +1437,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-let data8 = data6.source;
-const _errs26 = errors;
-const _errs27 = errors;
-if(typeof data8 === "string"){
-if(!pattern5.test(data8)){
-const err18 = {};
+let data7 = data.sink;
+if(!((data7 === "sqs") || (data7 === "eventbridge"))){
+const err18 = {instancePath:instancePath+"/sink",schemaPath:"#/definitions/sink/enum",keyword:"enum",params:{allowedValues: schema17.enum}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1452,10 +1448,14 @@ vErrors.push(err18);
 }
 errors++;
 }
+let data8 = data.eventBus;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+if(data8.source === undefined){
+data8.source = "operless";
 }
-var valid8 = _errs27 === errors;
-if(valid8){
-const err19 = {instancePath:instancePath+"/eventBus/source",schemaPath:"#/properties/eventBus/properties/source/not",keyword:"not",params:{}};
+for(const key2 in data8){
+if(!(((key2 === "name") || (key2 === "source")) || (key2 === "endpoint"))){
+const err19 = {instancePath:instancePath+"/eventBus",schemaPath:"#/properties/eventBus/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1464,20 +1464,12 @@ vErrors.push(err19);
 }
 errors++;
 }
-else {
-errors = _errs26;
-if(vErrors !== null){
-if(_errs26){
-vErrors.length = _errs26;
 }
-else {
-vErrors = null;
-}
-}
-}
-if(typeof data8 === "string"){
-if(!pattern6.test(data8)){
-const err20 = {instancePath:instancePath+"/eventBus/source",schemaPath:"#/properties/eventBus/properties/source/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,256}$"}};
+if(data8.name !== undefined){
+let data9 = data8.name;
+if(typeof data9 === "string"){
+if(!pattern5.test(data9)){
+const err20 = {instancePath:instancePath+"/eventBus/name",schemaPath:"#/properties/eventBus/properties/name/pattern",keyword:"pattern",params:{pattern: "^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$"}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1488,7 +1480,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/eventBus/source",schemaPath:"#/properties/eventBus/properties/source/type",keyword:"type",params:{type: "string"}};
+const err21 = {instancePath:instancePath+"/eventBus/name",schemaPath:"#/properties/eventBus/properties/name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1497,11 +1489,13 @@ vErrors.push(err21);
 }
 errors++;
 }
-if(data6.endpoint !== undefined){
-let data9 = data6.endpoint;
-if(typeof data9 === "string"){
-if(!pattern3.test(data9)){
-const err22 = {instancePath:instancePath+"/eventBus/endpoint",schemaPath:"#/definitions/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://\\S+$"}};
+}
+let data10 = data8.source;
+const _errs31 = errors;
+const _errs32 = errors;
+if(typeof data10 === "string"){
+if(!pattern6.test(data10)){
+const err22 = {};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1511,8 +1505,9 @@ vErrors.push(err22);
 errors++;
 }
 }
-else {
-const err23 = {instancePath:instancePath+"/eventBus/endpoint",schemaPath:"#/definitions/endpoint/type",keyword:"type",params:{type: "string"}};
+var valid11 = _errs32 === errors;
+if(valid11){
+const err23 = {instancePath:instancePath+"/eventBus/source",schemaPath:"#/properties/eventBus/properties/source/not",keyword:"not",params:{}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1521,10 +1516,20 @@ vErrors.push(err23);
 }
 errors++;
 }
-}
+else {
+errors = _errs31;
+if(vErrors !== null){
+if(_errs31){
+vErrors.length = _errs31;
 }
 else {
-const err24 = {instancePath:instancePath+"/eventBus",schemaPath:"#/properties/eventBus/type",keyword:"type",params:{type: "object"}};
+vErrors = null;
+}
+}
+}
+if(typeof data10 === "string"){
+if(!pattern7.test(data10)){
+const err24 = {instancePath:instancePath+"/eventBus/source",schemaPath:"#/properties/eventBus/properties/source/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-]{1,256}$"}};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1533,11 +1538,9 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(data.primaries !== undefined){
-let data10 = data.primaries;
-if(Array.isArray(data10)){
-if(data10.length < 1){
-const err25 = {instancePath:instancePath+"/primaries",schemaPath:"#/properties/primaries/minItems",keyword:"minItems",params:{limit: 1}};
+}
+else {
+const err25 = {instancePath:instancePath+"/eventBus/source",schemaPath:"#/properties/eventBus/properties/source/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1546,16 +1549,11 @@ vErrors.push(err25);
 }
 errors++;
 }
-const len0 = data10.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate11(data10[i0], {instancePath:instancePath+"/primaries/" + i0,parentData:data10,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err26 = {instancePath:instancePath+"/primaries",schemaPath:"#/properties/primaries/type",keyword:"type",params:{type: "array"}};
+if(data8.endpoint !== undefined){
+let data11 = data8.endpoint;
+if(typeof data11 === "string"){
+if(!pattern4.test(data11)){
+const err26 = {instancePath:instancePath+"/eventBus/endpoint",schemaPath:"#/definitions/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://\\S+$"}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1565,18 +1563,8 @@ vErrors.push(err26);
 errors++;
 }
 }
-let data12 = data.owned;
-if(Array.isArray(data12)){
-const len1 = data12.length;
-for(let i1=0; i1<len1; i1++){
-if(!(validate13(data12[i1], {instancePath:instancePath+"/owned/" + i1,parentData:data12,parentDataProperty:i1,rootData}))){
-vErrors = vErrors === null ? validate13.errors : vErrors.concat(validate13.errors);
-errors = vErrors.length;
-}
-}
-}
 else {
-const err27 = {instancePath:instancePath+"/owned",schemaPath:"#/properties/owned/type",keyword:"type",params:{type: "array"}};
+const err27 = {instancePath:instancePath+"/eventBus/endpoint",schemaPath:"#/definitions/endpoint/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1585,18 +1573,10 @@ vErrors.push(err27);
 }
 errors++;
 }
-let data14 = data.related;
-if(Array.isArray(data14)){
-const len2 = data14.length;
-for(let i2=0; i2<len2; i2++){
-if(!(validate15(data14[i2], {instancePath:instancePath+"/related/" + i2,parentData:data14,parentDataProperty:i2,rootData}))){
-vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
-errors = vErrors.length;
-}
 }
 }
 else {
-const err28 = {instancePath:instancePath+"/related",schemaPath:"#/properties/related/type",keyword:"type",params:{type: "array"}};
+const err28 = {instancePath:instancePath+"/eventBus",schemaPath:"#/properties/eventBus/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1605,8 +1585,11 @@ vErrors.push(err28);
 }
 errors++;
 }
-if(data.watches !== undefined){
-const err29 = {instancePath:instancePath+"/watches",schemaPath:"#/properties/watches/not",keyword:"not",params:{}};
+if(data.primaries !== undefined){
+let data12 = data.primaries;
+if(Array.isArray(data12)){
+if(data12.length < 1){
+const err29 = {instancePath:instancePath+"/primaries",schemaPath:"#/properties/primaries/minItems",keyword:"minItems",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1615,8 +1598,16 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(typeof data.resyncOnStart !== "boolean"){
-const err30 = {instancePath:instancePath+"/resyncOnStart",schemaPath:"#/properties/resyncOnStart/type",keyword:"type",params:{type: "boolean"}};
+const len1 = data12.length;
+for(let i1=0; i1<len1; i1++){
+if(!(validate11(data12[i1], {instancePath:instancePath+"/primaries/" + i1,parentData:data12,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/primaries",schemaPath:"#/properties/primaries/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1625,9 +1616,19 @@ vErrors.push(err30);
 }
 errors++;
 }
-let data18 = data.coalesceWindowMs;
-if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
-const err31 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/type",keyword:"type",params:{type: "integer"}};
+}
+let data14 = data.owned;
+if(Array.isArray(data14)){
+const len2 = data14.length;
+for(let i2=0; i2<len2; i2++){
+if(!(validate13(data14[i2], {instancePath:instancePath+"/owned/" + i2,parentData:data14,parentDataProperty:i2,rootData}))){
+vErrors = vErrors === null ? validate13.errors : vErrors.concat(validate13.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/owned",schemaPath:"#/properties/owned/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1636,9 +1637,18 @@ vErrors.push(err31);
 }
 errors++;
 }
-if((typeof data18 == "number") && (isFinite(data18))){
-if(data18 > 60000 || isNaN(data18)){
-const err32 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
+let data16 = data.related;
+if(Array.isArray(data16)){
+const len3 = data16.length;
+for(let i3=0; i3<len3; i3++){
+if(!(validate15(data16[i3], {instancePath:instancePath+"/related/" + i3,parentData:data16,parentDataProperty:i3,rootData}))){
+vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/related",schemaPath:"#/properties/related/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1647,8 +1657,8 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(data18 < 0 || isNaN(data18)){
-const err33 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(data.watches !== undefined){
+const err33 = {instancePath:instancePath+"/watches",schemaPath:"#/properties/watches/not",keyword:"not",params:{}};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -1657,11 +1667,8 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-if(data.coalesceMaxWindowMs !== undefined){
-let data19 = data.coalesceMaxWindowMs;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err34 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/type",keyword:"type",params:{type: "integer"}};
+if(typeof data.resyncOnStart !== "boolean"){
+const err34 = {instancePath:instancePath+"/resyncOnStart",schemaPath:"#/properties/resyncOnStart/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -1670,9 +1677,9 @@ vErrors.push(err34);
 }
 errors++;
 }
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 > 600000 || isNaN(data19)){
-const err35 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+let data20 = data.coalesceWindowMs;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+const err35 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -1681,8 +1688,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(data19 < 0 || isNaN(data19)){
-const err36 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 > 60000 || isNaN(data20)){
+const err36 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -1691,16 +1699,8 @@ vErrors.push(err36);
 }
 errors++;
 }
-}
-}
-let data20 = data.buffer;
-if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
-if(data20.maxMessages === undefined){
-data20.maxMessages = 10000;
-}
-for(const key3 in data20){
-if(!(key3 === "maxMessages")){
-const err37 = {instancePath:instancePath+"/buffer",schemaPath:"#/properties/buffer/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
+if(data20 < 0 || isNaN(data20)){
+const err37 = {instancePath:instancePath+"/coalesceWindowMs",schemaPath:"#/properties/coalesceWindowMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1710,9 +1710,10 @@ vErrors.push(err37);
 errors++;
 }
 }
-let data21 = data20.maxMessages;
+if(data.coalesceMaxWindowMs !== undefined){
+let data21 = data.coalesceMaxWindowMs;
 if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err38 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/type",keyword:"type",params:{type: "integer"}};
+const err38 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1722,8 +1723,8 @@ vErrors.push(err38);
 errors++;
 }
 if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 > 10000000 || isNaN(data21)){
-const err39 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000}};
+if(data21 > 600000 || isNaN(data21)){
+const err39 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -1732,8 +1733,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(data21 < 10 || isNaN(data21)){
-const err40 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10}};
+if(data21 < 0 || isNaN(data21)){
+const err40 = {instancePath:instancePath+"/coalesceMaxWindowMs",schemaPath:"#/properties/coalesceMaxWindowMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -1744,8 +1745,14 @@ errors++;
 }
 }
 }
-else {
-const err41 = {instancePath:instancePath+"/buffer",schemaPath:"#/properties/buffer/type",keyword:"type",params:{type: "object"}};
+let data22 = data.buffer;
+if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
+if(data22.maxMessages === undefined){
+data22.maxMessages = 10000;
+}
+for(const key3 in data22){
+if(!(key3 === "maxMessages")){
+const err41 = {instancePath:instancePath+"/buffer",schemaPath:"#/properties/buffer/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -1754,32 +1761,10 @@ vErrors.push(err41);
 }
 errors++;
 }
-let data22 = data.send;
-if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
-if(data22.maxBatchBytes === undefined){
-data22.maxBatchBytes = 262144;
 }
-if(data22.maxSenderFaultRetries === undefined){
-data22.maxSenderFaultRetries = 5;
-}
-if(data22.backoffInitialMs === undefined){
-data22.backoffInitialMs = 200;
-}
-if(data22.backoffMaxMs === undefined){
-data22.backoffMaxMs = 30000;
-}
-if(data22.probeIntervalSeconds === undefined){
-data22.probeIntervalSeconds = 60;
-}
-if(data22.connectTimeoutMs === undefined){
-data22.connectTimeoutMs = 5000;
-}
-if(data22.requestTimeoutMs === undefined){
-data22.requestTimeoutMs = 10000;
-}
-for(const key4 in data22){
-if(!(((((((key4 === "maxBatchBytes") || (key4 === "maxSenderFaultRetries")) || (key4 === "backoffInitialMs")) || (key4 === "backoffMaxMs")) || (key4 === "probeIntervalSeconds")) || (key4 === "connectTimeoutMs")) || (key4 === "requestTimeoutMs"))){
-const err42 = {instancePath:instancePath+"/send",schemaPath:"#/properties/send/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}};
+let data23 = data22.maxMessages;
+if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+const err42 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -1788,10 +1773,9 @@ vErrors.push(err42);
 }
 errors++;
 }
-}
-let data23 = data22.maxBatchBytes;
-if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
-const err43 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/type",keyword:"type",params:{type: "integer"}};
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 > 10000000 || isNaN(data23)){
+const err43 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000}};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -1800,9 +1784,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-if((typeof data23 == "number") && (isFinite(data23))){
-if(data23 > 1048576 || isNaN(data23)){
-const err44 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1048576}};
+if(data23 < 10 || isNaN(data23)){
+const err44 = {instancePath:instancePath+"/buffer/maxMessages",schemaPath:"#/properties/buffer/properties/maxMessages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 10}};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -1811,8 +1794,10 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(data23 < 4096 || isNaN(data23)){
-const err45 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096}};
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/buffer",schemaPath:"#/properties/buffer/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -1821,10 +1806,32 @@ vErrors.push(err45);
 }
 errors++;
 }
+let data24 = data.send;
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+if(data24.maxBatchBytes === undefined){
+data24.maxBatchBytes = 262144;
 }
-let data24 = data22.maxSenderFaultRetries;
-if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
-const err46 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/type",keyword:"type",params:{type: "integer"}};
+if(data24.maxSenderFaultRetries === undefined){
+data24.maxSenderFaultRetries = 5;
+}
+if(data24.backoffInitialMs === undefined){
+data24.backoffInitialMs = 200;
+}
+if(data24.backoffMaxMs === undefined){
+data24.backoffMaxMs = 30000;
+}
+if(data24.probeIntervalSeconds === undefined){
+data24.probeIntervalSeconds = 60;
+}
+if(data24.connectTimeoutMs === undefined){
+data24.connectTimeoutMs = 5000;
+}
+if(data24.requestTimeoutMs === undefined){
+data24.requestTimeoutMs = 10000;
+}
+for(const key4 in data24){
+if(!(((((((key4 === "maxBatchBytes") || (key4 === "maxSenderFaultRetries")) || (key4 === "backoffInitialMs")) || (key4 === "backoffMaxMs")) || (key4 === "probeIntervalSeconds")) || (key4 === "connectTimeoutMs")) || (key4 === "requestTimeoutMs"))){
+const err46 = {instancePath:instancePath+"/send",schemaPath:"#/properties/send/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -1833,9 +1840,10 @@ vErrors.push(err46);
 }
 errors++;
 }
-if((typeof data24 == "number") && (isFinite(data24))){
-if(data24 > 1000 || isNaN(data24)){
-const err47 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000}};
+}
+let data25 = data24.maxBatchBytes;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+const err47 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -1844,8 +1852,9 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(data24 < 0 || isNaN(data24)){
-const err48 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 > 1048576 || isNaN(data25)){
+const err48 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1048576}};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -1854,10 +1863,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-}
-let data25 = data22.backoffInitialMs;
-if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err49 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/type",keyword:"type",params:{type: "integer"}};
+if(data25 < 4096 || isNaN(data25)){
+const err49 = {instancePath:instancePath+"/send/maxBatchBytes",schemaPath:"#/properties/send/properties/maxBatchBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 4096}};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -1866,9 +1873,10 @@ vErrors.push(err49);
 }
 errors++;
 }
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 > 60000 || isNaN(data25)){
-const err50 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
+}
+let data26 = data24.maxSenderFaultRetries;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err50 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -1877,8 +1885,9 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(data25 < 1 || isNaN(data25)){
-const err51 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 > 1000 || isNaN(data26)){
+const err51 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000}};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -1887,10 +1896,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-}
-let data26 = data22.backoffMaxMs;
-if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err52 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/type",keyword:"type",params:{type: "integer"}};
+if(data26 < 0 || isNaN(data26)){
+const err52 = {instancePath:instancePath+"/send/maxSenderFaultRetries",schemaPath:"#/properties/send/properties/maxSenderFaultRetries/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -1899,9 +1906,10 @@ vErrors.push(err52);
 }
 errors++;
 }
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 > 600000 || isNaN(data26)){
-const err53 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+}
+let data27 = data24.backoffInitialMs;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err53 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -1910,8 +1918,9 @@ vErrors.push(err53);
 }
 errors++;
 }
-if(data26 < 1 || isNaN(data26)){
-const err54 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 > 60000 || isNaN(data27)){
+const err54 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -1920,10 +1929,8 @@ vErrors.push(err54);
 }
 errors++;
 }
-}
-let data27 = data22.probeIntervalSeconds;
-if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err55 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/type",keyword:"type",params:{type: "integer"}};
+if(data27 < 1 || isNaN(data27)){
+const err55 = {instancePath:instancePath+"/send/backoffInitialMs",schemaPath:"#/properties/send/properties/backoffInitialMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -1932,9 +1939,10 @@ vErrors.push(err55);
 }
 errors++;
 }
-if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 > 3600 || isNaN(data27)){
-const err56 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+}
+let data28 = data24.backoffMaxMs;
+if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+const err56 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -1943,8 +1951,9 @@ vErrors.push(err56);
 }
 errors++;
 }
-if(data27 < 1 || isNaN(data27)){
-const err57 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 > 600000 || isNaN(data28)){
+const err57 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -1953,10 +1962,8 @@ vErrors.push(err57);
 }
 errors++;
 }
-}
-let data28 = data22.connectTimeoutMs;
-if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err58 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/type",keyword:"type",params:{type: "integer"}};
+if(data28 < 1 || isNaN(data28)){
+const err58 = {instancePath:instancePath+"/send/backoffMaxMs",schemaPath:"#/properties/send/properties/backoffMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -1965,9 +1972,10 @@ vErrors.push(err58);
 }
 errors++;
 }
-if((typeof data28 == "number") && (isFinite(data28))){
-if(data28 > 600000 || isNaN(data28)){
-const err59 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+}
+let data29 = data24.probeIntervalSeconds;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+const err59 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -1976,8 +1984,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(data28 < 100 || isNaN(data28)){
-const err60 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 > 3600 || isNaN(data29)){
+const err60 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -1986,10 +1995,8 @@ vErrors.push(err60);
 }
 errors++;
 }
-}
-let data29 = data22.requestTimeoutMs;
-if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err61 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/type",keyword:"type",params:{type: "integer"}};
+if(data29 < 1 || isNaN(data29)){
+const err61 = {instancePath:instancePath+"/send/probeIntervalSeconds",schemaPath:"#/properties/send/properties/probeIntervalSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -1998,9 +2005,10 @@ vErrors.push(err61);
 }
 errors++;
 }
-if((typeof data29 == "number") && (isFinite(data29))){
-if(data29 > 600000 || isNaN(data29)){
-const err62 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+}
+let data30 = data24.connectTimeoutMs;
+if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
+const err62 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -2009,8 +2017,9 @@ vErrors.push(err62);
 }
 errors++;
 }
-if(data29 < 100 || isNaN(data29)){
-const err63 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 > 600000 || isNaN(data30)){
+const err63 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -2019,10 +2028,8 @@ vErrors.push(err63);
 }
 errors++;
 }
-}
-}
-else {
-const err64 = {instancePath:instancePath+"/send",schemaPath:"#/properties/send/type",keyword:"type",params:{type: "object"}};
+if(data30 < 100 || isNaN(data30)){
+const err64 = {instancePath:instancePath+"/send/connectTimeoutMs",schemaPath:"#/properties/send/properties/connectTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -2031,26 +2038,10 @@ vErrors.push(err64);
 }
 errors++;
 }
-let data30 = data.watch;
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
-if(data30.silenceTimeoutSeconds === undefined){
-data30.silenceTimeoutSeconds = 75;
 }
-if(data30.serverTimeoutSeconds === undefined){
-data30.serverTimeoutSeconds = 60;
-}
-if(data30.backoffInitialMs === undefined){
-data30.backoffInitialMs = 800;
-}
-if(data30.backoffMaxMs === undefined){
-data30.backoffMaxMs = 30000;
-}
-if(data30.listPageSize === undefined){
-data30.listPageSize = 500;
-}
-for(const key5 in data30){
-if(!(((((key5 === "silenceTimeoutSeconds") || (key5 === "serverTimeoutSeconds")) || (key5 === "backoffInitialMs")) || (key5 === "backoffMaxMs")) || (key5 === "listPageSize"))){
-const err65 = {instancePath:instancePath+"/watch",schemaPath:"#/properties/watch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
+let data31 = data24.requestTimeoutMs;
+if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
+const err65 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -2059,10 +2050,9 @@ vErrors.push(err65);
 }
 errors++;
 }
-}
-let data31 = data30.silenceTimeoutSeconds;
-if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
-const err66 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/type",keyword:"type",params:{type: "integer"}};
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 > 600000 || isNaN(data31)){
+const err66 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -2071,9 +2061,8 @@ vErrors.push(err66);
 }
 errors++;
 }
-if((typeof data31 == "number") && (isFinite(data31))){
-if(data31 > 3600 || isNaN(data31)){
-const err67 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+if(data31 < 100 || isNaN(data31)){
+const err67 = {instancePath:instancePath+"/send/requestTimeoutMs",schemaPath:"#/properties/send/properties/requestTimeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -2082,8 +2071,10 @@ vErrors.push(err67);
 }
 errors++;
 }
-if(data31 < 2 || isNaN(data31)){
-const err68 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2}};
+}
+}
+else {
+const err68 = {instancePath:instancePath+"/send",schemaPath:"#/properties/send/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -2092,10 +2083,26 @@ vErrors.push(err68);
 }
 errors++;
 }
+let data32 = data.watch;
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+if(data32.silenceTimeoutSeconds === undefined){
+data32.silenceTimeoutSeconds = 75;
 }
-let data32 = data30.serverTimeoutSeconds;
-if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
-const err69 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/type",keyword:"type",params:{type: "integer"}};
+if(data32.serverTimeoutSeconds === undefined){
+data32.serverTimeoutSeconds = 60;
+}
+if(data32.backoffInitialMs === undefined){
+data32.backoffInitialMs = 800;
+}
+if(data32.backoffMaxMs === undefined){
+data32.backoffMaxMs = 30000;
+}
+if(data32.listPageSize === undefined){
+data32.listPageSize = 500;
+}
+for(const key5 in data32){
+if(!(((((key5 === "silenceTimeoutSeconds") || (key5 === "serverTimeoutSeconds")) || (key5 === "backoffInitialMs")) || (key5 === "backoffMaxMs")) || (key5 === "listPageSize"))){
+const err69 = {instancePath:instancePath+"/watch",schemaPath:"#/properties/watch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -2104,9 +2111,10 @@ vErrors.push(err69);
 }
 errors++;
 }
-if((typeof data32 == "number") && (isFinite(data32))){
-if(data32 > 3600 || isNaN(data32)){
-const err70 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+}
+let data33 = data32.silenceTimeoutSeconds;
+if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
+const err70 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -2115,8 +2123,9 @@ vErrors.push(err70);
 }
 errors++;
 }
-if(data32 < 1 || isNaN(data32)){
-const err71 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data33 == "number") && (isFinite(data33))){
+if(data33 > 3600 || isNaN(data33)){
+const err71 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -2125,10 +2134,8 @@ vErrors.push(err71);
 }
 errors++;
 }
-}
-let data33 = data30.backoffInitialMs;
-if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
-const err72 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/type",keyword:"type",params:{type: "integer"}};
+if(data33 < 2 || isNaN(data33)){
+const err72 = {instancePath:instancePath+"/watch/silenceTimeoutSeconds",schemaPath:"#/properties/watch/properties/silenceTimeoutSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2}};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -2137,9 +2144,10 @@ vErrors.push(err72);
 }
 errors++;
 }
-if((typeof data33 == "number") && (isFinite(data33))){
-if(data33 > 60000 || isNaN(data33)){
-const err73 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
+}
+let data34 = data32.serverTimeoutSeconds;
+if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
+const err73 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -2148,8 +2156,9 @@ vErrors.push(err73);
 }
 errors++;
 }
-if(data33 < 1 || isNaN(data33)){
-const err74 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data34 == "number") && (isFinite(data34))){
+if(data34 > 3600 || isNaN(data34)){
+const err74 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -2158,10 +2167,8 @@ vErrors.push(err74);
 }
 errors++;
 }
-}
-let data34 = data30.backoffMaxMs;
-if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
-const err75 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/type",keyword:"type",params:{type: "integer"}};
+if(data34 < 1 || isNaN(data34)){
+const err75 = {instancePath:instancePath+"/watch/serverTimeoutSeconds",schemaPath:"#/properties/watch/properties/serverTimeoutSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -2170,9 +2177,10 @@ vErrors.push(err75);
 }
 errors++;
 }
-if((typeof data34 == "number") && (isFinite(data34))){
-if(data34 > 600000 || isNaN(data34)){
-const err76 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+}
+let data35 = data32.backoffInitialMs;
+if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
+const err76 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -2181,8 +2189,9 @@ vErrors.push(err76);
 }
 errors++;
 }
-if(data34 < 1 || isNaN(data34)){
-const err77 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data35 == "number") && (isFinite(data35))){
+if(data35 > 60000 || isNaN(data35)){
+const err77 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000}};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -2191,10 +2200,8 @@ vErrors.push(err77);
 }
 errors++;
 }
-}
-let data35 = data30.listPageSize;
-if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
-const err78 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/type",keyword:"type",params:{type: "integer"}};
+if(data35 < 1 || isNaN(data35)){
+const err78 = {instancePath:instancePath+"/watch/backoffInitialMs",schemaPath:"#/properties/watch/properties/backoffInitialMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -2203,9 +2210,10 @@ vErrors.push(err78);
 }
 errors++;
 }
-if((typeof data35 == "number") && (isFinite(data35))){
-if(data35 > 10000 || isNaN(data35)){
-const err79 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000}};
+}
+let data36 = data32.backoffMaxMs;
+if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
+const err79 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -2214,8 +2222,9 @@ vErrors.push(err79);
 }
 errors++;
 }
-if(data35 < 1 || isNaN(data35)){
-const err80 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data36 == "number") && (isFinite(data36))){
+if(data36 > 600000 || isNaN(data36)){
+const err80 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -2224,10 +2233,8 @@ vErrors.push(err80);
 }
 errors++;
 }
-}
-}
-else {
-const err81 = {instancePath:instancePath+"/watch",schemaPath:"#/properties/watch/type",keyword:"type",params:{type: "object"}};
+if(data36 < 1 || isNaN(data36)){
+const err81 = {instancePath:instancePath+"/watch/backoffMaxMs",schemaPath:"#/properties/watch/properties/backoffMaxMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -2236,26 +2243,10 @@ vErrors.push(err81);
 }
 errors++;
 }
-let data36 = data.leaderElection;
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
-if(data36.enabled === undefined){
-data36.enabled = false;
 }
-if(data36.leaseName === undefined){
-data36.leaseName = "operless-forwarder";
-}
-if(data36.leaseDurationSeconds === undefined){
-data36.leaseDurationSeconds = 15;
-}
-if(data36.renewDeadlineSeconds === undefined){
-data36.renewDeadlineSeconds = 10;
-}
-if(data36.retryPeriodSeconds === undefined){
-data36.retryPeriodSeconds = 2;
-}
-for(const key6 in data36){
-if(!(((((((key6 === "enabled") || (key6 === "leaseName")) || (key6 === "namespace")) || (key6 === "identity")) || (key6 === "leaseDurationSeconds")) || (key6 === "renewDeadlineSeconds")) || (key6 === "retryPeriodSeconds"))){
-const err82 = {instancePath:instancePath+"/leaderElection",schemaPath:"#/properties/leaderElection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}};
+let data37 = data32.listPageSize;
+if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
+const err82 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -2264,9 +2255,9 @@ vErrors.push(err82);
 }
 errors++;
 }
-}
-if(typeof data36.enabled !== "boolean"){
-const err83 = {instancePath:instancePath+"/leaderElection/enabled",schemaPath:"#/properties/leaderElection/properties/enabled/type",keyword:"type",params:{type: "boolean"}};
+if((typeof data37 == "number") && (isFinite(data37))){
+if(data37 > 10000 || isNaN(data37)){
+const err83 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000}};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -2275,10 +2266,8 @@ vErrors.push(err83);
 }
 errors++;
 }
-let data38 = data36.leaseName;
-if(typeof data38 === "string"){
-if(func3(data38) > 253){
-const err84 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/maxLength",keyword:"maxLength",params:{limit: 253}};
+if(data37 < 1 || isNaN(data37)){
+const err84 = {instancePath:instancePath+"/watch/listPageSize",schemaPath:"#/properties/watch/properties/listPageSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -2287,8 +2276,10 @@ vErrors.push(err84);
 }
 errors++;
 }
-if(!pattern24.test(data38)){
-const err85 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"}};
+}
+}
+else {
+const err85 = {instancePath:instancePath+"/watch",schemaPath:"#/properties/watch/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -2297,9 +2288,26 @@ vErrors.push(err85);
 }
 errors++;
 }
+let data38 = data.leaderElection;
+if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
+if(data38.enabled === undefined){
+data38.enabled = false;
 }
-else {
-const err86 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/type",keyword:"type",params:{type: "string"}};
+if(data38.leaseName === undefined){
+data38.leaseName = "operless-forwarder";
+}
+if(data38.leaseDurationSeconds === undefined){
+data38.leaseDurationSeconds = 15;
+}
+if(data38.renewDeadlineSeconds === undefined){
+data38.renewDeadlineSeconds = 10;
+}
+if(data38.retryPeriodSeconds === undefined){
+data38.retryPeriodSeconds = 2;
+}
+for(const key6 in data38){
+if(!(((((((key6 === "enabled") || (key6 === "leaseName")) || (key6 === "namespace")) || (key6 === "identity")) || (key6 === "leaseDurationSeconds")) || (key6 === "renewDeadlineSeconds")) || (key6 === "retryPeriodSeconds"))){
+const err86 = {instancePath:instancePath+"/leaderElection",schemaPath:"#/properties/leaderElection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -2308,11 +2316,9 @@ vErrors.push(err86);
 }
 errors++;
 }
-if(data36.namespace !== undefined){
-let data39 = data36.namespace;
-if(typeof data39 === "string"){
-if(func3(data39) > 63){
-const err87 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/maxLength",keyword:"maxLength",params:{limit: 63}};
+}
+if(typeof data38.enabled !== "boolean"){
+const err87 = {instancePath:instancePath+"/leaderElection/enabled",schemaPath:"#/properties/leaderElection/properties/enabled/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -2321,8 +2327,10 @@ vErrors.push(err87);
 }
 errors++;
 }
-if(!pattern10.test(data39)){
-const err88 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
+let data40 = data38.leaseName;
+if(typeof data40 === "string"){
+if(func3(data40) > 253){
+const err88 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/maxLength",keyword:"maxLength",params:{limit: 253}};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -2331,9 +2339,8 @@ vErrors.push(err88);
 }
 errors++;
 }
-}
-else {
-const err89 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/type",keyword:"type",params:{type: "string"}};
+if(!pattern25.test(data40)){
+const err89 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"}};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -2343,9 +2350,8 @@ vErrors.push(err89);
 errors++;
 }
 }
-if(data36.identity !== undefined){
-if(typeof data36.identity !== "string"){
-const err90 = {instancePath:instancePath+"/leaderElection/identity",schemaPath:"#/properties/leaderElection/properties/identity/type",keyword:"type",params:{type: "string"}};
+else {
+const err90 = {instancePath:instancePath+"/leaderElection/leaseName",schemaPath:"#/definitions/leaseName/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -2354,11 +2360,11 @@ vErrors.push(err90);
 }
 errors++;
 }
-}
-let data41 = data36.leaseDurationSeconds;
-if((typeof data41 == "number") && (isFinite(data41))){
-if(data41 > 3600 || isNaN(data41)){
-const err91 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+if(data38.namespace !== undefined){
+let data41 = data38.namespace;
+if(typeof data41 === "string"){
+if(func3(data41) > 63){
+const err91 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/maxLength",keyword:"maxLength",params:{limit: 63}};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -2367,8 +2373,8 @@ vErrors.push(err91);
 }
 errors++;
 }
-if(data41 < 1 || isNaN(data41)){
-const err92 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(!pattern1.test(data41)){
+const err92 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -2379,7 +2385,7 @@ errors++;
 }
 }
 else {
-const err93 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/type",keyword:"type",params:{type: "number"}};
+const err93 = {instancePath:instancePath+"/leaderElection/namespace",schemaPath:"#/definitions/namespace/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -2388,10 +2394,10 @@ vErrors.push(err93);
 }
 errors++;
 }
-let data42 = data36.renewDeadlineSeconds;
-if((typeof data42 == "number") && (isFinite(data42))){
-if(data42 > 3600 || isNaN(data42)){
-const err94 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
+}
+if(data38.identity !== undefined){
+if(typeof data38.identity !== "string"){
+const err94 = {instancePath:instancePath+"/leaderElection/identity",schemaPath:"#/properties/leaderElection/properties/identity/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -2400,8 +2406,11 @@ vErrors.push(err94);
 }
 errors++;
 }
-if(data42 < 0.5 || isNaN(data42)){
-const err95 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.5}};
+}
+let data43 = data38.leaseDurationSeconds;
+if((typeof data43 == "number") && (isFinite(data43))){
+if(data43 > 3600 || isNaN(data43)){
+const err95 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -2410,9 +2419,8 @@ vErrors.push(err95);
 }
 errors++;
 }
-}
-else {
-const err96 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/type",keyword:"type",params:{type: "number"}};
+if(data43 < 1 || isNaN(data43)){
+const err96 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -2421,10 +2429,9 @@ vErrors.push(err96);
 }
 errors++;
 }
-let data43 = data36.retryPeriodSeconds;
-if((typeof data43 == "number") && (isFinite(data43))){
-if(data43 > 600 || isNaN(data43)){
-const err97 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600}};
+}
+else {
+const err97 = {instancePath:instancePath+"/leaderElection/leaseDurationSeconds",schemaPath:"#/properties/leaderElection/properties/leaseDurationSeconds/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -2433,8 +2440,10 @@ vErrors.push(err97);
 }
 errors++;
 }
-if(data43 < 0.1 || isNaN(data43)){
-const err98 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.1}};
+let data44 = data38.renewDeadlineSeconds;
+if((typeof data44 == "number") && (isFinite(data44))){
+if(data44 > 3600 || isNaN(data44)){
+const err98 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600}};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -2443,9 +2452,8 @@ vErrors.push(err98);
 }
 errors++;
 }
-}
-else {
-const err99 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/type",keyword:"type",params:{type: "number"}};
+if(data44 < 0.5 || isNaN(data44)){
+const err99 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.5}};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -2456,7 +2464,7 @@ errors++;
 }
 }
 else {
-const err100 = {instancePath:instancePath+"/leaderElection",schemaPath:"#/properties/leaderElection/type",keyword:"type",params:{type: "object"}};
+const err100 = {instancePath:instancePath+"/leaderElection/renewDeadlineSeconds",schemaPath:"#/properties/leaderElection/properties/renewDeadlineSeconds/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -2465,17 +2473,10 @@ vErrors.push(err100);
 }
 errors++;
 }
-let data44 = data.server;
-if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
-if(data44.port === undefined){
-data44.port = 8080;
-}
-if(data44.host === undefined){
-data44.host = "0.0.0.0";
-}
-for(const key7 in data44){
-if(!((key7 === "port") || (key7 === "host"))){
-const err101 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}};
+let data45 = data38.retryPeriodSeconds;
+if((typeof data45 == "number") && (isFinite(data45))){
+if(data45 > 600 || isNaN(data45)){
+const err101 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600}};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -2484,10 +2485,8 @@ vErrors.push(err101);
 }
 errors++;
 }
-}
-let data45 = data44.port;
-if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
-const err102 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/type",keyword:"type",params:{type: "integer"}};
+if(data45 < 0.1 || isNaN(data45)){
+const err102 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.1}};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -2496,9 +2495,9 @@ vErrors.push(err102);
 }
 errors++;
 }
-if((typeof data45 == "number") && (isFinite(data45))){
-if(data45 > 65535 || isNaN(data45)){
-const err103 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535}};
+}
+else {
+const err103 = {instancePath:instancePath+"/leaderElection/retryPeriodSeconds",schemaPath:"#/properties/leaderElection/properties/retryPeriodSeconds/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -2507,8 +2506,9 @@ vErrors.push(err103);
 }
 errors++;
 }
-if(data45 < 0 || isNaN(data45)){
-const err104 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+else {
+const err104 = {instancePath:instancePath+"/leaderElection",schemaPath:"#/properties/leaderElection/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -2517,9 +2517,17 @@ vErrors.push(err104);
 }
 errors++;
 }
+let data46 = data.server;
+if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
+if(data46.port === undefined){
+data46.port = 8080;
 }
-if(typeof data44.host !== "string"){
-const err105 = {instancePath:instancePath+"/server/host",schemaPath:"#/properties/server/properties/host/type",keyword:"type",params:{type: "string"}};
+if(data46.host === undefined){
+data46.host = "0.0.0.0";
+}
+for(const key7 in data46){
+if(!((key7 === "port") || (key7 === "host"))){
+const err105 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -2529,8 +2537,9 @@ vErrors.push(err105);
 errors++;
 }
 }
-else {
-const err106 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"}};
+let data47 = data46.port;
+if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
+const err106 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -2539,29 +2548,9 @@ vErrors.push(err106);
 }
 errors++;
 }
-let data47 = data.webhooks;
-if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
-if(data47.enabled === undefined){
-data47.enabled = false;
-}
-if(data47.port === undefined){
-data47.port = 9443;
-}
-if(data47.host === undefined){
-data47.host = "0.0.0.0";
-}
-if(data47.certFile === undefined){
-data47.certFile = "/etc/operless-webhook-tls/tls.crt";
-}
-if(data47.keyFile === undefined){
-data47.keyFile = "/etc/operless-webhook-tls/tls.key";
-}
-if(data47.functions === undefined){
-data47.functions = {};
-}
-for(const key8 in data47){
-if(!(((((((key8 === "enabled") || (key8 === "port")) || (key8 === "host")) || (key8 === "certFile")) || (key8 === "keyFile")) || (key8 === "functions")) || (key8 === "lambdaEndpoint"))){
-const err107 = {instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8}};
+if((typeof data47 == "number") && (isFinite(data47))){
+if(data47 > 65535 || isNaN(data47)){
+const err107 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535}};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -2570,9 +2559,8 @@ vErrors.push(err107);
 }
 errors++;
 }
-}
-if(typeof data47.enabled !== "boolean"){
-const err108 = {instancePath:instancePath+"/webhooks/enabled",schemaPath:"#/properties/webhooks/properties/enabled/type",keyword:"type",params:{type: "boolean"}};
+if(data47 < 0 || isNaN(data47)){
+const err108 = {instancePath:instancePath+"/server/port",schemaPath:"#/properties/server/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -2581,9 +2569,9 @@ vErrors.push(err108);
 }
 errors++;
 }
-let data49 = data47.port;
-if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
-const err109 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/type",keyword:"type",params:{type: "integer"}};
+}
+if(typeof data46.host !== "string"){
+const err109 = {instancePath:instancePath+"/server/host",schemaPath:"#/properties/server/properties/host/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -2592,9 +2580,9 @@ vErrors.push(err109);
 }
 errors++;
 }
-if((typeof data49 == "number") && (isFinite(data49))){
-if(data49 > 65535 || isNaN(data49)){
-const err110 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535}};
+}
+else {
+const err110 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -2603,8 +2591,29 @@ vErrors.push(err110);
 }
 errors++;
 }
-if(data49 < 0 || isNaN(data49)){
-const err111 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+let data49 = data.webhooks;
+if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
+if(data49.enabled === undefined){
+data49.enabled = false;
+}
+if(data49.port === undefined){
+data49.port = 9443;
+}
+if(data49.host === undefined){
+data49.host = "0.0.0.0";
+}
+if(data49.certFile === undefined){
+data49.certFile = "/etc/operless-webhook-tls/tls.crt";
+}
+if(data49.keyFile === undefined){
+data49.keyFile = "/etc/operless-webhook-tls/tls.key";
+}
+if(data49.functions === undefined){
+data49.functions = {};
+}
+for(const key8 in data49){
+if(!(((((((key8 === "enabled") || (key8 === "port")) || (key8 === "host")) || (key8 === "certFile")) || (key8 === "keyFile")) || (key8 === "functions")) || (key8 === "lambdaEndpoint"))){
+const err111 = {instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8}};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -2614,8 +2623,8 @@ vErrors.push(err111);
 errors++;
 }
 }
-if(typeof data47.host !== "string"){
-const err112 = {instancePath:instancePath+"/webhooks/host",schemaPath:"#/properties/webhooks/properties/host/type",keyword:"type",params:{type: "string"}};
+if(typeof data49.enabled !== "boolean"){
+const err112 = {instancePath:instancePath+"/webhooks/enabled",schemaPath:"#/properties/webhooks/properties/enabled/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -2624,10 +2633,9 @@ vErrors.push(err112);
 }
 errors++;
 }
-let data51 = data47.certFile;
-if(typeof data51 === "string"){
-if(func3(data51) < 1){
-const err113 = {instancePath:instancePath+"/webhooks/certFile",schemaPath:"#/properties/webhooks/properties/certFile/minLength",keyword:"minLength",params:{limit: 1}};
+let data51 = data49.port;
+if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
+const err113 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -2636,9 +2644,9 @@ vErrors.push(err113);
 }
 errors++;
 }
-}
-else {
-const err114 = {instancePath:instancePath+"/webhooks/certFile",schemaPath:"#/properties/webhooks/properties/certFile/type",keyword:"type",params:{type: "string"}};
+if((typeof data51 == "number") && (isFinite(data51))){
+if(data51 > 65535 || isNaN(data51)){
+const err114 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535}};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -2647,10 +2655,8 @@ vErrors.push(err114);
 }
 errors++;
 }
-let data52 = data47.keyFile;
-if(typeof data52 === "string"){
-if(func3(data52) < 1){
-const err115 = {instancePath:instancePath+"/webhooks/keyFile",schemaPath:"#/properties/webhooks/properties/keyFile/minLength",keyword:"minLength",params:{limit: 1}};
+if(data51 < 0 || isNaN(data51)){
+const err115 = {instancePath:instancePath+"/webhooks/port",schemaPath:"#/properties/webhooks/properties/port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -2660,8 +2666,8 @@ vErrors.push(err115);
 errors++;
 }
 }
-else {
-const err116 = {instancePath:instancePath+"/webhooks/keyFile",schemaPath:"#/properties/webhooks/properties/keyFile/type",keyword:"type",params:{type: "string"}};
+if(typeof data49.host !== "string"){
+const err116 = {instancePath:instancePath+"/webhooks/host",schemaPath:"#/properties/webhooks/properties/host/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -2670,13 +2676,10 @@ vErrors.push(err116);
 }
 errors++;
 }
-let data53 = data47.functions;
-if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
-for(const key9 in data53){
-let data54 = data53[key9];
-if(typeof data54 === "string"){
-if(!pattern26.test(data54)){
-const err117 = {instancePath:instancePath+"/webhooks/functions/" + key9.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/webhooks/properties/functions/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9:_.-]{1,170}$"}};
+let data53 = data49.certFile;
+if(typeof data53 === "string"){
+if(func3(data53) < 1){
+const err117 = {instancePath:instancePath+"/webhooks/certFile",schemaPath:"#/properties/webhooks/properties/certFile/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -2687,7 +2690,7 @@ errors++;
 }
 }
 else {
-const err118 = {instancePath:instancePath+"/webhooks/functions/" + key9.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/webhooks/properties/functions/additionalProperties/type",keyword:"type",params:{type: "string"}};
+const err118 = {instancePath:instancePath+"/webhooks/certFile",schemaPath:"#/properties/webhooks/properties/certFile/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -2696,10 +2699,10 @@ vErrors.push(err118);
 }
 errors++;
 }
-}
-}
-else {
-const err119 = {instancePath:instancePath+"/webhooks/functions",schemaPath:"#/properties/webhooks/properties/functions/type",keyword:"type",params:{type: "object"}};
+let data54 = data49.keyFile;
+if(typeof data54 === "string"){
+if(func3(data54) < 1){
+const err119 = {instancePath:instancePath+"/webhooks/keyFile",schemaPath:"#/properties/webhooks/properties/keyFile/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -2708,11 +2711,9 @@ vErrors.push(err119);
 }
 errors++;
 }
-if(data47.lambdaEndpoint !== undefined){
-let data55 = data47.lambdaEndpoint;
-if(typeof data55 === "string"){
-if(!pattern3.test(data55)){
-const err120 = {instancePath:instancePath+"/webhooks/lambdaEndpoint",schemaPath:"#/definitions/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://\\S+$"}};
+}
+else {
+const err120 = {instancePath:instancePath+"/webhooks/keyFile",schemaPath:"#/properties/webhooks/properties/keyFile/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -2721,9 +2722,13 @@ vErrors.push(err120);
 }
 errors++;
 }
-}
-else {
-const err121 = {instancePath:instancePath+"/webhooks/lambdaEndpoint",schemaPath:"#/definitions/endpoint/type",keyword:"type",params:{type: "string"}};
+let data55 = data49.functions;
+if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
+for(const key9 in data55){
+let data56 = data55[key9];
+if(typeof data56 === "string"){
+if(!pattern27.test(data56)){
+const err121 = {instancePath:instancePath+"/webhooks/functions/" + key9.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/webhooks/properties/functions/additionalProperties/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9:_.-]{1,170}$"}};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -2733,9 +2738,8 @@ vErrors.push(err121);
 errors++;
 }
 }
-}
 else {
-const err122 = {instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/type",keyword:"type",params:{type: "object"}};
+const err122 = {instancePath:instancePath+"/webhooks/functions/" + key9.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/webhooks/properties/functions/additionalProperties/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -2744,9 +2748,10 @@ vErrors.push(err122);
 }
 errors++;
 }
-let data56 = data.shutdownGraceMs;
-if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
-const err123 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/type",keyword:"type",params:{type: "integer"}};
+}
+}
+else {
+const err123 = {instancePath:instancePath+"/webhooks/functions",schemaPath:"#/properties/webhooks/properties/functions/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -2755,9 +2760,11 @@ vErrors.push(err123);
 }
 errors++;
 }
-if((typeof data56 == "number") && (isFinite(data56))){
-if(data56 > 600000 || isNaN(data56)){
-const err124 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+if(data49.lambdaEndpoint !== undefined){
+let data57 = data49.lambdaEndpoint;
+if(typeof data57 === "string"){
+if(!pattern4.test(data57)){
+const err124 = {instancePath:instancePath+"/webhooks/lambdaEndpoint",schemaPath:"#/definitions/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://\\S+$"}};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -2766,8 +2773,9 @@ vErrors.push(err124);
 }
 errors++;
 }
-if(data56 < 0 || isNaN(data56)){
-const err125 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+else {
+const err125 = {instancePath:instancePath+"/webhooks/lambdaEndpoint",schemaPath:"#/definitions/endpoint/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -2779,12 +2787,56 @@ errors++;
 }
 }
 else {
-const err126 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err126 = {instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err126];
 }
 else {
 vErrors.push(err126);
+}
+errors++;
+}
+let data58 = data.shutdownGraceMs;
+if(!(((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58))) && (isFinite(data58)))){
+const err127 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err127];
+}
+else {
+vErrors.push(err127);
+}
+errors++;
+}
+if((typeof data58 == "number") && (isFinite(data58))){
+if(data58 > 600000 || isNaN(data58)){
+const err128 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+if(vErrors === null){
+vErrors = [err128];
+}
+else {
+vErrors.push(err128);
+}
+errors++;
+}
+if(data58 < 0 || isNaN(data58)){
+const err129 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err129];
+}
+else {
+vErrors.push(err129);
+}
+errors++;
+}
+}
+}
+else {
+const err130 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err130];
+}
+else {
+vErrors.push(err130);
 }
 errors++;
 }

@@ -4,7 +4,7 @@
  * Sources, later ones winning: a YAML (or JSON) file named by `OPERLESS_FORWARDER_CONFIG`,
  * then environment overrides (`OPERLESS_CLUSTER`, `OPERLESS_QUEUE_URL`,
  * `OPERLESS_QUEUE_REGION`/`AWS_REGION`, `OPERLESS_LEADER_ELECTION`, `POD_NAME`,
- * `POD_NAMESPACE`, `OPERLESS_FORWARDER_PORT`). The SQS endpoint for local brokers comes from
+ * `POD_NAMESPACE`, `OPERLESS_FORWARDER_PORT`, `OPERLESS_NAMESPACES`). The SQS endpoint for local brokers comes from
  * the AWS SDK's own `AWS_ENDPOINT_URL_SQS` (or `queue.endpoint` in the file).
  *
  * Queues: every primary watch may name its own `queueUrl`; a primary without one sends to the
@@ -28,6 +28,7 @@ import { Problems, schemaProblem, type SchemaError } from './config-problems.ts'
 import type { RelatedMapping } from '../contract/related.ts';
 import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS, DEFAULT_RELATED_TRIGGERS, FORWARDER_CONFIG_SCHEMA, TRIGGERS, type Sink, type Trigger } from './config-schema.ts';
 import { validate } from './config-validator.generated.ts';
+import { NAMESPACES_ENV, splitNamespaceList } from '../kube/scope.ts';
 
 /** The compiled schema, as typed as its use needs: fills in defaults, leaves every failure in `errors`. */
 const validateDocument = validate as ((document: unknown) => boolean) & { errors?: readonly SchemaError[] | null };
@@ -52,7 +53,7 @@ export interface WatchConfig {
   readonly plural?: string;
   /** Whether the kind is namespaced; when absent it is found by discovery at startup. */
   readonly namespaced?: boolean;
-  /** Restrict to these namespaces; empty = all namespaces (or cluster-scoped). */
+  /** Restrict to these namespaces; empty = the operator's `namespaces` (all namespaces when empty), or a cluster-scoped kind. */
   readonly namespaces: readonly string[];
   readonly labelSelector?: string;
   readonly triggers: readonly Trigger[];
@@ -87,6 +88,11 @@ export interface LeaderElectionConfig {
 
 export interface ForwarderConfig {
   readonly clusterId: string;
+  /**
+   * The namespaces the operator runs for (kube/scope.ts); empty = cluster-wide. A namespaced
+   * watch without namespaces of its own lists and watches in each of them (source/resources.ts).
+   */
+  readonly namespaces: readonly string[];
   readonly queue: {
     /** The default queue: `queue.url`, or the first primary's `queueUrl` when every primary names its own. */
     readonly url: string;
@@ -193,6 +199,7 @@ export interface RelatedTargetInput {
  */
 export interface ForwarderConfigInput {
   clusterId?: string;
+  namespaces?: string[];
   queue?: { url?: string; region?: string; endpoint?: string };
   sink?: Sink;
   eventBus?: { name?: string; source?: string; endpoint?: string };
@@ -249,8 +256,9 @@ const envBoolean = (text: string): unknown => (text === 'true' ? true : text ===
 const envNumber = (text: string): unknown => (text.trim() !== '' && Number.isFinite(Number(text)) ? Number(text) : text);
 
 /**
- * The document with the environment applied: OPERLESS_CLUSTER, OPERLESS_QUEUE_URL,
- * OPERLESS_QUEUE_REGION, OPERLESS_LEADER_ELECTION and OPERLESS_FORWARDER_PORT override the
+ * The document with the environment applied: OPERLESS_CLUSTER, OPERLESS_NAMESPACES (a
+ * comma-separated list), OPERLESS_QUEUE_URL, OPERLESS_QUEUE_REGION, OPERLESS_LEADER_ELECTION
+ * and OPERLESS_FORWARDER_PORT override the
  * file; AWS_REGION/AWS_DEFAULT_REGION, POD_NAMESPACE and POD_NAME fill in what it leaves out.
  * A section that is not a mapping is left as it is, for the schema to report.
  */
@@ -260,6 +268,8 @@ function withEnvironment(document: Raw, env: ForwarderEnv): Raw {
     return value === undefined ? {} : mapping(value) ? { ...(value as Raw) } : undefined;
   };
   const merged: Raw = { ...document, clusterId: env.OPERLESS_CLUSTER || document.clusterId };
+  const scope = env[NAMESPACES_ENV];
+  if (scope !== undefined && scope.trim() !== '') merged.namespaces = splitNamespaceList(scope);
   const queue = section('queue');
   if (queue) merged.queue = { ...queue, url: env.OPERLESS_QUEUE_URL || queue.url, region: env.OPERLESS_QUEUE_REGION || queue.region || env.AWS_REGION || env.AWS_DEFAULT_REGION };
   const leaderElection = section('leaderElection');
@@ -279,6 +289,7 @@ function withEnvironment(document: Raw, env: ForwarderEnv): Raw {
 /** The document as the schema validated and defaulted it (what `configOf` may rely on). */
 interface ValidDocument {
   clusterId: string;
+  namespaces: string[];
   queue: { url?: string; region?: string; endpoint?: string };
   sink: Sink;
   eventBus: { name?: string; source: string; endpoint?: string };
@@ -333,6 +344,7 @@ function configOf(document: ValidDocument, region: string, env: ForwarderEnv): F
   const { namespace, identity, ...leaderElection } = document.leaderElection;
   return {
     clusterId: document.clusterId,
+    namespaces: [...new Set(document.namespaces)].sort(),
     queue: { url: defaultQueueUrl, region, ...(document.queue.endpoint ? { endpoint: document.queue.endpoint } : {}) },
     watches,
     sink: document.sink,

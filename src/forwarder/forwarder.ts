@@ -194,7 +194,7 @@ class ForwarderProcess {
       this.#server = await startProbeServer({ host: config.server.host, port: config.server.port, health: () => healthOf(this.#fatal), readiness: () => this.#readiness(), registry: this.metrics.registry });
       if (config.webhooks.enabled) this.#webhooks = await startWebhookEndpoint(config.webhooks, this.#log, this.#invokeWebhook);
     }
-    this.#watches = await resolveWatches(this.#api, config.watches, this.#starting.signal);
+    this.#watches = await resolveWatches(this.#api, config.watches, this.#starting.signal, config.namespaces);
     for (const w of this.#watches) {
       this.#log.info('configured watch', {
         role: w.role, apiVersion: w.apiVersion, kind: w.kind, plural: w.plural, namespaced: w.namespaced,

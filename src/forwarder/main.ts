@@ -11,11 +11,16 @@
  * new leader resyncs whatever was not sent). A second failure while doing so changes nothing;
  * a hard timer ends the process even if the flush hangs.
  *
+ * Tracing: the standard `OTEL_*` variables (observability/otel-config.ts) turn the SDK on
+ * before the forwarder starts (unset: it is never loaded); an unusable one is a configuration
+ * error naming the variable (exit 2); every exit flushes the spans first (bounded).
+ *
  * Exit codes: 0 clean shutdown (everything flushed), 1 startup failure (message says
  * what to fix), 2 invalid configuration, 3 shutdown with messages left unsent, 4 an
  * uncaught exception or unhandled rejection (a bug: the log line says where).
  */
 import { createLogger, errorMessage } from '../observability/log.ts';
+import { startTracingFromEnv, TracingConfigError, type Tracing } from '../observability/tracing.ts';
 import { ConfigError, loadConfig, type ForwarderConfig } from './config.ts';
 import { startForwarder, type Forwarder } from './forwarder.ts';
 
@@ -27,8 +32,11 @@ const EXIT_FATAL = 4;
 const FATAL_FLUSH_MS = 5_000;
 /** Beyond the flush, the most the handler waits before exiting regardless. */
 const FATAL_HARD_STOP_MS = FATAL_FLUSH_MS + 2_000;
+/** The most an exit waits for the last spans to be exported. */
+const TRACE_FLUSH_MS = 2_000;
 
 let forwarder: Forwarder | undefined;
+let tracing: Tracing | undefined;
 let failing = false;
 function lastResort(what: 'uncaughtException' | 'unhandledRejection', err: unknown): void {
   const stack = err instanceof Error ? err.stack : undefined;
@@ -44,7 +52,7 @@ function lastResort(what: 'uncaughtException' | 'unhandledRejection', err: unkno
   stopping.then(
     ({ unsent }) => log.info('stopped after the failure', { unsent }),
     (stopErr: unknown) => log.error(`could not stop cleanly after the failure: ${errorMessage(stopErr)}`),
-  ).finally(() => process.exit(EXIT_FATAL));
+  ).finally(() => exitAfterTraces(EXIT_FATAL));
 }
 process.on('uncaughtException', (err) => lastResort('uncaughtException', err));
 process.on('unhandledRejection', (reason) => lastResort('unhandledRejection', reason));
@@ -73,6 +81,23 @@ try {
   throw err;
 }
 
+try {
+  tracing = await startTracingFromEnv(process.env, 'operless-forwarder');
+  if (tracing.mode !== 'off') log.info('tracing on', { mode: tracing.mode });
+} catch (err) {
+  if (err instanceof TracingConfigError) {
+    process.stderr.write(`${err.message}\n`);
+    log.error('invalid tracing configuration', { problems: err.problems });
+    process.exit(2);
+  }
+  throw err;
+}
+
+/** Exits with `code` once the spans are exported (at most `TRACE_FLUSH_MS`). */
+function exitAfterTraces(code: number): void {
+  void (tracing?.shutdown(TRACE_FLUSH_MS) ?? Promise.resolve()).finally(() => process.exit(code));
+}
+
 let running: Forwarder;
 try {
   running = startForwarder(config, { processMetrics: true, logger: log });
@@ -88,7 +113,7 @@ async function shutdown(signal: string): Promise<void> {
   shuttingDown = true;
   log.info('shutting down: stop watching, flush, release the lease', { signal, graceMs: config.shutdownGraceMs });
   const { unsent } = await running.stop();
-  process.exit(unsent > 0 ? 3 : 0);
+  exitAfterTraces(unsent > 0 ? 3 : 0);
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
@@ -96,5 +121,5 @@ process.on('SIGINT', () => void shutdown('SIGINT'));
 running.ready.catch(async (err: unknown) => {
   log.error(`forwarder failed to start: ${errorMessage(err)}`);
   await running.stop({ graceMs: 0 }).catch(() => {});
-  process.exit(1);
+  exitAfterTraces(1);
 });

@@ -18,6 +18,7 @@
 import type { ReconcileMessage } from '../contract/message.ts';
 import type { Memcached } from './types.ts';
 import type { DeploymentView } from './status.ts';
+import { SERVICES } from './desired.ts';
 
 /** Why the Service is applied in this reconcile, or undefined when it is left alone. */
 export type ServiceCheck = 'spec-or-retry' | 'owned-event' | 'deployment-applied' | 'resync' | undefined;
@@ -29,9 +30,11 @@ export type ServiceCheck = 'spec-or-retry' | 'owned-event' | 'deployment-applied
  *   failed somewhere), `Deleted` (a recreated object): always;
  * - whenever the Deployment had to be applied (it was missing or drifted: something happened
  *   to the children, so check the other one too);
- * - `Owned`: a child changed. The forwarder puts the child's `resourceVersion` in the message;
- *   when it is the live Deployment's, the event was the Deployment's own and the Service is
- *   not concerned. Any other version (a Service event, or a Deployment version we do not see
+ * - `Owned`: a child changed. The forwarder names the children's kinds (`ownedKinds`): when
+ *   they do not include Service, the Service is not concerned. Without kinds (a merge with a
+ *   message that has none, an older forwarder), the child's `resourceVersion` in the message
+ *   decides: when it is the live Deployment's, the event was the Deployment's own and the
+ *   Service is not concerned. Any other version (a Service event, or a Deployment version we do not see
  *   any more) checks the Service. resourceVersions are compared for equality only, as the API
  *   conventions allow.
  * - `Resync`: always. It is the safety net for every event that never arrived (a forwarder
@@ -44,7 +47,7 @@ export type ServiceCheck = 'spec-or-retry' | 'owned-event' | 'deployment-applied
  * A message that stands for several events (merged by the forwarder's coalescer or grouped in
  * one batch) carries no `resourceVersion`, so it never passes for the Deployment's own event.
  */
-export function serviceCheck(message: Pick<ReconcileMessage, 'reason' | 'resourceVersion'>, deployment: DeploymentView | undefined, deploymentApplied: boolean): ServiceCheck {
+export function serviceCheck(message: Pick<ReconcileMessage, 'reason' | 'resourceVersion' | 'ownedKinds'>, deployment: DeploymentView | undefined, deploymentApplied: boolean): ServiceCheck {
   if (deploymentApplied) return 'deployment-applied';
   switch (message.reason) {
     case 'Added':
@@ -53,6 +56,7 @@ export function serviceCheck(message: Pick<ReconcileMessage, 'reason' | 'resourc
     case 'Deleted':
       return 'spec-or-retry';
     case 'Owned':
+      if (message.ownedKinds !== undefined) return message.ownedKinds.includes(SERVICES.kind) ? 'owned-event' : undefined;
       return message.resourceVersion !== undefined && message.resourceVersion === deployment?.metadata.resourceVersion ? undefined : 'owned-event';
     case 'Resync':
       return 'resync';

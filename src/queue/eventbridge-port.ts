@@ -6,6 +6,11 @@
  * the work queue; its SQS target passes only `$.detail` (InputPath), so the function receives
  * the same body as from the SQS sink (docs/forwarder.md, "EventBridge sink").
  *
+ * Trace context: when the entry is traced, the event carries it twice — X-Ray's header as the
+ * entry's `TraceHeader` (EventBridge hands it to the target: SQS's `AWSTraceHeader`), and the
+ * W3C `traceparent` as a transport field of the detail (contract/message.ts
+ * `TRACEPARENT_FIELD`), which survives what the header does not: archives, replays, emulators.
+ *
  * Guarantees (the port's):
  * - a thrown `sendBatch` means "nothing is known to have been sent"; a returned result lists
  *   exactly the entries PutEvents rejected (its answer is positional), each with its error code;
@@ -21,6 +26,7 @@
 import type {
   DescribeEventBusCommand, EventBridgeClient, PutEventsCommand, PutEventsCommandInput, PutEventsCommandOutput, PutEventsRequestEntry,
 } from '@aws-sdk/client-eventbridge';
+import { TRACEPARENT_FIELD } from '../contract/message.ts';
 import type { BatchEntry, EntryFailure, QueuePort } from './port.ts';
 import { BATCH_LIMIT } from './sqs-port.ts';
 
@@ -81,8 +87,10 @@ export function putEventsInput(target: EventBusTarget, entries: readonly BatchEn
       continue;
     }
     ids.push(entry.id);
+    const traceparent = entry.trace?.traceparent;
     events.push({
-      EventBusName: target.bus, Source: target.source, DetailType: detailTypeOf(parsed.detail), Detail: entry.body,
+      EventBusName: target.bus, Source: target.source, DetailType: detailTypeOf(parsed.detail),
+      Detail: traceparent ? JSON.stringify({ ...parsed.detail, [TRACEPARENT_FIELD]: traceparent }) : entry.body,
       ...(entry.trace?.awsTraceHeader ? { TraceHeader: entry.trace.awsTraceHeader } : {}),
     });
   }

@@ -1,8 +1,10 @@
 /**
  * Resync: the safety net that heals anything the forwarder ever missed. Lists every object
- * of the given kinds (all namespaces, paginated with `limit`/`continue`, so memory stays
- * bounded however many objects exist) and enqueues one `Resync` reconcile message per
- * object with `SendMessageBatch` (10 per call).
+ * of the given kinds (all namespaces, or each namespace of the operator's scope —
+ * `OPERLESS_NAMESPACES`, kube/scope.ts — so a namespace-scoped identity never lists
+ * cluster-wide; paginated with `limit`/`continue`, so memory stays bounded however many
+ * objects exist) and enqueues one `Resync` reconcile message per object with
+ * `SendMessageBatch` (10 per call).
  *
  * Guarantees: every listed object gets a message, is counted as failed, or — when no reconcile
  * message can name it (a built-in kind allows names such as `system:node`, which the contract
@@ -17,6 +19,7 @@ import { BATCH_LIMIT, sendMessageBatch, type BatchEntry } from './batch-send.ts'
 import type { KindRef, KubeClient, KubeObject } from '../kube/types.ts';
 import { displayKey, encodeMessage, messageProblem, newMessage, type ReconcileMessage } from '../contract/message.ts';
 import { errorMessage, silentLogger, type Logger } from '../observability/log.ts';
+import { NAMESPACES_ENV, namespacesToList, parseNamespaceScope } from '../kube/scope.ts';
 
 export { BATCH_LIMIT, type BatchEntry } from './batch-send.ts';
 /** Objects per list page. */
@@ -32,6 +35,8 @@ export interface ResyncOptions {
   readonly cluster: string;
   readonly send: BatchSend;
   readonly pageSize?: number;
+  /** The operator's namespaces (kube/scope.ts): a namespaced kind is listed in each; empty = all namespaces at once. */
+  readonly namespaces?: readonly string[];
   readonly log?: Logger;
   readonly now?: () => number;
   /** Stop early (the function's time budget): rejects with a ResyncError saying how far it got. */
@@ -91,7 +96,8 @@ export async function resyncAll(options: ResyncOptions): Promise<ResyncReport> {
   let failed = 0;
   let pages = 0;
   let skipped = 0;
-  for (const kind of options.kinds) {
+  const lists = options.kinds.flatMap((kind) => (kind.namespaced ? namespacesToList(options.namespaces ?? []) : [undefined]).map((namespace) => ({ kind, namespace })));
+  for (const { kind, namespace } of lists) {
     let token: string | undefined;
     let restarted = false;
     for (;;) {
@@ -104,7 +110,7 @@ export async function resyncAll(options: ResyncOptions): Promise<ResyncReport> {
       }
       let page: { items: KubeObject[]; continue?: string };
       try {
-        page = await options.client.list(kind, { limit: pageSize, ...(token ? { continue: token } : {}) });
+        page = await options.client.list(kind, { limit: pageSize, ...(namespace ? { namespace } : {}), ...(token ? { continue: token } : {}) });
       } catch (err) {
         if (token && !restarted && (err as { status?: number }).status === 410) {
           log.warn('list continue token expired; listing again from the start', { kind: kind.kind });
@@ -186,8 +192,10 @@ const RESERVE_MS = 3_000;
 
 /**
  * The scheduled resync function: `OPERLESS_QUEUE_URL` (where reconcile messages go) and
- * `OPERLESS_CLUSTER` (the cluster id the forwarder uses) are required; Kubernetes access is
- * configured like the reconcile function's (see src/kube/factory.ts).
+ * `OPERLESS_CLUSTER` (the cluster id the forwarder uses) are required; `OPERLESS_NAMESPACES`
+ * (comma-separated; an invalid name fails the invocation, naming the variable) lists in those
+ * namespaces only; Kubernetes access is configured like the reconcile function's (see
+ * src/kube/factory.ts).
  */
 export function createResyncHandler(options: ResyncHandlerOptions) {
   const env = options.env ?? process.env;
@@ -199,6 +207,7 @@ export function createResyncHandler(options: ResyncHandlerOptions) {
         'the resync function needs OPERLESS_QUEUE_URL (the reconcile queue) and OPERLESS_CLUSTER (the cluster id the forwarder uses); set them in serverless.yml',
       );
     }
+    const namespaces = parseNamespaceScope(env[NAMESPACES_ENV], NAMESPACES_ENV);
     const log = (options.log ?? silentLogger).child({ function: 'resync', cluster });
     const clientFor = options.clientFor ?? (await import('../kube/factory.ts')).createClientFactory({ env });
     const sqs = options.sqs ?? (await import('./sqs.ts')).sharedSqsClient();
@@ -208,6 +217,7 @@ export function createResyncHandler(options: ResyncHandlerOptions) {
       client: await clientFor(cluster),
       cluster,
       send: sqsBatchSend(sqs, queueUrl, log),
+      namespaces,
       log,
       ...(budget ? { signal: AbortSignal.timeout(budget) } : {}),
     });

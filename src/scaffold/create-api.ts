@@ -9,7 +9,9 @@
  * DLQ and event source into serverless.yml, the resource into src/resources.ts, and the kind
  * into the scheduled resync function (functions/resync.ts, and its queue URL variable in
  * serverless.yml); and it regenerates everything derived from all kinds together (operless.json, forwarder watches
- * and the forwarder's RBAC).
+ * and the forwarder's RBAC). With `namespaces` (namespace-scoped mode, stored in operless.json)
+ * the watches carry the top-level `namespaces` and the RBAC it writes is a Role and
+ * RoleBinding per namespace (`operless rbac --namespaces` rewrites files written before).
  */
 import { parse, stringify } from 'yaml';
 import type { KindRef } from '../kube/types.ts';
@@ -21,6 +23,8 @@ import type { FileChange } from './files.ts';
 import { resolveOwned, resolveRelated } from './known-kinds.ts';
 import { camel, checkKind, checkVersion, constant, fullGroup, kebab, pluralOf, ScaffoldError } from './names.ts';
 import { kindRefOf, PROJECT_FILE, renderProjectFile, type ApiEntry, type ProjectFile } from './project-file.ts';
+import { clusterScopedOf, namespacedRbac, type RbacObject } from '../kube/rbac-scope.ts';
+import { parseNamespaceScope } from '../kube/scope.ts';
 
 export interface CreateApiOptions {
   readonly group: string;
@@ -35,6 +39,11 @@ export interface CreateApiOptions {
   readonly force?: boolean;
   /** `per-key`: a FIFO work queue by object key plus a delay queue (docs/architecture.md); default `unordered`. */
   readonly ordering?: Ordering;
+  /**
+   * Namespace-scoped mode: the namespaces the operator runs for (comma-separated; "" = back to
+   * cluster-wide). Stored in operless.json; absent = the project's current setting.
+   */
+  readonly namespaces?: string;
 }
 
 export const ORDERINGS = ['unordered', 'per-key'] as const;
@@ -66,7 +75,7 @@ export function planCreateApi(project: ProjectFile, options: CreateApiOptions, c
     throw new ScaffoldError(`this project already has kind ${kind} (${existing.group}/${existing.version}); pass --force to regenerate its files`);
   }
   const apis = existing ? project.apis.map((a) => (a.kind === kind ? api : a)) : [...project.apis, api];
-  const next: ProjectFile = { ...project, apis };
+  const next: ProjectFile = withScope({ ...project, apis }, options.namespaces);
   const create = (path: string, content: string): FileChange => ({ type: 'create', path, content });
   const generated = (path: string, content: string): FileChange => ({ type: 'generated', path, content });
   const file = kebab(kind);
@@ -75,10 +84,10 @@ export function planCreateApi(project: ProjectFile, options: CreateApiOptions, c
     create(`src/${file}/controller.ts`, controllerModule(api)),
     create(`functions/${file}.ts`, functionModule(api)),
     create(`infra/crds/${api.plural}.${group}.yaml`, crdYaml(api)),
-    create(`infra/rbac/${file}-function.yaml`, functionRbac(project.name, api)),
-    create(`infra/samples/${file}.yaml`, sample(api)),
-    create(`events/${file}-added.json`, sampleEvent(project.name, api)),
-    create(`test/${file}.test.ts`, integrationTest(project.name, api)),
+    create(`infra/rbac/${file}-function.yaml`, functionRbac(next, api)),
+    create(`infra/samples/${file}.yaml`, sample(api, sampleNamespace(next))),
+    create(`events/${file}-added.json`, sampleEvent(project.name, api, sampleNamespace(next))),
+    create(`test/${file}.test.ts`, integrationTest(next, api)),
     generated(PROJECT_FILE, renderProjectFile(next)),
     generated('infra/forwarder/watches.yaml', forwarderWatches(next, current.watches)),
     generated('infra/rbac/forwarder.yaml', forwarderRbac(next)),
@@ -96,6 +105,29 @@ export function planCreateApi(project: ProjectFile, options: CreateApiOptions, c
     );
   }
   return { api, project: next, changes };
+}
+
+/** The project with the namespaces of `--namespaces` (unchanged when absent). */
+function withScope(project: ProjectFile, namespaces: string | undefined): ProjectFile {
+  if (namespaces === undefined) return project;
+  let scope: string[];
+  try {
+    scope = parseNamespaceScope(namespaces, '--namespaces');
+  } catch (err) {
+    throw new ScaffoldError((err as Error).message);
+  }
+  const { namespaces: _previous, ...rest } = project;
+  return scope.length > 0 ? { ...rest, namespaces: scope } : rest;
+}
+
+/**
+ * A ClusterRole and its ClusterRoleBinding as YAML, or — in namespace-scoped mode — a Role and
+ * RoleBinding per namespace (kube/rbac-scope.ts; the project's cluster-scoped kinds stay in a
+ * ClusterRole of their own).
+ */
+function rbacYaml(project: ProjectFile, role: RbacObject, binding: RbacObject): string {
+  const clusterKinds = project.apis.filter((a) => !a.namespaced).map((a) => ({ group: a.group, plural: a.plural }));
+  return namespacedRbac([role, binding], project.namespaces ?? [], clusterScopedOf(clusterKinds)).map((o) => stringify(o)).join('---\n');
 }
 
 /** The forwarder watches a kind once, owned or related: a kind the project owns cannot also be related (and the other way round). */
@@ -291,7 +323,8 @@ export const handler = toSqsHandler(controllers);
 
 interface RbacRule { apiGroups: string[]; resources: string[]; verbs: string[] }
 
-function functionRbac(project: string, api: ApiEntry): string {
+function functionRbac(projectFile: ProjectFile, api: ApiEntry): string {
+  const project = projectFile.name;
   const name = `${project}-${kebab(api.kind)}`;
   const rules: RbacRule[] = [
     { apiGroups: [api.group], resources: [api.plural], verbs: ['get', 'list', 'watch', 'patch'] },
@@ -307,16 +340,20 @@ function functionRbac(project: string, api: ApiEntry): string {
 # (same IAM role) lists the primary. Narrow it to what your controller really uses.
 #
 # The functions' IAM role is mapped to the Kubernetes group \`${groupName(project, api)}\` (an EKS
-# access entry); outside EKS, bind the group or the user in your kubeconfig.
+# access entry); outside EKS, bind the group or the user in your kubeconfig.${scopeNote(projectFile)}
 ---
-${stringify({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels }, rules })}---
-${stringify({
+${rbacYaml(projectFile, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels }, rules }, {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRoleBinding',
     metadata: { name, labels },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
     subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: groupName(project, api) }],
   })}`;
+}
+
+/** The header line of RBAC generated for a namespace scope. */
+function scopeNote(project: ProjectFile): string {
+  return project.namespaces?.length ? `\n# Namespace-scoped (operless.json "namespaces": ${project.namespaces.join(', ')}): a Role per namespace.` : '';
 }
 
 /** The Kubernetes group a kind's function identity is bound to. */
@@ -371,7 +408,7 @@ function forwarderWatches(project: ProjectFile, currentYaml?: string): string {
 # which queue each kind's messages go to (messages about an owned object go to its owner's
 # queue; about a related object, to the queues of the primaries that name it). Set each queueUrl to that kind's queue (the stack output <Kind>WorkQueueUrl); those
 # edits are kept when \`operless create api\` regenerates this file. Anything else: values.yaml.
-${stringify({ primaries: primaries.map((p) => ({ ...p, queueUrl: urls.get(p.kind) ?? placeholderQueueUrl(project.name, p.kind) })), owned: owned.map((o) => ({ ...o })), ...(related.length > 0 ? { related } : {}) })}`;
+${stringify({ ...(project.namespaces?.length ? { namespaces: [...project.namespaces] } : {}), primaries: primaries.map((p) => ({ ...p, queueUrl: urls.get(p.kind) ?? placeholderQueueUrl(project.name, p.kind) })), owned: owned.map((o) => ({ ...o })), ...(related.length > 0 ? { related } : {}) })}`;
 }
 
 function forwarderRbac(project: ProjectFile): string {
@@ -387,10 +424,9 @@ function forwarderRbac(project: ProjectFile): string {
   const labels = { 'app.kubernetes.io/name': name, 'app.kubernetes.io/managed-by': 'operless' };
   return `# Generated by \`operless create api\` from operless.json: the forwarder reads (get, list,
 # watch) exactly what it watches, nothing else. For installs without the Helm chart (which
-# renders the same rules from the watches); bind it to the forwarder's ServiceAccount.
+# renders the same rules from the watches); bind it to the forwarder's ServiceAccount.${scopeNote(project)}
 ---
-${stringify({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels }, rules: [...rules.values()] })}---
-${stringify({
+${rbacYaml(project, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels }, rules: [...rules.values()] }, {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRoleBinding',
     metadata: { name, labels },
@@ -403,21 +439,26 @@ function sampleName(api: ApiEntry): string {
   return `${kebab(api.kind)}-sample`;
 }
 
-function sample(api: ApiEntry): string {
+/** Where the sample lives: `default`, or the first namespace of a namespace-scoped project. */
+function sampleNamespace(project: ProjectFile): string {
+  return project.namespaces?.[0] ?? 'default';
+}
+
+function sample(api: ApiEntry, namespace: string): string {
   return `# A sample ${api.kind}: \`kubectl apply -f infra/samples/${kebab(api.kind)}.yaml\`, then
 # \`kubectl get ${api.plural}\` and \`kubectl wait --for=condition=Ready ${api.kind.toLowerCase()}/${sampleName(api)}\`.
 ${stringify({
     apiVersion: `${api.group}/${api.version}`,
     kind: api.kind,
-    metadata: { name: sampleName(api), ...(api.namespaced ? { namespace: 'default' } : {}) },
+    metadata: { name: sampleName(api), ...(api.namespaced ? { namespace } : {}) },
     spec: { message: 'hello' },
   })}`;
 }
 
-function sampleEvent(project: string, api: ApiEntry): string {
+function sampleEvent(project: string, api: ApiEntry, namespace: string): string {
   const body = {
     v: 1, cluster: 'default', apiVersion: `${api.group}/${api.version}`, kind: api.kind,
-    ...(api.namespaced ? { namespace: 'default' } : {}),
+    ...(api.namespaced ? { namespace } : {}),
     name: sampleName(api), reason: 'Added', observedAt: 1767225600000, attempt: 0,
   };
   const event = {
@@ -515,10 +556,13 @@ ${api.kind}DeadLetterQueueUrl:
 `;
 }
 
-function integrationTest(project: string, api: ApiEntry): string {
+function integrationTest(projectFile: ProjectFile, api: ApiEntry): string {
+  const project = projectFile.name;
+  const namespace = sampleNamespace(projectFile);
   const k = api.kind;
   const file = kebab(k);
-  const ns = api.namespaced ? `, '-n', 'default'` : '';
+  const ns = api.namespaced ? `, '-n', '${namespace}'` : '';
+  const scope = projectFile.namespaces ?? [];
   return `/**
  * The ${k} controller against a real kube-apiserver + etcd (the Operless test environment,
  * binaries cached in ~/.cache/operless): the CRD installs, the sample applies, and the
@@ -543,7 +587,7 @@ after(async () => {
 });
 
 test('the handler reconciles the sample ${k}: Ready=True with observedGeneration', async () => {
-  for (const file of ['infra/rbac/${file}-function.yaml', 'infra/samples/${file}.yaml']) {
+${scope.map((n) => `  await cp.kubectl(['create', 'namespace', '${n}']); // namespace-scoped mode: its Roles live there\n`).join('')}  for (const file of ['infra/rbac/${file}-function.yaml', 'infra/samples/${file}.yaml']) {
     const applied = await cp.kubectl(['apply', '-f', file]);
     assert.equal(applied.code, 0, applied.stderr);
   }
@@ -554,7 +598,7 @@ test('the handler reconciles the sample ${k}: Ready=True with observedGeneration
   const handler = toSqsHandler(defineController(${camel(k)}Controller), {
     queueUrl: 'http://localhost/queue/work',
     deadLetterQueueUrl: 'http://localhost/queue/dlq',
-    cluster: 'default',
+    cluster: 'default',${scope.length > 0 ? `\n    namespaces: ${JSON.stringify(scope).replaceAll('"', "'")},` : ''}
     clients: createClientFactory({ sources: { default: { type: 'file', path: identity.kubeconfigPath } }, env: {} }),
     sender,
     log: createLogger({ level: 'warn' }),

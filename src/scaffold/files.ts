@@ -7,6 +7,8 @@
  *   file, indented like the marker, so hand edits elsewhere in the file are kept (the
  *   kubebuilder approach). A missing marker is an error naming the file and the marker.
  * - `generated`: a file derived from the project file, always rewritten.
+ * - `replace`: one exact text of an existing file replaced (a line the scaffolder wrote); when
+ *   neither it nor its replacement is there, an error naming the file and what to do by hand.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -15,7 +17,9 @@ import { ScaffoldError } from './names.ts';
 export type FileChange =
   | { readonly type: 'create'; readonly path: string; readonly content: string }
   | { readonly type: 'insert'; readonly path: string; readonly marker: string; readonly content: string }
-  | { readonly type: 'generated'; readonly path: string; readonly content: string };
+  | { readonly type: 'generated'; readonly path: string; readonly content: string }
+  /** `content` replaces `find`. */
+  | { readonly type: 'replace'; readonly path: string; readonly find: string; readonly content: string; readonly hint: string };
 
 export interface AppliedChange {
   readonly path: string;
@@ -54,6 +58,10 @@ export function applyChanges(root: string, changes: readonly FileChange[], optio
       const text = read(change.path);
       if (text === undefined) throw new ScaffoldError(`${change.path} is missing: is this an Operless project made by \`operless init\`?`);
       contents.set(change.path, insertAtMarker(text, change.marker, change.content, change.path));
+    } else if (change.type === 'replace') {
+      const text = read(change.path) ?? '';
+      if (text.includes(change.find)) contents.set(change.path, text.replace(change.find, change.content));
+      else if (!text.includes(change.content)) throw new ScaffoldError(`${change.path}: cannot find ${JSON.stringify(change.find)} (edited by hand?); ${change.hint}`);
     } else {
       contents.set(change.path, change.content);
     }

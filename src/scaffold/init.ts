@@ -21,6 +21,8 @@ export interface InitOptions {
   readonly operlessDependency: string;
   /** Pinned versions of the dev tools, by package name. */
   readonly toolVersions: Readonly<Record<string, string>>;
+  /** Namespace-scoped mode: the namespaces the operator runs for (kube/scope.ts); empty/absent = cluster-wide. */
+  readonly namespaces?: readonly string[];
 }
 
 /** Dev tools a generated project pins (versions come from Operless's own package.json). */
@@ -32,8 +34,8 @@ export function planInit(options: InitOptions): FileChange[] {
     create('package.json', packageJson(options)),
     create('tsconfig.json', TSCONFIG),
     create('.gitignore', GITIGNORE),
-    create(PROJECT_FILE, renderProjectFile({ name: options.name, domain: options.domain, apis: [] })),
-    create('serverless.yml', serverlessYaml(options.name)),
+    create(PROJECT_FILE, renderProjectFile({ name: options.name, domain: options.domain, apis: [], ...(options.namespaces?.length ? { namespaces: options.namespaces } : {}) })),
+    create('serverless.yml', serverlessYaml(options.name, options.namespaces ?? [])),
     create('src/resources.ts', RESOURCES),
     create('functions/README.md', FUNCTIONS_README),
     create('functions/resync.ts', RESYNC_FUNCTION),
@@ -159,7 +161,7 @@ tests invoke the handler with it; \`npx osls invoke local --stage local -f <func
 does the same against the cluster in OPERLESS_KUBECONFIG.
 `;
 
-function serverlessYaml(name: string): string {
+function serverlessYaml(name: string, namespaces: readonly string[]): string {
   return `# ${name}: Kubernetes operator functions on AWS Lambda + SQS, built with Operless.
 #
 #   npm run package                      # offline: bundles + CloudFormation into .serverless/
@@ -178,6 +180,9 @@ params:
   default:
     # Cluster id the forwarder writes into messages (its clusterId value).
     clusterId: default
+    # Namespace-scoped mode: the namespaces the operator runs for, comma-separated (the same
+    # list as operless.json and the forwarder's namespaces). Empty: all namespaces.
+    namespaces: '${namespaces.join(',')}'
     # EKS cluster name (functions get endpoint + CA from eks:DescribeCluster and an IAM token).
     clusterName: ''
     # Upper bound of concurrent reconcile invocations per kind (2-1000): protects the API server.
@@ -186,6 +191,7 @@ params:
     # the forwarder missed).
     resyncSchedule: rate(10 minutes)
     logLevel: info
+    # ${marker('params')}
 
 provider:
   name: aws
@@ -197,6 +203,7 @@ provider:
   logRetentionInDays: 14
   environment:
     OPERLESS_CLUSTER: \${param:clusterId}
+    OPERLESS_NAMESPACES: \${param:namespaces}
     OPERLESS_LOG_LEVEL: \${param:logLevel}
     OPERLESS_EKS_CLUSTER: \${param:clusterName}
   iam:

@@ -8,6 +8,7 @@
  * is wrong otherwise; rendering is deterministic.
  */
 import type { KindRef } from '../kube/types.ts';
+import { namespaceProblem } from '../kube/scope.ts';
 import { ScaffoldError } from './names.ts';
 
 export const PROJECT_FILE = 'operless.json';
@@ -22,16 +23,32 @@ export interface ApiEntry {
   readonly owns: readonly KindRef[];
   /** Related kinds (`--watches`): read, not owned; each named by `spec.<kind>Ref.name`. Absent in older project files. */
   readonly watches?: readonly KindRef[];
+  /** The kind's webhooks (`operless create webhook`). Absent: none. */
+  readonly webhook?: WebhookEntry;
+}
+
+/** Which webhooks a kind has; `spoke`: the version its conversion webhook converts to and from. */
+export interface WebhookEntry {
+  readonly defaulting: boolean;
+  readonly validation: boolean;
+  readonly spoke?: string;
 }
 
 export interface ProjectFile {
   readonly name: string;
   readonly domain: string;
   readonly apis: readonly ApiEntry[];
+  /**
+   * The namespaces the operator runs for (namespace-scoped mode, kube/scope.ts); absent or
+   * empty = cluster-wide. The forwarder watches, the forwarder RBAC and each new kind's
+   * function RBAC are generated for it.
+   */
+  readonly namespaces?: readonly string[];
 }
 
 export function renderProjectFile(project: ProjectFile): string {
-  return `${JSON.stringify({ name: project.name, domain: project.domain, apis: project.apis }, null, 2)}\n`;
+  const scope = project.namespaces?.length ? { namespaces: project.namespaces } : {};
+  return `${JSON.stringify({ name: project.name, domain: project.domain, ...scope, apis: project.apis }, null, 2)}\n`;
 }
 
 export function parseProjectFile(text: string, where: string = PROJECT_FILE): ProjectFile {
@@ -51,7 +68,12 @@ export function parseProjectFile(text: string, where: string = PROJECT_FILE): Pr
       throw new ScaffoldError(`${where}: every entry of "apis" needs group, version, kind, plural, namespaced and owns`);
     }
   }
-  return { name: doc.name, domain: doc.domain, apis: doc.apis };
+  const namespaces = (doc as { namespaces?: unknown }).namespaces;
+  if (namespaces !== undefined) {
+    const problem = Array.isArray(namespaces) ? namespaces.map(namespaceProblem).find((p) => p !== undefined) : 'must be a list of namespace names';
+    if (problem) throw new ScaffoldError(`${where}: "namespaces" ${problem}`);
+  }
+  return { name: doc.name, domain: doc.domain, apis: doc.apis, ...(Array.isArray(namespaces) && namespaces.length > 0 ? { namespaces: namespaces as string[] } : {}) };
 }
 
 /** The KindRef of a project API. */

@@ -10,7 +10,9 @@
  * controller-runtime operator (`bench/controller-runtime`) is built the same way, but only when
  * named (`controller-runtime` is not among the default targets: tests never build it), and so
  * is the EventBridge emulator, moto's server from PyPI in a Python virtual environment
- * (`moto`: the EventBridge tests provision it themselves).
+ * (`moto`: the EventBridge tests provision it themselves), and the OpenTelemetry Collector, a
+ * minimal build from its Go modules (`otelcol`: the trace test's real OTLP receiver, provisioned
+ * by that test).
  *
  * `KUBEBUILDER_ASSETS` is honoured like controller-runtime's envtest does: when that folder
  * holds `kube-apiserver` and `etcd`, they are used and neither is built; kube-controller-manager
@@ -27,14 +29,14 @@ import { accessSync, constants } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export type ProvisionTarget = 'kube' | 'etcd' | 'helm' | 'elasticmq' | 'rie' | 'ric' | 'pytools' | 'moto' | 'controller-runtime';
+export type ProvisionTarget = 'kube' | 'etcd' | 'helm' | 'elasticmq' | 'rie' | 'ric' | 'pytools' | 'moto' | 'otelcol' | 'controller-runtime';
 /** What `provision()` builds by default: the test environment. */
 export const ALL_TARGETS: readonly ProvisionTarget[] = ['etcd', 'kube', 'elasticmq', 'helm', 'rie', 'ric', 'pytools'];
 /**
- * Every target, including those built only when named: the EventBridge emulator (its tests
- * provision it themselves) and the benchmark's operator.
+ * Every target, including those built only when named: the EventBridge emulator and the
+ * OpenTelemetry Collector (their tests provision them themselves) and the benchmark's operator.
  */
-export const KNOWN_TARGETS: readonly ProvisionTarget[] = [...ALL_TARGETS, 'moto', 'controller-runtime'];
+export const KNOWN_TARGETS: readonly ProvisionTarget[] = [...ALL_TARGETS, 'moto', 'otelcol', 'controller-runtime'];
 
 export interface TestBinaries {
   readonly etcd: string;
@@ -62,6 +64,8 @@ export interface ProvisionResult {
   readonly controllerRuntimeOperator?: string;
   /** The Python of moto's virtual environment: run `<python> -m moto.server -H 127.0.0.1 -p PORT`. */
   readonly motoPython?: string;
+  /** The minimal OpenTelemetry Collector (OTLP receiver + file exporter): run `<bin> --config=file:PATH`. */
+  readonly otelCollector?: string;
 }
 
 export interface ProvisionOptions {
@@ -199,6 +203,7 @@ async function doProvision(options: ProvisionOptions): Promise<ProvisionResult> 
     result = { ...result, cfnLint: join(bin, 'cfn-lint'), checkov: join(bin, 'checkov') };
   }
   if (targets.has('moto')) result.motoPython = join(await buildTarget('moto', options), 'venv', 'bin', 'python');
+  if (targets.has('otelcol')) result.otelCollector = join(await buildTarget('otelcol', options), 'otelcol');
   if (targets.has('controller-runtime')) result.controllerRuntimeOperator = join(await buildTarget('controller-runtime', options), 'memcached-operator');
   return result;
 }

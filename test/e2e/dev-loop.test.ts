@@ -3,7 +3,9 @@
  * kube-apiserver + etcd + controller-manager, embedded queue, forwarder, local Lambda runner,
  * simulated kubelet), reconciles the sample until it is Available; `operless status` and
  * `operless enqueue` in a second process find it through its state file; SIGINT stops it with
- * exit code 0 and no process of its tree survives.
+ * exit code 0 and no process of its tree survives. The webhooks function is served through the
+ * forwarder's HTTPS endpoint (a test CA) and the local Lambda Invoke API: `kubectl apply` of a
+ * bad Memcached is denied with the function's message, and the sample reads as v1beta1.
  *
  * The loop runs in a temporary project folder whose entries link to this repository, so its
  * `.operless/` state cannot collide with an `operless dev` someone runs in the repository.
@@ -18,6 +20,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { processTree, survivors, watchProcess } from './process-helpers.ts';
+import { provision } from '../../src/testing/index.ts';
+import { waitUntil } from '../../src/testing/wait.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
@@ -28,6 +32,15 @@ function run(args: readonly string[], cwd: string): Promise<{ code: number; stdo
     execFile(process.execPath, [MAIN, ...args], { cwd, timeout: 60_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
     });
+  });
+}
+
+function kubectlRun(kubectl: string, kubeconfig: string, args: readonly string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(kubectl, ['--kubeconfig', kubeconfig, ...args], { timeout: 30_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+    });
+    child.stdin?.end(input ?? '');
   });
 }
 
@@ -57,6 +70,28 @@ test('operless dev reconciles the sample, serves status and enqueue, and stops c
   await waitFor(AVAILABLE, 'the sample became Available');
   await waitFor(/press Ctrl-C to stop everything/, 'it finished starting');
   assert.match(output(), /export KUBECONFIG=.*\.operless\/kubeconfig/, 'the kubeconfig path is printed for kubectl');
+
+  // The webhooks in the dev loop: served, and a bad Memcached is denied with the function's message.
+  assert.match(output(), /webhooks served at https:\/\/127\.0\.0\.1:\d+ \(test CA \.operless\/webhook-tls\/ca\.crt\)/);
+  const kubectl = (await provision({ targets: ['kube'] })).kube?.kubectl;
+  assert.ok(kubectl, 'kubectl is provisioned');
+  const kubeconfig = join(project, '.operless', 'kubeconfig');
+  const bad = JSON.stringify({ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name: 'too-tight', namespace: 'default' }, spec: { size: 1, memoryLimitMB: 128, resources: { limits: { memory: '64Mi' } } } });
+  const apply = (dryRun: boolean) => kubectlRun(kubectl, kubeconfig, ['apply', ...(dryRun ? ['--dry-run=server'] : []), '-f', '-'], bad);
+  // The API server picks up new webhook configurations asynchronously: probe with server-side dry runs first.
+  await waitUntil('the validating webhook answers', async () => (await apply(true)).code !== 0, { timeoutMs: 30_000 });
+  const denied = await apply(false);
+  assert.notEqual(denied.code, 0, 'the bad Memcached is refused');
+  assert.match(denied.stderr, /admission webhook "validate\.memcacheds\.cache\.example\.com" denied the request: .*OOM-killed/);
+  // v1beta1 is served through the conversion webhook (the CRD update takes effect asynchronously too).
+  let beta: { spec: { replicas?: unknown; size?: unknown } } | undefined;
+  await waitUntil('the sample reads as v1beta1', async () => {
+    const got = await kubectlRun(kubectl, kubeconfig, ['get', 'memcacheds.v1beta1.cache.example.com', 'memcached-sample', '-n', 'default', '-o', 'json']);
+    if (got.code === 0) beta = JSON.parse(got.stdout);
+    return got.code === 0;
+  }, { timeoutMs: 30_000 });
+  assert.equal(typeof beta?.spec.replicas, 'number');
+  assert.equal(beta?.spec.size, undefined);
 
   // A second terminal: status and enqueue find the loop through .operless/dev.json.
   const status = await run(['status', '--json'], project);

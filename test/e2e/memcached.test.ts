@@ -5,7 +5,7 @@
  * function bundle that `serverless package` produces, consumed the way Lambda's event
  * source mapping does and running under the function's own least-privilege RBAC
  * (infra/rbac). `kubectl` is the user's client. Pods are marked Ready by the simulated
- * kubelet (no kubelet runs here).
+ * kubelet (no kubelet runs here). The last test runs the same parts in namespace-scoped mode.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,12 +13,15 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { pathToFileURL } from 'node:url';
+import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { stringify } from 'yaml';
 import { startBroker, startControlPlane, WORKLOAD_CONTROLLERS, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
-import { applyForwarderIdentity } from '../support/identities.ts';
-import { startLambdaRunner, type LambdaRunner } from '../../src/local/lambda-runner.ts';
+import { applyForwarderIdentity, applyScopedForwarderIdentity, applyScopedFunctionIdentity } from '../support/identities.ts';
+import { startLambdaRunner, type LambdaRunner, type SQSHandlerFn } from '../../src/local/lambda-runner.ts';
+import { decodeMessage, encodeMessage, newMessage } from '../../src/contract/message.ts';
+import { DLQ_ATTRIBUTE_REASON } from '../../src/contract/dlq.ts';
 import { createKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
 import { defineController } from '../../src/core/controller.ts';
@@ -40,13 +43,35 @@ let forwarder: ChildProcess | undefined;
 let forwarderExit: Promise<number | null>;
 let runner: LambdaRunner | undefined;
 let simulator: PodSimulator | undefined;
+let bundle: string;
+let resyncBundle: string;
+let forwarderBundle: string;
+/** The namespace-scoped forwarder and function (the last test). */
+const scoped: { forwarder?: ChildProcess; exit?: Promise<number | null>; runner?: LambdaRunner; lines: string[] } = { lines: [] };
 const forwarderLines: string[] = [];
 const { until, kubectl, getJson } = clusterHelpers(() => cp, () => forwarderLines);
+/** `until` with the namespace-scoped forwarder's log tail in a failure. */
+const untilScoped = clusterHelpers(() => cp, () => scoped.lines).until;
+
+/** The forwarder bundle as its own process, watching what the Memcached controller reconciles and owns, sending to `queue`. */
+function startForwarder(file: string, options: { queue: string; kubeconfigPath: string; lines: string[]; namespaces?: string[] }) {
+  const config = {
+    clusterId: 'e2e',
+    ...(options.namespaces ? { namespaces: options.namespaces } : {}),
+    queue: { url: broker.queueUrl(options.queue), region: broker.region },
+    ...watchesFor([defineController(memcachedController)]),
+    leaderElection: { enabled: false },
+    server: { port: 0 },
+    coalesceWindowMs: 50,
+  };
+  writeFileSync(join(work, file), stringify(config));
+  return spawnForwarder({ bundle: forwarderBundle, configPath: join(work, file), kubeconfigPath: options.kubeconfigPath, sqsEndpoint: broker.endpoint, lines: options.lines });
+}
 
 before(async () => {
   work = mkdtempSync(join(tmpdir(), 'operless-e2e-'));
   cp = await startControlPlane({ controllers: WORKLOAD_CONTROLLERS, crds: [CRD] });
-  broker = await startBroker({ queues: [{ name: 'work', visibilityTimeoutSeconds: 60, dlq: { name: 'work-dlq', maxReceiveCount: 5 } }] });
+  broker = await startBroker({ queues: [{ name: 'work', visibilityTimeoutSeconds: 60, dlq: { name: 'work-dlq', maxReceiveCount: 5 } }, { name: 'scoped', visibilityTimeoutSeconds: 60, dlq: { name: 'scoped-dlq', maxReceiveCount: 5 } }] });
 
   // The function's identity: exactly the RBAC shipped in infra/rbac.
   const applied = await cp.kubectl(['apply', '-f', RBAC]);
@@ -56,25 +81,16 @@ before(async () => {
   // The shipped function bundle, out of the zip `serverless package` made.
   const packaged = await packageService({ outDir: join(work, 'package') });
   const fn = packaged.functions.find((f) => f.name === 'memcached');
-  assert.ok(fn, 'serverless package produced the memcached function');
-  const bundle = extractBundle(fn);
+  const resyncFn = packaged.functions.find((f) => f.name === 'resync');
+  assert.ok(fn && resyncFn, 'serverless package produced the memcached and resync functions');
+  bundle = extractBundle(fn);
+  resyncBundle = extractBundle(resyncFn);
 
   // The forwarder's bundle as its own process, watching what the controller reconciles and owns,
   // as the shipped ServiceAccount with exactly the RBAC of the rendered manifests (never admin).
   const forwarderIdentity = await applyForwarderIdentity(cp);
-  const forwarderBundle = (await bundleForwarder(join(work, 'forwarder.mjs'))).outFile;
-  const config = {
-    clusterId: 'e2e',
-    queue: { url: broker.queueUrl('work'), region: broker.region },
-    ...watchesFor([defineController(memcachedController)]),
-    leaderElection: { enabled: false },
-    server: { port: 0 },
-    coalesceWindowMs: 50,
-  };
-  writeFileSync(join(work, 'forwarder.yaml'), stringify(config));
-  ({ child: forwarder, exit: forwarderExit } = spawnForwarder({
-    bundle: forwarderBundle, configPath: join(work, 'forwarder.yaml'), kubeconfigPath: forwarderIdentity.identity.kubeconfigPath, sqsEndpoint: broker.endpoint, lines: forwarderLines,
-  }));
+  forwarderBundle = (await bundleForwarder(join(work, 'forwarder.mjs'))).outFile;
+  ({ child: forwarder, exit: forwarderExit } = startForwarder('forwarder.yaml', { queue: 'work', kubeconfigPath: forwarderIdentity.identity.kubeconfigPath, lines: forwarderLines }));
   await until('the forwarder is running', async () => forwarderLines.some((l) => l.includes('forwarder running')), 30_000);
 
   // The function, as Lambda would run it: environment from serverless.yml, bundle from the zip.
@@ -108,6 +124,11 @@ before(async () => {
 after(async () => {
   await simulator?.stop();
   await runner?.stop();
+  await scoped.runner?.stop();
+  if (scoped.forwarder && scoped.forwarder.exitCode === null) {
+    scoped.forwarder.kill('SIGTERM');
+    await scoped.exit;
+  }
   if (forwarder && forwarder.exitCode === null) {
     forwarder.kill('SIGTERM');
     await forwarderExit;
@@ -194,3 +215,83 @@ test('nothing ended in the dead-letter queue, and the forwarder never failed to 
   assert.equal(runner!.stats.failedInvocations, 0);
   assert.ok(readFileSync(CRD, 'utf8').includes('memcacheds.cache.example.com'));
 });
+
+/**
+ * Namespace-scoped operation (docs/security.md): a second forwarder and function for the
+ * namespace `scoped-in` only, under the namespace-scoped RBAC (the chart rendered with
+ * `namespaces`; the function's rules as `operless rbac --namespaces` rewrites them). The
+ * cluster-wide pair is stopped first, so nothing else reconciles. Both Memcacheds exist before
+ * the scoped forwarder starts: its start-up list and Resync, and the resync function, reach
+ * the one in `scoped-in` and never the one in `scoped-out` (a cluster-wide list would, and is
+ * 403 for these identities anyway). A message for `scoped-out` sent by hand goes to the DLQ as
+ * `UnknownNamespace`.
+ */
+test('namespace-scoped: a Memcached in the listed namespace is reconciled; one outside it is never touched and never produces a message', async () => {
+  await runner?.stop();
+  runner = undefined;
+  if (forwarder && forwarder.exitCode === null) {
+    forwarder.kill('SIGTERM');
+    await forwarderExit;
+  }
+  for (const ns of ['scoped-in', 'scoped-out']) await kubectl('create', 'namespace', ns);
+  const fnIdentity = (await applyScopedFunctionIdentity(cp, ['scoped-in'])).identity;
+  const fwdIdentity = await applyScopedForwarderIdentity(cp, ['scoped-in']);
+  for (const ns of ['scoped-in', 'scoped-out']) await kubectl('apply', '-n', ns, '-f', SAMPLE);
+
+  ({ child: scoped.forwarder, exit: scoped.exit } = startForwarder('forwarder-scoped.yaml', { queue: 'scoped', kubeconfigPath: fwdIdentity.identity.kubeconfigPath, lines: scoped.lines, namespaces: ['scoped-in'] }));
+
+  // The function bundles again (a fresh module instance: the handler reads its environment when it loads).
+  Object.assign(process.env, { OPERLESS_QUEUE_URL: broker.queueUrl('scoped'), OPERLESS_DLQ_URL: broker.queueUrl('scoped-dlq'), OPERLESS_NAMESPACES: 'scoped-in', OPERLESS_KUBECONFIG: fnIdentity.kubeconfigPath });
+  const fresh = async <T>(path: string) => (await import(`${pathToFileURL(path).href}?scoped`)) as T;
+  const reconcile = await fresh<{ handler: SQSHandlerFn }>(bundle);
+  const resync = await fresh<{ handler: (event: unknown) => Promise<{ listed: number; sent: number }> }>(resyncBundle);
+  const keys: string[] = [];
+  scoped.runner = await startLambdaRunner({
+    queueUrl: broker.queueUrl('scoped'),
+    sqs: broker.sqs(),
+    handler: (event, context) => {
+      for (const record of event.Records) {
+        const decoded = decodeMessage(record.body);
+        keys.push(decoded.ok ? `${decoded.message.namespace}/${decoded.message.name} ${decoded.message.reason}` : 'invalid');
+      }
+      return reconcile.handler(event, context);
+    },
+    functionName: 'memcached-scoped',
+    batchSize: 10,
+    batchWindowSeconds: 1,
+    maxConcurrency: 2,
+    timeoutSeconds: 30,
+    logger: silentLogger,
+  });
+
+  await untilScoped('the scoped forwarder is running', async () => scoped.lines.some((l) => l.includes('forwarder running')), 30_000);
+  await untilScoped('the Memcached in scoped-in is Available', async () => available(await getJson<Mc>('memcached', 'memcached-sample', '-n', 'scoped-in')), 90_000);
+  // The scheduled resync, as Lambda runs it: it lists scoped-in only (a cluster-wide list is 403).
+  const resyncs = () => keys.filter((k) => k === 'scoped-in/memcached-sample Resync').length;
+  const before = resyncs();
+  const report = await resync.handler({});
+  assert.deepEqual([report.listed, report.sent], [1, 1], `the resync listed and sent the one Memcached in scoped-in: ${JSON.stringify(report)}`);
+  await untilScoped('the resync function\'s message was handled', async () => resyncs() > before && (await queueDepth('scoped')) === 0, 30_000);
+
+  const outside = await getJson<Mc & { apiVersion: string }>('memcached', 'memcached-sample', '-n', 'scoped-out');
+  assert.ok(outside, 'the Memcached in scoped-out exists');
+  assert.equal(outside.status, undefined, 'no status was written outside the namespaces');
+  assert.equal(outside.metadata.finalizers, undefined, 'no finalizer was added outside the namespaces');
+  assert.equal(await getJson('deployment', 'memcached-sample', '-n', 'scoped-out'), undefined, 'no Deployment outside the namespaces');
+  assert.deepEqual(keys.filter((k) => k.startsWith('scoped-out/')), [], 'no message ever named an object outside the namespaces');
+  assert.ok(!scoped.lines.some((l) => l.includes('scoped-out')), 'the scoped forwarder never logged an object outside its namespaces');
+
+  // A message for scoped-out sent by hand (anyone who may send to the queue): DLQ UnknownNamespace, nothing touched.
+  const message = newMessage({ cluster: 'e2e', apiVersion: outside.apiVersion, kind: 'Memcached', namespace: 'scoped-out', name: 'memcached-sample', uid: outside.metadata.uid }, 'Added', Date.now());
+  await broker.sqs().send(new SendMessageCommand({ QueueUrl: broker.queueUrl('scoped'), MessageBody: encodeMessage(message) }));
+  await untilScoped('the hand-sent message is in the DLQ', async () => (await queueDepth('scoped-dlq')) === 1, 30_000);
+  const dead = await broker.sqs().send(new ReceiveMessageCommand({ QueueUrl: broker.queueUrl('scoped-dlq'), MessageAttributeNames: ['All'], WaitTimeSeconds: 1 }));
+  assert.equal(dead.Messages?.[0]?.MessageAttributes?.[DLQ_ATTRIBUTE_REASON]?.StringValue, 'UnknownNamespace');
+  assert.equal(await getJson('deployment', 'memcached-sample', '-n', 'scoped-out'), undefined, 'still no Deployment outside the namespaces');
+  assert.equal(scoped.lines.filter((l) => /"level":"error"/.test(l)).length, 0, scoped.lines.filter((l) => /"level":"error"/.test(l)).join('\n'));
+});
+
+async function queueDepth(queue: string): Promise<number> {
+  const attrs = await broker.sqs().send(new GetQueueAttributesCommand({ QueueUrl: broker.queueUrl(queue), AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
+  return Number(attrs.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(attrs.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+}

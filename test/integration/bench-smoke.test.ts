@@ -12,17 +12,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QUICK, runBench } from '../../bench/run.ts';
 
-test('the quick benchmark runs convergence, lag, API cost, always-on CPU and memory with controller-runtime beside Operless, a related change on Operless, and writes json, markdown and svg', { timeout: 600_000 }, async () => {
+test('the quick benchmark runs convergence, lag, API cost, always-on CPU and memory with controller-runtime beside Operless, a related change and the webhooks on Operless, and writes json, markdown and svg', { timeout: 600_000 }, async () => {
   const outDir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
   try {
     const { result, files } = await runBench({
       settings: {
         ...QUICK, sizes: [3], lagPool: 2, lagRate: 2, lagOverloadRate: 3, lagSeconds: 2, apiObjects: 3, convergenceTimeoutMs: 120_000, relatedObjects: 3, relatedReferring: 2, relatedUpdates: 1,
-        cpuObjects: 3, memorySizes: [20, 40], memorySettleMs: 200, memorySamples: 2, apiSyncPeriodSeconds: 3,
+        webhookRequests: 2, webhookColdRequests: 1, cpuObjects: 3, memorySizes: [20, 40], memorySettleMs: 200, memorySamples: 2, apiSyncPeriodSeconds: 3,
       },
       mode: 'custom',
       repeat: 1,
-      only: ['convergence', 'lag', 'api', 'related', 'cpu', 'memory'],
+      only: ['convergence', 'lag', 'api', 'related', 'webhooks', 'cpu', 'memory'],
       controllerRuntime: true,
       outDir,
       log: () => {},
@@ -65,6 +65,13 @@ test('the quick benchmark runs convergence, lag, API cost, always-on CPU and mem
     assert.equal(rel.updates[0]!.otherReconciles, 0, 'the object referring to another ConfigMap is not reconciled');
     assert.equal(rel.operator.otherReconciles, 0);
     assert.ok(rel.operator.apiRequests > 0 && rel.updates[0]!.apiRequests > rel.operator.apiRequests, 'requests counted, the rollouts add to the operator\'s');
+    // Webhooks: dry-run creates without webhooks, warm, and with a fresh function process per invocation.
+    const hooks = result.webhooks;
+    assert.ok(hooks, 'the webhooks scenario ran');
+    assert.deepEqual(hooks.rows.map((row) => [row.mode, row.requests]), [['none', 2], ['warm', 2], ['cold', 1]]);
+    for (const row of hooks.rows) assert.ok(row.p50 > 0 && row.p99 >= row.p50, JSON.stringify(row));
+    assert.ok(hooks.cold.importMs > 0 && hooks.cold.callMs > 0, `the cold invocations ran in fresh processes: ${JSON.stringify(hooks.cold)}`);
+    assert.ok(result.targets.some((t) => t.figure.startsWith('admission through both webhooks')));
     // Always-on CPU: controller-runtime's process and the forwarder's, each over a convergence of 3.
     assert.deepEqual(result.cpu?.map((c) => c.system.split(' ')[0]), ['controller-runtime', 'Operless']);
     // (Reconciles are counted as the runner deletes records: the last ones may land after the status was seen.)
@@ -97,6 +104,8 @@ test('the quick benchmark runs convergence, lag, API cost, always-on CPU and mem
     assert.match(md, /### The forwarder's relist of 20 primaries on one queue/);
     assert.match(md, /### Related objects: a ConfigMap change referred to by 2 of 3 Memcacheds/);
     assert.doesNotMatch(md, /baseline/);
+    assert.match(md, /### Webhooks: admission latency/);
+    assert.match(md, /\| both webhooks, each invocation a fresh function process \| 1 \|/);
     assert.match(readFileSync(svgFile!, 'utf8'), /^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
   } finally {
     rmSync(outDir, { recursive: true, force: true });

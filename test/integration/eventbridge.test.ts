@@ -14,9 +14,19 @@
  * InputTransformer, which moto implements), and its queue gets the bare message, identical to
  * what the SQS sink sends. A hostile envelope on the work queue goes to the DLQ with the same
  * reason as any invalid message.
+ *
+ * Traces across the bus: with an SDK registered (the in-memory exporter here), each event
+ * carries the forwarder's span as X-Ray's TraceHeader and as the detail's `traceparent`. moto
+ * does not pass the TraceHeader on (its events code never reads it; AWS hands it to an SQS
+ * target as AWSTraceHeader, which the functions read — unit-tested), so what is proven here is
+ * the detail's copy: the function's reconcile continues the forwarder's trace from the whole
+ * envelope (the work rule), and the detail-only rule's queue holds the same `traceparent`.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { trace } from '@opentelemetry/api';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { formatTraceparent } from '../../src/observability/trace.ts';
 import { CreateArchiveCommand } from '@aws-sdk/client-eventbridge';
 import { ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { replay } from '../../src/cli/commands/replay.ts';
@@ -58,8 +68,10 @@ let objects: Objects;
 let busArn: string;
 let archiveArn: string;
 const startedAt = new Date(Date.now() - 60_000).toISOString();
+const spans = new InMemorySpanExporter();
 
 before(async () => {
+  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }));
   // The forwarder's own EventBridge client takes its credentials from the SDK's chain.
   process.env.AWS_ACCESS_KEY_ID ??= 'test';
   process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
@@ -80,6 +92,7 @@ after(async () => {
   await runner?.stop();
   await forwarder?.stop({ graceMs: 0 });
   await Promise.allSettled([cp?.stop(), eb?.stop()]);
+  trace.disable();
 });
 
 async function receive(queueUrl: string): Promise<{ body: string; attributes: Record<string, string> }[]> {
@@ -137,6 +150,14 @@ test('a change goes forwarder → bus → rule → queue → function, and the s
   const sent = (await forwarder.metrics.registry.getMetricsAsJSON()).find((m) => m.name === 'operless_forwarder_messages_sent_total');
   assert.ok((sent?.values ?? []).some((v) => String(v.labels.queue).includes(BUS) && v.value > 0), `no message counted as sent to the bus: ${JSON.stringify(sent?.values)}`);
   assert.equal(forwarder.readiness().ok, true, forwarder.readiness().reasons.join('; '));
+
+  // One trace across the bus: the reconcile of the envelope continues the forwarder's span.
+  const finished = spans.getFinishedSpans();
+  const forwards = finished.filter((s) => s.name === 'operless.forward' && s.attributes['operless.key'] === `Gadget/${NS}/g1`);
+  const continued = finished.filter((s) => s.name === 'operless.reconcile' && forwards.some((f) => f.spanContext().spanId === s.parentSpanContext?.spanId && f.spanContext().traceId === s.spanContext().traceId));
+  assert.ok(continued.length > 0, `no reconcile continues a forward span: ${finished.map((s) => `${s.name} ${s.spanContext().traceId} parent ${s.parentSpanContext?.spanId}`).join('; ')}`);
+  const forwardParents = new Set(forwards.map((f) => formatTraceparent(f.spanContext())));
+  for (const { body } of audit) assert.ok(forwardParents.has(JSON.parse(body).traceparent), `the detail-only rule's body carries no forward span's traceparent: ${body}`);
 });
 
 test('a hostile envelope on the work queue is dead-lettered with the reason of any invalid message', async () => {

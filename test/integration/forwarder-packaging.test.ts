@@ -54,6 +54,12 @@ test('the esbuild bundle is one self-contained file that runs and reports bad co
   const bad = spawnSync(process.execPath, [out], { encoding: 'utf8', cwd: work, env: { PATH: process.env.PATH, OPERLESS_FORWARDER_CONFIG: config } });
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /primaries\[0\]\.kind: must be a Kind in PascalCase/);
+  // A tracing variable it cannot use is a configuration error too, naming the variable.
+  const good = join(work, 'good.yaml');
+  writeFileSync(good, 'clusterId: ok\nqueue: { url: "https://sqs.eu-west-1.amazonaws.com/1/q" }\nprimaries:\n  - { apiVersion: v1, kind: ConfigMap, plural: configmaps, namespaced: true }\n');
+  const badTracing = spawnSync(process.execPath, [out], { encoding: 'utf8', cwd: work, env: { PATH: process.env.PATH, OPERLESS_FORWARDER_CONFIG: good, OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' } });
+  assert.equal(badTracing.status, 2, badTracing.stderr);
+  assert.match(badTracing.stderr, /OTEL_EXPORTER_OTLP_PROTOCOL: gRPC is not bundled/);
 });
 
 test('helm lint passes with the example values; the schema rejects bad values at install time', async () => {

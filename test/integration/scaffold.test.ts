@@ -5,11 +5,12 @@
  * alone) and its offline `npm run package` (osls +
  * serverless-esbuild, as the project pins them) while it has no kind yet; then `operless
  * create api` (a cluster-scoped kind owning a Namespace, and a namespaced one owning a
- * Secret and reading a ConfigMap, `--watches`), the generated project's own `npm test` (type-check against the
+ * Secret and reading a ConfigMap, `--watches`), `operless create webhook` (the namespaced kind:
+ * defaulting, validation, conversion to a second version), the generated project's own `npm test` (type-check against the
  * .d.ts, the generated integration tests on a real control plane from ~/.cache/operless), and
  * `npm run package` again: the CloudFormation template has each kind's function, work queue,
- * DLQ (redrive) and event source, and the scheduled resync function feeding every kind's
- * queue. Finally the packaged resync bundle — the very file Lambda would run — is invoked
+ * DLQ (redrive) and event source, the scheduled resync function feeding every kind's
+ * queue, and the webhooks function only the forwarder's role may invoke. Finally the packaged resync bundle — the very file Lambda would run — is invoked
  * against a real API server and ElasticMQ: each kind's sample lands on its own kind's queue.
  *
  * Slow by nature (npm install from the registry cache: about 15 s here; the generated tests
@@ -22,6 +23,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
 import { ReceiveMessageCommand, type ReceiveMessageCommandOutput } from '@aws-sdk/client-sqs';
 import { DIST, stagePackage } from '../../scripts/build-package.ts';
 import { offlinePackageEnv, zipEntries, type CloudFormationResource, type CloudFormationTemplate } from '../../scripts/package.ts';
@@ -65,7 +67,7 @@ function packageProject(): { template: CloudFormationTemplate; zips: Map<string,
   const dir = join(project, '.serverless');
   const template = JSON.parse(readFileSync(join(dir, 'cloudformation-template-update-stack.json'), 'utf8')) as CloudFormationTemplate;
   const zips = new Map<string, string[]>();
-  for (const name of ['resync', 'tenant', 'webApp']) {
+  for (const name of ['resync', 'tenant', 'webApp', 'webhooks']) {
     const zip = join(dir, `${name}.zip`);
     if (existsSync(zip)) zips.set(name, zipEntries(readFileSync(zip)).map((e) => e.name));
   }
@@ -142,19 +144,50 @@ test('create api adds two kinds; a second time it refuses', () => {
   }
 });
 
+test('create webhook gives WebApp defaulting, validation and a conversion to v1beta1: its files, the CRD listing v1beta1 unserved, the chart values', () => {
+  const r = run(process.execPath, [CLI, 'create', 'webhook', '--kind', 'WebApp', '--defaulting', '--validation', '--conversion', '--spoke', 'v1beta1'], project);
+  assert.equal(r.code, 0, r.out);
+  assert.match(r.out, /Added webhooks to WebApp \(defaulting, validation, conversion v1 ↔ v1beta1\)/);
+  for (const path of ['src/web-app/webhook.ts', 'src/web-app/v1beta1.ts', 'functions/webhooks.ts', 'test/web-app-webhook.test.ts']) assert.ok(existsSync(join(project, path)), path);
+  const unknown = run(process.execPath, [CLI, 'create', 'webhook', '--kind', 'Cache', '--validation'], project);
+  assert.equal(unknown.code, 2, unknown.out);
+  assert.match(unknown.out, /no kind Cache \(it has Tenant, WebApp\)/);
+  // What the user runs next (the command says so): the CRD now lists v1beta1, not served.
+  const crd = run('npm', ['run', 'crd'], project);
+  assert.equal(crd.code, 0, crd.out);
+  const versions = (parse(readFileSync(join(project, 'infra/crds/webapps.apps.example.com.yaml'), 'utf8')) as { spec: { versions: { name: string; served: boolean; storage: boolean }[] } }).spec.versions;
+  assert.deepEqual(versions.map((v) => [v.name, v.served, v.storage]), [['v1', true, true], ['v1beta1', false, false]]);
+  const values = parse(readFileSync(join(project, 'infra/forwarder/webhooks.yaml'), 'utf8')) as Record<string, any>;
+  assert.deepEqual(values.settings, { webhooks: { enabled: true, functions: { 'web-app': 'demo-operator-dev-webhooks' } } });
+  assert.deepEqual(values.webhooks.resources, [{
+    alias: 'web-app', apiVersion: 'apps.example.com/v1', plural: 'webapps', namespaced: true,
+    default: { failurePolicy: 'Fail', timeoutSeconds: 10 }, validate: { failurePolicy: 'Fail', timeoutSeconds: 10 },
+  }]);
+  assert.match(readFileSync(join(project, 'infra/forwarder/webhooks.yaml'), 'utf8'), /--set-file 'webhooks\.resources\[0\]\.conversion\.crd=infra\/crds\/webapps\.apps\.example\.com\.yaml'/);
+});
+
 test("the generated project's own tests pass against a real control plane", () => {
   const tested = run('npm', ['test'], project);
   assert.equal(tested.code, 0, tested.out);
   assert.match(tested.out, /the handler reconciles the sample Tenant: Ready=True/);
   assert.match(tested.out, /the handler reconciles the sample WebApp: Ready=True/);
   assert.match(tested.out, /Tenant: function, queues, CRD, RBAC, sample, event and watches are in place/);
+  for (const name of ['WebApp defaulting: a missing spec.message is filled in', 'WebApp validation: a blank spec.message is denied', 'WebApp conversion: v1beta1 to the hub and back']) {
+    assert.ok(tested.out.includes(name), `the generated webhook test "${name}" ran (and "fail 0" below: passed)`);
+  }
   assert.match(tested.out, /# fail 0|ℹ fail 0/);
 });
 
-test('packaged with two kinds: a function, work queue, DLQ and event source per kind, and the resync schedule feeding both queues', () => {
+test('packaged with two kinds: a function, work queue, DLQ and event source per kind, the resync schedule feeding both queues, the webhooks function', () => {
   const { template, zips } = packageProject();
   const resources = template.Resources;
-  assert.deepEqual(resourcesOfType(template, 'AWS::Lambda::Function').map(([id]) => id).sort(), ['ResyncLambdaFunction', 'TenantLambdaFunction', 'WebAppLambdaFunction']);
+  assert.deepEqual(resourcesOfType(template, 'AWS::Lambda::Function').map(([id]) => id).sort(), ['ResyncLambdaFunction', 'TenantLambdaFunction', 'WebAppLambdaFunction', 'WebhooksLambdaFunction']);
+  // The webhooks function: invoked by the forwarder's role (param forwarderRoleArn) and nothing else.
+  const invokers = resourcesOfType(template, 'AWS::Lambda::Permission').filter(([, r]) => JSON.stringify(r.Properties?.FunctionName).includes('WebhooksLambdaFunction'));
+  assert.deepEqual(invokers.map(([id, r]) => [id, r.Properties]), [['WebhooksInvokePermission', {
+    FunctionName: { 'Fn::GetAtt': ['WebhooksLambdaFunction', 'Arn'] }, Action: 'lambda:InvokeFunction', Principal: '',
+  }]]);
+  assert.equal(resources.WebhooksLambdaFunction?.Properties?.Timeout, 9);
   for (const [kind, file] of [['Tenant', 'tenant'], ['WebApp', 'web-app']] as const) {
     const queue = resources[`${kind}WorkQueue`]?.Properties;
     const dlq = resources[`${kind}DeadLetterQueue`]?.Properties;
@@ -176,7 +209,8 @@ test('packaged with two kinds: a function, work queue, DLQ and event source per 
   const resync = environmentOf(template, 'ResyncLambdaFunction');
   assert.deepEqual([resync.TENANT_QUEUE_URL, resync.WEB_APP_QUEUE_URL], [{ Ref: 'TenantWorkQueue' }, { Ref: 'WebAppWorkQueue' }], 'the resync feeds every kind\'s queue');
   assert.equal(resync.OPERLESS_CLUSTER, 'default');
-  assert.deepEqual([...zips.keys()].sort(), ['resync', 'tenant', 'webApp']);
+  assert.deepEqual([...zips.keys()].sort(), ['resync', 'tenant', 'webApp', 'webhooks']);
+  assert.ok(zips.get('webhooks')?.includes('functions/webhooks.mjs'), `${zips.get('webhooks')}`);
   assert.ok(zips.get('webApp')?.includes('functions/web-app.mjs'), `${zips.get('webApp')}`);
   // The template's esbuild plugins (operless/dist/build/esbuild-plugins.js) are in effect:
   // client-node's unreachable imports are stubs, so undici is not in the reconcile bundle.

@@ -7,13 +7,25 @@
  * collected by the OpenTelemetry SDK's in-memory exporter registered in this process (forwarder
  * and function both run here); the test asserts that forward → reconcile → follow-up →
  * reconcile form one trace, each the parent of the next, with the reconcile's GET and status
- * write as `kube` spans under it.
+ * write as `kube` spans under it. The same spans fed to `npm start --traces`'s printer
+ * (src/devloop/trace-tree.ts) print that chain as a tree.
+ *
+ * Then the same path with the exporter the product registers itself from the standard OTEL_*
+ * variables (src/observability/tracing.ts: OTLP/HTTP, protobuf), against a REAL OTLP receiver —
+ * the OpenTelemetry Collector built from its Go modules (src/testing/otel-collector.ts, cached
+ * like the other binaries): a spec change's forward → reconcile → follow-up → reconcile arrives
+ * there as one trace. The batch processor's schedule is set to 10 minutes, so what arrives was
+ * sent by the flush each invocation does before it answers (forwarder and function share this
+ * process's one SDK, so the function's flush carries the forwarder's finished spans too).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { trace } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { startBroker, startControlPlane, waitUntil, type Broker, type ControlPlane } from '../../src/testing/index.ts';
+import { traceTreeExporter } from '../../src/devloop/trace-tree.ts';
+import { resetTracingForTests, startTracingFromEnv } from '../../src/observability/tracing.ts';
+import { startOtelCollector, type OtelCollector, type ReceivedSpan } from '../../src/testing/otel-collector.ts';
+import { provision, startBroker, startControlPlane, waitUntil, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { defineController } from '../../src/core/controller.ts';
 import { toSqsHandler } from '../../src/core/handler.ts';
 import { done, requeueAfter } from '../../src/core/result.ts';
@@ -35,15 +47,19 @@ interface Gadget extends KubeObject {
 }
 
 const exporter = new InMemorySpanExporter();
+const printed: string[] = [];
 let cp: ControlPlane;
 let broker: Broker;
 let forwarder: Forwarder | undefined;
 let runner: LambdaRunner | undefined;
 
 before(async () => {
-  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
-  [cp, broker] = await Promise.all([startControlPlane({ crds: [GADGET_CRD] }), startBroker({ queues: [] })]);
-});
+  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter), new SimpleSpanProcessor(traceTreeExporter((line) => printed.push(line), 200))] }));
+  // The collector is built once (cached in ~/.cache/operless like the other binaries): here, beside
+  // the control plane, under a hook timeout that allows a first build on a loaded machine.
+  [cp, broker] = await Promise.all([startControlPlane({ crds: [GADGET_CRD] }), startBroker({ queues: [] }), provision({ targets: ['otelcol'] })]);
+  await new Objects(cp.kubeConfig).createNamespace(NS);
+}, { timeout: 30 * 60_000 });
 after(async () => {
   await runner?.stop();
   await forwarder?.stop({ graceMs: 0 });
@@ -53,7 +69,6 @@ after(async () => {
 
 test('a spec change is one trace: forward → reconcile → follow-up → reconcile of the requeue', async () => {
   const objects = new Objects(cp.kubeConfig);
-  await objects.createNamespace(NS);
   const dlqUrl = await broker.createQueue({ name: 'traced-dlq' });
   const queueUrl = await broker.createQueue({ name: 'traced', dlq: { name: 'traced-dlq', maxReceiveCount: 5 } });
   const sqs = broker.sqs();
@@ -98,4 +113,72 @@ test('a spec change is one trace: forward → reconcile → follow-up → reconc
   const kube = named('kube GET').concat(named('kube PATCH')).filter((s) => s.parentSpanContext?.spanId === chain[1]!.spanContext().spanId);
   assert.ok(kube.some((s) => s.name === 'kube GET'), 'the GET of the live object');
   assert.ok(kube.some((s) => s.name === 'kube PATCH' && String(s.attributes['url.path']).endsWith('/status')), 'the status write');
+  // `npm start -- --traces` prints this chain as a tree.
+  const traceId = chain[0]!.spanContext().traceId;
+  await waitUntil('the printed tree of the trace', () => printed.some((l) => l.startsWith(`trace ${traceId}`)) && printed.some((l) => /^ {5}[ │] {2}└─ operless\.reconcile .*Requeue/.test(l)));
+  const tree = printed.slice(printed.findLastIndex((l) => l.startsWith(`trace ${traceId}`)));
+  assert.match(tree[1]!, /^ {2}operless\.forward Gadget\/traced\/g1 Added/);
+  assert.ok(tree.some((l) => /^ {2}└─ operless\.reconcile Gadget\/traced\/g1 Added/.test(l)), tree.join('\n'));
+  assert.ok(tree.some((l) => /^ {5}[├└]─ operless\.followup → send/.test(l)), tree.join('\n'));
+});
+
+/** The spans of `collector` chained forward → reconcile → follow-up → reconcile (reason `Requeue`), for `reason` of `key`. */
+function receivedChain(collector: OtelCollector, key: string, reason: string): ReceivedSpan[] | undefined {
+  const spans = collector.spans();
+  const childOf = (parent: ReceivedSpan, name: string) => spans.find((s) => s.name === name && s.parentSpanId === parent.spanId && s.traceId === parent.traceId);
+  for (const forward of spans.filter((s) => s.name === 'operless.forward' && s.attributes['operless.key'] === key && s.attributes['operless.reason'] === reason)) {
+    const reconcile = childOf(forward, 'operless.reconcile');
+    const followUp = reconcile && childOf(reconcile, 'operless.followup');
+    const requeued = followUp && childOf(followUp, 'operless.reconcile');
+    if (requeued) return [forward, reconcile, followUp, requeued];
+  }
+  return undefined;
+}
+
+test('a spec change arrives as one trace at a real OTLP receiver, exported by the SDK the OTEL_* variables turn on', async () => {
+  await runner?.stop();
+  await forwarder?.stop({ graceMs: 0 });
+  trace.disable();
+  resetTracingForTests();
+  const collector = await startOtelCollector();
+  const variables = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.otlpHttpEndpoint, OTEL_BSP_SCHEDULE_DELAY: '600000', OTEL_SERVICE_NAME: 'operless-trace-it' };
+  Object.assign(process.env, variables);
+  try {
+    // What the forwarder's main does at start; the function's handler gets the same SDK at its first invocation.
+    const tracing = await startTracingFromEnv(process.env, 'operless-forwarder');
+    assert.equal(tracing.mode, 'sdk');
+    const queueUrl = await broker.createQueue({ name: 'traced-otlp' });
+    const sqs = broker.sqs();
+    const base = gadgetConfig(queueUrl, broker.region, { coalesceWindowMs: 0 });
+    forwarder = startForwarder({ ...base, primaries: base.primaries!.map((p) => ({ ...p, namespaces: [NS] })), owned: [], resyncOnStart: false }, {
+      kubeConfig: cp.kubeConfig, queue: createSqsQueue({ queueUrl, region: broker.region, client: sqs }), logger: silentLogger,
+    });
+    await forwarder.ready;
+    const handler = toSqsHandler(defineController<Gadget>({
+      ...GADGET,
+      reconcile: async (gadget, ctx) => {
+        await ctx.updateStatus({ reconciled: (gadget.status?.reconciled ?? 0) + 1 });
+        return ctx.message.reason === 'Requeue' ? done() : requeueAfter(1);
+      },
+    }), {
+      queueUrl, sender: createSqsSender(sqs), log: silentLogger, metrics: noMetrics,
+      clients: createClientFactory({ env: { OPERLESS_KUBECONFIG: cp.kubeconfigPath, OPERLESS_CLUSTER: 'test' } }),
+    });
+    runner = await startLambdaRunner({ queueUrl, sqs, handler, batchSize: 10, batchWindowSeconds: 0, maxConcurrency: 1, timeoutSeconds: 30, logger: silentLogger });
+
+    // Its own object: created, reconciled and requeued once (two status writes), then its spec changes.
+    const objects = new Objects(cp.kubeConfig);
+    await objects.createGadget(NS, 'g2', { size: 1 });
+    await waitUntil('g2 reconciled on creation and once more by its requeue', async () => ((await objects.api.requestJson<Gadget>('GET', objects.gadgetPath(NS, 'g2'))).status?.reconciled ?? 0) >= 2);
+    await objects.api.requestJson('PATCH', objects.gadgetPath(NS, 'g2'), { body: { spec: { size: 5 } }, contentType: 'application/merge-patch+json' });
+    let chain: ReceivedSpan[] | undefined;
+    await waitUntil('forward → reconcile → follow-up → reconcile of the spec change at the collector', () => (chain = receivedChain(collector, `Gadget/${NS}/g2`, 'Modified')) !== undefined);
+    assert.equal(new Set(chain!.map((s) => s.traceId)).size, 1);
+    assert.deepEqual(chain!.map((s) => s.serviceName), Array(4).fill('operless-trace-it'));
+    assert.equal(chain![3]!.attributes['operless.reason'], 'Requeue');
+    await tracing.shutdown(2000);
+  } finally {
+    for (const name of Object.keys(variables)) delete process.env[name];
+    await collector.stop();
+  }
 });

@@ -7,6 +7,11 @@
  * function with the AWS SDK's Lambda client against the local Lambda Invoke API; the function
  * reads the cluster as a ServiceAccount that may only get namespaces and list Memcacheds.
  *
+ * The webhook configurations and the CRD's conversion stanza are the Helm chart's
+ * (`helm template` with the checked-in CRD, v1beta1 listed as not served), applied as rendered
+ * but for `clientConfig.service`, which becomes the replica's URL (no Service routing here);
+ * the rendered objects are also accepted as they are by a server-side dry run.
+ *
  * Covers: defaulting on create (through v1alpha1 and v1beta1), a denial with the handler's
  * message at kubectl level (a read-backed namespace cap; a spec check), objects written as
  * v1alpha1 read as v1beta1 and back with patches through either version, the failure policy
@@ -16,16 +21,17 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LambdaClient } from '@aws-sdk/client-lambda';
-import { startControlPlane, waitUntil, type ControlPlane } from '../../src/testing/index.ts';
+import { parseAllDocuments } from 'yaml';
+import { provision, startControlPlane, waitUntil, type ControlPlane } from '../../src/testing/index.ts';
+import { renderChart } from '../../src/build/forwarder-chart.ts';
+import { CRD_DIR } from '../../src/resources.ts';
 import { createCertificateAuthority, issueCertificate } from '../../src/testing/x509.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
 import { silentLogger } from '../../src/observability/log.ts';
-import { generateCrd } from '../../src/crd/generate.ts';
-import { generateWebhookConfigurations } from '../../src/crd/webhooks.ts';
 import { toWebhookHandler } from '../../src/core/webhook.ts';
 import { startLambdaInvokeServer, type LambdaInvokeServer } from '../../src/local/lambda-invoke-server.ts';
 import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts';
@@ -33,7 +39,6 @@ import { startMemoryQueueServer, type MemoryQueueServer } from '../../src/local/
 import { createSqsQueue } from '../../src/queue/sqs.ts';
 import { lambdaInvoker } from '../../src/forwarder/webhook/lambda-invoker.ts';
 import { MemcachedResource } from '../../src/memcached/types.ts';
-import { MemcachedV1beta1Resource } from '../../src/memcached/v1beta1.ts';
 import { MAX_PODS_LABEL, memcachedWebhook } from '../../src/memcached/webhook.ts';
 
 const OPERATOR_NS = 'operless-system';
@@ -46,6 +51,10 @@ let caPem: string;
 let invokeServer: LambdaInvokeServer;
 /** Two forwarder replicas with leader election: the webhooks are pointed at both, so the follower serves too. */
 let replicas: Forwarder[] = [];
+/** The chart's webhook objects as rendered (Service, configurations, CRD with its conversion stanza). */
+let rendered: Record<string, any>[] = [];
+/** What a plain install (the checked-in CRD, no webhook) answered before the chart's objects were applied. */
+let plainInstall: { alpha: { code: number | null; stderr: string }; beta: { code: number | null; stderr: string } };
 let queue: MemoryQueueServer;
 const tlsDir = mkdtempSync(join(tmpdir(), 'operless-webhook-tls-'));
 
@@ -60,6 +69,41 @@ async function kubectlOk(args: string[], input?: string): Promise<string> {
 
 async function getJson(resource: string, name: string, namespace: string): Promise<{ apiVersion: string; spec: Record<string, unknown> }> {
   return JSON.parse(await kubectlOk(['get', resource, name, '-n', namespace, '-o', 'json'])) as { apiVersion: string; spec: Record<string, unknown> };
+}
+
+/** The chart rendered for the reference operator's webhooks, trusting `caBundle` (base64 PEM). */
+async function renderWebhookChart(caBundle: string): Promise<Record<string, any>[]> {
+  const provisioned = await provision({ targets: ['helm'] });
+  assert.ok(provisioned.helm, 'helm is provisioned');
+  const r = await renderChart(provisioned.helm, {
+    namespace: OPERATOR_NS,
+    values: {
+      clusterId: 'test',
+      queue: { url: 'https://sqs.eu-west-1.amazonaws.com/123456789012/work' },
+      primaries: [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', plural: 'memcacheds', namespaced: true }],
+      settings: { webhooks: { enabled: true, functions: { memcached: FUNCTION } } },
+      webhooks: {
+        caBundle,
+        resources: [{
+          alias: 'memcached', apiVersion: 'cache.example.com/v1alpha1', plural: 'memcacheds', namespaced: true, default: {}, validate: {},
+          conversion: { crd: readFileSync(join(CRD_DIR, 'memcacheds.cache.example.com.yaml'), 'utf8') },
+        }],
+      },
+    },
+  });
+  assert.equal(r.code, 0, r.stderr);
+  return parseAllDocuments(r.stdout).map((d) => d.toJS() as Record<string, any>).filter((o) => o && typeof o === 'object');
+}
+
+/** A rendered object with every `clientConfig.service` replaced by the URL `urlOf(path)` (no Service routing in the test environment). */
+function pointedAt(object: Record<string, any>, urlOf: (path: string) => string): Record<string, any> {
+  const copy = structuredClone(object);
+  const configs = copy.kind === 'CustomResourceDefinition' ? [copy.spec.conversion.webhook.clientConfig] : copy.webhooks.map((w: Record<string, any>) => w.clientConfig);
+  for (const config of configs) {
+    config.url = urlOf(config.service.path);
+    delete config.service;
+  }
+  return copy;
 }
 
 before(async () => {
@@ -86,8 +130,13 @@ before(async () => {
   writeFileSync(certFile, serving.certPem);
   writeFileSync(keyFile, serving.keyPem, { mode: 0o600 });
   const caBundle = Buffer.from(caPem).toString('base64');
-  const crdWithoutConversion = generateCrd(MemcachedResource);
-  await cp.installCrds([crdWithoutConversion]);
+  rendered = await renderWebhookChart(caBundle);
+  // A plain install first: the checked-in CRD (v1beta1 listed, not served), no webhook running.
+  await cp.installCrds([join(CRD_DIR, 'memcacheds.cache.example.com.yaml')]);
+  plainInstall = {
+    alpha: await cp.kubectl(['create', '-f', '-'], { input: memcached('before-webhooks', APPS, { size: 1 }) }),
+    beta: await cp.kubectl(['get', 'memcacheds.v1beta1.cache.example.com', '-n', APPS]),
+  };
 
   queue = await startMemoryQueueServer({ queues: [{ name: 'work' }] });
   const queueUrl = queue.queueUrl('work');
@@ -105,20 +154,14 @@ before(async () => {
     await forwarder.ready;
   }
   assert.equal(replicas.filter((r) => r.isLeader()).length, 1, 'one leader, one follower');
-  const urlOf = (i: number) => replicas[i]?.webhookUrl as string;
   // Conversion and validation through one replica, defaulting through the other: both serve, leader or not.
-  await cp.installCrds([generateCrd(MemcachedResource, {
-    servedVersions: [MemcachedV1beta1Resource],
-    conversion: { clientConfig: { url: `${urlOf(0)}/memcached/convert`, caBundle } },
-  })]);
-  const configurations = generateWebhookConfigurations({
-    resource: MemcachedResource,
-    operatorNamespace: OPERATOR_NS,
-    clientConfig: (route) => ({ url: `${urlOf(route === 'default' ? 1 : 0)}/memcached/${route}`, caBundle }),
-    default: {},
-    validate: {},
-  });
-  for (const configuration of configurations) await kubectlOk(['apply', '-f', '-'], JSON.stringify(configuration));
+  const urlOf = (path: string) => `${replicas[path.endsWith('/default') ? 1 : 0]?.webhookUrl}${path}`;
+  const crd = rendered.find((o) => o.kind === 'CustomResourceDefinition');
+  assert.ok(crd, 'the chart renders the CRD with its conversion stanza');
+  await cp.installCrds([pointedAt(crd, urlOf)]);
+  const configurations = rendered.filter((o) => /^(Mutating|Validating)WebhookConfiguration$/.test(o.kind));
+  assert.equal(configurations.length, 2);
+  for (const configuration of configurations) await kubectlOk(['apply', '-f', '-'], JSON.stringify(pointedAt(configuration, urlOf)));
   // The API server picks configurations up asynchronously: wait until a server-side dry run is defaulted.
   await waitUntil('the defaulting webhook is called', async () => {
     const res = await cp.kubectl(['create', '--dry-run=server', '-o', 'json', '-f', '-'], { input: memcached('probe', APPS, { size: 1 }) });
@@ -132,6 +175,27 @@ after(async () => {
   await invokeServer?.close();
   await cp?.stop();
   rmSync(tlsDir, { recursive: true, force: true });
+});
+
+test('a plain install (the checked-in CRD, no webhook running) serves v1alpha1 only', () => {
+  assert.equal(plainInstall.alpha.code, 0, plainInstall.alpha.stderr);
+  assert.notEqual(plainInstall.beta.code, 0, 'v1beta1 is not served without the conversion webhook');
+  assert.match(plainInstall.beta.stderr, /the server doesn't have a resource type|could not find the requested resource|NotFound/i);
+});
+
+test('the chart\'s webhook objects as rendered (Service clientConfig, every version served) are accepted by the API server', async () => {
+  const kinds = ['Service', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'CustomResourceDefinition'];
+  const objects = rendered.filter((o) => kinds.includes(o.kind) && (o.kind !== 'Service' || o.metadata.name.endsWith('-webhook')));
+  assert.deepEqual(objects.map((o) => o.kind).sort(), [...kinds].sort());
+  const crd = objects.find((o) => o.kind === 'CustomResourceDefinition');
+  assert.deepEqual(crd?.spec.versions.map((v: { name: string; served: boolean; storage: boolean }) => [v.name, v.served, v.storage]), [['v1alpha1', true, true], ['v1beta1', true, false]]);
+  assert.equal(crd?.metadata.annotations['helm.sh/resource-policy'], 'keep');
+  // The Service is new; the configurations and the CRD exist (pointed at the replicas' URLs): replaced as rendered.
+  const service = await cp.kubectl(['apply', '--dry-run=server', '-n', OPERATOR_NS, '-f', '-'], { input: JSON.stringify(objects.find((o) => o.kind === 'Service')) });
+  assert.equal(service.code, 0, service.stderr);
+  const replaced = await cp.kubectl(['replace', '--dry-run=server', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects.filter((o) => o.kind !== 'Service') }) });
+  assert.equal(replaced.code, 0, replaced.stderr);
+  assert.equal((replaced.stdout.match(/replaced \(server dry run\)/g) ?? []).length, 3, replaced.stdout);
 });
 
 test('defaulting: resources appear on create when not given (through v1alpha1 and v1beta1); given ones are kept', async () => {

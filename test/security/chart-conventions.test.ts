@@ -6,16 +6,22 @@
  * - a bare `helm lint` of the chart passes, and `helm lint` with each chart-testing `ci/` file;
  * - an install-style render without a required value stops, naming it;
  * - the optional NetworkPolicy (ingress only to the probe/metrics port; egress DNS, API server,
- *   SQS) and PrometheusRule (every metric it names is one the forwarder registers).
+ *   SQS) and PrometheusRule (every metric it names is one the forwarder registers);
+ * - the webhook objects: configurations equal to src/crd/webhooks.ts's, the cert-manager
+ *   Certificate and CA injection, the CRD's conversion stanza, and one message per impossible
+ *   render. (test/integration/webhooks.test.ts applies the rendered objects to a real API server.)
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { provision } from '../../src/testing/index.ts';
 import { CHART_DIR, CI_VALUES_DIR, EXAMPLE_VALUES, renderChart, runHelm } from '../../src/build/forwarder-chart.ts';
 import { createForwarderMetrics } from '../../src/forwarder/metrics.ts';
+import { generateWebhookConfigurations } from '../../src/crd/webhooks.ts';
+import { MemcachedResource } from '../../src/memcached/types.ts';
+import { CRD_DIR } from '../../src/resources.ts';
 
 let helm: string;
 before(async () => {
@@ -138,4 +144,73 @@ test('webhooks: only with settings.webhooks.enabled the chart adds the webhook p
   assert.deepEqual(pod.containers[0]?.ports.find((p) => p.name === 'webhook')?.containerPort, 9443);
   assert.equal(pod.containers[0]?.volumeMounts.find((v) => v.name === 'webhook-tls')?.mountPath, '/etc/operless-webhook-tls');
   assert.equal(pod.volumes.find((v) => v.name === 'webhook-tls')?.secret?.secretName, 'operless-forwarder-webhook-tls');
+});
+
+const WEBHOOK_FUNCTIONS = { memcached: 'operless-memcached-prod-webhooks' };
+const memcachedWebhooks = (extra: Record<string, unknown> = {}) => ({
+  alias: 'memcached', apiVersion: 'cache.example.com/v1alpha1', plural: 'memcacheds', namespaced: true, default: {}, validate: { failurePolicy: 'Ignore', timeoutSeconds: 5 }, ...extra,
+});
+const withWebhooks = (webhooks: Record<string, unknown>) => ({ ...base, settings: { webhooks: { enabled: true, functions: WEBHOOK_FUNCTIONS } }, webhooks });
+const plainCrd = () => readFileSync(join(CRD_DIR, 'memcacheds.cache.example.com.yaml'), 'utf8');
+
+test('webhooks: the configurations the chart renders are the ones src/crd/webhooks.ts generates (defaults, selector, rules), calling the -webhook Service', async () => {
+  const caBundle = Buffer.from('-----BEGIN CERTIFICATE-----\n').toString('base64');
+  const r = await renderChart(helm, { values: withWebhooks({ caBundle, resources: [memcachedWebhooks()] }) });
+  assert.equal(r.code, 0, r.stderr);
+  const rendered = manifests(r.stdout).filter((m) => m.kind.endsWith('WebhookConfiguration')) as unknown as Record<string, any>[];
+  const expected = generateWebhookConfigurations({
+    resource: MemcachedResource,
+    operatorNamespace: 'operless',
+    clientConfig: (route) => ({ service: { name: 'operless-forwarder-webhook', namespace: 'operless', path: `/memcached/${route}`, port: 443 }, caBundle }),
+    default: {},
+    validate: { failurePolicy: 'Ignore', timeoutSeconds: 5 },
+  });
+  assert.deepEqual(rendered.map((m) => ({ ...m, metadata: { name: m.metadata.name } })), expected.map((m) => ({ ...m, metadata: { name: (m.metadata as { name: string }).name } })));
+  assert.equal(rendered[0]?.webhooks[0].failurePolicy, 'Fail', 'Fail and 10 s by default');
+  assert.equal(rendered[0]?.webhooks[0].timeoutSeconds, 10);
+  // Without conversion.crd the chart renders no CRD; without a `validate` entry no validating configuration.
+  assert.equal(manifests(r.stdout).some((m) => m.kind === 'CustomResourceDefinition'), false);
+  const onlyDefault = await renderChart(helm, { values: withWebhooks({ caBundle, resources: [memcachedWebhooks({ validate: undefined })] }) });
+  assert.deepEqual(manifests(onlyDefault.stdout).filter((m) => m.kind.endsWith('WebhookConfiguration')).map((m) => m.kind), ['MutatingWebhookConfiguration']);
+});
+
+test('webhooks: with cert-manager, a Certificate for the Service (self-signed Issuer unless one is named) and the CA injector annotation on the configurations and the CRD', async () => {
+  const r = await renderChart(helm, { values: withWebhooks({ certManager: { enabled: true }, resources: [memcachedWebhooks({ conversion: { crd: plainCrd() } })] }) });
+  assert.equal(r.code, 0, r.stderr);
+  const all = manifests(r.stdout) as unknown as Record<string, any>[];
+  const certificate = all.find((m) => m.kind === 'Certificate');
+  assert.equal(certificate?.spec.secretName, 'operless-forwarder-webhook-tls', 'the Secret the pods mount');
+  assert.deepEqual(certificate?.spec.dnsNames, ['operless-forwarder-webhook.operless.svc', 'operless-forwarder-webhook.operless.svc.cluster.local']);
+  assert.deepEqual(certificate?.spec.issuerRef, { name: 'operless-forwarder-webhook-selfsigned', kind: 'Issuer', group: 'cert-manager.io' });
+  assert.ok(all.some((m) => m.kind === 'Issuer' && m.spec.selfSigned));
+  for (const m of all.filter((o) => o.kind.endsWith('WebhookConfiguration') || o.kind === 'CustomResourceDefinition')) {
+    assert.equal(m.metadata.annotations?.['cert-manager.io/inject-ca-from'], 'operless/operless-forwarder-webhook', `${m.kind} gets its caBundle injected`);
+    const configs = m.kind === 'CustomResourceDefinition' ? [m.spec.conversion.webhook.clientConfig] : m.webhooks.map((w: Record<string, any>) => w.clientConfig);
+    for (const config of configs) assert.equal(config.caBundle, undefined);
+  }
+  const crd = all.find((m) => m.kind === 'CustomResourceDefinition');
+  assert.deepEqual(crd?.spec.conversion, { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { name: 'operless-forwarder-webhook', namespace: 'operless', path: '/memcached/convert', port: 443 } } } });
+  assert.ok(crd?.spec.versions.every((v: { served: boolean }) => v.served), 'every version served');
+  const named = await renderChart(helm, { values: withWebhooks({ certManager: { enabled: true, issuerRef: { name: 'corp-ca', kind: 'ClusterIssuer' } }, resources: [memcachedWebhooks()] }) });
+  const namedAll = manifests(named.stdout) as unknown as Record<string, any>[];
+  assert.equal(namedAll.some((m) => m.kind === 'Issuer'), false);
+  assert.deepEqual(namedAll.find((m) => m.kind === 'Certificate')?.spec.issuerRef, { name: 'corp-ca', kind: 'ClusterIssuer', group: 'cert-manager.io' });
+});
+
+test('webhooks: a render that could not work stops with one message naming the value', async () => {
+  const cases: [string, object, RegExp][] = [
+    ['no trust', withWebhooks({ resources: [memcachedWebhooks()] }), /webhooks\.caBundle is required/],
+    ['both trusts', withWebhooks({ caBundle: 'Zm9v', certManager: { enabled: true }, resources: [memcachedWebhooks()] }), /webhooks\.caBundle and webhooks\.certManager\.enabled are both set/],
+    ['unknown alias', withWebhooks({ caBundle: 'Zm9v', resources: [memcachedWebhooks({ alias: 'other' })] }), /webhooks\.resources\[0\]\.alias: "other" is not a key of settings\.webhooks\.functions/],
+    ['endpoint off', { ...base, webhooks: { caBundle: 'Zm9v', resources: [memcachedWebhooks()] } }, /settings\.webhooks\.enabled is not true/],
+    ['not a CRD', withWebhooks({ caBundle: 'Zm9v', resources: [memcachedWebhooks({ conversion: { crd: 'kind: ConfigMap\n' } })] }), /webhooks\.resources\[0\]\.conversion\.crd: must be a CustomResourceDefinition/],
+    ['another CRD', withWebhooks({ caBundle: 'Zm9v', resources: [memcachedWebhooks({ plural: 'caches', conversion: { crd: plainCrd() } })] }), /is the CRD of memcacheds\.cache\.example\.com, not of webhooks\.resources\[0\]/],
+    ['a spoke as hub', withWebhooks({ caBundle: 'Zm9v', resources: [memcachedWebhooks({ apiVersion: 'cache.example.com/v1beta1', conversion: { crd: plainCrd() } })] }), /webhooks\.resources\[0\]\.apiVersion: must be the CRD's storage version/],
+    ['bad timeout', withWebhooks({ caBundle: 'Zm9v', resources: [memcachedWebhooks({ default: { timeoutSeconds: 31 } })] }), /timeoutSeconds/],
+  ];
+  for (const [name, values, message] of cases) {
+    const r = await renderChart(helm, { values, kubeVersion: null });
+    assert.notEqual(r.code, 0, `${name}: must not render`);
+    assert.match(r.stderr, message, name);
+  }
 });

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import { provision } from '../../src/testing/index.ts';
 import { CHART_DIR, KUBE_VERSION, renderChart, runHelm } from '../../src/build/forwarder-chart.ts';
 import { ConfigError, parseConfig } from '../../src/forwarder/config.ts';
@@ -51,6 +51,7 @@ const BAD: [string, unknown, string][] = [
   ['primaries.0.kind', 'memcached', 'kind'], ['primaries.0.apiVersion', 'Cache/V1', 'apiVersion'], ['primaries.0.namespaced', 'maybe', 'namespaced'],
   ['primaries.0.plural', 'Memcacheds', 'plural'], ['primaries.0.triggers', ['spec'], 'triggers'], ['primaries.0.triggers', [], 'triggers'],
   ['primaries.0.namespaces', ['Team_A'], 'namespaces'], ['primaries.0.watchAll', true, 'watchAll'],
+  ['namespaces', ['team-a', 'Team_B'], 'namespaces'], ['namespaces', 'team-a', 'namespaces'],
   ['owned.0.namespaced', DELETE, 'namespaced'], ['owned.0.kind', 'deployment', 'kind'],
   ['replicaCount', 0, 'replicaCount'], ['replicaCount', '2', 'replicaCount'], ['replicaCount', 1.5, 'replicaCount'],
   ['image.repository', '', 'repository'], ['image.pullPolicy', 'Sometimes', 'pullPolicy'], ['image.digest', 'latest', 'digest'],
@@ -81,6 +82,32 @@ test('helm template refuses each bad value with an error naming the field', asyn
   }
   assert.deepEqual(missed, []);
 });
+
+interface Rendered { kind: string; metadata: { name: string; namespace?: string }; rules?: { resources: string[] }[]; data?: Record<string, string> }
+const renderedObjects = (stdout: string): Rendered[] => parseAllDocuments(stdout).map((d) => d.toJS() as Rendered | null).filter((o) => o !== null);
+const configOf = (objects: readonly Rendered[]) => parseAllDocuments(objects.find((o) => o.kind === 'ConfigMap')?.data?.['forwarder.yaml'] ?? '')[0]?.toJS() as { namespaces?: string[] };
+
+test('namespaces: a Role and RoleBinding per namespace instead of the watch ClusterRole, a cluster-scoped kind keeps a ClusterRole for itself alone, and the config carries the list', async () => {
+  const values = { ...base(), namespaces: ['team-a', 'team-b'], related: [], owned: [...base().owned, { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false }] };
+  const r = await renderChart(helm, { values });
+  assert.equal(r.code, 0, r.stderr);
+  const objects = renderedObjects(r.stdout);
+  const roles = objects.filter((o) => o.kind === 'Role' && o.metadata.name.endsWith('-watch'));
+  assert.deepEqual(roles.map((o) => o.metadata.namespace).sort(), ['team-a', 'team-b']);
+  for (const role of roles) assert.deepEqual(role.rules?.flatMap((x) => x.resources).sort(), ['deployments', 'memcacheds']);
+  assert.deepEqual(objects.filter((o) => o.kind === 'RoleBinding' && o.metadata.name.endsWith('-watch')).map((o) => o.metadata.namespace).sort(), ['team-a', 'team-b']);
+  const cluster = objects.filter((o) => o.kind === 'ClusterRole');
+  assert.deepEqual(cluster.flatMap((o) => o.rules ?? []).flatMap((x) => x.resources), ['namespaces'], 'only the cluster-scoped kind is cluster-wide');
+  const config = configOf(objects);
+  assert.deepEqual(config.namespaces, ['team-a', 'team-b']);
+  assert.deepEqual(parseConfig(config, { POD_NAMESPACE: 'operless' }).namespaces, ['team-a', 'team-b'], 'the forwarder accepts the rendered configuration');
+  // Without namespaces: the watch RBAC is one ClusterRole, as before.
+  const wide = renderedObjects((await renderChart(helm, { values: base() })).stdout);
+  assert.deepEqual(wide.filter((o) => o.kind === 'Role' && o.metadata.name.endsWith('-watch')), []);
+  assert.deepEqual(wide.filter((o) => o.kind === 'ClusterRole').flatMap((o) => o.rules ?? []).flatMap((x) => x.resources).sort(), ['deployments', 'memcacheds']);
+  assert.equal(configOf(wide).namespaces, undefined);
+});
+
 
 test('image.digest pins the image by content and wins over the tag', async () => {
   const digest = `sha256:${'ab'.repeat(32)}`;

@@ -17,7 +17,9 @@
  * - the optional grants exist exactly when configured, as CloudFormation decides them from the
  *   stack parameters: kms:Decrypt on the kubeconfig's customer key (through SSM only),
  *   secretsmanager:GetSecretValue on the one secret behind /aws/reference/secretsmanager/, and
- *   the work queue's policy letting only the forwarder's and the functions' roles send.
+ *   the work queue's policy letting only the forwarder's and the functions' roles send, and the
+ *   forwarder's role allowed lambda:InvokeFunction on exactly the webhooks function (a resource
+ *   policy; no identity policy of the stack grants any lambda: action).
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -40,7 +42,7 @@ const USED_ACTIONS = new Set([
   'kms:Decrypt', 'secretsmanager:GetSecretValue',
 ]);
 /** The grants that exist only when their parameter is set. */
-const OPTIONAL_GRANTS = ['KubeconfigKmsPolicy', 'SecretsManagerReferencePolicy', 'WorkQueuePolicy'];
+const OPTIONAL_GRANTS = ['KubeconfigKmsPolicy', 'SecretsManagerReferencePolicy', 'WorkQueuePolicy', 'WebhooksInvokePermission'];
 
 function iamDocuments(result: PackageResult): { where: string; statements: Json[] }[] {
   const docs: { where: string; statements: Json[] }[] = [];
@@ -161,4 +163,15 @@ test('customer key, Secrets Manager kubeconfig and forwarder role: each grant ex
     Resource: { 'Fn::GetAtt': ['WorkQueue', 'Arn'] },
     Condition: { ArnNotEquals: { 'aws:PrincipalArn': [FORWARDER, { 'Fn::GetAtt': ['IamRoleLambdaExecution', 'Arn'] }] } },
   }], 'every other principal is denied SendMessage on the work queue');
+
+  // The forwarder invokes the webhooks function (and only it): one Lambda resource policy, on that
+  // function, for that role, for that action. No other Lambda permission names the role.
+  const permissions = Object.entries(result.template.Resources).filter(([id, r]) => r.Type === 'AWS::Lambda::Permission' && created.includes(id));
+  const forRole = permissions.filter(([, r]) => resolveValue(result.template, (r.Properties as Json).Principal) === FORWARDER);
+  assert.deepEqual(forRole.map(([id, r]) => [id, resolveValue(result.template, r.Properties)]), [['WebhooksInvokePermission', {
+    FunctionName: { 'Fn::GetAtt': ['WebhooksLambdaFunction', 'Arn'] }, Action: 'lambda:InvokeFunction', Principal: FORWARDER,
+  }]], 'lambda:InvokeFunction on exactly the webhooks function, for the forwarder role only');
+  const webhooksFunction = result.template.Resources.WebhooksLambdaFunction;
+  assert.ok(webhooksFunction, 'the webhooks function is in the template');
+  assert.equal((webhooksFunction.Properties as Json).Handler, 'functions/webhooks.handler', 'the function it names is the webhooks handler');
 });

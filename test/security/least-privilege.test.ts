@@ -11,6 +11,10 @@
  *   and must equal what the shipped rules allow — no more (nothing inherited from anywhere
  *   else) and no less — and a hand-written list of must-deny and must-allow checks guards
  *   against a rule file that quietly grows (secrets, configmaps, deletes, other leases, ...).
+ * - Namespace-scoped operation: the same two identities with the RBAC of namespace-scoped
+ *   mode (the chart rendered with `namespaces`; the function's rules as `operless rbac
+ *   --namespaces` rewrites them) do their work in the listed namespaces and are refused
+ *   everything outside them — other namespaces and cluster-wide lists (reviews and real requests).
  * - Container hardening: the rendered Deployment's pod runs as non-root with a read-only root
  *   filesystem, drops ALL capabilities, no privilege escalation, seccomp RuntimeDefault, no
  *   host namespaces, and a Pod made from its template is admitted by the API server's real
@@ -25,7 +29,7 @@ import { AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { startControlPlane, type ControlPlane, type Identity } from '../../src/testing/index.ts';
 import { MANIFESTS_PATH } from '../../src/build/forwarder-chart.ts';
-import { applyForwarderIdentity, applyMemcachedFunctionIdentity, MEMCACHED_FUNCTION_RBAC } from '../support/identities.ts';
+import { applyForwarderIdentity, applyMemcachedFunctionIdentity, applyScopedForwarderIdentity, applyScopedFunctionIdentity, MEMCACHED_FUNCTION_RBAC, SCOPED_FUNCTION_GROUP } from '../support/identities.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const CRD = join(ROOT, 'infra/crds/memcacheds.cache.example.com.yaml');
@@ -45,7 +49,7 @@ before(async () => {
   // The forwarder's namespace, ServiceAccount and RBAC exactly as shipped.
   assert.equal(manifests.filter((o) => /Role/.test(o.kind)).length, 4, 'the manifests carry a ClusterRole, a Role and their bindings');
   fwd = (await applyForwarderIdentity(cp)).identity;
-  for (const ns of ['team-a', 'kube-system']) await cp.kubectl(['create', 'namespace', ns]);
+  for (const ns of ['team-a', 'team-b', 'kube-system']) await cp.kubectl(['create', 'namespace', ns]);
 });
 after(async () => { await cp?.stop(); });
 
@@ -210,6 +214,70 @@ test('the forwarder ServiceAccount can do exactly what the rendered manifests gr
   ];
   for (const a of mustAllow) assert.equal(await m.check(a), true, `the forwarder needs: ${label(a)}`);
   for (const a of mustDeny) assert.equal(await m.check(a), false, `the forwarder must not: ${label(a)}`);
+});
+
+// ---- namespace-scoped operation ------------------------------------------------------------
+// The same identities in namespace-scoped mode (docs/security.md, "Namespace-scoped
+// operation"): the chart rendered with `namespaces`, the function's RBAC as `operless rbac
+// --namespaces` prints it. Inside the listed namespaces they do their work; everywhere else,
+// and cluster-wide, they are refused.
+
+const SCOPE = ['team-a', 'team-b'];
+const OUTSIDE = ['default', 'kube-system', 'operless'];
+
+/** Every cluster-wide and other-namespace request of `attrs`' kinds: all must be refused. */
+const outsideScope = (attrs: readonly Omit<Attr, 'namespace'>[]): Attr[] => attrs.flatMap((a) => [a, ...OUTSIDE.map((namespace) => ({ ...a, namespace }))]);
+
+test('namespace-scoped: the function identity can do its work in the listed namespaces and nothing outside them', async () => {
+  const scoped = await applyScopedFunctionIdentity(cp, SCOPE);
+  assert.ok(!scoped.objects.some((o) => /^Cluster/.test(o.kind ?? '')), 'no ClusterRole or ClusterRoleBinding: every rule of the function is namespaced');
+  const rules = rulesOf(scoped.objects as Obj[], (s) => s.kind === 'Group' && s.name === SCOPED_FUNCTION_GROUP);
+  assert.equal(rules.length, SCOPE.length, 'a RoleBinding per listed namespace');
+  const m = await matrix(`the Memcached function, namespace-scoped to ${SCOPE.join(', ')} (operless rbac --namespaces)`, scoped.identity.kubeConfig, rules);
+  assert.deepEqual(m.mismatches, []);
+  const work: Omit<Attr, 'namespace'>[] = [
+    { group: 'cache.example.com', resource: 'memcacheds', verb: 'get' },
+    { group: 'cache.example.com', resource: 'memcacheds', verb: 'list' },
+    { group: 'cache.example.com', resource: 'memcacheds', verb: 'patch' },
+    { group: 'cache.example.com', resource: 'memcacheds', subresource: 'status', verb: 'patch' },
+    { group: 'apps', resource: 'deployments', verb: 'create' },
+    { group: 'apps', resource: 'deployments', verb: 'patch' },
+    { group: '', resource: 'services', verb: 'patch' },
+    { group: '', resource: 'pods', verb: 'list' },
+    { group: '', resource: 'configmaps', verb: 'get' },
+    { group: 'events.k8s.io', resource: 'events', verb: 'create' },
+  ];
+  for (const namespace of SCOPE) for (const a of work) assert.equal(await m.check({ ...a, namespace }), true, `the function needs: ${label({ ...a, namespace })}`);
+  for (const a of outsideScope(work)) assert.equal(await m.check(a), false, `outside its namespaces the function must not: ${label(a)}`);
+  // The real requests, not only the reviews: a cluster-wide list and another namespace are 403.
+  for (const args of [['get', 'memcacheds', '-A'], ['get', 'memcacheds', '-n', 'default'], ['get', 'deployments', '-n', 'kube-system']]) {
+    const got = await cp.kubectl(args, { as: scoped.identity });
+    assert.notEqual(got.code, 0, `kubectl ${args.join(' ')} as the scoped function succeeded`);
+    assert.match(got.stderr, /forbidden/i);
+  }
+  assert.equal((await cp.kubectl(['get', 'memcacheds', '-n', 'team-a'], { as: scoped.identity })).code, 0, 'it lists Memcacheds in a listed namespace');
+});
+
+test('namespace-scoped: the forwarder ServiceAccount (chart with namespaces) reads its watches in the listed namespaces only, and its one Lease', async () => {
+  const scoped = await applyScopedForwarderIdentity(cp, SCOPE);
+  assert.deepEqual(scoped.objects.filter((o) => /^Cluster/.test(o.kind)).map((o) => o.kind), [], 'no ClusterRole or ClusterRoleBinding: every watched kind is namespaced');
+  const rules = rulesOf(scoped.objects as Obj[], (s) => s.kind === 'ServiceAccount' && s.name === scoped.serviceAccount && s.namespace === scoped.namespace);
+  assert.equal(rules.length, SCOPE.length + 1, 'a Role per listed namespace (watches) and one for its Lease');
+  const m = await matrix(`the forwarder, namespace-scoped to ${SCOPE.join(', ')} (ServiceAccount ${scoped.namespace}/${scoped.serviceAccount})`, scoped.identity.kubeConfig, rules);
+  assert.deepEqual(m.mismatches, []);
+  const watches: Omit<Attr, 'namespace'>[] = ['list', 'watch'].flatMap((verb) => [
+    { group: 'cache.example.com', resource: 'memcacheds', verb },
+    { group: 'apps', resource: 'deployments', verb },
+    { group: '', resource: 'services', verb },
+    { group: '', resource: 'configmaps', verb },
+  ]);
+  for (const namespace of SCOPE) for (const a of watches) assert.equal(await m.check({ ...a, namespace }), true, `the forwarder needs: ${label({ ...a, namespace })}`);
+  for (const a of outsideScope(watches)) assert.equal(await m.check(a), false, `outside its namespaces the forwarder must not: ${label(a)}`);
+  assert.equal(await m.check({ group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: scoped.namespace, name: scoped.leaseName }), true, 'its own Lease');
+  assert.equal(await m.check({ group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'team-a', name: scoped.leaseName }), false, 'no Lease in a watched namespace');
+  const got = await cp.kubectl(['get', 'memcacheds', '-A'], { as: scoped.identity });
+  assert.notEqual(got.code, 0, 'a cluster-wide list as the scoped forwarder succeeded');
+  assert.match(got.stderr, /forbidden/i);
 });
 
 test('neither identity is an admin: both are refused a plain read of a Secret', async () => {

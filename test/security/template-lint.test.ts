@@ -4,7 +4,8 @@
  * - `cfn-lint` on the packaged CloudFormation, with default parameters and with every optional
  *   setting on (VPC, EKS, Secrets Manager kubeconfig with a customer key, forwarder role, log
  *   KMS key, alarm topic): no finding at all (error, warning or informational);
- * - `checkov` on both templates and on the chart rendered with the example values: every failed
+ * - `checkov` on both templates and on the chart rendered with the example values and the
+ *   reference operator's webhooks (cert-manager, the CRD's conversion stanza): every failed
  *   check is one docs/security.md explains for that target ("Linters" table), and every
  *   explained check still fails — the table is the only skip list, so docs and test cannot drift.
  *
@@ -37,6 +38,18 @@ const ALL_OPTIONAL_PARAMS = {
   alarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:operless-alarms',
 };
 
+/** The reference operator's webhooks on top of the example values: every webhook object the chart renders. */
+const WEBHOOK_VALUES = {
+  settings: { webhooks: { enabled: true, functions: { memcached: 'operless-memcached-ci-webhooks' } } },
+  webhooks: {
+    certManager: { enabled: true },
+    resources: [{
+      alias: 'memcached', apiVersion: 'cache.example.com/v1alpha1', plural: 'memcacheds', namespaced: true, default: {}, validate: {},
+      conversion: { crd: readFileSync(join(ROOT, 'infra/crds/memcacheds.cache.example.com.yaml'), 'utf8') },
+    }],
+  },
+};
+
 type Target = 'template' | 'chart';
 interface Tools { cfnLint: string; checkov: string }
 let tools: Tools;
@@ -51,7 +64,7 @@ before(async () => {
     const result = await packageService({ stage: 'ci', outDir: join(work, name), params });
     templates[name] = join(result.dir, 'cloudformation-template-update-stack.json');
   }
-  const rendered = await renderChart(provisioned.helm, { valuesFiles: [EXAMPLE_VALUES] });
+  const rendered = await renderChart(provisioned.helm, { valuesFiles: [EXAMPLE_VALUES], values: WEBHOOK_VALUES });
   assert.equal(rendered.code, 0, rendered.stderr);
   chartFile = join(work, 'forwarder-chart.yaml');
   writeFileSync(chartFile, rendered.stdout);

@@ -12,15 +12,21 @@
  *   `operless:memcached`; the identity is a client-certificate user in that group (as an EKS
  *   access entry maps the function's IAM role).
  *
- * Used by the security tests (permission matrix, secret-leak pipeline, soak) and the fault
- * suite, so every one of them proves the same RBAC.
+ * Namespace-scoped operation (docs/security.md): the forwarder's chart rendered with
+ * `namespaces`, and the function's RBAC as `operless rbac --namespaces` rewrites it.
+ *
+ * Used by the security tests (permission matrix, secret-leak pipeline, soak), the fault suite
+ * and the Memcached e2e, so every one of them proves the same RBAC.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { ControlPlane, Identity } from '../../src/testing/index.ts';
-import { MANIFESTS_PATH } from '../../src/build/forwarder-chart.ts';
+import { provision } from '../../src/testing/provision.ts';
+import { EXAMPLE_VALUES, MANIFESTS_PATH, renderChart } from '../../src/build/forwarder-chart.ts';
+import { namespacedRbac, type RbacObject } from '../../src/kube/rbac-scope.ts';
+import { readRbacObjects } from '../../src/cli/commands/rbac.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 export const MEMCACHED_FUNCTION_RBAC = join(ROOT, 'infra/rbac/memcached-function.yaml');
@@ -57,15 +63,60 @@ export interface ForwarderIdentity {
 
 /** Applies the forwarder's Namespace, ServiceAccount and RBAC as shipped; returns its identity. */
 export async function applyForwarderIdentity(cp: ControlPlane): Promise<ForwarderIdentity> {
-  const objects = forwarderManifests();
+  return applyForwarderObjects(cp, forwarderManifests(), MANIFESTS_PATH);
+}
+
+/** The namespace-scoped forwarder's release: its own name and namespace, beside the shipped one. */
+export const SCOPED_FORWARDER_RELEASE = { release: 'operless-scoped', namespace: 'operless-scoped' } as const;
+
+/**
+ * The chart rendered (by the pinned helm) with the example values and `namespaces`: the
+ * forwarder's namespace-scoped RBAC exactly as `helm install --set namespaces=...` makes it.
+ * Its release namespace is created; the listed namespaces must exist.
+ */
+export async function applyScopedForwarderIdentity(cp: ControlPlane, namespaces: readonly string[]): Promise<ForwarderIdentity & { readonly objects: ManifestObject[] }> {
+  const { helm } = await provision({ targets: ['helm'] });
+  assert.ok(helm, 'provision() returned a helm binary');
+  const rendered = await renderChart(helm, { ...SCOPED_FORWARDER_RELEASE, valuesFiles: [EXAMPLE_VALUES], values: { namespaces: [...namespaces] } });
+  assert.equal(rendered.code, 0, `helm template with namespaces failed: ${rendered.stderr}`);
+  const objects = parseAllDocuments(rendered.stdout).map((d) => d.toJS() as ManifestObject | null).filter((o): o is ManifestObject => o !== null && typeof o === 'object');
+  const created = await cp.kubectl(['create', 'namespace', SCOPED_FORWARDER_RELEASE.namespace]);
+  assert.ok(created.code === 0 || /AlreadyExists/.test(created.stderr), created.stderr);
+  return { ...(await applyForwarderObjects(cp, objects, 'helm template --set namespaces')), objects };
+}
+
+export const SCOPED_FUNCTION_GROUP = 'operless:memcached-scoped';
+export const SCOPED_FUNCTION_USER = 'memcached-function-scoped';
+
+/**
+ * The function's RBAC for `namespaces` as `operless rbac --namespaces` prints it (the one rule
+ * file, rewritten by kube/rbac-scope.ts), bound to its own group so it can sit beside the
+ * cluster-wide binding in one cluster.
+ */
+export function scopedFunctionRbac(namespaces: readonly string[], group = SCOPED_FUNCTION_GROUP): RbacObject[] {
+  const { objects } = readRbacObjects(dirname(MEMCACHED_FUNCTION_RBAC));
+  return namespacedRbac(objects, namespaces).map((o) => (o.subjects
+    ? { ...o, subjects: o.subjects.map((s) => (s.kind === 'Group' && s.name === MEMCACHED_FUNCTION_GROUP ? { ...s, name: group } : s)) }
+    : o));
+}
+
+/** Applies `scopedFunctionRbac(namespaces)`; returns a user in its group and the objects. */
+export async function applyScopedFunctionIdentity(cp: ControlPlane, namespaces: readonly string[]): Promise<{ identity: Identity; objects: RbacObject[] }> {
+  const objects = scopedFunctionRbac(namespaces);
+  const applied = await cp.kubectl(['apply', '-f', '-'], { input: objects.map((o) => JSON.stringify(o)).join('\n') });
+  assert.equal(applied.code, 0, `applying the function's namespace-scoped RBAC failed: ${applied.stderr}`);
+  return { identity: await cp.identity(SCOPED_FUNCTION_USER, [SCOPED_FUNCTION_GROUP]), objects };
+}
+
+async function applyForwarderObjects(cp: ControlPlane, objects: readonly ManifestObject[], source: string): Promise<ForwarderIdentity> {
   const rbac = objects.filter((o) => RBAC_KINDS.test(o.kind));
   const applied = await cp.kubectl(['apply', '-f', '-'], { input: rbac.map((o) => JSON.stringify(o)).join('\n') });
   assert.equal(applied.code, 0, `applying the forwarder's shipped RBAC failed: ${applied.stderr}`);
   const sa = objects.find((o) => o.kind === 'ServiceAccount');
-  assert.ok(sa?.metadata.namespace, `the forwarder's manifests (${MANIFESTS_PATH}) carry a namespaced ServiceAccount`);
+  assert.ok(sa?.metadata.namespace, `the forwarder's manifests (${source}) carry a namespaced ServiceAccount`);
   const cm = objects.find((o) => o.kind === 'ConfigMap') as (ManifestObject & { data?: Record<string, string> }) | undefined;
   const shipped = cm?.data?.['forwarder.yaml'];
-  assert.ok(shipped, `the forwarder's manifests (${MANIFESTS_PATH}) carry a ConfigMap with forwarder.yaml`);
+  assert.ok(shipped, `the forwarder's manifests (${source}) carry a ConfigMap with forwarder.yaml`);
   const config = parseAllDocuments(shipped)[0]?.toJS() as Record<string, unknown>;
   const leaseName = (config.leaderElection as { leaseName?: unknown } | undefined)?.leaseName;
   assert.equal(typeof leaseName, 'string', 'the shipped forwarder config names its Lease (leaderElection.leaseName)');

@@ -1,6 +1,6 @@
 /**
  * `operless create api --group <g> --version <v> --kind <Kind> [--namespaced|--cluster-scoped]
- * [--owns Deployment,Service] [--watches ConfigMap,Secret] [--ordering unordered|per-key] [--force]`: adds a kind to a project made by `operless init`.
+ * [--owns Deployment,Service] [--watches ConfigMap,Secret] [--ordering unordered|per-key] [--namespaces a,b] [--force]`: adds a kind to a project made by `operless init`.
  * Validates the names (DNS-1123 group, PascalCase kind, version like v1alpha1), refuses to
  * overwrite files unless --force, prints what it created and what to do next.
  */
@@ -26,6 +26,7 @@ export const createApiSpec: CommandSpec = {
     watches: { type: 'string', placeholder: 'kinds', description: 'Kinds the controller reads but does not own, comma-separated, e.g. ConfigMap,Secret: each gets spec.<kind>Ref and a related watch (a change reconciles every object naming it)' },
     project: { type: 'string', placeholder: 'dir', description: 'Project directory', default: '.' },
     force: { type: 'boolean', description: 'Overwrite the kind\'s files if they exist' },
+    namespaces: { type: 'string', placeholder: 'a,b', description: 'Namespace-scoped mode: the namespaces the operator runs for (stored in operless.json; "" = cluster-wide again). The watches and the RBAC written are for those namespaces only' },
     ordering: { type: 'string', placeholder: 'mode', description: 'unordered (default: a standard queue) or per-key (a FIFO queue by object key: one reconcile of a key at a time, requeues merge; plus a delay queue)' },
     ...JSON_RESULT_OPTION,
   },
@@ -49,6 +50,7 @@ export async function createApi(argv: string[]): Promise<CommandResult> {
     throw new UsageError(`--ordering must be ${ORDERINGS.join(' or ')}, got ${JSON.stringify(ordering)}`);
   }
   const related = stringOption(values, 'watches');
+  const namespaces = typeof values.namespaces === 'string' ? values.namespaces : undefined;
   const result = runScaffold(() =>
     scaffoldApi(root, {
       group: stringOption(values, 'group')!,
@@ -58,6 +60,7 @@ export async function createApi(argv: string[]): Promise<CommandResult> {
       ...(owns ? { owns } : {}),
       ...(ordering ? { ordering: ordering as Ordering } : {}),
       ...(related ? { watches: related } : {}),
+      ...(namespaces !== undefined ? { namespaces } : {}),
       force: values.force === true,
     }),
   );

@@ -26,9 +26,10 @@ export const devSpec: CommandSpec = {
     project: { type: 'string', description: 'Project folder (default: the current folder)', placeholder: 'dir' },
     runtime: { type: 'string', description: "Where functions run: inprocess (fast) | emulator (Lambda's own runtime: aws-lambda-ric under AWS's emulator)", default: 'inprocess', placeholder: 'kind' },
     'no-samples': { type: 'boolean', description: 'Do not apply infra/samples/*.yaml' },
+    traces: { type: 'boolean', description: 'Print each change\'s trace (forward → reconcile → follow-ups, with the API requests) as a tree' },
     verbose: { type: 'boolean', short: 'v', description: 'Debug-level component logs' },
   },
-  examples: ['npm start', 'npm start -- --runtime emulator', 'npx operless dev --broker elasticmq', 'npx operless dev --context kind-dev --no-samples'],
+  examples: ['npm start', 'npm start -- --traces', 'npm start -- --runtime emulator', 'npx operless dev --broker elasticmq', 'npx operless dev --context kind-dev --no-samples'],
 };
 
 export async function dev(argv: string[]): Promise<CommandResult> {
@@ -49,6 +50,8 @@ export async function dev(argv: string[]): Promise<CommandResult> {
   }
   const runtime = stringOption(args.values, 'runtime') ?? 'inprocess';
   if (runtime !== 'inprocess' && runtime !== 'emulator') throw new UsageError(`--runtime must be inprocess or emulator, got "${runtime}"`);
+  const traces = args.values.traces === true;
+  if (traces && runtime === 'emulator') throw new UsageError('--traces needs --runtime inprocess (under the emulator the functions run in processes of their own; send their spans to a collector with OTEL_EXPORTER_OTLP_ENDPOINT instead)');
   const { startDevLoop } = await import('../../devloop/dev-loop.ts');
   const context = stringOption(args.values, 'context');
   const kubeconfigPath = stringOption(args.values, 'kubeconfig');
@@ -59,6 +62,7 @@ export async function dev(argv: string[]): Promise<CommandResult> {
     ...(kubeconfigPath ? { kubeconfigPath } : {}),
     applySamples: args.values['no-samples'] !== true,
     runtime,
+    traces,
     verbose: args.values.verbose === true,
   });
   await new Promise<void>((resolve) => {

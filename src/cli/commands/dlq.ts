@@ -50,7 +50,7 @@ export const dlqRedriveSpec: CommandSpec = {
   summary: 'move dead-lettered messages back to the work queue',
   usage: '[--filter <field>=<value>]... [--dry-run] [options]',
   details:
-    'Filters (all must match): reason=<RetriesExhausted|TerminalError|InvalidMessage|UnknownKind|maxReceiveCount|AsyncInvokeFailed>,\n' +
+    'Filters (all must match): reason=<RetriesExhausted|TerminalError|InvalidMessage|UnknownKind|UnknownCluster|UnknownNamespace|maxReceiveCount|AsyncInvokeFailed>,\n' +
     'kind=<Kind>, namespace=<ns>, name=<name>, key=<substring of Kind/namespace/name>.\n' +
     'Messages that are not valid reconcile messages are never redriven (they would come straight back).',
   options: {

@@ -1,5 +1,5 @@
 /**
- * `operless init <dir> --domain example.com [--name my-operator] [--force]`: a new operator
+ * `operless init <dir> --domain example.com [--name my-operator] [--namespaces a,b] [--force]`: a new operator
  * project that depends on Operless as a package. Refuses to overwrite existing files unless
  * --force; prints what it created and what to do next.
  */
@@ -17,6 +17,7 @@ export const initSpec: CommandSpec = {
     domain: { type: 'string', placeholder: 'domain', description: 'Domain of the project\'s API groups, e.g. example.com (required)' },
     name: { type: 'string', placeholder: 'name', description: 'Project name: npm package and serverless service (default: the directory name)' },
     'operless-version': { type: 'string', placeholder: 'spec', description: 'The operless dependency in package.json, e.g. ^0.1.0 or file:../operless (default: ^<this version>)' },
+    namespaces: { type: 'string', placeholder: 'a,b', description: 'Namespace-scoped mode: the namespaces the operator runs for (default: all); its watches and RBAC are generated for those only' },
     force: { type: 'boolean', description: 'Overwrite existing files' },
     ...JSON_RESULT_OPTION,
   },
@@ -33,8 +34,9 @@ export async function init(argv: string[]): Promise<CommandResult> {
   if (!domain) throw new UsageError('--domain is required, e.g. --domain example.com (API groups become <group>.example.com)');
   const name = stringOption(values, 'name');
   const dependency = stringOption(values, 'operless-version');
+  const namespaces = stringOption(values, 'namespaces');
   const result = runScaffold(() =>
-    scaffoldInit({ dir, domain, ...(name ? { name } : {}), ...(dependency ? { operlessDependency: dependency } : {}), force: values.force === true }),
+    scaffoldInit({ dir, domain, ...(name ? { name } : {}), ...(dependency ? { operlessDependency: dependency } : {}), ...(namespaces ? { namespaces } : {}), force: values.force === true }),
   );
   if (values.json) return { output: `${JSON.stringify({ root: result.root, name: result.name, files: result.changes }, null, 2)}\n` };
   const shown = relative(process.cwd(), result.root) || '.';

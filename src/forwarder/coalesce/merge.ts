@@ -29,21 +29,25 @@
  * 4. `resourceVersion` names the one event behind a message: a merge of two different versions
  *    carries none (it stands for several events, possibly of different children — see
  *    `mergedResourceVersion` in the contract).
- * 5. everything else (attempt, notBefore) is the newer's.
+ * 5. `ownedKinds` (which children changed) is the union when both name theirs, otherwise none
+ *    (a part that does not say which child changed may stand for any: `mergedOwnedKinds`).
+ * 6. everything else (attempt, notBefore) is the newer's.
  * Pure.
  */
-import { mergedResourceVersion, mergedUid, reasonPriority, type Reason, type ReconcileMessage } from '../../contract/message.ts';
+import { mergedOwnedKinds, mergedResourceVersion, mergedUid, reasonPriority, type Reason, type ReconcileMessage } from '../../contract/message.ts';
 
 export function mergeMessages(older: ReconcileMessage, newer: ReconcileMessage): ReconcileMessage {
-  const { resourceVersion: _newest, uid: _newUid, ...rest } = newer;
+  const { resourceVersion: _newest, uid: _newUid, ownedKinds: _newKinds, ...rest } = newer;
   const uid = mergedUid([older, newer]);
   const resourceVersion = mergedResourceVersion([older, newer]);
+  const ownedKinds = mergedOwnedKinds([older, newer]);
   return {
     ...rest,
     ...(uid !== undefined ? { uid } : {}),
     reason: mergedReason(older, newer),
     observedAt: Math.min(older.observedAt, newer.observedAt),
     ...(resourceVersion !== undefined ? { resourceVersion } : {}),
+    ...(ownedKinds !== undefined ? { ownedKinds } : {}),
   };
 }
 

@@ -42,6 +42,8 @@ export interface Forward {
   readonly ref: ObjectRef;
   readonly uid?: string;
   readonly resourceVersion?: string;
+  /** For `Owned`: the kind of the child that changed. */
+  readonly ownedKinds?: readonly string[];
   readonly reason: Reason;
 }
 
@@ -76,10 +78,15 @@ const DROP_BY_FIELD: Readonly<Record<string, DropReason>> = { name: 'invalid_nam
 
 /** Why the contract would refuse the message of `request`, or undefined when it encodes. Pure. */
 export function requestProblem(request: Forward): { reason: DropReason; error: string } | undefined {
-  const message = newMessage({ ...request.ref, ...(request.uid !== undefined ? { uid: request.uid } : {}), ...(request.resourceVersion !== undefined ? { resourceVersion: request.resourceVersion } : {}) }, request.reason, 0);
+  const message = newMessage(forwardRef(request), request.reason, 0);
   const problem = messageProblem(message, 0);
   if (!problem) return undefined;
   return { reason: (problem.field !== undefined ? DROP_BY_FIELD[problem.field] : undefined) ?? 'invalid_other', error: problem.error };
+}
+
+/** What the message of a request names: the object, and the event's uid, version and child kinds. Pure. */
+export function forwardRef(r: Forward): Parameters<typeof newMessage>[0] {
+  return { ...r.ref, ...(r.uid ? { uid: r.uid } : {}), ...(r.resourceVersion ? { resourceVersion: r.resourceVersion } : {}), ...(r.ownedKinds ? { ownedKinds: r.ownedKinds } : {}) };
 }
 
 function primaryRequest(clusterId: string, watch: ResolvedWatch, s: ObjectSnapshot, reason: Reason): Forward {
@@ -96,7 +103,7 @@ function primaryRequest(clusterId: string, watch: ResolvedWatch, s: ObjectSnapsh
  * a primary kind can be an owner (`watches` may hold every watch; owned ones never match).
  * Not yet validated (see `requestProblem`).
  */
-export function ownerRequest(clusterId: string, child: ObjectSnapshot, owner: ControllerRef, watches: readonly ResolvedWatch[]): Forward | undefined {
+export function ownerRequest(clusterId: string, child: ObjectSnapshot, owner: ControllerRef, watches: readonly ResolvedWatch[], childKind?: string): Forward | undefined {
   const group = apiGroup(owner.apiVersion);
   const primary = watches.find((p) => p.role === 'primary' && p.kind === owner.kind && p.group === group);
   if (!primary) return undefined;
@@ -112,6 +119,7 @@ export function ownerRequest(clusterId: string, child: ObjectSnapshot, owner: Co
     },
     ...(owner.uid ? { uid: owner.uid } : {}),
     ...(child.resourceVersion ? { resourceVersion: child.resourceVersion } : {}),
+    ...(childKind ? { ownedKinds: [childKind] } : {}),
     reason: 'Owned',
   };
 }
@@ -154,7 +162,7 @@ export function routeChange(clusterId: string, watch: ResolvedWatch, change: Cha
   if (previous && (previous.uid !== change.current.controller?.uid || previous.name !== change.current.controller?.name)) owners.push(previous);
   const keys = new Set<string>();
   for (const owner of owners) {
-    const request = ownerRequest(clusterId, change.current, owner, watches);
+    const request = ownerRequest(clusterId, change.current, owner, watches, watch.kind);
     if (!request) continue;
     const key = objectKey(request.ref);
     if (keys.has(key)) continue;

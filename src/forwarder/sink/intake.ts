@@ -20,7 +20,7 @@ import { displayKey, newMessage, type ReconcileMessage } from '../../contract/me
 import type { Logger } from '../../observability/log.ts';
 import type { ForwarderMetrics } from '../metrics.ts';
 import { primaryKindKey, RelatedIndex } from '../route/related-index.ts';
-import { resyncRequest, resyncRouted, routeChange, type Drop, type Forward } from '../route/router.ts';
+import { forwardRef, resyncRequest, resyncRouted, routeChange, type Drop, type Forward } from '../route/router.ts';
 import type { ResolvedWatch } from '../source/resources.ts';
 import type { ObjectSnapshot } from '../source/snapshot.ts';
 import type { Change } from '../source/store.ts';
@@ -40,7 +40,7 @@ export interface IntakeOptions {
 
 /** The reconcile message of a routed request, stamped `at`. Pure. */
 export function messageOf(r: Forward, at: number): ReconcileMessage {
-  return newMessage({ ...r.ref, ...(r.uid ? { uid: r.uid } : {}), ...(r.resourceVersion ? { resourceVersion: r.resourceVersion } : {}) }, r.reason, at);
+  return newMessage(forwardRef(r), r.reason, at);
 }
 
 /** A value from an object for a log line: at most 253 characters (an owner reference's name is unbounded). Pure. */

@@ -6,8 +6,10 @@
  *
  * Guarantees: pure; every message gets exactly one queue (a kind no primary declares — which
  * the router never produces — goes to the default queue); `queueLabels` gives every queue a
- * short, distinct metric label (its queue name, or the full URL when two queues share a name).
+ * short, distinct metric label without account ids (its queue name, with a digest of its URL
+ * when two queues share a name).
  */
+import { createHash } from 'node:crypto';
 import type { ObjectRef } from '../../contract/message.ts';
 import type { WatchRole } from '../config.ts';
 import { apiGroup } from '../../kube/paths.ts';
@@ -45,9 +47,18 @@ export function queueName(url: string): string {
   return path.slice(path.lastIndexOf('/') + 1) || url;
 }
 
-/** Metric label per queue URL: the queue name, unless two of the URLs share it (then the URL). */
+/** The first 8 hex digits of the SHA-256 of a queue URL: tells queues of one name apart without showing the URL. */
+export function queueUrlDigest(url: string): string {
+  return createHash('sha256').update(url).digest('hex').slice(0, 8);
+}
+
+/**
+ * Metric label per queue URL: the queue name, unless two of the URLs share it — then
+ * `<name>#<digest>` (`queueUrlDigest`): distinct, and still free of account ids and endpoints
+ * (`printf %s <url> | sha256sum` finds which queue it is).
+ */
 export function queueLabels(urls: readonly string[]): Map<string, string> {
   const counts = new Map<string, number>();
   for (const url of new Set(urls)) counts.set(queueName(url), (counts.get(queueName(url)) ?? 0) + 1);
-  return new Map(urls.map((url) => [url, counts.get(queueName(url))! > 1 ? url : queueName(url)]));
+  return new Map(urls.map((url) => [url, counts.get(queueName(url))! > 1 ? `${queueName(url)}#${queueUrlDigest(url)}` : queueName(url)]));
 }

@@ -93,11 +93,18 @@ export function objectFieldsOf(watch: Pick<WatchConfig, 'apiVersion' | 'triggers
   return needsStatus ? ['status'] : [];
 }
 
-/** Completes one watch from a discovery document. Pure; returns an error string if it cannot. */
-export function resolveFromDiscovery(watch: WatchConfig, list: ApiResourceList | undefined): ResolvedWatch | string {
+/**
+ * Completes one watch from a discovery document. `scope` is the operator's namespaces
+ * (config `namespaces`): a namespaced kind whose watch names none of its own lists and
+ * watches in each of them; a cluster-scoped kind is watched cluster-wide whatever the scope
+ * (its RBAC then needs a ClusterRole for that kind: docs/security.md). Pure; returns an error
+ * string if it cannot.
+ */
+export function resolveFromDiscovery(watch: WatchConfig, list: ApiResourceList | undefined, scope: readonly string[] = []): ResolvedWatch | string {
   const base = { role: watch.role, apiVersion: watch.apiVersion, kind: watch.kind, group: apiGroup(watch.apiVersion), namespaces: watch.namespaces, triggers: watch.triggers, objectFields: objectFieldsOf(watch), ...(watch.labelSelector ? { labelSelector: watch.labelSelector } : {}), ...(watch.queueUrl ? { queueUrl: watch.queueUrl } : {}), ...(watch.targets ? { targets: watch.targets } : {}) };
+  const scoped = (resolved: ResolvedWatch): ResolvedWatch => (resolved.namespaced && resolved.namespaces.length === 0 && scope.length > 0 ? { ...resolved, namespaces: [...scope] } : resolved);
   if (watch.plural !== undefined && watch.namespaced !== undefined) {
-    return { ...base, plural: watch.plural, namespaced: watch.namespaced };
+    return scoped({ ...base, plural: watch.plural, namespaced: watch.namespaced });
   }
   const found = list?.resources?.find((r) => !r.name.includes('/') && (watch.plural ? r.name === watch.plural : r.kind === watch.kind));
   if (!found) {
@@ -105,10 +112,11 @@ export function resolveFromDiscovery(watch: WatchConfig, list: ApiResourceList |
   }
   const resolved = { ...base, plural: watch.plural ?? found.name, namespaced: watch.namespaced ?? found.namespaced };
   if (!resolved.namespaced && watch.namespaces.length > 0) return `${watch.kind} is cluster-scoped; remove "namespaces" from its watch`;
-  return resolved;
+  return scoped(resolved);
 }
 
-export async function resolveWatches(api: KubeApi, watches: readonly WatchConfig[], signal?: AbortSignal): Promise<ResolvedWatch[]> {
+/** Every watch resolved (see `resolveFromDiscovery`; `scope`: the operator's namespaces, empty = all). */
+export async function resolveWatches(api: KubeApi, watches: readonly WatchConfig[], signal?: AbortSignal, scope: readonly string[] = []): Promise<ResolvedWatch[]> {
   const documents = new Map<string, ApiResourceList | undefined>();
   const problems: string[] = [];
   const resolved: ResolvedWatch[] = [];
@@ -127,7 +135,7 @@ export async function resolveWatches(api: KubeApi, watches: readonly WatchConfig
       }
       list = documents.get(watch.apiVersion);
     }
-    const result = resolveFromDiscovery(watch, list);
+    const result = resolveFromDiscovery(watch, list, scope);
     if (typeof result === 'string') problems.push(result);
     else resolved.push(result);
   }

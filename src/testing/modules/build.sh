@@ -14,6 +14,9 @@
 #                      (the template linters, from PyPI into a Python virtual environment; needs python3 with venv)
 #   build.sh moto   -> $CACHE/moto-5.2.5/venv  (PyPI: moto[server] and its pinned dependencies in a
 #                      Python virtual environment; run: "$dir/venv/bin/python" -m moto.server -H 127.0.0.1 -p PORT)
+#   build.sh otelcol -> $CACHE/otelcol-<collector version>-<source hash>/otelcol   (a minimal OpenTelemetry
+#                      Collector from Go modules: OTLP receiver + file exporter, otelcol/main.go; the trace
+#                      test's real OTLP receiver, provisioned by that test)
 #   build.sh controller-runtime -> $CACHE/controller-runtime-memcached-v0.22.5-<source hash>/memcached-operator
 #                      (the benchmark's controller-runtime operator, bench/controller-runtime; bench only:
 #                      keyed by the pinned controller-runtime and a hash of its source, go.mod and go.sum)
@@ -24,7 +27,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${OPERLESS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/operless}
-what=${1:?usage: build.sh kube|etcd|helm|elasticmq|rie|ric|pytools|moto|controller-runtime}
+what=${1:?usage: build.sh kube|etcd|helm|elasticmq|rie|ric|pytools|moto|otelcol|controller-runtime}
 
 die() { echo "operless testenv: $*" >&2; exit 1; }
 need_go() {
@@ -68,6 +71,15 @@ case "$what" in
     nodedir=${npm_config_nodedir:-$(ls -d "$here"/../../../node_modules/node/node_modules/node-*/include/.. 2>/dev/null | head -1)}
     [ -f "$nodedir/include/node/node_api.h" ] || die "no Node.js headers for the native addon of aws-lambda-ric (looked in '$nodedir'); run npm ci first or set npm_config_nodedir to a Node.js 24 folder holding include/node."
     ;;
+  otelcol)
+    need_go
+    dir=otelcol
+    colver=$(sed -n 's|^[[:space:]]*go.opentelemetry.io/collector/otelcol \(v[^ ]*\).*$|\1|p' "$here/$dir/go.mod")
+    [ -n "$colver" ] || die "could not read the pinned collector version from $here/$dir/go.mod"
+    ver="$colver-$(cd "$here/$dir" && cat go.mod go.sum *.go | sha256sum | cut -c1-12)"
+    ld="-s -w"
+    pkgs="."; binname=otelcol
+    ;;
   controller-runtime)
     need_go
     dir=../../../bench/controller-runtime
@@ -94,7 +106,7 @@ case "$what" in
       || die "Python >= 3.9 with venv is not available ($py), and the EventBridge emulator (moto) needs it. Install it (Debian: apt-get install python3 python3-venv) or set OPERLESS_PYTHON."
     ver=$(sed -n 's|^moto\[server\]==\(.*\)$|\1|p' "$here/moto/requirements.txt"); dir=moto
     ;;
-  *) die "unknown target '$what' (expected kube, etcd, helm, elasticmq, rie, ric, pytools, moto or controller-runtime)";;
+  *) die "unknown target '$what' (expected kube, etcd, helm, elasticmq, rie, ric, pytools, moto, otelcol or controller-runtime)";;
 esac
 [ -n "$ver" ] || die "could not read the pinned version from $here/$dir/go.mod"
 out="$cache/$what-$ver"

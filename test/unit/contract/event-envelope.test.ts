@@ -50,3 +50,27 @@ test('any envelope decodes without throwing', () => {
     return typeof decoded.ok === 'boolean';
   }), { numRuns: 300 });
 });
+
+test('the traceparent transport field is read from the bare detail and the envelope, dropped from the message, and never counted in its size', () => {
+  const traceparent = `00-${'4'.repeat(32)}-${'5'.repeat(16)}-01`;
+  const bare = decodeMessage(JSON.stringify({ ...message, traceparent }), { now: NOW });
+  const wrapped = decodeMessage(envelope({ ...message, traceparent }), { now: NOW });
+  assert.ok(bare.ok && wrapped.ok);
+  assert.equal(bare.traceparent, traceparent);
+  assert.equal(wrapped.traceparent, traceparent);
+  assert.deepEqual(bare.message, message, 'not a message field');
+  const plain = decodeMessage(encodeMessage(message), { now: NOW });
+  assert.ok(plain.ok && plain.traceparent === undefined);
+  // A body at the size limit (a later release's field padding it: consumers drop unknown fields) still decodes with the transport field beside it.
+  const room = MAX_MESSAGE_BYTES - Buffer.byteLength(JSON.stringify({ ...message, padding: '' }), 'utf8');
+  const full = { ...message, padding: 'x'.repeat(room) };
+  assert.equal(Buffer.byteLength(JSON.stringify(full), 'utf8'), MAX_MESSAGE_BYTES);
+  const atLimit = decodeMessage(JSON.stringify({ ...full, traceparent }), { now: NOW });
+  assert.ok(atLimit.ok, atLimit.ok ? '' : atLimit.error);
+  assert.equal((decodeMessage(JSON.stringify({ ...full, padding: `${full.padding}x`, traceparent }), { now: NOW })).ok, false, 'one byte more is too large');
+  // Not a string, or far too long: ignored.
+  for (const hostile of [7, { a: 1 }, 'x'.repeat(65)]) {
+    const decoded = decodeMessage(JSON.stringify({ ...message, traceparent: hostile }), { now: NOW });
+    assert.ok(decoded.ok && decoded.traceparent === undefined);
+  }
+});

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   MAX_WAIT_SECONDS, NOT_BEFORE_SKEW_MS, checkMessageField, decodeMessage, encodeMessage, latestNotBefore, messageProblem,
-  newMessage, validateMessage, type ReconcileMessage,
+  mergedOwnedKinds, newMessage, validateMessage, type ReconcileMessage,
 } from '../../../src/contract/message.ts';
 
 const NOW = 1_700_000_000_000;
@@ -68,4 +68,19 @@ test('messageProblem names the field at fault and never throws', () => {
   assert.equal(messageProblem({ ...base, uid: '' })?.field, 'uid');
   assert.equal(messageProblem(null as unknown as ReconcileMessage)?.field, undefined);
   assert.match(messageProblem(null as unknown as ReconcileMessage)?.error ?? '', /JSON object/);
+});
+
+test('ownedKinds: one to 16 distinct Kinds; mergedOwnedKinds is their union only when every part names its own', () => {
+  assert.equal(checkMessageField('ownedKinds', ['Deployment', 'Service']), undefined);
+  assert.match(checkMessageField('ownedKinds', []) ?? '', /must not be empty/);
+  assert.match(checkMessageField('ownedKinds', 'Deployment') ?? '', /array/);
+  assert.match(checkMessageField('ownedKinds', ['Deployment', 'Deployment']) ?? '', /twice/);
+  assert.match(checkMessageField('ownedKinds', ['deployment']) ?? '', /item 0 .*PascalCase/);
+  assert.match(checkMessageField('ownedKinds', Array.from({ length: 17 }, (_, i) => `K${i}`)) ?? '', /at most 16/);
+  const owned = { ...base, reason: 'Owned' as const, ownedKinds: ['Deployment'] };
+  const decoded = decodeMessage(encodeMessage(owned));
+  assert.ok(decoded.ok && decoded.message.ownedKinds?.[0] === 'Deployment');
+  assert.deepEqual(mergedOwnedKinds([{ ownedKinds: ['Service'] }, { ownedKinds: ['Deployment', 'Service'] }]), ['Deployment', 'Service']);
+  assert.equal(mergedOwnedKinds([{ ownedKinds: ['Service'] }, {}]), undefined);
+  assert.equal(mergedOwnedKinds([]), undefined);
 });

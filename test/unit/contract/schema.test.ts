@@ -31,6 +31,7 @@ const validMessage = fc.record({
   uid: fc.option(fc.uuid(), { nil: undefined }),
   reason: fc.constantFrom(...REASONS),
   resourceVersion: fc.option(fc.stringMatching(/^[0-9]{1,10}$/), { nil: undefined }),
+  ownedKinds: fc.option(fc.uniqueArray(fc.stringMatching(/^[A-Z][A-Za-z0-9]{0,20}$/), { minLength: 1, maxLength: 16 }), { nil: undefined }),
   observedAt: fc.integer({ min: 0, max: 4_000_000_000_000 }),
   attempt: fc.integer({ min: 0, max: 10_000 }),
   notBefore: fc.option(fc.integer({ min: 0, max: 4_000_000_000_000 }), { nil: undefined }),

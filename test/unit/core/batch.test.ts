@@ -39,6 +39,18 @@ test('the representative has the highest attempt (events do not reset backoff), 
   assert.equal(representative([older, fresh]), fresh);
 });
 
+test('a group of Owned events names the union of their children\'s kinds, or none when one of them names none', () => {
+  const service = msg('a', { reason: 'Owned', resourceVersion: '700', ownedKinds: ['Service'], observedAt: NOW - 500 });
+  const deployment = msg('a', { reason: 'Owned', resourceVersion: '701', ownedKinds: ['Deployment'], observedAt: NOW - 100 });
+  const [both] = groupBatch([record(encodeMessage(service)), record(encodeMessage(deployment))], NOW).groups;
+  assert.deepEqual(both!.message.ownedKinds, ['Deployment', 'Service']);
+  const [twice] = groupBatch([record(encodeMessage(deployment)), record(encodeMessage({ ...deployment, resourceVersion: '702' }))], NOW).groups;
+  assert.deepEqual(twice!.message.ownedKinds, ['Deployment']);
+  const unknown = msg('a', { reason: 'Owned', resourceVersion: '699', observedAt: NOW - 900 });
+  const [mixed] = groupBatch([record(encodeMessage(unknown)), record(encodeMessage(deployment))], NOW).groups;
+  assert.equal(mixed!.message.ownedKinds, undefined, 'an Owned from an older producer may be any child');
+});
+
 test('a group of events with different resourceVersions is represented without one; the same version twice keeps it', () => {
   const service = msg('a', { reason: 'Owned', resourceVersion: '700', observedAt: NOW - 500 });
   const deployment = msg('a', { reason: 'Owned', resourceVersion: '701', observedAt: NOW - 100 });

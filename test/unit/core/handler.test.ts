@@ -207,6 +207,19 @@ test('poison whose DLQ send fails: reported in batchItemFailures for SQS redrive
   assert.deepEqual(await s.run(['garbage']), ['0']);
 });
 
+test('namespace-scoped: a message outside the namespaces goes to the DLQ as UnknownNamespace, nothing is read; one inside is reconciled', async () => {
+  const s = setup({}, { namespaces: ['team-a'] });
+  const outside = newMessage({ cluster: 'c1', apiVersion: WIDGET.apiVersion, kind: WIDGET.kind, namespace: 'team-b', name: 'b' }, 'Added', NOW);
+  assert.deepEqual(await s.run([outside]), []);
+  assert.equal(s.sender.sent[0]?.attributes?.[DLQ_ATTRIBUTE_REASON], 'UnknownNamespace');
+  assert.match(s.sender.sent[0]?.attributes?.[DLQ_ATTRIBUTE_ERROR] ?? '', /namespace "team-b" is not one this function runs for \(OPERLESS_NAMESPACES=team-a\)/);
+  assert.deepEqual(s.calls, [], 'nothing reconciled outside the namespaces');
+  // The fake's objects live in "ns": a scope listing it reconciles them.
+  const t = setup({}, { namespaces: ['ns'] });
+  await t.run([msgFor(t.widget('a'))]);
+  assert.deepEqual(t.calls, ['reconcile a']);
+});
+
 test('unknown kind: DLQ UnknownKind', async () => {
   const s = setup();
   await s.run([newMessage({ cluster: 'c1', apiVersion: 'v1', kind: 'Secret', namespace: 'ns', name: 'x' }, 'Added', NOW)]);

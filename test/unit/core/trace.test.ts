@@ -89,3 +89,23 @@ test('AWSTraceHeader is the parent when there is no traceparent; a hostile attri
   assert.equal(fresh.parentSpanContext, undefined);
   assert.notEqual(fresh.spanContext().traceId, TRACE);
 }));
+
+test('a record from EventBridge continues the traceparent its body carries: the bare detail and the whole envelope alike', () => withExporter(async (exporter) => {
+  const withTrace = (body: string, traceparent: string) => JSON.stringify({ ...JSON.parse(body), traceparent });
+  await run((body) => [sqsRecord(withTrace(body, TP))]);
+  const fromDetail = exporter.getFinishedSpans().find((s) => s.name === 'operless.reconcile')!;
+  assert.equal(fromDetail.spanContext().traceId, TRACE);
+  assert.equal(fromDetail.parentSpanContext?.spanId, '00f067aa0ba902b7');
+  exporter.reset();
+  const envelope = (body: string) => JSON.stringify({ version: '0', id: 'e1', 'detail-type': 'Reconcile Modified', source: 'operless', account: '1', time: 't', region: 'r', resources: [], detail: JSON.parse(withTrace(body, TP)) });
+  await run((body) => [sqsRecord(envelope(body))]);
+  const fromEnvelope = exporter.getFinishedSpans().find((s) => s.name === 'operless.reconcile')!;
+  assert.equal(fromEnvelope.parentSpanContext?.spanId, '00f067aa0ba902b7');
+  exporter.reset();
+  // The message attribute wins over the body; a hostile body field starts a new trace.
+  await run((body) => [withAttributes(sqsRecord(withTrace(body, `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`)), TP)]);
+  assert.equal(exporter.getFinishedSpans().find((s) => s.name === 'operless.reconcile')!.parentSpanContext?.spanId, '00f067aa0ba902b7');
+  exporter.reset();
+  await run((body) => [sqsRecord(withTrace(body, '00-zz'))]);
+  assert.equal(exporter.getFinishedSpans().find((s) => s.name === 'operless.reconcile')!.parentSpanContext, undefined);
+}));

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { crdFileName, generateCrd, renderCrd, staleCrds, writeCrds } from '../../../src/crd/generate.ts';
+import { crdFileName, generateCrd, renderCrd, resourceCrd, staleCrds, writeCrds } from '../../../src/crd/generate.ts';
 import { defineResource } from '../../../src/crd/resource.ts';
 import { integer, object, required, SchemaError } from '../../../src/crd/schema.ts';
 import { CRD_DIR, resources as projectResources } from '../../../src/resources.ts';
@@ -58,8 +58,14 @@ test('rendered YAML parses back to the generated object and names its source', (
   const resource = projectResources[0]!;
   const text = renderCrd(resource);
   assert.match(text, /Generated from src\/memcached\/types\.ts/);
-  assert.deepEqual(parse(text), generateCrd(resource.definition));
+  assert.deepEqual(parse(text), resourceCrd(resource));
   assert.equal(renderCrd(resource), text, 'deterministic');
+});
+
+test('the checked-in Memcached CRD lists v1beta1 without serving it: a plain install needs no conversion webhook', () => {
+  const crd = parse(renderCrd(projectResources[0]!)) as { spec: { versions: { name: string; served: boolean; storage: boolean }[]; conversion?: unknown } };
+  assert.deepEqual(crd.spec.versions.map((v) => [v.name, v.served, v.storage]), [['v1alpha1', true, true], ['v1beta1', false, false]]);
+  assert.equal(crd.spec.conversion, undefined, 'strategy None: nothing to call');
 });
 
 test('defineResource rejects bad names and paths that are not in the schema', () => {

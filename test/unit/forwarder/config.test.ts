@@ -184,3 +184,22 @@ test('related watches: the mapping of each primary is parsed; a wrong mapping, a
   assert.ok(problems({ ...minimal, related: [{ apiVersion: 'v1', kind: 'ConfigMap' }] }).some((p) => p.startsWith('related[0]')), 'for is required');
   assert.ok(problems({ ...related({ field: 'spec.a' }), related: [{ ...related({ field: 'spec.a' }).related[0], queueUrl: 'https://x/y' }] }).some((p) => p.startsWith('related[0].queueUrl: is not a field of a related watch')));
 });
+
+test('namespaces (namespace-scoped mode): sorted without repeats, from the file or OPERLESS_NAMESPACES; empty by default', () => {
+  assert.deepEqual(parseConfig(minimal).namespaces, []);
+  assert.deepEqual(parseConfig({ ...minimal, namespaces: ['team-b', 'team-a', 'team-b'] }).namespaces, ['team-a', 'team-b']);
+  assert.deepEqual(parseConfig({ ...minimal, namespaces: ['x'] }, { OPERLESS_NAMESPACES: 'team-a, team-c' }).namespaces, ['team-a', 'team-c']);
+  assert.deepEqual(parseConfig(minimal, { OPERLESS_NAMESPACES: '' }).namespaces, []);
+});
+
+test('namespaces: an invalid name is refused naming the field, from the file or the environment', () => {
+  assert.ok(problems({ ...minimal, namespaces: ['team-a', 'Team_B'] }).some((p) => p.startsWith('namespaces[1]: must be a namespace name')), problems({ ...minimal, namespaces: ['team-a', 'Team_B'] }).join('\n'));
+  assert.ok(problems(minimal, { OPERLESS_NAMESPACES: 'team-a,Bad_Name' }).some((p) => p.startsWith('namespaces[1]: must be a namespace name')));
+});
+
+test('namespaces: a watch\'s own namespaces must be among them', () => {
+  const doc = { ...minimal, namespaces: ['team-a'], primaries: [{ ...minimal.primaries[0], namespaces: ['team-a', 'team-z'] }] };
+  const found = problems(doc);
+  assert.deepEqual(found.filter((p) => p.includes('top-level namespaces')), ['primaries[0].namespaces[1]: must be one of the top-level namespaces (team-a): the operator runs for those only, got "team-z"']);
+  assert.doesNotThrow(() => parseConfig({ ...doc, primaries: [{ ...minimal.primaries[0], namespaces: ['team-a'] }] }));
+});

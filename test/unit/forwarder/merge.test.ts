@@ -22,6 +22,15 @@ test('merge of one object (same uid): the uid stays; Added stays Added until Del
   assert.equal(mergeMessages(msg('Owned', 1, 'A'), msg('Owned', 2, 'A')).uid, 'A');
 });
 
+test('ownedKinds: the union when both parts name their children, none when a part does not say', () => {
+  const owned = (at: number, kinds?: string[]) => newMessage({ cluster: 'c', apiVersion: 'example.com/v1', kind: 'Gadget', namespace: 'ns', name: 'a', uid: 'A', resourceVersion: String(at), ...(kinds ? { ownedKinds: kinds } : {}) }, 'Owned', at);
+  assert.deepEqual(mergeMessages(owned(1, ['Service']), owned(2, ['Deployment'])).ownedKinds, ['Deployment', 'Service']);
+  assert.deepEqual(mergeMessages(owned(1, ['Deployment']), owned(2, ['Deployment'])).ownedKinds, ['Deployment']);
+  assert.equal(mergeMessages(owned(1, ['Deployment']), owned(2)).ownedKinds, undefined, 'an Owned of an older producer may be any child');
+  assert.equal(mergeMessages(owned(1, ['Deployment']), msg('Requeue', 2, 'A')).ownedKinds, undefined);
+  assert.equal(mergeMessages(msg('Added', 1, 'A'), owned(2, ['Deployment'])).ownedKinds, undefined);
+});
+
 test('delete and recreate: the old Deleted then the new Added merge into a reconcile of whatever lives (no uid), reason Added', () => {
   const merged = mergeMessages(msg('Deleted', 1, 'A'), msg('Added', 2, 'B'));
   assert.equal(merged.uid, undefined);

@@ -48,12 +48,16 @@ test('routing: the default queue is listed only when some primary uses it', () =
   assert.deepEqual(queueRoutes(A, []).urls, [A]);
 });
 
-test('queue labels: the queue name, or the URL when two queues share a name', () => {
+test('queue labels: the queue name; two queues sharing a name get <name>#<digest of the URL>, distinct and without the URL', () => {
   assert.equal(queueName('http://127.0.0.1:9324/000000000000/work/'), 'work');
-  const labels = queueLabels([A, B, 'https://sqs.us-east-1.amazonaws.com/999999999999/tenant']);
+  const other = 'https://sqs.us-east-1.amazonaws.com/999999999999/tenant';
+  const labels = queueLabels([A, B, other]);
   assert.equal(labels.get(A), 'memcached');
-  assert.equal(labels.get(B), B);
-  assert.equal(labels.get('https://sqs.us-east-1.amazonaws.com/999999999999/tenant'), 'https://sqs.us-east-1.amazonaws.com/999999999999/tenant');
+  assert.match(labels.get(B)!, /^tenant#[0-9a-f]{8}$/);
+  assert.match(labels.get(other)!, /^tenant#[0-9a-f]{8}$/);
+  assert.notEqual(labels.get(B), labels.get(other));
+  for (const label of labels.values()) assert.doesNotMatch(label, /\d{12}|amazonaws|https?:/, 'no account id, endpoint or URL in a label');
+  assert.equal(queueLabels([other, B]).get(other), labels.get(other), 'the same URL always gets the same label');
 });
 
 test("per-queue senders: one queue's outage leaves the other's messages flowing; metrics say which queue", async () => {

@@ -69,3 +69,22 @@ test('related mappings widen only the watches they read: a related watch reads t
   assert.deepEqual(c?.objectFields, ['*']);
   assert.deepEqual(c?.fields, ['label:example.com/other'], 'a label mapping reads the related object\'s label');
 });
+
+test('namespace scope: a namespaced watch without namespaces of its own gets the scope; its own stay; a cluster-scoped kind stays cluster-wide', () => {
+  const scoped = resolveFromDiscovery(watch({}), discovery, ['team-a', 'team-b']);
+  assert.ok(typeof scoped !== 'string');
+  assert.deepEqual(scoped.namespaces, ['team-a', 'team-b']);
+  const own = resolveFromDiscovery(watch({ namespaces: ['team-a'] }), discovery, ['team-a', 'team-b']);
+  assert.ok(typeof own !== 'string');
+  assert.deepEqual(own.namespaces, ['team-a']);
+  const declared = resolveFromDiscovery(watch({ plural: 'deployments', namespaced: true }), undefined, ['team-a']);
+  assert.ok(typeof declared !== 'string');
+  assert.deepEqual(declared.namespaces, ['team-a']);
+  const cluster = resolveFromDiscovery(watch({ kind: 'ClusterThing' }), discovery, ['team-a']);
+  assert.ok(typeof cluster !== 'string');
+  assert.equal(cluster.namespaced, false);
+  assert.deepEqual(cluster.namespaces, []);
+  const unscoped = resolveFromDiscovery(watch({}), discovery);
+  assert.ok(typeof unscoped !== 'string');
+  assert.deepEqual(unscoped.namespaces, []);
+});

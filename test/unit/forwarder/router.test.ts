@@ -35,11 +35,11 @@ test('a status-only primary update routes to nothing', () => {
   assert.deepEqual(route('c', gadget, { type: 'MODIFIED', old: s, current: after }, primaries), []);
 });
 
-test('an owned object maps through its controller reference to the owner key (any version of the group)', () => {
+test('an owned object maps through its controller reference to the owner key (any version of the group), naming its own kind', () => {
   const child = snap(controlledBy('g', 'g1'));
   const out = route('c', deployments, { type: 'ADDED', current: child }, primaries);
   assert.deepEqual(out, [{
-    ref: { cluster: 'c', apiVersion: 'example.com/v1', kind: 'Gadget', namespace: 'ns', name: 'g' }, uid: 'g1', resourceVersion: '5', reason: 'Owned',
+    ref: { cluster: 'c', apiVersion: 'example.com/v1', kind: 'Gadget', namespace: 'ns', name: 'g' }, uid: 'g1', resourceVersion: '5', ownedKinds: [deployments.kind], reason: 'Owned',
   }]);
   assert.equal(route('c', deployments, { type: 'DELETED', old: child, current: child }, primaries)[0]?.reason, 'Owned');
 });

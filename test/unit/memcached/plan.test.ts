@@ -22,6 +22,14 @@ test('serviceCheck: an Owned event is the Deployment\'s own only when it names t
   assert.equal(serviceCheck({ reason: 'Owned', resourceVersion: '42' }, undefined, false), 'owned-event');
 });
 
+test('serviceCheck: an Owned message naming its children\'s kinds checks the Service only when it names Service, whatever the versions', () => {
+  assert.equal(serviceCheck({ reason: 'Owned', ownedKinds: ['Deployment'], resourceVersion: '43' }, live, false), undefined, 'a Deployment event that the live Deployment has moved past');
+  assert.equal(serviceCheck({ reason: 'Owned', ownedKinds: ['Deployment'] }, live, false), undefined, 'merged Deployment events');
+  assert.equal(serviceCheck({ reason: 'Owned', ownedKinds: ['Service'], resourceVersion: '42' }, live, false), 'owned-event');
+  assert.equal(serviceCheck({ reason: 'Owned', ownedKinds: ['Deployment', 'Service'] }, live, false), 'owned-event');
+  assert.equal(serviceCheck({ reason: 'Owned', ownedKinds: ['Deployment'] }, live, true), 'deployment-applied');
+});
+
 test('serviceCheck: whenever the Deployment had to be applied, the Service is checked too, for every reason', () => {
   for (const reason of REASONS) assert.equal(serviceCheck({ reason, resourceVersion: '42' }, live, true), 'deployment-applied', reason);
 });

@@ -90,3 +90,14 @@ test('a failed request throws (nothing is known to have been sent); the probe de
 test('entry size is counted as EventBridge counts it', () => {
   assert.equal(eventEntryBytes({ Source: 'ab', DetailType: 'cd', Detail: '{"é":1}' }), 14 + 2 + 2 + 8); // é is two bytes
 });
+
+test('a traced entry carries its trace twice: the X-Ray TraceHeader and the traceparent in the detail', () => {
+  const traceparent = `00-${'4'.repeat(32)}-${'5'.repeat(16)}-01`;
+  const awsTraceHeader = `Root=1-44444444-${'4'.repeat(24)};Parent=${'5'.repeat(16)};Sampled=1`;
+  const { input } = putEventsInput(TARGET, [{ id: 'a', body: body('Added'), trace: { traceparent, awsTraceHeader } }, { id: 'b', body: body('Resync') }]);
+  const [traced, untraced] = input.Entries ?? [];
+  assert.equal(traced?.TraceHeader, awsTraceHeader);
+  assert.deepEqual(JSON.parse(traced?.Detail ?? ''), { ...JSON.parse(body('Added')), traceparent });
+  assert.equal(untraced?.Detail, body('Resync'), 'an entry without a trace keeps its body unchanged');
+  assert.equal(untraced?.TraceHeader, undefined);
+});

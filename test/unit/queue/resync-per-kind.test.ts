@@ -57,3 +57,34 @@ test('a kind without its queue variable fails the invocation by name; the other 
   });
   assert.deepEqual(sent.map((s) => s.names), [['a1']], 'Alpha was resynced anyway');
 });
+
+test('namespace-scoped: OPERLESS_NAMESPACES lists a namespaced kind in each namespace (never cluster-wide), a cluster-scoped kind once', async () => {
+  const lists: string[] = [];
+  const sqs = { send: async (command: { input: { Entries: { Id: string }[] } }) => ({ Successful: command.input.Entries.map((e) => ({ Id: e.Id })), Failed: [] }) } as unknown as SQSClient;
+  const clientFor = async () => ({
+    list: async (kind: KindRef, opts: { namespace?: string }) => {
+      lists.push(`${kind.kind} ${opts.namespace ?? '(all)'}`);
+      return { items: [{ apiVersion: kind.apiVersion, kind: kind.kind, metadata: { name: 'x', namespace: opts.namespace, uid: 'u' } }], metadata: {} };
+    },
+  });
+  const handler = createPerKindResyncHandler({
+    targets: [{ kind: A, queueUrlVariable: 'ALPHA_QUEUE_URL' }, { kind: B, queueUrlVariable: 'BETA_QUEUE_URL' }],
+    env: { OPERLESS_CLUSTER: 'c1', OPERLESS_NAMESPACES: 'team-b,team-a', ALPHA_QUEUE_URL: 'https://sqs/1/alpha', BETA_QUEUE_URL: 'https://sqs/1/beta' },
+    clientFor: clientFor as never,
+    sqs,
+  });
+  const reports = await handler({});
+  assert.deepEqual(lists.sort(), ['Alpha team-a', 'Alpha team-b', 'Beta (all)']);
+  assert.equal(reports.Alpha?.sent, 2);
+});
+
+test('namespace-scoped: an invalid OPERLESS_NAMESPACES fails the invocation naming the variable', async () => {
+  const { sqs, clientFor } = fakes({ Alpha: ['a1'] });
+  const handler = createPerKindResyncHandler({
+    targets: [{ kind: A, queueUrlVariable: 'ALPHA_QUEUE_URL' }],
+    env: { OPERLESS_CLUSTER: 'c1', OPERLESS_NAMESPACES: 'Team_A', ALPHA_QUEUE_URL: 'https://sqs/1/alpha' },
+    clientFor: clientFor as never,
+    sqs,
+  });
+  await assert.rejects(handler({}), /OPERLESS_NAMESPACES: every entry must be a namespace name.*"Team_A"/);
+});

@@ -14,7 +14,7 @@ import { applyChanges, insertAtMarker } from '../../../src/scaffold/files.ts';
 import { planCreateApi, resyncQueueVariable } from '../../../src/scaffold/create-api.ts';
 import { planInit } from '../../../src/scaffold/init.ts';
 import { parseProjectFile, type ProjectFile } from '../../../src/scaffold/project-file.ts';
-import { scaffoldApi } from '../../../src/scaffold/index.ts';
+import { scaffoldApi, scaffoldWebhook } from '../../../src/scaffold/index.ts';
 import { createApi } from '../../../src/cli/commands/create-api.ts';
 import { UsageError } from '../../../src/cli/args.ts';
 
@@ -277,4 +277,87 @@ test('create api: a kind is owned or related, never both (the forwarder watches 
   assert.throws(() => planCreateApi(project, { group: 'cache', version: 'v1', kind: 'Cache', namespaced: true, owns: 'ConfigMap', watches: 'ConfigMap' }), /Cache owns ConfigMap already/);
   const first = planCreateApi(project, { group: 'cache', version: 'v1', kind: 'Cache', namespaced: true, watches: 'ConfigMap' });
   assert.throws(() => planCreateApi(first.project, { group: 'web', version: 'v1', kind: 'Site', namespaced: true, owns: 'ConfigMap' }), /Cache watches ConfigMap as a related kind already/);
+});
+
+describe('namespace-scoped mode (--namespaces)', () => {
+  const project: ProjectFile = { name: 'demo', domain: 'example.com', apis: [] };
+  const plan = planCreateApi(project, { group: 'cache', version: 'v1alpha1', kind: 'Cache', namespaced: true, owns: 'Deployment', namespaces: 'team-b,team-a' });
+  const content = (path: string) => plan.changes.find((c) => c.path === path && c.type !== 'insert')?.content ?? assert.fail(`${path} is planned`);
+  const docs = (path: string) => content(path).split(/^---$/m).map((d) => parse(d)).filter((d) => d && typeof d === 'object');
+
+  test('operless.json keeps the namespaces; the watches carry them; the RBAC is a Role and RoleBinding per namespace', () => {
+    assert.deepEqual(parseProjectFile(content('operless.json')).namespaces, ['team-a', 'team-b']);
+    assert.deepEqual(parse(content('infra/forwarder/watches.yaml')).namespaces, ['team-a', 'team-b']);
+    for (const file of ['infra/rbac/cache-function.yaml', 'infra/rbac/forwarder.yaml']) {
+      assert.deepEqual(docs(file).map((d) => `${d.kind} ${d.metadata.namespace}`), ['Role team-a', 'Role team-b', 'RoleBinding team-a', 'RoleBinding team-b'], file);
+    }
+    assert.equal(parse(content('infra/samples/cache.yaml')).metadata.namespace, 'team-a', 'the sample lives in a listed namespace');
+    assert.match(content('test/cache.test.ts'), /create', 'namespace', 'team-a'/);
+    assert.match(content('test/cache.test.ts'), /namespaces: \['team-a','team-b'\]/);
+  });
+
+  test('a later kind keeps the namespaces; "" goes back to cluster-wide; a bad name is refused naming --namespaces', () => {
+    const next = planCreateApi(plan.project, { group: 'web', version: 'v1', kind: 'Site', namespaced: true });
+    assert.deepEqual(next.project.namespaces, ['team-a', 'team-b']);
+    const wide = planCreateApi(plan.project, { group: 'web', version: 'v1', kind: 'Site', namespaced: true, namespaces: '' });
+    assert.equal(wide.project.namespaces, undefined);
+    assert.match(wide.changes.find((c) => c.path === 'infra/rbac/site-function.yaml')?.content ?? '', /kind: ClusterRole\n/);
+    assert.throws(() => planCreateApi(project, { group: 'web', version: 'v1', kind: 'Site', namespaced: true, namespaces: 'Team_A' }), (err: Error) => err instanceof ScaffoldError && /^--namespaces: .*"Team_A"/.test(err.message));
+    assert.throws(() => parseProjectFile(JSON.stringify({ name: 'd', domain: 'e.com', apis: [], namespaces: ['Bad'] })), /"namespaces" must be a namespace name/);
+  });
+
+  test('init --namespaces: operless.json and the serverless param carry them, and the functions get OPERLESS_NAMESPACES', () => {
+    const files = planInit({ name: 'demo', domain: 'example.com', operlessDependency: '^0.1.0', toolVersions: {}, namespaces: ['team-a'] });
+    const file = (path: string) => files.find((f) => f.path === path)?.content ?? assert.fail(`${path} is planned`);
+    assert.deepEqual(parseProjectFile(file('operless.json')).namespaces, ['team-a']);
+    assert.match(file('serverless.yml'), /namespaces: 'team-a'/);
+    assert.match(file('serverless.yml'), /OPERLESS_NAMESPACES: \$\{param:namespaces\}/);
+  });
+});
+
+describe('create webhook', () => {
+  const scaffolded = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'scaffold-webhook-'));
+    applyChanges(dir, planInit({ name: 'demo', domain: 'example.com', operlessDependency: '^0.1.0', toolVersions: {} }));
+    scaffoldApi(dir, { group: 'apps', version: 'v1', kind: 'WebApp', namespaced: true });
+    return dir;
+  };
+  test('refusals name what is wrong: unknown kind, nothing asked, conversion without its other version, twice', () => {
+    const dir = scaffolded();
+    try {
+      assert.throws(() => scaffoldWebhook(dir, { kind: 'Cache', validation: true }), /no kind Cache \(it has WebApp\); add it with `operless create api` first/);
+      assert.throws(() => scaffoldWebhook(dir, { kind: 'WebApp' }), /at least one of --defaulting, --validation, --conversion/);
+      assert.throws(() => scaffoldWebhook(dir, { kind: 'WebApp', conversion: true }), /--conversion needs --spoke <version>/);
+      assert.throws(() => scaffoldWebhook(dir, { kind: 'WebApp', conversion: true, spoke: 'v1' }), /--spoke v1 is WebApp's own version/);
+      assert.throws(() => scaffoldWebhook(dir, { kind: 'WebApp', validation: true, spoke: 'v2' }), /--spoke .* give it with --conversion/);
+      scaffoldWebhook(dir, { kind: 'WebApp', validation: true });
+      assert.throws(() => scaffoldWebhook(dir, { kind: 'WebApp', validation: true }), /WebApp has webhooks already/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  test('the webhook module, the one webhooks function, serverless.yml, the spoke as an unserved version and the chart values; --force adds nothing twice', () => {
+    const dir = scaffolded();
+    try {
+      scaffoldWebhook(dir, { kind: 'WebApp', defaulting: true, validation: true, conversion: true, spoke: 'v1beta1' });
+      const read = (path: string) => readFileSync(join(dir, path), 'utf8');
+      assert.match(read('src/web-app/webhook.ts'), /defineWebhook<WebApp>\(\{[\s\S]*default: [\s\S]*validate: [\s\S]*'apps\.example\.com\/v1beta1': \{/);
+      assert.match(read('src/web-app/v1beta1.ts'), /version: 'v1beta1'/);
+      assert.match(read('src/resources.ts'), /unservedVersions: \[WebAppV1beta1Resource\]/);
+      const yaml = parse(read('serverless.yml'), { customTags: (tags) => tags, logLevel: 'silent' });
+      assert.deepEqual(Object.keys(yaml.functions), ['resync', 'webApp', 'webhooks']);
+      assert.equal(yaml.params.default.forwarderRoleArn, '');
+      // (the YAML reader drops the !GetAtt tag: the value is its argument)
+      assert.deepEqual(yaml.resources.Resources.WebhooksInvokePermission.Properties, { FunctionName: 'WebhooksLambdaFunction.Arn', Action: 'lambda:InvokeFunction', Principal: '${param:forwarderRoleArn}' });
+      const values = parse(read('infra/forwarder/webhooks.yaml'));
+      assert.deepEqual(values.settings.webhooks.functions, { 'web-app': 'demo-dev-webhooks' });
+      assert.deepEqual(values.webhooks.resources.map((r: { alias: string }) => r.alias), ['web-app']);
+      const before = ['functions/webhooks.ts', 'src/resources.ts', 'serverless.yml'].map(read);
+      scaffoldWebhook(dir, { kind: 'WebApp', defaulting: true, validation: true, conversion: true, spoke: 'v1beta1', force: true });
+      assert.deepEqual(['functions/webhooks.ts', 'src/resources.ts', 'serverless.yml'].map(read), before, 'nothing inserted twice');
+      assert.equal(read('functions/webhooks.ts').match(/webAppWebhook,/g)?.length, 1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -58,6 +58,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if .Values.queue.region }}{{ $_ := set $queue "region" .Values.queue.region }}{{ end -}}
 {{- if .Values.queue.endpoint }}{{ $_ := set $queue "endpoint" .Values.queue.endpoint }}{{ end -}}
 {{- $_ := set $cfg "queue" $queue -}}
+{{- if .Values.namespaces }}{{ $_ := set $cfg "namespaces" .Values.namespaces }}{{ end -}}
 {{- $_ := set $cfg "primaries" .Values.primaries -}}
 {{- $_ := set $cfg "owned" .Values.owned -}}
 {{- $_ := set $cfg "related" (.Values.related | default list) -}}
@@ -65,4 +66,32 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- $_ := set $cfg "leaderElection" $le -}}
 {{- $_ := set $cfg "server" (dict "port" (int .Values.port)) -}}
 {{- toYaml (mergeOverwrite $cfg (deepCopy .Values.settings)) -}}
+{{- end -}}
+
+{{/* Whether the webhook endpoint is served (settings.webhooks.enabled). */}}
+{{- define "forwarder.webhooksEnabled" -}}
+{{- dig "webhooks" "enabled" false .Values.settings -}}
+{{- end -}}
+
+{{/*
+The clientConfig of one webhook route: the -webhook Service, port 443, path /<alias>/<route>;
+caBundle from values (with cert-manager, its CA injector fills it in). Called with
+(dict "root" $ "path" "/memcached/validate").
+*/}}
+{{- define "forwarder.webhookClientConfig" -}}
+service:
+  name: {{ include "forwarder.fullname" .root }}-webhook
+  namespace: {{ .root.Release.Namespace }}
+  path: {{ .path }}
+  port: 443
+{{- with .root.Values.webhooks.caBundle }}
+caBundle: {{ . }}
+{{- end }}
+{{- end -}}
+
+{{/* cert-manager's CA injector annotation (the Certificate of templates/webhook-certificate.yaml), when on. */}}
+{{- define "forwarder.webhookCaInjection" -}}
+{{- if .Values.webhooks.certManager.enabled -}}
+cert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ include "forwarder.fullname" . }}-webhook
+{{- end -}}
 {{- end -}}
