@@ -1,6 +1,6 @@
 /**
- * Turns a benchmark result into the markdown tables (Operless | baseline | ratio) and a
- * hand-written SVG bar chart of convergence and lag. Pure.
+ * Turns a benchmark result into the markdown tables (Operless next to controller-runtime, and the
+ * imitation baseline when it ran) and a hand-written SVG bar chart of convergence and lag. Pure.
  */
 import { round, type Spread } from './lib/stats.ts';
 import type { BenchResult } from './result.ts';
@@ -14,20 +14,23 @@ const ratioOf = (a: number | undefined, b: number | undefined) => (a !== undefin
 export function toMarkdown(r: BenchResult): string {
   const out: string[] = [];
   out.push(`Run ${r.date} (${r.mode} mode, ${r.repeat} run${r.repeat > 1 ? 's' : ''} per timed figure: median, range in parentheses) on ${r.machine.cpus} × ${r.machine.cpuModel}, ${r.machine.memoryGiB} GiB RAM, Node ${r.machine.node}.`);
-  out.push(`Operless side: forwarder in-process → embedded SQS-compatible queue (src/local/memory-queue-server.ts) → local Lambda runner invoking the shipped function bundle; baseline: src/baseline (${r.settings.baselineWorkers} workers); controller-runtime, where shown: the Go operator of bench/controller-runtime (controller-runtime v0.22.5, informer cache, ${r.settings.equalInvocations} workers), its own process. Same control plane (kube-apiserver + etcd + kube-controller-manager + simulated kubelet), one system after the other, each in its own namespace.`);
+  const hasBaseline = r.convergence.some((c) => c.rows.some((x) => x.system.startsWith('baseline'))) || r.lag.some((l) => l.system.startsWith('baseline')) || r.apiCost?.baseline !== undefined;
+  out.push(`Operless side: forwarder in-process (its own process in the CPU and memory rows) → embedded SQS-compatible queue (src/local/memory-queue-server.ts) → local Lambda runner invoking the shipped function bundle; controller-runtime, where shown: the Go operator of bench/controller-runtime (controller-runtime v0.22.5, informer cache, ${r.settings.equalInvocations} workers), its own process${hasBaseline ? `; baseline (the earlier anchor, \`--baseline\`): src/baseline (${r.settings.baselineWorkers} workers)` : ''}. Same control plane (kube-apiserver + etcd + kube-controller-manager + simulated kubelet), one system after the other, each in its own namespace.`);
   out.push('');
   if (r.convergence.length > 0) {
     out.push('### Convergence (N new objects → all Available), seconds');
     out.push('');
     const withCr = r.convergence.some((c) => c.rows.some((x) => x.system.startsWith('controller-runtime')));
-    out.push(`| N | system | seconds | reconciles | ratio to baseline |${withCr ? ' ratio to controller-runtime |' : ''}`);
-    out.push(`| ---: | --- | ---: | ---: | ---: |${withCr ? ' ---: |' : ''}`);
+    const withBase = r.convergence.some((c) => c.rows.some((x) => x.system.startsWith('baseline')));
+    out.push(`| N | system | seconds | reconciles |${withCr ? ' ratio to controller-runtime |' : ''}${withBase ? ' ratio to baseline |' : ''}`);
+    out.push(`| ---: | --- | ---: | ---: |${withCr ? ' ---: |' : ''}${withBase ? ' ---: |' : ''}`);
     for (const c of r.convergence) {
       const base = c.rows.find((x) => x.system.startsWith('baseline'));
       const cr = c.rows.find((x) => x.system.startsWith('controller-runtime'));
       for (const row of c.rows) {
         const toCr = withCr ? ` ${row === cr ? '1×' : ratioOf(row.seconds.median, cr?.seconds.median)} |` : '';
-        out.push(`| ${c.n} | ${row.system} | ${fmtSpread(row.seconds)} | ${fmt(row.reconciles)} | ${row === base ? '1×' : ratioOf(row.seconds.median, base?.seconds.median)} |${toCr}`);
+        const toBase = withBase ? ` ${row === base ? '1×' : ratioOf(row.seconds.median, base?.seconds.median)} |` : '';
+        out.push(`| ${c.n} | ${row.system} | ${fmtSpread(row.seconds)} | ${fmt(row.reconciles)} |${toCr}${toBase}`);
       }
     }
     out.push('');
@@ -37,9 +40,10 @@ export function toMarkdown(r: BenchResult): string {
     const judged = rate === r.settings.lagRate;
     out.push(`### Lag from spec update to status (observedGeneration), ms — ${rate}/s for ${r.settings.lagSeconds} s over ${r.settings.lagPool} objects${judged ? '' : ' (heavier load, one run each; not what the targets are judged on)'}`);
     out.push('');
-    out.push('| system | p50 | p95 | p99 | lost | p50 above baseline | p99 above baseline | reconciles per update | machine CPU busy |');
+    const base = rows.find((x) => x.system.startsWith('controller-runtime')) ?? rows.find((x) => x.system.startsWith('baseline'));
+    const anchor = base?.system.startsWith('controller-runtime') ? 'controller-runtime' : 'baseline';
+    out.push(`| system | p50 | p95 | p99 | lost | p50 above ${anchor} | p99 above ${anchor} | reconciles per update | machine CPU busy |`);
     out.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
-    const base = rows.find((x) => x.system.startsWith('baseline'));
     for (const row of rows) {
       const above = (a: Spread, b: Spread | undefined) => (row === base || !b ? '—' : fmt(a.median - b.median, ' ms'));
       const busy = row.machineBusy.runs > 0 ? `${Math.round(row.machineBusy.median * 100)} %` : '?';
@@ -47,19 +51,7 @@ export function toMarkdown(r: BenchResult): string {
     }
     out.push('');
   }
-  if (r.apiCost) {
-    const o = r.apiCost.operless;
-    const b = r.apiCost.baseline;
-    out.push(`### Kubernetes API requests per reconcile (apiserver_request_total, ${o.objects} objects)`);
-    out.push('');
-    out.push('| reconcile | Operless | baseline | ratio | Operless by verb and resource |');
-    out.push('| --- | ---: | ---: | ---: | --- |');
-    const verbs = (m: Record<string, number>) => Object.entries(m).sort().map(([k, v]) => `${k} ${v}`).join(', ');
-    out.push(`| first | ${fmt(o.first.perReconcile)} | ${fmt(b.first.perReconcile)} | ${ratioOf(o.first.perReconcile, b.first.perReconcile)} | ${verbs(o.first.byVerb)} |`);
-    if (o.noopEvent && b.noopEvent) out.push(`| no-op, event-driven (Requeue) | ${fmt(o.noopEvent.perReconcile)} | ${fmt(b.noopEvent.perReconcile)} | ${ratioOf(o.noopEvent.perReconcile, b.noopEvent.perReconcile)} | ${verbs(o.noopEvent.byVerb)} |`);
-    out.push(`| no-op, periodic Resync | ${fmt(o.noop.perReconcile)} | ${fmt(b.noop.perReconcile)} | ${ratioOf(o.noop.perReconcile, b.noop.perReconcile)} | ${verbs(o.noop.byVerb)} |`);
-    out.push('');
-  }
+  if (r.apiCost) out.push(...apiCostTable(r.apiCost, r.settings.apiSyncPeriodSeconds));
   if (r.related) out.push(...relatedTables(r.related));
   if (r.webhooks) out.push(...webhookTable(r.webhooks));
   if (r.forwarder) {
@@ -92,6 +84,8 @@ export function toMarkdown(r: BenchResult): string {
     out.push(`| warm: a reconcile in the same process | ${fmt(f.warmMs, ' ms')} |`);
     out.push('');
   }
+  if (r.cpu && r.cpu.length > 0) out.push(...cpuTable(r.cpu));
+  if (r.memory) out.push(...memoryTables(r.memory));
   if (r.cost) {
     const c = r.cost;
     out.push(`### Cost per million reconciles at list price (${c.prices.source})`);
@@ -106,7 +100,7 @@ export function toMarkdown(r: BenchResult): string {
     out.push('');
   }
   if (r.targets.length > 0) {
-    out.push('### Targets (issue 8)');
+    out.push('### Targets (issues 8 and 21)');
     out.push('');
     out.push('| figure | target | measured | met |');
     out.push('| --- | --- | --- | --- |');
@@ -116,13 +110,74 @@ export function toMarkdown(r: BenchResult): string {
   return out.join('\n');
 }
 
+const verbs = (m: Record<string, number>) => Object.entries(m).sort().map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+
+/** API requests per reconcile: Operless, controller-runtime and the baseline when they ran, each with its requests by verb. */
+function apiCostTable(a: NonNullable<BenchResult['apiCost']>, syncPeriodSeconds: number | undefined): string[] {
+  const sides = [
+    { name: 'Operless', cost: a.operless },
+    ...(a.controllerRuntime ? [{ name: 'controller-runtime', cost: a.controllerRuntime }] : []),
+    ...(a.baseline ? [{ name: 'baseline', cost: a.baseline }] : []),
+  ];
+  const out = [`### Kubernetes API requests per reconcile (apiserver_request_total, ${a.operless.objects} objects)`, ''];
+  if (a.controllerRuntime) out.push(`controller-runtime reads from its informer cache: a no-op reconcile of a cached controller costs no request. Its event-driven no-op is an external trigger (a GenericEvent); its periodic resync is its cache's own${syncPeriodSeconds ? ` (sync period shortened to ${syncPeriodSeconds} s for the window)` : ''}, which replays every cached object as an update event. Operless reads the live object and its children from the API server on every reconcile.`, '');
+  out.push(`| reconcile | ${sides.map((x) => x.name).join(' | ')} | ${sides.map((x) => `${x.name} by verb and resource`).join(' | ')} |`);
+  out.push(`| --- | ${sides.map(() => '---:').join(' | ')} | ${sides.map(() => '---').join(' | ')} |`);
+  const windows = [
+    { label: 'first', pick: (c: typeof a.operless) => c.first },
+    { label: 'no-op, event-driven (Requeue)', pick: (c: typeof a.operless) => c.noopEvent },
+    { label: 'no-op, periodic resync', pick: (c: typeof a.operless) => c.noop },
+  ];
+  for (const w of windows) out.push(`| ${w.label} | ${sides.map((x) => fmt(w.pick(x.cost).perReconcile)).join(' | ')} | ${sides.map((x) => verbs(w.pick(x.cost).byVerb)).join(' | ')} |`);
+  out.push('');
+  return out;
+}
+
+/** CPU of the always-on process per 1000 reconciles. */
+function cpuTable(rows: NonNullable<BenchResult['cpu']>): string[] {
+  const out = [`### CPU of the always-on side in the cluster, convergence of ${rows[0]!.objects} new objects`, ''];
+  out.push('User + system CPU seconds of the process that runs all the time (`/proc/<pid>/stat`), from the first create until every object is Available. Operless\'s reconciles run in Lambda (see the cost model).');
+  out.push('');
+  out.push('| system | process measured | seconds | reconciles | CPU seconds | per 1000 reconciles | per 1000 objects |');
+  out.push('| --- | --- | ---: | ---: | ---: | ---: | ---: |');
+  for (const c of rows) out.push(`| ${c.system} | ${c.process} | ${fmt(c.seconds)} | ${c.reconciles} | ${fmt(c.cpuSeconds)} | ${fmt(c.perThousandReconciles)} | ${fmt(c.perThousandObjects)} |`);
+  out.push('');
+  return out;
+}
+
+/** Always-on memory holding N objects, and the forwarder's relist. */
+function memoryTables(m: NonNullable<BenchResult['memory']>): string[] {
+  const mib = (x: number | undefined) => fmt(x, ' MiB');
+  const out = ['### Always-on memory in the cluster, holding N watched objects (half Memcacheds, half Deployments they control)', ''];
+  out.push(`Each process on its own, once its watches synced and ${m.settleMs / 1000} s passed: VmRSS (private RssAnon in parentheses) as the median of ${m.samples} samples 250 ms apart, and VmHWM (peak, the initial LIST included). The forwarder as it ships (its bundle, the image's Node.js flags, \`resyncOnStart: false\`); controller-runtime with its informers' events gated off (it holds the same objects and reconciles nothing). A bare \`node\` under the same flags: ${mib(m.bareNode.rss)} (${mib(m.bareNode.anon)}).`);
+  out.push('');
+  const withCr = m.rows.some((r) => r.controllerRuntime);
+  out.push(`| objects | forwarder VmRSS (anon) | forwarder peak | forwarder synced in |${withCr ? ' controller-runtime VmRSS (anon) | controller-runtime peak | controller-runtime synced in | forwarder ÷ controller-runtime |' : ''}`);
+  out.push(`| ---: | ---: | ---: | ---: |${withCr ? ' ---: | ---: | ---: | ---: |' : ''}`);
+  for (const r of m.rows) {
+    const f = r.forwarder;
+    const c = r.controllerRuntime;
+    const cr = withCr ? ` ${c ? `${mib(c.rss)} (${mib(c.anon)})` : 'n/a'} | ${mib(c?.peak)} | ${fmt(c?.syncSeconds, ' s')} | ${ratioOf(f.rss, c?.rss)} |` : '';
+    out.push(`| ${r.objects} | ${mib(f.rss)} (${mib(f.anon)}) | ${mib(f.peak)} | ${fmt(f.syncSeconds, ' s')} |${cr}`);
+  }
+  out.push('');
+  const rl = m.relist;
+  out.push(`### The forwarder's relist of ${rl.primaries} primaries on one queue`, '');
+  out.push('The forwarder as it ships (primaries only, default `resyncOnStart` and buffer) starts over the objects above; every message is read back from the queue and counted per key.');
+  out.push('');
+  out.push('| seconds, start to last message | messages | keys | most messages of one key | dropped | resyncs | VmRSS at the end | peak (VmHWM) |');
+  out.push('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  out.push(`| ${fmt(rl.seconds)} | ${rl.messages} | ${rl.keys} | ${rl.maxMessagesPerKey} | ${rl.dropped} | ${rl.resyncs} | ${mib(rl.rssMiB)} | ${mib(rl.peakMiB)} |`);
+  out.push('');
+  return out;
+}
+
 const COLORS = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759'];
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
 
 /** Two grouped bar charts side by side: convergence seconds per N, lag percentiles per system. */
 /** The related-objects scenario: lag and cost per ConfigMap change. */
 function relatedTables(rel: NonNullable<BenchResult['related']>): string[] {
-  const verbs = (m: Record<string, number>) => Object.entries(m).sort().map(([k, v]) => `${k} ${v}`).join(', ');
   const out = [`### Related objects: a ConfigMap change referred to by ${rel.referring} of ${rel.objects} Memcacheds (Operless, shipped related watch)`, ''];
   out.push('Lag: ConfigMap update sent → the new settings hash seen on each referring Deployment\'s pod template, ms. API requests: whole cluster (watches excluded) until the rollouts are done and the function is quiet.');
   out.push('');

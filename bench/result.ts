@@ -6,6 +6,8 @@
 import type { CostPerMillion, PRICES } from './lib/cost.ts';
 import type { Spread } from './lib/stats.ts';
 import type { ApiCostResult } from './scenarios/api-cost.ts';
+import type { CpuRow } from './scenarios/cpu.ts';
+import type { MemoryResult } from './scenarios/memory.ts';
 import type { ForwarderResult } from './scenarios/forwarder.ts';
 import type { FunctionResult } from './scenarios/function.ts';
 import type { RelatedResult } from './scenarios/related.ts';
@@ -33,6 +35,14 @@ export interface BenchSettings {
   readonly relatedObjects: number;
   readonly relatedReferring: number;
   readonly relatedUpdates: number;
+  /** Objects of the convergence behind the always-on CPU rows. */
+  readonly cpuObjects: number;
+  /** Watched objects (primaries + children, cumulative) of the always-on memory rows; the relist lists the largest size's primaries. */
+  readonly memorySizes: readonly number[];
+  readonly memorySettleMs: number;
+  readonly memorySamples: number;
+  /** controller-runtime's cache resync period in the API-cost scenario (its periodic-resync row waits one). */
+  readonly apiSyncPeriodSeconds: number;
   /** Webhooks: dry-run creates per mode (none, warm), and cold ones (two fresh processes each). */
   readonly webhookRequests: number;
   readonly webhookColdRequests: number;
@@ -46,7 +56,10 @@ export interface BenchResult {
   settings: BenchSettings;
   convergence: { n: number; rows: { system: string; seconds: Spread; reconciles: number }[] }[];
   lag: LagRow[];
-  apiCost?: { operless: ApiCostResult; baseline: ApiCostResult };
+  apiCost?: { operless: ApiCostResult; controllerRuntime?: ApiCostResult; baseline?: ApiCostResult };
+  /** CPU seconds of the always-on process per 1000 reconciles, one row per system. */
+  cpu?: CpuRow[];
+  memory?: MemoryResult;
   forwarder?: ForwarderResult;
   function?: FunctionResult;
   related?: RelatedResult;

@@ -11,8 +11,17 @@
 //
 // The metrics listener takes a free port from the kernel (no fixed port). Flags: --namespace,
 // --workers, --kube-api-qps, --kube-api-burst (unset: controller-runtime's default, no client-side
-// rate limit — it relies on the API server's priority and fairness); the cluster comes from $KUBECONFIG.
+// rate limit — it relies on the API server's priority and fairness), --sync-period (the cache's
+// periodic resync; unset: controller-runtime's default of 10 h); the cluster comes from $KUBECONFIG.
 // SIGTERM/SIGINT stop the manager (workers finish their reconcile first).
+//
+// Bench hooks, on the same loopback listener, which leave the reconcile as it is (bench.go):
+//
+//	POST /bench/enqueue {"namespace":…,"names":[…]}  one GenericEvent per name through a source.Channel:
+//	                                                  a reconcile of each, as an external trigger would ask
+//	POST /bench/events?on=false|true                  closes or opens the gate on the informers' events
+//	                                                  (a predicate on every For/Owns watch); the cache
+//	                                                  stays live, only what enqueues stops. --paused starts closed.
 package main
 
 import (
@@ -23,6 +32,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap/zapcore"
@@ -50,15 +60,18 @@ func main() {
 	workers := flag.Int("workers", 10, "MaxConcurrentReconciles")
 	qps := flag.Float64("kube-api-qps", 0, "client-side rate limit (0: controller-runtime's default, none)")
 	burst := flag.Int("kube-api-burst", 0, "client-side burst (0: the default)")
+	syncPeriod := flag.Duration("sync-period", 0, "the cache's periodic resync (0: controller-runtime's default, 10 h)")
+	paused := flag.Bool("paused", false, "start with the informers' events gated off (bench: reconciles only on /bench/enqueue)")
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.Level(zapcore.ErrorLevel)))
-	if err := run(*namespace, *workers, float32(*qps), *burst); err != nil {
+	hooks := newBenchHooks(*paused)
+	if err := run(*namespace, *workers, float32(*qps), *burst, *syncPeriod, hooks); err != nil {
 		fmt.Fprintf(os.Stderr, "memcached-operator: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(namespace string, workers int, qps float32, burst int) error {
+func run(namespace string, workers int, qps float32, burst int, syncPeriod time.Duration, hooks *benchHooks) error {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
@@ -77,6 +90,9 @@ func run(namespace string, workers int, qps float32, burst int) error {
 		cfg.Burst = burst
 	}
 	cacheOptions := cache.Options{}
+	if syncPeriod > 0 {
+		cacheOptions.SyncPeriod = &syncPeriod
+	}
 	if namespace != "" {
 		cacheOptions.DefaultNamespaces = map[string]cache.Config{namespace: {}}
 	}
@@ -96,6 +112,8 @@ func run(namespace string, workers int, qps float32, burst int) error {
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Named("memcached").
+		WithEventFilter(hooks.gate()).
+		WatchesRawSource(hooks.source()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r); err != nil {
 		return err
@@ -115,6 +133,7 @@ func run(namespace string, workers int, qps float32, burst int) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(ctrlmetrics.Registry, promhttp.HandlerOpts{}))
+	hooks.serve(mux)
 	go func() { _ = http.Serve(listener, mux) }()
 	say(map[string]string{"event": "metrics", "address": listener.Addr().String()})
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {

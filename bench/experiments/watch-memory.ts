@@ -25,11 +25,10 @@ import { stringify } from 'yaml';
 import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
 import { FORWARDER_NODE_FLAGS } from '../../src/forwarder/node-options.ts';
 import { createKubeClient } from '../../src/kube/client.ts';
-import type { KubeObject } from '../../src/kube/types.ts';
 import { createTransport } from '../../src/kube/transport.ts';
 import { startMemoryQueueServer } from '../../src/local/memory-queue-server.ts';
 import { startControlPlane } from '../../src/testing/index.ts';
-import { forEachParallel, sleep, until } from '../lib/objects.ts';
+import { createMemcachedsWithDeployments, DEPLOYMENT_KIND, sleep, until } from '../lib/objects.ts';
 import { CRD, MEMCACHED_KIND } from '../lib/systems.ts';
 
 const SIZES = (process.env.SIZES ?? '10000,100000').split(',').map(Number);
@@ -37,7 +36,6 @@ const REPEAT = Number(process.env.REPEAT ?? 2);
 const PARALLEL = Number(process.env.PARALLEL ?? 32);
 const SETTLE_MS = Number(process.env.SETTLE_MS ?? 5000);
 const NAMESPACE = 'held';
-const DEPLOYMENT_KIND = { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true } as const;
 
 interface Memory { readonly rssMiB: number; readonly anonMiB: number; readonly fileMiB: number; readonly hwmMiB: number }
 
@@ -146,12 +144,7 @@ try {
   let created = 0;
   for (const size of SIZES) {
     const t0 = Date.now();
-    const indexes = Array.from({ length: (size - created) / 2 }, (_, i) => created / 2 + i);
-    await forEachParallel(indexes, PARALLEL, async (i) => {
-      const name = `mc-${String(i).padStart(6, '0')}`;
-      const owner = await admin.create(MEMCACHED_KIND, { apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, metadata: { name, namespace: NAMESPACE }, spec: { size: 1 } });
-      await admin.create(DEPLOYMENT_KIND, deploymentOf(name, owner.metadata.uid ?? ''));
-    });
+    await createMemcachedsWithDeployments(admin, NAMESPACE, created / 2, size / 2, PARALLEL);
     created = size;
     console.log(JSON.stringify({ created: size, seconds: Math.round((Date.now() - t0) / 1000) }));
     const runs: Record<string, (Memory & { syncSeconds: number })[]> = {};
@@ -173,29 +166,3 @@ try {
   rmSync(work, { recursive: true, force: true });
 }
 
-/** A Deployment as a Memcached's reconcile creates it, controlled by the Memcached `owner`. */
-function deploymentOf(owner: string, ownerUid: string): KubeObject {
-  const labels = { 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': owner, 'app.kubernetes.io/managed-by': 'operless' };
-  return {
-    apiVersion: 'apps/v1', kind: 'Deployment',
-    metadata: {
-      name: owner, namespace: NAMESPACE, labels,
-      ownerReferences: [{ apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, name: owner, uid: ownerUid, controller: true, blockOwnerDeletion: true }],
-    },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: {
-          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
-          containers: [{
-            name: 'memcached', image: 'memcached:1.6.26-alpine3.19', command: ['memcached', '--memory-limit=64', '-o', 'modern', '-v'],
-            ports: [{ containerPort: 11211, name: 'memcached' }],
-            securityContext: { runAsNonRoot: true, runAsUser: 1001, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
-          }],
-        },
-      },
-    },
-  };
-}

@@ -7,16 +7,21 @@
  *
  * Reconciles are counted from the operator's own metrics endpoint
  * (`controller_runtime_reconcile_total`, every result: success, error, requeue), scraped in the
- * background and on `refresh()`. Guarantees: `ready` resolves once every informer synced (the
- * process says so on stdout) and rejects if the process exits first, with its stderr; `stop()`
- * sends SIGTERM and waits for the exit (SIGKILL after a grace period), and reports the
- * process's resident memory just before it.
+ * background and on `refresh()`. The operator's bench hooks (bench/controller-runtime/bench.go)
+ * give it what the API-cost scenario asks of every system: `enqueue` posts the names to its
+ * `source.Channel` (one reconcile each), `stopWatching` closes the gate on its informers' events
+ * (the cache stays live: that is how it reads), and `periodicResync` opens the gate for one of
+ * the cache's own periodic resyncs (`syncPeriodSeconds`). Guarantees: `ready` resolves once every
+ * informer synced (the process says so on stdout) and rejects if the process exits first, with
+ * its stderr; `stop()` sends SIGTERM and waits for the exit (SIGKILL after a grace period), and
+ * reports the process's resident memory just before it.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { provision } from '../../src/testing/provision.ts';
+import { waitUntil } from '../../src/testing/wait.ts';
 import { metricSamples } from './apiserver-metrics.ts';
+import { processCpuSeconds, processMemory, stopProcess, type ProcessMemory } from './process.ts';
 import type { BenchEnv, SystemUnderTest } from './systems.ts';
 
 /** `controller_runtime_reconcile_total` of one controller, by result and in all. Pure. */
@@ -45,30 +50,27 @@ export function parseOperatorLine(line: string): { event: 'metrics'; address: st
   return undefined;
 }
 
-/** Resident and peak resident memory of a process (MiB), from /proc; undefined when gone. */
-export function processMemoryMiB(pid: number): { rss: number; peak: number } | undefined {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
-    return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
-  } catch {
-    return undefined;
-  }
-}
-
 export interface ControllerRuntimeOptions {
   readonly namespace: string;
   /** MaxConcurrentReconciles. */
   readonly workers: number;
   readonly label?: string;
+  /** Start with the gate on the informers' events closed (`--paused`): it reconciles only what `enqueue` asks. */
+  readonly paused?: boolean;
+  /** The cache's periodic resync (`--sync-period`); controller-runtime's default (10 h) when absent. */
+  readonly syncPeriodSeconds?: number;
   /** Reports the process's memory when it stops. */
-  readonly onStop?: (memory: { rss: number; peak: number } | undefined, reconciles: Record<string, number>) => void;
+  readonly onStop?: (memory: ProcessMemory | undefined, reconciles: Record<string, number>) => void;
 }
 
 export interface ControllerRuntimeSystem extends SystemUnderTest {
   readonly pid: number;
   /** Reconciles by result (success, error, requeue, requeue_after) as last scraped. */
   byResult(): Record<string, number>;
+  /** Opens the gate on the informers' events until the cache's next periodic resync reconciled `n` objects, then closes it. */
+  periodicResync(n: number, timeoutMs: number): Promise<void>;
+  memory(): ProcessMemory | undefined;
+  cpuSeconds(): number;
 }
 
 const CONTROLLER = 'memcached';
@@ -76,7 +78,10 @@ const CONTROLLER = 'memcached';
 export async function startControllerRuntime(env: BenchEnv, options: ControllerRuntimeOptions): Promise<ControllerRuntimeSystem> {
   const binary = (await provision({ targets: ['controller-runtime'] })).controllerRuntimeOperator;
   if (!binary) throw new Error('provisioning controller-runtime returned no binary');
-  const child = spawn(binary, [`--namespace=${options.namespace}`, `--workers=${options.workers}`], {
+  const args = [`--namespace=${options.namespace}`, `--workers=${options.workers}`];
+  if (options.paused) args.push('--paused');
+  if (options.syncPeriodSeconds !== undefined) args.push(`--sync-period=${options.syncPeriodSeconds}s`);
+  const child = spawn(binary, args, {
     env: { ...process.env, KUBECONFIG: env.cp.kubeconfigPath },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -100,6 +105,11 @@ export async function startControllerRuntime(env: BenchEnv, options: ControllerR
     if (!res.ok) throw new Error(`GET ${metricsUrl} answered ${res.status}`);
     counts = parseReconcileTotals(await res.text(), CONTROLLER);
   };
+  const hook = async (path: string, body?: unknown) => {
+    if (!metricsUrl) throw new Error('the controller-runtime operator has not said where it listens yet');
+    const res = await fetch(new URL(path, metricsUrl), { method: 'POST', ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } }) });
+    if (!res.ok) throw new Error(`POST ${path} answered ${res.status}: ${(await res.text()).trim()}`);
+  };
   let stopped = false;
   const poller = setInterval(() => void scrape().catch(() => undefined), 250);
   const pid = child.pid ?? -1;
@@ -110,22 +120,35 @@ export async function startControllerRuntime(env: BenchEnv, options: ControllerR
     reconciles: () => counts.total,
     byResult: () => ({ ...counts.byResult }),
     refresh: scrape,
-    async enqueue() {
-      throw new Error('the controller-runtime system has no enqueue: its work queue is fed by its informers only');
+    async enqueue(namespace, names) {
+      for (let i = 0; i < names.length; i += 500) await hook('/bench/enqueue', { namespace, names: names.slice(i, i + 500) });
     },
     async stopWatching() {
-      throw new Error('the controller-runtime system cannot pause its watches');
+      await hook('/bench/events?on=false');
     },
+    async periodicResync(n, timeoutMs) {
+      if (options.syncPeriodSeconds === undefined) throw new Error('periodicResync needs syncPeriodSeconds: the default resync is 10 h away');
+      await scrape();
+      const before = counts.total;
+      await hook('/bench/events?on=true');
+      try {
+        await waitUntil(`the periodic resync reconciled ${n} objects`, async () => {
+          await scrape();
+          return counts.total - before >= n;
+        }, { timeoutMs, intervalMs: 100 });
+      } finally {
+        await hook('/bench/events?on=false');
+      }
+    },
+    memory: () => processMemory(pid),
+    cpuSeconds: () => processCpuSeconds(pid),
     async stop() {
       if (stopped) return;
       stopped = true;
       await scrape().catch(() => undefined);
       clearInterval(poller);
-      options.onStop?.(processMemoryMiB(pid), { ...counts.byResult });
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
+      options.onStop?.(processMemory(pid), { ...counts.byResult });
+      await stopProcess(child);
     },
   };
 }

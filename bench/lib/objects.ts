@@ -3,6 +3,7 @@
  * (as fast as the API server takes them), and spec updates that bump the generation.
  */
 import type { BoundKubeClient } from '../../src/kube/client.ts';
+import type { KubeObject } from '../../src/kube/types.ts';
 import { MEMCACHED_KIND } from './systems.ts';
 import { waitUntil } from '../../src/testing/wait.ts';
 
@@ -39,3 +40,46 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 /** Polls `check` every 50 ms until true or the timeout (then throws saying what). */
 export const until = (what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> =>
   waitUntil(what, check, { timeoutMs, intervalMs: 50 });
+
+export const DEPLOYMENT_KIND = { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true } as const;
+
+/**
+ * Memcacheds `mc-<i>` for i in [from, to), each with the Deployment its reconcile would create
+ * (controlled by it): primaries and children, as many of each, for the memory figures. With no
+ * kube-controller-manager running the Deployments stay without ReplicaSets, pods or status.
+ */
+export async function createMemcachedsWithDeployments(client: BoundKubeClient, namespace: string, from: number, to: number, parallel = 32): Promise<void> {
+  const indexes = Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
+  await forEachParallel(indexes, parallel, async (i) => {
+    const name = `mc-${String(i).padStart(6, '0')}`;
+    const owner = await client.create(MEMCACHED_KIND, { apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, metadata: { name, namespace }, spec: { size: 1 } });
+    await client.create(DEPLOYMENT_KIND, deploymentOf(namespace, name, owner.metadata.uid ?? ''));
+  });
+}
+
+/** A Deployment as a Memcached's reconcile creates it, controlled by the Memcached `owner`. Pure. */
+export function deploymentOf(namespace: string, owner: string, ownerUid: string): KubeObject {
+  const labels = { 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': owner, 'app.kubernetes.io/managed-by': 'operless' };
+  return {
+    apiVersion: 'apps/v1', kind: 'Deployment',
+    metadata: {
+      name: owner, namespace, labels,
+      ownerReferences: [{ apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, name: owner, uid: ownerUid, controller: true, blockOwnerDeletion: true }],
+    },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [{
+            name: 'memcached', image: 'memcached:1.6.26-alpine3.19', command: ['memcached', '--memory-limit=64', '-o', 'modern', '-v'],
+            ports: [{ containerPort: 11211, name: 'memcached' }],
+            securityContext: { runAsNonRoot: true, runAsUser: 1001, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+          }],
+        },
+      },
+    },
+  };
+}

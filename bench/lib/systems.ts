@@ -6,8 +6,9 @@
  *   with the Deployment/ReplicaSet/GC controllers), the simulated kubelet, the embedded
  *   SQS-compatible queue behind a counting proxy, and the function bundles as shipped
  *   (esbuild, serverless.yml's settings);
- * - Operless: the forwarder (in-process, `startForwarder`) → queue → the local Lambda runner
- *   invoking the shipped `.mjs` bundle in this process;
+ * - Operless: the forwarder (in-process, `startForwarder`; or its bundle as its own process,
+ *   `forwarderProcess`) → queue → the local Lambda runner invoking the shipped `.mjs` bundle in
+ *   this process;
  * - the baseline: `src/baseline` (watches + work queue + workers in this process);
  * - controller-runtime itself: the Go operator of `bench/controller-runtime`, its own process
  *   (`controller-runtime.ts`).
@@ -25,7 +26,7 @@ import { encodeMessage, newMessage } from '../../src/contract/message.ts';
 import { defineController, type Controller } from '../../src/core/controller.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { startPodSimulator, type PodSimulator } from '../../src/local/pod-simulator.ts';
-import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts';
+import { startForwarder } from '../../src/forwarder/forwarder.ts';
 import { createSqsQueue } from '../../src/queue/sqs.ts';
 import { createKubeClient, type BoundKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
@@ -37,6 +38,8 @@ import { startMemoryQueueServer, type MemoryQueueServer } from '../../src/local/
 import { startControlPlane, WORKLOAD_CONTROLLERS, type ControlPlane } from '../../src/testing/index.ts';
 import { bundleFunctions, ROOT, type BundleResult } from '../../scripts/bundle.ts';
 import { scrapeRequestTotals, type RequestCounts } from './apiserver-metrics.ts';
+import { controllerWatches, startForwarderProcess } from './forwarder-process.ts';
+import { processCpuSeconds } from './process.ts';
 import { startSqsCounter, type SqsCounter } from './sqs-counter.ts';
 
 export const CLUSTER_ID = 'bench';
@@ -133,6 +136,14 @@ export interface SystemUnderTest {
   enqueue(namespace: string, names: readonly string[], reason?: 'Resync' | 'Requeue'): Promise<void>;
   /** Pauses the watch stage (API-cost windows); reconciles already queued still run. */
   stopWatching(): Promise<void>;
+  /**
+   * A system whose periodic resync is its own (controller-runtime's cache): lets that resync
+   * reconcile `n` objects while the watch stage is paused. Absent: a resync is an `enqueue` with
+   * reason `Resync` (Operless's forwarder sends exactly such messages).
+   */
+  periodicResync?(n: number, timeoutMs: number): Promise<void>;
+  /** CPU seconds used so far by the part of the system that runs in the cluster all the time, when it is its own process. */
+  cpuSeconds?(): number;
   stop(): Promise<void>;
 }
 
@@ -155,6 +166,11 @@ export interface OperlessOptions {
   readonly ordering?: 'per-key' | 'unordered';
   /** Start without the forwarder (messages come from `enqueue` only). */
   readonly watch?: boolean;
+  /**
+   * Run the forwarder as it ships, its bundle as its own process (bench/lib/forwarder-process.ts),
+   * instead of in this process: its CPU and memory are then its own. Default false.
+   */
+  readonly forwarderProcess?: boolean;
   /** Also watch the controller's related kinds (Memcached: ConfigMaps named by `spec.configMapRef.name`), as shipped. */
   readonly related?: boolean;
   readonly label?: string;
@@ -218,21 +234,26 @@ export async function startOperless(env: BenchEnv, options: OperlessOptions): Pr
     ? await startLambdaRunner({ queueUrl: delayQueueUrl, sqs: env.sqs, handler, functionName: 'memcached', maxConcurrency: 2, timeoutSeconds: 30, memoryLimitMB: 256, logger: silentLogger })
     : undefined;
   const port = createSqsQueue({ queueUrl, region: env.queues.region, client: env.sqs });
-  let forwarder: Forwarder | undefined;
-  if (options.watch !== false) {
-    const ns = { namespaces: [options.namespace] };
-    const kind = (k: { apiVersion: string; kind: string; plural: string; namespaced: boolean }) => ({ apiVersion: k.apiVersion, kind: k.kind, plural: k.plural, namespaced: k.namespaced, ...ns });
+  let forwarder: { readonly ready: Promise<void>; stop(options?: { graceMs?: number }): Promise<unknown> } | undefined;
+  let forwarderPid: number | undefined;
+  const forwarderConfig = {
+    clusterId: CLUSTER_ID,
+    ...controllerWatches(env.controller, options.namespace),
+    ...(options.related ? { related: (watchesFor([env.controller]).related ?? []).map((r) => ({ ...r, namespaces: [options.namespace] })) } : {}),
+    leaderElection: { enabled: false },
+    ...(options.coalesceWindowMs !== undefined ? { coalesceWindowMs: options.coalesceWindowMs } : {}),
+    ...(options.coalesceMaxWindowMs !== undefined ? { coalesceMaxWindowMs: options.coalesceMaxWindowMs } : {}),
+  };
+  if (options.watch !== false && options.forwarderProcess) {
+    const proc = await startForwarderProcess({
+      workDir: env.workDir, kubeconfigPath: env.cp.kubeconfigPath, sqsEndpoint: env.sqsCounter.endpoint, name: queueName,
+      config: { ...forwarderConfig, queue: { url: queueUrl, region: env.queues.region } },
+    });
+    forwarderPid = proc.pid;
+    forwarder = { ready: Promise.resolve(), stop: () => proc.stop() };
+  } else if (options.watch !== false) {
     forwarder = startForwarder(
-      {
-        clusterId: CLUSTER_ID,
-        queue: { url: queueUrl, region: env.queues.region, endpoint: env.sqsCounter.endpoint },
-        primaries: [kind(env.controller.kind)],
-        owned: (env.controller.spec.owns ?? []).map(kind),
-        ...(options.related ? { related: (watchesFor([env.controller]).related ?? []).map((r) => ({ ...r, ...ns })) } : {}),
-        leaderElection: { enabled: false },
-        ...(options.coalesceWindowMs !== undefined ? { coalesceWindowMs: options.coalesceWindowMs } : {}),
-        ...(options.coalesceMaxWindowMs !== undefined ? { coalesceMaxWindowMs: options.coalesceMaxWindowMs } : {}),
-      },
+      { ...forwarderConfig, queue: { url: queueUrl, region: env.queues.region, endpoint: env.sqsCounter.endpoint } },
       { kubeConfig: env.cp.kubeConfig, logger: silentLogger, serve: false, queue: createSqsQueue({ queueUrl, region: env.queues.region, client: env.sqs }) },
     );
   }
@@ -243,6 +264,7 @@ export async function startOperless(env: BenchEnv, options: OperlessOptions): Pr
     invocations,
     ready: forwarder ? forwarder.ready : Promise.resolve(),
     reconciles: () => runner.stats.recordsDeleted,
+    ...(forwarderPid !== undefined ? { cpuSeconds: () => processCpuSeconds(forwarderPid) } : {}),
     async enqueue(namespace, names, reason = 'Resync') {
       // Through the queue port: to a FIFO queue it adds the key's group.
       for (let i = 0; i < names.length; i += 10) {

@@ -1,6 +1,8 @@
 /**
  * Convergence: N new Memcached objects created at once; the time from the first create
  * until every one is `Available` at its current generation (seen by the shared tracker).
+ * For a system whose always-on part is its own process (`cpuSeconds`), also the CPU seconds
+ * that process used over the same time.
  */
 import { createMemcacheds, names } from '../lib/objects.ts';
 import type { BenchEnv, SystemUnderTest } from '../lib/systems.ts';
@@ -10,6 +12,8 @@ export interface ConvergenceResult {
   readonly seconds: number;
   readonly reconciles: number;
   readonly createSeconds: number;
+  /** CPU seconds of the system's always-on process from the first create until converged, when it has one. */
+  readonly alwaysOnCpuSeconds?: number;
 }
 
 export async function measureConvergence(
@@ -28,14 +32,31 @@ export async function measureConvergence(
     const list = names('mc', n);
     await system.refresh?.();
     const before = system.reconciles();
+    const cpuBefore = system.cpuSeconds?.();
     const t0 = Date.now();
     await createMemcacheds(env.admin, namespace, list, size);
     const created = Date.now();
     const done = await tracker.whenAllAvailable(list, timeoutMs);
-    await system.refresh?.();
-    return { seconds: (done - t0) / 1000, reconciles: system.reconciles() - before, createSeconds: (created - t0) / 1000 };
+    const cpuAfter = system.cpuSeconds?.();
+    // Reconciles are counted when they end (Operless: when the runner deleted the records), which
+    // may be after their status was seen: count once the count held still for 1 s (at most 10 s).
+    await settledCount(system);
+    const cpu = cpuBefore !== undefined && cpuAfter !== undefined ? { alwaysOnCpuSeconds: cpuAfter - cpuBefore } : {};
+    return { seconds: (done - t0) / 1000, reconciles: system.reconciles() - before, createSeconds: (created - t0) / 1000, ...cpu };
   } finally {
     await tracker.stop();
     await system.stop();
+  }
+}
+
+async function settledCount(system: SystemUnderTest): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  let last = -1;
+  while (Date.now() < deadline) {
+    await system.refresh?.();
+    const now = system.reconciles();
+    if (now === last) return;
+    last = now;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
   }
 }

@@ -10,14 +10,9 @@
  *   N Resync messages; messages per wall second and per CPU second of the process;
  * - coalescing: M objects each changed `burst` times back to back; messages per change.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { stringify } from 'yaml';
-import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
-import { FORWARDER_NODE_FLAGS } from '../../src/forwarder/node-options.ts';
 import { createMemcacheds, forEachParallel, names, setSize, sleep, until } from '../lib/objects.ts';
+import { controllerWatches, forwarderBundle, startForwarderProcess, type ForwarderProcess } from '../lib/forwarder-process.ts';
+import { processCpuSeconds, processMemory } from '../lib/process.ts';
 import { CLUSTER_ID, type BenchEnv } from '../lib/systems.ts';
 
 export interface ForwarderResult {
@@ -37,64 +32,20 @@ export interface ForwarderResult {
   readonly coalesceWindowMs: number | 'default';
 }
 
-interface Proc {
-  child: ChildProcess;
-  exited: Promise<number | null>;
-  lines: string[];
-}
-
-function procStatus(pid: number): { rssKiB: number; hwmKiB: number; anonKiB: number; fileKiB: number } {
-  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? Number.NaN);
-  return { rssKiB: field('VmRSS'), hwmKiB: field('VmHWM'), anonKiB: field('RssAnon'), fileKiB: field('RssFile') };
-}
-
-/** CPU seconds (user + system) used by a process so far. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-}
-
 export async function measureForwarder(env: BenchEnv, namespace: string, options: { objects: number; burstObjects: number; burst: number }): Promise<ForwarderResult> {
   await env.namespace(namespace);
-  const bundle = await bundleForwarder(join(env.workDir, 'forwarder.mjs'));
+  const bundle = await forwarderBundle(env.workDir);
   const { queueUrl } = await env.createQueue(namespace);
-  const kind = (k: { apiVersion: string; kind: string; plural: string; namespaced: boolean }) => ({ apiVersion: k.apiVersion, kind: k.kind, plural: k.plural, namespaced: k.namespaced, namespaces: [namespace] });
-  const configPath = join(env.workDir, 'forwarder.yaml');
-  writeFileSync(configPath, stringify({
-    clusterId: CLUSTER_ID,
-    queue: { url: queueUrl, region: env.queues.region },
-    primaries: [kind(env.controller.kind)],
-    owned: (env.controller.spec.owns ?? []).map(kind),
-    leaderElection: { enabled: false },
-    server: { port: 0 },
-  }));
-  const start = async (): Promise<Proc> => {
-    const child = spawn(process.execPath, [...FORWARDER_NODE_FLAGS, bundle.outFile], { // as the image runs it (infra/forwarder/Dockerfile)
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        PATH: process.env.PATH,
-        OPERLESS_FORWARDER_CONFIG: configPath,
-        OPERLESS_LOG_LEVEL: 'info',
-        KUBECONFIG: env.cp.kubeconfigPath,
-        AWS_ACCESS_KEY_ID: 'bench',
-        AWS_SECRET_ACCESS_KEY: 'bench',
-        AWS_ENDPOINT_URL_SQS: env.sqsCounter.endpoint,
-      },
-    });
-    const lines: string[] = [];
-    createInterface({ input: child.stdout! }).on('line', (l) => lines.push(l));
-    createInterface({ input: child.stderr! }).on('line', (l) => lines.push(l));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    await until('the forwarder process is running', () => lines.some((l) => l.includes('forwarder running')) || child.exitCode !== null, 60_000);
-    if (child.exitCode !== null) throw new Error(`the forwarder exited with ${child.exitCode}:\n${lines.slice(-10).join('\n')}`);
-    return { child, exited, lines };
-  };
-  const stop = async (p: Proc) => {
-    p.child.kill('SIGTERM');
-    await p.exited;
-  };
+  const start = (): Promise<ForwarderProcess> => startForwarderProcess({
+    workDir: env.workDir, kubeconfigPath: env.cp.kubeconfigPath, sqsEndpoint: env.sqsCounter.endpoint, name: namespace, readyTimeoutMs: 60_000,
+    config: {
+      clusterId: CLUSTER_ID,
+      queue: { url: queueUrl, region: env.queues.region },
+      ...controllerWatches(env.controller, namespace),
+      leaderElection: { enabled: false },
+    },
+  });
+  const stop = (p: ForwarderProcess) => p.stop();
   const sent = () => env.sqsCounter.counts().messagesSent;
 
   let proc = await start();
@@ -118,7 +69,7 @@ export async function measureForwarder(env: BenchEnv, namespace: string, options
     clearInterval(sampler);
     const liveSeconds = Math.max(0.001, ((lastAt || Date.now()) - t0) / 1000);
     await sleep(1500);
-    const mem = procStatus(proc.child.pid!);
+    const mem = processMemory(proc.pid)!;
 
     // 2. Resync: restart over N existing objects.
     await stop(proc);
@@ -138,10 +89,10 @@ export async function measureForwarder(env: BenchEnv, namespace: string, options
     const tResync = Date.now();
     await until(`${options.objects} resync messages sent`, () => sent() - resyncBase >= options.objects, 120_000);
     clearInterval(rSampler);
-    const cpu1 = cpuSeconds(proc.child.pid!); // since spawn: startup + list + sends
+    const cpu1 = processCpuSeconds(proc.pid); // since spawn: startup + list + sends
     // The list happened before 'forwarder running'; measure from the first message sent.
     const resyncSeconds = Math.max(0.001, (rLast - (rFirst || tResync)) / 1000);
-    const memAfterResync = procStatus(proc.child.pid!);
+    const memAfterResync = processMemory(proc.pid)!;
 
     // 3. Coalescing: bursts of changes per object.
     await sleep(1500);
@@ -159,10 +110,10 @@ export async function measureForwarder(env: BenchEnv, namespace: string, options
       bundleBytes: bundle.bytes,
       createPerSecond: options.objects / createSeconds,
       liveMessagesPerSecond: options.objects / liveSeconds,
-      rssMiB: mem.rssKiB / 1024,
-      rssAnonMiB: mem.anonKiB / 1024,
-      rssFileMiB: mem.fileKiB / 1024,
-      peakRssMiB: Math.max(mem.hwmKiB, memAfterResync.hwmKiB) / 1024,
+      rssMiB: mem.rss,
+      rssAnonMiB: mem.anon,
+      rssFileMiB: mem.file,
+      peakRssMiB: Math.max(mem.peak, memAfterResync.peak),
       resyncMessagesPerSecond: options.objects / resyncSeconds,
       resyncMessagesPerCpuSecond: options.objects / Math.max(0.01, cpu1),
       coalescing: { objects: burstList.length, changesPerObject: options.burst, messages, messagesPerChange: messages / changes, messagesPerObject: messages / burstList.length },
