@@ -18,6 +18,7 @@
  * with fresh state. Why this is sound, and what it costs: docs/architecture.md ("Stale writes").
  */
 import { createHash } from 'node:crypto';
+import { isOperlessFieldManager } from '../contract/field-manager.ts';
 import { KubeApiError } from './errors.ts';
 import type { KindRef, KubeClient, KubeObject, OwnerReference } from './types.ts';
 
@@ -152,13 +153,39 @@ export function appliedOwnerGeneration(live: KubeObject | undefined): number | u
 }
 
 /**
+ * Whether the owner-generation annotation of `live` was written by Operless field managers
+ * only (`metadata.managedFields`): a value set by anyone else — `kubectl edit`, another
+ * controller — is no fence, or whoever can edit a child could stop its owner's reconciles for
+ * good with a large number. Without managedFields nothing is trusted. Pure; malformed entries
+ * count as not ours.
+ */
+export function ownerGenerationWrittenByOperless(live: KubeObject): boolean {
+  const entries = live.metadata.managedFields;
+  if (!Array.isArray(entries)) return false;
+  const field = `f:${OWNER_GENERATION_ANNOTATION}`;
+  let owned = false;
+  for (const entry of entries as unknown[]) {
+    const fields = entry !== null && typeof entry === 'object' ? (entry as { fieldsV1?: unknown }).fieldsV1 : undefined;
+    const metadata = fields !== null && typeof fields === 'object' ? (fields as Record<string, unknown>)['f:metadata'] : undefined;
+    const annotations = metadata !== null && typeof metadata === 'object' ? (metadata as Record<string, unknown>)['f:annotations'] : undefined;
+    if (annotations === null || typeof annotations !== 'object' || !Object.hasOwn(annotations, field)) continue;
+    const manager = (entry as { manager?: unknown }).manager;
+    if (typeof manager !== 'string' || !isOperlessFieldManager(manager)) return false;
+    owned = true;
+  }
+  return owned;
+}
+
+/**
  * The owner generation `live` was last applied from, if `live` is controlled by this `owner`
- * (same uid): a generation recorded by another owner — a deleted one of the same name whose
- * child was orphaned and is now adopted — says nothing about this one. Pure.
+ * (same uid) and the value is Operless's own (`ownerGenerationWrittenByOperless`): a
+ * generation recorded by another owner — a deleted one of the same name whose child was
+ * orphaned and is now adopted — says nothing about this one, and one written by someone else
+ * fences nothing. Pure.
  */
 export function generationAppliedBy(owner: KubeObject, live: KubeObject | undefined): number | undefined {
   const controller = live?.metadata.ownerReferences?.find((r) => r.controller);
-  if (!controller || controller.uid !== owner.metadata.uid) return undefined;
+  if (!live || !controller || controller.uid !== owner.metadata.uid || !ownerGenerationWrittenByOperless(live)) return undefined;
   return appliedOwnerGeneration(live);
 }
 

@@ -120,10 +120,21 @@ test('applyOwnedIfChanged sends an apply only when needed, with owner reference 
 
 const ownerAt = (generation: number): KubeObject => ({ ...owner, metadata: { ...owner.metadata, generation } });
 /** The stored child of `d` (owned by `owner`, uid u1) with the owner generation it was applied from. */
-const appliedFrom = (generation: number | string, d: KubeObject): KubeObject => {
+const appliedFrom = (generation: number | string, d: KubeObject, manager = 'operless-widget'): KubeObject => {
   const s = stored(d);
-  return { ...s, metadata: { ...s.metadata, annotations: { ...s.metadata.annotations, [OWNER_GENERATION_ANNOTATION]: String(generation) } } };
+  const managedFields = [{ manager, operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:annotations': { [`f:${OWNER_GENERATION_ANNOTATION}`]: {} } } } }];
+  return { ...s, metadata: { ...s.metadata, managedFields, annotations: { ...s.metadata.annotations, [OWNER_GENERATION_ANNOTATION]: String(generation) } } };
 };
+
+test('a recorded generation written by anyone but an Operless field manager fences nothing (a tenant cannot stop the owner\'s reconciles)', () => {
+  const want = full(desired());
+  assert.equal(isOvertaken(ownerAt(2), appliedFrom(999_999, want, 'kubectl-edit')), false);
+  assert.equal(isOvertaken(ownerAt(2), appliedFrom(3, want)), true, 'our own recorded generation still fences');
+  const bare = appliedFrom(3, want);
+  assert.equal(isOvertaken(ownerAt(2), { ...bare, metadata: { ...bare.metadata, managedFields: undefined } }), false, 'no managedFields: nothing to trust');
+  assert.equal(isOvertaken(ownerAt(2), { ...bare, metadata: { ...bare.metadata, managedFields: [null, 'x', { fieldsV1: 7 }] } }), false, 'malformed entries are not ours');
+  assert.equal(fencedApply(want, ownerAt(2), appliedFrom(999_999, want, 'kubectl-edit')).metadata.annotations?.[OWNER_GENERATION_ANNOTATION], '2', 'a foreign value is replaced by ours');
+});
 
 test('isOvertaken: only a live child applied from a newer generation of the same owner; unannotated, unreadable or another owner\'s never refuse', () => {
   const live = appliedFrom(3, full(desired()));
