@@ -6,8 +6,15 @@
  * source mapping does and running under the function's own least-privilege RBAC
  * (infra/rbac). `kubectl` is the user's client. Pods are marked Ready by the simulated
  * kubelet (no kubelet runs here). The last test runs the same parts in namespace-scoped mode.
+ *
+ * The main flow (apply the sample → converge → scale → a deleted child comes back → delete,
+ * nothing in the DLQ) runs once per ordering, each with its own forwarder and function and
+ * its own namespace: `unordered` (a standard work queue) in `default`, then `per-key` in
+ * `per-key` — a FIFO work queue and FIFO DLQ, the forwarder sending in the object key's group,
+ * and the function with a second event source on the standard delay queue (its batches go to
+ * the delay mover), as serverless.yml deploys `ordering: per-key`.
  */
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,6 +36,8 @@ import { memcachedController } from '../../src/memcached/controller.ts';
 import { startPodSimulator, type PodSimulator } from '../../src/local/pod-simulator.ts';
 import { watchesFor } from '../../src/devloop/project.ts';
 import { silentLogger } from '../../src/observability/log.ts';
+import { ORDERINGS, type Ordering } from '../../src/contract/ordering.ts';
+import { devQueueNames } from '../../src/devloop/dev-loop.ts';
 import { clusterHelpers, spawnForwarder } from './cluster-helpers.ts';
 import { extractBundle, packageService, ROOT } from '../../scripts/package.ts';
 
@@ -39,19 +48,46 @@ const RBAC = join(ROOT, 'infra', 'rbac', 'memcached-function.yaml');
 let cp: ControlPlane;
 let broker: Broker;
 let work: string;
-let forwarder: ChildProcess | undefined;
-let forwarderExit: Promise<number | null>;
-let runner: LambdaRunner | undefined;
 let simulator: PodSimulator | undefined;
 let bundle: string;
 let resyncBundle: string;
 let forwarderBundle: string;
-/** The namespace-scoped forwarder and function (the last test). */
-const scoped: { forwarder?: ChildProcess; exit?: Promise<number | null>; runner?: LambdaRunner; lines: string[] } = { lines: [] };
-const forwarderLines: string[] = [];
-const { until, kubectl, getJson } = clusterHelpers(() => cp, () => forwarderLines);
+let forwarderKubeconfig: string;
+let fnKubeconfig: string;
+
+/** A forwarder and a function consuming its queues: one per ordering of the main flow, one namespace-scoped (the last test). */
+interface Operator {
+  forwarder?: ChildProcess;
+  exit?: Promise<number | null>;
+  /** The work queue's runner, and with per-key ordering the delay queue's. */
+  runners: LambdaRunner[];
+  readonly lines: string[];
+}
+
+/** The operator of the main flow now running. */
+let current: Operator = { runners: [], lines: [] };
+const scoped: Operator = { runners: [], lines: [] };
+const { until, kubectl, getJson } = clusterHelpers(() => cp, () => current.lines);
 /** `until` with the namespace-scoped forwarder's log tail in a failure. */
 const untilScoped = clusterHelpers(() => cp, () => scoped.lines).until;
+
+/** The queues of each ordering, as `operless dev` names a function's (`devQueueNames`). */
+const QUEUES = Object.fromEntries(ORDERINGS.map((o) => [o, devQueueNames('memcached', o)])) as Record<Ordering, ReturnType<typeof devQueueNames>>;
+/** The main flow's namespace in each ordering. */
+const NAMESPACE: Record<Ordering, string> = { unordered: 'default', 'per-key': 'per-key' };
+
+async function stopOperator(op: Operator): Promise<void> {
+  await Promise.all(op.runners.splice(0).map((r) => r.stop()));
+  if (op.forwarder && op.forwarder.exitCode === null) {
+    op.forwarder.kill('SIGTERM');
+    await op.exit;
+  }
+}
+
+/** A fresh instance of a bundle (`tag` makes its URL new): the handler reads its environment when it loads. */
+async function freshModule<T>(path: string, tag: string): Promise<T> {
+  return (await import(`${pathToFileURL(path).href}?${tag}`)) as T;
+}
 
 /** The forwarder bundle as its own process, watching what the Memcached controller reconciles and owns, sending to `queue`. */
 function startForwarder(file: string, options: { queue: string; kubeconfigPath: string; lines: string[]; namespaces?: string[] }) {
@@ -71,12 +107,18 @@ function startForwarder(file: string, options: { queue: string; kubeconfigPath: 
 before(async () => {
   work = mkdtempSync(join(tmpdir(), 'operless-e2e-'));
   cp = await startControlPlane({ controllers: WORKLOAD_CONTROLLERS, crds: [CRD] });
-  broker = await startBroker({ queues: [{ name: 'work', visibilityTimeoutSeconds: 60, dlq: { name: 'work-dlq', maxReceiveCount: 5 } }, { name: 'scoped', visibilityTimeoutSeconds: 60, dlq: { name: 'scoped-dlq', maxReceiveCount: 5 } }] });
+  const pair = (name: string, dlq: string) => ({ name, visibilityTimeoutSeconds: 60, dlq: { name: dlq, maxReceiveCount: 5 } });
+  broker = await startBroker({
+    queues: [
+      ...Object.values(QUEUES).flatMap((q) => [pair(q.queue, q.dlq), ...(q.delay ? [pair(q.delay.queue, q.delay.dlq)] : [])]),
+      pair('scoped', 'scoped-dlq'),
+    ],
+  });
 
   // The function's identity: exactly the RBAC shipped in infra/rbac.
   const applied = await cp.kubectl(['apply', '-f', RBAC]);
   assert.equal(applied.code, 0, applied.stderr);
-  const fnIdentity = await cp.identity('memcached-function', ['operless:memcached']);
+  fnKubeconfig = (await cp.identity('memcached-function', ['operless:memcached'])).kubeconfigPath;
 
   // The shipped function bundle, out of the zip `serverless package` made.
   const packaged = await packageService({ outDir: join(work, 'package') });
@@ -86,35 +128,17 @@ before(async () => {
   bundle = extractBundle(fn);
   resyncBundle = extractBundle(resyncFn);
 
-  // The forwarder's bundle as its own process, watching what the controller reconciles and owns,
-  // as the shipped ServiceAccount with exactly the RBAC of the rendered manifests (never admin).
-  const forwarderIdentity = await applyForwarderIdentity(cp);
+  // The forwarder's identity: the shipped ServiceAccount with exactly the RBAC of the rendered
+  // manifests (never admin).
+  forwarderKubeconfig = (await applyForwarderIdentity(cp)).identity.kubeconfigPath;
   forwarderBundle = (await bundleForwarder(join(work, 'forwarder.mjs'))).outFile;
-  ({ child: forwarder, exit: forwarderExit } = startForwarder('forwarder.yaml', { queue: 'work', kubeconfigPath: forwarderIdentity.identity.kubeconfigPath, lines: forwarderLines }));
-  await until('the forwarder is running', async () => forwarderLines.some((l) => l.includes('forwarder running')), 30_000);
-
-  // The function, as Lambda would run it: environment from serverless.yml, bundle from the zip.
   Object.assign(process.env, {
-    OPERLESS_QUEUE_URL: broker.queueUrl('work'),
-    OPERLESS_DLQ_URL: broker.queueUrl('work-dlq'),
     OPERLESS_CLUSTER: 'e2e',
-    OPERLESS_KUBECONFIG: fnIdentity.kubeconfigPath,
     OPERLESS_METRICS: 'off',
     AWS_REGION: broker.region,
     AWS_ENDPOINT_URL_SQS: broker.endpoint,
     AWS_ACCESS_KEY_ID: 'test',
     AWS_SECRET_ACCESS_KEY: 'test',
-  });
-  runner = await startLambdaRunner({
-    queueUrl: broker.queueUrl('work'),
-    sqs: broker.sqs(),
-    handler: { module: bundle, export: 'handler' },
-    functionName: 'memcached',
-    batchSize: 10,
-    batchWindowSeconds: 1,
-    maxConcurrency: 3,
-    timeoutSeconds: 30,
-    logger: silentLogger,
   });
 
   const admin = createKubeClient(createTransport(cp.kubeConfig), { fieldManager: 'e2e-kubelet' });
@@ -123,16 +147,8 @@ before(async () => {
 
 after(async () => {
   await simulator?.stop();
-  await runner?.stop();
-  await scoped.runner?.stop();
-  if (scoped.forwarder && scoped.forwarder.exitCode === null) {
-    scoped.forwarder.kill('SIGTERM');
-    await scoped.exit;
-  }
-  if (forwarder && forwarder.exitCode === null) {
-    forwarder.kill('SIGTERM');
-    await forwarderExit;
-  }
+  await stopOperator(scoped);
+  await stopOperator(current);
   await broker?.stop();
   await cp?.stop();
   rmSync(work, { recursive: true, force: true });
@@ -148,91 +164,131 @@ const available = (mc: Mc | undefined) =>
   mc?.status?.observedGeneration === mc?.metadata.generation &&
   mc?.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') === true;
 
-test('kubectl apply of the sample: a Deployment of 3, a headless Service, status with the pod names', async () => {
-  await kubectl('apply', '-f', SAMPLE);
-  await until('the Deployment exists with 3 replicas', async () => (await getJson<Deploy>('deployment', 'memcached-sample'))?.spec.replicas === 3);
-  const deployment = (await getJson<Deploy>('deployment', 'memcached-sample'))!;
-  assert.ok(deployment.metadata.ownerReferences?.some((o) => o.kind === 'Memcached' && o.controller), 'the Deployment has a controller owner reference');
-  const service = await getJson<{ spec: { clusterIP: string } }>('service', 'memcached-sample');
-  assert.equal(service?.spec.clusterIP, 'None', 'the Service is headless');
+for (const ordering of ORDERINGS) {
+  describe(`${ordering} ordering`, () => {
+    const ns = NAMESPACE[ordering];
+    const queues = QUEUES[ordering];
+    const operator: Operator = { runners: [], lines: [] };
 
-  const wait = await cp.kubectl(['wait', '--for=condition=Available', 'memcached/memcached-sample', '--timeout=90s']);
-  assert.equal(wait.code, 0, `kubectl wait failed: ${wait.stderr}`);
-  await until('status lists 3 ready pods', async () => {
-    const mc = await getJson<Mc>('memcached', 'memcached-sample');
-    return available(mc) && mc?.status?.readyReplicas === 3 && mc.status.nodes?.length === 3;
+    before(async () => {
+      if (ns !== 'default') await kubectl('create', 'namespace', ns);
+      // The forwarder bundle as its own process, watching what the controller reconciles and
+      // owns; per-key it sends to the FIFO queue, each message in its object key's group.
+      ({ child: operator.forwarder, exit: operator.exit } = startForwarder(`forwarder-${ordering}.yaml`, { queue: queues.queue, kubeconfigPath: forwarderKubeconfig, lines: operator.lines }));
+      current = operator;
+      await until('the forwarder is running', async () => operator.lines.some((l) => l.includes('forwarder running')), 30_000);
+      // The function, as Lambda would run it: environment from serverless.yml, bundle from the
+      // zip; per-key, the delay queue is its second event source (the mover's batches).
+      Object.assign(process.env, {
+        OPERLESS_QUEUE_URL: broker.queueUrl(queues.queue),
+        OPERLESS_DLQ_URL: broker.queueUrl(queues.dlq),
+        OPERLESS_DELAY_QUEUE_URL: queues.delay ? broker.queueUrl(queues.delay.queue) : '',
+        OPERLESS_KUBECONFIG: fnKubeconfig,
+      });
+      const { handler } = await freshModule<{ handler: SQSHandlerFn }>(bundle, ordering);
+      for (const queue of [queues.queue, ...(queues.delay ? [queues.delay.queue] : [])]) {
+        operator.runners.push(await startLambdaRunner({
+          queueUrl: broker.queueUrl(queue),
+          sqs: broker.sqs(),
+          handler,
+          functionName: 'memcached',
+          batchSize: 10,
+          batchWindowSeconds: 1,
+          maxConcurrency: 3,
+          timeoutSeconds: 30,
+          logger: silentLogger,
+        }));
+      }
+    });
+
+    after(async () => {
+      await stopOperator(operator);
+    });
+
+    test('kubectl apply of the sample: a Deployment of 3, a headless Service, status with the pod names', async () => {
+      await kubectl('apply', '-n', ns, '-f', SAMPLE);
+      await until('the Deployment exists with 3 replicas', async () => (await getJson<Deploy>('deployment', 'memcached-sample', '-n', ns))?.spec.replicas === 3);
+      const deployment = (await getJson<Deploy>('deployment', 'memcached-sample', '-n', ns))!;
+      assert.ok(deployment.metadata.ownerReferences?.some((o) => o.kind === 'Memcached' && o.controller), 'the Deployment has a controller owner reference');
+      const service = await getJson<{ spec: { clusterIP: string } }>('service', 'memcached-sample', '-n', ns);
+      assert.equal(service?.spec.clusterIP, 'None', 'the Service is headless');
+
+      const wait = await cp.kubectl(['wait', '-n', ns, '--for=condition=Available', 'memcached/memcached-sample', '--timeout=90s']);
+      assert.equal(wait.code, 0, `kubectl wait failed: ${wait.stderr}`);
+      await until('status lists 3 ready pods', async () => {
+        const mc = await getJson<Mc>('memcached', 'memcached-sample', '-n', ns);
+        return available(mc) && mc?.status?.readyReplicas === 3 && mc.status.nodes?.length === 3;
+      });
+      const mc = (await getJson<Mc>('memcached', 'memcached-sample', '-n', ns))!;
+      assert.deepEqual(mc.metadata.finalizers, ['cache.example.com/finalizer']);
+      for (const node of mc.status!.nodes!) assert.match(node, /^memcached-sample-/);
+    });
+
+    test('kubectl get mc shows the printer columns', async () => {
+      const table = await kubectl('get', 'mc', '-n', ns);
+      const [header, row] = table.trim().split('\n');
+      assert.match(header!, /^NAME\s+SIZE\s+READY\s+AVAILABLE\s+AGE/);
+      assert.match(row!, /^memcached-sample\s+3\s+3\s+True\s+/);
+    });
+
+    test('changing spec.size: the Deployment follows and status catches up at the new generation', async () => {
+      await kubectl('patch', '-n', ns, 'memcached', 'memcached-sample', '--type=merge', '-p', '{"spec":{"size":5}}');
+      await until('the Deployment has 5 replicas', async () => (await getJson<Deploy>('deployment', 'memcached-sample', '-n', ns))?.spec.replicas === 5);
+      await until('Available at generation 2 with 5 ready', async () => {
+        const mc = await getJson<Mc>('memcached', 'memcached-sample', '-n', ns);
+        return mc?.metadata.generation === 2 && available(mc) && mc.status?.readyReplicas === 5;
+      });
+      const events = await kubectl('get', 'events', '-n', ns, '--field-selector', 'involvedObject.kind=Memcached', '-o', 'json');
+      const reasons = (JSON.parse(events) as { items: { reason: string }[] }).items.map((e) => e.reason);
+      assert.ok(reasons.includes('Scaled'), `a Scaled event was recorded (events: ${reasons.join(', ')})`);
+    });
+
+    test('a Deployment deleted by hand comes back', async () => {
+      const before = (await getJson<Deploy>('deployment', 'memcached-sample', '-n', ns))!;
+      await kubectl('delete', '-n', ns, 'deployment', 'memcached-sample', '--wait=true');
+      await until('the Deployment is recreated', async () => {
+        const d = await getJson<Deploy>('deployment', 'memcached-sample', '-n', ns);
+        return d !== undefined && d.metadata.uid !== before.metadata.uid && d.spec.replicas === 5;
+      });
+    });
+
+    test('deleting the Memcached runs the finalizer, and garbage collection removes its children', async () => {
+      await kubectl('delete', '-n', ns, 'memcached', 'memcached-sample', '--wait=false');
+      await until('the Memcached is gone', async () => (await getJson<Mc>('memcached', 'memcached-sample', '-n', ns)) === undefined);
+      const events = await kubectl('get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=memcached-sample', '-o', 'json');
+      const reasons = (JSON.parse(events) as { items: { reason: string }[] }).items.map((e) => e.reason);
+      assert.ok(reasons.includes('Finalizing'), `the finalizer recorded its Event (events: ${reasons.join(', ')})`);
+      await until('the Deployment and Service are garbage-collected', async () =>
+        (await getJson('deployment', 'memcached-sample', '-n', ns)) === undefined && (await getJson('service', 'memcached-sample', '-n', ns)) === undefined,
+      90_000);
+    });
+
+    test('nothing ended in a dead-letter queue, and the forwarder never failed to send', async () => {
+      for (const dlq of [queues.dlq, ...(queues.delay ? [queues.delay.dlq] : [])]) {
+        const attrs = await broker.sqs().send(new GetQueueAttributesCommand({ QueueUrl: broker.queueUrl(dlq), AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
+        assert.equal(attrs.Attributes?.ApproximateNumberOfMessages, '0', `${dlq} is empty`);
+        assert.equal(attrs.Attributes?.ApproximateNumberOfMessagesNotVisible, '0', `${dlq} is empty`);
+      }
+      const errors = operator.lines.filter((l) => /"level":"error"/.test(l));
+      assert.equal(errors.length, 0, errors.join('\n'));
+      assert.ok(operator.runners[0]!.stats.invocations > 0);
+      for (const runner of operator.runners) assert.equal(runner.stats.failedInvocations, 0);
+      assert.ok(readFileSync(CRD, 'utf8').includes('memcacheds.cache.example.com'));
+    });
   });
-  const mc = (await getJson<Mc>('memcached', 'memcached-sample'))!;
-  assert.deepEqual(mc.metadata.finalizers, ['cache.example.com/finalizer']);
-  for (const node of mc.status!.nodes!) assert.match(node, /^memcached-sample-/);
-});
-
-test('kubectl get mc shows the printer columns', async () => {
-  const table = await kubectl('get', 'mc');
-  const [header, row] = table.trim().split('\n');
-  assert.match(header!, /^NAME\s+SIZE\s+READY\s+AVAILABLE\s+AGE/);
-  assert.match(row!, /^memcached-sample\s+3\s+3\s+True\s+/);
-});
-
-test('changing spec.size: the Deployment follows and status catches up at the new generation', async () => {
-  await kubectl('patch', 'memcached', 'memcached-sample', '--type=merge', '-p', '{"spec":{"size":5}}');
-  await until('the Deployment has 5 replicas', async () => (await getJson<Deploy>('deployment', 'memcached-sample'))?.spec.replicas === 5);
-  await until('Available at generation 2 with 5 ready', async () => {
-    const mc = await getJson<Mc>('memcached', 'memcached-sample');
-    return mc?.metadata.generation === 2 && available(mc) && mc.status?.readyReplicas === 5;
-  });
-  const events = await kubectl('get', 'events', '--field-selector', 'involvedObject.kind=Memcached', '-o', 'json');
-  const reasons = (JSON.parse(events) as { items: { reason: string }[] }).items.map((e) => e.reason);
-  assert.ok(reasons.includes('Scaled'), `a Scaled event was recorded (events: ${reasons.join(', ')})`);
-});
-
-test('a Deployment deleted by hand comes back', async () => {
-  const before = (await getJson<Deploy>('deployment', 'memcached-sample'))!;
-  await kubectl('delete', 'deployment', 'memcached-sample', '--wait=true');
-  await until('the Deployment is recreated', async () => {
-    const d = await getJson<Deploy>('deployment', 'memcached-sample');
-    return d !== undefined && d.metadata.uid !== before.metadata.uid && d.spec.replicas === 5;
-  });
-});
-
-test('deleting the Memcached runs the finalizer, and garbage collection removes its children', async () => {
-  await kubectl('delete', 'memcached', 'memcached-sample', '--wait=false');
-  await until('the Memcached is gone', async () => (await getJson<Mc>('memcached', 'memcached-sample')) === undefined);
-  const events = await kubectl('get', 'events', '--field-selector', 'involvedObject.name=memcached-sample', '-o', 'json');
-  const reasons = (JSON.parse(events) as { items: { reason: string }[] }).items.map((e) => e.reason);
-  assert.ok(reasons.includes('Finalizing'), `the finalizer recorded its Event (events: ${reasons.join(', ')})`);
-  await until('the Deployment and Service are garbage-collected', async () =>
-    (await getJson('deployment', 'memcached-sample')) === undefined && (await getJson('service', 'memcached-sample')) === undefined,
-  90_000);
-});
-
-test('nothing ended in the dead-letter queue, and the forwarder never failed to send', async () => {
-  const attrs = await broker.sqs().send(new GetQueueAttributesCommand({ QueueUrl: broker.queueUrl('work-dlq'), AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
-  assert.equal(attrs.Attributes?.ApproximateNumberOfMessages, '0');
-  assert.equal(attrs.Attributes?.ApproximateNumberOfMessagesNotVisible, '0');
-  assert.equal(forwarderLines.filter((l) => /"level":"error"/.test(l)).length, 0, forwarderLines.filter((l) => /"level":"error"/.test(l)).join('\n'));
-  assert.ok(runner!.stats.invocations > 0);
-  assert.equal(runner!.stats.failedInvocations, 0);
-  assert.ok(readFileSync(CRD, 'utf8').includes('memcacheds.cache.example.com'));
-});
+}
 
 /**
  * Namespace-scoped operation (docs/security.md): a second forwarder and function for the
  * namespace `scoped-in` only, under the namespace-scoped RBAC (the chart rendered with
  * `namespaces`; the function's rules as `operless rbac --namespaces` rewrites them). The
- * cluster-wide pair is stopped first, so nothing else reconciles. Both Memcacheds exist before
+ * cluster-wide pairs have stopped (each ordering's after the main flow), so nothing else reconciles. Both Memcacheds exist before
  * the scoped forwarder starts: its start-up list and Resync, and the resync function, reach
  * the one in `scoped-in` and never the one in `scoped-out` (a cluster-wide list would, and is
  * 403 for these identities anyway). A message for `scoped-out` sent by hand goes to the DLQ as
  * `UnknownNamespace`.
  */
 test('namespace-scoped: a Memcached in the listed namespace is reconciled; one outside it is never touched and never produces a message', async () => {
-  await runner?.stop();
-  runner = undefined;
-  if (forwarder && forwarder.exitCode === null) {
-    forwarder.kill('SIGTERM');
-    await forwarderExit;
-  }
   for (const ns of ['scoped-in', 'scoped-out']) await kubectl('create', 'namespace', ns);
   const fnIdentity = (await applyScopedFunctionIdentity(cp, ['scoped-in'])).identity;
   const fwdIdentity = await applyScopedForwarderIdentity(cp, ['scoped-in']);
@@ -241,12 +297,11 @@ test('namespace-scoped: a Memcached in the listed namespace is reconciled; one o
   ({ child: scoped.forwarder, exit: scoped.exit } = startForwarder('forwarder-scoped.yaml', { queue: 'scoped', kubeconfigPath: fwdIdentity.identity.kubeconfigPath, lines: scoped.lines, namespaces: ['scoped-in'] }));
 
   // The function bundles again (a fresh module instance: the handler reads its environment when it loads).
-  Object.assign(process.env, { OPERLESS_QUEUE_URL: broker.queueUrl('scoped'), OPERLESS_DLQ_URL: broker.queueUrl('scoped-dlq'), OPERLESS_NAMESPACES: 'scoped-in', OPERLESS_KUBECONFIG: fnIdentity.kubeconfigPath });
-  const fresh = async <T>(path: string) => (await import(`${pathToFileURL(path).href}?scoped`)) as T;
-  const reconcile = await fresh<{ handler: SQSHandlerFn }>(bundle);
-  const resync = await fresh<{ handler: (event: unknown) => Promise<{ listed: number; sent: number }> }>(resyncBundle);
+  Object.assign(process.env, { OPERLESS_QUEUE_URL: broker.queueUrl('scoped'), OPERLESS_DLQ_URL: broker.queueUrl('scoped-dlq'), OPERLESS_DELAY_QUEUE_URL: '', OPERLESS_NAMESPACES: 'scoped-in', OPERLESS_KUBECONFIG: fnIdentity.kubeconfigPath });
+  const reconcile = await freshModule<{ handler: SQSHandlerFn }>(bundle, 'scoped');
+  const resync = await freshModule<{ handler: (event: unknown) => Promise<{ listed: number; sent: number }> }>(resyncBundle, 'scoped');
   const keys: string[] = [];
-  scoped.runner = await startLambdaRunner({
+  scoped.runners.push(await startLambdaRunner({
     queueUrl: broker.queueUrl('scoped'),
     sqs: broker.sqs(),
     handler: (event, context) => {
@@ -262,7 +317,7 @@ test('namespace-scoped: a Memcached in the listed namespace is reconciled; one o
     maxConcurrency: 2,
     timeoutSeconds: 30,
     logger: silentLogger,
-  });
+  }));
 
   await untilScoped('the scoped forwarder is running', async () => scoped.lines.some((l) => l.includes('forwarder running')), 30_000);
   await untilScoped('the Memcached in scoped-in is Available', async () => available(await getJson<Mc>('memcached', 'memcached-sample', '-n', 'scoped-in')), 90_000);

@@ -6,18 +6,24 @@
  * the leader SIGKILLed; and watch history compacted so the resumed watch gets 410 Gone.
  * Each case: the objects converge to their latest spec, nothing lands in the DLQ, nothing loops.
  * The forwarders run under the shipped ServiceAccount and RBAC, never as admin.
+ *
+ * The SIGKILL case runs in both orderings (`CASE_ORDERINGS`); per-key (60 objects by default)
+ * the killed invocation's records hold their keys' FIFO groups until their visibility timeout
+ * runs out, and must still all come back — the runner is killed in a work-queue invocation
+ * (the delay mover's are logged apart, function-process.ts).
  */
 import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KindRef, KubeObject } from '../../src/kube/types.ts';
-import { FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, invocationsInHand, invocationsStarted, objectsPerCase, range, retrying, shippedWatchGaps, until, untilConverged } from './harness.ts';
+import { ORDERINGS } from '../../src/contract/ordering.ts';
+import { CASE_ORDERINGS, FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, invocationsInHand, invocationsStarted, named, objectsPerCase, range, retrying, shippedWatchGaps, startMemcachedCase, titled, until, untilConverged } from './harness.ts';
 
 const LEASES: KindRef = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', plural: 'leases', namespaced: true };
 
 let env: FaultEnv;
 
 before(async () => {
-  env = await FaultEnv.start();
+  env = await FaultEnv.start({ orderings: ORDERINGS });
   env.startSimulator();
 });
 afterEach(async () => {
@@ -27,50 +33,50 @@ after(async () => {
   await env?.stop();
 });
 
-test('forwarder SIGKILLed mid-burst (and the function runner mid-batch), then restarted: nothing is lost', async (t) => {
-  const n = objectsPerCase();
-  const begun = Date.now();
-  const sent = env.proxy.total();
-  const fn = await env.startFunction('fn-burst');
-  const forwarder = await env.startForwarder('fwd-burst', { namespaces: ['burst'] });
-  await forwarder.probes();
-  const workload = new MemcachedWorkload(env, 'burst');
-  await workload.createNamespace();
+for (const ordering of CASE_ORDERINGS) {
+  test(titled('forwarder SIGKILLed mid-burst (and the function runner mid-batch), then restarted: nothing is lost', ordering), async (t) => {
+    const n = objectsPerCase(ordering === 'per-key' ? 60 : 200);
+    const begun = Date.now();
+    const sent = env.proxy.total();
+    const { workload, fn, forwarder } = await startMemcachedCase(env, 'burst', ordering);
 
-  // The burst: create every object; kill both processes while it is still going on.
-  const creating = workload.create(0, n);
-  await until('a quarter of the burst is created', async () => workload.expected.size >= n / 4, 120_000);
-  // The runner is SIGKILLed in the tick its next invocation starts (its handler is running:
-  // nothing of that batch can have been deleted yet), the forwarder right after.
-  const started = await fn.nextLine((l) => l.msg === 'invocation started', 60_000);
-  fn.child.kill('SIGKILL');
-  forwarder.child.kill('SIGKILL');
-  const createdAtKill = workload.expected.size;
-  await Promise.all([forwarder.exited, fn.exited, fn.output]);
-  // Certain, not hoped for: read after the runner's last line, the invocation it died in had
-  // not returned, and the burst was still going on.
-  const inHand = invocationsInHand(fn);
-  assert.ok(inHand.some((i) => i.requestId === started.requestId), `the runner was killed with a batch in hand (invocation ${String(started.requestId)} never returned); in hand: ${JSON.stringify(inHand)}`);
-  assert.ok(createdAtKill < n, `the forwarder was killed mid-burst (${createdAtKill} of ${n} objects created)`);
-  const killedRecords = new Set(inHand.flatMap((i) => i.messageIds));
-  await creating;
-  // Changes while no forwarder runs: a new generation for every fourth object.
-  await workload.resize(range(0, n).filter((i) => i % 4 === 0), () => 2);
+    // The burst: create every object; kill both processes while it is still going on. Per-key's
+    // smaller burst is created two at a time, not six: six at a time, its 60 objects were all
+    // created before the runner's next invocation started.
+    const creating = workload.create(0, n, ordering === 'per-key' ? 2 : 6);
+    await until('a quarter of the burst is created', async () => workload.expected.size >= n / 4, 120_000);
+    // The runner is SIGKILLed in the tick its next invocation starts (its handler is running:
+    // nothing of that batch can have been deleted yet), the forwarder right after.
+    const started = await fn.nextLine((l) => l.msg === 'invocation started', 60_000);
+    fn.child.kill('SIGKILL');
+    forwarder.child.kill('SIGKILL');
+    const createdAtKill = workload.expected.size;
+    await Promise.all([forwarder.exited, fn.exited, fn.output]);
+    // Certain, not hoped for: read after the runner's last line, the invocation it died in had
+    // not returned, and the burst was still going on.
+    const inHand = invocationsInHand(fn);
+    assert.ok(inHand.some((i) => i.requestId === started.requestId), `the runner was killed with a batch in hand (invocation ${String(started.requestId)} never returned); in hand: ${JSON.stringify(inHand)}`);
+    assert.ok(createdAtKill < n, `the forwarder was killed mid-burst (${createdAtKill} of ${n} objects created)`);
+    const killedRecords = new Set(inHand.flatMap((i) => i.messageIds));
+    await creating;
+    // Changes while no forwarder runs: a new generation for every fourth object.
+    await workload.resize(range(0, n).filter((i) => i % 4 === 0), () => 2);
 
-  const fn2 = await env.startFunction('fn-burst-2');
-  const restarted = await env.startForwarder('fwd-burst-2', { namespaces: ['burst'] });
-  await restarted.probes();
-  const result = await assertNothingLost(env, workload, { timeoutMs: 300_000 });
-  // Nothing of the killed invocation was acknowledged: every one of its records came back.
-  const redelivered = new Set(invocationsStarted(fn2).flatMap((i) => i.messageIds));
-  const lost = [...killedRecords].filter((id) => !redelivered.has(id));
-  assert.deepEqual(lost, [], `every record of the killed invocation was delivered again (${killedRecords.size} records)`);
-  const gaps = shippedWatchGaps(env);
-  t.diagnostic(caseLine('forwarder + runner SIGKILL mid-burst', begun, sent, env, result, `${n} objects, killed at ${createdAtKill} created with ${killedRecords.size} records in hand, all delivered again${gaps.length > 0 ? `; the shipped forwarder config does not watch owned ${gaps.join(', ')}` : ''}`));
-  assert.equal(result.converged, n);
-  await restarted.stop();
-  await env.stopFunctions();
-});
+    const fn2 = await env.startFunction(named('fn-burst-2', ordering), { ordering });
+    const restarted = await env.startForwarder(named('fwd-burst-2', ordering), { ordering, namespaces: [workload.namespace] });
+    await restarted.probes();
+    const result = await assertNothingLost(env, workload, { timeoutMs: 300_000, ordering });
+    // Nothing of the killed invocation was acknowledged: every one of its records came back.
+    const redelivered = new Set(invocationsStarted(fn2).flatMap((i) => i.messageIds));
+    const lost = [...killedRecords].filter((id) => !redelivered.has(id));
+    assert.deepEqual(lost, [], `every record of the killed invocation was delivered again (${killedRecords.size} records)`);
+    const gaps = shippedWatchGaps(env);
+    t.diagnostic(caseLine(titled('forwarder + runner SIGKILL mid-burst', ordering), begun, sent, env, result, `${n} objects, killed at ${createdAtKill} created with ${killedRecords.size} records in hand, all delivered again${gaps.length > 0 ? `; the shipped forwarder config does not watch owned ${gaps.join(', ')}` : ''}`));
+    assert.equal(result.converged, n);
+    await restarted.stop();
+    await env.stopFunctions();
+  });
+}
 
 test('two forwarder replicas, the leader SIGKILLed: the follower takes over and nothing is missed', async (t) => {
   const n = objectsPerCase();

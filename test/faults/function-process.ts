@@ -13,6 +13,11 @@
  * line with its outcome after the deletes. So a process killed between the first two died
  * with a batch in hand: none of those records was deleted. SIGTERM stops polling, waits for
  * in-flight invocations and exits 0.
+ *
+ * Per-key ordering (`delayQueueUrl` set): the same handler has a second event source, the delay
+ * queue, as serverless.yml gives the packaged function (its batches go to the delay mover);
+ * that runner's lines are `delay invocation started`, `delay invocation handled` and `delay
+ * invocation`, so the lines above stay those of the work queue.
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { loadHandler, startLambdaRunner, type SQSHandlerFn } from '../../src/local/lambda-runner.ts';
@@ -20,6 +25,8 @@ import { createLogger } from '../../src/observability/log.ts';
 
 export interface FunctionProcessConfig {
   readonly queueUrl: string;
+  /** Per-key ordering: the delay queue, consumed by a second runner with the same handler. */
+  readonly delayQueueUrl?: string;
   readonly endpoint: string;
   readonly region: string;
   readonly module: string;
@@ -40,29 +47,31 @@ const config = JSON.parse(raw) as FunctionProcessConfig;
 const log = createLogger({ level: 'info' });
 const sqs = new SQSClient({ endpoint: config.endpoint, region: config.region, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
 const inner = await loadHandler({ module: config.module, export: config.export ?? 'handler' });
-const handler: SQSHandlerFn = async (event, context) => {
-  log.info('invocation started', { requestId: context.awsRequestId, records: event.Records.length, messageIds: event.Records.map((r) => r.messageId) });
+/** The handler, logging each invocation's start and end under `prefix` (`''` or `'delay '`). */
+const logged = (prefix: string): SQSHandlerFn => async (event, context) => {
+  log.info(`${prefix}invocation started`, { requestId: context.awsRequestId, records: event.Records.length, messageIds: event.Records.map((r) => r.messageId) });
   try {
     return await inner(event, context);
   } finally {
-    log.info('invocation handled', { requestId: context.awsRequestId });
+    log.info(`${prefix}invocation handled`, { requestId: context.awsRequestId });
   }
 };
-const runner = await startLambdaRunner({
-  queueUrl: config.queueUrl,
+const start = (queueUrl: string, prefix: string) => startLambdaRunner({
+  queueUrl,
   sqs,
-  handler,
+  handler: logged(prefix),
   functionName: config.functionName ?? 'faults',
   batchSize: config.batchSize ?? 10,
   batchWindowSeconds: config.batchWindowSeconds ?? 1,
   maxConcurrency: config.maxConcurrency ?? 3,
   timeoutSeconds: config.timeoutSeconds ?? 6,
   logger: log,
-  onInvoke: (report) => log.info('invocation', { requestId: report.requestId, outcome: report.outcome, records: report.records, deleted: report.deleted.length, retried: report.retried.length, durationMs: report.durationMs }),
+  onInvoke: (report) => log.info(`${prefix}invocation`, { requestId: report.requestId, outcome: report.outcome, records: report.records, deleted: report.deleted.length, retried: report.retried.length, durationMs: report.durationMs }),
 });
+const runners = [await start(config.queueUrl, ''), ...(config.delayQueueUrl ? [await start(config.delayQueueUrl, 'delay ')] : [])];
 log.info('function runner started', { pid: process.pid });
 process.on('SIGTERM', () => {
-  void runner.stop().then(() => {
+  void Promise.all(runners.map((r) => r.stop())).then(() => {
     sqs.destroy();
     process.exit(0);
   });

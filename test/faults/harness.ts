@@ -4,22 +4,30 @@
  * "nothing was lost".
  *
  * - A real control plane (etcd + kube-apiserver + kube-controller-manager with the workload
- *   controllers and garbage collection) with the Memcached CRD; ElasticMQ with a work queue
- *   and its DLQ (redrive after `maxReceiveCount` receives), optionally persisting messages
- *   so it can be restarted; a counting proxy in front of it (sqs-proxy.ts).
+ *   controllers and garbage collection) with the Memcached CRD; ElasticMQ with the queues of
+ *   each ordering the env carries (`orderings`, the names `operless dev` gives them,
+ *   `devQueueNames`): `unordered`, a standard work queue and its DLQ; `per-key`, a FIFO work
+ *   queue and FIFO DLQ and a standard delay queue with its DLQ (docs/architecture.md, "Per-key
+ *   ordering") — every work and delay queue redriven to its DLQ after `maxReceiveCount`
+ *   receives; optionally persisting messages so it can be restarted; a counting proxy in front
+ *   of it (sqs-proxy.ts). A case picks its ordering when it starts the forwarder and the
+ *   function, injects and checks (each option's `ordering`, default `unordered`).
  * - The forwarder as the process the image runs (its esbuild bundle), 1 or 2 replicas with
  *   leader election on short lease timings, under its own identity: the ServiceAccount and
  *   RBAC of the shipped manifests (test/support/identities.ts), its Lease the one of the
  *   shipped config in the namespace its Role covers — never as admin.
  * - The function as the bundle `serverless package` ships, run by the local Lambda runner in
  *   its own process (function-process.ts), under the function's own RBAC (infra/rbac) — or a
- *   test controller's module under that controller's own identity. Only the test itself (the
- *   user's changes, the checker) and the pod simulator (the kubelet stand-in) use admin.
+ *   test controller's module under that controller's own identity. Per-key: the FIFO work
+ *   queue and the delay queue are both its event sources (the delay mover's batches), as
+ *   serverless.yml deploys it. Only the test itself (the user's changes, the checker) and the
+ *   pod simulator (the kubelet stand-in) use admin.
  * - The pod simulator (the kubelet stand-in), so Deployments become available.
  *
  * The invariant (`converge`): every object reaches its latest spec with `Available=True` at
- * its current generation and a Deployment of `spec.size` replicas; the work queue drains
- * completely, delayed requeues included (no message loops forever); the DLQ holds exactly the expected messages,
+ * its current generation and a Deployment of `spec.size` replicas; the work queue (per-key: and
+ * the delay queue) drains completely, delayed requeues included (no message loops forever); the
+ * DLQ holds exactly the expected messages (per-key: the delay queue's DLQ holds none),
  * each with its `operless.reason`; no object was reconciled more than a bound. Each case ends
  * with one line: case, duration, messages sent, reconciles run, objects converged/total.
  */
@@ -29,7 +37,8 @@ import { appendFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
+import { randomUUID } from 'node:crypto';
+import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient, type Message, type SendMessageCommandInput } from '@aws-sdk/client-sqs';
 import { stringify } from 'yaml';
 import { startBroker, startControlPlane, WORKLOAD_CONTROLLERS, type Broker, type ControlPlane, type Identity } from '../../src/testing/index.ts';
 import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
@@ -41,6 +50,9 @@ import { MEMCACHED } from '../../src/memcached/types.ts';
 import { DEPLOYMENTS } from '../../src/memcached/desired.ts';
 import { startPodSimulator, type PodSimulator } from '../../src/local/pod-simulator.ts';
 import { watchesFor } from '../../src/devloop/project.ts';
+import { devQueueNames } from '../../src/devloop/dev-loop.ts';
+import { ORDERINGS, type Ordering } from '../../src/contract/ordering.ts';
+import { bodyGroupId, isFifoQueueUrl } from '../../src/queue/fifo.ts';
 import { silentLogger } from '../../src/observability/log.ts';
 import { DLQ_ATTRIBUTE_REASON } from '../../src/contract/dlq.ts';
 import type { KindRef, KubeObject } from '../../src/kube/types.ts';
@@ -63,6 +75,35 @@ export function objectsPerCase(fallback = 200): number {
   return KNOBS.objects ?? fallback;
 }
 
+/**
+ * The orderings a case of both orderings runs in: both, or the one `OPERLESS_FAULTS_ORDERING`
+ * names. A file with such cases starts its env with `orderings: ORDERINGS`.
+ */
+export const CASE_ORDERINGS: readonly Ordering[] = KNOBS.ordering ? [KNOBS.ordering] : ORDERINGS;
+
+/** A case's title in an ordering: unordered keeps the title it always had; per-key adds ` [per-key]`. */
+export function titled(title: string, ordering: Ordering): string {
+  return ordering === 'unordered' ? title : `${title} [per-key]`;
+}
+
+/** The name a case gives its namespace or process in an ordering (`-pk` added for per-key). */
+export function named(name: string, ordering: Ordering): string {
+  return ordering === 'unordered' ? name : `${name}-pk`;
+}
+
+/** The queues of one ordering, as the forwarder and the function see them (through the proxy). */
+export interface QueueLayout {
+  readonly ordering: Ordering;
+  /** The work queue: standard, or FIFO (`.fifo`, message group = object key) for per-key. */
+  readonly queueUrl: string;
+  readonly dlqUrl: string;
+  /** Per-key: the standard delay queue (OPERLESS_DELAY_QUEUE_URL) and its DLQ. */
+  readonly delay?: { readonly queueUrl: string; readonly dlqUrl: string };
+}
+
+/** The function name the fault suite's queues are named after (`devQueueNames`). */
+const QUEUE_FUNCTION = 'faults';
+
 export interface FaultEnvOptions {
   /** Keep messages across broker restarts (ElasticMQ's H2 store). */
   readonly persistMessages?: boolean;
@@ -75,6 +116,8 @@ export interface FaultEnvOptions {
   /** Work queue visibility timeout (default 12 s: a killed invocation's records return fast). */
   readonly visibilityTimeoutSeconds?: number;
   readonly maxReceiveCount?: number;
+  /** The orderings whose queues the broker holds (default unordered only). */
+  readonly orderings?: readonly Ordering[];
   /** Package the Memcached function (default true). */
   readonly memcachedFunction?: boolean;
 }
@@ -119,6 +162,8 @@ export interface FunctionOptions {
   readonly maxConcurrency?: number;
   readonly timeoutSeconds?: number;
   readonly env?: Readonly<Record<string, string>>;
+  /** Whose queues it consumes (default unordered); per-key also runs the delay mover on the delay queue. */
+  readonly ordering?: Ordering;
 }
 
 export interface ForwarderOptions {
@@ -127,6 +172,8 @@ export interface ForwarderOptions {
   readonly namespaces?: readonly string[];
   /** Extra config fields (merged on top). */
   readonly config?: Readonly<Record<string, unknown>>;
+  /** Which work queue it sends to (default unordered; per-key: the FIFO one). */
+  readonly ordering?: Ordering;
 }
 
 const RECONCILE_LINES = new Set([
@@ -143,8 +190,6 @@ export class FaultEnv {
   readonly work: string;
   readonly admin: BoundKubeClient;
   readonly sqs: SQSClient;
-  readonly queueUrl: string;
-  readonly dlqUrl: string;
   readonly reconciles: ReconcileRecord[] = [];
   readonly fnIdentity: Identity;
   /** The forwarder's shipped identity (ServiceAccount, RBAC, Lease name and namespace). */
@@ -154,10 +199,11 @@ export class FaultEnv {
   private readonly children = new Set<LoggedProcess>();
   private readonly functions = new Set<LoggedProcess>();
   private simulator: PodSimulator | undefined;
+  private readonly layouts: ReadonlyMap<Ordering, QueueLayout>;
 
   private constructor(parts: {
     cp: ControlPlane; broker: Broker; proxy: SqsProxy; work: string; fnIdentity: Identity; forwarderIdentity: ForwarderIdentity;
-    memcachedBundle: string | undefined; forwarderBundle: string;
+    memcachedBundle: string | undefined; forwarderBundle: string; orderings: readonly Ordering[];
   }) {
     this.cp = parts.cp;
     this.broker = parts.broker;
@@ -169,8 +215,18 @@ export class FaultEnv {
     this.forwarderBundle = parts.forwarderBundle;
     this.admin = createKubeClient(createTransport(this.cp.kubeConfig), { fieldManager: 'faults-admin' });
     this.sqs = new SQSClient({ endpoint: this.proxy.endpoint, region: this.broker.region, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
-    this.queueUrl = this.proxy.url(this.broker.queueUrl('work'));
-    this.dlqUrl = this.proxy.url(this.broker.queueUrl('work-dlq'));
+    const url = (name: string) => this.proxy.url(this.broker.queueUrl(name));
+    this.layouts = new Map(parts.orderings.map((ordering) => {
+      const names = devQueueNames(QUEUE_FUNCTION, ordering);
+      return [ordering, { ordering, queueUrl: url(names.queue), dlqUrl: url(names.dlq), ...(names.delay ? { delay: { queueUrl: url(names.delay.queue), dlqUrl: url(names.delay.dlq) } } : {}) }];
+    }));
+  }
+
+  /** The queues of `ordering`; throws when the env was not started with it. */
+  layout(ordering: Ordering = 'unordered'): QueueLayout {
+    const layout = this.layouts.get(ordering);
+    assert.ok(layout, `the fault env has no ${ordering} queues: start it with orderings including '${ordering}'`);
+    return layout;
   }
 
   static async start(options: FaultEnvOptions = {}): Promise<FaultEnv> {
@@ -178,6 +234,13 @@ export class FaultEnv {
     // The bundle leaves the AWS SDK to the runtime (Lambda's nodejs24.x provides it): here
     // the repository's node_modules stands in for it.
     symlinkSync(join(ROOT, 'node_modules'), join(work, 'node_modules'));
+    const orderings = options.orderings ?? ['unordered'];
+    const redrive = { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 12, maxReceiveCount: options.maxReceiveCount ?? 5 };
+    const queues = orderings.flatMap((ordering) => {
+      const names = devQueueNames(QUEUE_FUNCTION, ordering);
+      const pair = (name: string, dlq: string) => ({ name, visibilityTimeoutSeconds: redrive.visibilityTimeoutSeconds, dlq: { name: dlq, maxReceiveCount: redrive.maxReceiveCount } });
+      return [pair(names.queue, names.dlq), ...(names.delay ? [pair(names.delay.queue, names.delay.dlq)] : [])];
+    });
     const [cp, broker] = await Promise.all([
       startControlPlane({
         controllers: WORKLOAD_CONTROLLERS,
@@ -187,11 +250,7 @@ export class FaultEnv {
       }),
       startBroker({
         persistMessages: options.persistMessages ?? false,
-        queues: [{
-          name: 'work',
-          visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 12,
-          dlq: { name: 'work-dlq', maxReceiveCount: options.maxReceiveCount ?? 5 },
-        }],
+        queues,
       }),
     ]);
     const proxy = await startSqsProxy(broker.endpoint);
@@ -209,13 +268,14 @@ export class FaultEnv {
       memcachedBundle = extractBundle(fn, join(work, 'bundle'));
     }
     const forwarderBundle = (await bundleForwarder(join(work, 'forwarder.mjs'))).outFile;
-    return new FaultEnv({ cp, broker, proxy, work, fnIdentity, forwarderIdentity, memcachedBundle, forwarderBundle });
+    return new FaultEnv({ cp, broker, proxy, work, fnIdentity, forwarderIdentity, memcachedBundle, forwarderBundle, orderings });
   }
 
   /**
    * The forwarder bundle as its own process, watching what the shipped forwarder config
    * watches (the Memcached primaries and their Deployments), under the shipped ServiceAccount;
-   * with leader election it competes for the shipped Lease.
+   * with leader election it competes for the shipped Lease. It sends to the work queue of its
+   * ordering (per-key: the FIFO queue, each message in its object key's group).
    */
   async startForwarder(name: string, options: ForwarderOptions = {}): Promise<ForwarderProcess> {
     // What the shipped config watches — its RBAC grants exactly that (a kind the controller
@@ -224,7 +284,7 @@ export class FaultEnv {
     const scoped = (list: readonly object[] | undefined) => (list ?? []).map((w) => ({ ...w, ...(options.namespaces ? { namespaces: [...options.namespaces] } : {}) }));
     const config = {
       clusterId: CLUSTER,
-      queue: { url: this.queueUrl, region: this.broker.region },
+      queue: { url: this.layout(options.ordering).queueUrl, region: this.broker.region },
       primaries: scoped(shipped.primaries),
       owned: scoped(shipped.owned),
       leaderElection: options.leaderElection
@@ -262,12 +322,17 @@ export class FaultEnv {
     };
   }
 
-  /** The function runner in its own process (default: the shipped Memcached bundle under its RBAC). */
+  /**
+   * The function runner in its own process (default: the shipped Memcached bundle under its
+   * RBAC), consuming the work queue of its ordering — per-key, the delay queue too.
+   */
   async startFunction(name: string, options: FunctionOptions = {}): Promise<LoggedProcess> {
     const module = options.module ?? this.memcachedBundle;
     assert.ok(module, 'no function module: start the env with memcachedFunction or pass module');
+    const layout = this.layout(options.ordering);
     const runner: FunctionProcessConfig = {
-      queueUrl: this.queueUrl,
+      queueUrl: layout.queueUrl,
+      ...(layout.delay ? { delayQueueUrl: layout.delay.queueUrl } : {}),
       endpoint: this.proxy.endpoint,
       region: this.broker.region,
       module,
@@ -279,8 +344,9 @@ export class FaultEnv {
     };
     const proc = this.spawnLogged(name, [FUNCTION_PROCESS], {
       FAULTS_RUNNER: JSON.stringify(runner),
-      OPERLESS_QUEUE_URL: this.queueUrl,
-      OPERLESS_DLQ_URL: this.dlqUrl,
+      OPERLESS_QUEUE_URL: layout.queueUrl,
+      OPERLESS_DLQ_URL: layout.dlqUrl,
+      ...(layout.delay ? { OPERLESS_DELAY_QUEUE_URL: layout.delay.queueUrl } : {}),
       OPERLESS_CLUSTER: CLUSTER,
       OPERLESS_KUBECONFIG: (options.identity ?? this.fnIdentity).kubeconfigPath,
       OPERLESS_METRICS: 'off',
@@ -382,14 +448,31 @@ export class FaultEnv {
     return proc;
   }
 
-  /** Sends raw bodies straight into the work queue (through the counting proxy). */
-  async inject(bodies: readonly string[], delaySeconds = 0): Promise<void> {
+  /**
+   * One raw body for the work queue of `ordering`, as a producer sends it: to a FIFO queue in
+   * its object key's group (a body that is no message: a group of its own) with a fresh
+   * deduplication id, as every Operless producer does (src/queue/fifo.ts).
+   */
+  sendInput(body: string, ordering: Ordering = 'unordered'): SendMessageCommandInput {
+    const queueUrl = this.layout(ordering).queueUrl;
+    return { QueueUrl: queueUrl, MessageBody: body, ...(isFifoQueueUrl(queueUrl) ? { MessageGroupId: bodyGroupId(body), MessageDeduplicationId: randomUUID() } : {}) };
+  }
+
+  /** Sends raw bodies straight into the work queue of `ordering` (through the counting proxy). */
+  async inject(bodies: readonly string[], ordering: Ordering = 'unordered'): Promise<void> {
     await eachBounded(bodies, 8, async (body) => {
-      await this.sqs.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: body, DelaySeconds: delaySeconds }));
+      await this.sqs.send(new SendMessageCommand(this.sendInput(body, ordering)));
     });
   }
 
-  async queueDepth(url = this.queueUrl): Promise<{ visible: number; inFlight: number; delayed: number }> {
+  /** Messages left in the work queue of `ordering`, its delay queue's included (per-key). */
+  async pending(ordering: Ordering = 'unordered'): Promise<{ visible: number; inFlight: number; delayed: number }> {
+    const layout = this.layout(ordering);
+    const depths = await Promise.all([layout.queueUrl, ...(layout.delay ? [layout.delay.queueUrl] : [])].map((url) => this.queueDepth(url)));
+    return depths.reduce((a, b) => ({ visible: a.visible + b.visible, inFlight: a.inFlight + b.inFlight, delayed: a.delayed + b.delayed }));
+  }
+
+  async queueDepth(url: string): Promise<{ visible: number; inFlight: number; delayed: number }> {
     const attrs = await this.sqs.send(new GetQueueAttributesCommand({
       QueueUrl: url,
       AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
@@ -398,18 +481,21 @@ export class FaultEnv {
     return { visible: n('ApproximateNumberOfMessages'), inFlight: n('ApproximateNumberOfMessagesNotVisible'), delayed: n('ApproximateNumberOfMessagesDelayed') };
   }
 
-  /** Receives and deletes everything in the DLQ. */
-  async drainDlq(): Promise<DeadLetter[]> {
+  /** Receives and deletes everything in the DLQs of `ordering` (per-key: the delay queue's too). */
+  async drainDlq(ordering: Ordering = 'unordered'): Promise<DeadLetter[]> {
+    const layout = this.layout(ordering);
     const out: DeadLetter[] = [];
-    for (let empty = 0; empty < 2;) {
-      const got = await this.sqs.send(new ReceiveMessageCommand({ QueueUrl: this.dlqUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageAttributeNames: ['All'] }));
-      const messages: Message[] = got.Messages ?? [];
-      if (messages.length === 0) {
-        empty++;
-        continue;
+    for (const [from, url] of [['dlq', layout.dlqUrl], ...(layout.delay ? [['delay-dlq', layout.delay.dlqUrl] as const] : [])] as const) {
+      for (let empty = 0; empty < 2;) {
+        const got = await this.sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageAttributeNames: ['All'] }));
+        const messages: Message[] = got.Messages ?? [];
+        if (messages.length === 0) {
+          empty++;
+          continue;
+        }
+        for (const m of messages) out.push({ from, body: m.Body ?? '', reason: m.MessageAttributes?.[DLQ_ATTRIBUTE_REASON]?.StringValue });
+        await this.sqs.send(new DeleteMessageBatchCommand({ QueueUrl: url, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })) }));
       }
-      for (const m of messages) out.push({ body: m.Body ?? '', reason: m.MessageAttributes?.[DLQ_ATTRIBUTE_REASON]?.StringValue });
-      await this.sqs.send(new DeleteMessageBatchCommand({ QueueUrl: this.dlqUrl, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })) }));
     }
     return out;
   }
@@ -434,6 +520,37 @@ export class FaultEnv {
     await Promise.all([this.broker.stop(), this.cp.stop()]);
     rmSync(this.work, { recursive: true, force: true });
   }
+}
+
+/**
+ * A reconcile's run time as its log line gives it: it ended at the line's `time` (ms) and
+ * started `durationMs` before. Both are rounded to the millisecond, so two runs of one key
+ * handed from one invocation to the next (a delete, a receive and an invoke apart: many ms)
+ * may seem to touch; only an overlap longer than `OVERLAP_TOLERANCE_MS` counts.
+ */
+export const OVERLAP_TOLERANCE_MS = 2;
+
+/**
+ * Every pair of reconciles of one key whose run times overlap, described (key, process and
+ * times); with `acrossProcesses`, only pairs run by two different runner processes. Pure.
+ */
+export function overlappingReconciles(records: readonly ReconcileRecord[], options: { acrossProcesses?: boolean } = {}): string[] {
+  const out: string[] = [];
+  const byKey = new Map<string, ReconcileRecord[]>();
+  for (const r of records) byKey.set(r.key, [...(byKey.get(r.key) ?? []), r]);
+  const span = (r: ReconcileRecord) => `${r.process} ${new Date(r.endMs - r.durationMs).toISOString().slice(11)}–${new Date(r.endMs).toISOString().slice(11)}`;
+  for (const [key, list] of byKey) {
+    for (let a = 0; a < list.length; a++) {
+      for (let b = a + 1; b < list.length; b++) {
+        const x = list[a]!;
+        const y = list[b]!;
+        if (options.acrossProcesses && x.process === y.process) continue;
+        const overlap = Math.min(x.endMs, y.endMs) - Math.max(x.endMs - x.durationMs, y.endMs - y.durationMs);
+        if (overlap > OVERLAP_TOLERANCE_MS) out.push(`${key}: ${span(x)} and ${span(y)} (${overlap.toFixed(0)} ms)`);
+      }
+    }
+  }
+  return out;
 }
 
 /** One invocation a function runner process started (its `invocation started` line, function-process.ts). */
@@ -471,6 +588,8 @@ export function shippedWatchGaps(env: FaultEnv): string[] {
 }
 
 export interface DeadLetter {
+  /** The work queue's DLQ, or (per-key) the delay queue's. */
+  readonly from: 'dlq' | 'delay-dlq';
   readonly body: string;
   readonly reason: string | undefined;
 }
@@ -553,6 +672,27 @@ export class MemcachedWorkload implements Workload {
   }
 }
 
+/** A Memcached case's pieces (`startMemcachedCase`). */
+export interface MemcachedCase {
+  readonly workload: MemcachedWorkload;
+  readonly fn: LoggedProcess;
+  readonly forwarder: ForwarderProcess;
+}
+
+/**
+ * The usual start of a Memcached case in `ordering`: the function `fn-<name>`, the forwarder
+ * `fwd-<name>` watching only the namespace `<name>` (running once it answers its probes), and
+ * that namespace created — every name with `-pk` added per-key (`named`).
+ */
+export async function startMemcachedCase(env: FaultEnv, name: string, ordering: Ordering = 'unordered'): Promise<MemcachedCase> {
+  const workload = new MemcachedWorkload(env, named(name, ordering));
+  const fn = await env.startFunction(named(`fn-${name}`, ordering), { ordering });
+  const forwarder = await env.startForwarder(named(`fwd-${name}`, ordering), { ordering, namespaces: [workload.namespace] });
+  await forwarder.probes();
+  await workload.createNamespace();
+  return { workload, fn, forwarder };
+}
+
 export interface InvariantOptions {
   /** How long convergence and the drain may take (default 180 s). */
   readonly timeoutMs?: number;
@@ -560,6 +700,8 @@ export interface InvariantOptions {
   readonly dlq?: Readonly<Record<string, number>>;
   /** At most this many reconciles of any one object (default 60). */
   readonly maxReconcilesPerObject?: number;
+  /** Whose queues to check (default unordered). */
+  readonly ordering?: Ordering;
 }
 
 export interface CaseResult {
@@ -572,8 +714,10 @@ export interface CaseResult {
 }
 
 /**
- * Waits until every object converged and the work queue holds nothing visible or in flight,
- * then asserts the DLQ content and the per-object reconcile bound.
+ * Waits until every object converged and the work queue (per-key: and the delay queue) holds
+ * nothing visible, in flight or delayed, then asserts the DLQ content — the delay queue's DLQ
+ * counts as `(delay queue) <reason>`, so it must hold nothing unless a case expects it — and
+ * the per-object reconcile bound.
  */
 export async function assertNothingLost(env: FaultEnv, workload: Workload, options: InvariantOptions = {}): Promise<CaseResult> {
   const timeoutMs = options.timeoutMs ?? 180_000;
@@ -585,8 +729,8 @@ export async function assertNothingLost(env: FaultEnv, workload: Workload, optio
   while (Date.now() < deadline) {
     try {
       last = await workload.check();
-      depth = await env.queueDepth();
-      const letters = expectedLetters > 0 ? (await env.queueDepth(env.dlqUrl)).visible : 0;
+      depth = await env.pending(options.ordering);
+      const letters = expectedLetters > 0 ? (await env.queueDepth(env.layout(options.ordering).dlqUrl)).visible : 0;
       if (last.pending.length === 0 && depth.visible === 0 && depth.inFlight === 0 && depth.delayed === 0 && letters >= expectedLetters) break;
     } catch {
       // the API server or broker may still be coming back
@@ -596,10 +740,13 @@ export async function assertNothingLost(env: FaultEnv, workload: Workload, optio
   assert.deepEqual(last.pending.slice(0, 10), [], `${last.converged}/${last.total} converged within ${timeoutMs} ms; first pending:\n${last.pending.slice(0, 10).join('\n')}`);
   // No message loops forever: once everything has settled every requeue chain ends, so the
   // queue empties completely, delayed messages included.
-  assert.equal(depth.visible + depth.inFlight + depth.delayed, 0, `the work queue drained, delayed messages included (visible ${depth.visible}, in flight ${depth.inFlight}, delayed ${depth.delayed})`);
-  const deadLetters = await env.drainDlq();
+  assert.equal(depth.visible + depth.inFlight + depth.delayed, 0, `the work queue${options.ordering === 'per-key' ? ' and the delay queue' : ''} drained, delayed messages included (visible ${depth.visible}, in flight ${depth.inFlight}, delayed ${depth.delayed})`);
+  const deadLetters = await env.drainDlq(options.ordering);
   const byReason: Record<string, number> = {};
-  for (const d of deadLetters) byReason[d.reason ?? '(redrive)'] = (byReason[d.reason ?? '(redrive)'] ?? 0) + 1;
+  for (const d of deadLetters) {
+    const reason = `${d.from === 'delay-dlq' ? '(delay queue) ' : ''}${d.reason ?? '(redrive)'}`;
+    byReason[reason] = (byReason[reason] ?? 0) + 1;
+  }
   assert.deepEqual(byReason, options.dlq ?? {}, `the DLQ holds exactly the expected messages: ${deadLetters.map((d) => `${d.reason}: ${d.body.slice(0, 200)}`).join('\n')}`);
   const counts = env.reconcileCounts(`/${workload.namespace}/`);
   const max = Math.max(0, ...counts.values());

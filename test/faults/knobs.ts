@@ -9,6 +9,7 @@
  * was meant to be smaller or longer does not quietly run the defaults. Pure: takes the
  * environment as an argument.
  */
+import { asOrdering, ORDERINGS, type Ordering } from '../../src/contract/ordering.ts';
 
 export interface FaultKnobs {
   /** Caps the objects per case (`OPERLESS_FAULTS_OBJECTS`); undefined: each case's default. */
@@ -19,6 +20,11 @@ export interface FaultKnobs {
   readonly blackholeMs: number;
   /** A directory that keeps every process's output (`OPERLESS_FAULTS_LOGS`); undefined: none. */
   readonly logDir: string | undefined;
+  /**
+   * The one ordering the cases that run in both orderings run in (`OPERLESS_FAULTS_ORDERING`:
+   * `unordered` or `per-key`); undefined: both. Cases of one ordering only are not affected.
+   */
+  readonly ordering: Ordering | undefined;
 }
 
 export const DEFAULT_BROKER_OUTAGE_MS = 30_000;
@@ -48,7 +54,7 @@ export const BROKER_OUTAGE_KNOB: IntegerKnob = { min: 5000, max: 300_000, why: '
  */
 export const BLACKHOLE_KNOB: IntegerKnob = { min: 5000, max: 300_000, why: 'a shorter blackhole ends before the stalled requests time out (3 s in the case), so it tests nothing; a longer one outlasts the case\'s timeout' };
 
-const KNOWN = ['OPERLESS_FAULTS_OBJECTS', 'OPERLESS_FAULTS_BROKER_OUTAGE_MS', 'OPERLESS_FAULTS_BLACKHOLE_MS', 'OPERLESS_FAULTS_LOGS'] as const;
+const KNOWN = ['OPERLESS_FAULTS_OBJECTS', 'OPERLESS_FAULTS_BROKER_OUTAGE_MS', 'OPERLESS_FAULTS_BLACKHOLE_MS', 'OPERLESS_FAULTS_LOGS', 'OPERLESS_FAULTS_ORDERING'] as const;
 
 function integer(env: Readonly<Record<string, string | undefined>>, name: string, knob: IntegerKnob): number | undefined {
   const raw = env[name];
@@ -66,10 +72,16 @@ export function faultKnobs(env: Readonly<Record<string, string | undefined>> = p
   if (unknown.length > 0) throw new Error(`${unknown.join(', ')}: not a knob of the fault suite (known: ${KNOWN.join(', ')}); a misspelt knob would silently run the defaults`);
   const logDir = env.OPERLESS_FAULTS_LOGS;
   if (logDir !== undefined && logDir.trim() === '') throw new Error('OPERLESS_FAULTS_LOGS is set but empty: give a directory to keep every process\'s output in, or unset it');
+  const rawOrdering = env.OPERLESS_FAULTS_ORDERING;
+  const ordering = rawOrdering === undefined ? undefined : asOrdering(rawOrdering);
+  if (rawOrdering !== undefined && ordering === undefined) {
+    throw new Error(`OPERLESS_FAULTS_ORDERING=${JSON.stringify(rawOrdering)} is refused: it must be one of ${ORDERINGS.join(', ')} (the one ordering to run the cases of both orderings in). Unset it to run them in both.`);
+  }
   return {
     objects: integer(env, 'OPERLESS_FAULTS_OBJECTS', OBJECTS_KNOB),
     brokerOutageMs: integer(env, 'OPERLESS_FAULTS_BROKER_OUTAGE_MS', BROKER_OUTAGE_KNOB) ?? DEFAULT_BROKER_OUTAGE_MS,
     blackholeMs: integer(env, 'OPERLESS_FAULTS_BLACKHOLE_MS', BLACKHOLE_KNOB) ?? DEFAULT_BLACKHOLE_MS,
     logDir,
+    ordering,
   };
 }

@@ -8,6 +8,12 @@
  * happened on the way there: no Deployment was ever applied from an older generation of its
  * Memcached than before, and no Deployment's replicas ever went back (the child-apply guard,
  * src/kube/owned.ts).
+ *
+ * Every case runs in both orderings (`CASE_ORDERINGS`); per-key with fewer objects by default
+ * (the FIFO layout changes how messages are consumed, not how the pipeline copes with load).
+ * Per-key, the two-runners case turns around: the same duplicates, two runner processes, and
+ * no two reconciles of one key ever overlap in time (the FIFO group of the object key), while
+ * both processes did reconcile the hot keys.
  */
 import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,12 +22,13 @@ import { encodeMessage, newMessage, type Reason } from '../../src/contract/messa
 import { MEMCACHED } from '../../src/memcached/types.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { appliedOwnerGeneration } from '../../src/kube/owned.ts';
-import { CLUSTER, FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, objectsPerCase, range, until, untilConverged, type ReconcileRecord } from './harness.ts';
+import { ORDERINGS, type Ordering } from '../../src/contract/ordering.ts';
+import { CASE_ORDERINGS, CLUSTER, FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, named, objectsPerCase, overlappingReconciles, range, startMemcachedCase, titled, until, untilConverged } from './harness.ts';
 
 let env: FaultEnv;
 
 before(async () => {
-  env = await FaultEnv.start();
+  env = await FaultEnv.start({ orderings: ORDERINGS });
   env.startSimulator();
 });
 afterEach(async () => {
@@ -50,122 +57,101 @@ function shuffle<T>(items: T[]): T[] {
   return items;
 }
 
-test('duplicated, reordered and stale messages (old resourceVersion, old uid of a recreated object): converge, no DLQ, no loop', async (t) => {
-  const n = objectsPerCase();
-  const started = Date.now();
-  const sent = env.proxy.total();
-  await env.startFunction('fn-dup');
-  const forwarder = await env.startForwarder('fwd-dup', { namespaces: ['dup'] });
-  await forwarder.probes();
-  const workload = new MemcachedWorkload(env, 'dup');
-  await workload.createNamespace();
-  await workload.create(0, n);
-  await untilConverged(workload);
+for (const ordering of CASE_ORDERINGS) {
+  test(titled('duplicated, reordered and stale messages (old resourceVersion, old uid of a recreated object): converge, no DLQ, no loop', ordering), async (t) => {
+    const n = objectsPerCase(ordering === 'per-key' ? 40 : 200);
+    const started = Date.now();
+    const sent = env.proxy.total();
+    const { workload } = await startMemcachedCase(env, 'dup', ordering);
+    await workload.create(0, n);
+    await untilConverged(workload);
 
-  // Recreate five objects under the same names: messages naming the old uid are stale.
-  const recreated = range(0, 5);
-  const oldUids = new Map<number, string>();
-  for (const i of recreated) oldUids.set(i, String((await live(workload, i)).metadata.uid));
-  for (const i of recreated) await env.admin.delete(MEMCACHED, MemcachedWorkload.objectName(i), workload.namespace);
-  await until('the deleted objects are gone (finalizer run)', async () => {
-    const left = await Promise.all(recreated.map((i) => env.admin.get(MEMCACHED, MemcachedWorkload.objectName(i), workload.namespace)));
-    return left.every((o) => o === undefined);
-  }, 60_000);
-  for (const i of recreated) workload.expected.delete(MemcachedWorkload.objectName(i));
-  await workload.create(0, 5);
-  await workload.resize(recreated, () => 2);
+    // Recreate five objects under the same names: messages naming the old uid are stale.
+    const recreated = range(0, 5);
+    const oldUids = new Map<number, string>();
+    for (const i of recreated) oldUids.set(i, String((await live(workload, i)).metadata.uid));
+    for (const i of recreated) await env.admin.delete(MEMCACHED, MemcachedWorkload.objectName(i), workload.namespace);
+    await until('the deleted objects are gone (finalizer run)', async () => {
+      const left = await Promise.all(recreated.map((i) => env.admin.get(MEMCACHED, MemcachedWorkload.objectName(i), workload.namespace)));
+      return left.every((o) => o === undefined);
+    }, 60_000);
+    for (const i of recreated) workload.expected.delete(MemcachedWorkload.objectName(i));
+    await workload.create(0, 5);
+    await workload.resize(recreated, () => 2);
 
-  // Inject: every object 4 times with mixed reasons, a stale resourceVersion and a high
-  // attempt on one copy, and the old uid for each recreated object, all shuffled.
-  const bodies: string[] = [];
-  for (const i of range(0, n)) {
-    const obj = await live(workload, i);
-    for (const reason of ['Modified', 'Resync', 'Owned', 'Modified'] as const) {
-      bodies.push(messageFor(workload.namespace, obj.metadata.name, obj.metadata.uid, reason, '1', reason === 'Owned' ? 3 : 0));
-    }
-  }
-  for (const [i, uid] of oldUids) bodies.push(...Array.from({ length: 3 }, () => messageFor(workload.namespace, MemcachedWorkload.objectName(i), uid, 'Modified', '1')));
-  shuffle(bodies);
-  // Meanwhile, real changes to a third of the objects.
-  await Promise.all([env.inject(bodies), workload.resize(range(5, n).filter((i) => i % 3 === 0), () => 2)]);
-
-  const result = await assertNothingLost(env, workload, { timeoutMs: 180_000 });
-  const staleSkipped = env.reconciles.filter((r) => r.gone && recreated.some((i) => r.key === `Memcached/dup/${MemcachedWorkload.objectName(i)}`)).length;
-  t.diagnostic(caseLine('duplicated/reordered/stale messages', started, sent, env, result, `${n} objects, ${bodies.length} injected, ${staleSkipped} stale-uid reconciles skipped`));
-  assert.equal(result.converged, n);
-});
-
-test('poison messages of every kind land in the DLQ unchanged with their reason; the workload beside them is undisturbed', async (t) => {
-  // The case is about single messages: a small workload beside them is enough.
-  const n = Math.min(objectsPerCase(), 30);
-  const started = Date.now();
-  const sent = env.proxy.total();
-  await env.startFunction('fn-poison');
-  const forwarder = await env.startForwarder('fwd-poison', { namespaces: ['poison'] });
-  await forwarder.probes();
-  const workload = new MemcachedWorkload(env, 'poison');
-  await workload.createNamespace();
-
-  const valid = JSON.parse(messageFor('poison', 'mc-000', undefined, 'Modified', '1')) as Record<string, unknown>;
-  const { name: _dropped, ...missingName } = valid;
-  const poison: Record<string, string> = {
-    'not JSON': 'reconcile mc-000 please',
-    'wrong version': JSON.stringify({ ...valid, v: 2 }),
-    'missing fields': JSON.stringify(missingName),
-    'wrong field type': JSON.stringify({ ...valid, attempt: 'three' }),
-    'body > 4 KiB': JSON.stringify({ ...valid, padding: 'x'.repeat(5000) }),
-    'unknown kind': messageFor('poison', 'x', undefined, 'Modified', '1').replace('"kind":"Memcached"', '"kind":"Memcache"'),
-    'unknown cluster': messageFor('poison', 'mc-000', undefined, 'Modified', '1').replace(`"cluster":"${CLUSTER}"`, '"cluster":"elsewhere"'),
-  };
-  const expectedReason: Record<string, string> = {
-    'not JSON': 'InvalidMessage', 'wrong version': 'InvalidMessage', 'missing fields': 'InvalidMessage', 'wrong field type': 'InvalidMessage',
-    'body > 4 KiB': 'InvalidMessage', 'unknown kind': 'UnknownKind', 'unknown cluster': 'UnknownCluster',
-  };
-  const creating = workload.create(0, n);
-  await env.inject(Object.values(poison));
-  // Bodies past SQS's old 256 KiB and current 1 MiB limits: the queue refuses them at the
-  // door (MessageTooLong), or, where it accepts one, it must go to the DLQ like any other.
-  const refused: string[] = [];
-  for (const [label, kib] of [['body > 256 KiB', 300], ['body > 1 MiB', 1100]] as const) {
-    const body = JSON.stringify({ ...valid, padding: 'y'.repeat(kib * 1024) });
-    try {
-      await env.sqs.send(new SendMessageCommand({ QueueUrl: env.queueUrl, MessageBody: body }));
-      poison[label] = body;
-      expectedReason[label] = 'InvalidMessage';
-    } catch (err) {
-      assert.match(`${(err as Error).name} ${(err as Error).message}`, /too ?long|size|exceed|limit/i, `${label}: the queue refused it with a size error`);
-      refused.push(label);
-    }
-  }
-  await creating;
-  await workload.resize(range(0, n).filter((i) => i % 2 === 0), () => 2);
-  const counts: Record<string, number> = {};
-  for (const reason of Object.values(expectedReason)) counts[reason] = (counts[reason] ?? 0) + 1;
-  const result = await assertNothingLost(env, workload, { timeoutMs: 180_000, dlq: counts });
-  for (const [kind, body] of Object.entries(poison)) {
-    const letter = result.deadLetters.find((d) => d.body === body);
-    assert.ok(letter, `${kind}: the original body is in the DLQ, unchanged`);
-    assert.equal(letter.reason, expectedReason[kind], `${kind}: operless.reason`);
-  }
-  t.diagnostic(caseLine('poison messages', started, sent, env, result, `${n} objects, ${Object.keys(poison).length} poison messages → DLQ${refused.length > 0 ? `; refused by the queue itself: ${refused.join(', ')}` : ''}`));
-  assert.equal(result.converged, n);
-});
-
-/** Pairs of reconciles of one key by two different runner processes whose run times overlap. */
-function overlaps(records: readonly ReconcileRecord[]): number {
-  let count = 0;
-  const byKey = new Map<string, ReconcileRecord[]>();
-  for (const r of records) byKey.set(r.key, [...(byKey.get(r.key) ?? []), r]);
-  for (const list of byKey.values()) {
-    for (let a = 0; a < list.length; a++) {
-      for (let b = a + 1; b < list.length; b++) {
-        const x = list[a]!;
-        const y = list[b]!;
-        if (x.process !== y.process && x.endMs - x.durationMs < y.endMs && y.endMs - y.durationMs < x.endMs) count++;
+    // Inject: every object 4 times with mixed reasons, a stale resourceVersion and a high
+    // attempt on one copy, and the old uid for each recreated object, all shuffled.
+    const bodies: string[] = [];
+    for (const i of range(0, n)) {
+      const obj = await live(workload, i);
+      for (const reason of ['Modified', 'Resync', 'Owned', 'Modified'] as const) {
+        bodies.push(messageFor(workload.namespace, obj.metadata.name, obj.metadata.uid, reason, '1', reason === 'Owned' ? 3 : 0));
       }
     }
-  }
-  return count;
+    for (const [i, uid] of oldUids) bodies.push(...Array.from({ length: 3 }, () => messageFor(workload.namespace, MemcachedWorkload.objectName(i), uid, 'Modified', '1')));
+    shuffle(bodies);
+    // Meanwhile, real changes to a third of the objects.
+    await Promise.all([env.inject(bodies, ordering), workload.resize(range(5, n).filter((i) => i % 3 === 0), () => 2)]);
+
+    const result = await assertNothingLost(env, workload, { timeoutMs: 180_000, ordering });
+    const staleSkipped = env.reconciles.filter((r) => r.gone && recreated.some((i) => r.key === `Memcached/${workload.namespace}/${MemcachedWorkload.objectName(i)}`)).length;
+    t.diagnostic(caseLine(titled('duplicated/reordered/stale messages', ordering), started, sent, env, result, `${n} objects, ${bodies.length} injected, ${staleSkipped} stale-uid reconciles skipped`));
+    assert.equal(result.converged, n);
+  });
+}
+
+for (const ordering of CASE_ORDERINGS) {
+  test(titled('poison messages of every kind land in the DLQ unchanged with their reason; the workload beside them is undisturbed', ordering), async (t) => {
+    // The case is about single messages: a small workload beside them is enough.
+    const n = Math.min(objectsPerCase(), 30);
+    const started = Date.now();
+    const sent = env.proxy.total();
+    const { workload } = await startMemcachedCase(env, 'poison', ordering);
+
+    const valid = JSON.parse(messageFor(workload.namespace, 'mc-000', undefined, 'Modified', '1')) as Record<string, unknown>;
+    const { name: _dropped, ...missingName } = valid;
+    const poison: Record<string, string> = {
+      'not JSON': 'reconcile mc-000 please',
+      'wrong version': JSON.stringify({ ...valid, v: 2 }),
+      'missing fields': JSON.stringify(missingName),
+      'wrong field type': JSON.stringify({ ...valid, attempt: 'three' }),
+      'body > 4 KiB': JSON.stringify({ ...valid, padding: 'x'.repeat(5000) }),
+      'unknown kind': messageFor(workload.namespace, 'x', undefined, 'Modified', '1').replace('"kind":"Memcached"', '"kind":"Memcache"'),
+      'unknown cluster': messageFor(workload.namespace, 'mc-000', undefined, 'Modified', '1').replace(`"cluster":"${CLUSTER}"`, '"cluster":"elsewhere"'),
+    };
+    const expectedReason: Record<string, string> = {
+      'not JSON': 'InvalidMessage', 'wrong version': 'InvalidMessage', 'missing fields': 'InvalidMessage', 'wrong field type': 'InvalidMessage',
+      'body > 4 KiB': 'InvalidMessage', 'unknown kind': 'UnknownKind', 'unknown cluster': 'UnknownCluster',
+    };
+    const creating = workload.create(0, n);
+    await env.inject(Object.values(poison), ordering);
+    // Bodies past SQS's old 256 KiB and current 1 MiB limits: the queue refuses them at the
+    // door (MessageTooLong), or, where it accepts one, it must go to the DLQ like any other.
+    const refused: string[] = [];
+    for (const [label, kib] of [['body > 256 KiB', 300], ['body > 1 MiB', 1100]] as const) {
+      const body = JSON.stringify({ ...valid, padding: 'y'.repeat(kib * 1024) });
+      try {
+        await env.sqs.send(new SendMessageCommand(env.sendInput(body, ordering)));
+        poison[label] = body;
+        expectedReason[label] = 'InvalidMessage';
+      } catch (err) {
+        assert.match(`${(err as Error).name} ${(err as Error).message}`, /too ?long|size|exceed|limit/i, `${label}: the queue refused it with a size error`);
+        refused.push(label);
+      }
+    }
+    await creating;
+    await workload.resize(range(0, n).filter((i) => i % 2 === 0), () => 2);
+    const counts: Record<string, number> = {};
+    for (const reason of Object.values(expectedReason)) counts[reason] = (counts[reason] ?? 0) + 1;
+    const result = await assertNothingLost(env, workload, { timeoutMs: 180_000, dlq: counts, ordering });
+    for (const [kind, body] of Object.entries(poison)) {
+      const letter = result.deadLetters.find((d) => d.body === body);
+      assert.ok(letter, `${kind}: the original body is in the DLQ, unchanged`);
+      assert.equal(letter.reason, expectedReason[kind], `${kind}: operless.reason`);
+    }
+    t.diagnostic(caseLine(titled('poison messages', ordering), started, sent, env, result, `${n} objects, ${Object.keys(poison).length} poison messages → DLQ${refused.length > 0 ? `; refused by the queue itself: ${refused.join(', ')}` : ''}`));
+    assert.equal(result.converged, n);
+  });
 }
 
 /** Each Deployment's states as a watch sees them, in order: the owner generation it was applied from, and its replicas. */
@@ -209,38 +195,57 @@ function stepsBack(history: DeploymentHistory['states']): string[] {
   return back;
 }
 
-test('the same key reconciled by two function invocations at once (two runners, duplicated messages, resized meanwhile): converge, no DLQ, no Deployment ever goes back', async (t) => {
-  // The case is about one key run twice at once (10 hot keys, 8 copies each), not load.
-  const n = Math.min(objectsPerCase(), 30);
-  const started = Date.now();
-  const sent = env.proxy.total();
-  const forwarder = await env.startForwarder('fwd-twice', { namespaces: ['twice'] });
-  await forwarder.probes();
-  const workload = new MemcachedWorkload(env, 'twice');
-  await workload.createNamespace();
-  const deployments = await watchDeployments(workload.namespace);
-  await workload.create(0, n);
-  // Batches of one record, so duplicates are not merged within a batch but run side by side.
-  await env.startFunction('fn-twice-a', { batchSize: 1, batchWindowSeconds: 0, maxConcurrency: 3 });
-  await env.startFunction('fn-twice-b', { batchSize: 1, batchWindowSeconds: 0, maxConcurrency: 3 });
-  const hot = range(0, 10);
-  await workload.resize(hot, () => 3);
-  const bodies: string[] = [];
-  for (const i of hot) {
-    const obj = await live(workload, i);
-    for (let c = 0; c < 8; c++) bodies.push(messageFor(workload.namespace, obj.metadata.name, obj.metadata.uid, 'Modified', String(obj.metadata.resourceVersion)));
-  }
-  await env.inject(bodies);
-  // A newer generation while the duplicates of the older one still run: a slower reconcile of
-  // the older one must not apply its Deployment over the newer one's.
-  await workload.resize(hot, () => 4);
-  await env.inject(bodies);
-  const result = await assertNothingLost(env, workload, { timeoutMs: 180_000 });
-  await deployments.stop();
-  const concurrent = overlaps(env.reconciles.filter((r) => r.key.includes('/twice/')));
-  const applies = [...deployments.states.values()].reduce((sum, states) => sum + states.length, 0);
-  t.diagnostic(caseLine('same key in two invocations at once', started, sent, env, result, `${n} objects, ${concurrent} overlapping reconciles of one key in two processes, ${applies} Deployment states watched`));
-  assert.ok(concurrent > 0, 'some key was reconciled by both runner processes at the same time');
-  assert.equal(result.converged, n);
-  assert.deepEqual(stepsBack(deployments.states), [], 'no Deployment was applied from an older generation, or with fewer replicas, than before');
-});
+/** The two-runners case's title: per-key, the same load with the opposite expectation. */
+const TWICE = {
+  unordered: 'the same key reconciled by two function invocations at once (two runners, duplicated messages, resized meanwhile): converge, no DLQ, no Deployment ever goes back',
+  'per-key': 'the same key\'s duplicated messages consumed by two runners, resized meanwhile: its reconciles never overlap in time (FIFO group = key); converge, no DLQ, no Deployment ever goes back',
+} as const satisfies Record<Ordering, string>;
+
+for (const ordering of CASE_ORDERINGS) {
+  test(titled(TWICE[ordering], ordering), async (t) => {
+    // The case is about one key run twice at once (10 hot keys, 8 copies each), not load.
+    const n = Math.min(objectsPerCase(), 30);
+    const started = Date.now();
+    const sent = env.proxy.total();
+    const workload = new MemcachedWorkload(env, named('twice', ordering));
+    const forwarder = await env.startForwarder(named('fwd-twice', ordering), { ordering, namespaces: [workload.namespace] });
+    await forwarder.probes();
+    await workload.createNamespace();
+    const deployments = await watchDeployments(workload.namespace);
+    await workload.create(0, n);
+    // Batches of one record, so duplicates are not merged within a batch but run side by side.
+    const runners = [named('fn-twice-a', ordering), named('fn-twice-b', ordering)];
+    for (const name of runners) await env.startFunction(name, { ordering, batchSize: 1, batchWindowSeconds: 0, maxConcurrency: 3 });
+    const hot = range(0, 10);
+    await workload.resize(hot, () => 3);
+    const bodies: string[] = [];
+    for (const i of hot) {
+      const obj = await live(workload, i);
+      for (let c = 0; c < 8; c++) bodies.push(messageFor(workload.namespace, obj.metadata.name, obj.metadata.uid, 'Modified', String(obj.metadata.resourceVersion)));
+    }
+    await env.inject(bodies, ordering);
+    // A newer generation while the duplicates of the older one still run: a slower reconcile of
+    // the older one must not apply its Deployment over the newer one's.
+    await workload.resize(hot, () => 4);
+    await env.inject(bodies, ordering);
+    const result = await assertNothingLost(env, workload, { timeoutMs: 180_000, ordering });
+    await deployments.stop();
+    const ofCase = env.reconciles.filter((r) => r.key.includes(`/${workload.namespace}/`));
+    const applies = [...deployments.states.values()].reduce((sum, states) => sum + states.length, 0);
+    // Unordered: duplicates of a key run side by side in the two processes. Per-key: never two
+    // reconciles of a key at once, in one process or two — though both processes took the hot
+    // keys' messages (so the check is not vacuous).
+    const overlapping = overlappingReconciles(ofCase, { acrossProcesses: ordering === 'unordered' });
+    const hotKeys = hot.map((i) => `Memcached/${workload.namespace}/${MemcachedWorkload.objectName(i)}`);
+    const byBoth = hotKeys.filter((key) => runners.every((name) => ofCase.some((r) => r.key === key && r.process === name)));
+    t.diagnostic(caseLine(ordering === 'unordered' ? 'same key in two invocations at once' : 'same key in two runners [per-key]', started, sent, env, result, `${n} objects, ${overlapping.length} overlapping reconciles of one key${ordering === 'unordered' ? ' in two processes' : ''}, ${byBoth.length} of 10 hot keys reconciled by both processes, ${applies} Deployment states watched`));
+    if (ordering === 'unordered') {
+      assert.ok(overlapping.length > 0, 'some key was reconciled by both runner processes at the same time');
+    } else {
+      assert.ok(byBoth.length > 0, 'some hot key was reconciled by both runner processes');
+      assert.deepEqual(overlapping, [], 'no two reconciles of one key overlapped in time');
+    }
+    assert.equal(result.converged, n);
+    assert.deepEqual(stepsBack(deployments.states), [], 'no Deployment was applied from an older generation, or with fewer replicas, than before');
+  });
+}
