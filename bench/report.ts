@@ -36,6 +36,13 @@ export function toMarkdown(r: BenchResult): string {
       }
     }
     out.push('');
+    const largest = r.convergence.at(-1);
+    const withCores = largest?.rows.filter((row) => row.processCores && Object.keys(row.processCores).length > 0) ?? [];
+    if (largest && withCores.length > 0) {
+      out.push(`Where the CPU went at N = ${largest.n} (cores kept busy per process from the first create until converged, last run; ${r.machine.cpus} in all):`, '');
+      for (const row of withCores) out.push(`- ${row.system}: ${Object.entries(row.processCores ?? {}).map(([name, cores]) => `${name} ${fmt(cores)}`).join(', ')}`);
+      out.push('');
+    }
   }
   for (const rate of [...new Set(r.lag.map((l) => l.rate))]) {
     const rows = r.lag.filter((l) => l.rate === rate);

@@ -90,6 +90,8 @@ export interface ConvergenceRow {
   conflicts?: number;
   /** Operless: SQS requests (every action, through the counting proxy) per reconcile. */
   sqsRequestsPerReconcile?: number;
+  /** Cores each process kept busy until converged, of the last run. */
+  processCores?: Record<string, number>;
 }
 
 export interface LagRow {

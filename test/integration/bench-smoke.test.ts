@@ -38,6 +38,7 @@ test('the quick benchmark runs convergence, lag, API cost, always-on CPU and mem
       // At least the 3 creates and the controller manager's work: the API server's counter was read.
       assert.ok((row.apiRequests ?? 0) >= 3 && (row.conflicts ?? -1) >= 0, `${row.system}: API requests and 409s counted (${row.apiRequests}, ${row.conflicts})`);
       const operless = row.system.startsWith('Operless');
+      assert.ok(Object.keys(row.processCores ?? {}).length > 0, `${row.system}: where the CPU went (${JSON.stringify(row.processCores)})`);
       assert.equal(row.sqsRequestsPerReconcile !== undefined && row.sqsRequestsPerReconcile > 0, operless, `${row.system}: SQS requests per reconcile for Operless rows only (${row.sqsRequestsPerReconcile})`);
     }
     // Per-key ordering beside the default in the lag rows too (issue 15).
@@ -112,6 +113,7 @@ test('the quick benchmark runs convergence, lag, API cost, always-on CPU and mem
     assert.match(md, /### Lag .* 3\/s for 2 s .*heavier load/);
     assert.match(md, /p50 above controller-runtime/);
     assert.match(md, /Where the CPU went during the updates \(cores kept busy per process/);
+    assert.match(md, /Where the CPU went at N = 3 \(cores kept busy per process/);
     assert.match(md, /\| 3 \| controller-runtime \(10 workers\) \|/);
     assert.match(md, /\| reconcile \| Operless \| controller-runtime \| Operless by verb and resource \| controller-runtime by verb and resource \|/);
     assert.match(md, /\| no-op, periodic resync \|/);
