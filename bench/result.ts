@@ -88,6 +88,10 @@ export interface ConvergenceRow {
   apiRequests?: number;
   /** Of those, 409 answers (median over runs). */
   conflicts?: number;
+  /** Of those, on what the operator writes (the Memcached, its status, the Deployment and Service it applies; median over runs). */
+  operatorConflicts?: number;
+  /** The 409s by `VERB resource[/subresource]`, of the last run. */
+  conflictsByRequest?: Record<string, number>;
   /** Operless: SQS requests (every action, through the counting proxy) per reconcile. */
   sqsRequestsPerReconcile?: number;
   /** Cores each process kept busy until converged, of the last run. */

@@ -20,6 +20,7 @@ import type { Ordering } from '../src/contract/ordering.ts';
 import { median, round, spread } from './lib/stats.ts';
 import type { BenchResult, BenchSettings } from './result.ts';
 import { startBaseline, startBenchEnv, startOperless, type BenchEnv } from './lib/systems.ts';
+import { operatorConflicts } from './lib/apiserver-metrics.ts';
 import { startControllerRuntime } from './lib/controller-runtime.ts';
 import { measureApiCost } from './scenarios/api-cost.ts';
 import { measureConvergence } from './scenarios/convergence.ts';
@@ -163,7 +164,7 @@ export async function runBench(options: RunOptions): Promise<{ result: BenchResu
         // Repetitions interleave the systems (baseline, controller-runtime, Operless, scale-out, …): the
         // objects of earlier runs stay behind in the control plane and slow later runs down,
         // which would otherwise favour whichever system ran its repetitions first.
-        const acc = systems.map(() => ({ seconds: [] as number[], reconciles: [] as number[], apiRequests: [] as number[], conflicts: [] as number[], sqsPerReconcile: [] as number[], processCores: {} as Record<string, number> }));
+        const acc = systems.map(() => ({ seconds: [] as number[], reconciles: [] as number[], apiRequests: [] as number[], conflicts: [] as number[], operatorConflicts: [] as number[], conflictsByRequest: {} as Record<string, number>, sqsPerReconcile: [] as number[], processCores: {} as Record<string, number> }));
         for (let i = 0; i < runs; i++) {
           for (const [k, sys] of systems.entries()) {
             // A run of 1000 leaves 1000 Memcacheds, Deployments and pods that the controller
@@ -178,6 +179,8 @@ export async function runBench(options: RunOptions): Promise<{ result: BenchResu
             a.reconciles.push(r.reconciles);
             a.apiRequests.push(r.apiRequests);
             a.conflicts.push(conflicts);
+            a.operatorConflicts.push(operatorConflicts(r.conflicts));
+            a.conflictsByRequest = { ...r.conflicts };
             a.processCores = { ...r.processCores };
             if (lastTraffic && sys.label !== crLabel) a.sqsPerReconcile.push(lastTraffic.sqsRequests / Math.max(1, lastTraffic.reconciles));
             say(`  ${r.seconds.toFixed(2)} s, ${r.reconciles} reconciles (creates took ${r.createSeconds.toFixed(2)} s); ${r.apiRequests} API requests, ${conflicts} answered 409${conflicts > 0 ? ` (${Object.entries(r.conflicts).map(([key, v]) => `${key} ${v}`).join(', ')})` : ''}; cores: ${Object.entries(r.processCores).map(([name, cores]) => `${name.split(' ')[0]} ${cores}`).join(', ')}`);
@@ -188,6 +191,7 @@ export async function runBench(options: RunOptions): Promise<{ result: BenchResu
           return {
             system: sys.label, seconds: spread(a.seconds), reconciles: Math.round(median(a.reconciles)),
             apiRequests: Math.round(median(a.apiRequests)), conflicts: Math.round(median(a.conflicts)),
+            operatorConflicts: Math.round(median(a.operatorConflicts)), conflictsByRequest: a.conflictsByRequest,
             ...(a.sqsPerReconcile.length > 0 ? { sqsRequestsPerReconcile: round(median(a.sqsPerReconcile)) } : {}),
             processCores: a.processCores,
           };

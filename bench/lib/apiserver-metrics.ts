@@ -65,6 +65,18 @@ export function parseRequestsWithCode(text: string, code: string): RequestCounts
   return counts;
 }
 
+/**
+ * The resources the Memcached operators write (either system): the primary, its status and the
+ * children they apply. Conflicts on anything else (`deployments/status`, `replicasets/status`)
+ * are the controller manager's own, alike for every system.
+ */
+const OPERATOR_WRITTEN = new Set(['memcacheds', 'memcacheds/status', 'deployments', 'services']);
+
+/** Of the 409s by `VERB resource`, those on what the operator writes. Pure. */
+export function operatorConflicts(conflicts: Readonly<Record<string, number>>): number {
+  return Object.entries(conflicts).reduce((sum, [key, n]) => sum + (OPERATOR_WRITTEN.has(key.split(' ')[1] ?? '') ? n : 0), 0);
+}
+
 /** One scrape of the API server's request counters: every answer, and the conflicts (409) alone. */
 export interface RequestSnapshot {
   readonly all: RequestCounts;

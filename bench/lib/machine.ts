@@ -34,6 +34,9 @@ const TICKS_PER_SECOND = 100;
 /** The label of the bench process itself in `processCpu`. */
 export const BENCH_PROCESS = 'bench process (Operless\'s stand-ins for SQS and Lambda, when it runs)';
 
+/** The kernel's worker threads (`kworker/…`, named by their current work) under one label. */
+export const KERNEL_WORKERS = 'kernel workers';
+
 export interface ProcessCpuSnapshot {
   readonly at: number;
   /** CPU seconds (user + system) so far, by process name. */
@@ -52,7 +55,8 @@ export function processCpuSnapshot(): ProcessCpuSnapshot | undefined {
   for (const pid of pids) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const name = Number(pid) === process.pid ? BENCH_PROCESS : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const name = Number(pid) === process.pid ? BENCH_PROCESS : comm.startsWith('kworker/') ? KERNEL_WORKERS : comm;
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       seconds.set(name, (seconds.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) / TICKS_PER_SECOND);
     } catch {
