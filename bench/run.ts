@@ -103,8 +103,11 @@ export async function runBench(options: RunOptions): Promise<{ result: BenchResu
   };
   let seq = 0;
   const ns = (what: string) => `${what}-${++seq}`;
-  // The cost model's sources, one per ordering: the run of each with the most reconciles.
+  // The cost model's sources, one per ordering: like for like, the equal-concurrency convergence
+  // runs (10 × 1, default and per-key) at the largest size both ran (`likeForLike`); without a
+  // convergence, the run of each ordering with the most reconciles.
   const costSources: Partial<Record<Ordering, { label: string; traffic: MeasuredTraffic }>> = {};
+  const likeForLike: Partial<Record<Ordering, { label: string; traffic: MeasuredTraffic; n: number }>> = {};
   /** The SQS requests and reconciles of the Operless run that stopped last. */
   let lastTraffic: MeasuredTraffic | undefined;
   const operless = (label: string, maxConcurrency: number, keysPerInvocation: number, coalesceWindowMs?: number, ordering?: 'per-key', forwarderProcess?: boolean) => async (namespace: string) => {
@@ -123,6 +126,7 @@ export async function runBench(options: RunOptions): Promise<{ result: BenchResu
           invocations: inv.length,
           billedMs: inv.reduce((a, x) => a + Math.ceil(x.durationMs), 0),
           memoryMB: 256,
+          ...(ordering === 'per-key' ? { fifo: true } : {}),
         };
         lastTraffic = traffic;
         const mode: Ordering = ordering ?? 'unordered';
@@ -183,6 +187,11 @@ export async function runBench(options: RunOptions): Promise<{ result: BenchResu
             a.conflictsByRequest = { ...r.conflicts };
             a.processCores = { ...r.processCores };
             if (lastTraffic && sys.label !== crLabel) a.sqsPerReconcile.push(lastTraffic.sqsRequests / Math.max(1, lastTraffic.reconciles));
+            const ordering: Ordering | undefined = sys.label === equal ? 'unordered' : sys.label === perKey ? 'per-key' : undefined;
+            const known = ordering ? likeForLike[ordering] : undefined;
+            if (ordering && lastTraffic && n <= PER_KEY_MAX_N && (!known || n > known.n || (n === known.n && lastTraffic.reconciles > known.traffic.reconciles))) {
+              likeForLike[ordering] = { label: `${sys.label}, N = ${n}`, traffic: lastTraffic, n };
+            }
             say(`  ${r.seconds.toFixed(2)} s, ${r.reconciles} reconciles (creates took ${r.createSeconds.toFixed(2)} s); ${r.apiRequests} API requests, ${conflicts} answered 409${conflicts > 0 ? ` (${Object.entries(r.conflicts).map(([key, v]) => `${key} ${v}`).join(', ')})` : ''}; cores: ${Object.entries(r.processCores).map(([name, cores]) => `${name.split(' ')[0]} ${cores}`).join(', ')}`);
           }
         }
@@ -311,8 +320,11 @@ export async function runBench(options: RunOptions): Promise<{ result: BenchResu
       from: source.label, reconciles: source.traffic.reconciles, memoryMB: source.traffic.memoryMB,
       perMillion: costPerMillionReconciles(source.traffic), podPerMonth: alwaysOnPodPerMonth(), prices: PRICES,
     });
-    if (costSources.unordered) result.cost = costOf(costSources.unordered);
-    if (costSources['per-key']) result.costPerKey = costOf(costSources['per-key']);
+    const sameSize = likeForLike.unordered && likeForLike['per-key'] && likeForLike.unordered.n === likeForLike['per-key'].n;
+    const unordered = (sameSize || !likeForLike['per-key'] ? likeForLike.unordered : undefined) ?? costSources.unordered;
+    const ordered = (sameSize ? likeForLike['per-key'] : undefined) ?? costSources['per-key'];
+    if (unordered) result.cost = costOf(unordered);
+    if (ordered) result.costPerKey = costOf(ordered);
   } finally {
     await env.stop();
   }

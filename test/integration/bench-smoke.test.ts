@@ -98,7 +98,8 @@ test('the quick benchmark runs convergence, lag, API cost, always-on CPU and mem
     assert.ok(result.cost.perMillion.total > 0);
     assert.doesNotMatch(result.cost.from, /per-key/, 'the default cost is the unordered mode\'s');
     assert.ok(result.costPerKey, 'and one from the per-key runs');
-    assert.match(result.costPerKey.from, /per-key/);
+    assert.match(result.costPerKey.from, /^Operless per-key \(10 invocations × 1 key\), N = 3$/, 'like for like: the equal-concurrency runs at the same size');
+    assert.match(result.cost.from, /^Operless \(10 invocations × 1 key\), N = 3$/);
     assert.ok(result.costPerKey.perMillion.sqsRequestsPerReconcile > 0);
     assert.ok(result.targets.some((t) => t.figure.startsWith('convergence') && t.target === '≤ 1.0× controller-runtime'));
 
