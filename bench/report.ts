@@ -3,7 +3,7 @@
  * imitation baseline when it ran) and a hand-written SVG bar chart of convergence and lag. Pure.
  */
 import { round, type Spread } from './lib/stats.ts';
-import type { BenchResult } from './result.ts';
+import type { BenchResult, CostResult } from './result.ts';
 import { webhookTable } from './scenarios/webhooks-table.ts';
 
 const fmt = (x: number | undefined, unit = '') => (x === undefined || !Number.isFinite(x) ? 'n/a' : `${round(x)}${unit}`);
@@ -22,18 +22,28 @@ export function toMarkdown(r: BenchResult): string {
     out.push('');
     const withCr = r.convergence.some((c) => c.rows.some((x) => x.system.startsWith('controller-runtime')));
     const withBase = r.convergence.some((c) => c.rows.some((x) => x.system.startsWith('baseline')));
-    out.push(`| N | system | seconds | reconciles |${withCr ? ' ratio to controller-runtime |' : ''}${withBase ? ' ratio to baseline |' : ''}`);
-    out.push(`| ---: | --- | ---: | ---: |${withCr ? ' ---: |' : ''}${withBase ? ' ---: |' : ''}`);
+    const withApi = r.convergence.some((c) => c.rows.some((x) => x.apiRequests !== undefined));
+    out.push(`| N | system | seconds | reconciles |${withCr ? ' ratio to controller-runtime |' : ''}${withBase ? ' ratio to baseline |' : ''}${withApi ? ' API requests (cluster) | of which 409 | 409 on the operator\'s writes | SQS requests per reconcile |' : ''}`);
+    out.push(`| ---: | --- | ---: | ---: |${withCr ? ' ---: |' : ''}${withBase ? ' ---: |' : ''}${withApi ? ' ---: | ---: | ---: | ---: |' : ''}`);
     for (const c of r.convergence) {
       const base = c.rows.find((x) => x.system.startsWith('baseline'));
       const cr = c.rows.find((x) => x.system.startsWith('controller-runtime'));
       for (const row of c.rows) {
         const toCr = withCr ? ` ${row === cr ? '1×' : ratioOf(row.seconds.median, cr?.seconds.median)} |` : '';
         const toBase = withBase ? ` ${row === base ? '1×' : ratioOf(row.seconds.median, base?.seconds.median)} |` : '';
-        out.push(`| ${c.n} | ${row.system} | ${fmtSpread(row.seconds)} | ${fmt(row.reconciles)} |${toCr}${toBase}`);
+        const api = withApi ? ` ${row.apiRequests === undefined ? '—' : fmt(row.apiRequests)} | ${row.conflicts === undefined ? '—' : fmt(row.conflicts)} | ${row.operatorConflicts === undefined ? '—' : fmt(row.operatorConflicts)} | ${row.sqsRequestsPerReconcile === undefined ? '—' : fmt(row.sqsRequestsPerReconcile)} |` : '';
+        out.push(`| ${c.n} | ${row.system} | ${fmtSpread(row.seconds)} | ${fmt(row.reconciles)} |${toCr}${toBase}${api}`);
       }
     }
     out.push('');
+    if (withApi) out.push('API requests: the whole cluster\'s over the run (watches excluded; the controller manager\'s and the simulated kubelet\'s count too). 409: every conflict, most of them the controller manager\'s own status writes; on the operator\'s writes: the Memcached, its status, and the Deployment and Service it applies — each one a retried reconcile.', '');
+    const largest = r.convergence.at(-1);
+    const withCores = largest?.rows.filter((row) => row.processCores && Object.keys(row.processCores).length > 0) ?? [];
+    if (largest && withCores.length > 0) {
+      out.push(`Where the CPU went at N = ${largest.n} (cores kept busy per process from the first create until converged, last run; ${r.machine.cpus} in all):`, '');
+      for (const row of withCores) out.push(`- ${row.system}: ${Object.entries(row.processCores ?? {}).map(([name, cores]) => `${name} ${fmt(cores)}`).join(', ')}`);
+      out.push('');
+    }
   }
   for (const rate of [...new Set(r.lag.map((l) => l.rate))]) {
     const rows = r.lag.filter((l) => l.rate === rate);
@@ -50,6 +60,12 @@ export function toMarkdown(r: BenchResult): string {
       out.push(`| ${row.system} | ${fmtSpread(row.p50)} | ${fmtSpread(row.p95)} | ${fmtSpread(row.p99)} | ${row.lost} | ${above(row.p50, base?.p50)} | ${above(row.p99, base?.p99)} | ${fmt(row.reconcilesPerUpdate.median)} | ${busy} |`);
     }
     out.push('');
+    const withCores = rows.filter((row) => row.processCores && Object.keys(row.processCores).length > 0);
+    if (withCores.length > 0) {
+      out.push(`Where the CPU went during the updates (cores kept busy per process, last run; ${r.machine.cpus} in all; the bench process hosts Operless's stand-ins for SQS and Lambda and the status tracker):`, '');
+      for (const row of withCores) out.push(`- ${row.system}: ${Object.entries(row.processCores ?? {}).map(([name, cores]) => `${name} ${fmt(cores)}`).join(', ')}`);
+      out.push('');
+    }
   }
   if (r.apiCost) out.push(...apiCostTable(r.apiCost, r.settings.apiSyncPeriodSeconds));
   if (r.related) out.push(...relatedTables(r.related));
@@ -86,19 +102,8 @@ export function toMarkdown(r: BenchResult): string {
   }
   if (r.cpu && r.cpu.length > 0) out.push(...cpuTable(r.cpu));
   if (r.memory) out.push(...memoryTables(r.memory));
-  if (r.cost) {
-    const c = r.cost;
-    out.push(`### Cost per million reconciles at list price (${c.prices.source})`);
-    out.push('');
-    out.push('| item | measured | $ per million reconciles |');
-    out.push('| --- | ---: | ---: |');
-    out.push(`| SQS requests (send, receive incl. empty polls, delete) | ${fmt(c.perMillion.sqsRequestsPerReconcile)} per reconcile | ${fmt(c.perMillion.sqs)} |`);
-    out.push(`| Lambda requests | ${fmt(c.perMillion.invocationsPerReconcile)} invocations per reconcile | ${fmt(c.perMillion.lambdaRequests)} |`);
-    out.push(`| Lambda duration, arm64, ${c.memoryMB} MB | ${fmt(c.perMillion.msPerInvocation)} ms per invocation | ${fmt(c.perMillion.lambdaDuration)} |`);
-    out.push(`| **total** | from ${c.reconciles} reconciles in the ${c.from} run | **${fmt(c.perMillion.total)}** |`);
-    out.push(`| always-on controller pod (Fargate arm64 0.25 vCPU / 0.5 GB) | per month, any number of reconciles | ${fmt(c.podPerMonth)} per month |`);
-    out.push('');
-  }
+  if (r.cost) out.push(...costTable(r.cost, 'unordered, the default'));
+  if (r.costPerKey) out.push(...costTable(r.costPerKey, 'per-key ordering: FIFO work queue and delay queue'));
   if (r.targets.length > 0) {
     out.push('### Targets (issues 8 and 21)');
     out.push('');
@@ -108,6 +113,22 @@ export function toMarkdown(r: BenchResult): string {
     out.push('');
   }
   return out.join('\n');
+}
+
+/** The cost model of one ordering's run. */
+function costTable(c: CostResult, ordering: string): string[] {
+  return [
+    `### Cost per million reconciles at list price, ${ordering} (${c.prices.source})`,
+    '',
+    '| item | measured | $ per million reconciles |',
+    '| --- | ---: | ---: |',
+    `| SQS requests (send, receive incl. empty polls, delete) | ${fmt(c.perMillion.sqsRequestsPerReconcile)} per reconcile | ${fmt(c.perMillion.sqs)} |`,
+    `| Lambda requests | ${fmt(c.perMillion.invocationsPerReconcile)} invocations per reconcile | ${fmt(c.perMillion.lambdaRequests)} |`,
+    `| Lambda duration, arm64, ${c.memoryMB} MB | ${fmt(c.perMillion.msPerInvocation)} ms per invocation | ${fmt(c.perMillion.lambdaDuration)} |`,
+    `| **total** | from ${c.reconciles} reconciles in the ${c.from} run | **${fmt(c.perMillion.total)}** |`,
+    `| always-on controller pod (Fargate arm64 0.25 vCPU / 0.5 GB) | per month, any number of reconciles | ${fmt(c.podPerMonth)} per month |`,
+    '',
+  ];
 }
 
 const verbs = (m: Record<string, number>) => Object.entries(m).sort().map(([k, v]) => `${k} ${v}`).join(', ') || 'none';

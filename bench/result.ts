@@ -54,7 +54,7 @@ export interface BenchResult {
   repeat: number;
   machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string };
   settings: BenchSettings;
-  convergence: { n: number; rows: { system: string; seconds: Spread; reconciles: number }[] }[];
+  convergence: { n: number; rows: ConvergenceRow[] }[];
   lag: LagRow[];
   apiCost?: { operless: ApiCostResult; controllerRuntime?: ApiCostResult; baseline?: ApiCostResult };
   /** CPU seconds of the always-on process per 1000 reconciles, one row per system. */
@@ -64,8 +64,38 @@ export interface BenchResult {
   function?: FunctionResult;
   related?: RelatedResult;
   webhooks?: WebhookResult;
-  cost?: { from: string; reconciles: number; memoryMB: number; perMillion: CostPerMillion; podPerMonth: number; prices: typeof PRICES };
+  /** The cost model from the default (unordered) run with the most reconciles. */
+  cost?: CostResult;
+  /** The same for per-key ordering, when it ran. */
+  costPerKey?: CostResult;
   targets: { figure: string; target: string; measured: string; met?: boolean }[];
+}
+
+export interface CostResult {
+  from: string;
+  reconciles: number;
+  memoryMB: number;
+  perMillion: CostPerMillion;
+  podPerMonth: number;
+  prices: typeof PRICES;
+}
+
+export interface ConvergenceRow {
+  system: string;
+  seconds: Spread;
+  reconciles: number;
+  /** API requests answered over the run, the whole cluster's (median over runs; absent in results before 2026-12-02). */
+  apiRequests?: number;
+  /** Of those, 409 answers (median over runs). */
+  conflicts?: number;
+  /** Of those, on what the operator writes (the Memcached, its status, the Deployment and Service it applies; median over runs). */
+  operatorConflicts?: number;
+  /** The 409s by `VERB resource[/subresource]`, of the last run. */
+  conflictsByRequest?: Record<string, number>;
+  /** Operless: SQS requests (every action, through the counting proxy) per reconcile. */
+  sqsRequestsPerReconcile?: number;
+  /** Cores each process kept busy until converged, of the last run. */
+  processCores?: Record<string, number>;
 }
 
 export interface LagRow {
@@ -79,5 +109,7 @@ export interface LagRow {
   reconcilesPerUpdate: Spread;
   /** Busy share of the machine's CPUs during the updates (0..1). */
   machineBusy: Spread;
+  /** Cores each process kept busy over the updates, of the last run (absent in results before 2026-12-02). */
+  processCores?: Record<string, number>;
   samples: number[];
 }

@@ -5,30 +5,16 @@
 // bench process — which hosts the system under test, and for Operless also the embedded queue,
 // the counting proxy and the Lambda runner; controller-runtime runs as its own process) from
 // /proc, with the machine's busy share, and the API server's requests by verb and resource. ONLY=baseline|controller-runtime|operless (comma-separated).
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { requestDelta } from '../lib/apiserver-metrics.ts';
 import { startControllerRuntime } from '../lib/controller-runtime.ts';
-import { busyShare, cpuSnapshot } from '../lib/machine.ts';
+import { busyShare, cpuSnapshot, processCpuSnapshot } from '../lib/machine.ts';
 import { startBenchEnv, startBaseline, startOperless, type BenchEnv, type SystemUnderTest } from '../lib/systems.ts';
 import { measureConvergence } from '../scenarios/convergence.ts';
 
 const N = Number(process.env.N ?? 1000);
 const TICK = 100; // USER_HZ
 
-/** CPU jiffies by process name (utime + stime), summed over processes of one name. */
-function cpuByName(): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const label = Number(pid) === process.pid ? 'bench process' : name;
-      out.set(label, (out.get(label) ?? 0) + Number(f[11]) + Number(f[12]));
-    } catch { /* exited */ }
-  }
-  return out;
-}
 /** CPU seconds of one process so far (utime + stime), undefined when gone. */
 function cpuOfPid(pid: number): number | undefined {
   try {
@@ -51,16 +37,16 @@ async function once(label: string, start: (env: BenchEnv, namespace: string) => 
   const env = await startBenchEnv();
   try {
     const requestsBefore = await env.apiRequests();
-    const before = cpuByName();
+    const before = processCpuSnapshot()?.seconds ?? new Map<string, number>();
     const m0 = cpuSnapshot();
     const t0 = Date.now();
     const own: { seconds?: number } = {};
     const r = await measureConvergence(env, 'cpu', async (ns) => withOwnCpu(await start(env, ns), own), N, 1, 900_000);
     const seconds = (Date.now() - t0) / 1000;
-    const after = cpuByName();
+    const after = processCpuSnapshot()?.seconds ?? new Map<string, number>();
     const requests = requestDelta(requestsBefore, await env.apiRequests());
     const m1 = cpuSnapshot();
-    const rows = [...after].map(([k, v]) => [k, (v - (before.get(k) ?? 0)) / TICK] as const).filter(([, v]) => v >= 0.5).sort((a, b) => b[1] - a[1]);
+    const rows = [...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)] as const).filter(([, v]) => v >= 0.5).sort((a, b) => b[1] - a[1]);
     console.log(`${label}: converged in ${r.seconds.toFixed(1)} s, ${r.reconciles} reconciles; machine busy ${((busyShare(m0, m1) ?? Number.NaN) * 100).toFixed(0)} % over ${seconds.toFixed(0)} s`);
     console.log(`  CPU seconds: ${rows.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}${own.seconds !== undefined ? `, the system's own process ${own.seconds.toFixed(1)}` : ''}`);
     const top = Object.entries(requests).sort((a, b) => b[1] - a[1]);

@@ -50,7 +50,49 @@ export function requestDelta(before: RequestCounts, after: RequestCounts): Recor
   return delta;
 }
 
+/**
+ * The requests the API server answered with `code` (e.g. "409": conflicts — a precondition or an
+ * optimistic-concurrency write that lost), by `VERB resource[/subresource]`. Pure.
+ */
+export function parseRequestsWithCode(text: string, code: string): RequestCounts {
+  const counts: RequestCounts = new Map();
+  for (const { labels, value } of metricSamples(text, 'apiserver_request_total')) {
+    if (labels.code !== code) continue;
+    const resource = labels.subresource ? `${labels.resource}/${labels.subresource}` : (labels.resource ?? '');
+    const key = `${labels.verb ?? '?'} ${resource}`;
+    counts.set(key, (counts.get(key) ?? 0) + value);
+  }
+  return counts;
+}
+
+/**
+ * The resources the Memcached operators write (either system): the primary, its status and the
+ * children they apply. Conflicts on anything else (`deployments/status`, `replicasets/status`)
+ * are the controller manager's own, alike for every system.
+ */
+const OPERATOR_WRITTEN = new Set(['memcacheds', 'memcacheds/status', 'deployments', 'services']);
+
+/** Of the 409s by `VERB resource`, those on what the operator writes. Pure. */
+export function operatorConflicts(conflicts: Readonly<Record<string, number>>): number {
+  return Object.entries(conflicts).reduce((sum, [key, n]) => sum + (OPERATOR_WRITTEN.has(key.split(' ')[1] ?? '') ? n : 0), 0);
+}
+
+/** One scrape of the API server's request counters: every answer, and the conflicts (409) alone. */
+export interface RequestSnapshot {
+  readonly all: RequestCounts;
+  readonly conflicts: RequestCounts;
+}
+
 export async function scrapeRequestTotals(server: string, token: string, caPem: string): Promise<RequestCounts> {
+  return parseRequestTotals(await scrapeMetrics(server, token, caPem));
+}
+
+export async function scrapeRequestSnapshot(server: string, token: string, caPem: string): Promise<RequestSnapshot> {
+  const text = await scrapeMetrics(server, token, caPem);
+  return { all: parseRequestTotals(text), conflicts: parseRequestsWithCode(text, '409') };
+}
+
+async function scrapeMetrics(server: string, token: string, caPem: string): Promise<string> {
   const url = new URL('/metrics', server);
   const text = await new Promise<string>((resolve, reject) => {
     const req = https.get(url, { headers: { Authorization: `Bearer ${token}` }, ca: caPem }, (res) => {
@@ -60,5 +102,5 @@ export async function scrapeRequestTotals(server: string, token: string, caPem: 
     });
     req.on('error', reject);
   });
-  return parseRequestTotals(text);
+  return text;
 }

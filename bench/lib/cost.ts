@@ -5,7 +5,7 @@
  *
  * Prices (us-east-1, standard tiers, as listed on aws.amazon.com/sqs/pricing,
  * aws.amazon.com/lambda/pricing and aws.amazon.com/fargate/pricing; read 2026-11; see
- * /work/shared/notes/aws.md §8): SQS $0.40 per million requests (each 64 KiB chunk is one
+ * /work/shared/notes/aws.md §8): SQS $0.40 per million requests ($0.50 on FIFO queues) (each 64 KiB chunk is one
  * request; the event source mapping's receives and deletes are billed too); Lambda $0.20 per
  * million requests and $0.0000133334 per GB-second on arm64, billed per 1 ms; Fargate arm64
  * $0.03238 per vCPU-hour and $0.00356 per GB-hour.
@@ -14,6 +14,8 @@
 export const PRICES = {
   source: 'AWS list prices, us-east-1, aws.amazon.com/{sqs,lambda,fargate}/pricing (read 2026-11)',
   sqsPerMillionRequests: 0.4,
+  /** FIFO queues (per-key ordering's work queue and DLQ); its delay queue is standard, so this prices per-key's requests from above. */
+  sqsFifoPerMillionRequests: 0.5,
   lambdaPerMillionRequests: 0.2,
   lambdaArmPerGbSecond: 0.0000133334,
   fargateArmPerVcpuHour: 0.03238,
@@ -27,6 +29,8 @@ export interface MeasuredTraffic {
   /** Sum of invocation durations (ms), each rounded up to 1 ms as billed. */
   readonly billedMs: number;
   readonly memoryMB: number;
+  /** Per-key ordering: price the SQS requests at the FIFO rate. */
+  readonly fifo?: boolean;
 }
 
 export interface CostPerMillion {
@@ -41,7 +45,7 @@ export interface CostPerMillion {
 
 export function costPerMillionReconciles(t: MeasuredTraffic): CostPerMillion {
   const perReconcile = (x: number) => (t.reconciles > 0 ? x / t.reconciles : Number.NaN);
-  const sqs = perReconcile(t.sqsRequests) * PRICES.sqsPerMillionRequests;
+  const sqs = perReconcile(t.sqsRequests) * (t.fifo ? PRICES.sqsFifoPerMillionRequests : PRICES.sqsPerMillionRequests);
   const lambdaRequests = perReconcile(t.invocations) * PRICES.lambdaPerMillionRequests;
   const gbSeconds = perReconcile((t.billedMs / 1000) * (t.memoryMB / 1024)) * 1e6;
   const lambdaDuration = gbSeconds * PRICES.lambdaArmPerGbSecond;

@@ -1,9 +1,11 @@
 /**
  * How busy the whole machine's CPUs were between two snapshots (`/proc/stat`), to tell a run
- * that measured the systems from one that measured a saturated machine. Linux only: elsewhere
- * the snapshot is undefined and so is the share.
+ * that measured the systems from one that measured a saturated machine, and which processes
+ * kept it busy (`/proc/<pid>/stat`, summed by process name; the bench's own process — which
+ * hosts Operless's stand-ins for SQS and Lambda — under its own label). Linux only: elsewhere
+ * the snapshots are undefined and so are the shares.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 export interface CpuSnapshot {
   readonly busy: number;
@@ -24,4 +26,55 @@ export function cpuSnapshot(): CpuSnapshot | undefined {
 export function busyShare(before: CpuSnapshot | undefined, after: CpuSnapshot | undefined): number | undefined {
   if (!before || !after || after.total <= before.total) return undefined;
   return (after.busy - before.busy) / (after.total - before.total);
+}
+
+/** Clock ticks per second of `/proc/<pid>/stat` times (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/** The label of the bench process itself in `processCpu`. */
+export const BENCH_PROCESS = 'bench process (Operless\'s stand-ins for SQS and Lambda, when it runs)';
+
+/** The kernel's worker threads (`kworker/…`, named by their current work) under one label. */
+export const KERNEL_WORKERS = 'kernel workers';
+
+export interface ProcessCpuSnapshot {
+  readonly at: number;
+  /** CPU seconds (user + system) so far, by process name. */
+  readonly seconds: ReadonlyMap<string, number>;
+}
+
+/** CPU seconds of every process so far, summed by name; undefined without /proc. */
+export function processCpuSnapshot(): ProcessCpuSnapshot | undefined {
+  const seconds = new Map<string, number>();
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
+  } catch {
+    return undefined;
+  }
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const name = Number(pid) === process.pid ? BENCH_PROCESS : comm.startsWith('kworker/') ? KERNEL_WORKERS : comm;
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      seconds.set(name, (seconds.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) / TICKS_PER_SECOND);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return { at: Date.now(), seconds };
+}
+
+/**
+ * Cores each process kept busy between two snapshots (CPU seconds ÷ wall seconds; 1 = one
+ * core), those of at least `min` cores, busiest first. A process that exited in between is
+ * left out. Pure.
+ */
+export function processCpuShares(before: ProcessCpuSnapshot | undefined, after: ProcessCpuSnapshot | undefined, min = 0.05): Record<string, number> {
+  if (!before || !after || after.at <= before.at) return {};
+  const wall = (after.at - before.at) / 1000;
+  const rows = [...after.seconds].map(([name, s]) => [name, (s - (before.seconds.get(name) ?? 0)) / wall] as const).filter(([, cores]) => cores >= min);
+  rows.sort((a, b) => b[1] - a[1]);
+  return Object.fromEntries(rows.map(([name, cores]) => [name, Math.round(cores * 100) / 100]));
 }

@@ -37,7 +37,7 @@ import { loadHandler, startLambdaRunner, type HandlerModule, type LambdaRunner, 
 import { startMemoryQueueServer, type MemoryQueueServer } from '../../src/local/memory-queue-server.ts';
 import { startControlPlane, WORKLOAD_CONTROLLERS, type ControlPlane } from '../../src/testing/index.ts';
 import { bundleFunctions, ROOT, type BundleResult } from '../../scripts/bundle.ts';
-import { scrapeRequestTotals, type RequestCounts } from './apiserver-metrics.ts';
+import { scrapeRequestSnapshot, scrapeRequestTotals, type RequestCounts, type RequestSnapshot } from './apiserver-metrics.ts';
 import { controllerWatches, startForwarderProcess } from './forwarder-process.ts';
 import { processCpuSeconds } from './process.ts';
 import { startSqsCounter, type SqsCounter } from './sqs-counter.ts';
@@ -62,6 +62,8 @@ export interface BenchEnv {
   startSimulator(): void;
   stopSimulator(): Promise<void>;
   apiRequests(): Promise<RequestCounts>;
+  /** The API server's request counters, all answers and the 409s alone, from one scrape. */
+  apiRequestSnapshot(): Promise<RequestSnapshot>;
   /**
    * Creates a queue (and its DLQ when given); returns URLs whose host is the counting proxy,
    * since the AWS SDK sends to the QueueUrl's host whatever its endpoint says.
@@ -98,6 +100,7 @@ export async function startBenchEnv(): Promise<BenchEnv> {
       simulator = undefined;
     },
     apiRequests: () => scrapeRequestTotals(cp.server, cp.admin.token!, cp.caPem),
+    apiRequestSnapshot: () => scrapeRequestSnapshot(cp.server, cp.admin.token!, cp.caPem),
     async createQueue(name, dlq) {
       const viaCounter = (url: string) => `${sqsCounter.endpoint}${new URL(url).pathname}`;
       const dlqUrl = dlq ? viaCounter(await queues.createQueue({ name: dlq })) : undefined;

@@ -4,7 +4,7 @@
  * it to the tracker seeing `status.observedGeneration` reach the update's generation; with
  * the reconciles the system ran meanwhile and how busy the machine was.
  */
-import { busyShare, cpuSnapshot } from '../lib/machine.ts';
+import { busyShare, cpuSnapshot, processCpuShares, processCpuSnapshot } from '../lib/machine.ts';
 import { percentile } from '../lib/stats.ts';
 import { createMemcacheds, names, setSize, sleep } from '../lib/objects.ts';
 import type { BenchEnv, SystemUnderTest } from '../lib/systems.ts';
@@ -21,6 +21,8 @@ export interface LagResult {
   readonly reconciles: number;
   /** Busy share of the machine's CPUs over the same time (Linux), 0..1. */
   readonly machineBusy: number | undefined;
+  /** Cores each process kept busy over the updates (≥ 0.05), busiest first. */
+  readonly processCores: Readonly<Record<string, number>>;
   readonly samples: number[];
 }
 
@@ -51,6 +53,7 @@ export async function measureLag(
     await system.refresh?.();
     const before = system.reconciles();
     const cpu = cpuSnapshot();
+    const processes = processCpuSnapshot();
     const t0 = Date.now();
     for (let i = 0; i < total; i++) {
       const due = t0 + (i * 1000) / options.rate;
@@ -73,7 +76,8 @@ export async function measureLag(
     await system.refresh?.();
     const reconciles = system.reconciles() - before;
     const machineBusy = busyShare(cpu, cpuSnapshot());
-    return { p50: percentile(samples, 50), p95: percentile(samples, 95), p99: percentile(samples, 99), updates: total, lost: total - samples.length, reconciles, machineBusy, samples };
+    const processCores = processCpuShares(processes, processCpuSnapshot());
+    return { p50: percentile(samples, 50), p95: percentile(samples, 95), p99: percentile(samples, 99), updates: total, lost: total - samples.length, reconciles, machineBusy, processCores, samples };
   } finally {
     await tracker.stop();
     await system.stop();

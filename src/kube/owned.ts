@@ -14,8 +14,12 @@
  * reconcile that read an older generation of the same owner (uid) refuses to apply (409), and the apply carries the
  * child's `resourceVersion` as read (a precondition: anyone who wrote the child since — a newer
  * reconcile — makes it a 409); a child read as missing is applied with a resourceVersion no
- * object ever has, so a child created in between is a 409 too. A 409 is retried by the runtime
- * with fresh state. Why this is sound, and what it costs: docs/architecture.md ("Stale writes").
+ * object ever has, so a child created in between is a 409 too. Given a way to read the child
+ * again, a lost precondition is decided once more on the spot against the fresh child — the
+ * same fence, one GET instead of a whole retried reconcile (two invocations of one new object
+ * both reading it missing was the common case); a child now controlled by another owner, a
+ * fence that refuses, or a second lost precondition is a 409, retried by the runtime with fresh
+ * state. Why this is sound, and what it costs: docs/architecture.md ("Stale writes").
  */
 import { createHash } from 'node:crypto';
 import { isOperlessFieldManager } from '../contract/field-manager.ts';
@@ -218,11 +222,17 @@ export function fencedApply<C extends KubeObject>(full: C, owner: KubeObject, li
   };
 }
 
+/**
+ * The `reason` of our own fence's 409 (a conflict to every caller that tests the status): the
+ * child read again still carries the newer generation, so it is never decided again.
+ */
+const OVERTAKEN_REASON = 'Overtaken';
+
 function overtakenError(owner: KubeObject, kind: KindRef, live: KubeObject): KubeApiError {
   const where = `${kind.kind} ${live.metadata.namespace ? `${live.metadata.namespace}/` : ''}${live.metadata.name}`;
   return new KubeApiError({
     status: 409,
-    reason: 'Conflict',
+    reason: OVERTAKEN_REASON,
     request: `APPLY ${where}`,
     message:
       `${where} was applied from generation ${appliedOwnerGeneration(live)} of ${owner.kind} ${owner.metadata.name}, ` +
@@ -230,12 +240,24 @@ function overtakenError(owner: KubeObject, kind: KindRef, live: KubeObject): Kub
   });
 }
 
+/** A 409 answered by the API server (not our own fence's). */
+function isConflictAnswer(err: unknown): err is KubeApiError {
+  return err instanceof KubeApiError && err.status === 409 && err.reason !== OVERTAKEN_REASON;
+}
+
+/** Whether `live` is controlled by an owner other than `owner` (a child we must not take over here). Pure. */
+function controlledByAnother(owner: KubeObject, live: KubeObject | undefined): boolean {
+  const controller = live?.metadata.ownerReferences?.find((r) => r.controller);
+  return controller !== undefined && controller.uid !== owner.metadata.uid;
+}
+
 /**
  * Applies `desired` as a child of `owner` unless the `live` child (read by the caller) already
  * matches it; returns the live child and why it was applied (undefined: no request sent).
  * Never applies from an older owner generation than the live child's, and never over a child
  * written since `live` was read: both are a 409 (`KubeApiError`), which the runtime retries
- * with fresh state.
+ * with fresh state. With `reread` (the caller's read of the child), a lost precondition is
+ * decided once more against the child read again, before giving up with the 409.
  */
 export async function applyOwnedIfChanged<C extends KubeObject>(
   apply: (kind: KindRef, child: C) => Promise<C>,
@@ -243,11 +265,23 @@ export async function applyOwnedIfChanged<C extends KubeObject>(
   kind: KindRef,
   desired: C,
   live: C | undefined,
+  reread?: () => Promise<C | undefined>,
 ): Promise<{ object: C; applied: ApplyReason | undefined }> {
   const full = withAppliedHash(withControllerReference(desired, owner, kind));
-  const reason = applyReason(full, live);
-  if (!reason) return { object: live as C, applied: undefined };
-  // Same hash ('drifted'): the desired state is the newer reconcile's own, applying it goes nowhere back.
-  if (reason === 'desired-changed' && live && isOvertaken(owner, live)) throw overtakenError(owner, kind, live);
-  return { object: await apply(kind, fencedApply(full, owner, live)), applied: reason };
+  const decide = async (current: C | undefined): Promise<{ object: C; applied: ApplyReason | undefined }> => {
+    const reason = applyReason(full, current);
+    if (!reason) return { object: current as C, applied: undefined };
+    // Same hash ('drifted'): the desired state is the newer reconcile's own, applying it goes nowhere back.
+    if (reason === 'desired-changed' && current && isOvertaken(owner, current)) throw overtakenError(owner, kind, current);
+    return { object: await apply(kind, fencedApply(full, owner, current)), applied: reason };
+  };
+  try {
+    return await decide(live);
+  } catch (err) {
+    if (!reread || !isConflictAnswer(err)) throw err;
+    const fresh = await reread();
+    // Created in between under another controller: the caller's ownership check decides, on the retry.
+    if (controlledByAnother(owner, fresh)) throw err;
+    return decide(fresh);
+  }
 }

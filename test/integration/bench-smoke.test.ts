@@ -35,12 +35,22 @@ test('the quick benchmark runs convergence, lag, API cost, always-on CPU and mem
     for (const row of rows) {
       assert.ok(Number.isFinite(row.seconds.median) && row.seconds.median > 0, `${row.system} converged`);
       assert.ok(row.reconciles >= 3, `${row.system} reconciled every object at least once (${row.reconciles})`);
+      // At least the 3 creates and the controller manager's work: the API server's counter was read.
+      assert.ok((row.apiRequests ?? 0) >= 3 && (row.conflicts ?? -1) >= (row.operatorConflicts ?? -1) && (row.operatorConflicts ?? -1) >= 0, `${row.system}: API requests and 409s counted (${row.apiRequests}, ${row.conflicts})`);
+      const operless = row.system.startsWith('Operless');
+      assert.ok(Object.keys(row.processCores ?? {}).length > 0, `${row.system}: where the CPU went (${JSON.stringify(row.processCores)})`);
+      assert.equal(row.sqsRequestsPerReconcile !== undefined && row.sqsRequestsPerReconcile > 0, operless, `${row.system}: SQS requests per reconcile for Operless rows only (${row.sqsRequestsPerReconcile})`);
     }
-    assert.deepEqual(result.lag.map((r) => [r.system.split(' ')[0], r.rate]), [['controller-runtime', 2], ['Operless', 2], ['controller-runtime', 3], ['Operless', 3]]);
+    // Per-key ordering beside the default in the lag rows too (issue 15).
+    assert.deepEqual(result.lag.map((r) => [r.system.split(' ')[0], r.rate, /per-key/.test(r.system)]), [
+      ['controller-runtime', 2, false], ['Operless', 2, false], ['Operless', 2, true],
+      ['controller-runtime', 3, false], ['Operless', 3, false], ['Operless', 3, true],
+    ]);
     for (const row of result.lag) {
       assert.equal(row.lost, 0, `${row.system}: every update's status was written`);
       assert.equal(row.samples.length, row.rate * 2);
       assert.ok(row.reconcilesPerUpdate.median > 0, `${row.system}: reconciles counted`);
+      assert.ok(Object.keys(row.processCores ?? {}).length > 0, `${row.system}: where the CPU went (${JSON.stringify(row.processCores)})`);
     }
     assert.ok(result.targets.some((t) => t.figure.startsWith('added lag at 2 updates/s') && t.target.endsWith('above controller-runtime')), 'the targets are judged at the main rate against controller-runtime');
     assert.ok(result.targets.some((t) => t.figure.startsWith('lag at 3 updates/s') && t.target === 'p50 and p99 lower than controller-runtime'), 'and at the heavier one: lower than controller-runtime');
@@ -86,16 +96,25 @@ test('the quick benchmark runs convergence, lag, API cost, always-on CPU and mem
     assert.ok(result.targets.some((t) => t.figure === 'relist of 20 primaries on one queue' && t.met === true));
     assert.ok(result.cost, 'a cost model was computed from the Operless runs');
     assert.ok(result.cost.perMillion.total > 0);
+    assert.doesNotMatch(result.cost.from, /per-key/, 'the default cost is the unordered mode\'s');
+    assert.ok(result.costPerKey, 'and one from the per-key runs');
+    assert.match(result.costPerKey.from, /^Operless per-key \(10 invocations × 1 key\), N = 3$/, 'like for like: the equal-concurrency runs at the same size');
+    assert.match(result.cost.from, /^Operless \(10 invocations × 1 key\), N = 3$/);
+    assert.ok(result.costPerKey.perMillion.sqsRequestsPerReconcile > 0);
     assert.ok(result.targets.some((t) => t.figure.startsWith('convergence') && t.target === '≤ 1.0× controller-runtime'));
 
     const [jsonFile, mdFile, svgFile] = files;
     assert.deepEqual(JSON.parse(readFileSync(jsonFile!, 'utf8')).convergence[0].n, 3);
     const md = readFileSync(mdFile!, 'utf8');
     assert.match(md, /### Convergence/);
-    assert.match(md, /\| N \| system \| seconds \| reconciles \| ratio to controller-runtime \|\n/);
+    assert.match(md, /\| N \| system \| seconds \| reconciles \| ratio to controller-runtime \| API requests \(cluster\) \| of which 409 \| 409 on the operator's writes \| SQS requests per reconcile \|\n/);
+    assert.match(md, /### Cost per million reconciles at list price, unordered, the default/);
+    assert.match(md, /### Cost per million reconciles at list price, per-key ordering/);
     assert.match(md, /### Lag .* 2\/s for 2 s/);
     assert.match(md, /### Lag .* 3\/s for 2 s .*heavier load/);
     assert.match(md, /p50 above controller-runtime/);
+    assert.match(md, /Where the CPU went during the updates \(cores kept busy per process/);
+    assert.match(md, /Where the CPU went at N = 3 \(cores kept busy per process/);
     assert.match(md, /\| 3 \| controller-runtime \(10 workers\) \|/);
     assert.match(md, /\| reconcile \| Operless \| controller-runtime \| Operless by verb and resource \| controller-runtime by verb and resource \|/);
     assert.match(md, /\| no-op, periodic resync \|/);

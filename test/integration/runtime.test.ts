@@ -79,7 +79,7 @@ let DLQ: string;
 const seen = new Map<string, ReconcileMessage[]>();
 const finalized: string[] = [];
 
-type ChildRace = 'before-read' | 'after-read' | 'created-meanwhile';
+type ChildRace = 'before-read' | 'after-read' | 'created-meanwhile' | 'duplicate';
 
 const desiredChild = (widget: Widget): KubeObject => ({
   apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${widget.metadata.name}-desired`, namespace: NS }, data: { note: widget.spec.note ?? '' },
@@ -94,6 +94,15 @@ const desiredChild = (widget: Widget): KubeObject => ({
  */
 async function raceForChild(obj: Widget, ctx: ReconcileContext<Widget>, race: ChildRace): Promise<void> {
   const childName = `${obj.metadata.name}-desired`;
+  const reread = () => ctx.client.get<KubeObject>(CONFIGMAP, childName, NS);
+  if (race === 'duplicate') {
+    // A second invocation of the same generation (a duplicate delivery) creates the same child
+    // after this one read it as missing: the lost precondition is decided again, nothing to do.
+    const live = await reread();
+    await applyOwnedIfChanged((kind, child) => ctx.client.apply(kind, child), obj, CONFIGMAP, desiredChild(obj), undefined);
+    await applyOwnedIfChanged((kind, child) => ctx.applyOwned(kind, child), obj, CONFIGMAP, desiredChild(obj), live, reread);
+    return;
+  }
   const newerReconcile = async () => {
     const newer = await admin.mergePatch<Widget>(WIDGET, obj.metadata.name, NS, { spec: { note: 'newer' } });
     const live = await ctx.client.get<KubeObject>(CONFIGMAP, childName, NS);
@@ -102,7 +111,8 @@ async function raceForChild(obj: Widget, ctx: ReconcileContext<Widget>, race: Ch
   if (race === 'after-read') await newerReconcile();
   const live = await ctx.client.get<KubeObject>(CONFIGMAP, childName, NS);
   if (race !== 'after-read') await newerReconcile();
-  await applyOwnedIfChanged((kind, child) => ctx.applyOwned(kind, child), obj, CONFIGMAP, desiredChild(obj), live);
+  // With the re-read: reading the child again after the lost precondition must not get past the fence.
+  await applyOwnedIfChanged((kind, child) => ctx.applyOwned(kind, child), obj, CONFIGMAP, desiredChild(obj), live, reread);
 }
 
 async function widgetReconcile(obj: Widget, ctx: ReconcileContext<Widget>) {
@@ -423,6 +433,21 @@ for (const race of ['before-read', 'after-read', 'created-meanwhile'] as const) 
     assert.equal((await admin.get<KubeObject & { data?: { note?: string } }>(CONFIGMAP, `${name}-desired`, NS))?.data?.note, 'newer');
   });
 }
+
+test('a duplicate reconcile that finds its child created meanwhile by the same generation: decided again on the spot, no 409 retry', async () => {
+  const name = 'w-child-duplicate';
+  await createWidget(name, { behaviour: 'ok', note: 'same', childRace: 'duplicate' });
+  const w = (await admin.get<Widget>(WIDGET, name, NS))!;
+  await sendWork(messageFor(w));
+  const { response } = await invoke(handlerWith());
+  assert.deepEqual(response?.batchItemFailures, []);
+  assert.deepEqual(await counts(WORK), { visible: 0, inFlight: 0, delayed: 0 }, 'no Retry message: the reconcile went on');
+  const child = await admin.get<KubeObject & { data?: { note?: string } }>(CONFIGMAP, `${name}-desired`, NS);
+  assert.equal(child?.data?.note, 'same');
+  const final = await admin.get<Widget>(WIDGET, name, NS);
+  assert.equal(final?.status?.phase, 'Ready');
+  assert.equal(final?.status?.observedGeneration, 1);
+});
 
 test('not found: acknowledged, nothing sent, nothing written', async () => {
   await sendWork(newMessage({ cluster: CLUSTER, ...WIDGET, namespace: NS, name: 'w-ghost' }, 'Added'));

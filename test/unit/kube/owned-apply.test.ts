@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KindRef, KubeObject } from '../../../src/kube/types.ts';
-import { isConflict } from '../../../src/kube/errors.ts';
+import { isConflict, KubeApiError } from '../../../src/kube/errors.ts';
 import {
   APPLIED_HASH_ANNOTATION,
   NEVER_STORED_RESOURCE_VERSION,
@@ -191,4 +191,56 @@ test('applyOwnedIfChanged refuses (409) to apply an older desired state over a c
   assert.equal(forward.applied, 'desired-changed');
   assert.equal(sent.at(-1)?.metadata.annotations?.[OWNER_GENERATION_ANNOTATION], '4');
   assert.equal(sent.at(-1)?.metadata.resourceVersion, '7');
+});
+
+test('applyOwnedIfChanged with reread: a lost precondition is decided once more against the child read again, never past the fence', async () => {
+  const lost = () => new KubeApiError({ status: 409, reason: 'Conflict', message: 'the object has been modified', request: 'APPLY' });
+  // Two invocations of one new object both read it missing; the other one created it first.
+  const createdMeanwhile = appliedFrom(2, full(desired()));
+  let applies = 0;
+  let reads = 0;
+  const conflicting = async () => {
+    applies++;
+    throw lost();
+  };
+  const same = await applyOwnedIfChanged(conflicting, ownerAt(2), DEPLOY, desired(), undefined, async () => {
+    reads++;
+    return createdMeanwhile;
+  });
+  assert.deepEqual([same.applied, same.object, applies, reads], [undefined, createdMeanwhile, 1, 1], 'the child now matches: no retry of the reconcile, no second apply');
+  await assert.rejects(applyOwnedIfChanged(conflicting, ownerAt(2), DEPLOY, desired(), undefined), isConflict, 'without reread the 409 goes to the runtime as before');
+
+  // Written meanwhile from an older desired state: applied again with the fresh resourceVersion.
+  const sent: KubeObject[] = [];
+  let first = true;
+  const applyOnce = async (_kind: KindRef, child: KubeObject) => {
+    if (first) {
+      first = false;
+      throw lost();
+    }
+    sent.push(child);
+    return stored(child);
+  };
+  const older = { ...appliedFrom(1, full(desired(1))), metadata: { ...appliedFrom(1, full(desired(1))).metadata, resourceVersion: '42' } };
+  const again = await applyOwnedIfChanged(applyOnce, ownerAt(2), DEPLOY, desired(3), undefined, async () => older);
+  assert.equal(again.applied, 'desired-changed');
+  assert.equal(sent.at(-1)?.metadata.resourceVersion, '42', 'the precondition is the fresh child\'s');
+
+  // Meanwhile a newer generation applied it: the fence still refuses, with its own 409.
+  const newer = appliedFrom(3, full(desired(5)));
+  await assert.rejects(applyOwnedIfChanged(conflicting, ownerAt(2), DEPLOY, desired(3), undefined, async () => newer), /newer than the generation 2/);
+  // Created meanwhile under another controller: no take-over here, the API server's 409 goes back.
+  const foreign = { ...stored(full(desired())), metadata: { ...stored(full(desired())).metadata, ownerReferences: [{ apiVersion: 'v1', kind: 'Owner', name: 'x', uid: 'other', controller: true }] } };
+  await assert.rejects(applyOwnedIfChanged(conflicting, ownerAt(2), DEPLOY, desired(3), undefined, async () => foreign), /has been modified/);
+  // A second lost precondition is not retried again.
+  const before = applies;
+  await assert.rejects(applyOwnedIfChanged(conflicting, ownerAt(2), DEPLOY, desired(3), undefined, async () => older), /has been modified/);
+  assert.equal(applies - before, 2, 'one apply, one more after the re-read, no third');
+  // Our own fence's 409 is not re-decided (reading again cannot lower a recorded generation).
+  let rereads = 0;
+  await assert.rejects(applyOwnedIfChanged(conflicting, ownerAt(2), DEPLOY, desired(3), newer, async () => {
+    rereads++;
+    return newer;
+  }), /newer than the generation 2/);
+  assert.equal(rereads, 0);
 });
