@@ -23,7 +23,7 @@
  */
 import { createHash } from 'node:crypto';
 import { isOperlessFieldManager } from '../contract/field-manager.ts';
-import { KubeApiError } from './errors.ts';
+import { isConflict, KubeApiError } from './errors.ts';
 import type { KindRef, KubeClient, KubeObject, OwnerReference } from './types.ts';
 
 export function controllerReference(owner: KubeObject): OwnerReference {
@@ -180,6 +180,11 @@ export function ownerGenerationWrittenByOperless(live: KubeObject): boolean {
   return owned;
 }
 
+/** The controller owner reference of `live`, if any. Pure. */
+function controllerOf(live: KubeObject | undefined): OwnerReference | undefined {
+  return live?.metadata.ownerReferences?.find((r) => r.controller);
+}
+
 /**
  * The owner generation `live` was last applied from, if `live` is controlled by this `owner`
  * (same uid) and the value is Operless's own (`ownerGenerationWrittenByOperless`): a
@@ -188,7 +193,7 @@ export function ownerGenerationWrittenByOperless(live: KubeObject): boolean {
  * fences nothing. Pure.
  */
 export function generationAppliedBy(owner: KubeObject, live: KubeObject | undefined): number | undefined {
-  const controller = live?.metadata.ownerReferences?.find((r) => r.controller);
+  const controller = controllerOf(live);
   if (!live || !controller || controller.uid !== owner.metadata.uid || !ownerGenerationWrittenByOperless(live)) return undefined;
   return appliedOwnerGeneration(live);
 }
@@ -241,13 +246,13 @@ function overtakenError(owner: KubeObject, kind: KindRef, live: KubeObject): Kub
 }
 
 /** A 409 answered by the API server (not our own fence's). */
-function isConflictAnswer(err: unknown): err is KubeApiError {
-  return err instanceof KubeApiError && err.status === 409 && err.reason !== OVERTAKEN_REASON;
+function isConflictAnswer(err: unknown): boolean {
+  return isConflict(err) && (err as KubeApiError).reason !== OVERTAKEN_REASON;
 }
 
 /** Whether `live` is controlled by an owner other than `owner` (a child we must not take over here). Pure. */
 function controlledByAnother(owner: KubeObject, live: KubeObject | undefined): boolean {
-  const controller = live?.metadata.ownerReferences?.find((r) => r.controller);
+  const controller = controllerOf(live);
   return controller !== undefined && controller.uid !== owner.metadata.uid;
 }
 
