@@ -90,6 +90,7 @@ export type WorkQueueStep =
 /** The work queue's step for a reconcile outcome. Pure. */
 export function workQueueStep(outcome: ReconcileOutcome): WorkQueueStep {
   if (outcome.type === 'gone') return { result: 'gone' };
+  if (outcome.type === 'superseded') return { result: 'success' }; // never from this runner: per-key queues only
   if (outcome.type === 'result') {
     return outcome.result.type === 'requeueAfter' ? { result: 'requeue_after', delayMs: outcome.result.seconds * 1000 } : { result: 'success' };
   }

@@ -6,7 +6,7 @@
  *
  * | outcome                                  | follow-up                                              |
  * | ---------------------------------------- | ------------------------------------------------------ |
- * | `done()` / object gone                   | nothing                                                |
+ * | `done()` / object gone / superseded      | nothing                                                |
  * | `requeueAfter(s)`                        | `Requeue`, attempt 0, delay s (notBefore if > 900 s)   |
  * | `TerminalError`                          | DLQ `TerminalError` (no retry)                         |
  * | 409 Conflict                             | `Retry`, attempt + 1, delay 1 s (fresh state, soon)    |
@@ -41,6 +41,8 @@ export type ReconcileOutcome =
   | { readonly type: 'result'; readonly result: ReconcileResult }
   /** The primary no longer exists (404, or a different uid: the object was recreated). */
   | { readonly type: 'gone'; readonly why: 'NotFound' | 'UidChanged' }
+  /** Per-key mode: a `Requeue` a later one replaced (requeue-merge.ts); not reconciled. */
+  | { readonly type: 'superseded' }
   | { readonly type: 'error'; readonly error: unknown };
 
 /** Result label, matching controller-runtime's `reconcile_total{result}` values where they exist. */
@@ -48,7 +50,11 @@ export type OutcomeLabel = 'success' | 'requeue_after' | 'error' | 'conflict' | 
   /** Received before its `notBefore`: re-delayed without reconciling. */
   | 'not_due'
   /** Not started for lack of time left in this invocation: handed back to the queue. */
-  | 'deferred';
+  | 'deferred'
+  /** Per-key mode: a `requeueAfter` merged into the key's pending requeue (requeue-merge.ts): nothing sent. */
+  | 'requeue_merged'
+  /** Per-key mode: a `Requeue` a later one replaced, acknowledged without a reconcile. */
+  | 'superseded';
 
 export type FollowUp =
   | { readonly type: 'none'; readonly label: OutcomeLabel }
@@ -68,6 +74,7 @@ export interface DecideInput {
 
 export function decideFollowUp({ message, outcome, policy, now, random = Math.random, maxDelaySeconds }: DecideInput): FollowUp {
   if (outcome.type === 'gone') return { type: 'none', label: 'success' };
+  if (outcome.type === 'superseded') return { type: 'none', label: 'superseded' };
   if (outcome.type === 'result') {
     const result = outcome.result;
     if (result.type === 'done') return { type: 'none', label: 'success' };
@@ -113,13 +120,16 @@ export function decideFollowUp({ message, outcome, policy, now, random = Math.ra
   return retry('error', next, backoffSeconds(next, policy, random));
 }
 
-/** A message received before its `notBefore`: send it again, unchanged, until it is due. */
+/**
+ * A message received before its `notBefore`: send it again, unchanged — its `notBefore`
+ * included, which names a per-key requeue (requeue-merge.ts) — until it is due.
+ */
 export function redelay(message: ReconcileMessage & { notBefore: number }, now: number, maxDelaySeconds?: number): FollowUp {
   const schedule = scheduleUntil(message.notBefore, now, maxDelaySeconds);
   return {
     type: 'send',
     label: 'not_due',
-    message: followUp(message, { reason: message.reason, attempt: message.attempt, notBefore: schedule.notBefore }),
+    message: followUp(message, { reason: message.reason, attempt: message.attempt, notBefore: message.notBefore }),
     delaySeconds: schedule.delaySeconds,
   };
 }

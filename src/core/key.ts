@@ -10,8 +10,9 @@
  *    retried like a failed reconcile;
  * 4. the reconcile within the time budget (`reconcileWithinBudget`): its signal is aborted at
  *    half the reserve, and one that ignores it is abandoned at a quarter and counts as failed;
- * 5. the follow-up from the outcome (followup.ts), logged and counted, with a `Warning` Event
- *    on the object when it goes to the DLQ;
+ * 5. the follow-up from the outcome (followup.ts) — per-key mode: a requeue merged into the
+ *    key's pending one, or marked as pending once sent (requeue-merge.ts) — logged and
+ *    counted, with a `Warning` Event on the object when it goes to the DLQ;
  * 6. the follow-up sent (delivery.ts): the key's outcome (outcome.ts).
  *
  * Guarantees: the key's records are acknowledged only once its follow-up was accepted by the
@@ -27,7 +28,9 @@ import type { BoundKubeClient } from '../kube/client.ts';
 import { createEventRecorder } from '../kube/events.ts';
 import { UnknownClusterError, type ClientFactory } from '../kube/factory.ts';
 import { inScope } from '../kube/scope.ts';
-import type { EventRecorder, KubeObject } from '../kube/types.ts';
+import type { EventRecorder, KindRef, KubeObject } from '../kube/types.ts';
+import { REQUEUE_MARK_ANNOTATION, requeueMarkOf } from '../contract/requeue-mark.ts';
+import { isFifoQueueUrl } from '../queue/fifo.ts';
 import { forLiveObject, type KeyGroup } from './batch.ts';
 import { abandonAfterMs, canStart, reconcileAllowanceMs } from './budget.ts';
 import type { Controller } from './controller.ts';
@@ -35,6 +38,7 @@ import { deliver, type DeliveryTarget } from './delivery.ts';
 import { decideFollowUp, deferred, redelay, type FollowUp, type ReconcileOutcome } from './followup.ts';
 import type { KeyOutcome } from './outcome.ts';
 import { reconcileKey, type KeyResult } from './reconciler.ts';
+import { isSupersededRequeue, requeueStep } from './requeue-merge.ts';
 import { tracedClient, withKeySpan } from './trace.ts';
 
 /** What handling a key needs from its invocation. */
@@ -57,6 +61,8 @@ export interface KeyRun extends DeliveryTarget {
 interface Decision {
   readonly controllerName: string;
   readonly followUp: FollowUp;
+  /** Per-key mode, a requeue sent: marks it on the primary once the queue accepted it (requeue-merge.ts). */
+  readonly markSent?: () => Promise<void>;
 }
 
 /** Handles one key: decides its follow-up, then sends it. */
@@ -64,9 +70,18 @@ export async function handleKey(run: KeyRun, group: KeyGroup): Promise<KeyOutcom
   const reconcileId = randomUUID();
   const log = keyLogger(run.log, group, reconcileId);
   return withKeySpan(group, reconcileId, async (span) => {
-    const { controllerName, followUp } = await decideForKey({ ...run, clients: async (cluster) => tracedClient(await run.clients(cluster), span) }, group, log, reconcileId);
+    const { controllerName, followUp, markSent } = await decideForKey({ ...run, clients: async (cluster) => tracedClient(await run.clients(cluster), span) }, group, log, reconcileId);
     span.setAttribute('operless.followup', followUp.type);
-    return deliver(run, log, controllerName, group.body, followUp, span);
+    const outcome = await deliver(run, log, controllerName, group.body, followUp, span);
+    if (outcome.type !== 'sent' || !markSent) return outcome;
+    try {
+      await markSent();
+      return outcome;
+    } catch (err) {
+      // Unmarked, the requeue just sent would be taken for a replaced one; running again sends and marks another.
+      log.error('could not mark the requeue just sent on the object; the records will be delivered again', { error: errorMessage(err) });
+      return { type: 'sendFailed', followUp: 'send', error: errorMessage(err) };
+    }
   });
 }
 
@@ -89,11 +104,23 @@ async function decideForKey(run: KeyRun, group: KeyGroup, log: Logger, reconcile
   const client = await clientFor(run, controller, message, log);
   if ('followUp' in client) return decide(client.followUp);
   const events = createEventRecorder({ client: client.client.with({ fieldManager: controller.fieldManager }), controller: `operless/${controller.name}`, log });
-  const ran = await reconcileWithinBudget(run, controller, group, { client: client.client, events, log, reconcileId });
-  const followUp = decideFollowUp({ message: ran.ranFor, outcome: ran.result.outcome, policy: controller.retry, now: run.now(), random: run.random, maxDelaySeconds: run.maxDelaySeconds });
+  const perKey = run.queueUrl !== undefined && isFifoQueueUrl(run.queueUrl);
+  const superseded = perKey ? { superseded: (object: KubeObject) => isSupersededRequeue(group.due, object) } : {};
+  const ran = await reconcileWithinBudget(run, controller, group, { client: client.client, events, log, reconcileId, ...superseded });
+  const decided = decideFollowUp({ message: ran.ranFor, outcome: ran.result.outcome, policy: controller.retry, now: run.now(), random: run.random, maxDelaySeconds: run.maxDelaySeconds });
+  const { followUp, mark } = perKey ? requeueStep(decided, ran.result.object, run.now()) : { followUp: decided, mark: undefined };
   run.metrics.reconcile({ controller: controller.name, label: followUp.label, durationSeconds: ran.durationMs / 1000, lagSeconds: ran.lagMs / 1000 });
   await reportReconcile(log, events, ran, followUp);
-  return decide(followUp);
+  const object = ran.result.object;
+  if (mark === undefined || !object) return decide(followUp);
+  const markClient = client.client.with({ fieldManager: controller.fieldManager });
+  return { ...decide(followUp), markSent: () => markRequeue(markClient, controller.kind, object, mark) };
+}
+
+/** Writes the pending-requeue mark (the due time of the requeue just sent) on the primary; the uid guards against a recreated object. */
+async function markRequeue(client: BoundKubeClient, kind: KindRef, object: KubeObject, due: number): Promise<void> {
+  const { name, namespace, uid } = object.metadata;
+  await client.mergePatch(kind, name, namespace, { metadata: { ...(uid ? { uid } : {}), annotations: { [REQUEUE_MARK_ANNOTATION]: String(due) } } });
 }
 
 function unknownKind(controllers: readonly Controller<KubeObject>[], message: ReconcileMessage, log: Logger): FollowUp {
@@ -144,6 +171,7 @@ interface ReconcileEnvOfKey {
   readonly events: EventRecorder;
   readonly log: Logger;
   readonly reconcileId: string;
+  readonly superseded?: (object: KubeObject) => boolean;
 }
 
 /** A reconcile as it ended within the budget, with the message it ran for. */
@@ -217,6 +245,10 @@ async function reportReconcile(log: Logger, events: EventRecorder, ran: Budgeted
     }
   } else if (followUp.label === 'error' || followUp.label === 'conflict' || followUp.label === 'throttled') {
     log.warn('reconcile failed; retrying', fields);
+  } else if (followUp.label === 'superseded') {
+    log.info('a requeue a later one replaced: acknowledged without a reconcile', { ...fields, pendingRequeueAt: requeueMarkOf(ran.result.object) });
+  } else if (followUp.label === 'requeue_merged') {
+    log.info('reconciled; its requeue merged into the pending one', { ...fields, pendingRequeueAt: requeueMarkOf(ran.result.object) });
   } else {
     log.info('reconciled', fields);
   }

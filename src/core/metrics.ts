@@ -49,8 +49,10 @@ export interface MetricsOptions {
 export function resultLabel(label: OutcomeLabel): 'success' | 'error' | 'requeue_after' {
   switch (label) {
     case 'success':
+    case 'superseded':
       return 'success';
     case 'requeue_after':
+    case 'requeue_merged':
     case 'not_due':
     case 'deferred':
       return 'requeue_after';

@@ -10,12 +10,14 @@
  *    objects, so a message of the old object never hides one of the new. When the caller
  *    passes `forLiveUid` (a batch group), the message is chosen again from the live uid
  *    before anything runs (what `ctx.message` speaks of; the caller's follow-up continues from it).
- * 3. Being deleted (`deletionTimestamp`) and carrying our finalizer → `finalize(object)`;
+ * 3. Per-key mode: a message that stands only for requeues a later one replaced → nothing
+ *    runs (`superseded`; requeue-merge.ts).
+ * 4. Being deleted (`deletionTimestamp`) and carrying our finalizer → `finalize(object)`;
  *    when it returns done (or nothing), remove the finalizer (merge patch guarded by
  *    resourceVersion); when it asks to requeue, keep the finalizer and requeue. Being
  *    deleted without our finalizer: nothing for a controller with `finalize` to do (done);
  *    a controller without `finalize` still gets `reconcile` (it may want to react).
- * 4. Otherwise ensure our finalizer (when `finalize` is given), then `reconcile(object)`.
+ * 5. Otherwise ensure our finalizer (when `finalize` is given), then `reconcile(object)`.
  *
  * Never throws: every failure becomes `{ type: 'error' }` with the live object (when it was
  * read) so the handler can record a Warning Event on it.
@@ -39,6 +41,11 @@ export interface ReconcileEnv {
   readonly log: Logger;
   readonly signal: AbortSignal;
   readonly reconcileId: string;
+  /**
+   * Per-key mode: true when the message stands only for requeues a later one replaced
+   * (requeue-merge.ts `isSupersededRequeue`), decided on the live object; then nothing runs.
+   */
+  readonly superseded?: (object: KubeObject) => boolean;
 }
 
 export interface KeyResult {
@@ -73,6 +80,7 @@ export async function reconcileKey<T extends KubeObject>(
   if (message.uid && object.metadata.uid && object.metadata.uid !== message.uid) {
     return { outcome: { type: 'gone', why: 'UidChanged' }, object, step: 'skip' };
   }
+  if (env.superseded?.(object)) return { outcome: { type: 'superseded' }, object, step: 'skip' };
   const ranFor = forLiveUid ? forLiveUid(object.metadata.uid) : message;
   const finalizer = controller.finalizer;
   const spec = controller.spec;

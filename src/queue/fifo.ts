@@ -14,9 +14,10 @@
  *   the body's hash: a hand-back or a DLQ redrive sends a body unchanged, and SQS would drop
  *   it as a duplicate of the original for 5 minutes; a duplicate delivery is harmless, a drop
  *   is a loss.)
- * - `requeueMergeId`: requeues of one key with the same reason and delay whose due times fall
+ * - `requeueMergeId`: retries of one key with the same reason and delay whose due times fall
  *   in the same delay-wide bucket share an id, so the first moved survives and SQS drops the
- *   rest (why that is sound: docs/architecture.md, "Per-key ordering").
+ *   rest (why that is sound: docs/architecture.md, "Per-key ordering"). `dueTimeMergeId`:
+ *   requeues (merged by the key's pending-requeue mark) share an id only when due at the same ms.
  *
  * FIFO queues take no per-message delay: an entry with one is refused before any request.
  * Pure, apart from the random default id.
@@ -68,7 +69,16 @@ export interface RequeueIdentity {
   readonly dueAt: number;
 }
 
-/** The deduplication id that merges equal requeues of a key (see module doc). Pure. */
+/**
+ * The deduplication id of a per-key requeue: its key and exact due time. Requeues are merged
+ * by the key's pending-requeue mark (core/requeue-merge.ts), which names a requeue by its due
+ * time; two requeues sent with one due time are the same requeue, so SQS keeps the first. Pure.
+ */
+export function dueTimeMergeId(key: string, dueAt: number): string {
+  return sha256(`${key}\nRequeue\nat\n${dueAt}`);
+}
+
+/** The deduplication id that merges equal retries of a key (see module doc). Pure. */
 export function requeueMergeId({ key, reason, delaySeconds, dueAt }: RequeueIdentity): string {
   const width = Math.max(1, Math.ceil(delaySeconds)) * 1000;
   return sha256(`${key}\n${reason}\n${width}\n${Math.floor(dueAt / width)}`);

@@ -7,18 +7,21 @@
  * Each case: the objects converge to their latest spec, nothing lands in the DLQ, nothing loops.
  * The forwarders run under the shipped ServiceAccount and RBAC, never as admin.
  *
- * The SIGKILL case runs unordered only for now (see the loop): per-key, the killed
- * invocation's records would hold their keys' FIFO groups until their visibility timeout runs
- * out and must still all come back, but its burst is not yet paced so that the kill reliably
- * falls inside it.
+ * The SIGKILL case runs in both orderings: per-key, the killed invocation's records hold their
+ * keys' FIFO groups until their visibility timeout runs out and must still all come back. Its
+ * burst is paced after the first quarter, so the kill falls inside it however late the
+ * runner's next invocation starts.
  */
 import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 import { ORDERINGS } from '../../src/contract/ordering.ts';
-import { CASE_ORDERINGS, FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, invocationsInHand, invocationsStarted, named, objectsPerCase, range, retrying, shippedWatchGaps, startMemcachedCase, titled, until, untilConverged } from './harness.ts';
+import { CASE_ORDERINGS, FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, invocationsInHand, invocationsStarted, named, objectsPerCase, range, retrying, shippedWatchGaps, sleep, startMemcachedCase, titled, until, untilConverged } from './harness.ts';
 
 const LEASES: KindRef = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', plural: 'leases', namespaced: true };
+
+/** The pace of the burst after its first quarter, until the kill: one object per this many ms. */
+const PACE_MS = 250;
 
 let env: FaultEnv;
 
@@ -33,26 +36,37 @@ after(async () => {
   await env?.stop();
 });
 
-// Unordered only for now: per-key's invocations start later in the burst (FIFO batches), and
-// in one of two full CI runs all 60 objects were created before the runner's next invocation —
-// the "killed mid-burst" precondition failed (issue 15's note: a burst paced for per-key is left).
-for (const ordering of CASE_ORDERINGS.filter((o): boolean => o === 'unordered')) {
+for (const ordering of CASE_ORDERINGS) {
   test(titled('forwarder SIGKILLed mid-burst (and the function runner mid-batch), then restarted: nothing is lost', ordering), async (t) => {
     const n = objectsPerCase(ordering === 'per-key' ? 60 : 200);
     const begun = Date.now();
     const sent = env.proxy.total();
     const { workload, fn, forwarder } = await startMemcachedCase(env, 'burst', ordering);
 
-    // The burst: create every object; kill both processes while it is still going on. Per-key's
-    // smaller burst is created two at a time, not six: six at a time, its 60 objects were all
-    // created before the runner's next invocation started.
-    const creating = workload.create(0, n, ordering === 'per-key' ? 2 : 6);
-    await until('a quarter of the burst is created', async () => workload.expected.size >= n / 4, 120_000);
+    // The burst: a quarter of the objects at once, then the rest paced one per PACE_MS until
+    // both processes are killed, then at once again. The pacing keeps the burst going until the
+    // runner's next invocation starts, however late that is: unpaced, per-key's FIFO batches
+    // once began only after all 60 objects were created, and the kill missed the burst.
+    const quarter = Math.ceil(n / 4);
+    let killed = false;
+    const creating = (async (): Promise<void> => {
+      await workload.create(0, quarter);
+      for (let i = quarter; i < n; i++) {
+        if (killed) {
+          await workload.create(i, n);
+          return;
+        }
+        await workload.create(i, i + 1, 1);
+        await sleep(PACE_MS);
+      }
+    })();
+    await until('a quarter of the burst is created', async () => workload.expected.size >= quarter, 120_000);
     // The runner is SIGKILLed in the tick its next invocation starts (its handler is running:
     // nothing of that batch can have been deleted yet), the forwarder right after.
     const started = await fn.nextLine((l) => l.msg === 'invocation started', 60_000);
     fn.child.kill('SIGKILL');
     forwarder.child.kill('SIGKILL');
+    killed = true;
     const createdAtKill = workload.expected.size;
     await Promise.all([forwarder.exited, fn.exited, fn.output]);
     // Certain, not hoped for: read after the runner's last line, the invocation it died in had
@@ -81,62 +95,67 @@ for (const ordering of CASE_ORDERINGS.filter((o): boolean => o === 'unordered'))
   });
 }
 
-test('two forwarder replicas, the leader SIGKILLed: the follower takes over and nothing is missed', async (t) => {
-  const n = objectsPerCase();
-  const started = Date.now();
-  const sent = env.proxy.total();
-  await env.startFunction('fn-ha');
-  const a = await env.startForwarder('fwd-a', { leaderElection: true, namespaces: ['ha'] });
-  await a.line(/became the leader/, 30_000);
-  const b = await env.startForwarder('fwd-b', { leaderElection: true, namespaces: ['ha'] });
-  await b.probes();
-  const workload = new MemcachedWorkload(env, 'ha');
-  await workload.createNamespace();
-  await workload.create(0, Math.floor(n / 2));
-  a.child.kill('SIGKILL');
-  await a.exited;
-  // Changes while nobody leads (the lease has not expired yet).
-  await workload.create(Math.floor(n / 2), n);
-  await workload.resize(range(0, Math.floor(n / 2)).filter((i) => i % 3 === 0), () => 2);
-  await b.line(/became the leader/, 30_000);
-  // The shipped Lease, in the forwarder's namespace, taken over under the shipped RBAC.
-  const { namespace, leaseName } = env.forwarderIdentity;
-  const lease = await env.admin.get<KubeObject & { spec?: { holderIdentity?: string } }>(LEASES, leaseName, namespace);
-  assert.equal(lease?.spec?.holderIdentity, 'fwd-b', `the follower holds the Lease ${namespace}/${leaseName}`);
-  const result = await assertNothingLost(env, workload, { timeoutMs: 180_000 });
-  t.diagnostic(caseLine('leader SIGKILL, follower takes over', started, sent, env, result, `${n} objects; Lease ${namespace}/${leaseName}`));
-  assert.equal(result.converged, n);
-  await b.stop();
-  await env.stopFunctions();
-});
-
-test('watch history compacted while the forwarder is frozen: its watch gets 410 Gone, it relists, nothing is missed', async (t) => {
-  const n = objectsPerCase();
-  const started = Date.now();
-  const sent = env.proxy.total();
-  await env.startFunction('fn-410');
-  const forwarder = await env.startForwarder('fwd-410', { namespaces: ['gone'] });
-  await forwarder.probes();
-  const workload = new MemcachedWorkload(env, 'gone');
-  await workload.createNamespace();
-  await workload.create(0, n);
-  await untilConverged(workload);
-
-  // Freeze the forwarder; change objects it will never see as watch events; compact etcd
-  // and restart the API server (its watch cache starts at the compacted revision).
-  forwarder.child.kill('SIGSTOP');
-  const changed = range(0, n).filter((i) => i % 2 === 0);
-  await workload.resize(changed, () => 2);
-  await env.cp.compactEtcd();
-  await env.cp.restartApiServer();
-  forwarder.child.kill('SIGCONT');
-  await retrying(async () => {
-    const relists = await forwarder.metric('operless_forwarder_relists_total');
-    assert.ok(relists > 0, 'the forwarder relisted after 410 Gone');
+for (const ordering of CASE_ORDERINGS) {
+  test(titled('two forwarder replicas, the leader SIGKILLed: the follower takes over and nothing is missed', ordering), async (t) => {
+    const n = objectsPerCase(ordering === 'per-key' ? 60 : 200);
+    const namespace = named('ha', ordering);
+    const started = Date.now();
+    const sent = env.proxy.total();
+    await env.startFunction(named('fn-ha', ordering), { ordering });
+    const a = await env.startForwarder(named('fwd-a', ordering), { ordering, leaderElection: true, namespaces: [namespace] });
+    await a.line(/became the leader/, 30_000);
+    const b = await env.startForwarder(named('fwd-b', ordering), { ordering, leaderElection: true, namespaces: [namespace] });
+    await b.probes();
+    const workload = new MemcachedWorkload(env, namespace);
+    await workload.createNamespace();
+    await workload.create(0, Math.floor(n / 2));
+    a.child.kill('SIGKILL');
+    await a.exited;
+    // Changes while nobody leads (the lease has not expired yet).
+    await workload.create(Math.floor(n / 2), n);
+    await workload.resize(range(0, Math.floor(n / 2)).filter((i) => i % 3 === 0), () => 2);
+    await b.line(/became the leader/, 30_000);
+    // The shipped Lease, in the forwarder's namespace, taken over under the shipped RBAC.
+    const { namespace: leaseNamespace, leaseName } = env.forwarderIdentity;
+    const lease = await env.admin.get<KubeObject & { spec?: { holderIdentity?: string } }>(LEASES, leaseName, leaseNamespace);
+    assert.equal(lease?.spec?.holderIdentity, named('fwd-b', ordering), `the follower holds the Lease ${leaseNamespace}/${leaseName}`);
+    const result = await assertNothingLost(env, workload, { timeoutMs: 180_000, ordering });
+    t.diagnostic(caseLine(titled('leader SIGKILL, follower takes over', ordering), started, sent, env, result, `${n} objects; Lease ${leaseNamespace}/${leaseName}`));
+    assert.equal(result.converged, n);
+    await b.stop();
+    await env.stopFunctions();
   });
-  const result = await assertNothingLost(env, workload, { timeoutMs: 180_000 });
-  t.diagnostic(caseLine('etcd compacted → 410 Gone → relist', started, sent, env, result, `${n} objects, ${changed.length} changed unseen`));
-  assert.equal(result.converged, n);
-  await forwarder.stop();
-  await env.stopFunctions();
-});
+}
+
+for (const ordering of CASE_ORDERINGS) {
+  test(titled('watch history compacted while the forwarder is frozen: its watch gets 410 Gone, it relists, nothing is missed', ordering), async (t) => {
+    const n = objectsPerCase(ordering === 'per-key' ? 60 : 200);
+    const started = Date.now();
+    const sent = env.proxy.total();
+    await env.startFunction(named('fn-410', ordering), { ordering });
+    const forwarder = await env.startForwarder(named('fwd-410', ordering), { ordering, namespaces: [named('gone', ordering)] });
+    await forwarder.probes();
+    const workload = new MemcachedWorkload(env, named('gone', ordering));
+    await workload.createNamespace();
+    await workload.create(0, n);
+    await untilConverged(workload);
+
+    // Freeze the forwarder; change objects it will never see as watch events; compact etcd
+    // and restart the API server (its watch cache starts at the compacted revision).
+    forwarder.child.kill('SIGSTOP');
+    const changed = range(0, n).filter((i) => i % 2 === 0);
+    await workload.resize(changed, () => 2);
+    await env.cp.compactEtcd();
+    await env.cp.restartApiServer();
+    forwarder.child.kill('SIGCONT');
+    await retrying(async () => {
+      const relists = await forwarder.metric('operless_forwarder_relists_total');
+      assert.ok(relists > 0, 'the forwarder relisted after 410 Gone');
+    });
+    const result = await assertNothingLost(env, workload, { timeoutMs: 180_000, ordering });
+    t.diagnostic(caseLine(titled('etcd compacted → 410 Gone → relist', ordering), started, sent, env, result, `${n} objects, ${changed.length} changed unseen`));
+    assert.equal(result.converged, n);
+    await forwarder.stop();
+    await env.stopFunctions();
+  });
+}

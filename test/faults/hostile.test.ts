@@ -20,15 +20,15 @@ import { DEPLOYMENTS, SERVICES } from '../../src/memcached/desired.ts';
 import { MEMCACHED } from '../../src/memcached/types.ts';
 import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 import { replayFromEnv, replayLine } from '../support/fast-check.ts';
-import { FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, objectsPerCase, range, until } from './harness.ts';
+import { ORDERINGS } from '../../src/contract/ordering.ts';
+import { CASE_ORDERINGS, FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, named, objectsPerCase, range, titled, until } from './harness.ts';
 
-const NAMESPACE = 'hostile';
 const MC_API = MEMCACHED.apiVersion;
 
 let env: FaultEnv;
 
 before(async () => {
-  env = await FaultEnv.start({});
+  env = await FaultEnv.start({ orderings: ORDERINGS });
   env.startSimulator();
 });
 afterEach(async () => {
@@ -84,8 +84,8 @@ function randomChildren(workloadNames: readonly string[], seed: number, count: n
   }));
 }
 
-function body(kind: KindRef, metadata: Record<string, unknown>): KubeObject {
-  const meta = { ...metadata, namespace: NAMESPACE } as KubeObject['metadata'];
+function body(kind: KindRef, metadata: Record<string, unknown>, namespace: string): KubeObject {
+  const meta = { ...metadata, namespace } as KubeObject['metadata'];
   if (kind === MEMCACHED) return { apiVersion: MC_API, kind: 'Memcached', metadata: meta, spec: { size: 1 } } as KubeObject;
   if (kind === SERVICES) return { apiVersion: 'v1', kind: 'Service', metadata: meta, spec: { clusterIP: 'None', ports: [{ port: 11211 }] } } as KubeObject;
   return {
@@ -94,53 +94,56 @@ function body(kind: KindRef, metadata: Record<string, unknown>): KubeObject {
   } as KubeObject;
 }
 
-test('hostile children and primaries beside a workload: every valid object converges, nothing reaches the DLQ, the forwarder stays up and counts every drop', async (t) => {
-  const n = Math.min(60, objectsPerCase());
-  const seed = replayFromEnv().seed ?? Math.floor(Math.random() * 0x7fffffff);
-  const replay = replayLine(seed, undefined);
-  const started = Date.now();
-  const sent = env.proxy.total();
-  await env.startFunction('fn-hostile');
-  const forwarder = await env.startForwarder('fwd-hostile', { namespaces: [NAMESPACE] });
-  await forwarder.probes();
-  const workload = new MemcachedWorkload(env, NAMESPACE);
-  await workload.createNamespace();
-  const names = range(0, n).map((i) => MemcachedWorkload.objectName(i));
+for (const ordering of CASE_ORDERINGS) {
+  test(titled('hostile children and primaries beside a workload: every valid object converges, nothing reaches the DLQ, the forwarder stays up and counts every drop', ordering), async (t) => {
+    const n = Math.min(ordering === 'per-key' ? 30 : 60, objectsPerCase());
+    const seed = replayFromEnv().seed ?? Math.floor(Math.random() * 0x7fffffff);
+    const replay = replayLine(seed, undefined);
+    const started = Date.now();
+    const sent = env.proxy.total();
+    const namespace = named('hostile', ordering);
+    await env.startFunction(named('fn-hostile', ordering), { ordering });
+    const forwarder = await env.startForwarder(named('fwd-hostile', ordering), { ordering, namespaces: [namespace] });
+    await forwarder.probes();
+    const workload = new MemcachedWorkload(env, namespace);
+    await workload.createNamespace();
+    const names = range(0, n).map((i) => MemcachedWorkload.objectName(i));
 
-  let accepted = 0;
-  let refused = 0;
-  const write = async (h: Hostile) => {
-    try {
-      await env.admin.create(h.kind, body(h.kind, h.metadata));
-      accepted++;
-    } catch (err) {
-      const status = (err as { status?: number }).status ?? 0;
-      if (status < 400 || status >= 500) throw err;
-      refused++; // the API server refused it: nothing for the forwarder to see
-    }
-  };
-  // Interleaved: a third of the workload, the edge cases, more of it, the random children, the rest with resizes.
-  const third = Math.ceil(n / 3);
-  await workload.create(0, third);
-  for (const h of edgeCases(names)) await write(h);
-  await workload.create(third, 2 * third);
-  for (const h of randomChildren(names, seed, 30)) await write(h);
-  await workload.create(2 * third, n);
-  await workload.resize(range(0, n).filter((i) => i % 4 === 0), () => 2);
+    let accepted = 0;
+    let refused = 0;
+    const write = async (h: Hostile) => {
+      try {
+        await env.admin.create(h.kind, body(h.kind, h.metadata, namespace));
+        accepted++;
+      } catch (err) {
+        const status = (err as { status?: number }).status ?? 0;
+        if (status < 400 || status >= 500) throw err;
+        refused++; // the API server refused it: nothing for the forwarder to see
+      }
+    };
+    // Interleaved: a third of the workload, the edge cases, more of it, the random children, the rest with resizes.
+    const third = Math.ceil(n / 3);
+    await workload.create(0, third);
+    for (const h of edgeCases(names)) await write(h);
+    await workload.create(third, 2 * third);
+    for (const h of randomChildren(names, seed, 30)) await write(h);
+    await workload.create(2 * third, n);
+    await workload.resize(range(0, n).filter((i) => i % 4 === 0), () => 2);
 
-  const result = await assertNothingLost(env, workload, { timeoutMs: 240_000 });
-  assert.equal(result.converged, n, replay);
-  assert.equal(forwarder.child.exitCode, null, `the forwarder never exited (${replay})`);
-  assert.equal((await fetch(`${await forwarder.probes()}/readyz`)).status, 200, `the forwarder is ready (${replay})`);
-  const dropped = await forwarder.metric('operless_forwarder_events_dropped_total');
-  // At least the edge cases' four unnameable owners (Bad_Name, 254 characters, 129-character uid, 1 MB name); their
-  // deletion by the garbage collector is dropped again.
-  assert.ok(dropped >= 4, `the unnameable owners were dropped and counted (${dropped}; ${replay})`);
-  await until('every drop has its WARN line', async () => forwarder.lines.filter((l) => l.level === 'warn' && /change dropped/.test(String(l.msg))).length === await forwarder.metric('operless_forwarder_events_dropped_total'), 30_000);
-  const errors = forwarder.lines.filter((l) => l.level === 'error');
-  assert.deepEqual(errors, [], `no ERROR line from the forwarder (${replay})`);
-  t.diagnostic(caseLine('hostile objects beside a workload', started, sent, env, result,
-    `${n} objects; ${accepted} hostile objects accepted, ${refused} refused by the API server; ${dropped} changes dropped with a reason; seed ${seed}`));
-  await forwarder.stop();
-  await env.stopFunctions();
-});
+    const result = await assertNothingLost(env, workload, { timeoutMs: 240_000, ordering });
+    assert.equal(result.converged, n, replay);
+    assert.equal(forwarder.child.exitCode, null, `the forwarder never exited (${replay})`);
+    assert.equal((await fetch(`${await forwarder.probes()}/readyz`)).status, 200, `the forwarder is ready (${replay})`);
+    const dropped = await forwarder.metric('operless_forwarder_events_dropped_total');
+    // At least the edge cases' four unnameable owners (Bad_Name, 254 characters, 129-character uid, 1 MB name); their
+    // deletion by the garbage collector is dropped again.
+    assert.ok(dropped >= 4, `the unnameable owners were dropped and counted (${dropped}; ${replay})`);
+    await until('every drop has its WARN line', async () => forwarder.lines.filter((l) => l.level === 'warn' && /change dropped/.test(String(l.msg))).length === await forwarder.metric('operless_forwarder_events_dropped_total'), 30_000);
+    const errors = forwarder.lines.filter((l) => l.level === 'error');
+    assert.deepEqual(errors, [], `no ERROR line from the forwarder (${replay})`);
+    t.diagnostic(caseLine(titled('hostile objects beside a workload', ordering), started, sent, env, result,
+      `${n} objects; ${accepted} hostile objects accepted, ${refused} refused by the API server; ${dropped} changes dropped with a reason; seed ${seed}`));
+    await forwarder.stop();
+    await env.stopFunctions();
+  });
+}

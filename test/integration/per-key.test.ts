@@ -5,10 +5,11 @@
  *
  * - Two runners and a burst of duplicated messages on one key: no two reconciles of the key
  *   overlap in time (each reconcile logs its start and end).
- * - A requeue storm: 100 reconciles of one key, each returning `requeueAfter(d)`, leave at
- *   most ⌈S / d⌉ + 1 messages of the key in the work queue after the mover ran (S: the time
- *   the storm took), and at least one — the chain is never lost. d is a few seconds, not 30,
- *   to keep the test short; the bucket arithmetic for any d is test/unit/queue/fifo.test.ts.
+ * - A requeue storm: 100 reconciles of one key, each returning `requeueAfter(30)`, leave
+ *   exactly one requeue in the delay queue, named by the object's pending-requeue mark
+ *   (requeue-merge.ts); a replaced requeue is acknowledged without a reconcile; the marked
+ *   one, once due (the handler's clock moved on rather than waiting 30 s), is reconciled and
+ *   its own requeue becomes the pending one.
  * - A poisoned key (its reconcile always fails) blocks no other key, and reaches the DLQ with
  *   its reason after its retries went through the delay queue.
  * - A requeue longer than the longest delay goes through the re-delay chain (delay queue,
@@ -24,7 +25,8 @@ import * as sdk from '@aws-sdk/client-sqs';
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { startBroker, startControlPlane, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { buildSqsEvent, createLambdaContext, queueArnFromUrl, startLambdaRunner, type LambdaRunner } from '../../src/local/lambda-runner.ts';
-import { encodeMessage, newMessage, objectKey } from '../../src/contract/message.ts';
+import { decodeMessage, encodeMessage, followUp, newMessage, objectKey, type ReconcileMessage } from '../../src/contract/message.ts';
+import { requeueMarkOf } from '../../src/contract/requeue-mark.ts';
 import { DLQ_ATTRIBUTE_REASON } from '../../src/contract/dlq.ts';
 import { defineController } from '../../src/core/controller.ts';
 import { toSqsHandler, type SqsBatchHandler } from '../../src/core/handler.ts';
@@ -41,7 +43,8 @@ import { noMetrics } from '../../src/core/metrics.ts';
 const CONFIGMAP: KindRef = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 const NS = 'default';
 const CLUSTER = 'it';
-const POLL_SECONDS = 4;
+/** The storm's `requeueAfter`, the issue's figure. */
+const POLL_SECONDS = 30;
 /** The longest single delay in the long-requeue test, and the requeue it asks for. */
 const LOWERED_MAX_DELAY_SECONDS = 2;
 const LONG_REQUEUE_SECONDS = 5;
@@ -67,7 +70,7 @@ async function perKeyQueues(): Promise<Queues> {
 /** Each reconcile's start and end, per key. */
 interface Span { key: string; start: number; end: number }
 
-function handlerFor(queues: Queues, spans: Span[], options: { maxDelaySeconds?: number; log?: Logger } = {}): SqsBatchHandler {
+function handlerFor(queues: Queues, spans: Span[], options: { maxDelaySeconds?: number; log?: Logger; now?: () => number } = {}): SqsBatchHandler {
   const controller = defineController<KubeObject & { data?: Record<string, string> }>({
     ...CONFIGMAP,
     async reconcile(cm) {
@@ -98,6 +101,7 @@ function handlerFor(queues: Queues, spans: Span[], options: { maxDelaySeconds?: 
     clients: createClientFactory({ env: { OPERLESS_KUBECONFIG: cp.kubeconfigPath, OPERLESS_CLUSTER: CLUSTER } }),
     sender: createSqsSender(sqs), log: options.log ?? silentLogger, metrics: noMetrics,
     ...(options.maxDelaySeconds ? { maxDelaySeconds: options.maxDelaySeconds } : {}),
+    ...(options.now ? { now: options.now } : {}),
   });
 }
 
@@ -107,6 +111,12 @@ async function configMap(behaviour: string): Promise<KubeObject> {
 
 const messageOf = (cm: KubeObject, reason: 'Modified' | 'Owned' = 'Modified') =>
   encodeMessage(newMessage({ cluster: CLUSTER, apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: cm.metadata.name, uid: cm.metadata.uid }, reason));
+
+function decodeOk(body: string): ReconcileMessage {
+  const decoded = decodeMessage(body);
+  assert.ok(decoded.ok);
+  return decoded.message;
+}
 
 async function depth(url: string) {
   const a = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] }))).Attributes ?? {};
@@ -162,33 +172,46 @@ test('two runners, a burst of duplicated messages on one key: its reconciles nev
   assert.ok(spans.some((s) => s.key === other.metadata.name), 'the other key was reconciled too');
 });
 
-test(`a requeue storm: 100 reconciles returning requeueAfter(${POLL_SECONDS}) leave at most ⌈S/d⌉+1 pending requeues of the key, and at least one`, async (t) => {
+test(`a requeue storm: 100 reconciles returning requeueAfter(${POLL_SECONDS}) leave exactly one pending requeue of the key, marked on the object; a replaced requeue is never reconciled`, async (t) => {
   const queues = await perKeyQueues();
   const spans: Span[] = [];
   const storm = await configMap('poll');
   const handler = handlerFor(queues, spans);
   const source = { eventSourceARN: queueArnFromUrl(queues.work, broker.region), awsRegion: broker.region };
-  const started = Date.now();
-  for (let i = 0; i < 100; i++) {
-    const event = buildSqsEvent([{ MessageId: randomUUID(), ReceiptHandle: 'r', Body: messageOf(storm), Attributes: { MessageGroupId: objectKey({ cluster: CLUSTER, apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: storm.metadata.name }) } }], source);
-    const response = await handler(event, createLambdaContext({ functionName: 'cm', region: broker.region, requestId: `storm-${i}`, deadline: Date.now() + 30_000, memoryLimitMB: 512 }));
+  const group = objectKey({ cluster: CLUSTER, apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: storm.metadata.name });
+  const deliver = async (h: SqsBatchHandler, body: string, id: string) => {
+    const event = buildSqsEvent([{ MessageId: randomUUID(), ReceiptHandle: 'r', Body: body, Attributes: { MessageGroupId: group } }], source);
+    const response = await h(event, createLambdaContext({ functionName: 'cm', region: broker.region, requestId: id, deadline: Date.now() + 30_000, memoryLimitMB: 512 }));
     assert.deepEqual(response.batchItemFailures, []);
-  }
-  const stormSeconds = (Date.now() - started) / 1000;
+  };
+  const started = Date.now();
+  for (let i = 0; i < 100; i++) await deliver(handler, messageOf(storm), `storm-${i}`);
+  const stormMs = Date.now() - started;
   assert.equal(spans.length, 100);
-  const mover = await startLambdaRunner({ queueUrl: queues.delay, sqs, handler: toDelayMoverHandler({ queueUrl: queues.work, delayQueueUrl: queues.delay, sender: createSqsSender(sqs), log: silentLogger }), maxConcurrency: 2, logger: silentLogger });
-  try {
-    await waitFor('the delay queue drained into the work queue', () => empty(queues.delay), 60);
-  } finally {
-    await mover.stop();
-  }
-  const pending = (await depth(queues.work)).visible;
-  const bound = Math.ceil(stormSeconds / POLL_SECONDS) + 1;
-  t.diagnostic(`storm of 100 reconciles took ${stormSeconds.toFixed(1)} s; ${pending} requeue(s) pending in the work queue (bound ${bound})`);
-  assert.ok(pending >= 1, 'the requeue chain survives');
-  assert.ok(pending <= bound, `${pending} requeues pending after a storm of ${stormSeconds.toFixed(1)} s (bound ${bound})`);
-  const got = (await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.work, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['All'] }))).Messages ?? [];
-  assert.ok(got.every((m) => m.Body?.includes(storm.metadata.name) && m.Body.includes('"Requeue"')));
+  assert.ok(stormMs < (POLL_SECONDS - 2) * 1000, `the storm (${stormMs} ms) is shorter than the requeue, so every requeue after the first is due after the pending one`);
+
+  // Exactly one requeue waits in the delay queue, and the object's mark names its due time.
+  const pending = await depth(queues.delay);
+  assert.equal(pending.visible + pending.inFlight + pending.delayed, 1, `one pending requeue of the key (${JSON.stringify(pending)})`);
+  const mark = requeueMarkOf(await admin.get(CONFIGMAP, storm.metadata.name, NS));
+  assert.ok(mark !== undefined && mark >= started + POLL_SECONDS * 1000 && mark <= started + stormMs + POLL_SECONDS * 1000 + 1000, `the mark (${mark}) is the first requeue's due time`);
+  t.diagnostic(`storm of 100 reconciles took ${stormMs} ms; 1 requeue pending, due ${mark - started} ms after the storm began`);
+
+  // A requeue a later one replaced (due, but not the marked one) is acknowledged without a reconcile.
+  const requeue = (notBefore: number) => encodeMessage(followUp(decodeOk(messageOf(storm)), { reason: 'Requeue', attempt: 0, notBefore }));
+  await deliver(handler, requeue(Date.now() - 1000), 'replaced');
+  assert.equal(spans.length, 100, 'the replaced requeue ran no reconcile');
+
+  // When the marked one is due (the clock moved past it), it is reconciled, and the requeue it
+  // returns becomes the pending one: a second delivery of the old one is then replaced too.
+  const later = () => Date.now() + (POLL_SECONDS + 1) * 1000;
+  const whenDue = handlerFor(queues, spans, { now: later });
+  await deliver(whenDue, requeue(mark), 'marked');
+  assert.equal(spans.length, 101, 'the marked requeue was reconciled');
+  const next = requeueMarkOf(await admin.get(CONFIGMAP, storm.metadata.name, NS));
+  assert.ok(next !== undefined && next > mark + POLL_SECONDS * 1000, `the new mark (${next}) is the next requeue's due time`);
+  await deliver(whenDue, requeue(mark), 'marked-again');
+  assert.equal(spans.length, 101, 'a second delivery of the consumed requeue ran no reconcile');
 });
 
 test('a poisoned key blocks no other key and reaches the DLQ with its reason', async () => {

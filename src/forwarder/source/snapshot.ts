@@ -11,11 +11,13 @@
  * reason) without keeping a megabyte per object. Strings many objects share (namespaces, the
  * controller's apiVersion and kind) are kept once (`interned`, a pool of bounded size: values
  * past it are kept per object, so no input grows it without bound), and a controller named
- * like its object keeps the object's name string.
+ * like its object keeps the object's name string. The annotations compared leave out the
+ * function's pending-requeue mark (contract/requeue-mark.ts): its writes never trigger.
  */
 import { createHash } from 'node:crypto';
 import { MAX_FIELD_LENGTH } from '../../contract/message.ts';
 import { fieldValue } from '../../contract/related.ts';
+import { withoutRequeueMark } from '../../contract/requeue-mark.ts';
 
 export interface ControllerRef {
   readonly apiVersion: string;
@@ -139,7 +141,8 @@ export function snapshotOf(object: Record<string, unknown>, fields: readonly str
     resourceVersion: typeof meta.resourceVersion === 'string' ? meta.resourceVersion : '',
     ...(typeof meta.generation === 'number' ? { generation: meta.generation } : { content: contentDigest(object) }),
     labels: digest(meta.labels),
-    annotations: digest(meta.annotations),
+    // Without the function's own pending-requeue mark: writing it is bookkeeping, not a change to reconcile.
+    annotations: digest(withoutRequeueMark(meta.annotations)),
     finalizers: digest(meta.finalizers),
     ownerReferences: digest(meta.ownerReferences),
     deleting: typeof meta.deletionTimestamp === 'string' && meta.deletionTimestamp !== '',

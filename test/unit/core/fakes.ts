@@ -75,12 +75,15 @@ export function fakeCluster(): FakeCluster {
       maybeFail('mergePatch');
       const existing = objects.get(keyOf(kind, name, namespace));
       if (!existing) throw notFound(kind, name);
-      const p = patch as { metadata?: { resourceVersion?: string; finalizers?: string[] } } & Record<string, unknown>;
+      const p = patch as { metadata?: { resourceVersion?: string; finalizers?: string[]; annotations?: Record<string, string | null> } } & Record<string, unknown>;
       if (p.metadata?.resourceVersion && p.metadata.resourceVersion !== existing.metadata.resourceVersion) {
         throw new KubeApiError({ status: 409, reason: 'Conflict', message: 'the object has been modified', request: 'PATCH' });
       }
       const { metadata, ...rest } = p;
-      const next = { ...existing, ...clone(rest), metadata: { ...existing.metadata, ...(metadata?.finalizers ? { finalizers: metadata.finalizers } : {}) } };
+      const annotations = metadata?.annotations
+        ? Object.fromEntries(Object.entries({ ...existing.metadata.annotations, ...metadata.annotations }).filter((e): e is [string, string] => e[1] !== null))
+        : undefined;
+      const next = { ...existing, ...clone(rest), metadata: { ...existing.metadata, ...(metadata?.finalizers ? { finalizers: metadata.finalizers } : {}), ...(annotations ? { annotations } : {}) } };
       if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0) {
         objects.delete(keyOf(kind, name, namespace));
         return clone(next) as never;

@@ -7,14 +7,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SQSEvent } from 'aws-lambda';
-import { encodeMessage, followUp, newMessage, objectKey, type ReconcileMessage } from '../../../src/contract/message.ts';
+import { decodeMessage, encodeMessage, followUp, newMessage, objectKey, type ReconcileMessage } from '../../../src/contract/message.ts';
 import { defineController } from '../../../src/core/controller.ts';
 import { toSqsHandler } from '../../../src/core/handler.ts';
 import { moveOf, toDelayMoverHandler } from '../../../src/core/mover.ts';
 import { requeueAfter } from '../../../src/core/result.ts';
 import { noMetrics } from '../../../src/core/metrics.ts';
-import { MERGE_ID_ATTRIBUTE, requeueMergeId } from '../../../src/queue/fifo.ts';
+import { dueTimeMergeId, MERGE_ID_ATTRIBUTE } from '../../../src/queue/fifo.ts';
+import { REQUEUE_MARK_ANNOTATION, requeueMarkOf } from '../../../src/contract/requeue-mark.ts';
 import { silentLogger } from '../../../src/observability/log.ts';
+import { KubeApiError } from '../../../src/kube/errors.ts';
 import { fakeCluster, lambdaContext, recordingSender, sqsRecord } from './fakes.ts';
 
 const WORK = 'http://q/000000000000/work.fifo';
@@ -22,8 +24,9 @@ const DELAY = 'http://q/000000000000/work-delay';
 const DLQ = 'http://q/000000000000/work-dlq.fifo';
 const WIDGET = { apiVersion: 'test.operless.dev/v1', kind: 'Widget', plural: 'widgets', namespaced: true } as const;
 
-function perKey(reconcile: () => Promise<ReturnType<typeof requeueAfter>>, options: { delayQueueUrl?: string | undefined; now?: () => number } = {}) {
+function perKey(reconcile: () => Promise<ReturnType<typeof requeueAfter>>, options: { delayQueueUrl?: string | undefined; now?: () => number; failMergePatch?: boolean } = {}) {
   const cluster = fakeCluster();
+  if (options.failMergePatch) cluster.failNext('mergePatch', new KubeApiError({ status: 500, reason: 'InternalError', message: 'etcd is away', request: 'PATCH' }), 5);
   const sender = recordingSender();
   const widget = cluster.put(WIDGET, { apiVersion: WIDGET.apiVersion, kind: 'Widget', metadata: { name: 'a', namespace: 'ns' }, spec: {} });
   let clock = 1_700_000_000_000;
@@ -36,26 +39,49 @@ function perKey(reconcile: () => Promise<ReturnType<typeof requeueAfter>>, optio
     const event: SQSEvent = { Records: [sqsRecord(encodeMessage(m))] };
     return (await handler(event, lambdaContext(remainingMs))).batchItemFailures.length;
   };
-  return { sender, message, run, advance: (ms: number) => { clock += ms; }, now: () => clock };
+  return {
+    sender, message, run, advance: (ms: number) => { clock += ms; }, now: () => clock,
+    object: () => cluster.read(WIDGET, 'a', 'ns'), requests: () => cluster.requests,
+  };
 }
 
-test('per-key: requeueAfter goes to the delay queue with its delay and merge id; equal requeues due in one bucket share the id', async () => {
+test('per-key: requeueAfter goes to the delay queue with its delay, due time and due-time merge id, and is marked on the object; while it is pending, the next is merged', async () => {
   const s = perKey(async () => requeueAfter(30));
   assert.equal(await s.run(s.message), 0);
+  const dueAt = s.now() + 30_000;
   s.advance(2_000);
   assert.equal(await s.run(s.message), 0);
+  assert.equal(s.sender.sent.length, 1, 'the second requeue merged into the pending one');
+  const [sent] = s.sender.sent;
+  assert.equal(sent!.queueUrl, DELAY);
+  assert.equal(sent!.delaySeconds, 30);
+  assert.equal(sent!.attributes?.[MERGE_ID_ATTRIBUTE], dueTimeMergeId(objectKey(s.message), dueAt));
+  const body = decodeMessage(sent!.body);
+  assert.ok(body.ok && body.message.reason === 'Requeue' && body.message.notBefore === dueAt);
+  assert.equal(requeueMarkOf(s.object()), dueAt);
+  assert.ok(s.requests().some((r) => r.startsWith('mergePatch Widget a') && r.includes(REQUEUE_MARK_ANNOTATION)));
+});
+
+test('per-key: when the marked requeue is due it is reconciled and its own requeue is marked; a replaced one is acknowledged without a reconcile', async () => {
+  let reconciles = 0;
+  const s = perKey(async () => { reconciles++; return requeueAfter(30); });
+  assert.equal(await s.run(s.message), 0);
+  const first = decodeMessage(s.sender.sent[0]!.body);
+  assert.ok(first.ok);
+  s.advance(31_000);
+  assert.equal(await s.run(first.message), 0);
+  assert.equal(reconciles, 2);
   assert.equal(s.sender.sent.length, 2);
-  const [first, second] = s.sender.sent;
-  for (const sent of [first!, second!]) {
-    assert.equal(sent.queueUrl, DELAY);
-    assert.equal(sent.delaySeconds, 30);
-  }
-  const id = first!.attributes?.[MERGE_ID_ATTRIBUTE];
-  const dueAt = s.now() - 2_000 + 30_000;
-  assert.equal(id, requeueMergeId({ key: objectKey(s.message), reason: 'Requeue', delaySeconds: 30, dueAt }));
-  // Due 2 s apart: the same bucket unless a 30 s boundary falls between them.
-  const sameBucket = Math.floor(dueAt / 30_000) === Math.floor((dueAt + 2_000) / 30_000);
-  assert.equal(second!.attributes?.[MERGE_ID_ATTRIBUTE] === id, sameBucket);
+  assert.equal(requeueMarkOf(s.object()), s.now() + 30_000);
+  assert.equal(await s.run(first.message), 0, 'SQS delivered the consumed requeue again');
+  assert.equal(reconciles, 2, 'the replaced requeue ran no reconcile');
+  assert.equal(s.sender.sent.length, 2);
+});
+
+test('per-key: a mark that cannot be written fails the key (its records come back), after the requeue was sent', async () => {
+  const s = perKey(async () => requeueAfter(30), { failMergePatch: true });
+  assert.equal(await s.run(s.message), 1);
+  assert.equal(s.sender.sent.length, 1, 'sent first, so a mark never names a message the queue did not take');
 });
 
 test('per-key: a retry goes to the delay queue with a merge id; a hand-back goes straight to the work queue, unmerged', async () => {

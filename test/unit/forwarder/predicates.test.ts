@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { changedAspects, shouldForwardUpdate } from '../../../src/forwarder/route/predicates.ts';
 import { snapshotOf, type ObjectSnapshot } from '../../../src/forwarder/source/snapshot.ts';
 import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS } from '../../../src/forwarder/config.ts';
+import { REQUEUE_MARK_ANNOTATION } from '../../../src/contract/requeue-mark.ts';
 
 function obj(meta: Record<string, unknown>, rest: Record<string, unknown> = {}): ObjectSnapshot {
   const s = snapshotOf({ metadata: { uid: 'u1', name: 'a', namespace: 'ns', resourceVersion: '1', generation: 1, ...meta }, ...rest });
@@ -27,6 +28,17 @@ test('a status-only update of a primary is dropped by default', () => {
   assert.equal(shouldForwardUpdate(DEFAULT_PRIMARY_TRIGGERS, before, after), false);
   assert.equal(shouldForwardUpdate(DEFAULT_OWNED_TRIGGERS, before, after), true, 'owned objects forward status changes');
   assert.equal(shouldForwardUpdate(['status'], before, after), true, 'configurable');
+});
+
+test('the function writing its pending-requeue mark changes no aspect but the resourceVersion: no reconcile by default', () => {
+  const before = obj({ annotations: { keep: 'x' } });
+  const marked = obj({ resourceVersion: '2', annotations: { keep: 'x', [REQUEUE_MARK_ANNOTATION]: '1700000000000' } });
+  const moved = obj({ resourceVersion: '3', annotations: { keep: 'x', [REQUEUE_MARK_ANNOTATION]: '1700000030000' } });
+  assert.deepEqual([...changedAspects(before, marked)], ['any']);
+  assert.deepEqual([...changedAspects(marked, moved)], ['any']);
+  assert.equal(shouldForwardUpdate(DEFAULT_PRIMARY_TRIGGERS, before, marked), false);
+  const edited = obj({ resourceVersion: '4', annotations: { keep: 'y', [REQUEUE_MARK_ANNOTATION]: '1700000030000' } });
+  assert.equal(shouldForwardUpdate(DEFAULT_PRIMARY_TRIGGERS, moved, edited), true, 'another annotation still counts');
 });
 
 test('generation, labels, annotations and deletion each pass the primary predicate; a finalizer change only when asked for', () => {

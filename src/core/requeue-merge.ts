@@ -1,0 +1,71 @@
+/**
+ * Per-key mode's requeue merge: at most one pending requeue of a key, the earliest due — what
+ * controller-runtime's work queue gives `AddAfter` (docs/architecture.md, "Per-key ordering").
+ *
+ * The pending requeue is named on the primary by its due time (contract/requeue-mark.ts, the
+ * `operless.dev/requeue-at` annotation), and every requeue carries its due time as
+ * `notBefore`. In per-key mode no two reconciles of a key overlap, so the mark read with the
+ * live object at the start of a reconcile is the one in force until that reconcile ends.
+ *
+ * - *Merge* (`requeueStep`): a `requeueAfter` due no earlier than the marked one, while the
+ *   marked one is still more than `MARK_MARGIN_MS` ahead (so not yet reconciled, whatever the
+ *   clocks of two invocations say), sends nothing: the marked requeue comes first and its
+ *   reconcile sees newer state. Otherwise the requeue is sent and then marked — sent first,
+ *   so a mark never names a message the queue did not accept (a failed mark write fails the
+ *   key: its records come back and the reconcile runs again). A marked one due within the
+ *   margin may already have run, so it is replaced by one due 1 ms after it: the earliest due
+ *   survives, to within that millisecond.
+ * - *Supersede* (`isSupersededRequeue`): a `Requeue` message that is not the marked one is an
+ *   older requeue a later one replaced (each sent requeue was marked when sent): it is
+ *   acknowledged without a reconcile — logged and counted, never silently.
+ * - A mark in the past never holds anything back: a requeue is merged only into one still
+ *   ahead, so a stale mark (its requeue reconciled, or a tenant's edit) delays nothing past its
+ *   own due time. Removing the mark is never needed.
+ *
+ * Cost: one merge patch of the primary's metadata per requeue sent (a poll every 30 s: one
+ * write per poll); merged and superseded requeues cost nothing. The forwarder ignores the
+ * mark, so the write triggers no reconcile. Pure.
+ */
+import type { ReconcileMessage } from '../contract/message.ts';
+import { requeueMarkOf } from '../contract/requeue-mark.ts';
+import type { KubeObject } from '../kube/types.ts';
+import type { FollowUp } from './followup.ts';
+
+/** How far ahead a marked requeue must still be to take a later one: more than clock skew between invocations. */
+export const MARK_MARGIN_MS = 1_000;
+
+/** A follow-up in per-key mode, and the mark to write once it was sent (a sent requeue). */
+export interface MarkedFollowUp {
+  readonly followUp: FollowUp;
+  /** The due time to mark on the primary after the send succeeded. */
+  readonly mark?: number;
+}
+
+/**
+ * The per-key form of `followUp` for the reconcile of `object` at `now`: a requeue merged into
+ * the marked one (nothing to send), or sent with its due time as `notBefore` and marked;
+ * anything else unchanged.
+ */
+export function requeueStep(followUp: FollowUp, object: KubeObject | undefined, now: number): MarkedFollowUp {
+  if (followUp.type !== 'send' || followUp.label !== 'requeue_after') return { followUp };
+  const asked = followUp.message.notBefore ?? now + followUp.delaySeconds * 1000;
+  const pending = requeueMarkOf(object);
+  if (pending !== undefined && pending > now + MARK_MARGIN_MS && pending <= asked) {
+    return { followUp: { type: 'none', label: 'requeue_merged' } };
+  }
+  // A pending requeue due within the clock margin may already have run: replace it by one due
+  // 1 ms after it (not at the same ms, which SQS would drop as its duplicate if it was moved).
+  const due = pending !== undefined && pending > now && pending <= asked ? pending + 1 : asked;
+  const delaySeconds = due === asked ? followUp.delaySeconds : Math.max(0, Math.ceil((due - now) / 1000));
+  return { followUp: { ...followUp, delaySeconds, message: { ...followUp.message, notBefore: due } }, mark: due };
+}
+
+/**
+ * Are `messages` (the due messages of a key's group) all requeues that a later one replaced —
+ * each a `Requeue` whose `notBefore` is not the due time the object's mark names? A group that
+ * holds the marked requeue, or anything else, is reconciled.
+ */
+export function isSupersededRequeue(messages: readonly Pick<ReconcileMessage, 'reason' | 'notBefore'>[], object: KubeObject): boolean {
+  const mark = requeueMarkOf(object);
+  return mark !== undefined && messages.length > 0 && messages.every((m) => m.reason === 'Requeue' && m.notBefore !== mark);
+}
