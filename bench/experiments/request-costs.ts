@@ -1,14 +1,18 @@
-// Ad-hoc: what a reconcile's reads cost the API server and etcd, read three ways — a quorum GET
-// (no resourceVersion: etcd), a GET not older than a known resourceVersion (served from the API
-// server's watch cache once it has that revision), and a label-selected LIST of pods (what the
-// Memcached reconcile does when the Deployment moved) with and without resourceVersion=0.
-// N Memcacheds (default 1000) and N pods in one namespace; K reads (default 10000), 10 at a time.
+// Ad-hoc: what a reconcile's requests cost the API server and etcd (CPU-ms per request, from
+// /proc): reads three ways — a quorum GET (no resourceVersion: etcd), a GET not older than a
+// known resourceVersion (served from the API server's watch cache once it has that revision),
+// GET resourceVersion=0 — a label-selected LIST of pods (what the Memcached reconcile does when
+// the Deployment moved) with and without resourceVersion=0, and a status write three ways
+// (server-side apply, JSON merge patch, PUT), each changing the status.
+// N Memcacheds (default 1000) and N pods in one namespace; K requests (default 10000), 10 at a time.
 import { MEMCACHED } from '../../src/memcached/types.ts';
+import type { KubeObject } from '../../src/kube/types.ts';
 import { BENCH_PROCESS, processCpuSnapshot } from '../lib/machine.ts';
 import { startBenchEnv } from '../lib/systems.ts';
 
 const N = Number(process.env.N ?? 1000);
 const K = Number(process.env.K ?? 10000);
+const ONLY = process.env.ONLY?.split(',');
 const PODS = { apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true } as const;
 
 async function eachBounded<T>(items: readonly T[], parallel: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -36,8 +40,13 @@ try {
     'LIST pods by label (consistent)': (i) => env.admin.transport.request({ method: 'GET', path: `/api/v1/namespaces/${ns}/pods`, query: { labelSelector: `app=memcached,memcached_cr=${names[i % N]}` } }),
     'LIST pods by label resourceVersion=0': (i) => env.admin.transport.request({ method: 'GET', path: `/api/v1/namespaces/${ns}/pods`, query: { labelSelector: `app=memcached,memcached_cr=${names[i % N]}`, resourceVersion: '0' } }),
   };
+  const statusPath = (name: string) => `${path(name)}/status`;
+  const live = async (name: string) => (await env.admin.transport.request({ method: 'GET', path: path(name) })).body as KubeObject;
+  variants['status server-side apply (force)'] = (i) => { const n = names[i % N] as string; return env.admin.transport.request({ method: 'PATCH', path: statusPath(n), contentType: 'application/apply-patch+yaml', query: { fieldManager: 'bench', force: true }, body: { apiVersion: MEMCACHED.apiVersion, kind: MEMCACHED.kind, metadata: { name: n, namespace: ns }, status: { readyReplicas: i, conditions: [{ type: 'Available', status: 'True', reason: 'R', message: `m${i}`, lastTransitionTime: '2026-01-01T00:00:00Z' }] } } }); };
+  variants['status JSON merge patch'] = (i) => { const n = names[i % N] as string; return env.admin.transport.request({ method: 'PATCH', path: statusPath(n), contentType: 'application/merge-patch+json', body: { status: { readyReplicas: i + 1, conditions: [{ type: 'Available', status: 'True', reason: 'R', message: `m${i + 1}`, lastTransitionTime: '2026-01-01T00:00:00Z' }] } } }); };
+  variants['status PUT (after a GET, not counted apart)'] = async (i) => { const n = names[i % N] as string; const o = await live(n); return env.admin.transport.request({ method: 'PUT', path: statusPath(n), body: { ...o, status: { readyReplicas: i + 2, conditions: [{ type: 'Available', status: 'True', reason: 'R', message: `m${i + 2}`, lastTransitionTime: '2026-01-01T00:00:00Z' }] } } }).catch(() => undefined); };
   for (const round of [1, 2]) {
-    for (const [label, read] of Object.entries(variants)) {
+    for (const [label, read] of Object.entries(variants).filter(([l]) => !ONLY || ONLY.some((o) => l.includes(o)))) {
       const before = processCpuSnapshot()?.seconds ?? new Map<string, number>();
       const t0 = Date.now();
       await eachBounded(Array.from({ length: K }, (_, i) => i), 10, async (i) => { await read(i); });
