@@ -2,13 +2,7 @@
  * One reconcile of one object key, level-based: read the live primary and decide from it,
  * never from the message (which only names the object).
  *
- * 1. GET the primary. Not found → done (children go with it by owner references). Every read
- *    of the reconcile (this GET and the controller's own, through `ctx.client`) is at least as
- *    new as the event that caused the message (`readFloor`): from the API server's watch
- *    cache, as controller-runtime's reads come from its informer cache — the guarantee a
- *    level-based reconcile needs, at about half the API server's cost of a live read. A message
- *    with no single event (merged, `Resync`) and a follow-up (`Requeue`, `Retry`: after a
- *    failure, or reading the per-key requeue mark) read the live state.
+ * 1. GET the primary. Not found → done (children go with it by owner references).
  * 2. The message carries a uid and the live object has another → the object the message
  *    was about is gone (recreated under the same name) → done; the new object has its own
  *    events. A message without a uid is about whatever object lives under the name: batch.ts
@@ -62,18 +56,6 @@ export interface KeyResult {
   readonly step: 'get' | 'finalize' | 'reconcile' | 'skip';
 }
 
-/** Reasons of a message that stands for one watch event, whose resourceVersion can bound a read. */
-const EVENT_REASONS: ReadonlySet<ReconcileMessage['reason']> = new Set(['Added', 'Modified', 'Deleted', 'Owned', 'Related']);
-
-/**
- * The resourceVersion every read of a reconcile of `message` is at least as new as (from the
- * API server's watch cache), or undefined for live reads: the message's event's, when it names
- * one event and is not a follow-up. Pure.
- */
-export function readFloor(message: Pick<ReconcileMessage, 'reason' | 'resourceVersion'>): string | undefined {
-  return EVENT_REASONS.has(message.reason) ? message.resourceVersion || undefined : undefined;
-}
-
 export async function reconcileKey<T extends KubeObject>(
   controller: Controller<T>,
   message: ReconcileMessage,
@@ -81,7 +63,7 @@ export async function reconcileKey<T extends KubeObject>(
   forLiveUid?: (uid: string | undefined) => ReconcileMessage,
 ): Promise<KeyResult> {
   const kind = controller.kind;
-  const client = env.client.with({ fieldManager: controller.fieldManager, signal: env.signal, readsNotOlderThan: readFloor(message) });
+  const client = env.client.with({ fieldManager: controller.fieldManager, signal: env.signal });
   if (kind.namespaced !== (message.namespace !== undefined)) {
     const problem = kind.namespaced
       ? `${kind.kind} is namespaced but the message for "${message.name}" has no namespace`

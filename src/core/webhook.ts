@@ -28,7 +28,7 @@
 import type { Context } from 'aws-lambda';
 import { createClientFactory, type ClientFactory } from '../kube/factory.ts';
 import { apiGroup } from '../kube/paths.ts';
-import type { KindRef, KubeClient, KubeObject, ReadOptions } from '../kube/types.ts';
+import type { KindRef, KubeClient, KubeObject } from '../kube/types.ts';
 import { createLogger, errorMessage, type Logger } from '../observability/log.ts';
 import {
   admissionReviewResponse, conversionReviewResponse, decodeReview, WEBHOOK_ROUTES,
@@ -230,7 +230,7 @@ function convertObject(webhooks: readonly Webhook<KubeObject>[], object: KubeObj
  */
 function deferredClient(get: () => Promise<KubeClient>): KubeClient {
   return {
-    get: async <T extends KubeObject>(kind: KindRef, name: string, namespace?: string, read?: ReadOptions) => (await get()).get<T>(kind, name, namespace, read),
+    get: async <T extends KubeObject>(kind: KindRef, name: string, namespace?: string) => (await get()).get<T>(kind, name, namespace),
     list: async <T extends KubeObject>(kind: KindRef, options?: Parameters<KubeClient['list']>[1]) => (await get()).list<T>(kind, options),
     apply: async <T extends KubeObject>(kind: KindRef, object: KubeObject, options?: { force?: boolean }) => (await get()).apply<T>(kind, object, options),
     applyStatus: async <T extends KubeObject>(kind: KindRef, object: KubeObject) => (await get()).applyStatus<T>(kind, object),

@@ -1,8 +1,6 @@
 /**
- * `KubeClient` over a `KubeTransport`: one method, one request, no cache of its own. A read is
- * a quorum read of the live state unless it asks (or the client is bound, `readsNotOlderThan`)
- * for the API server's watch cache at least as new as a resourceVersion: GET with
- * `resourceVersion=<rv>`, LIST with `resourceVersionMatch=NotOlderThan` (types.ts `ReadOptions`).
+ * `KubeClient` over a `KubeTransport`: one method, one request, no cache, so a reconcile
+ * always works on the live state.
  *
  * - `get` of a missing object resolves to `undefined` (not an error); `delete` of a missing
  *   object succeeds (deletes are idempotent).
@@ -14,7 +12,7 @@
  * - `apply` drops `metadata.managedFields`, so a live object can be applied back as-is.
  * - Every failure is a `KubeApiError` (errors.ts).
  */
-import type { KindRef, KubeClient, KubeObject, ReadOptions } from './types.ts';
+import type { KindRef, KubeClient, KubeObject } from './types.ts';
 import { isNotFound } from './errors.ts';
 import { resourcePath } from './paths.ts';
 import type { KubeTransport } from './transport.ts';
@@ -27,8 +25,6 @@ export interface ClientOptions {
   readonly fieldManager: string;
   /** Aborts every request of this client (a reconcile's time budget). */
   readonly signal?: AbortSignal | undefined;
-  /** Reads not older than this resourceVersion, from the watch cache, unless a read asks for `live` (types.ts `ReadOptions`). */
-  readonly readsNotOlderThan?: string | undefined;
 }
 
 export interface BoundKubeClient extends KubeClient {
@@ -39,10 +35,7 @@ export interface BoundKubeClient extends KubeClient {
 }
 
 export function createKubeClient(transport: KubeTransport, options: ClientOptions): BoundKubeClient {
-  const { fieldManager, signal, readsNotOlderThan } = options;
-  /** The resourceVersion a read is served at least as new as, or undefined for a live (quorum) read. */
-  const floorOf = (read: ReadOptions | undefined): string | undefined =>
-    read?.live ? undefined : (read?.notOlderThan ?? readsNotOlderThan) || undefined;
+  const { fieldManager, signal } = options;
   const nsOf = (kind: KindRef, object: KubeObject): string | undefined =>
     kind.namespaced ? object.metadata.namespace : undefined;
   const applyTo = async <T>(kind: KindRef, object: KubeObject, subresource: 'status' | undefined, force: boolean): Promise<T> => {
@@ -60,24 +53,21 @@ export function createKubeClient(transport: KubeTransport, options: ClientOption
   const client: BoundKubeClient = {
     fieldManager,
     transport,
-    with: (changes) => createKubeClient(transport, { fieldManager, signal, readsNotOlderThan, ...changes }),
-    async get<T extends KubeObject>(kind: KindRef, name: string, namespace?: string, read?: ReadOptions): Promise<T | undefined> {
-      const floor = floorOf(read);
+    with: (changes) => createKubeClient(transport, { fieldManager, signal, ...changes }),
+    async get<T extends KubeObject>(kind: KindRef, name: string, namespace?: string): Promise<T | undefined> {
       try {
-        const res = await transport.request({ method: 'GET', path: resourcePath(kind, { namespace, name }), signal, ...(floor ? { query: { resourceVersion: floor } } : {}) });
+        const res = await transport.request({ method: 'GET', path: resourcePath(kind, { namespace, name }), signal });
         return res.body as T;
       } catch (err) {
         if (isNotFound(err)) return undefined;
         throw err;
       }
     },
-    async list<T extends KubeObject>(kind: KindRef, opts: { namespace?: string; labelSelector?: string; limit?: number; continue?: string } & ReadOptions = {}) {
-      // A continued page is read at its first page's revision: the floor applies to a first page only.
-      const floor = opts.continue ? undefined : floorOf(opts);
+    async list<T extends KubeObject>(kind: KindRef, opts: { namespace?: string; labelSelector?: string; limit?: number; continue?: string } = {}) {
       const res = await transport.request({
         method: 'GET',
         path: resourcePath(kind, { namespace: opts.namespace }),
-        query: { labelSelector: opts.labelSelector, limit: opts.limit, continue: opts.continue, ...(floor ? { resourceVersion: floor, resourceVersionMatch: 'NotOlderThan' } : {}) },
+        query: { labelSelector: opts.labelSelector, limit: opts.limit, continue: opts.continue },
         signal,
       });
       const list = res.body as { items?: T[]; metadata?: { continue?: string; resourceVersion?: string } };

@@ -261,9 +261,8 @@ function controlledByAnother(owner: KubeObject, live: KubeObject | undefined): b
  * matches it; returns the live child and why it was applied (undefined: no request sent).
  * Never applies from an older owner generation than the live child's, and never over a child
  * written since `live` was read: both are a 409 (`KubeApiError`), which the runtime retries
- * with fresh state. With `reread` (the caller's live read of the child: `{ live: true }`, not
- * the watch cache, which may not have the write that won yet), a lost precondition is decided
- * once more against the child read again, before giving up with the 409.
+ * with fresh state. With `reread` (the caller's read of the child), a lost precondition is
+ * decided once more against the child read again, before giving up with the 409.
  */
 export async function applyOwnedIfChanged<C extends KubeObject>(
   apply: (kind: KindRef, child: C) => Promise<C>,

@@ -69,28 +69,14 @@ export interface EventRecorder {
 }
 
 /**
- * How fresh a read must be. By default (or `live`) a read is a quorum read of the live state
- * (etcd). With `notOlderThan`, the API server answers from its watch cache once that cache has
- * seen at least that resourceVersion — any object's: resourceVersions are one revision counter
- * across the cluster's etcd — at about half the API server's CPU and none of etcd's
- * (docs/benchmarks.md, "What one request costs the API server"). A client can be bound to a
- * default (`BoundKubeClient.with({ readsNotOlderThan })`); `live: true` overrides it.
- */
-export interface ReadOptions {
-  readonly notOlderThan?: string | undefined;
-  readonly live?: boolean;
-}
-
-/**
  * The Kubernetes operations a reconcile needs, addressed by kind. Every method maps to one
- * API request; nothing is cached in the client: a read is of the live state, or of the API
- * server's watch cache at least as new as a given resourceVersion (`ReadOptions`).
+ * API request; nothing is cached, so a reconcile always sees the live state.
  */
 export interface KubeClient {
-  get<T extends KubeObject = KubeObject>(kind: KindRef, name: string, namespace?: string, options?: ReadOptions): Promise<T | undefined>;
+  get<T extends KubeObject = KubeObject>(kind: KindRef, name: string, namespace?: string): Promise<T | undefined>;
   list<T extends KubeObject = KubeObject>(
     kind: KindRef,
-    options?: { namespace?: string; labelSelector?: string; limit?: number; continue?: string } & ReadOptions,
+    options?: { namespace?: string; labelSelector?: string; limit?: number; continue?: string },
   ): Promise<{ items: T[]; continue?: string; resourceVersion: string }>;
   /** Server-side apply (application/apply-patch+yaml) with the client's field manager. */
   apply<T extends KubeObject = KubeObject>(kind: KindRef, object: KubeObject, options?: { force?: boolean }): Promise<T>;

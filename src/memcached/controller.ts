@@ -74,7 +74,7 @@ export async function reconcileMemcached(mc: Memcached, ctx: Ctx): Promise<Recon
     DEPLOYMENTS,
     desiredDeployment(mc, settings) as DeploymentView,
     existing,
-    () => ctx.client.get<DeploymentView>(DEPLOYMENTS, name, namespace, { live: true }),
+    () => ctx.client.get<DeploymentView>(DEPLOYMENTS, name, namespace),
   );
   const service = serviceCheck(ctx.message, existing, applied !== undefined);
   if (service) await ctx.applyOwned(SERVICES, desiredService(mc));

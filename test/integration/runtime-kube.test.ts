@@ -2,7 +2,7 @@
  * The Kubernetes access layer of the runtime (src/kube) against a REAL kube-apiserver:
  * the node:https transport with each credential kind the test environment issues (admin
  * token, client certificate, service-account token), CRUD and server-side apply, the status
- * subresource, reads not older than a resourceVersion (the watch cache), list pagination, typed errors (404, 409, 403, 422), Events with series, the
+ * subresource, list pagination, typed errors (404, 409, 403, 422), Events with series, the
  * least-privilege identity a reconcile function runs under, request deadlines, and watch
  * streams (order, clean close, abort, a cut connection, a server that never answers).
  */
@@ -69,26 +69,6 @@ test('create, get, merge patch, delete; a missing object reads as undefined and 
   await client.delete(GADGET, 'g1', NS);
   assert.equal(await client.get(GADGET, 'g1', NS), undefined);
   await client.delete(GADGET, 'g1', NS);
-});
-
-test('reads not older than a resourceVersion (the watch cache): the server answers them, each sees every write up to that version, across resources', async () => {
-  await client.create(GADGET, gadget('floor'));
-  const patched = await client.mergePatch(GADGET, 'floor', NS, { metadata: { labels: { step: 'two' } } });
-  const rv = patched.metadata.resourceVersion!;
-  const read = await client.get(GADGET, 'floor', NS, { notOlderThan: rv });
-  assert.equal(read?.metadata.labels?.step, 'two', 'a read not older than the patch sees the patch');
-  // Another resource's later version bounds this one too: one revision counter in etcd.
-  const cm = await client.create(CONFIGMAP, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'floor-later', namespace: NS, labels: { floor: 'yes' } } });
-  const later = cm.metadata.resourceVersion!;
-  const bound = client.with({ readsNotOlderThan: later });
-  assert.equal((await bound.get(GADGET, 'floor', NS))?.metadata.resourceVersion, rv, 'answered at once with the object as it is');
-  const listed = await bound.list(CONFIGMAP, { namespace: NS, labelSelector: 'floor=yes' });
-  assert.deepEqual(listed.items.map((i) => i.metadata.name), ['floor-later'], 'a label-selected LIST not older than the create includes it');
-  assert.ok(BigInt(listed.resourceVersion) >= BigInt(later));
-  await client.delete(GADGET, 'floor', NS);
-  const gone = await client.list(GADGET, { namespace: NS });
-  assert.equal(await client.get(GADGET, 'floor', NS, { notOlderThan: gone.resourceVersion }), undefined, 'deleted, as of a version after the delete');
-  assert.equal(await bound.get(GADGET, 'floor', NS, { live: true }), undefined);
 });
 
 test('server-side apply with the field manager; re-applying the same object changes nothing', async () => {
