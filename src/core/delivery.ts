@@ -11,7 +11,7 @@
  * Per-key mode (the work queue is FIFO, docs/architecture.md "Per-key ordering"): FIFO takes
  * no per-message delay, so a follow-up with a delay goes to the delay queue
  * (`OPERLESS_DELAY_QUEUE_URL`), where the mover (mover.ts) moves it into the work queue when
- * due. A retry carries its merge id (queue/fifo.ts `requeueMergeId`) as the message attribute
+ * due. A retry carries its merge id (queue/fifo.ts `retryMergeId`) as the message attribute
  * `operless.mergeId`, so equal retries of a key merge there. A requeue is merged by the key's
  * pending-requeue mark (requeue-merge.ts), which names it by its due time (`notBefore`): its
  * merge id is that due time (`dueTimeMergeId`) — a bucket id could drop the very requeue the
@@ -23,7 +23,7 @@ import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_FAILED_AT, DLQ_ATTRIBUTE_REASON, tru
 import { errorMessage, type Logger } from '../observability/log.ts';
 import type { Span } from '@opentelemetry/api';
 import type { EntryTrace } from '../queue/port.ts';
-import { dueTimeMergeId, isFifoQueueUrl, MERGE_ID_ATTRIBUTE, requeueMergeId } from '../queue/fifo.ts';
+import { dueTimeMergeId, isFifoQueueUrl, MERGE_ID_ATTRIBUTE, retryMergeId } from '../queue/fifo.ts';
 import type { MessageSender } from '../queue/sender.ts';
 import type { FollowUp } from './followup.ts';
 import type { Metrics } from './metrics.ts';
@@ -86,7 +86,7 @@ async function sendFollowUp(target: DeliveryTarget, message: ReconcileMessage, d
   const dueAt = message.notBefore ?? now + delaySeconds * 1000;
   const mergeId = merge === 'dueTime'
     ? dueTimeMergeId(objectKey(message), dueAt)
-    : merge === 'bucket' ? requeueMergeId({ key: objectKey(message), reason: message.reason, delaySeconds: Math.round((dueAt - now) / 1000), dueAt }) : undefined;
+    : merge === 'bucket' ? retryMergeId({ key: objectKey(message), reason: message.reason, delaySeconds: Math.round((dueAt - now) / 1000), dueAt }) : undefined;
   const attributes = mergeId ? { [MERGE_ID_ATTRIBUTE]: mergeId } : undefined;
   await sender.send(target.delayQueueUrl, { body, delaySeconds, ...(attributes ? { attributes } : {}), ...(trace ? { trace } : {}) });
 }

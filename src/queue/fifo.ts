@@ -14,7 +14,7 @@
  *   the body's hash: a hand-back or a DLQ redrive sends a body unchanged, and SQS would drop
  *   it as a duplicate of the original for 5 minutes; a duplicate delivery is harmless, a drop
  *   is a loss.)
- * - `requeueMergeId`: retries of one key with the same reason and delay whose due times fall
+ * - `retryMergeId`: retries of one key with the same reason and delay whose due times fall
  *   in the same delay-wide bucket share an id, so the first moved survives and SQS drops the
  *   rest (why that is sound: docs/architecture.md, "Per-key ordering"). `dueTimeMergeId`:
  *   requeues (merged by the key's pending-requeue mark) share an id only when due at the same ms.
@@ -59,8 +59,8 @@ export function fifoEntry(entry: BatchEntry): BatchEntry & { groupId: string; de
 /** The message attribute that carries a delayed follow-up's merge id to the mover. */
 export const MERGE_ID_ATTRIBUTE = 'operless.mergeId';
 
-/** What identifies a requeue for merging. */
-export interface RequeueIdentity {
+/** What identifies a retry for merging. */
+export interface RetryIdentity {
   readonly key: string;
   readonly reason: string;
   /** The requeue's delay, whole seconds ≥ 1: the width of its bucket. */
@@ -79,7 +79,7 @@ export function dueTimeMergeId(key: string, dueAt: number): string {
 }
 
 /** The deduplication id that merges equal retries of a key (see module doc). Pure. */
-export function requeueMergeId({ key, reason, delaySeconds, dueAt }: RequeueIdentity): string {
+export function retryMergeId({ key, reason, delaySeconds, dueAt }: RetryIdentity): string {
   const width = Math.max(1, Math.ceil(delaySeconds)) * 1000;
   return sha256(`${key}\n${reason}\n${width}\n${Math.floor(dueAt / width)}`);
 }

@@ -132,11 +132,7 @@ for (const ordering of CASE_ORDERINGS) {
     const n = objectsPerCase(ordering === 'per-key' ? 60 : 200);
     const started = Date.now();
     const sent = env.proxy.total();
-    await env.startFunction(named('fn-410', ordering), { ordering });
-    const forwarder = await env.startForwarder(named('fwd-410', ordering), { ordering, namespaces: [named('gone', ordering)] });
-    await forwarder.probes();
-    const workload = new MemcachedWorkload(env, named('gone', ordering));
-    await workload.createNamespace();
+    const { workload, forwarder } = await startMemcachedCase(env, 'gone', ordering);
     await workload.create(0, n);
     await untilConverged(workload);
 

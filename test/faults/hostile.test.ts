@@ -21,7 +21,7 @@ import { MEMCACHED } from '../../src/memcached/types.ts';
 import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 import { replayFromEnv, replayLine } from '../support/fast-check.ts';
 import { ORDERINGS } from '../../src/contract/ordering.ts';
-import { CASE_ORDERINGS, FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, named, objectsPerCase, range, titled, until } from './harness.ts';
+import { CASE_ORDERINGS, FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, objectsPerCase, range, startMemcachedCase, titled, until } from './harness.ts';
 
 const MC_API = MEMCACHED.apiVersion;
 
@@ -101,12 +101,8 @@ for (const ordering of CASE_ORDERINGS) {
     const replay = replayLine(seed, undefined);
     const started = Date.now();
     const sent = env.proxy.total();
-    const namespace = named('hostile', ordering);
-    await env.startFunction(named('fn-hostile', ordering), { ordering });
-    const forwarder = await env.startForwarder(named('fwd-hostile', ordering), { ordering, namespaces: [namespace] });
-    await forwarder.probes();
-    const workload = new MemcachedWorkload(env, namespace);
-    await workload.createNamespace();
+    const { workload, forwarder } = await startMemcachedCase(env, 'hostile', ordering);
+    const namespace = workload.namespace;
     const names = range(0, n).map((i) => MemcachedWorkload.objectName(i));
 
     let accepted = 0;

@@ -14,7 +14,7 @@ import { createKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
 import { MEMCACHED } from '../../src/memcached/types.ts';
 import { ORDERINGS } from '../../src/contract/ordering.ts';
-import { CASE_ORDERINGS, FaultEnv, KNOBS, MemcachedWorkload, assertNothingLost, caseLine, eachBounded, named, objectsPerCase, range, sleep, titled, until } from './harness.ts';
+import { CASE_ORDERINGS, FaultEnv, KNOBS, MemcachedWorkload, assertNothingLost, caseLine, eachBounded, named, objectsPerCase, range, sleep, startMemcachedCase, titled, until } from './harness.ts';
 
 const BROKER_OUTAGE_MS = KNOBS.brokerOutageMs;
 const API_OUTAGE_MS = 10_000;
@@ -50,11 +50,7 @@ for (const ordering of CASE_ORDERINGS) {
     const n = Math.max(1, objectsPerCase(ordering === 'per-key' ? 60 : 200) - 10);
     const started = Date.now();
     const sent = env.proxy.total();
-    const fn = await env.startFunction(named('fn-broker', ordering), { ordering });
-    const forwarder = await env.startForwarder(named('fwd-broker', ordering), { ordering, namespaces: [named('broker', ordering)] });
-    await forwarder.probes();
-    const workload = new MemcachedWorkload(env, named('broker', ordering));
-    await workload.createNamespace();
+    const { workload, fn, forwarder } = await startMemcachedCase(env, 'broker', ordering);
     await workload.create(0, n);
     await untilReconcilesUnderWay(workload);
     // The outage: the broker process itself stops (its port closed: every client's connection
@@ -84,11 +80,7 @@ for (const ordering of CASE_ORDERINGS) {
     const n = objectsPerCase(ordering === 'per-key' ? 60 : 200);
     const started = Date.now();
     const sent = env.proxy.total();
-    await env.startFunction(named('fn-api', ordering), { ordering });
-    const forwarder = await env.startForwarder(named('fwd-api', ordering), { ordering, namespaces: [named('apiserver', ordering)] });
-    await forwarder.probes();
-    const workload = new MemcachedWorkload(env, named('apiserver', ordering));
-    await workload.createNamespace();
+    const { workload, forwarder } = await startMemcachedCase(env, 'apiserver', ordering);
     await workload.create(0, n);
     await untilReconcilesUnderWay(workload);
     await env.cp.stopApiServer();
