@@ -92,7 +92,7 @@ export async function scrapeRequestSnapshot(server: string, token: string, caPem
   return { all: parseRequestTotals(text), conflicts: parseRequestsWithCode(text, '409') };
 }
 
-async function scrapeMetrics(server: string, token: string, caPem: string): Promise<string> {
+export async function scrapeMetrics(server: string, token: string, caPem: string): Promise<string> {
   const url = new URL('/metrics', server);
   const text = await new Promise<string>((resolve, reject) => {
     const req = https.get(url, { headers: { Authorization: `Bearer ${token}` }, ca: caPem }, (res) => {
