@@ -11,6 +11,7 @@
 //   RATE=10 SECONDS=30 N=50 node bench/experiments/bounded-read-wait.ts
 import { scrapeMetrics } from '../lib/apiserver-metrics.ts';
 import { createMemcachedsWithDeployments, sleep } from '../lib/objects.ts';
+import { percentile } from '../lib/stats.ts';
 import { MEMCACHED_KIND, startBenchEnv } from '../lib/systems.ts';
 
 const N = Number(process.env.N ?? 50);
@@ -19,7 +20,7 @@ const SECONDS = Number(process.env.SECONDS ?? 30);
 
 const env = await startBenchEnv();
 const metrics = async () => (await scrapeMetrics(env.cp.server, env.cp.admin.token!, env.cp.caPem))
-  .split('\n').filter((l) => /^apiserver_watch_cache_(read_wait|consistent_read|resource_version)|^apiserver_watch_cache_events_received_total|^etcd_bookmark|^apiserver_watch_cache_.*progress/.test(l) && !l.includes('_bucket'));
+  .split('\n').filter((l) => /^apiserver_watch_cache_(read_wait|consistent_read|resource_version|events_received_total)|^etcd_bookmark/.test(l) && !l.includes('_bucket'));
 try {
   const ns = await env.namespace('waits');
   await createMemcachedsWithDeployments(env.admin, ns, 0, N);
@@ -59,9 +60,8 @@ try {
     })());
   }
   await Promise.all(pending);
-  const pct = (v: number[], p: number) => [...v].sort((a, b) => a - b)[Math.min(v.length - 1, Math.floor((p / 100) * v.length))] ?? Number.NaN;
   for (const [label, v] of latencies) {
-    console.log(`${label.padEnd(36)} n=${v.length} p50 ${pct(v, 50).toFixed(1)} p95 ${pct(v, 95).toFixed(1)} p99 ${pct(v, 99).toFixed(1)} max ${Math.max(...v).toFixed(1)} ms; failed ${failures.get(label) ?? 0}`);
+    console.log(`${label.padEnd(36)} n=${v.length} p50 ${percentile(v, 50).toFixed(1)} p95 ${percentile(v, 95).toFixed(1)} p99 ${percentile(v, 99).toFixed(1)} max ${Math.max(...v).toFixed(1)} ms; failed ${failures.get(label) ?? 0}`);
   }
   const after = await metrics();
   console.log('--- watch cache metrics before ---');
