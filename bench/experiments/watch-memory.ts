@@ -12,7 +12,9 @@
 //   SIZES=10000,100000 BUNDLES=before=/tmp/forwarder-before.mjs node bench/experiments/watch-memory.ts
 //
 // FLAGS_VARIANT="<node flags>" adds a run of this checkout's bundle with those flags on top of the
-// image's (label `this checkout + <flags>`), to try a runtime flag before shipping it.
+// image's (label `this checkout + <flags>`), to try a runtime flag before shipping it; several
+// variants are separated by `;`, and a word NAME=value in a variant is set in the environment
+// (e.g. FLAGS_VARIANT="--single-threaded-gc;MALLOC_ARENA_MAX=2").
 //
 // The Deployments are what a Memcached's reconcile creates (bench/lib's children: the same pod
 // template); no kube-controller-manager runs, so they carry no status — a real child's status
@@ -91,9 +93,16 @@ try {
     bundles[label] = path;
   }
   bundles['this checkout'] = (await bundleForwarder(join(work, 'forwarder.mjs'))).outFile;
-  const variantFlags = (process.env.FLAGS_VARIANT ?? '').split(' ').filter(Boolean);
-  const variantLabel = `this checkout + ${variantFlags.join(' ')}`;
-  if (variantFlags.length > 0) bundles[variantLabel] = bundles['this checkout'];
+  interface Variant { readonly flags: readonly string[]; readonly env: Readonly<Record<string, string>> }
+  const variants: Record<string, Variant> = { 'this checkout': { flags: [], env: {} } };
+  for (const bundleLabel of Object.keys(bundles)) variants[bundleLabel] ??= { flags: [], env: {} };
+  for (const text of (process.env.FLAGS_VARIANT ?? '').split(';').map((v) => v.trim()).filter(Boolean)) {
+    const words = text.split(' ').filter(Boolean);
+    const env = Object.fromEntries(words.filter((w) => /^[A-Z_][A-Z0-9_]*=/.test(w)).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]));
+    const label = `this checkout + ${text}`;
+    bundles[label] = bundles['this checkout'];
+    variants[label] = { flags: words.filter((w) => !/^[A-Z_][A-Z0-9_]*=/.test(w)), env };
+  }
   const configPath = join(work, 'forwarder.yaml');
   writeFileSync(configPath, stringify({
     clusterId: 'bench',
@@ -105,14 +114,15 @@ try {
     server: { port: 0, host: '127.0.0.1' },
   }));
 
-  async function runForwarder(bundle: string, extraFlags: readonly string[]): Promise<Memory & { syncSeconds: number }> {
+  async function runForwarder(bundle: string, variant: Variant): Promise<Memory & { syncSeconds: number }> {
     const started = Date.now();
     const lines: string[] = [];
-    const child = spawn(process.execPath, [...FORWARDER_NODE_FLAGS, ...extraFlags, bundle], {
+    const child = spawn(process.execPath, [...FORWARDER_NODE_FLAGS, ...variant.flags, bundle], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         PATH: process.env.PATH, OPERLESS_FORWARDER_CONFIG: configPath, OPERLESS_LOG_LEVEL: 'info', KUBECONFIG: cp.kubeconfigPath,
         AWS_ACCESS_KEY_ID: 'bench', AWS_SECRET_ACCESS_KEY: 'bench', AWS_ENDPOINT_URL_SQS: queues.endpoint,
+        ...variant.env,
       },
     });
     for (const stream of [child.stdout!, child.stderr!]) stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n')));
@@ -150,7 +160,7 @@ try {
     const runs: Record<string, (Memory & { syncSeconds: number })[]> = {};
     for (let r = 0; r < REPEAT; r++) {
       for (const [label, bundle] of Object.entries(bundles)) {
-        const result = await runForwarder(bundle, label === variantLabel ? variantFlags : []);
+        const result = await runForwarder(bundle, variants[label]!);
         (runs[label] ??= []).push(result);
         console.log(JSON.stringify({ objects: size, bundle: label, run: r + 1, ...result }));
       }
