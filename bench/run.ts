@@ -395,7 +395,11 @@ export function targets(r: BenchResult): BenchResult['targets'] {
   }
   if (r.memory) t.push(...memoryTargets(r.memory));
   if (r.function) {
-    for (const b of r.function.bundles) t.push({ figure: `bundle ${b.name}`, target: '≤ 1.5 MiB', measured: `${(b.bytes / 2 ** 20).toFixed(2)} MiB`, met: b.bytes <= 1.5 * 2 ** 20 });
+    // The budget is on all of a function's files (entry and every chunk); a cold start loads only `bytes` of them.
+    for (const b of r.function.bundles) {
+      const total = b.totalBytes ?? b.bytes;
+      t.push({ figure: `bundle ${b.name} (entry + chunks)`, target: '≤ 1.5 MiB', measured: `${(total / 2 ** 20).toFixed(2)} MiB (cold start loads ${(b.bytes / 2 ** 20).toFixed(2)})`, met: total <= 1.5 * 2 ** 20 });
+    }
     t.push({ figure: 'cold start: import + first reconcile', target: '≤ 100 ms', measured: `${Math.round(r.function.coldMs)} ms (warm ${Math.round(r.function.warmMs)} ms)`, met: r.function.coldMs <= 100 });
     const lr = r.function.lambdaRuntime;
     if (lr) {

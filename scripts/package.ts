@@ -10,15 +10,15 @@
  * the caller's AWS credentials or config (the environment is rebuilt from scratch), so a
  * successful package here proves it needs none; failures
  * print osls's own output. Within one `npm test` run a package of the same inputs is made
- * once and copied for each caller (scripts/build-cache.ts). `extractBundle` takes the `.mjs`
- * out of a function zip — the exact file Lambda would run — for the end-to-end tests and
- * benchmarks.
+ * once and copied for each caller (scripts/build-cache.ts). `extractBundle` takes the
+ * function's files out of its zip — the entry `.mjs` and its chunks, the exact files Lambda
+ * would run — for the end-to-end tests and benchmarks.
  */
 import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, posix, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inflateRawSync } from 'node:zlib';
 import { packagedReserveProblems } from '../src/core/budget.ts';
@@ -41,9 +41,14 @@ export interface PackagedFunction {
   readonly name: string;
   readonly zipPath: string;
   readonly zipBytes: number;
-  /** Path of the bundle inside the zip, e.g. `functions/memcached.mjs`. */
+  /** Path of the bundle's entry inside the zip, e.g. `functions/memcached.mjs`. */
   readonly bundleEntry: string;
+  /** What a cold start loads: the entry plus the chunks it imports statically, transitively. */
   readonly bundleBytes: number;
+  /** The entry and every chunk in its folder (`functions/memcached.chunks/…`, lazily imported ones too), paths inside the zip, the entry first. */
+  readonly bundleFiles: readonly string[];
+  /** Their size together. */
+  readonly bundleTotalBytes: number;
 }
 
 export interface CloudFormationResource {
@@ -157,9 +162,48 @@ export function refuseUnworkableBudgets(serverlessYaml: string): void {
 
 function describeZip(name: string, zipPath: string): PackagedFunction {
   const entries = zipEntries(readFileSync(zipPath));
-  const bundle = entries.find((e) => e.name.endsWith('.mjs'));
-  if (!bundle) throw new PackageError(`${zipPath} holds no .mjs bundle (entries: ${entries.map((e) => e.name).join(', ')})`);
-  return { name, zipPath, zipBytes: statSync(zipPath).size, bundleEntry: bundle.name, bundleBytes: bundle.size };
+  // The entry is the one module outside a chunk folder (serverless.yml: chunkNames '[entry].chunks/…').
+  const modules = entries.filter((e) => e.name.endsWith('.mjs'));
+  const entryCandidates = modules.filter((e) => !e.name.includes('.chunks/'));
+  const bundle = entryCandidates[0];
+  if (!bundle || entryCandidates.length > 1) {
+    throw new PackageError(`${zipPath} holds ${entryCandidates.length} entry bundles, expected one (entries: ${entries.map((e) => e.name).join(', ')})`);
+  }
+  const byName = new Map(modules.map((e) => [e.name, e]));
+  const imports = (from: string, only: 'static' | 'all') => moduleImports(byName.get(from)?.read().toString('utf8') ?? '', only).map((spec) => posix.join(posix.dirname(from), spec));
+  const reach = (only: 'static' | 'all') => {
+    const seen = new Set<string>();
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      if (!byName.has(file)) throw new PackageError(`${zipPath}: ${file} is imported but not in the zip`);
+      seen.add(file);
+      for (const next of imports(file, only)) visit(next);
+    };
+    visit(bundle.name);
+    return [...seen];
+  };
+  const size = (files: string[]) => files.reduce((sum, f) => sum + (byName.get(f)?.size ?? 0), 0);
+  reach('all'); // every chunk the entry can import is in the zip
+  // Every other module must be in the entry's own chunk folder: no other function's chunks. esbuild
+  // also emits a few chunks nothing imports (dynamic imports in code it shook out, e.g.
+  // OpenTelemetry's getMachineId-<platform>): shipped, never loaded, counted in the total.
+  const chunkDir = `${bundle.name.slice(0, -'.mjs'.length)}.chunks/`;
+  const foreign = modules.filter((e) => e !== bundle && !e.name.startsWith(chunkDir)).map((e) => e.name);
+  if (foreign.length > 0) throw new PackageError(`${zipPath} holds modules outside ${chunkDir} (another function's bundle or chunks?): ${foreign.join(', ')}`);
+  const files = [bundle.name, ...modules.filter((e) => e !== bundle).map((e) => e.name)];
+  return { name, zipPath, zipBytes: statSync(zipPath).size, bundleEntry: bundle.name, bundleBytes: size(reach('static')), bundleFiles: files, bundleTotalBytes: size(files) };
+}
+
+/**
+ * The relative module specifiers an esbuild ESM output imports: static `import … from "./x"`,
+ * `import "./x"` and `export … from "./x"`, and with `all` dynamic `import("./x")` too. Only
+ * relative specifiers (chunks); packages and built-ins are not files of the bundle.
+ */
+export function moduleImports(code: string, only: 'static' | 'all'): string[] {
+  const found = new Set<string>();
+  for (const m of code.matchAll(/(?:^|[;}\s])(?:import|export)\s*(?:[^"'();]*?\bfrom\s*)?["'](\.\.?\/[^"']+)["']/g)) found.add(m[1] as string);
+  if (only === 'all') for (const m of code.matchAll(/\bimport\(\s*["'](\.\.?\/[^"']+)["']\s*\)/g)) found.add(m[1] as string);
+  return [...found];
 }
 
 interface ZipEntry {
@@ -208,17 +252,21 @@ export function zipEntries(zip: Buffer): ZipEntry[] {
 }
 
 /**
- * Writes a function's bundle out of its zip into `outDir` (default `.serverless/bundles/<name>`,
- * inside the repository, so that a module the bundle leaves to the runtime — `@aws-sdk/client-ssm`
- * — resolves from its node_modules as the managed runtime provides it). Returns the `.mjs` path.
+ * Writes a function's bundle — its entry and chunks, laid out as in the zip — out of its zip
+ * into `outDir` (default `.serverless/bundles/<name>`, inside the repository, so that a module
+ * the bundle leaves to the runtime — `@aws-sdk/client-ssm` — resolves from its node_modules as
+ * the managed runtime provides it). Returns the entry `.mjs` path.
  */
 export function extractBundle(fn: PackagedFunction, outDir: string = join(ROOT, '.serverless', 'bundles', fn.name)): string {
-  const entry = zipEntries(readFileSync(fn.zipPath)).find((e) => e.name === fn.bundleEntry);
-  if (!entry) throw new PackageError(`${fn.zipPath} has no entry ${fn.bundleEntry}`);
-  const path = join(outDir, fn.bundleEntry);
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, entry.read());
-  return path;
+  const entries = new Map(zipEntries(readFileSync(fn.zipPath)).map((e) => [e.name, e]));
+  for (const file of fn.bundleFiles) {
+    const entry = entries.get(file);
+    if (!entry) throw new PackageError(`${fn.zipPath} has no entry ${file}`);
+    const path = join(outDir, file);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, entry.read());
+  }
+  return join(outDir, fn.bundleEntry);
 }
 
 function run(command: string, args: string[], options: { cwd: string; env: Record<string, string> }): Promise<{ code: number; output: string }> {
@@ -261,7 +309,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     const kib = (n: number) => `${(n / 1024).toFixed(0)} KiB`;
     console.log(`packaged into ${relative(process.cwd(), result.dir) || '.'} in ${(result.durationMs / 1000).toFixed(1)} s`);
     for (const fn of result.functions) {
-      console.log(`  ${fn.name.padEnd(12)} zip ${kib(fn.zipBytes).padStart(9)}   bundle ${fn.bundleEntry} ${kib(fn.bundleBytes)}`);
+      console.log(`  ${fn.name.padEnd(12)} zip ${kib(fn.zipBytes).padStart(9)}   bundle ${fn.bundleEntry}: cold start loads ${kib(fn.bundleBytes)}, ${kib(fn.bundleTotalBytes)} in ${fn.bundleFiles.length} files`);
     }
   } catch (err) {
     console.error(err instanceof PackageError ? err.message : err);

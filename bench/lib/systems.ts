@@ -16,7 +16,7 @@
  * Each system instance watches only its own namespace, so what one side left behind never
  * reaches the other.
  */
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { SQSClient, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
@@ -36,7 +36,7 @@ import { silentLogger } from '../../src/observability/log.ts';
 import { loadHandler, startLambdaRunner, type HandlerModule, type LambdaRunner, type SQSHandlerFn } from '../../src/local/lambda-runner.ts';
 import { startMemoryQueueServer, type MemoryQueueServer } from '../../src/local/memory-queue-server.ts';
 import { startControlPlane, WORKLOAD_CONTROLLERS, type ControlPlane } from '../../src/testing/index.ts';
-import { bundleFunctions, ROOT, type BundleResult } from '../../scripts/bundle.ts';
+import { bundleFunctions, copyBundle, ROOT, type BundleResult } from '../../scripts/bundle.ts';
 import { scrapeRequestSnapshot, scrapeRequestTotals, type RequestCounts, type RequestSnapshot } from './apiserver-metrics.ts';
 import { controllerWatches, startForwarderProcess } from './forwarder-process.ts';
 import { processCpuSeconds } from './process.ts';
@@ -199,9 +199,8 @@ export async function startOperless(env: BenchEnv, options: OperlessOptions): Pr
   const delayQueueUrl = perKey ? (await env.createQueue(`bench-${instance}-delay`)).queueUrl : '';
   const fn = env.bundles.find((b) => b.name === 'memcached');
   if (!fn) throw new Error(`the function bundles have no "memcached" function (built: ${env.bundles.map((b) => b.name).join(', ')})`);
-  // A fresh copy of the bundle per instance: its handler reads the environment when imported.
-  const module = join(dirname(fn.path), `memcached-${instance}.mjs`);
-  copyFileSync(fn.path, module);
+  // A fresh copy of the bundle (entry and chunks) per instance: its handler reads the environment when imported.
+  const module = copyBundle(fn, join(dirname(fn.path), `instance-${instance}`));
   Object.assign(process.env, {
     OPERLESS_QUEUE_URL: queueUrl,
     OPERLESS_DLQ_URL: dlqUrl!,

@@ -11,13 +11,13 @@
  * one's `REPORT … Duration`, as Lambda's own log lines give them.
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { encodeMessage, newMessage } from '../../src/contract/message.ts';
 import { buildSqsEvent } from '../../src/local/lambda-runner.ts';
-import { ROOT } from '../../scripts/bundle.ts';
+import { copyBundle, ROOT, type BundleResult } from '../../scripts/bundle.ts';
 import { startLambdaEmulator } from '../../src/testing/lambda-emulator.ts';
 import { median } from '../lib/stats.ts';
 import { createMemcacheds } from '../lib/objects.ts';
@@ -27,7 +27,8 @@ import { startTracker } from '../lib/tracker.ts';
 const run = promisify(execFile);
 
 export interface FunctionResult {
-  readonly bundles: { readonly name: string; readonly bytes: number }[];
+  /** Per function: `bytes` what a cold start loads (entry + static chunks), `totalBytes` with the lazy chunks, `files` how many. */
+  readonly bundles: { readonly name: string; readonly bytes: number; readonly totalBytes?: number; readonly files?: number }[];
   readonly runs: number;
   readonly bootMs: number;
   readonly importMs: number;
@@ -91,10 +92,10 @@ export async function measureFunction(env: BenchEnv, namespace: string, runs: nu
     for (let i = 0; i < runs; i++) timings.push(await once());
     const failures = timings.reduce((a, t) => a + t.failures, 0);
     if (failures > 0) throw new Error(`the function reported ${failures} failed records during cold-start runs`);
-    const lambdaRuntime = await underLambdaRuntime(fn.path, event, childEnv, runs);
+    const lambdaRuntime = await underLambdaRuntime(fn, event, childEnv, runs);
     return {
       lambdaRuntime,
-      bundles: env.bundles.map((b) => ({ name: b.name, bytes: b.bytes })),
+      bundles: env.bundles.map((b) => ({ name: b.name, bytes: b.bytes, totalBytes: b.totalBytes, files: b.files.length })),
       runs,
       bootMs: median(timings.map((t) => t.bootMs)),
       importMs: median(timings.map((t) => t.importMs)),
@@ -108,10 +109,9 @@ export async function measureFunction(env: BenchEnv, namespace: string, runs: nu
 }
 
 /** `runs` cold starts of the bundle under aws-lambda-ric + aws-lambda-rie, each invoked twice. */
-async function underLambdaRuntime(bundle: string, event: unknown, env: Record<string, string | undefined>, runs: number): Promise<LambdaRuntimeTimings> {
+async function underLambdaRuntime(bundle: BundleResult, event: unknown, env: Record<string, string | undefined>, runs: number): Promise<LambdaRuntimeTimings> {
   const taskRoot = mkdtempSync(join(tmpdir(), 'operless-bench-task-'));
-  mkdirSync(join(taskRoot, 'functions'));
-  copyFileSync(bundle, join(taskRoot, 'functions', 'memcached.mjs'));
+  copyBundle(bundle, join(taskRoot, 'functions'), 'memcached.mjs');
   const functionEnv = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[0] !== 'PATH' && e[1] !== undefined));
   const samples: { init: number; first: number; warm: number }[] = [];
   try {

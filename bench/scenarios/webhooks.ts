@@ -17,7 +17,7 @@
  */
 import { spawn } from 'node:child_process';
 import https from 'node:https';
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { LambdaClient } from '@aws-sdk/client-lambda';
@@ -31,6 +31,7 @@ import { waitUntil } from '../../src/testing/index.ts';
 import { createCertificateAuthority, issueCertificate } from '../../src/testing/x509.ts';
 import { percentile } from '../lib/stats.ts';
 import type { BenchEnv } from '../lib/systems.ts';
+import { copyBundle } from '../../scripts/bundle.ts';
 
 const CHILD = fileURLToPath(new URL('../webhook-invoke-child.ts', import.meta.url));
 const FUNCTION = 'webhooks';
@@ -73,8 +74,7 @@ export async function measureWebhooks(env: BenchEnv, namespace: string, options:
   // The function's environment, as serverless.yml gives it (its Kubernetes identity: the admin here).
   const functionEnv = { OPERLESS_KUBECONFIG: env.cp.kubeconfigPath, OPERLESS_CLUSTER: 'bench', OPERLESS_LOG_LEVEL: 'error', OPERLESS_METRICS: 'off' };
   Object.assign(process.env, functionEnv);
-  const warmModule = join(dirname(bundle.path), `webhooks-warm-${namespace}.mjs`);
-  copyFileSync(bundle.path, warmModule);
+  const warmModule = copyBundle(bundle, join(dirname(bundle.path), `warm-${namespace}`));
   const warm = ((await import(pathToFileURL(warmModule).href)) as { handler: InvokeHandler }).handler;
   const coldTimings: { importMs: number; callMs: number; bootMs: number }[] = [];
   const cold: InvokeHandler = (event) => coldInvocation(bundle.path, event, { ...process.env, ...functionEnv }).then((r) => {

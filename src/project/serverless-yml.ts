@@ -40,6 +40,10 @@ export interface EsbuildSettings {
   target?: string;
   platform?: 'node';
   format?: 'esm' | 'cjs';
+  /** esbuild code splitting (ESM only): lazily imported code goes into chunks beside the entry. */
+  splitting?: boolean;
+  /** Where the chunks go, relative to the entry's folder; `[entry]` is the entry's name (src/build/esbuild-plugins.ts). */
+  chunkNames?: string;
   outputFileExtension?: string;
   mainFields?: string[];
   exclude?: string[];

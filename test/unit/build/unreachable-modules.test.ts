@@ -148,7 +148,7 @@ test('serverless.yml wires the plugins, and a kubeconfig works in a bundle built
   const { esbuild } = readServerlessConfig();
   assert.equal(esbuild.plugins, 'src/build/esbuild-plugins.ts');
   const plugins = loadEsbuildPlugins(esbuild.plugins, ROOT);
-  assert.deepEqual(plugins.map((p) => p.name), ['operless-unreachable-modules', 'operless-builtins-without-esm-facade']);
+  assert.deepEqual(plugins.map((p) => p.name), ['operless-unreachable-modules', 'operless-builtins-without-esm-facade', 'operless-chunks-per-entry']);
 
   mkdirSync(join(ROOT, '.build'), { recursive: true });
   // Inside the repository: the bundle resolves nothing at run time, but @aws-sdk stays external like on Lambda.
