@@ -230,6 +230,12 @@ custom:
     target: node24
     platform: node
     format: esm
+    # Code splitting: what a function imports lazily (the SQS client, the kubeconfig loader, the
+    # OpenTelemetry SDK) goes into chunks a cold start does not parse, in the function's own
+    # folder functions/<name>.chunks/ (the plugins below fill in [entry]; operless docs/deploy.md,
+    # "Bundle layout").
+    splitting: true
+    chunkNames: '[entry].chunks/[name]-[hash]'
     outputFileExtension: .mjs
     mainFields: [module, main]
     # The SQS client is bundled: the same bundle then runs on the managed runtime and in a
@@ -237,7 +243,8 @@ custom:
     exclude: []
     # Stubs for client-node code Operless never runs and built-ins without their ESM facade:
     # ~1.1 MiB smaller bundles and half the cold start (operless docs/deploy.md). Drop this line
-    # if your reconcile code calls client-node's generated API clients.
+    # if your reconcile code calls client-node's generated API clients (and then chunkNames'
+    # [entry] stays literal: every function's chunks share one folder and every zip).
     plugins: node_modules/operless/dist/build/esbuild-plugins.js
     banner:
       js: "import { createRequire as __operlessCreateRequire } from 'node:module'; const require = __operlessCreateRequire(import.meta.url);"

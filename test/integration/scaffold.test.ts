@@ -215,9 +215,18 @@ test('packaged with two kinds: a function, work queue, DLQ and event source per 
   assert.deepEqual([...zips.keys()].sort(), ['resync', 'tenant', 'webApp', 'webhooks']);
   assert.ok(zips.get('webhooks')?.includes('functions/webhooks.mjs'), `${zips.get('webhooks')}`);
   assert.ok(zips.get('webApp')?.includes('functions/web-app.mjs'), `${zips.get('webApp')}`);
+  // Code splitting with the template's chunk folders: each zip holds its entry and its own
+  // chunks (functions/<name>.chunks/), never another function's.
+  for (const [name, entries] of zips) {
+    const entry = entries.find((e) => e.endsWith('.mjs') && !e.includes('.chunks/'))!;
+    const own = `${entry.slice(0, -'.mjs'.length)}.chunks/`;
+    assert.deepEqual(entries.filter((e) => e.endsWith('.mjs') && e !== entry && !e.startsWith(own)), [], `${name}.zip holds only ${entry} and ${own}`);
+  }
+  assert.ok(zips.get('webApp')?.some((e) => e.startsWith('functions/web-app.chunks/')), `the reconcile function is split into chunks: ${zips.get('webApp')}`);
   // The template's esbuild plugins (operless/dist/build/esbuild-plugins.js) are in effect:
-  // client-node's unreachable imports are stubs, so undici is not in the reconcile bundle.
-  const webApp = zipEntries(readFileSync(join(project, '.serverless', 'webApp.zip'))).find((e) => e.name === 'functions/web-app.mjs')!.read().toString('utf8');
+  // client-node's unreachable imports are stubs, so undici is not in the reconcile bundle
+  // (entry or chunks).
+  const webApp = zipEntries(readFileSync(join(project, '.serverless', 'webApp.zip'))).filter((e) => e.name.endsWith('.mjs')).map((e) => e.read().toString('utf8')).join('\n');
   assert.match(webApp, /is not bundled by Operless/, 'the reconcile bundle carries the stubs');
   assert.doesNotMatch(webApp, /UND_ERR_/, 'undici is not bundled');
 });
@@ -225,11 +234,13 @@ test('packaged with two kinds: a function, work queue, DLQ and event source per 
 test('the packaged resync bundle sends each kind\'s sample a Resync message on that kind\'s own queue (real API server and ElasticMQ)', async () => {
   // The exact file Lambda would run, next to the project's node_modules (the runtime's AWS SDK).
   const zip = readFileSync(join(project, '.serverless', 'resync.zip'));
-  const entry = zipEntries(zip).find((e) => e.name === 'functions/resync.mjs');
-  assert.ok(entry, 'resync.zip has functions/resync.mjs');
-  const bundle = join(project, '.serverless', 'bundles', 'resync', 'functions', 'resync.mjs');
-  mkdirSync(dirname(bundle), { recursive: true });
-  writeFileSync(bundle, entry.read());
+  assert.ok(zipEntries(zip).some((e) => e.name === 'functions/resync.mjs'), 'resync.zip has functions/resync.mjs');
+  const root = join(project, '.serverless', 'bundles', 'resync');
+  for (const e of zipEntries(zip).filter((e) => e.name.startsWith('functions/'))) {
+    mkdirSync(dirname(join(root, e.name)), { recursive: true });
+    writeFileSync(join(root, e.name), e.read());
+  }
+  const bundle = join(root, 'functions', 'resync.mjs');
 
   plane = await startControlPlane({ crds: ['tenants.tenancy.example.com.yaml', 'webapps.apps.example.com.yaml'].map((f) => join(project, 'infra', 'crds', f)) });
   for (const file of ['infra/rbac/tenant-function.yaml', 'infra/rbac/web-app-function.yaml', 'infra/samples/tenant.yaml', 'infra/samples/web-app.yaml']) {
