@@ -65,18 +65,16 @@ export function esbuildOptions(esbuild: EsbuildSettings, entry: string, outfile:
 type Outputs = Record<string, { bytes: number; imports: readonly { path: string; kind: string; external?: boolean }[] }>;
 
 /**
- * The output files reachable from `entry` in an esbuild metafile's outputs (paths as the
- * metafile writes them), following static imports only (`static`) or dynamic ones too.
+ * The files reachable from `entry` through `importsOf` (what one file imports, as file names),
+ * each once, the entry first: the modules a load of `entry` reads. One walk for both views of a
+ * bundle, an esbuild metafile here and a packaged zip in scripts/package.ts.
  */
-export function reachableOutputs(outputs: Outputs, entry: string, only: 'static' | 'all'): string[] {
+export function reachable(entry: string, importsOf: (file: string) => readonly string[]): string[] {
   const seen = new Set<string>();
   const visit = (file: string) => {
-    if (seen.has(file) || !outputs[file]) return;
+    if (seen.has(file)) return;
     seen.add(file);
-    for (const i of outputs[file].imports) {
-      if (i.external || (only === 'static' && i.kind !== 'import-statement')) continue;
-      visit(i.path);
-    }
+    for (const next of importsOf(file)) visit(next);
   };
   visit(entry);
   return [...seen];
@@ -97,7 +95,7 @@ export async function bundleFunctions(outDir: string = join(ROOT, '.build', 'fun
     // All the files esbuild wrote, as the zip holds them: a few chunks nothing imports included
     // (dynamic imports in code esbuild shook out); a cold start loads the static part only.
     const all = [key, ...Object.keys(outputs).filter((f) => f !== key)];
-    results.push({ name, path: outfile, bytes: size(reachableOutputs(outputs, key, 'static')), totalBytes: size(all), files: all.map((f) => resolve(f)) });
+    results.push({ name, path: outfile, bytes: size(reachable(key, (f) => (outputs[f]?.imports ?? []).filter((i) => !i.external && i.kind === 'import-statement').map((i) => i.path))), totalBytes: size(all), files: all.map((f) => resolve(f)) });
   }
   return results;
 }

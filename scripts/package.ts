@@ -24,6 +24,7 @@ import { inflateRawSync } from 'node:zlib';
 import { packagedReserveProblems } from '../src/core/budget.ts';
 import { parseServerlessYaml } from '../src/project/serverless-yml.ts';
 import { buildCacheDir, cachedBuild, hashInputs } from './build-cache.ts';
+import { reachable } from './bundle.ts';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -170,20 +171,22 @@ function describeZip(name: string, zipPath: string): PackagedFunction {
     throw new PackageError(`${zipPath} holds ${entryCandidates.length} entry bundles, expected one (entries: ${entries.map((e) => e.name).join(', ')})`);
   }
   const byName = new Map(modules.map((e) => [e.name, e]));
-  const imports = (from: string, only: 'static' | 'all') => moduleImports(byName.get(from)?.read().toString('utf8') ?? '', only).map((spec) => posix.join(posix.dirname(from), spec));
-  const reach = (only: 'static' | 'all') => {
-    const seen = new Set<string>();
-    const visit = (file: string) => {
-      if (seen.has(file)) return;
-      if (!byName.has(file)) throw new PackageError(`${zipPath}: ${file} is imported but not in the zip`);
-      seen.add(file);
-      for (const next of imports(file, only)) visit(next);
-    };
-    visit(bundle.name);
-    return [...seen];
+  // Each module read and scanned once; a specifier resolves against the importing module's folder.
+  const scanned = new Map<string, { static: string[]; all: string[] }>();
+  const importsOf = (only: 'static' | 'all') => (from: string): string[] => {
+    const module = byName.get(from);
+    if (!module) throw new PackageError(`${zipPath}: ${from} is imported but not in the zip`);
+    let found = scanned.get(from);
+    if (!found) {
+      const code = module.read().toString('utf8');
+      const resolved = (specs: string[]) => specs.map((spec) => posix.join(posix.dirname(from), spec));
+      found = { static: resolved(moduleImports(code, 'static')), all: resolved(moduleImports(code, 'all')) };
+      scanned.set(from, found);
+    }
+    return found[only];
   };
   const size = (files: string[]) => files.reduce((sum, f) => sum + (byName.get(f)?.size ?? 0), 0);
-  reach('all'); // every chunk the entry can import is in the zip
+  reachable(bundle.name, importsOf('all')); // every chunk the entry can import is in the zip (or this throws)
   // Every other module must be in the entry's own chunk folder: no other function's chunks. esbuild
   // also emits a few chunks nothing imports (dynamic imports in code it shook out, e.g.
   // OpenTelemetry's getMachineId-<platform>): shipped, never loaded, counted in the total.
@@ -191,7 +194,7 @@ function describeZip(name: string, zipPath: string): PackagedFunction {
   const foreign = modules.filter((e) => e !== bundle && !e.name.startsWith(chunkDir)).map((e) => e.name);
   if (foreign.length > 0) throw new PackageError(`${zipPath} holds modules outside ${chunkDir} (another function's bundle or chunks?): ${foreign.join(', ')}`);
   const files = [bundle.name, ...modules.filter((e) => e !== bundle).map((e) => e.name)];
-  return { name, zipPath, zipBytes: statSync(zipPath).size, bundleEntry: bundle.name, bundleBytes: size(reach('static')), bundleFiles: files, bundleTotalBytes: size(files) };
+  return { name, zipPath, zipBytes: statSync(zipPath).size, bundleEntry: bundle.name, bundleBytes: size(reachable(bundle.name, importsOf('static'))), bundleFiles: files, bundleTotalBytes: size(files) };
 }
 
 /**

@@ -98,10 +98,11 @@ try {
   for (const bundleLabel of Object.keys(bundles)) variants[bundleLabel] ??= { flags: [], env: {} };
   for (const text of (process.env.FLAGS_VARIANT ?? '').split(';').map((v) => v.trim()).filter(Boolean)) {
     const words = text.split(' ').filter(Boolean);
-    const env = Object.fromEntries(words.filter((w) => /^[A-Z_][A-Z0-9_]*=/.test(w)).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]));
+    const isEnv = (w: string) => /^[A-Z_][A-Z0-9_]*=/.test(w);
+    const env = Object.fromEntries(words.filter(isEnv).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]));
     const label = `this checkout + ${text}`;
     bundles[label] = bundles['this checkout'];
-    variants[label] = { flags: words.filter((w) => !/^[A-Z_][A-Z0-9_]*=/.test(w)), env };
+    variants[label] = { flags: words.filter((w) => !isEnv(w)), env };
   }
   const configPath = join(work, 'forwarder.yaml');
   writeFileSync(configPath, stringify({

@@ -84,7 +84,11 @@ async function stopOperator(op: Operator): Promise<void> {
   }
 }
 
-/** A fresh instance of a bundle (`tag` makes its URL new): the handler reads its environment when it loads. */
+/**
+ * A fresh instance of a bundle (`tag` makes its URL new): the handler reads its environment when it
+ * loads. Its chunks keep their URLs, so instances share them (the lazily loaded SDKs and eks.ts:
+ * no per-instance state at module level); the environment is read by the entry.
+ */
 async function freshModule<T>(path: string, tag: string): Promise<T> {
   return (await import(`${pathToFileURL(path).href}?${tag}`)) as T;
 }
