@@ -35,7 +35,9 @@ export async function waitComponentReady(proc: ManagedProcess, probe: ReadinessP
   let exitCode: number | undefined;
   void proc.exited.then((code) => (exitCode = code ?? -1));
   let last = '';
-  while (Date.now() < deadline) {
+  // At least one probe, however short the timeout or late this loop starts: the message at the
+  // deadline quotes what the component last said.
+  for (;;) {
     if (exitCode !== undefined) {
       throw new ComponentNotReadyError(exitedBeforeReadyMessage(proc.name, exitCode, proc.logPath, proc.logTail(LOG_TAIL_LINES), clash));
     }
@@ -46,6 +48,7 @@ export async function waitComponentReady(proc: ManagedProcess, probe: ReadinessP
     } catch (err) {
       last = err instanceof Error ? err.message : String(err);
     }
+    if (Date.now() >= deadline) break;
     await sleep(PROBE_INTERVAL_MS);
   }
   await proc.stop();
