@@ -9,7 +9,8 @@
  * Consumers get `dist/` through the `exports` conditions in package.json; inside this
  * repository, `node --conditions=operless-source` maps the same specifiers to `src/`.
  *
- *   node scripts/build-package.ts        # npm run build:package (also run by npm pack/publish)
+ *   node scripts/build-package.ts        # npm run build:package; npm's `prepare`: run by `npm install`
+ *                                        # in a checkout, npm pack/publish, and directory or git installs
  *
  * Tests that install Operless as a package build it with `stagePackage(dir)`: the same build
  * into a folder of their own holding what the package ships (package.json and its `files`),

@@ -6,6 +6,7 @@
  * exits non-zero on failure, and turns every error into one line saying what happened and
  * what to do (a stack trace only with OPERLESS_DEBUG=1).
  */
+import { readFileSync } from 'node:fs';
 import { UsageError } from './args.ts';
 import type { CommandResult } from './commands/command.ts';
 
@@ -36,7 +37,7 @@ export function usage(): string {
     'Commands:',
     ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}${c.summary}`),
     '',
-    'Run `operless <command> --help` for the options of one command.',
+    'Run `operless <command> --help` for the options of one command, `operless --version` for the version.',
     '',
   ].join('\n');
 }
@@ -50,7 +51,20 @@ export function findCommand(argv: string[]): { name: string; rest: string[] } | 
   return undefined;
 }
 
+/**
+ * The installed package's version (its package.json: two folders up from both src/cli/main.ts in a
+ * checkout and dist/cli/main.js in the package).
+ */
+export function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+  return typeof manifest.version === 'string' ? manifest.version : 'unknown';
+}
+
 export async function run(argv: string[]): Promise<number> {
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version')) {
+    process.stdout.write(`operless ${packageVersion()}\n`);
+    return 0;
+  }
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
     process.stdout.write(usage());
     return argv.length === 0 ? 2 : 0;

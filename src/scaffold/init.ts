@@ -332,8 +332,9 @@ for (const api of project.apis) {
 function readme(options: InitOptions): string {
   return `# ${options.name}
 
-A Kubernetes operator built with [Operless](https://github.com/operless/operless): an in-cluster
-forwarder turns watch events into SQS messages, and stateless Lambda functions reconcile.
+A Kubernetes operator built with Operless (its documentation: \`node_modules/operless/README.md\`
+after \`npm install\`): an in-cluster forwarder turns watch events into SQS messages, and
+stateless Lambda functions reconcile.
 
 \`\`\`sh
 npm install && npm test   # type-check, then the tests against a real local kube-apiserver
