@@ -91,6 +91,7 @@ export type WorkQueueStep =
 export function workQueueStep(outcome: ReconcileOutcome): WorkQueueStep {
   if (outcome.type === 'gone') return { result: 'gone' };
   if (outcome.type === 'superseded') return { result: 'success' }; // never from this runner: per-key queues only
+  if (outcome.type === 'paused') return { result: 'success' }; // forgotten, as controller-runtime forgets a done key
   if (outcome.type === 'result') {
     return outcome.result.type === 'requeueAfter' ? { result: 'requeue_after', delayMs: outcome.result.seconds * 1000 } : { result: 'success' };
   }

@@ -6,7 +6,7 @@
  *
  * | outcome                                  | follow-up                                              |
  * | ---------------------------------------- | ------------------------------------------------------ |
- * | `done()` / object gone / superseded      | nothing                                                |
+ * | `done()` / gone / superseded / paused    | nothing                                                |
  * | `requeueAfter(s)`                        | `Requeue`, attempt 0, delay s (notBefore if > 900 s)   |
  * | `TerminalError`                          | DLQ `TerminalError` (no retry)                         |
  * | 409 Conflict                             | `Retry`, attempt + 1, delay 1 s (fresh state, soon)    |
@@ -43,6 +43,8 @@ export type ReconcileOutcome =
   | { readonly type: 'gone'; readonly why: 'NotFound' | 'UidChanged' }
   /** Per-key mode: a `Requeue` a later one replaced (requeue-merge.ts); not reconciled. */
   | { readonly type: 'superseded' }
+  /** `operless.dev/paused: "true"` on the live primary (pause.ts); not reconciled. */
+  | { readonly type: 'paused' }
   | { readonly type: 'error'; readonly error: unknown };
 
 /** Result label, matching controller-runtime's `reconcile_total{result}` values where they exist. */
@@ -54,7 +56,9 @@ export type OutcomeLabel = 'success' | 'requeue_after' | 'error' | 'conflict' | 
   /** Per-key mode: a `requeueAfter` merged into the key's pending requeue (requeue-merge.ts): nothing sent. */
   | 'requeue_merged'
   /** Per-key mode: a `Requeue` a later one replaced, acknowledged without a reconcile. */
-  | 'superseded';
+  | 'superseded'
+  /** The primary is paused (`operless.dev/paused`): acknowledged without a reconcile. */
+  | 'paused';
 
 export type FollowUp =
   | { readonly type: 'none'; readonly label: OutcomeLabel }
@@ -75,6 +79,7 @@ export interface DecideInput {
 export function decideFollowUp({ message, outcome, policy, now, random = Math.random, maxDelaySeconds }: DecideInput): FollowUp {
   if (outcome.type === 'gone') return { type: 'none', label: 'success' };
   if (outcome.type === 'superseded') return { type: 'none', label: 'superseded' };
+  if (outcome.type === 'paused') return { type: 'none', label: 'paused' };
   if (outcome.type === 'result') {
     const result = outcome.result;
     if (result.type === 'done') return { type: 'none', label: 'success' };

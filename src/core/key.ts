@@ -247,6 +247,8 @@ async function reportReconcile(log: Logger, events: EventRecorder, ran: Budgeted
     log.warn('reconcile failed; retrying', fields);
   } else if (followUp.label === 'superseded') {
     log.info('a requeue a later one replaced: acknowledged without a reconcile', { ...fields, pendingRequeueAt: requeueMarkOf(ran.result.object) });
+  } else if (followUp.label === 'paused') {
+    log.info('paused (operless.dev/paused): acknowledged without a reconcile', fields);
   } else if (followUp.label === 'requeue_merged') {
     log.info('reconciled; its requeue merged into the pending one', { ...fields, pendingRequeueAt: requeueMarkOf(ran.result.object) });
   } else {

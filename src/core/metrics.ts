@@ -50,6 +50,7 @@ export function resultLabel(label: OutcomeLabel): 'success' | 'error' | 'requeue
   switch (label) {
     case 'success':
     case 'superseded':
+    case 'paused':
       return 'success';
     case 'requeue_after':
     case 'requeue_merged':

@@ -12,6 +12,9 @@
  *    before anything runs (what `ctx.message` speaks of; the caller's follow-up continues from it).
  * 3. Per-key mode: a message that stands only for requeues a later one replaced → nothing
  *    runs (`superseded`; requeue-merge.ts).
+ * 3a. Not being deleted and paused (`operless.dev/paused: "true"`) → nothing runs (`paused`;
+ *    pause.ts), after writing the `Paused` condition and Event at a transition; a resumed
+ *    object gets `Paused=False` and is reconciled.
  * 4. Being deleted (`deletionTimestamp`) and carrying our finalizer → `finalize(object)`;
  *    when it returns done (or nothing), remove the finalizer (merge patch guarded by
  *    resourceVersion); when it asks to requeue, keep the finalizer and requeue. Being
@@ -29,6 +32,8 @@ import { ensureFinalizer, hasFinalizer, removeFinalizer } from '../kube/finalize
 import { applyOwned } from '../kube/owned.ts';
 import { updateStatus } from '../kube/status.ts';
 import type { Controller } from './controller.ts';
+import { pauseFieldManager, pauseStep, type PauseTransition } from './pause.ts';
+import { setCondition } from '../kube/conditions.ts';
 import type { ReconcileOutcome } from './followup.ts';
 import { TerminalError } from './errors.ts';
 import { done } from './result.ts';
@@ -81,6 +86,11 @@ export async function reconcileKey<T extends KubeObject>(
     return { outcome: { type: 'gone', why: 'UidChanged' }, object, step: 'skip' };
   }
   if (env.superseded?.(object)) return { outcome: { type: 'superseded' }, object, step: 'skip' };
+  if (!object.metadata.deletionTimestamp) {
+    const pause = pauseStep(object);
+    if (pause.transition) object = await showPause(client, controller, object, pause.transition, env);
+    if (pause.paused) return { outcome: { type: 'paused' }, object, step: 'skip' };
+  }
   const ranFor = forLiveUid ? forLiveUid(object.metadata.uid) : message;
   const finalizer = controller.finalizer;
   const spec = controller.spec;
@@ -106,6 +116,36 @@ export async function reconcileKey<T extends KubeObject>(
   } catch (error) {
     return { outcome: { type: 'error', error }, object, step };
   }
+}
+
+/**
+ * Writes a pause transition: the object's conditions as read with `Paused` set, under a field
+ * manager of its own and guarded by the resourceVersion read (a keyed or an atomic conditions
+ * list alike keeps every condition of the author's), and its Event. Never throws: a failed write is logged and the
+ * pause holds all the same (the next trigger tries again); returns the object as written, or
+ * as it was.
+ */
+async function showPause<T extends KubeObject>(client: BoundKubeClient, controller: Controller<T>, object: T, transition: PauseTransition, env: ReconcileEnv): Promise<T> {
+  const existing = (object.status as { conditions?: unknown } | undefined)?.conditions;
+  const conditions = setCondition(Array.isArray(existing) ? existing : [], transition.condition);
+  let written = object;
+  try {
+    const body: KubeObject = {
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      metadata: {
+        name: object.metadata.name,
+        ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
+        ...(object.metadata.resourceVersion ? { resourceVersion: object.metadata.resourceVersion } : {}),
+      },
+      status: { conditions },
+    };
+    written = await client.with({ fieldManager: pauseFieldManager(controller.fieldManager) }).applyStatus<T>(controller.kind, body);
+  } catch (error) {
+    env.log.warn('could not write the Paused condition; the pause holds, the next change tries again', { error: error instanceof Error ? error.message : String(error), paused: transition.condition.status });
+  }
+  await env.events.record(written, transition.event);
+  return written;
 }
 
 /** The context handed to `reconcile`/`finalize`; `object` follows the latest status written. */

@@ -28,6 +28,7 @@ import { createClientFactory } from '../../src/kube/factory.ts';
 import type { BoundKubeClient } from '../../src/kube/client.ts';
 import { EVENT_KIND, resetEventMemory } from '../../src/kube/events.ts';
 import { setCondition } from '../../src/kube/conditions.ts';
+import { PAUSED_ANNOTATION } from '../../src/contract/pause.ts';
 import { createSqsSender } from '../../src/queue/sqs.ts';
 import { createLogger, silentLogger } from '../../src/observability/log.ts';
 import { noMetrics } from '../../src/core/metrics.ts';
@@ -482,6 +483,49 @@ test('deletion with finalizer: finalize runs, the finalizer is removed and the o
   await drain(handlerWith());
   assert.deepEqual(finalized.filter((n) => n === 'w-delete'), ['w-delete']);
   assert.equal(await admin.get(WIDGET, 'w-delete', NS), undefined);
+});
+
+test('pause: a paused object is reconciled by no trigger, shows Paused, still finalizes; removing the annotation reconciles it', async () => {
+  const lines: string[] = [];
+  const handler = handlerWith({ log: createLogger({ level: 'info', write: (l) => lines.push(l) }) });
+  const w = await createWidget('w-paused');
+  await sendWork(messageFor(w));
+  await drain(handler);
+  assert.equal(seen.get('w-paused')?.length, 1);
+  const paused = await admin.mergePatch<Widget>(WIDGET, 'w-paused', NS, { metadata: { annotations: { [PAUSED_ANNOTATION]: 'true' } }, spec: { note: 'while paused' } });
+  for (const reason of ['Modified', 'Owned', 'Related', 'Resync', 'Requeue', 'Retry'] as const) {
+    await sendWork(messageFor(paused, { reason, ...(reason === 'Retry' ? { attempt: 1 } : {}) }));
+    await drain(handler); // one trigger at a time: one batch would coalesce them into one reconcile decision
+  }
+  assert.equal(seen.get('w-paused')?.length, 1, 'no message reason reconciles a paused object');
+  assert.deepEqual(await counts(WORK), { visible: 0, inFlight: 0, delayed: 0 }, 'nothing sent after a paused object');
+  let live = await admin.get<Widget>(WIDGET, 'w-paused', NS);
+  const pausedCondition = (live?.status?.conditions as { type: string; status: string; reason: string }[] | undefined)?.find((c) => c.type === 'Paused');
+  assert.equal(pausedCondition?.status, 'True');
+  assert.equal(pausedCondition?.reason, 'PausedByAnnotation');
+  assert.ok((live?.status?.conditions as { type: string }[]).some((c) => c.type === 'Ready'), 'the author\'s Ready condition is kept');
+  assert.equal(live?.status?.observedGeneration, 1, 'the author\'s status is untouched: the new generation is not observed');
+  const pausedEvents = (await eventsFor(w)).filter((e) => e.reason === 'Paused');
+  assert.equal(pausedEvents.length, 1, 'one Paused Event for the transition, not one per trigger');
+  const skipped = lines.map((l) => JSON.parse(l)).filter((l) => l.result === 'paused');
+  assert.equal(skipped.length, 6, lines.join('\n'));
+  for (const line of skipped) assert.equal(line.key, 'Widget/default/w-paused');
+
+  const resumed = await admin.mergePatch<Widget>(WIDGET, 'w-paused', NS, { metadata: { annotations: { [PAUSED_ANNOTATION]: null } } });
+  await sendWork(messageFor(resumed, { reason: 'Modified' }));
+  await drain(handler);
+  assert.equal(seen.get('w-paused')?.length, 2, 'reconciled once the annotation is gone');
+  live = await admin.get<Widget>(WIDGET, 'w-paused', NS);
+  assert.equal((live?.status?.conditions as { type: string; status: string }[]).find((c) => c.type === 'Paused')?.status, 'False');
+  assert.equal(live?.status?.observedGeneration, live?.metadata.generation);
+  assert.equal((await eventsFor(w)).filter((e) => e.reason === 'Resumed').length, 1);
+
+  await admin.mergePatch(WIDGET, 'w-paused', NS, { metadata: { annotations: { [PAUSED_ANNOTATION]: 'true' } } });
+  await admin.delete(WIDGET, 'w-paused', NS);
+  await sendWork(messageFor(w, { reason: 'Modified' }));
+  await drain(handler);
+  assert.deepEqual(finalized.filter((n) => n === 'w-paused'), ['w-paused'], 'deletion is honoured while paused');
+  assert.equal(await admin.get(WIDGET, 'w-paused', NS), undefined);
 });
 
 test('poison message: moved to the DLQ with the reason, acknowledged, the batch goes on', async () => {
