@@ -30,7 +30,7 @@ import type { Logger } from '../observability/log.ts';
 import type { BoundKubeClient } from '../kube/client.ts';
 import { ensureFinalizer, hasFinalizer, removeFinalizer } from '../kube/finalizers.ts';
 import { applyOwned } from '../kube/owned.ts';
-import { updateStatus } from '../kube/status.ts';
+import { statusApplyBody, updateStatus } from '../kube/status.ts';
 import type { Controller } from './controller.ts';
 import { pauseFieldManager, pauseStep, type PauseTransition } from './pause.ts';
 import { setCondition } from '../kube/conditions.ts';
@@ -130,17 +130,7 @@ async function showPause<T extends KubeObject>(client: BoundKubeClient, controll
   const conditions = setCondition(Array.isArray(existing) ? existing : [], transition.condition);
   let written = object;
   try {
-    const body: KubeObject = {
-      apiVersion: object.apiVersion,
-      kind: object.kind,
-      metadata: {
-        name: object.metadata.name,
-        ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
-        ...(object.metadata.resourceVersion ? { resourceVersion: object.metadata.resourceVersion } : {}),
-      },
-      status: { conditions },
-    };
-    written = await client.with({ fieldManager: pauseFieldManager(controller.fieldManager) }).applyStatus<T>(controller.kind, body);
+    written = await client.with({ fieldManager: pauseFieldManager(controller.fieldManager) }).applyStatus<T>(controller.kind, statusApplyBody(object, { conditions }));
   } catch (error) {
     env.log.warn('could not write the Paused condition; the pause holds, the next change tries again', { error: error instanceof Error ? error.message : String(error), paused: transition.condition.status });
   }

@@ -43,7 +43,15 @@ export async function updateStatus<T extends KubeObject>(
 ): Promise<T | undefined> {
   const desired = desiredStatus(object, status);
   if (jsonEqual(desired, object.status ?? {})) return undefined;
-  const body: KubeObject = {
+  return client.applyStatus<T>(kind, statusApplyBody(object, desired));
+}
+
+/**
+ * The body of a status apply to `object`: its identity, the `resourceVersion` it was read at
+ * (server-side apply's precondition: a stale write gets a 409) and `status`.
+ */
+export function statusApplyBody(object: KubeObject, status: Record<string, unknown>): KubeObject {
+  return {
     apiVersion: object.apiVersion,
     kind: object.kind,
     metadata: {
@@ -51,7 +59,6 @@ export async function updateStatus<T extends KubeObject>(
       ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
       ...(object.metadata.resourceVersion ? { resourceVersion: object.metadata.resourceVersion } : {}),
     },
-    status: desired,
+    status,
   };
-  return client.applyStatus<T>(kind, body);
 }

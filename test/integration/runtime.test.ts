@@ -503,7 +503,7 @@ test('pause: a paused object is reconciled by no trigger, shows Paused, still fi
   const pausedCondition = (live?.status?.conditions as { type: string; status: string; reason: string }[] | undefined)?.find((c) => c.type === 'Paused');
   assert.equal(pausedCondition?.status, 'True');
   assert.equal(pausedCondition?.reason, 'PausedByAnnotation');
-  assert.ok((live?.status?.conditions as { type: string }[]).some((c) => c.type === 'Ready'), 'the author\'s Ready condition is kept');
+  assert.ok(((live?.status?.conditions ?? []) as { type: string }[]).some((c) => c.type === 'Ready'), 'the author\'s Ready condition is kept');
   assert.equal(live?.status?.observedGeneration, 1, 'the author\'s status is untouched: the new generation is not observed');
   const pausedEvents = (await eventsFor(w)).filter((e) => e.reason === 'Paused');
   assert.equal(pausedEvents.length, 1, 'one Paused Event for the transition, not one per trigger');
@@ -516,7 +516,7 @@ test('pause: a paused object is reconciled by no trigger, shows Paused, still fi
   await drain(handler);
   assert.equal(seen.get('w-paused')?.length, 2, 'reconciled once the annotation is gone');
   live = await admin.get<Widget>(WIDGET, 'w-paused', NS);
-  assert.equal((live?.status?.conditions as { type: string; status: string }[]).find((c) => c.type === 'Paused')?.status, 'False');
+  assert.equal(((live?.status?.conditions ?? []) as { type: string; status: string }[]).find((c) => c.type === 'Paused')?.status, 'False');
   assert.equal(live?.status?.observedGeneration, live?.metadata.generation);
   assert.equal((await eventsFor(w)).filter((e) => e.reason === 'Resumed').length, 1);
 
