@@ -111,7 +111,8 @@ module.exports = {
     layer('build', ['testing'], 'packaging (esbuild plugins, the forwarder bundle, the Helm chart); the chart renders with the helm that testing/ provisions.'),
     layer('scaffold', ['crd', 'kube', 'core', 'contract'], 'operless init / create api generate a project from the library\'s own definitions.'),
     layer('devloop', [...LIBRARY, 'forwarder', 'local', 'testing', 'project'], 'npm start composes everything: a control plane, the embedded queue, the forwarder, functions behind the local runner.'),
-    layer('cli', [...LIBRARY, 'devloop', 'scaffold', 'project'], 'the operless command drives the dev loop and the scaffolder, talks to queues and clusters and reads the project\'s serverless.yml (doctor); it never imports an example.'),
+    layer('preview', ['core', 'kube', 'contract', 'observability'], 'operless preview runs the project\'s controllers through the runtime\'s own reconcile with every write a server-side dry run; a tool, never imported by what runs in Lambda or the cluster.'),
+    layer('cli', [...LIBRARY, 'devloop', 'scaffold', 'project', 'preview'], 'the operless command drives the dev loop and the scaffolder, talks to queues and clusters and reads the project\'s serverless.yml (doctor); it never imports an example.'),
 
     forbid('src-top-files-are-entry-points', '^src/[^/]+/', '^src/[^/]+\\.ts$',
       'src/index.ts (the package entry) and src/resources.ts (the repository\'s CRD list) sit above every folder: no layer imports them.'),

@@ -20,6 +20,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
   'dlq list': { summary: 'show dead-lettered messages and why they failed', load: async () => (await import('./commands/dlq.ts')).dlqList },
   'dlq redrive': { summary: 'move dead-lettered messages back to the work queue', load: async () => (await import('./commands/dlq.ts')).dlqRedrive },
   enqueue: { summary: 'send a reconcile message for objects (one, several, or --all of a kind)', load: async () => (await import('./commands/enqueue.ts')).enqueue },
+  preview: { summary: 'show what the project\'s code would change in a live cluster (every write a server-side dry run)', load: async () => (await import('./commands/preview.ts')).preview },
   replay: { summary: 'replay an EventBridge archive into its bus for a time range', load: async () => (await import('./commands/replay.ts')).replay },
   status: { summary: 'queue and DLQ depth, forwarder health, objects not yet reconciled', load: async () => (await import('./commands/status.ts')).status },
   doctor: { summary: 'check cluster access, CRDs, the functions\' RBAC, the queues and EKS access', load: async () => (await import('./commands/doctor.ts')).doctor },

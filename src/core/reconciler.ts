@@ -51,6 +51,8 @@ export interface ReconcileEnv {
    * (requeue-merge.ts `isSupersededRequeue`), decided on the live object; then nothing runs.
    */
   readonly superseded?: (object: KubeObject) => boolean;
+  /** A preview (src/preview/): `ctx.preview` is true; the client's writes are dry runs (kube/dry-run.ts). */
+  readonly preview?: boolean;
 }
 
 export interface KeyResult {
@@ -154,6 +156,7 @@ export function createContext<T extends KubeObject>(
     client,
     events: env.events,
     signal: env.signal,
+    preview: env.preview === true,
     get object() {
       return current;
     },

@@ -24,6 +24,13 @@ export interface ReconcileContext<T extends KubeObject = KubeObject> {
   readonly events: EventRecorder;
   /** Aborted when the function's time budget for this reconcile runs out. */
   readonly signal: AbortSignal;
+  /**
+   * True when this reconcile is a preview (`operless preview`, `operless dlq replay`): every
+   * write through `client`, `applyOwned` and `updateStatus` is a server-side dry run and Events
+   * are collected, not recorded. Calls to anything outside the cluster are the author's to guard:
+   * `if (!ctx.preview) await billing.charge(…)` (docs/cli.md, "operless preview").
+   */
+  readonly preview: boolean;
   /** Server-side applies a child with a controller owner reference to the primary. */
   applyOwned<C extends KubeObject>(kind: KindRef, child: C): Promise<C>;
   /**

@@ -36,6 +36,7 @@ function fakeContext(mc: Memcached, existing: KubeObject[] = [], pods: KubeObjec
   } as unknown as KubeClient;
   const ctx: ReconcileContext<Memcached> = {
     reconcileId: 'r1',
+    preview: false,
     message: newMessage({ cluster: 'test', apiVersion: mc.apiVersion, kind: mc.kind, namespace: 'shop', name: 'cache', ...(trigger.resourceVersion ? { resourceVersion: trigger.resourceVersion } : {}) }, trigger.reason),
     log: silentLogger,
     client,
