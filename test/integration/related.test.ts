@@ -292,6 +292,8 @@ test('300 ConfigMaps of 900 KB in one namespace: the forwarder process peaks und
   const pid = run.child.pid!;
   // Running = every watch synced: the 300 ConfigMaps were listed.
   await run.line(/forwarder running/, 600_000);
+  const synced = run.lines.find((l) => l.msg === 'watch synced' && l.watch === 'ConfigMap');
+  assert.ok(Number(synced?.objects) > BULK_COUNT, `the ConfigMap watch listed the ${BULK_COUNT} big ones: ${JSON.stringify(synced)}`);
   const afterList = peakRssMiB(pid);
   const mark = received.length;
   await admin.requestJson('PATCH', `/api/v1/namespaces/${BULK}/configmaps/${names[0]}`, {
