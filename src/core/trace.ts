@@ -67,6 +67,7 @@ export function tracedClient(client: BoundKubeClient, parent: Span): BoundKubeCl
       });
     },
     watch: transport.watch.bind(transport),
+    list: transport.list.bind(transport),
     close: transport.close.bind(transport),
   };
   return createKubeClient(traced, { fieldManager: client.fieldManager });

@@ -57,6 +57,12 @@ export interface KubeApi {
    * rejects on a transport error. A non-200 answer rejects the returned promise.
    */
   watch(path: string, onEvent: (event: WatchEvent) => void, signal: AbortSignal, options?: WatchOptions): Promise<{ ended: Promise<void> }>;
+  /**
+   * GETs a collection path and hands each item to `onItem` as the body streams in, in order,
+   * never holding the page whole (transport.ts, `list`); resolves with the list without its
+   * items (its `metadata`: resourceVersion, continue).
+   */
+  listItems(path: string, onItem: (item: Record<string, unknown>) => void, options?: Omit<RequestOptions, 'body' | 'contentType'>): Promise<Record<string, unknown>>;
   /** Closes the pooled connections. */
   close?(): Promise<void>;
 }
@@ -70,6 +76,7 @@ export function kubeApiOf(transport: KubeTransport): KubeApi {
       return body as T;
     },
     watch: (path, onEvent, signal, options = {}) => transport.watch({ path, signal, ...options }, onEvent),
+    listItems: (path, onItem, options = {}) => transport.list({ path, ...options }, onItem),
     close: () => transport.close(),
   };
 }

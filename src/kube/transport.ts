@@ -34,6 +34,7 @@ import type { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import type { EndpointAuth, EndpointCredentials } from './endpoint.ts';
 import { KubeApiError, parseKubeError } from './errors.ts';
 import { kubeConfigAuth } from './kubeconfig.ts';
+import { ListScanner } from './list-stream.ts';
 
 /** Where the server is and how to authenticate (endpoint.ts), re-exported for the transport's callers. */
 export type { EndpointAuth, EndpointCredentials } from './endpoint.ts';
@@ -99,7 +100,22 @@ export interface KubeTransport {
    * order. A non-200 answer rejects with its KubeApiError.
    */
   watch(req: WatchRequest, onEvent: (event: WatchEvent) => void): Promise<WatchHandle>;
+  /**
+   * A LIST (GET of a collection) read as its body streams in (list-stream.ts): `onItem` gets
+   * each item, in order, as soon as it arrived, and nothing holds the page whole; resolves
+   * with the list without its items (kind, `metadata`: resourceVersion, continue). A non-2xx
+   * answer rejects with its KubeApiError; a body that is not a JSON list with an
+   * `InvalidResponse` one; an `onItem` that throws rejects with what it threw.
+   */
+  list(req: ListRequest, onItem: (item: Record<string, unknown>) => void): Promise<Record<string, unknown>>;
   close(): Promise<void>;
+}
+
+/** A LIST: a GET of a collection path, its items streamed (`KubeTransport.list`). */
+export interface ListRequest extends RequestTarget {
+  readonly signal?: AbortSignal | undefined;
+  /** Deadline for the whole exchange, body included, in ms (default `DEFAULT_REQUEST_TIMEOUT_MS`; 0 = none). */
+  readonly timeoutMs?: number | undefined;
 }
 
 export interface TransportOptions {
@@ -167,6 +183,7 @@ export function createTransport(source: EndpointAuth | KubeConfig, options: Tran
     server,
     request: (req) => sendRequest(connection, req),
     watch: (req, onEvent) => openWatch(connection, req, onEvent),
+    list: (req, onItem) => sendList(connection, req, onItem),
     async close() {
       pool.destroy();
       credentials.clear();
@@ -285,6 +302,63 @@ async function sendRequest(conn: Connection, req: KubeRequest): Promise<KubeResp
   if (status === 401) conn.unauthorized();
   if (status < 200 || status >= 300) throw parseKubeError(label, status, text, retryAfter);
   return { status, body: parseResponseBody(label, status, text) };
+}
+
+/**
+ * One LIST under its deadline: a 2xx body is scanned as it arrives (`ListScanner`), each item
+ * handed to `onItem` and dropped; any other answer is read whole (a Status) and judged as a request's.
+ */
+async function sendList(conn: Connection, req: ListRequest, onItem: (item: Record<string, unknown>) => void): Promise<Record<string, unknown>> {
+  const label = `GET ${req.path}`;
+  const url = requestUrl(conn.base, req.path, req.query);
+  const init = await conn.prepare('GET', undefined, undefined, req.signal, req.accept);
+  /** What the caller's `onItem` threw: it is rethrown as it is, not taken for a network failure. */
+  let thrown: { readonly error: unknown } | undefined;
+  const deliver = (item: Record<string, unknown>): void => {
+    try {
+      onItem(item);
+    } catch (err) {
+      thrown = { error: err };
+      throw err;
+    }
+  };
+  let status: number;
+  let text = '';
+  let retryAfter: string | null = null;
+  let envelope: Record<string, unknown> | undefined;
+  try {
+    const { response, disarm } = await send(conn.secure, url, init, undefined, req.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+    try {
+      status = response.statusCode ?? 0;
+      if (status >= 200 && status < 300) envelope = await scanList(response, label, status, deliver);
+      else {
+        text = await readBody(response);
+        retryAfter = retryAfterOf(response);
+      }
+    } finally {
+      disarm();
+    }
+  } catch (err) {
+    if (thrown) throw thrown.error;
+    throw unreachableError(conn.server, label, req.signal, err);
+  }
+  if (status === 401) conn.unauthorized();
+  if (envelope === undefined) throw parseKubeError(label, status, text, retryAfter);
+  return envelope;
+}
+
+/** The list of a 2xx body without its items, each item given to `onItem` as it arrives; a body that is not a JSON list is an `InvalidResponse`. */
+async function scanList(response: http.IncomingMessage, label: string, status: number, onItem: (item: Record<string, unknown>) => void): Promise<Record<string, unknown>> {
+  const scanner = new ListScanner(onItem);
+  let failure: unknown;
+  try {
+    for await (const chunk of response) scanner.push(chunk as Buffer);
+    return scanner.finish();
+  } catch (err) {
+    failure = err;
+  }
+  if (!(failure instanceof SyntaxError || failure instanceof TypeError)) throw failure;
+  throw new KubeApiError({ status, reason: 'InvalidResponse', request: label, cause: failure, message: `${label} returned a body that is not a JSON list: ${errorMessage(failure)}` });
 }
 
 /** The JSON of a 2xx body (undefined when empty); a body that is not JSON is an `InvalidResponse`. Pure. */

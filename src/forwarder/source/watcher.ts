@@ -25,6 +25,11 @@
  * resources.ts) lists and watches as `PartialObjectMetadata`: the server sends metadata
  * only, and the snapshot (snapshot.ts) keeps a few facts of it.
  *
+ * A LIST page is read item by item as it streams in (`KubeApi.listItems`): each item becomes
+ * its snapshot and is dropped, so the memory a LIST takes is the snapshots plus one object,
+ * whatever the objects hold (300 ConfigMaps of 900 KB do not sit in memory at once); a watch
+ * of whole objects lists in pages of at most `FULL_OBJECT_PAGE_LIMIT`.
+ *
  * The decisions are pure: `classifyWatchEnd` (what an error or ERROR event means) and `step`
  * (what the stream does after each attempt); the class is the I/O loop around them, an
  * explicit `StreamPhase` and nothing thrown for control flow.
@@ -82,6 +87,21 @@ export function watchTimeoutSeconds(serverTimeoutSeconds: number, silenceTimeout
   const silenceSeconds = Math.floor(silenceTimeoutMs / 1000);
   const margin = Math.max(1, Math.ceil(silenceSeconds / 5));
   return Math.max(1, Math.min(serverTimeoutSeconds, silenceSeconds - margin));
+}
+
+/**
+ * Items per LIST page at most for a watch the server sends whole objects to (`objectFields`
+ * not empty: a related ConfigMap or Secret, a primary whose triggers read its status): an
+ * object may be up to about 1.5 MiB (etcd's request limit), so a page is at most about
+ * 75 MiB on the wire — what one request moves under its 60 s deadline and what the API
+ * server holds to answer it. The forwarder's own memory does not depend on the page size:
+ * it reads every page item by item (`KubeApi.listItems`).
+ */
+export const FULL_OBJECT_PAGE_LIMIT = 50;
+
+/** The page size of a watch's LISTs: the configured one, at most `FULL_OBJECT_PAGE_LIMIT` for whole objects. Pure. */
+export function listPageLimit(watch: Pick<ResolvedWatch, 'objectFields'>, configured: number): number {
+  return watch.objectFields.length > 0 ? Math.min(configured, FULL_OBJECT_PAGE_LIMIT) : configured;
 }
 
 /** Why a LIST is made. */
@@ -332,13 +352,19 @@ export class WatchStream {
 
   async #list(): Promise<{ items: ObjectSnapshot[]; resourceVersion: string }> {
     const items: ObjectSnapshot[] = [];
+    const keep = (item: Record<string, unknown>): void => {
+      const s = snapshotOf(item, this.#o.watch.fields);
+      if (s) items.push(s);
+    };
+    const limit = listPageLimit(this.#o.watch, this.#o.listPageSize);
     let continueToken: string | undefined;
     let resourceVersion = '';
     do {
-      const query = { limit: this.#o.listPageSize, labelSelector: this.#o.watch.labelSelector || undefined, continue: continueToken };
-      let page: { metadata?: { resourceVersion?: string; continue?: string }; items?: Record<string, unknown>[] };
+      const query = { limit, labelSelector: this.#o.watch.labelSelector || undefined, continue: continueToken };
+      let page: { metadata?: { resourceVersion?: string; continue?: string } };
       try {
-        page = await this.#o.api.requestJson('GET', this.#path, { query, signal: this.#stop.signal, timeoutMs: 60_000, ...(this.#accept.list ? { accept: this.#accept.list } : {}) });
+        // Each item becomes its snapshot as it arrives; the page is never held whole.
+        page = await this.#o.api.listItems(this.#path, keep, { query, signal: this.#stop.signal, timeoutMs: 60_000, ...(this.#accept.list ? { accept: this.#accept.list } : {}) });
       } catch (err) {
         if (err instanceof KubeApiError && err.status === 410 && continueToken) {
           // The continue token expired mid-pagination: start the list over.
@@ -347,10 +373,6 @@ export class WatchStream {
           continue;
         }
         throw err;
-      }
-      for (const item of page.items ?? []) {
-        const s = snapshotOf(item, this.#o.watch.fields);
-        if (s) items.push(s);
       }
       if (!continueToken) resourceVersion = page.metadata?.resourceVersion ?? '';
       continueToken = page.metadata?.continue || undefined;

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { collectionPath } from '../../../src/kube/paths.ts';
-import { classifyWatchEnd, explainFailure, serverBehind, step, watchTimeoutSeconds, type AttemptOutcome } from '../../../src/forwarder/source/watcher.ts';
+import { classifyWatchEnd, explainFailure, FULL_OBJECT_PAGE_LIMIT, listPageLimit, serverBehind, step, watchTimeoutSeconds, type AttemptOutcome } from '../../../src/forwarder/source/watcher.ts';
 import { KubeApiError } from '../../../src/kube/api.ts';
 
 test('collection paths for core and grouped kinds, namespaced or not', () => {
@@ -75,4 +75,11 @@ test('the server is behind a resourceVersion only when both are etcd revisions a
   assert.equal(serverBehind('18446744073709551616', '18446744073709551615'), true, 'beyond 2^53: compared exactly');
   assert.equal(serverBehind('abc', '1'), false, 'opaque resourceVersions are never compared');
   assert.equal(serverBehind('10', ''), false);
+});
+
+test('LIST pages: the configured size for metadata-only watches, at most FULL_OBJECT_PAGE_LIMIT for watches of whole objects', () => {
+  assert.equal(listPageLimit({ objectFields: [] }, 500), 500);
+  assert.equal(listPageLimit({ objectFields: ['*'] }, 500), FULL_OBJECT_PAGE_LIMIT);
+  assert.equal(listPageLimit({ objectFields: ['status'] }, 500), FULL_OBJECT_PAGE_LIMIT);
+  assert.equal(listPageLimit({ objectFields: ['*'] }, 10), 10, 'a smaller configured size stays');
 });
