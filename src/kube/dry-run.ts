@@ -92,6 +92,10 @@ export function dryRunTransport(inner: KubeTransport, options: DryRunOptions): K
       await take();
       return inner.watch(req, onEvent);
     },
+    async list(req, onItem) {
+      await take();
+      return inner.list(req, onItem);
+    },
     close: () => inner.close(),
   };
 }

@@ -200,6 +200,7 @@ test('a preview of many objects keeps to its request rate: every request through
     server: admin.transport.server,
     request: (req) => { requests += 1; return admin.transport.request(req); },
     watch: (req, onEvent) => { requests += 1; return admin.transport.watch(req, onEvent); },
+    list: (req, onItem) => { requests += 1; return admin.transport.list(req, onItem); },
     close: async () => {},
   };
   const qps = 25;
