@@ -19,6 +19,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
   dev: { summary: 'run the whole loop locally: control plane, queue, forwarder, functions', load: async () => (await import('./commands/dev.ts')).dev },
   'dlq list': { summary: 'show dead-lettered messages and why they failed', load: async () => (await import('./commands/dlq.ts')).dlqList },
   'dlq redrive': { summary: 'move dead-lettered messages back to the work queue', load: async () => (await import('./commands/dlq.ts')).dlqRedrive },
+  'dlq replay': { summary: 'run one dead-lettered message through the project\'s current code, every write a dry run', load: async () => (await import('./commands/dlq-replay.ts')).dlqReplay },
   enqueue: { summary: 'send a reconcile message for objects (one, several, or --all of a kind)', load: async () => (await import('./commands/enqueue.ts')).enqueue },
   preview: { summary: 'show what the project\'s code would change in a live cluster (every write a server-side dry run)', load: async () => (await import('./commands/preview.ts')).preview },
   replay: { summary: 'replay an EventBridge archive into its bus for a time range', load: async () => (await import('./commands/replay.ts')).replay },

@@ -13,13 +13,18 @@
  *   bucket; counted, they stay within `qps × (elapsed + 1 s)`.
  * - The command as a user runs it, in this repository's own project (Memcached): `operless
  *   preview --all --kubeconfig …` prints the Deployments it would create, exits 3, writes nothing.
+ * - `operless dlq replay <id>` with a real ElasticMQ DLQ: the dead-lettered Memcached message runs
+ *   through the current code as a preview; the message stays in the DLQ, nothing is written.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startControlPlane, type ControlPlane } from '../../src/testing/index.ts';
+import { startBroker, startControlPlane, type ControlPlane } from '../../src/testing/index.ts';
+import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { encodeMessage } from '../../src/contract/message.ts';
+import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_REASON } from '../../src/contract/dlq.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
 import type { BoundKubeClient } from '../../src/kube/client.ts';
 import { rateLimiter } from '../../src/kube/dry-run.ts';
@@ -38,6 +43,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const NS = 'default';
 const APP: KindRef = { apiVersion: 'preview.operless.dev/v1', kind: 'App', plural: 'apps', namespaced: true };
 const DEPLOYMENT: KindRef = { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
+const MEMCACHED: KindRef = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', plural: 'memcacheds', namespaced: true };
 
 const APP_CRD = {
   apiVersion: 'apiextensions.k8s.io/v1',
@@ -215,7 +221,7 @@ test('a preview of many objects keeps to its request rate: every request through
 });
 
 test('operless preview --all in this repository (Memcached), as a user runs it: would-be Deployments, exit 3, nothing written', async () => {
-  await admin.create({ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', plural: 'memcacheds', namespaced: true },
+  await admin.create(MEMCACHED,
     { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name: 'cache', namespace: NS }, spec: { size: 2 } });
   const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'operless.js'), 'preview', 'memcached', '--all', '--kubeconfig', cp.kubeconfigPath], {
     cwd: ROOT, encoding: 'utf8', env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` }, timeout: 120_000,
@@ -232,4 +238,39 @@ test('operless preview --all in this repository (Memcached), as a user runs it: 
   const parsed = JSON.parse(json.stdout) as { exitCode: number; previews: ObjectPreview[] };
   assert.equal(parsed.previews[0]?.name, 'cache');
   assert.ok(parsed.previews[0]?.changes.some((c) => c.kind === 'Deployment' && c.action === 'create'));
+});
+
+test('operless dlq replay <id>: the dead-lettered message through the current code, left in the DLQ, nothing written', async () => {
+  const broker = await startBroker({ queues: [{ name: 'work', dlq: { name: 'work-dlq', maxReceiveCount: 3 } }] });
+  try {
+    const sqs = broker.sqs();
+    const dlq = broker.queueUrl('work-dlq');
+    const live = await admin.get(MEMCACHED, 'cache', NS) ?? await admin.create(MEMCACHED, { apiVersion: MEMCACHED.apiVersion, kind: 'Memcached', metadata: { name: 'cache', namespace: NS }, spec: { size: 2 } });
+    const body = encodeMessage({ ...newMessage({ cluster: 'it', apiVersion: MEMCACHED.apiVersion, kind: 'Memcached', namespace: NS, name: 'cache', uid: live.metadata.uid }, 'Retry'), attempt: 9 });
+    const sent = await sqs.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: body, MessageAttributes: {
+      [DLQ_ATTRIBUTE_REASON]: { DataType: 'String', StringValue: 'RetriesExhausted' },
+      [DLQ_ATTRIBUTE_ERROR]: { DataType: 'String', StringValue: 'gave up after 10 attempts: deployments.apps is forbidden' },
+    } }));
+    const beforeState = await admin.list(DEPLOYMENT, { namespace: NS });
+    const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'operless.js'), 'dlq', 'replay', sent.MessageId ?? '', '--kubeconfig', cp.kubeconfigPath], {
+      cwd: ROOT, encoding: 'utf8', timeout: 120_000,
+      env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`, AWS_ENDPOINT_URL_SQS: broker.endpoint, AWS_REGION: broker.region, OPERLESS_DLQ_URL: dlq, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' },
+    });
+    assert.equal(r.status, PREVIEW_EXIT.changes, `${r.stdout}${r.stderr}`);
+    assert.match(r.stdout, /dead-lettered: RetriesExhausted: gave up after 10 attempts: deployments\.apps is forbidden/);
+    assert.match(r.stdout, /replayed with the current code \(Retry, attempt 9\); the message stays in the DLQ; nothing was written\./);
+    assert.match(r.stdout, /"preview":true/, 'the reconcile\'s own log lines, marked as a preview');
+    assert.match(r.stdout, /\+ would create Deployment\/default\/cache/);
+    const attributes = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
+    assert.equal(Number(attributes.Attributes?.ApproximateNumberOfMessages) + Number(attributes.Attributes?.ApproximateNumberOfMessagesNotVisible), 1, 'the message is still in the DLQ');
+    assert.deepEqual((await admin.list(DEPLOYMENT, { namespace: NS })).items.map((d) => d.metadata.name), beforeState.items.map((d) => d.metadata.name), 'nothing was created');
+    const unknown = spawnSync(process.execPath, [join(ROOT, 'bin', 'operless.js'), 'dlq', 'replay', 'no-such-id', '--kubeconfig', cp.kubeconfigPath], {
+      cwd: ROOT, encoding: 'utf8', timeout: 120_000,
+      env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`, AWS_ENDPOINT_URL_SQS: broker.endpoint, AWS_REGION: broker.region, OPERLESS_DLQ_URL: dlq, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' },
+    });
+    assert.equal(unknown.status, 2);
+    assert.match(unknown.stderr, /no message no-such-id among the 1 in/);
+  } finally {
+    await broker.stop();
+  }
 });

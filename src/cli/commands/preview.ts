@@ -77,11 +77,7 @@ export async function preview(argv: string[]): Promise<CommandResult> {
   if (all && args.positionals.length > 1) throw new UsageError('with --all give at most one kind, e.g. `operless preview mc --all`');
 
   const controllers = await projectControllers(root);
-  const controllerOf = (kind: KindRef): Controller<KubeObject> => {
-    const found = controllers.find((c) => c.kind.apiVersion === kind.apiVersion && c.kind.kind === kind.kind);
-    if (!found) throw new UsageError(`no function of this project reconciles ${kind.kind} (${kind.apiVersion}): serverless.yml's functions serve ${controllers.map((c) => c.kind.kind).join(', ') || 'nothing'}`);
-    return found;
-  };
+  const controllerOf = (kind: Pick<KindRef, 'apiVersion' | 'kind'>) => controllerFor(controllers, kind);
   const target = resolveTarget(args);
   const impersonate = impersonationFrom(args);
   const cluster = await connectCluster(target, impersonate);
@@ -112,8 +108,15 @@ export async function preview(argv: string[]): Promise<CommandResult> {
   }
 }
 
+/** The project's controller of a kind; a usage error naming what the functions serve when none. */
+export function controllerFor(controllers: readonly Controller<KubeObject>[], kind: Pick<KindRef, 'apiVersion' | 'kind'>): Controller<KubeObject> {
+  const found = controllers.find((c) => c.kind.apiVersion === kind.apiVersion && c.kind.kind === kind.kind);
+  if (!found) throw new UsageError(`no function of this project reconciles ${kind.kind} (${kind.apiVersion}): serverless.yml's functions serve ${controllers.map((c) => c.kind.kind).join(', ') || 'nothing'}`);
+  return found;
+}
+
 /** Every reconcile function's controllers, imported as `operless dev` imports them. */
-async function projectControllers(root: string): Promise<Controller<KubeObject>[]> {
+export async function projectControllers(root: string): Promise<Controller<KubeObject>[]> {
   process.env.OPERLESS_METRICS ??= 'off';
   const layout = loadProjectLayout(root);
   const loaded = [];
