@@ -268,13 +268,13 @@ test('eventBusName with ordering per-key: the rule delivers to the standard dela
   const forwarder = 'arn:aws:iam::123456789012:role/operless-forwarder';
   const result = await packageService({ stage: 'ci', outDir: join(work, 'per-key-bus'), params: { ordering: 'per-key', eventBusName: 'b', forwarderRoleArn: forwarder } });
   const resources = result.template.Resources;
-  for (const condition of ['UsesEventBus', 'PerKeyOrdering', 'EventBusToDelayQueue']) assert.equal(isTrue(result.template, condition), true, condition);
-  assert.equal(isTrue(result.template, 'EventBusToWorkQueue'), false);
   const rule = resources.MemcachedEventRule!.Properties as Json;
   const [target, ...others] = resolveValue(result.template, rule.Targets) as Json[];
   assert.equal(others.length, 0);
-  assert.equal(target!.Id, 'delay-queue');
   assert.deepEqual(target!.Arn, getAtt('DelayQueue'), 'the delay queue under per-key');
+  assert.equal(target!.Id, 'delay-queue');
+  for (const condition of ['UsesEventBus', 'PerKeyOrdering', 'EventBusToDelayQueue']) assert.equal(isTrue(result.template, condition), true, condition);
+  assert.equal(isTrue(result.template, 'EventBusToWorkQueue'), false);
   assert.equal(target!.SqsParameters, undefined, 'a standard queue: no message group (one static group would serialise every object)');
   assert.equal(target!.InputPath, '$.detail');
   assert.deepEqual(target!.DeadLetterConfig, { Arn: getAtt('EventRuleDeadLetterQueue') });
