@@ -11,19 +11,17 @@
  * Per-key mode (the work queue is FIFO, docs/architecture.md "Per-key ordering"): FIFO takes
  * no per-message delay, so a follow-up with a delay goes to the delay queue
  * (`OPERLESS_DELAY_QUEUE_URL`), where the mover (mover.ts) moves it into the work queue when
- * due. A retry carries its merge id (queue/fifo.ts `retryMergeId`) as the message attribute
- * `operless.mergeId`, so equal retries of a key merge there. A requeue is merged by the key's
- * pending-requeue mark (requeue-merge.ts), which names it by its due time (`notBefore`): its
- * merge id is that due time (`dueTimeMergeId`) — a bucket id could drop the very requeue the
- * mark names; two sent with one due time are one requeue. A hand-back (no delay) goes
- * straight to the work queue, never merged.
+ * due, with a deduplication id the mover derives from the body and its due time (mover.ts):
+ * nothing the sender attaches is trusted there. A requeue is merged by the key's
+ * pending-requeue mark (requeue-merge.ts), which names it by its due time (`notBefore`). A
+ * hand-back (no delay) goes straight to the work queue, never merged.
  */
 import { encodeMessage, objectKey, type ReconcileMessage } from '../contract/message.ts';
 import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_FAILED_AT, DLQ_ATTRIBUTE_REASON, truncateError, type DlqReason } from '../contract/dlq.ts';
 import { errorMessage, type Logger } from '../observability/log.ts';
 import type { Span } from '@opentelemetry/api';
 import type { EntryTrace } from '../queue/port.ts';
-import { dueTimeMergeId, isFifoQueueUrl, MERGE_ID_ATTRIBUTE, retryMergeId } from '../queue/fifo.ts';
+import { isFifoQueueUrl } from '../queue/fifo.ts';
 import type { MessageSender } from '../queue/sender.ts';
 import type { FollowUp } from './followup.ts';
 import type { Metrics } from './metrics.ts';
@@ -45,7 +43,7 @@ export interface DeliveryTarget {
 export async function deliver(target: DeliveryTarget, log: Logger, controllerName: string, body: string, followUp: FollowUp, span?: Span): Promise<KeyOutcome> {
   try {
     if (followUp.type === 'send') {
-      await withFollowUpSpan('send', span, (trace) => sendFollowUp(target, followUp.message, followUp.delaySeconds, mergeOf(followUp.label), trace));
+      await withFollowUpSpan('send', span, (trace) => sendFollowUp(target, followUp.message, followUp.delaySeconds, trace));
     } else if (followUp.type === 'deadLetter') {
       await withFollowUpSpan('deadLetter', span, (trace) => sendDeadLetter(target, body, followUp.reason, followUp.error, trace));
       target.metrics.deadLetter(controllerName, followUp.reason);
@@ -59,17 +57,7 @@ export async function deliver(target: DeliveryTarget, log: Logger, controllerNam
   }
 }
 
-/**
- * How a follow-up merges in per-key mode: a requeue by its due time, a retry by its bucket; a
- * re-delay or a hand-back never (a re-delayed message would be dropped as a duplicate of its
- * own earlier move).
- */
-function mergeOf(label: FollowUp['label']): 'dueTime' | 'bucket' | undefined {
-  if (label === 'requeue_after') return 'dueTime';
-  return label === 'error' || label === 'conflict' || label === 'throttled' ? 'bucket' : undefined;
-}
-
-async function sendFollowUp(target: DeliveryTarget, message: ReconcileMessage, delaySeconds: number, merge: 'dueTime' | 'bucket' | undefined, trace?: EntryTrace): Promise<void> {
+async function sendFollowUp(target: DeliveryTarget, message: ReconcileMessage, delaySeconds: number, trace?: EntryTrace): Promise<void> {
   if (!target.queueUrl) {
     throw new Error('OPERLESS_QUEUE_URL is not set: the function cannot requeue or retry; set it to the work queue URL (serverless.yml does)');
   }
@@ -82,13 +70,7 @@ async function sendFollowUp(target: DeliveryTarget, message: ReconcileMessage, d
   if (!target.delayQueueUrl) {
     throw new Error('OPERLESS_DELAY_QUEUE_URL is not set: the work queue is FIFO (per-key ordering), which takes no delayed message; set it to the delay queue URL (serverless.yml does with ordering: per-key)');
   }
-  const now = target.now();
-  const dueAt = message.notBefore ?? now + delaySeconds * 1000;
-  const mergeId = merge === 'dueTime'
-    ? dueTimeMergeId(objectKey(message), dueAt)
-    : merge === 'bucket' ? retryMergeId({ key: objectKey(message), reason: message.reason, delaySeconds: Math.round((dueAt - now) / 1000), dueAt }) : undefined;
-  const attributes = mergeId ? { [MERGE_ID_ATTRIBUTE]: mergeId } : undefined;
-  await sender.send(target.delayQueueUrl, { body, delaySeconds, ...(attributes ? { attributes } : {}), ...(trace ? { trace } : {}) });
+  await sender.send(target.delayQueueUrl, { body, delaySeconds, ...(trace ? { trace } : {}) });
 }
 
 /** Moves `body`, unchanged, to the DLQ with why. Throws when the DLQ did not accept it. */

@@ -1,14 +1,21 @@
 /**
  * `toDelayMoverHandler(options?)`: the mover of per-key mode (docs/architecture.md, "Per-key
  * ordering"). It consumes the delay queue — a standard queue, because FIFO queues take no
- * per-message delay — and moves each due follow-up into the FIFO work queue, with the merge
- * id the function gave it (`operless.mergeId`) as `MessageDeduplicationId`, so equal requeues
- * of a key that come due within one bucket become one message: the first moved survives, SQS
- * drops the rest for its 5-minute deduplication window.
+ * per-message delay; with an EventBridge bus also the rule's target, since a rule can set only
+ * one static FIFO group — and moves each due message into the FIFO work queue, where the
+ * queue port groups it by its object key.
  *
  * Guarantees:
+ * - The `MessageDeduplicationId` is derived from what the mover can trust, never taken from
+ *   the record: the SHA-256 of the exact body it moves and its due time — the body's
+ *   `notBefore`, else the record's `SentTimestamp` (set by SQS) — (queue/fifo.ts
+ *   `moveDeduplicationId`). So a record moved twice (redelivered after its move) and a requeue
+ *   sent twice for one due time become one message, and a message can only ever be merged
+ *   with an identical one: whoever can send to the delay queue cannot choose an id that drops
+ *   another follow-up (issue 29 item 10; the queue's policy keeps such senders out too). A
+ *   record with neither a `notBefore` nor a `SentTimestamp` gets a fresh random id.
  * - A record is acknowledged only once the work queue (or, for a message still short of its
- *   `notBefore`, the delay queue again, with its merge id) accepted it; a failed send returns
+ *   `notBefore`, the delay queue again) accepted it; a failed send returns
  *   the record in `batchItemFailures`, so SQS delivers it again — nothing is lost. A merged
  *   send is accepted by SQS (it answers success and drops it), so merging is not a failure.
  * - The body is moved unchanged; a body that is not a reconcile message is moved too, and
@@ -22,7 +29,7 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { decodeMessage, displayKey } from '../contract/message.ts';
 import { createLogger, errorMessage, type Logger } from '../observability/log.ts';
-import { MERGE_ID_ATTRIBUTE } from '../queue/fifo.ts';
+import { moveDeduplicationId } from '../queue/fifo.ts';
 import { lazySqsSender, type MessageSender } from '../queue/sender.ts';
 import { mapBounded } from './concurrency.ts';
 import { isDue, MAX_DELAY_VARIABLE, resolveMaxDelaySeconds, scheduleUntil } from './schedule.ts';
@@ -44,19 +51,24 @@ export interface MoverOptions {
 /** Where one delay-queue record goes. Pure. */
 export type Move = { readonly key: string | undefined } & (
   | { readonly to: 'work'; readonly deduplicationId: string | undefined }
-  | { readonly to: 'delay'; readonly delaySeconds: number; readonly mergeId: string | undefined });
+  | { readonly to: 'delay'; readonly delaySeconds: number });
 
-/** The move of a record at `now`: back to the delay queue while its `notBefore` is ahead, else into the work queue. */
-export function moveOf(record: Pick<SQSRecord, 'body' | 'messageAttributes'>, now: number, maxDelaySeconds?: number): Move {
-  const mergeId = record.messageAttributes?.[MERGE_ID_ATTRIBUTE]?.stringValue || undefined;
+/**
+ * The move of a record at `now`: back to the delay queue while its `notBefore` is ahead, else
+ * into the work queue with a deduplication id of its body and due time (module doc). Its
+ * message attributes are never read.
+ */
+export function moveOf(record: Pick<SQSRecord, 'body'> & { readonly attributes?: Partial<Pick<SQSRecord['attributes'], 'SentTimestamp'>> }, now: number, maxDelaySeconds?: number): Move {
   const decoded = decodeMessage(record.body);
   const notBefore = decoded.ok ? decoded.message.notBefore : undefined;
   const key = decoded.ok ? displayKey(decoded.message) : undefined;
   if (notBefore !== undefined && !isDue(notBefore, now)) {
     const { delaySeconds } = scheduleUntil(notBefore, now, maxDelaySeconds);
-    if (delaySeconds > 0) return { key, to: 'delay', delaySeconds, mergeId };
+    if (delaySeconds > 0) return { key, to: 'delay', delaySeconds };
   }
-  return { key, to: 'work', deduplicationId: mergeId };
+  const sentAt = Number(record.attributes?.SentTimestamp || Number.NaN);
+  const dueAt = notBefore ?? (Number.isSafeInteger(sentAt) && sentAt > 0 ? sentAt : undefined);
+  return { key, to: 'work', deduplicationId: dueAt === undefined ? undefined : moveDeduplicationId(record.body, dueAt) };
 }
 
 export function toDelayMoverHandler(options: MoverOptions = {}): (event: SQSEvent) => Promise<SQSBatchResponse> {
@@ -80,7 +92,7 @@ export function toDelayMoverHandler(options: MoverOptions = {}): (event: SQSEven
       if (move.to === 'work') {
         await send().send(target, { body: record.body, ...(move.deduplicationId ? { deduplicationId: move.deduplicationId } : {}) });
       } else {
-        await send().send(target, { body: record.body, delaySeconds: move.delaySeconds, ...(move.mergeId ? { attributes: { [MERGE_ID_ATTRIBUTE]: move.mergeId } } : {}) });
+        await send().send(target, { body: record.body, delaySeconds: move.delaySeconds });
       }
       return move;
     });

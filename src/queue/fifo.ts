@@ -9,15 +9,16 @@
  *   a time, in order; a key that is not a valid group id (over 128 characters) is replaced by
  *   its SHA-256. A body that is not a reconcile message is a group of its own (its SHA-256), so
  *   poison never blocks a key.
- * - The deduplication id is the entry's own when it names one (the requeue merge id), else a
+ * - The deduplication id is the entry's own when it names one (the mover's, below), else a
  *   fresh random one: no message is ever merged away unless its producer asked for it. (Not
- *   the body's hash: a hand-back or a DLQ redrive sends a body unchanged, and SQS would drop
- *   it as a duplicate of the original for 5 minutes; a duplicate delivery is harmless, a drop
- *   is a loss.)
- * - `retryMergeId`: retries of one key with the same reason and delay whose due times fall
- *   in the same delay-wide bucket share an id, so the first moved survives and SQS drops the
- *   rest (why that is sound: docs/architecture.md, "Per-key ordering"). `dueTimeMergeId`:
- *   requeues (merged by the key's pending-requeue mark) share an id only when due at the same ms.
+ *   the body's hash alone: a hand-back or a DLQ redrive sends a body unchanged, and SQS would
+ *   drop it as a duplicate of the original for 5 minutes; a duplicate delivery is harmless, a
+ *   drop is a loss.)
+ * - `moveDeduplicationId`: the mover's id for a follow-up it moves from the delay queue, made
+ *   of what the mover can trust — the exact body it moves and its due time (the body's
+ *   `notBefore`, else when SQS says it was sent) — never of a value the sender chose: a
+ *   message can only be merged with one identical to it, due at the same ms, whose reconcile
+ *   is the same; a sender cannot pre-empt another key's, or another body's, follow-up.
  *
  * FIFO queues take no per-message delay: an entry with one is refused before any request.
  * Pure, apart from the random default id.
@@ -56,30 +57,13 @@ export function fifoEntry(entry: BatchEntry): BatchEntry & { groupId: string; de
   return { ...entry, groupId: entry.groupId ?? bodyGroupId(entry.body), deduplicationId: entry.deduplicationId ?? randomUUID() };
 }
 
-/** The message attribute that carries a delayed follow-up's merge id to the mover. */
-export const MERGE_ID_ATTRIBUTE = 'operless.mergeId';
-
-/** What identifies a retry for merging. */
-export interface RetryIdentity {
-  readonly key: string;
-  readonly reason: string;
-  /** The requeue's delay, whole seconds ≥ 1: the width of its bucket. */
-  readonly delaySeconds: number;
-  /** When it is due, ms since the epoch. */
-  readonly dueAt: number;
-}
-
 /**
- * The deduplication id of a per-key requeue: its key and exact due time. Requeues are merged
- * by the key's pending-requeue mark (core/requeue-merge.ts), which names a requeue by its due
- * time; two requeues sent with one due time are the same requeue, so SQS keeps the first. Pure.
+ * The deduplication id the mover gives a follow-up it moves into the FIFO work queue: the
+ * SHA-256 of the exact body and its due time (ms since the epoch). Equal only for the same
+ * body due at the same ms — a requeue sent twice for one due time (its `notBefore`), or one
+ * delay-queue record moved twice (a redelivery after the move) — so SQS keeps the first and
+ * drops the copy, and nothing else is ever merged. Pure.
  */
-export function dueTimeMergeId(key: string, dueAt: number): string {
-  return sha256(`${key}\nRequeue\nat\n${dueAt}`);
-}
-
-/** The deduplication id that merges equal retries of a key (see module doc). Pure. */
-export function retryMergeId({ key, reason, delaySeconds, dueAt }: RetryIdentity): string {
-  const width = Math.max(1, Math.ceil(delaySeconds)) * 1000;
-  return sha256(`${key}\n${reason}\n${width}\n${Math.floor(dueAt / width)}`);
+export function moveDeduplicationId(body: string, dueAt: number): string {
+  return sha256(`${dueAt}\n${body}`);
 }

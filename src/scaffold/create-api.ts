@@ -501,7 +501,7 @@ function serverlessFunction(api: ApiEntry, ordering: Ordering): string {
   // whose batches the same handler moves into the work queue when due.
   const delayEnv = ordering === 'per-key' ? `\n    OPERLESS_DELAY_QUEUE_URL: !Ref ${api.kind}DelayQueue` : '';
   const delayEvent = ordering === 'per-key'
-    ? `\n    - sqs:\n        arn: !GetAtt ${api.kind}DelayQueue.Arn\n        batchSize: 10\n        functionResponseType: ReportBatchItemFailures`
+    ? `\n    - sqs:\n        arn: !GetAtt ${api.kind}DelayQueue.Arn\n        batchSize: 10\n        functionResponseType: ReportBatchItemFailures\n        # The mover's invocations count against the function's concurrency too.\n        maximumConcurrency: \${param:maximumConcurrency}`
     : '';
   return `${camel(api.kind)}:
   handler: functions/${file}.handler
@@ -545,6 +545,23 @@ ${api.kind}DelayDeadLetterQueue:
     QueueName: \${self:service}-\${sls:stage}-${file}-delay-dlq
     MessageRetentionPeriod: 1209600
     SqsManagedSseEnabled: true
+# What reaches the delay queue reaches the work queue through the mover: only the functions'
+# role may send to it, whatever another identity's policy grants.
+${api.kind}DelayQueueSendPolicy:
+  Type: AWS::SQS::QueuePolicy
+  Properties:
+    Queues: [!Ref ${api.kind}DelayQueue]
+    PolicyDocument:
+      Version: '2012-10-17'
+      Statement:
+        - Sid: OnlyFunctionsSend
+          Effect: Deny
+          Principal: '*'
+          Action: [sqs:SendMessage]
+          Resource: !GetAtt ${api.kind}DelayQueue.Arn
+          Condition:
+            ArnNotEquals:
+              aws:PrincipalArn: [!GetAtt IamRoleLambdaExecution.Arn]
 ` : '';
   return `${delay}${api.kind}DeadLetterQueue:
   Type: AWS::SQS::Queue

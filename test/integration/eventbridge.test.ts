@@ -15,6 +15,9 @@
  * what the SQS sink sends. A hostile envelope on the work queue goes to the DLQ with the same
  * reason as any invalid message.
  *
+ * Per-key ordering (a FIFO work queue): the rule delivers to the standard delay queue and the
+ * mover moves each event into a moto FIFO queue, each under its own object key's group.
+ *
  * Traces across the bus: with an SDK registered (the in-memory exporter here), each event
  * carries the forwarder's span as X-Ray's TraceHeader and as the detail's `traceparent`. moto
  * does not pass the TraceHeader on (its events code never reads it; AWS hands it to an SQS
@@ -27,12 +30,14 @@ import assert from 'node:assert/strict';
 import { trace } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { formatTraceparent } from '../../src/observability/trace.ts';
-import { CreateArchiveCommand } from '@aws-sdk/client-eventbridge';
-import { ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { CreateArchiveCommand, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { replay } from '../../src/cli/commands/replay.ts';
 import { startControlPlane, waitUntil, type ControlPlane } from '../../src/testing/index.ts';
 import { EMULATOR_REGION, startEventBridge, type EventBridgeEmulator } from '../../src/testing/eventbridge.ts';
-import { decodeMessage } from '../../src/contract/message.ts';
+import { decodeMessage, encodeMessage, newMessage, objectKey } from '../../src/contract/message.ts';
+import { toDelayMoverHandler } from '../../src/core/mover.ts';
+import { messageGroupId } from '../../src/queue/fifo.ts';
 import { DLQ_ATTRIBUTE_REASON } from '../../src/contract/dlq.ts';
 import { defineController } from '../../src/core/controller.ts';
 import { toSqsHandler } from '../../src/core/handler.ts';
@@ -204,5 +209,51 @@ test('operless replay sends the archived changes to the bus again, and its rules
   for (const body of replayed) {
     const decoded = decodeMessage(body);
     assert.ok(decoded.ok && decoded.message.kind === 'Gadget', body);
+  }
+});
+
+// Issue 29 item 9: with per-key ordering the work queue is FIFO, and a rule's
+// SqsParameters.MessageGroupId is one static string, so serverless.yml points the rule at the
+// standard delay queue and the mover moves each event into the FIFO queue grouped by its key.
+// That path, on moto: rule → standard queue → mover (under the local Lambda runner) → FIFO queue.
+test('per-key: the rule delivers to the standard delay queue, and the mover moves each event into the FIFO work queue grouped by its own key', async () => {
+  const bus = `${BUS}-per-key`;
+  await eb.createBus(bus);
+  const delayUrl = await eb.routeToQueue({
+    bus, rule: 'gadget-per-key', source: SOURCE, kind: 'Gadget', queueName: 'pk-delay',
+    // serverless.yml's InputPath $.detail, which moto ignores; its InputTransformer gives the same body.
+    input: { InputTransformer: { InputPathsMap: { detail: '$.detail' }, InputTemplate: '<detail>' } },
+  });
+  const { QueueUrl: fifoUrl = '' } = await sqs.send(new CreateQueueCommand({
+    QueueName: 'pk-work.fifo', Attributes: { FifoQueue: 'true', DeduplicationScope: 'messageGroup', FifoThroughputLimit: 'perMessageGroupId' },
+  }));
+  const mover = await startLambdaRunner({
+    queueUrl: delayUrl, sqs, batchSize: 10, batchWindowSeconds: 0, maxConcurrency: 1, timeoutSeconds: 30, logger: silentLogger,
+    handler: toDelayMoverHandler({ queueUrl: fifoUrl, delayQueueUrl: delayUrl, sender: createSqsSender(sqs), log: silentLogger }),
+  });
+  try {
+    const sent = ['a', 'b', 'a', 'c'].map((name, i) => encodeMessage(newMessage({ cluster: 'test', apiVersion: API_VERSION, kind: 'Gadget', namespace: NS, name }, 'Modified', 1_767_225_600_000 + i)));
+    const out = await eb.events().send(new PutEventsCommand({ Entries: sent.map((detail) => ({ EventBusName: bus, Source: SOURCE, DetailType: 'Reconcile Modified', Detail: detail })) }));
+    assert.equal(out.FailedEntryCount ?? 0, 0, JSON.stringify(out.Entries));
+    const moved: { body: string; group: string }[] = [];
+    await waitUntil('every event moved into the FIFO work queue', async () => {
+      const got = await sqs.send(new ReceiveMessageCommand({ QueueUrl: fifoUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageSystemAttributeNames: ['MessageGroupId'] }));
+      for (const m of got.Messages ?? []) {
+        moved.push({ body: m.Body ?? '', group: m.Attributes?.MessageGroupId ?? '' });
+        await sqs.send(new DeleteMessageCommand({ QueueUrl: fifoUrl, ReceiptHandle: m.ReceiptHandle }));
+      }
+      return moved.length >= sent.length;
+    });
+    // (moto's transformer re-serialises the detail with spaces: compare the messages, not the bytes)
+    const canonical = (body: string) => JSON.stringify(JSON.parse(body));
+    assert.deepEqual(moved.map((m) => canonical(m.body)).sort(), sent.map(canonical).sort(), 'each event moved once');
+    for (const { body, group } of moved) {
+      const decoded = decodeMessage(body);
+      assert.ok(decoded.ok, body);
+      assert.equal(group, messageGroupId(objectKey(decoded.message)), 'the group is the event\'s own object key');
+    }
+    assert.equal(new Set(moved.map((m) => m.group)).size, 3, 'three objects, three groups: not one static group for the kind');
+  } finally {
+    await mover.stop();
   }
 });

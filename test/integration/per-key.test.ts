@@ -12,6 +12,9 @@
  *   its own requeue becomes the pending one.
  * - A poisoned key (its reconcile always fails) blocks no other key, and reaches the DLQ with
  *   its reason after its retries went through the delay queue.
+ * - Whoever can send to the delay queue cannot drop another key's follow-up: a message sent
+ *   there with the `operless.mergeId` of a key's retry (the attribute the mover trusted until
+ *   2026-12-03) is moved on its own id, and the key's retry still reaches the work queue.
  * - A requeue longer than the longest delay goes through the re-delay chain (delay queue,
  *   mover, `notBefore`) and is reconciled when due, not before: SQS's longest delay (900 s)
  *   is lowered to 2 s by configuration (`maxDelaySeconds`, OPERLESS_MAX_DELAY_SECONDS), so a
@@ -273,4 +276,34 @@ test(`a requeue longer than the longest delay (lowered to ${LOWERED_MAX_DELAY_SE
   // received it) until due, then moved. With SQS's 900 s it would be sent for 5 s and moved at once.
   assert.ok(hops >= 1, `${hops} re-delays in the delay queue: the chain of a long wait was taken`);
   assert.equal(moved, 1, 'moved into the work queue once, when due');
+});
+
+// Issue 29 item 10 (the audit's repro on the real broker): the mover took the sender's
+// `operless.mergeId` as the FIFO deduplication id, so a message injected into the delay queue
+// with a key's (predictable) retry id made SQS drop that key's retry for 5 minutes.
+test('a message injected into the delay queue with another key\'s merge id does not drop that key\'s retry', async () => {
+  const queues = await perKeyQueues();
+  const victim = await configMap('quiet');
+  const stolenId = 'the-victims-retry-id';
+  const send = (body: string) => sqs.send(new sdk.SendMessageCommand({
+    QueueUrl: queues.delay, MessageBody: body, MessageAttributes: { 'operless.mergeId': { DataType: 'String', StringValue: stolenId } },
+  }));
+  const injected = encodeMessage(newMessage({ cluster: CLUSTER, apiVersion: 'v1', kind: 'ConfigMap', namespace: 'tenant', name: 'whatever' }, 'Modified'));
+  const retry = encodeMessage(followUp(decodeOk(messageOf(victim)), { reason: 'Retry', attempt: 1 }));
+  await send(injected);
+  await send(retry);
+  const mover = await startLambdaRunner({ queueUrl: queues.delay, sqs, handler: toDelayMoverHandler({ queueUrl: queues.work, delayQueueUrl: queues.delay, sender: createSqsSender(sqs), log: silentLogger }), maxConcurrency: 1, logger: silentLogger });
+  try {
+    await waitFor('the mover moved both out of the delay queue', () => empty(queues.delay));
+  } finally {
+    await mover.stop();
+  }
+  assert.equal((await depth(queues.work)).visible, 2, 'both moved: neither merged into the other');
+  const bodies: string[] = [];
+  await waitFor('both read from the work queue', async () => {
+    const got = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.work, MaxNumberOfMessages: 10 }));
+    bodies.push(...(got.Messages ?? []).map((m) => m.Body ?? ''));
+    return bodies.length >= 2;
+  });
+  assert.deepEqual(bodies.map((b) => objectKey(decodeOk(b))).sort(), [objectKey(decodeOk(injected)), objectKey(decodeOk(retry))].sort());
 });

@@ -200,7 +200,18 @@ test('packaged with two kinds: a function, work queue, DLQ and event source per 
     const mappings = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').filter(([, r]) => JSON.stringify(r.Properties?.FunctionName).includes(`${kind}LambdaFunction`));
     const sources = [`${kind}WorkQueue`, ...(suffix ? [`${kind}DelayQueue`] : [])];
     assert.deepEqual(mappings.map(([, r]) => (r.Properties?.EventSourceArn as { 'Fn::GetAtt'?: string[] } | undefined)?.['Fn::GetAtt']?.[0]).sort(), sources.sort(), `${kind}'s function is fed by its own queues`);
-    for (const [, mapping] of mappings) assert.deepEqual(mapping.Properties?.FunctionResponseTypes, ['ReportBatchItemFailures']);
+    for (const [, mapping] of mappings) {
+      assert.deepEqual(mapping.Properties?.FunctionResponseTypes, ['ReportBatchItemFailures']);
+      assert.deepEqual(mapping.Properties?.ScalingConfig, { MaximumConcurrency: 5 }, 'each of its event sources is capped (the delay queue\'s mover too)');
+    }
+    // per-key: only the functions' role may send to the delay queue (the mover moves what is there into the work queue).
+    assert.deepEqual(resources[`${kind}DelayQueueSendPolicy`]?.Properties, suffix ? {
+      Queues: [{ Ref: `${kind}DelayQueue` }],
+      PolicyDocument: { Version: '2012-10-17', Statement: [{
+        Sid: 'OnlyFunctionsSend', Effect: 'Deny', Principal: '*', Action: ['sqs:SendMessage'], Resource: { 'Fn::GetAtt': [`${kind}DelayQueue`, 'Arn'] },
+        Condition: { ArnNotEquals: { 'aws:PrincipalArn': [{ 'Fn::GetAtt': ['IamRoleLambdaExecution', 'Arn'] }] } },
+      }] },
+    } : undefined);
     const variables = environmentOf(template, `${kind}LambdaFunction`);
     assert.deepEqual([variables.OPERLESS_QUEUE_URL, variables.OPERLESS_DLQ_URL], [{ Ref: `${kind}WorkQueue` }, { Ref: `${kind}DeadLetterQueue` }]);
     assert.deepEqual(variables.OPERLESS_DELAY_QUEUE_URL, suffix ? { Ref: `${kind}DelayQueue` } : undefined);

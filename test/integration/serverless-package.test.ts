@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { extractBundle, packageService, type CloudFormationResource, type PackageResult } from '../../scripts/package.ts';
-import { isTrue, resolveValue } from '../support/cfn-conditions.ts';
+import { createdResources, isTrue, resolveValue } from '../support/cfn-conditions.ts';
 
 type Json = Record<string, any>;
 
@@ -206,7 +206,12 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
   assert.equal(resolveValue(result.template, (resources.EventBus?.Properties as Json | undefined)?.Name), 'shop-events');
   const rule = resources.MemcachedEventRule?.Properties as Json;
   assert.deepEqual(rule.EventPattern, { source: ['operless'], detail: { kind: ['Memcached'] } });
-  assert.deepEqual(rule.Targets, [{ Id: 'work-queue', Arn: getAtt('WorkQueue'), InputPath: '$.detail' }]);
+  assert.deepEqual(resolveValue(result.template, rule.Targets), [{
+    Id: 'work-queue', Arn: getAtt('WorkQueue'), InputPath: '$.detail',
+    RetryPolicy: { MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86400 },
+    DeadLetterConfig: { Arn: getAtt('EventRuleDeadLetterQueue') },
+  }]);
+  assertRuleDeadLetters(result);
   // One queue policy (a queue has one): the rule's Allow; no forwarderRoleArn here, so no Deny.
   const statements = resolveValue(result.template, (resources.WorkQueuePolicy?.Properties as Json | undefined)?.PolicyDocument.Statement) as Json[];
   assert.deepEqual(statements.map((st) => st.Sid), ['EventRuleSends']);
@@ -214,6 +219,85 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
   assert.deepEqual(statements[0]!.Principal, { Service: 'events.amazonaws.com' });
   assert.equal(Number((resources.EventArchive?.Properties as Json | undefined)?.RetentionDays), 30); // a --param is a string; CloudFormation takes either
   for (const id of ['EventBus', 'MemcachedEventRule', 'EventArchive']) assert.equal(resources[id]?.Condition, 'UsesEventBus', id);
+});
+
+/**
+ * What the rule cannot deliver is kept and alarmed: the target's dead-letter queue (standard:
+ * EventBridge takes no FIFO one), writable by the rule only, its depth alarmed, and the
+ * rule's FailedInvocations alarmed under the custom bus's dimensions (both, or the metric is
+ * another one).
+ */
+function assertRuleDeadLetters(result: PackageResult): void {
+  const resources = result.template.Resources;
+  const created = createdResources(result.template);
+  for (const id of ['EventRuleDeadLetterQueue', 'EventRuleDeadLetterQueuePolicy', 'EventRuleDeadLetterQueueAlarm', 'EventRuleFailedInvocationsAlarm']) {
+    assert.equal(resources[id]?.Condition, 'UsesEventBus', id);
+    assert.ok(created.includes(id), `${id} is created`);
+  }
+  const dlq = resources.EventRuleDeadLetterQueue!.Properties as Json;
+  assert.equal(dlq.FifoQueue, undefined, 'a standard queue');
+  assert.equal(dlq.SqsManagedSseEnabled, true);
+  const policy = resources.EventRuleDeadLetterQueuePolicy!.Properties as Json;
+  assert.deepEqual(policy.Queues, [{ Ref: 'EventRuleDeadLetterQueue' }]);
+  assert.deepEqual(policy.PolicyDocument.Statement, [{
+    Sid: 'EventRuleDeadLetters', Effect: 'Allow', Principal: { Service: 'events.amazonaws.com' }, Action: 'sqs:SendMessage',
+    Resource: getAtt('EventRuleDeadLetterQueue'), Condition: { ArnEquals: { 'aws:SourceArn': getAtt('MemcachedEventRule') } },
+  }], 'only the rule writes its dead letters');
+  const depth = resolveValue(result.template, resources.EventRuleDeadLetterQueueAlarm!.Properties) as Json;
+  assert.equal(depth.MetricName, 'ApproximateNumberOfMessagesVisible');
+  assert.deepEqual(depth.Dimensions, [{ Name: 'QueueName', Value: { 'Fn::GetAtt': ['EventRuleDeadLetterQueue', 'QueueName'] } }]);
+  assert.equal(depth.Threshold, 0);
+  assert.equal(depth.ComparisonOperator, 'GreaterThanThreshold');
+  const rule = resources.MemcachedEventRule!.Properties as Json;
+  const failed = resolveValue(result.template, resources.EventRuleFailedInvocationsAlarm!.Properties) as Json;
+  assert.equal(failed.Namespace, 'AWS/Events');
+  assert.equal(failed.MetricName, 'FailedInvocations');
+  assert.deepEqual(failed.Dimensions, [
+    { Name: 'EventBusName', Value: resolveValue(result.template, { Ref: 'EventBusName' }) },
+    { Name: 'RuleName', Value: rule.Name },
+  ], 'the rule\'s own name on its own bus');
+  assert.equal(failed.Statistic, 'Sum');
+  assert.equal(failed.TreatMissingData, 'notBreaching', 'EventBridge emits it only when non-zero');
+}
+
+// Issue 29 item 9: a rule's SqsParameters.MessageGroupId is one static string, so with a FIFO
+// work queue the rule delivers to the standard delay queue and the mover moves each event into
+// the FIFO queue grouped by its key (the earlier template targeted the FIFO queue with no group:
+// undeployable, or every event lost).
+test('eventBusName with ordering per-key: the rule delivers to the standard delay queue, which only the functions and the rule may send to', async () => {
+  const forwarder = 'arn:aws:iam::123456789012:role/operless-forwarder';
+  const result = await packageService({ stage: 'ci', outDir: join(work, 'per-key-bus'), params: { ordering: 'per-key', eventBusName: 'b', forwarderRoleArn: forwarder } });
+  const resources = result.template.Resources;
+  const rule = resources.MemcachedEventRule!.Properties as Json;
+  const [target, ...others] = resolveValue(result.template, rule.Targets) as Json[];
+  assert.equal(others.length, 0);
+  assert.deepEqual(target!.Arn, getAtt('DelayQueue'), 'the delay queue under per-key');
+  assert.equal(target!.Id, 'delay-queue');
+  for (const condition of ['UsesEventBus', 'PerKeyOrdering', 'EventBusToDelayQueue']) assert.equal(isTrue(result.template, condition), true, condition);
+  assert.equal(isTrue(result.template, 'EventBusToWorkQueue'), false);
+  assert.equal(target!.SqsParameters, undefined, 'a standard queue: no message group (one static group would serialise every object)');
+  assert.equal(target!.InputPath, '$.detail');
+  assert.deepEqual(target!.DeadLetterConfig, { Arn: getAtt('EventRuleDeadLetterQueue') });
+  assert.deepEqual(target!.RetryPolicy, { MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86400 });
+  const delay = resources.DelayQueue!.Properties as Json;
+  assert.equal(delay.FifoQueue, undefined, 'the delay queue is standard');
+  assertRuleDeadLetters(result);
+
+  // The rule sends to the delay queue, not the work queue: the work queue's policy no longer
+  // admits it; the delay queue's admits it and the functions only.
+  const statementsOf = (id: string) => resolveValue(result.template, (resources[id]!.Properties as Json).PolicyDocument.Statement) as Json[];
+  const role = getAtt('IamRoleLambdaExecution');
+  assert.deepEqual(statementsOf('WorkQueuePolicy'), [{
+    Sid: 'OnlyForwarderAndFunctionsSend', Effect: 'Deny', Principal: '*', Action: ['sqs:SendMessage'], Resource: getAtt('WorkQueue'),
+    Condition: { ArnNotEquals: { 'aws:PrincipalArn': [forwarder, role] } },
+  }]);
+  assert.deepEqual(statementsOf('DelayQueueSendPolicy'), [{
+    Sid: 'OnlyFunctionsSend', Effect: 'Deny', Principal: '*', Action: ['sqs:SendMessage'], Resource: getAtt('DelayQueue'),
+    Condition: { ArnNotEquals: { 'aws:PrincipalArn': [role], 'aws:SourceArn': getAtt('MemcachedEventRule') } },
+  }, {
+    Sid: 'EventRuleSends', Effect: 'Allow', Principal: { Service: 'events.amazonaws.com' }, Action: 'sqs:SendMessage', Resource: getAtt('DelayQueue'),
+    Condition: { ArnEquals: { 'aws:SourceArn': getAtt('MemcachedEventRule') } },
+  }]);
 });
 
 test('ordering per-key: FIFO work queue and DLQ, a standard delay queue consumed by the same function, its URL in the environment', async () => {
@@ -236,5 +320,27 @@ test('ordering per-key: FIFO work queue and DLQ, a standard delay queue consumed
   assert.deepEqual(fn.Environment.Variables.OPERLESS_DELAY_QUEUE_URL, { 'Fn::If': ['PerKeyOrdering', { Ref: 'DelayQueue' }, ''] }, 'follows the stack\'s Ordering parameter (a plain Ref breaks Ordering=unordered, cfn-lint W1001)');
   const policy = (resources.DelayQueuePolicy!.Properties as Json).PolicyDocument.Statement as Json[];
   assert.deepEqual(policy.map((s) => s.Resource), [getAtt('DelayQueue')]);
+
+  // Issue 29 item 10: what reaches the delay queue reaches the work queue through the mover, so
+  // only the functions may send to it — without forwarderRoleArn too (the forwarder never does).
+  for (const id of ['DelayQueueSendPolicy', 'DelayDeadLetterQueueAlarm', 'DelayQueueAgeAlarm']) {
+    assert.equal(resources[id]?.Condition, 'PerKeyOrdering', id);
+    assert.ok(createdResources(result.template).includes(id), `${id} is created`);
+  }
+  const sendPolicy = resources.DelayQueueSendPolicy!.Properties as Json;
+  assert.deepEqual(sendPolicy.Queues, [{ Ref: 'DelayQueue' }]);
+  assert.deepEqual(resolveValue(result.template, sendPolicy.PolicyDocument.Statement), [{
+    Sid: 'OnlyFunctionsSend', Effect: 'Deny', Principal: '*', Action: ['sqs:SendMessage'], Resource: getAtt('DelayQueue'),
+    Condition: { ArnNotEquals: { 'aws:PrincipalArn': [getAtt('IamRoleLambdaExecution')] } },
+  }], 'every principal but the functions\' role is denied SendMessage on the delay queue');
+  assert.equal(delayEsm.ScalingConfig?.MaximumConcurrency, 5, 'the mover\'s invocations are capped as the work queue\'s');
+  const delayDlqAlarm = resolveValue(result.template, resources.DelayDeadLetterQueueAlarm!.Properties) as Json;
+  assert.equal(delayDlqAlarm.MetricName, 'ApproximateNumberOfMessagesVisible');
+  assert.deepEqual(delayDlqAlarm.Dimensions, [{ Name: 'QueueName', Value: { 'Fn::GetAtt': ['DelayDeadLetterQueue', 'QueueName'] } }]);
+  assert.equal(Number(delayDlqAlarm.Threshold), 0);
+  const delayAgeAlarm = resolveValue(result.template, resources.DelayQueueAgeAlarm!.Properties) as Json;
+  assert.equal(delayAgeAlarm.MetricName, 'ApproximateAgeOfOldestMessage');
+  assert.deepEqual(delayAgeAlarm.Dimensions, [{ Name: 'QueueName', Value: { 'Fn::GetAtt': ['DelayQueue', 'QueueName'] } }]);
+  assert.ok(Number(delayAgeAlarm.Threshold) > 900, 'above one hop (SQS\'s longest delay), or every long requeue would alarm');
 });
 

@@ -3,7 +3,7 @@
  *
  * - `cfn-lint` on the packaged CloudFormation, with default parameters and with every optional
  *   setting on (VPC, EKS, Secrets Manager kubeconfig with a customer key, forwarder role, log
- *   KMS key, alarm topic, per-key ordering): no finding at all (error, warning or
+ *   KMS key, alarm topic, per-key ordering, an EventBridge bus): no finding at all (error, warning or
  *   informational). Per-key ordering rides on the all-optional package run (no third
  *   `serverless package`): its stack defaults to Ordering=per-key, so the linters also see the
  *   template a per-key deployment gets (this is how W1001 on the functions' delay queue URL was
@@ -41,6 +41,9 @@ const ALL_OPTIONAL_PARAMS = {
   logKmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab',
   alarmTopicArn: 'arn:aws:sns:us-east-1:123456789012:operless-alarms',
   ordering: 'per-key',
+  // With per-key ordering the rule delivers to the delay queue (issue 29 item 9), with its
+  // retry policy, dead-letter queue and alarms: the linters see that combination.
+  eventBusName: 'operless-events',
 };
 
 /** The reference operator's webhooks on top of the example values: every webhook object the chart renders. */

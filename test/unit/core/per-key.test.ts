@@ -1,7 +1,8 @@
 /**
  * Per-key mode in the runtime: with a FIFO work queue, delayed follow-ups go to the delay
- * queue with their merge id (delivery.ts), a hand-back goes straight to the work queue, and
- * the mover (mover.ts) moves due follow-ups into the work queue with that id. Fakes only: the
+ * queue (delivery.ts), a hand-back goes straight to the work queue, and the mover (mover.ts)
+ * moves due follow-ups into the work queue with a deduplication id of their body and due time
+ * — never one the sender chose. Fakes only: the
  * same paths against ElasticMQ are test/integration/per-key.test.ts.
  */
 import { test } from 'node:test';
@@ -13,7 +14,7 @@ import { toSqsHandler } from '../../../src/core/handler.ts';
 import { moveOf, toDelayMoverHandler } from '../../../src/core/mover.ts';
 import { requeueAfter } from '../../../src/core/result.ts';
 import { noMetrics } from '../../../src/core/metrics.ts';
-import { dueTimeMergeId, MERGE_ID_ATTRIBUTE } from '../../../src/queue/fifo.ts';
+import { moveDeduplicationId } from '../../../src/queue/fifo.ts';
 import { REQUEUE_MARK_ANNOTATION, requeueMarkOf } from '../../../src/contract/requeue-mark.ts';
 import { silentLogger } from '../../../src/observability/log.ts';
 import { KubeApiError } from '../../../src/kube/errors.ts';
@@ -45,7 +46,7 @@ function perKey(reconcile: () => Promise<ReturnType<typeof requeueAfter>>, optio
   };
 }
 
-test('per-key: requeueAfter goes to the delay queue with its delay, due time and due-time merge id, and is marked on the object; while it is pending, the next is merged', async () => {
+test('per-key: requeueAfter goes to the delay queue with its delay and due time, and is marked on the object; while it is pending, the next is merged', async () => {
   const s = perKey(async () => requeueAfter(30));
   assert.equal(await s.run(s.message), 0);
   const dueAt = s.now() + 30_000;
@@ -55,7 +56,7 @@ test('per-key: requeueAfter goes to the delay queue with its delay, due time and
   const [sent] = s.sender.sent;
   assert.equal(sent!.queueUrl, DELAY);
   assert.equal(sent!.delaySeconds, 30);
-  assert.equal(sent!.attributes?.[MERGE_ID_ATTRIBUTE], dueTimeMergeId(objectKey(s.message), dueAt));
+  assert.equal(sent!.attributes, undefined, 'nothing for the mover to trust: it derives the id itself');
   const body = decodeMessage(sent!.body);
   assert.ok(body.ok && body.message.reason === 'Requeue' && body.message.notBefore === dueAt);
   assert.equal(requeueMarkOf(s.object()), dueAt);
@@ -84,11 +85,11 @@ test('per-key: a mark that cannot be written fails the key (its records come bac
   assert.equal(s.sender.sent.length, 1, 'sent first, so a mark never names a message the queue did not take');
 });
 
-test('per-key: a retry goes to the delay queue with a merge id; a hand-back goes straight to the work queue, unmerged', async () => {
+test('per-key: a retry goes to the delay queue; a hand-back goes straight to the work queue, unmerged', async () => {
   const failing = perKey(async () => { throw new Error('boom'); });
   assert.equal(await failing.run(failing.message), 0);
   assert.equal(failing.sender.sent[0]?.queueUrl, DELAY);
-  assert.ok(failing.sender.sent[0]?.attributes?.[MERGE_ID_ATTRIBUTE]);
+  assert.ok((failing.sender.sent[0]?.delaySeconds ?? 0) > 0);
 
   const late = perKey(async () => requeueAfter(30));
   let calls = 0;
@@ -112,42 +113,76 @@ test('per-key without a delay queue URL: the requeue cannot be sent, the record 
   }
 });
 
-test('mover: a due follow-up moves to the work queue with its merge id; one short of notBefore goes back to the delay queue; a failed send is reported', async () => {
+test('mover: a due follow-up moves to the work queue with an id of its body and due time; one short of notBefore goes back to the delay queue; a failed send is reported', async () => {
   const now = 1_700_000_000_000;
+  const sentAt = now - 30_000;
   const base = newMessage({ cluster: 'c1', apiVersion: WIDGET.apiVersion, kind: 'Widget', namespace: 'ns', name: 'a' }, 'Modified', now - 5000);
-  const due = encodeMessage(followUp(base, { reason: 'Requeue', attempt: 0 }));
+  const retry = encodeMessage(followUp(base, { reason: 'Retry', attempt: 1 }));
+  const requeue = encodeMessage(followUp(base, { reason: 'Requeue', attempt: 0, notBefore: now - 1000 }));
   const later = encodeMessage(followUp(base, { reason: 'Requeue', attempt: 0, notBefore: now + 1_000_000 }));
-  const withId = (body: string, id?: string) => {
+  const record = (body: string, sent = sentAt) => {
     const r = sqsRecord(body);
-    return id ? { ...r, messageAttributes: { [MERGE_ID_ATTRIBUTE]: { stringValue: id, dataType: 'String', stringListValues: [], binaryListValues: [] } } } : r;
+    return { ...r, attributes: { ...r.attributes, SentTimestamp: String(sent) } };
   };
-  assert.deepEqual(moveOf(withId(due, 'm1'), now), { key: 'Widget/ns/a', to: 'work', deduplicationId: 'm1' });
-  assert.deepEqual(moveOf(withId(later, 'm2'), now), { key: 'Widget/ns/a', to: 'delay', delaySeconds: 900, mergeId: 'm2' });
-  assert.deepEqual(moveOf(withId('not json'), now), { key: undefined, to: 'work', deduplicationId: undefined });
+  assert.deepEqual(moveOf(record(retry), now), { key: 'Widget/ns/a', to: 'work', deduplicationId: moveDeduplicationId(retry, sentAt) }, 'no notBefore: due when SQS says it was sent');
+  assert.deepEqual(moveOf(record(requeue), now), { key: 'Widget/ns/a', to: 'work', deduplicationId: moveDeduplicationId(requeue, now - 1000) }, 'its notBefore is its due time');
+  assert.deepEqual(moveOf(record(later), now), { key: 'Widget/ns/a', to: 'delay', delaySeconds: 900 });
+  assert.deepEqual(moveOf(record('not json'), now), { key: undefined, to: 'work', deduplicationId: moveDeduplicationId('not json', sentAt) });
+  assert.deepEqual(moveOf({ body: retry, attributes: {} }, now), { key: 'Widget/ns/a', to: 'work', deduplicationId: undefined }, 'nothing to derive it from: a fresh id (the port\'s)');
 
   const sender = recordingSender();
   const mover = toDelayMoverHandler({ queueUrl: WORK, delayQueueUrl: DELAY, sender, log: silentLogger, now: () => now });
-  const records = [withId(due, 'm1'), withId(later, 'm2'), withId('not json')];
+  const records = [record(retry), record(later), record('not json')];
   assert.deepEqual(await mover({ Records: records }), { batchItemFailures: [] });
   assert.deepEqual(sender.sent, [
-    { queueUrl: WORK, body: due, deduplicationId: 'm1' },
-    { queueUrl: DELAY, body: later, delaySeconds: 900, attributes: { [MERGE_ID_ATTRIBUTE]: 'm2' } },
-    { queueUrl: WORK, body: 'not json' },
+    { queueUrl: WORK, body: retry, deduplicationId: moveDeduplicationId(retry, sentAt) },
+    { queueUrl: DELAY, body: later, delaySeconds: 900 },
+    { queueUrl: WORK, body: 'not json', deduplicationId: moveDeduplicationId('not json', sentAt) },
   ]);
   sender.failFor.add(WORK);
-  const failing = [withId(due, 'm1'), withId(later, 'm2')];
+  const failing = [record(retry), record(later)];
   assert.deepEqual(await mover({ Records: failing }), { batchItemFailures: [{ itemIdentifier: failing[0]!.messageId }] });
+});
+
+// Issue 29 item 10: the mover used the sender's `operless.mergeId` attribute as the FIFO
+// deduplication id, so whoever could send to the delay queue could pre-seed the id of another
+// key's retry (retry ids are a predictable hash) and SQS dropped that retry for 5 minutes.
+test('mover: a sender-chosen merge id is never used; only an identical body due at the same ms is merged', async () => {
+  const now = 1_700_000_000_000;
+  const victim = newMessage({ cluster: 'c1', apiVersion: WIDGET.apiVersion, kind: 'Widget', namespace: 'victim', name: 'a' }, 'Modified', now - 5000);
+  const attacker = newMessage({ cluster: 'c1', apiVersion: WIDGET.apiVersion, kind: 'Widget', namespace: 'tenant', name: 'x' }, 'Modified', now - 5000);
+  const withAttribute = (body: string, sentAt: number, id: string) => {
+    const r = sqsRecord(body);
+    return {
+      ...r, attributes: { ...r.attributes, SentTimestamp: String(sentAt) },
+      messageAttributes: { 'operless.mergeId': { stringValue: id, dataType: 'String', stringListValues: [], binaryListValues: [] } },
+    };
+  };
+  const sender = recordingSender();
+  const mover = toDelayMoverHandler({ queueUrl: WORK, delayQueueUrl: DELAY, sender, log: silentLogger, now: () => now });
+  const victimRetry = encodeMessage(followUp(victim, { reason: 'Retry', attempt: 1 }));
+  const injected = encodeMessage(followUp(attacker, { reason: 'Retry', attempt: 1 }));
+  await mover({ Records: [withAttribute(injected, now - 2000, 'the-victims-id'), withAttribute(victimRetry, now - 2000, 'the-victims-id')] });
+  const [first, second] = sender.sent;
+  assert.ok(first?.deduplicationId && second?.deduplicationId);
+  assert.notEqual(first.deduplicationId, 'the-victims-id');
+  assert.notEqual(first.deduplicationId, second.deduplicationId, 'another body never shares an id, whatever attribute it carries');
+  // The same body moved twice (a redelivery after the move) keeps its id: SQS drops the copy.
+  await mover({ Records: [withAttribute(victimRetry, now - 2000, 'other')] });
+  assert.equal(sender.sent[2]?.deduplicationId, second.deduplicationId);
+  // Sent at another ms: another follow-up, not merged.
+  await mover({ Records: [withAttribute(victimRetry, now - 1999, 'the-victims-id')] });
+  assert.notEqual(sender.sent[3]?.deduplicationId, second.deduplicationId);
 });
 
 test('per-key: a batch from the delay queue (its event source invokes the same function) is moved, not reconciled', async () => {
   let reconciled = 0;
   const s = perKey(async () => { reconciled++; return requeueAfter(30); });
   const record = { ...sqsRecord(encodeMessage(s.message)), eventSourceARN: 'arn:aws:sqs:eu-west-1:000000000000:work-delay' };
-  const withId = { ...record, messageAttributes: { [MERGE_ID_ATTRIBUTE]: { stringValue: 'm1', dataType: 'String', stringListValues: [], binaryListValues: [] } } };
   const handler = toSqsHandler(defineController({ ...WIDGET, reconcile: async () => { reconciled++; return requeueAfter(1); } }), {
     queueUrl: WORK, deadLetterQueueUrl: DLQ, delayQueueUrl: DELAY, sender: s.sender, log: silentLogger, metrics: noMetrics, clients: async () => { throw new Error('no cluster needed'); },
   });
-  assert.deepEqual(await handler({ Records: [withId] }, lambdaContext()), { batchItemFailures: [] });
+  assert.deepEqual(await handler({ Records: [record] }, lambdaContext()), { batchItemFailures: [] });
   assert.equal(reconciled, 0);
-  assert.deepEqual(s.sender.sent, [{ queueUrl: WORK, body: record.body, deduplicationId: 'm1' }]);
+  assert.deepEqual(s.sender.sent, [{ queueUrl: WORK, body: record.body }], 'SentTimestamp 0 (the fake\'s): no due time to derive an id from, a fresh one');
 });

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeMessage, newMessage, objectKey } from '../../../src/contract/message.ts';
-import { bodyGroupId, fifoEntry, isFifoQueueUrl, messageGroupId, retryMergeId } from '../../../src/queue/fifo.ts';
+import { bodyGroupId, fifoEntry, isFifoQueueUrl, messageGroupId, moveDeduplicationId } from '../../../src/queue/fifo.ts';
 import { batchInput } from '../../../src/queue/sqs-port.ts';
 
 const ref = { cluster: 'c1', apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: 'ns', name: 'web' };
@@ -39,16 +39,10 @@ test('SendMessageBatch input: group and deduplication id only for a FIFO queue',
   assert.throws(() => batchInput('http://q/1/work.fifo', [{ id: 'a', body, delaySeconds: 3 }]), RangeError);
 });
 
-test('retry merge id: equal retries due in one delay-wide bucket merge; the next of a chain never merges with its cause', () => {
-  const key = objectKey(ref);
-  const at = (dueAt: number, delaySeconds = 30, reason = 'Requeue') => retryMergeId({ key, reason, delaySeconds, dueAt });
-  assert.equal(at(60_000), at(89_999), 'same 30 s bucket');
-  assert.notEqual(at(89_999), at(90_000), 'next bucket');
-  assert.notEqual(at(60_000, 30), at(60_000, 31), 'another delay is another requeue');
-  assert.notEqual(at(60_000, 30, 'Requeue'), at(60_000, 30, 'Retry'));
-  assert.notEqual(retryMergeId({ key: `${key}x`, reason: 'Requeue', delaySeconds: 30, dueAt: 60_000 }), at(60_000));
-  // A reconcile of a message due at D returns requeueAfter(d) no earlier than D: due ≥ D + d.
-  for (const due of [0, 1, 29_999, 30_000, 45_123]) {
-    for (const d of [1, 5, 30, 900]) assert.notEqual(at(due + d * 1000, d), at(due, d), `due ${due}, delay ${d}`);
-  }
+test('move deduplication id: the same body due at the same ms only', () => {
+  const body = JSON.stringify({ v: 1, kind: 'Widget', name: 'a' });
+  assert.equal(moveDeduplicationId(body, 60_000), moveDeduplicationId(body, 60_000));
+  assert.notEqual(moveDeduplicationId(body, 60_000), moveDeduplicationId(body, 60_001), 'another due time');
+  assert.notEqual(moveDeduplicationId(body, 60_000), moveDeduplicationId(`${body} `, 60_000), 'another body');
+  assert.match(moveDeduplicationId(body, 60_000), /^[0-9a-f]{64}$/, 'a valid FIFO deduplication id');
 });

@@ -232,6 +232,11 @@ describe('create api --ordering', () => {
     assert.ok(fn.environment.OPERLESS_DELAY_QUEUE_URL, 'the delay queue URL is in the environment');
     assert.equal(fn.events.length, 2, 'the work queue and the delay queue invoke the function');
     assert.equal(fn.events[1].sqs.functionResponseType, 'ReportBatchItemFailures');
+    assert.equal(fn.events[1].sqs.maximumConcurrency, '${param:maximumConcurrency}', 'the mover is capped as the reconciles are');
+    const policy = resources.DatabaseDelayQueueSendPolicy.Properties;
+    assert.equal(policy.PolicyDocument.Statement[0].Effect, 'Deny');
+    assert.deepEqual(policy.PolicyDocument.Statement[0].Action, ['sqs:SendMessage']);
+    assert.equal(Object.keys(policy.PolicyDocument.Statement[0].Condition.ArnNotEquals).join(), 'aws:PrincipalArn', 'everyone but the functions\' role is denied sending to the delay queue');
   });
 
   test('unordered (the default): standard queues, no delay queue', () => {
