@@ -143,22 +143,6 @@ function checkRelatedWatches(document: Raw, problems: Problems): void {
   }
 }
 
-/**
- * A related watch of Secrets (core group) is scoped: to namespaces — its own or the top-level
- * ones, and the chart then grants a Role in each — or by a labelSelector, which bounds what
- * the forwarder lists and holds but not what its token may read (RBAC cannot select by
- * label: the chart's ClusterRole still allows every Secret; docs/forwarder.md, "Related
- * watches"). Unscoped, it would read every Secret of the cluster: Helm releases, tokens.
- */
-function checkRelatedSecretScope(document: Raw, problems: Problems): void {
-  const nonEmpty = (value: unknown): boolean => (Array.isArray(value) || typeof value === 'string') && value.length > 0;
-  if (nonEmpty(document.namespaces)) return;
-  for (const [path, watch] of watchesOf(document, 'related')) {
-    if (watch.kind !== 'Secret' || watch.apiVersion !== 'v1' || nonEmpty(watch.namespaces) || nonEmpty(watch.labelSelector)) continue;
-    problems.add(path, 'a related watch of Secrets must set namespaces (the forwarder then reads Secrets in those namespaces only, and the chart grants a Role in each) or a labelSelector (it bounds what is read, but the RBAC still allows every Secret): unscoped, the forwarder would read every Secret of the cluster');
-  }
-}
-
 /** Every primary's queue URL, in order (the valid ones). */
 function primaryQueueUrls(document: Raw, problems: Problems): string[] {
   return watchesOf(document, 'primaries').flatMap(([path, watch]) => (typeof watch.queueUrl === 'string' && !problems.has(`${path}.queueUrl`) ? [watch.queueUrl] : []));
@@ -221,5 +205,5 @@ function checkListenHost(document: Raw, problems: Problems): void {
 export function checkAcrossFields(document: unknown, problems: Problems): void {
   const root = mapping(document);
   if (!root) return;
-  for (const check of [checkOrderings, checkLabelSelectors, checkClusterScopedNamespaces, checkWatchNamespacesInScope, checkKindsListedOnce, checkRelatedWatches, checkRelatedSecretScope, checkSomeQueue, checkEventBus, checkRegion, checkListenHost]) check(root, problems);
+  for (const check of [checkOrderings, checkLabelSelectors, checkClusterScopedNamespaces, checkWatchNamespacesInScope, checkKindsListedOnce, checkRelatedWatches, checkSomeQueue, checkEventBus, checkRegion, checkListenHost]) check(root, problems);
 }

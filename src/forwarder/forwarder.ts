@@ -200,6 +200,10 @@ class ForwarderProcess {
         role: w.role, apiVersion: w.apiVersion, kind: w.kind, plural: w.plural, namespaced: w.namespaced,
         namespaces: w.namespaces.length > 0 ? w.namespaces : 'all', labelSelector: w.labelSelector, triggers: w.triggers,
       });
+      if (w.role === 'related' && w.apiVersion === 'v1' && w.kind === 'Secret' && w.namespaces.length === 0 && !w.labelSelector) {
+        // The privilege is the RBAC's (the chart refuses an unscoped related Secret watch); here, say what is read.
+        this.#log.warn('a related watch of Secrets with neither namespaces nor a labelSelector reads every Secret this identity may read (the chart refuses it unscoped; only digests are kept)', { kind: w.kind });
+      }
     }
     if (this.#term.stopping) return;
     this.#lanes.startTimers(() => this.#term.leading);

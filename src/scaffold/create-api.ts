@@ -281,6 +281,9 @@ function controllerModule(api: ApiEntry): string {
   // controller owner reference (changes to them come back here as \`Owned\` messages), e.g.
   //   await ctx.applyOwned(${constant(example.plural)}, { apiVersion: '${example.apiVersion}', kind: '${example.kind}', metadata: { name: object.metadata.name${example.namespaced && api.namespaced ? ', namespace: object.metadata.namespace' : ''} }, ... });\n`
     : '  // TODO: make the cluster match object.spec (ctx.client reads and writes; ctx.applyOwned for children).\n';
+  const previewNote = `  // Anything outside the cluster (an external API, a payment, an email) is yours to guard:
+  // \`operless preview\` runs this reconcile with every cluster write a dry run, but cannot undo a call, e.g.
+  //   if (!ctx.preview) await billing.ensureAccount(object.metadata.name);\n`;
   return `/**
  * The ${k} controller. Each reconcile reads the live ${k} (never a cached copy), makes the
  * cluster match its spec, and reports the result in status. Return done() when finished,
@@ -300,7 +303,7 @@ export const ${camel(k)}Controller: ControllerSpec<${k}> = {
 };
 
 export async function reconcile${k}(object: ${k}, ctx: ReconcileContext<${k}>): Promise<ReconcileResult> {
-${exampleNote}${watchNote}  const generation = object.metadata.generation;
+${exampleNote}${watchNote}${previewNote}  const generation = object.metadata.generation;
   const conditions = setCondition(object.status?.conditions, {
     type: READY,
     status: 'True',
