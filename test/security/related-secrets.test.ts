@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { parseAllDocuments } from 'yaml';
 import { provision } from '../../src/testing/index.ts';
 import { renderChart } from '../../src/build/forwarder-chart.ts';
-import { ConfigError, parseConfig } from '../../src/forwarder/config.ts';
+import { parseConfig } from '../../src/forwarder/config.ts';
 
 let helm: string;
 before(async () => {
