@@ -27,6 +27,9 @@ import { fileURLToPath } from 'node:url';
 import { processTree, survivors, watchProcess } from './process-helpers.ts';
 import { provision } from '../../src/testing/index.ts';
 import { waitUntil } from '../../src/testing/wait.ts';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { readDevState } from '../../src/devloop/dev-state.ts';
+import { encodeMessage, newMessage } from '../../src/contract/message.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
@@ -115,6 +118,29 @@ test('operless dev --ordering per-key reconciles the sample through FIFO queues,
   const enqueued = await run(['enqueue', 'mc/default/memcached-sample'], project);
   assert.equal(enqueued.code, 0, enqueued.stderr);
   await waitFor(/reconciled\s+key=Memcached\/default\/memcached-sample result=\w+ .*reason=Resync/, 'the enqueued Resync was reconciled');
+
+  // operless preview against the loop's cluster (found through .operless/dev.json, no flags):
+  // the converged sample would change nothing (exit 0) once the loop has settled.
+  let preview = { code: -1, stdout: '', stderr: '' };
+  await waitUntil('the converged sample previews unchanged', async () => {
+    preview = await run(['preview', '--all'], project!);
+    return preview.code === 0;
+  }, { timeoutMs: 60_000 });
+  assert.match(preview.stdout, /1 object\(s\) previewed: 0 would change, 0 would fail, 1 unchanged; nothing was written\./, preview.stdout + preview.stderr);
+
+  // operless dlq replay against the loop: a dead-lettered message about the sample, put in the
+  // loop's (FIFO) DLQ, runs through the current code with nothing to change, and stays there.
+  const state = readDevState(project);
+  assert.ok(state, '.operless/dev.json');
+  const sqs = new SQSClient({ endpoint: state.sqsEndpoint, region: state.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const body = encodeMessage({ ...newMessage({ cluster: state.cluster, apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: 'default', name: 'memcached-sample' }, 'Retry'), attempt: 4 });
+  const sent = await sqs.send(new SendMessageCommand({ QueueUrl: state.dlqUrl, MessageBody: body, MessageGroupId: 'Memcached/default/memcached-sample', MessageDeduplicationId: 'replay-e2e' }));
+  const replay = await run(['dlq', 'replay', sent.MessageId ?? ''], project);
+  assert.equal(replay.code, 0, replay.stdout + replay.stderr);
+  assert.match(replay.stdout, /replayed with the current code \(Retry, attempt 4\)/);
+  assert.match(replay.stdout, /the current code reconciles it with nothing to change: `operless dlq redrive` would now succeed\./);
+  const listed = await run(['dlq', 'list', '--json'], project);
+  assert.deepEqual((JSON.parse(listed.stdout) as { messageId: string }[]).map((m) => m.messageId), [sent.MessageId], 'the replayed message stays in the DLQ');
 
   const tree = processTree(dev.pid!);
   assert.ok(tree.some((p) => /kube-apiserver/.test(p.command)), `the control plane runs under operless dev:\n${tree.map((p) => `${p.pid} ${p.command}`).join('\n')}`);
