@@ -12,7 +12,7 @@ import type { Logger } from '../observability/log.ts';
 import type { ReconcileMessage } from '../contract/message.ts';
 import type { RelatedMapping } from '../contract/related.ts';
 import type { ReconcileResult } from './result.ts';
-import type { EventRecorder, KindRef, KubeClient, KubeObject } from '../kube/types.ts';
+import type { EventRecorder, KindFor, KindRef, KubeClient, KubeObject } from '../kube/types.ts';
 
 export interface ReconcileContext<T extends KubeObject = KubeObject> {
   /** Unique per reconcile; on every log line. */
@@ -32,7 +32,7 @@ export interface ReconcileContext<T extends KubeObject = KubeObject> {
    */
   readonly preview: boolean;
   /** Server-side applies a child with a controller owner reference to the primary. */
-  applyOwned<C extends KubeObject>(kind: KindRef, child: C): Promise<C>;
+  applyOwned<C extends KubeObject>(kind: KindFor<C>, child: NoInfer<C>): Promise<C>;
   /**
    * Writes `status` through the status subresource, only when it differs from the live
    * status (returns false when nothing was written). Sets `observedGeneration` if absent.

@@ -50,13 +50,25 @@ export interface Condition {
 }
 
 /** Which kind a controller reconciles, and how to address it over REST. */
-export interface KindRef {
+export interface KindRef<T extends KubeObject = KubeObject> {
   readonly apiVersion: string;
   readonly kind: string;
   /** Lower-case plural used in REST paths, e.g. `memcacheds`. */
   readonly plural: string;
   readonly namespaced: boolean;
+  /**
+   * The type of this kind's objects, for the type checker only (never set at run time): a
+   * `KindRef<Deployment>` (kinds.ts) makes `client.get` return a `Deployment` and
+   * `ctx.applyOwned` check the child against the Deployment model.
+   */
+  readonly objectType?: T;
 }
+
+/**
+ * A kind whose objects are `T`: a typed `KindRef<T>`, or an untyped `KindRef` with `T` named
+ * by the caller (`client.get<Memcached>(MEMCACHED, …)`).
+ */
+export type KindFor<T extends KubeObject> = KindRef<T> | KindRef;
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -73,17 +85,17 @@ export interface EventRecorder {
  * API request; nothing is cached, so a reconcile always sees the live state.
  */
 export interface KubeClient {
-  get<T extends KubeObject = KubeObject>(kind: KindRef, name: string, namespace?: string): Promise<T | undefined>;
+  get<T extends KubeObject = KubeObject>(kind: KindFor<T>, name: string, namespace?: string): Promise<T | undefined>;
   list<T extends KubeObject = KubeObject>(
-    kind: KindRef,
+    kind: KindFor<T>,
     options?: { namespace?: string; labelSelector?: string; limit?: number; continue?: string },
   ): Promise<{ items: T[]; continue?: string; resourceVersion: string }>;
   /** Server-side apply (application/apply-patch+yaml) with the client's field manager. */
-  apply<T extends KubeObject = KubeObject>(kind: KindRef, object: KubeObject, options?: { force?: boolean }): Promise<T>;
+  apply<T extends KubeObject = KubeObject>(kind: KindFor<T>, object: KubeObject, options?: { force?: boolean }): Promise<T>;
   /** Server-side apply of the status subresource. */
-  applyStatus<T extends KubeObject = KubeObject>(kind: KindRef, object: KubeObject): Promise<T>;
+  applyStatus<T extends KubeObject = KubeObject>(kind: KindFor<T>, object: KubeObject): Promise<T>;
   /** JSON merge patch (used for finalizers, guarded by resourceVersion when given). */
-  mergePatch<T extends KubeObject = KubeObject>(kind: KindRef, name: string, namespace: string | undefined, patch: object): Promise<T>;
+  mergePatch<T extends KubeObject = KubeObject>(kind: KindFor<T>, name: string, namespace: string | undefined, patch: object): Promise<T>;
   delete(kind: KindRef, name: string, namespace?: string): Promise<void>;
-  create<T extends KubeObject = KubeObject>(kind: KindRef, object: KubeObject): Promise<T>;
+  create<T extends KubeObject = KubeObject>(kind: KindFor<T>, object: KubeObject): Promise<T>;
 }
