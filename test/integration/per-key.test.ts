@@ -16,6 +16,10 @@
  *   mover, `notBefore`) and is reconciled when due, not before: SQS's longest delay (900 s)
  *   is lowered to 2 s by configuration (`maxDelaySeconds`, OPERLESS_MAX_DELAY_SECONDS), so a
  *   5 s requeue takes the hops a 16-minute one takes, in seconds.
+ * - Marks under failure and tampering: a primary whose annotations leave no room for the mark
+ *   (every mark write 422) polls to the end, drains and dead-letters nothing; a tenant's mark
+ *   below the pending requeue stops nothing, one far ahead stops polling only until the next
+ *   reconcile (a Resync) writes over it; a redriven `Requeue` is reconciled.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -325,7 +329,13 @@ function reconcileLog(lines: readonly string[]) {
   };
 }
 
-test('a tenant sets the pending-requeue mark below the pending requeue\'s due time: the requeue is still reconciled, polling goes on by itself', async () => {
+/**
+ * A `short-poll` ConfigMap whose first requeue's mark a tenant overwrites with `mark` while the
+ * requeue waits in the delay queue (the delay queue's event source starts only after the edit);
+ * `meanwhile` runs with both event sources up, then the test waits for the chain's end and
+ * both queues drained.
+ */
+async function pollWithTamperedMark(mark: string, meanwhile: (ctx: { cm: KubeObject; lines: string[]; port: ReturnType<typeof sqsQueuePort> }) => Promise<void> = async () => {}) {
   const queues = await perKeyQueues();
   const spans: Span[] = [];
   const lines: string[] = [];
@@ -333,22 +343,37 @@ test('a tenant sets the pending-requeue mark below the pending requeue\'s due ti
   const cm = await configMap('short-poll');
   const port = sqsQueuePort(sdk, sqs, queues.work);
   assert.deepEqual((await port.sendBatch([{ id: 'm0', body: messageOf(cm) }])).failed, []);
-  // The work queue's event source first: the first reconcile marks its requeue, which waits in the delay queue (no mover yet).
   const work = await startLambdaRunner({ queueUrl: queues.work, sqs, handler, maxConcurrency: 1, logger: silentLogger });
   let delay: LambdaRunner | undefined;
   try {
     await waitFor('the first reconcile marked its requeue', async () => requeueMarkOf(await admin.get(CONFIGMAP, cm.metadata.name, NS)) !== undefined, 30);
-    await admin.mergePatch(CONFIGMAP, cm.metadata.name, NS, { metadata: { annotations: { [REQUEUE_MARK_ANNOTATION]: '1' } } });
+    await admin.mergePatch(CONFIGMAP, cm.metadata.name, NS, { metadata: { annotations: { [REQUEUE_MARK_ANNOTATION]: mark } } });
     delay = await startLambdaRunner({ queueUrl: queues.delay, sqs, handler, maxConcurrency: 1, logger: silentLogger });
+    await meanwhile({ cm, lines, port });
     await waitFor('the polling chain ran to its end', () => spans.filter((s) => s.key === cm.metadata.name).length >= SHORT_POLLS + 1 && Number.isFinite(spans.at(-1)!.end), 60);
     await waitFor('both queues drained', async () => (await empty(queues.work)) && (await empty(queues.delay)), 60);
   } finally {
     await Promise.all([work.stop(), delay?.stop()]);
   }
-  const log = reconcileLog(lines);
+  return { cm, queues, log: reconcileLog(lines) };
+}
+
+test('a tenant sets the pending-requeue mark below the pending requeue\'s due time: the requeue is still reconciled, polling goes on by itself', async () => {
+  const { queues, log } = await pollWithTamperedMark('1');
   assert.deepEqual(log.reconciled, ['Modified', ...Array.from({ length: SHORT_POLLS }, () => 'Requeue')], 'each requeue reconciled when due, with no event to restart the chain');
   assert.equal(log.superseded, 0);
   assert.deepEqual(await depth(queues.dlq), { visible: 0, inFlight: 0, delayed: 0 });
+});
+
+test('a tenant sets the mark far ahead: the pending requeue is taken for a replaced one, and the next reconcile (here the periodic Resync) writes its own mark over it and polling resumes', async () => {
+  const forged = '999999999999999';
+  const { cm, log } = await pollWithTamperedMark(forged, async ({ cm, lines, port }) => {
+    await waitFor('the pending requeue was taken for a replaced one', () => reconcileLog(lines).superseded === 1, 30);
+    const resync = encodeMessage(newMessage({ cluster: CLUSTER, apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: cm.metadata.name, uid: cm.metadata.uid }, 'Resync'));
+    assert.deepEqual((await port.sendBatch([{ id: 'r0', body: resync }])).failed, []);
+  });
+  assert.deepEqual(log.reconciled, ['Modified', 'Resync', ...Array.from({ length: SHORT_POLLS - 1 }, () => 'Requeue')], 'after the Resync, each requeue is reconciled again');
+  assert.notEqual((await admin.get(CONFIGMAP, cm.metadata.name, NS))?.metadata.annotations?.[REQUEUE_MARK_ANNOTATION], forged, 'the forged mark was written over');
 });
 
 test('`operless dlq redrive` of a dead-lettered Requeue, on an object with a mark: it comes back as a Retry and is reconciled, not taken for a replaced requeue', async () => {
