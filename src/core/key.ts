@@ -95,7 +95,7 @@ export async function handleKey(run: KeyRun, group: KeyGroup): Promise<KeyOutcom
     } catch (err) {
       // The requeue stands unmarked: an older mark supersedes nothing due after it, so it is reconciled when due.
       log.warn('could not mark the requeue just sent on the object; it stands unmarked (reconciled when due, merges nothing)', { error: errorMessage(err) });
-      run.metrics.unmarkedRequeue(controllerName);
+      run.metrics.unmarkedRequeue?.(controllerName);
     }
     return outcome;
   });

@@ -38,8 +38,8 @@ export interface Metrics {
   reconcile(sample: ReconcileSample): void;
   deadLetter(controller: string, reason: string): void;
   deferred(controller: string, label: 'not_due' | 'deferred'): void;
-  /** Per-key mode: a requeue was sent but its mark could not be written (core/key.ts). */
-  unmarkedRequeue(controller: string): void;
+  /** Per-key mode: a requeue was sent but its mark could not be written (core/key.ts); optional for metrics written before it. */
+  unmarkedRequeue?(controller: string): void;
 }
 
 export interface MetricsOptions {

@@ -314,6 +314,9 @@ export async function applyOwnedIfChanged<C extends KubeObject>(
   live: C | undefined,
   fence: ChildFence<C>,
 ): Promise<{ object: C; applied: ApplyReason | undefined }> {
+  if (typeof fence?.fieldManager !== 'string' || typeof fence.readOwner !== 'function') {
+    throw new TypeError('applyOwnedIfChanged needs { fieldManager, readOwner, reread? } as its last argument (the controller\'s field manager and a read of the owner: the stale-write fence judges a recorded owner generation by them)');
+  }
   const full = withAppliedHash(withControllerReference(desired, owner, kind));
   const decide = async (current: C | undefined): Promise<{ object: C; applied: ApplyReason | undefined }> => {
     const reason = applyReason(full, current);

@@ -293,3 +293,9 @@ test('applyOwnedIfChanged with reread: a lost precondition is decided once more 
   })), /newer than the generation 2/);
   assert.equal(rereads, 0);
 });
+
+test('applyOwnedIfChanged called the old way (a re-read function as the last argument) refuses with a message, never runs without its fence', async () => {
+  const apply = async (_kind: KindRef, child: KubeObject) => stored(child);
+  const oldWay = (async () => undefined) as unknown as ChildFence<KubeObject>;
+  await assert.rejects(applyOwnedIfChanged(apply, ownerAt(2), DEPLOY, desired(), undefined, oldWay), /needs \{ fieldManager, readOwner, reread\? \}/);
+});
