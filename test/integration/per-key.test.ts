@@ -40,6 +40,7 @@ import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
 import type { BoundKubeClient } from '../../src/kube/client.ts';
 import { createSqsSender } from '../../src/queue/sqs.ts';
+import type { MessageSender } from '../../src/queue/sender.ts';
 import { sqsQueuePort } from '../../src/queue/sqs-port.ts';
 import { createLogger, silentLogger, type Logger } from '../../src/observability/log.ts';
 import { dlqRedrive } from '../../src/cli/commands/dlq.ts';
@@ -66,12 +67,12 @@ let admin: BoundKubeClient;
 interface Queues { work: string; dlq: string; delay: string }
 
 /** A FIFO work queue with its FIFO DLQ (maxReceiveCount 5) and a standard delay queue. */
-async function perKeyQueues(): Promise<Queues> {
+async function perKeyQueues(visibilityTimeoutSeconds = 20): Promise<Queues> {
   const name = `pk-${randomUUID().slice(0, 8)}`;
   const create = async (queueName: string, attributes: Record<string, string>) => (await sqs.send(new CreateQueueCommand({ QueueName: queueName, Attributes: attributes }))).QueueUrl!;
   const dlq = await create(`${name}-dlq.fifo`, { FifoQueue: 'true' });
   const dlqArn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
-  const work = await create(`${name}.fifo`, { FifoQueue: 'true', VisibilityTimeout: '20', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 5 }) });
+  const work = await create(`${name}.fifo`, { FifoQueue: 'true', VisibilityTimeout: String(visibilityTimeoutSeconds), RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 5 }) });
   const delay = await create(`${name}-delay`, { VisibilityTimeout: '20' });
   return { work, dlq, delay };
 }
@@ -79,7 +80,7 @@ async function perKeyQueues(): Promise<Queues> {
 /** Each reconcile's start and end, per key. */
 interface Span { key: string; start: number; end: number }
 
-function handlerFor(queues: Queues, spans: Span[], options: { maxDelaySeconds?: number; log?: Logger; now?: () => number } = {}): SqsBatchHandler {
+function handlerFor(queues: Queues, spans: Span[], options: { maxDelaySeconds?: number; log?: Logger; now?: () => number; sender?: MessageSender } = {}): SqsBatchHandler {
   const controller = defineController<KubeObject & { data?: Record<string, string> }>({
     ...CONFIGMAP,
     async reconcile(cm) {
@@ -111,7 +112,7 @@ function handlerFor(queues: Queues, spans: Span[], options: { maxDelaySeconds?: 
   return toSqsHandler(controller, {
     queueUrl: queues.work, deadLetterQueueUrl: queues.dlq, delayQueueUrl: queues.delay,
     clients: createClientFactory({ env: { OPERLESS_KUBECONFIG: cp.kubeconfigPath, OPERLESS_CLUSTER: CLUSTER } }),
-    sender: createSqsSender(sqs), log: options.log ?? silentLogger, metrics: noMetrics,
+    sender: options.sender ?? createSqsSender(sqs), log: options.log ?? silentLogger, metrics: noMetrics,
     ...(options.maxDelaySeconds ? { maxDelaySeconds: options.maxDelaySeconds } : {}),
     ...(options.now ? { now: options.now } : {}),
   });
@@ -399,4 +400,25 @@ test('`operless dlq redrive` of a dead-lettered Requeue, on an object with a mar
   assert.deepEqual(log.reconciled, ['Retry'], 'reconciled once, as a Retry');
   assert.equal(log.superseded, 0);
   assert.equal(spans.filter((s) => s.key === cm.metadata.name).length, 1);
+});
+
+test('a requeue whose send fails once (the delay queue throttled): the record comes back after a short backoff, not the work queue\'s 300 s visibility timeout', async () => {
+  const queues = await perKeyQueues(300);
+  const spans: Span[] = [];
+  const lines: string[] = [];
+  const real = createSqsSender(sqs);
+  let failures = 1;
+  const throttledOnce: MessageSender = {
+    send: async (queueUrl, message) => {
+      if (queueUrl === queues.delay && failures-- > 0) throw new Error('ThrottlingException: Rate exceeded');
+      return real.send(queueUrl, message);
+    },
+    changeVisibility: (queueUrl, entries) => real.changeVisibility!(queueUrl, entries),
+  };
+  const handler = handlerFor(queues, spans, { log: createLogger({ write: (line) => lines.push(line), level: 'info' }), sender: throttledOnce });
+  const cm = await configMap('short-poll');
+  // Waits well under the visibility timeout: only a shortened wait brings the record back in time.
+  await runUntilDrained(queues, handler, cm, spans, { what: 'the polling chain ran to its end', reconciles: SHORT_POLLS + 1, seconds: 90 });
+  assert.deepEqual(reconcileLog(lines).reconciled.slice(0, 2), ['Modified', 'Modified'], 'the change, handed back after the failed send, reconciled again');
+  assert.deepEqual(await depth(queues.dlq), { visible: 0, inFlight: 0, delayed: 0 });
 });

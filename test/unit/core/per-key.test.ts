@@ -11,6 +11,7 @@ import { decodeMessage, encodeMessage, followUp, newMessage, objectKey, type Rec
 import { defineController } from '../../../src/core/controller.ts';
 import { toSqsHandler } from '../../../src/core/handler.ts';
 import { moveOf, toDelayMoverHandler } from '../../../src/core/mover.ts';
+import { retryVisibilitySeconds } from '../../../src/core/delivery.ts';
 import { requeueAfter } from '../../../src/core/result.ts';
 import { noMetrics } from '../../../src/core/metrics.ts';
 import { dueTimeMergeId, MERGE_ID_ATTRIBUTE } from '../../../src/queue/fifo.ts';
@@ -124,6 +125,23 @@ test('per-key: a reconcile that wrote the primary\'s status still marks its requ
   });
   assert.equal(await s.run(s.message), 0);
   assert.equal(requeueMarkOf(s.object()), s.now() + 30_000);
+});
+
+test('a record handed back after a failed send waits a short backoff, not the visibility timeout (ChangeMessageVisibility); crashed or foreign records keep theirs', async () => {
+  assert.deepEqual([1, 2, 3, 4, 5, 6, 50].map(retryVisibilitySeconds), [5, 10, 20, 40, 60, 60, 60]);
+  assert.equal(retryVisibilitySeconds(Number.NaN), 5, 'no receive count: the first wait');
+  const s = perKey(async () => requeueAfter(30));
+  s.sender.failFor.add(DELAY);
+  const fromWork = { ...sqsRecord(encodeMessage(s.message), 2), eventSourceARN: 'arn:aws:sqs:eu-west-1:000000000000:work.fifo' };
+  const handler = toSqsHandler(defineController({ ...WIDGET, reconcile: async () => requeueAfter(30) }), {
+    queueUrl: WORK, deadLetterQueueUrl: DLQ, delayQueueUrl: DELAY, clients: async () => s.cluster.client, sender: s.sender, log: silentLogger, metrics: noMetrics, now: s.now, random: () => 0.5,
+  });
+  const answer = await handler({ Records: [fromWork] }, lambdaContext());
+  assert.deepEqual(answer.batchItemFailures, [{ itemIdentifier: fromWork.messageId }], 'handed back');
+  assert.deepEqual(s.sender.visibility, [{ queueUrl: WORK, entries: [{ receiptHandle: fromWork.receiptHandle, seconds: 10 }] }], 'visible again after 10 s (second receive)');
+  const foreign = sqsRecord(encodeMessage(s.message));
+  await handler({ Records: [foreign] }, lambdaContext());
+  assert.equal(s.sender.visibility.length, 1, 'a record of another queue is left alone');
 });
 
 test('per-key: a retry goes to the delay queue with a merge id; a hand-back goes straight to the work queue, unmerged', async () => {
