@@ -15,6 +15,13 @@
  * nothing the sender attaches is trusted there. A requeue is merged by the key's
  * pending-requeue mark (requeue-merge.ts), which names it by its due time (`notBefore`). A
  * hand-back (no delay) goes straight to the work queue, never merged.
+ *
+ * A record handed back because its follow-up could not be sent (`sendFailed`: a throttled or
+ * unreachable queue) waits a short backoff, not the queue's whole visibility timeout
+ * (`shortenRetryWait`: ChangeMessageVisibility to 5 s × 2^(receives − 1), at most 60 s) — in
+ * per-key mode the key's FIFO group is held while it waits (361 s by default). Best effort: a
+ * failure to change it only leaves the timeout as it was (logged). Crashed and unfinished work
+ * keeps the full timeout (an unfinished reconcile may still be running).
  */
 import { encodeMessage, objectKey, type ReconcileMessage } from '../contract/message.ts';
 import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_FAILED_AT, DLQ_ATTRIBUTE_REASON, truncateError, type DlqReason } from '../contract/dlq.ts';
@@ -24,6 +31,7 @@ import type { EntryTrace } from '../queue/port.ts';
 import { isFifoQueueUrl } from '../queue/fifo.ts';
 import type { MessageSender } from '../queue/sender.ts';
 import type { FollowUp } from './followup.ts';
+import type { SQSRecord } from 'aws-lambda';
 import type { Metrics } from './metrics.ts';
 import { deliveredOutcome, type KeyOutcome } from './outcome.ts';
 import { withFollowUpSpan } from './trace.ts';
@@ -88,4 +96,34 @@ export async function sendDeadLetter(target: DeliveryTarget, body: string, reaso
     },
     ...(trace ? { trace } : {}),
   });
+}
+
+/** The longest wait `shortenRetryWait` sets: a minute. */
+export const RETRY_VISIBILITY_CAP_SECONDS = 60;
+
+/** The visibility timeout of a record handed back after a failed send, by its receive count: 5, 10, 20, 40, 60, 60… s. Pure. */
+export function retryVisibilitySeconds(receiveCount: number): number {
+  const n = Number.isFinite(receiveCount) && receiveCount >= 1 ? Math.floor(receiveCount) : 1;
+  return Math.min(RETRY_VISIBILITY_CAP_SECONDS, 5 * 2 ** Math.min(n - 1, 10));
+}
+
+/**
+ * Makes `records` (handed back after a failed send, from the work queue) visible again after
+ * `retryVisibilitySeconds` instead of the queue's visibility timeout. Never throws: a sender
+ * without the capability, or a refused change (e.g. no `sqs:ChangeMessageVisibility`), leaves
+ * the timeout as it was, logged.
+ */
+export async function shortenRetryWait(target: DeliveryTarget, log: Logger, records: readonly SQSRecord[]): Promise<void> {
+  const queueName = target.queueUrl?.split('/').pop();
+  // Only records received from the work queue itself (its ARN ends with the queue's name).
+  const ours = records.filter((r) => queueName && r.eventSourceARN?.split(':').pop() === queueName);
+  if (ours.length === 0 || !target.queueUrl) return;
+  try {
+    const sender = await target.sender();
+    if (!sender.changeVisibility) return;
+    const entries = ours.map((r) => ({ receiptHandle: r.receiptHandle, seconds: retryVisibilitySeconds(Number(r.attributes?.ApproximateReceiveCount)) }));
+    await sender.changeVisibility(target.queueUrl, entries);
+  } catch (err) {
+    log.warn('could not shorten the wait of records handed back after a failed send; they come back after the queue\'s visibility timeout', { records: ours.length, error: errorMessage(err) });
+  }
 }

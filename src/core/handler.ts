@@ -65,7 +65,7 @@ import { answerAfterMs, reserveProblem, resolveReserveMs } from './budget.ts';
 import { mapBounded } from './concurrency.ts';
 import { MAX_DELAY_VARIABLE, resolveMaxDelaySeconds } from './schedule.ts';
 import type { Controller } from './controller.ts';
-import { sendDeadLetter, type DeliveryTarget } from './delivery.ts';
+import { sendDeadLetter, shortenRetryWait, type DeliveryTarget } from './delivery.ts';
 import { handleKey, type KeyRun } from './key.ts';
 import { toDelayMoverHandler } from './mover.ts';
 import { batchResponse, UNFINISHED, type KeyOutcome, type SettledWork } from './outcome.ts';
@@ -241,7 +241,9 @@ async function handleBatch(controllers: Controller<KubeObject>[], config: Resolv
   const settled = await Promise.all(work.map(async (w) => ({ ...w, outcome: await Promise.race([w.ending, deadline.reached]) })));
   deadline.clear();
   logUnfinished(log, settled, { remainingMs: remaining(), reserveMs });
-  return batchResponse(records, settled);
+  const response = batchResponse(records, settled);
+  await shortenRetryWait(config, log, settled.filter((w) => w.outcome.type === 'sendFailed').flatMap((w) => w.records));
+  return response;
 }
 
 /**

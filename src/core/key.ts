@@ -13,11 +13,27 @@
  * 5. the follow-up from the outcome (followup.ts) — per-key mode: a requeue merged into the
  *    key's pending one, or marked as pending once sent (requeue-merge.ts) — logged and
  *    counted, with a `Warning` Event on the object when it goes to the DLQ;
- * 6. the follow-up sent (delivery.ts): the key's outcome (outcome.ts).
+ * 6. the follow-up sent (delivery.ts): the key's outcome (outcome.ts); per-key mode, a
+ *    requeue the queue accepted is then marked on the primary (`markRequeue`).
  *
  * Guarantees: the key's records are acknowledged only once its follow-up was accepted by the
  * queue; one Event recorder per key; `handleKey` rejects only on a bug (the handler turns
  * that into a `crashed` outcome).
+ *
+ * Per-key marks, sent first, marked second, and a failed mark costs only merging: the mark
+ * write is a merge patch guarded by the primary's resourceVersion as the reconcile last knew
+ * it (after its own status write), so a late or frozen invocation cannot overwrite a newer
+ * mark (409). When the write fails for any reason — 409, annotations at the 256 KiB limit
+ * (422), an admission webhook down, 429 — the requeue already accepted by the queue stands
+ * unmarked and the key's records are acknowledged (logged, `unmarked_requeues_total`): an
+ * unmarked requeue sees an older mark, which supersedes nothing due after it
+ * (requeue-merge.ts), so it is reconciled when due and the polling chain goes on. Failing the
+ * key instead would send another requeue on every redelivery, block its FIFO group for the
+ * visibility timeout each time and end in the DLQ; writing the mark first would leave, on a
+ * failed send, a mark naming no message, into which later requeues merge and vanish. The
+ * cost of an unmarked requeue: it merges nothing, so while marks keep failing each event that
+ * asks for a requeue may start one more chain (unordered mode's behaviour), until a mark is
+ * written again.
  */
 import { randomUUID } from 'node:crypto';
 import { displayKey, type ReconcileMessage } from '../contract/message.ts';
@@ -61,7 +77,7 @@ export interface KeyRun extends DeliveryTarget {
 interface Decision {
   readonly controllerName: string;
   readonly followUp: FollowUp;
-  /** Per-key mode, a requeue sent: marks it on the primary once the queue accepted it (requeue-merge.ts). */
+  /** Per-key mode, a requeue sent: marks it on the primary once the queue accepted it (requeue-merge.ts); may fail. */
   readonly markSent?: () => Promise<void>;
 }
 
@@ -76,12 +92,12 @@ export async function handleKey(run: KeyRun, group: KeyGroup): Promise<KeyOutcom
     if (outcome.type !== 'sent' || !markSent) return outcome;
     try {
       await markSent();
-      return outcome;
     } catch (err) {
-      // Unmarked, the requeue just sent would be taken for a replaced one; running again sends and marks another.
-      log.error('could not mark the requeue just sent on the object; the records will be delivered again', { error: errorMessage(err) });
-      return { type: 'sendFailed', followUp: 'send', error: errorMessage(err) };
+      // The requeue stands unmarked: an older mark supersedes nothing due after it, so it is reconciled when due.
+      log.warn('could not mark the requeue just sent on the object; it stands unmarked (reconciled when due, merges nothing)', { error: errorMessage(err) });
+      run.metrics.unmarkedRequeue?.(controllerName);
     }
+    return outcome;
   });
 }
 
@@ -117,10 +133,15 @@ async function decideForKey(run: KeyRun, group: KeyGroup, log: Logger, reconcile
   return { ...decide(followUp), markSent: () => markRequeue(markClient, controller.kind, object, mark) };
 }
 
-/** Writes the pending-requeue mark (the due time of the requeue just sent) on the primary; the uid guards against a recreated object. */
+/**
+ * Writes the pending-requeue mark (the due time of the requeue just sent) on the primary,
+ * guarded by the uid (a recreated object) and the resourceVersion the reconcile last knew (a
+ * newer mark, or any change since: 409, and the requeue stands unmarked).
+ */
 async function markRequeue(client: BoundKubeClient, kind: KindRef, object: KubeObject, due: number): Promise<void> {
-  const { name, namespace, uid } = object.metadata;
-  await client.mergePatch(kind, name, namespace, { metadata: { ...(uid ? { uid } : {}), annotations: { [REQUEUE_MARK_ANNOTATION]: String(due) } } });
+  const { name, namespace, uid, resourceVersion } = object.metadata;
+  const guard = { ...(uid ? { uid } : {}), ...(resourceVersion ? { resourceVersion } : {}) };
+  await client.mergePatch(kind, name, namespace, { metadata: { ...guard, annotations: { [REQUEUE_MARK_ANNOTATION]: String(due) } } });
 }
 
 function unknownKind(controllers: readonly Controller<KubeObject>[], message: ReconcileMessage, log: Logger): FollowUp {

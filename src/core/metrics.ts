@@ -13,6 +13,7 @@
  * | `queue_lag_seconds`               | controller           | from the producer seeing a change to the start of its reconcile |
  * | `dead_letters_total`              | controller, reason   | messages moved to the DLQ by the runtime      |
  * | `deferred_total`                  | controller, result   | keys handed back: not yet due / no time left  |
+ * | `unmarked_requeues_total`         | controller           | per-key: requeues sent whose mark could not be written (they stand, unmerged) |
  *
  * `OPERLESS_METRICS=off` turns the lines off (the local loop does: they are for CloudWatch).
  *
@@ -37,6 +38,8 @@ export interface Metrics {
   reconcile(sample: ReconcileSample): void;
   deadLetter(controller: string, reason: string): void;
   deferred(controller: string, label: 'not_due' | 'deferred'): void;
+  /** Per-key mode: a requeue was sent but its mark could not be written (core/key.ts); optional for metrics written before it. */
+  unmarkedRequeue?(controller: string): void;
 }
 
 export interface MetricsOptions {
@@ -128,8 +131,13 @@ export function createEmfMetrics(options: MetricsOptions = {}): Metrics {
         { dimensions: ['controller', 'result'], metrics: [{ name: 'deferred_total', unit: 'Count' }] },
       ], { controller, result: label, deferred_total: 1 }));
     },
+    unmarkedRequeue(controller) {
+      emit(() => emfLine(namespace, now(), [
+        { dimensions: ['controller'], metrics: [{ name: 'unmarked_requeues_total', unit: 'Count' }] },
+      ], { controller, unmarked_requeues_total: 1 }));
+    },
   };
 }
 
 /** Metrics that go nowhere (tests, or when metrics are disabled). */
-export const noMetrics: Metrics = { reconcile() {}, deadLetter() {}, deferred() {} };
+export const noMetrics: Metrics = { reconcile() {}, deadLetter() {}, deferred() {}, unmarkedRequeue() {} };

@@ -57,7 +57,10 @@ export interface ReconcileEnv {
 
 export interface KeyResult {
   readonly outcome: ReconcileOutcome;
-  /** The live primary, when it was read (for Warning Events). */
+  /**
+   * The live primary, when it was read (for Warning Events); after a reconcile, as its own
+   * status write left it (`ctx.object`: the resourceVersion a per-key mark is guarded by).
+   */
   readonly object?: KubeObject | undefined;
   /** Which step ran: for logs. */
   readonly step: 'get' | 'finalize' | 'reconcile' | 'skip';
@@ -114,7 +117,8 @@ export async function reconcileKey<T extends KubeObject>(
     if (!result || (result.type !== 'done' && result.type !== 'requeueAfter')) {
       throw new TypeError(`reconcile of ${controller.kind.kind} returned ${JSON.stringify(result)}; return done() or requeueAfter(seconds) from 'operless'`);
     }
-    return { outcome: { type: 'result', result }, object, step };
+    // `ctx.object`: the primary with the resourceVersion of the reconcile's own status write, the precondition of a per-key mark.
+    return { outcome: { type: 'result', result }, object: ctx.object, step };
   } catch (error) {
     return { outcome: { type: 'error', error }, object, step };
   }

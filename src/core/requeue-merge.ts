@@ -11,16 +11,28 @@
  *   marked one is still more than `MARK_MARGIN_MS` ahead (so not yet reconciled, whatever the
  *   clocks of two invocations say), sends nothing: the marked requeue comes first and its
  *   reconcile sees newer state. Otherwise the requeue is sent and then marked — sent first,
- *   so a mark never names a message the queue did not accept (a failed mark write fails the
- *   key: its records come back and the reconcile runs again). A marked one due within the
- *   margin may already have run, so it is replaced by one due 1 ms after it: the earliest due
- *   survives, to within that millisecond.
- * - *Supersede* (`isSupersededRequeue`): a `Requeue` message that is not the marked one is an
- *   older requeue a later one replaced (each sent requeue was marked when sent): it is
- *   acknowledged without a reconcile — logged and counted, never silently.
+ *   so a mark never names a message the queue did not accept. A failed mark write leaves the
+ *   requeue standing unmarked (core/key.ts): the key is acknowledged, never retried for it. A
+ *   marked one due within the margin may already have run, so it is replaced by one due 1 ms
+ *   after it: the earliest due survives, to within that millisecond.
+ * - *Supersede* (`isSupersededRequeue`): a `Requeue` due *before* the marked one is an older
+ *   requeue a later reconcile covered — that reconcile ran when it was due (or within the
+ *   margin) and marked what it sent: it is acknowledged without a reconcile, logged and
+ *   counted, never silently. A `Requeue` due at or after the mark is reconciled: it is the
+ *   marked one, or one whose mark write failed (the mark it sees is older), or one a replaced
+ *   earlier requeue left behind (one extra reconcile, which merges into the chain's next mark
+ *   or, if the chain ended, is the chain). So a failed mark write never ends a chain, and a
+ *   `Requeue` without a due time (a redriven one) is never dropped.
  * - A mark in the past never holds anything back: a requeue is merged only into one still
  *   ahead, so a stale mark (its requeue reconciled, or a tenant's edit) delays nothing past its
  *   own due time. Removing the mark is never needed.
+ * - A tenant's mark: a value below a pending requeue's due time supersedes nothing; a value
+ *   above it makes the pending requeue superseded, and requeues asked while it is still ahead
+ *   merge into it, but the first reconcile that asks for a requeue due before it (any event,
+ *   the periodic `Resync`) sends one and writes its own mark over it (the precondition is the
+ *   object's resourceVersion, not the mark's value). Polling stops for at most the time to the
+ *   next such reconcile, or until the forged time passes — never for good (test/unit/core/
+ *   requeue-merge.test.ts; docs/architecture.md "Per-key ordering").
  *
  * Cost: one merge patch of the primary's metadata per requeue sent (a poll every 30 s: one
  * write per poll); merged and superseded requeues cost nothing. The forwarder ignores the
@@ -62,10 +74,11 @@ export function requeueStep(followUp: FollowUp, object: KubeObject | undefined, 
 
 /**
  * Are `messages` (the due messages of a key's group) all requeues that a later one replaced —
- * each a `Requeue` whose `notBefore` is not the due time the object's mark names? A group that
- * holds the marked requeue, or anything else, is reconciled.
+ * each a `Requeue` due before the time the object's mark names? A group that holds the marked
+ * requeue, an unmarked one (due after an older mark), a `Requeue` without a due time, or
+ * anything else, is reconciled.
  */
 export function isSupersededRequeue(messages: readonly Pick<ReconcileMessage, 'reason' | 'notBefore'>[], object: KubeObject): boolean {
   const mark = requeueMarkOf(object);
-  return mark !== undefined && messages.length > 0 && messages.every((m) => m.reason === 'Requeue' && m.notBefore !== mark);
+  return mark !== undefined && messages.length > 0 && messages.every((m) => m.reason === 'Requeue' && m.notBefore !== undefined && m.notBefore < mark);
 }

@@ -20,7 +20,7 @@ export {
 export { eksToken, eksAccess, eksEndpoint, describeCluster, cachedToken, TOKEN_PREFIX } from './eks.ts';
 export { setCondition, findCondition, isConditionTrue, removeCondition, kubeTime, type ConditionInput } from './conditions.ts';
 export { hasFinalizer, ensureFinalizer, removeFinalizer, finalizersPatch } from './finalizers.ts';
-export { controllerReference, withControllerReference, applyOwned, applyOwnedIfChanged, applyReason, appliedHash, withAppliedHash, isSubsetOf, APPLIED_HASH_ANNOTATION, OWNER_GENERATION_ANNOTATION } from './owned.ts';
+export { controllerReference, withControllerReference, applyOwned, applyOwnedIfChanged, type ChildFence, applyReason, appliedHash, withAppliedHash, isSubsetOf, APPLIED_HASH_ANNOTATION, OWNER_GENERATION_ANNOTATION } from './owned.ts';
 export type { ApplyReason } from './owned.ts';
 export { updateStatus, desiredStatus, jsonEqual } from './status.ts';
 export { createEventRecorder, buildEvent, eventName, microTime, EVENT_KIND, type RecorderOptions } from './events.ts';

@@ -11,7 +11,11 @@
  *
  * It also never lets an overtaken reconcile apply an older desired child (a Deployment
  * template going back): the child records the owner generation it was applied from, a
- * reconcile that read an older generation of the same owner (uid) refuses to apply (409), and the apply carries the
+ * reconcile that read an older generation of the same owner (uid) refuses to apply (409) —
+ * the record is trusted only from this controller's exact field manager, and only up to the
+ * live owner's `metadata.generation` (one GET of the owner when a record claims more than the
+ * reconcile read): a client names its own field manager, but nobody can make the owner's
+ * generation go up without changing its spec, so a forged record refuses nothing — and the apply carries the
  * child's `resourceVersion` as read (a precondition: anyone who wrote the child since — a newer
  * reconcile — makes it a 409); a child read as missing is applied with a resourceVersion no
  * object ever has, so a child created in between is a 409 too. Given a way to read the child
@@ -22,7 +26,6 @@
  * state. Why this is sound, and what it costs: docs/architecture.md ("Stale writes").
  */
 import { createHash } from 'node:crypto';
-import { isOperlessFieldManager } from '../contract/field-manager.ts';
 import { isConflict, KubeApiError } from './errors.ts';
 import type { KindRef, KubeClient, KubeObject, OwnerReference } from './types.ts';
 
@@ -157,13 +160,16 @@ export function appliedOwnerGeneration(live: KubeObject | undefined): number | u
 }
 
 /**
- * Whether the owner-generation annotation of `live` was written by Operless field managers
- * only (`metadata.managedFields`): a value set by anyone else — `kubectl edit`, another
- * controller — is no fence, or whoever can edit a child could stop its owner's reconciles for
- * good with a large number. Without managedFields nothing is trusted. Pure; malformed entries
- * count as not ours.
+ * Whether the owner-generation annotation of `live` was written by this controller's own
+ * server-side applies only (`metadata.managedFields`: every entry that owns the field has
+ * exactly `fieldManager` and `operation: Apply`). A value set by anyone else — `kubectl edit`,
+ * `kubectl annotate --field-manager=<ours>` (an Update), another controller — is no fence.
+ * This is a filter, not a proof: a client names its own field manager and may server-side
+ * apply under ours, so a trusted value is still bounded by the live owner's generation before
+ * it refuses anything (`judgeRecordedGeneration`). Without managedFields nothing is trusted.
+ * Pure; malformed entries count as not ours.
  */
-export function ownerGenerationWrittenByOperless(live: KubeObject): boolean {
+export function ownerGenerationWrittenBy(live: KubeObject, fieldManager: string): boolean {
   const entries = live.metadata.managedFields;
   if (!Array.isArray(entries)) return false;
   const field = `f:${OWNER_GENERATION_ANNOTATION}`;
@@ -173,8 +179,8 @@ export function ownerGenerationWrittenByOperless(live: KubeObject): boolean {
     const metadata = fields !== null && typeof fields === 'object' ? (fields as Record<string, unknown>)['f:metadata'] : undefined;
     const annotations = metadata !== null && typeof metadata === 'object' ? (metadata as Record<string, unknown>)['f:annotations'] : undefined;
     if (annotations === null || typeof annotations !== 'object' || !Object.hasOwn(annotations, field)) continue;
-    const manager = (entry as { manager?: unknown }).manager;
-    if (typeof manager !== 'string' || !isOperlessFieldManager(manager)) return false;
+    const { manager, operation } = entry as { manager?: unknown; operation?: unknown };
+    if (manager !== fieldManager || operation !== 'Apply') return false;
     owned = true;
   }
   return owned;
@@ -187,37 +193,58 @@ function controllerOf(live: KubeObject | undefined): OwnerReference | undefined 
 
 /**
  * The owner generation `live` was last applied from, if `live` is controlled by this `owner`
- * (same uid) and the value is Operless's own (`ownerGenerationWrittenByOperless`): a
+ * (same uid) and the value is this controller's own (`ownerGenerationWrittenBy`): a
  * generation recorded by another owner — a deleted one of the same name whose child was
  * orphaned and is now adopted — says nothing about this one, and one written by someone else
  * fences nothing. Pure.
  */
-export function generationAppliedBy(owner: KubeObject, live: KubeObject | undefined): number | undefined {
+export function generationAppliedBy(owner: KubeObject, live: KubeObject | undefined, fieldManager: string): number | undefined {
   const controller = controllerOf(live);
-  if (!live || !controller || controller.uid !== owner.metadata.uid || !ownerGenerationWrittenByOperless(live)) return undefined;
+  if (!live || !controller || controller.uid !== owner.metadata.uid || !ownerGenerationWrittenBy(live, fieldManager)) return undefined;
   return appliedOwnerGeneration(live);
 }
 
 /**
- * Whether a reconcile that read `owner` is overtaken for this child: the live child was
- * applied from a newer generation of the same owner. Pure.
+ * Whether the live child claims to be applied from a newer generation of the same owner than
+ * the reconcile read: the trigger of the fence, decided without a request. The claim is then
+ * judged against the live owner (`judgeRecordedGeneration`). Pure.
  */
-export function isOvertaken(owner: KubeObject, live: KubeObject | undefined): boolean {
+export function isOvertaken(owner: KubeObject, live: KubeObject | undefined, fieldManager: string): boolean {
   const read = owner.metadata.generation;
-  const applied = generationAppliedBy(owner, live);
+  const applied = generationAppliedBy(owner, live, fieldManager);
   return read !== undefined && applied !== undefined && applied > read;
 }
 
+/** What the live owner says about a recorded generation above the one a reconcile read. */
+export interface GenerationVerdict {
+  /** The reconcile read an older owner than the live one: it must not apply another desired state. */
+  readonly overtaken: boolean;
+  /** The generation to record on the next apply (the recorded one, never above the live owner's). */
+  readonly generation: number;
+}
+
 /**
- * The body to apply: `full` with the owner generation (never lower than the live child's) and
+ * Judges a `recorded` generation above the one `owner` (as read) has, given `liveOwner` (the
+ * owner read again; undefined when gone). A reconcile can only have recorded a generation it
+ * read, so a value above the live owner's `metadata.generation` is a forgery: it counts as the
+ * live generation and never refuses by itself. The reconcile is overtaken exactly when the
+ * live owner is newer than what it read (or gone, or recreated: another uid) — a newer
+ * reconcile's genuine record always implies that, and a forged one cannot cause it. Pure.
+ */
+export function judgeRecordedGeneration(owner: KubeObject, recorded: number, liveOwner: KubeObject | undefined): GenerationVerdict {
+  const read = owner.metadata.generation ?? 0;
+  const live = liveOwner && liveOwner.metadata.uid === owner.metadata.uid ? liveOwner.metadata.generation : undefined;
+  if (live === undefined) return { overtaken: true, generation: recorded };
+  return { overtaken: live > read, generation: Math.max(read, Math.min(recorded, live)) };
+}
+
+/**
+ * The body to apply: `full` with the owner `generation` to record (none when undefined) and
  * the resourceVersion precondition (the live child's, or `NEVER_STORED_RESOURCE_VERSION` when
  * the child was read as missing). Pure.
  */
-export function fencedApply<C extends KubeObject>(full: C, owner: KubeObject, live: KubeObject | undefined): C {
-  // Never lower the recorded generation: repairing drift of a newer reconcile's own desired
-  // state (same hash) from an older read keeps the newer generation.
-  const generation = Math.max(owner.metadata.generation ?? -1, generationAppliedBy(owner, live) ?? -1);
-  const annotations = generation < 0
+export function fencedApply<C extends KubeObject>(full: C, generation: number | undefined, live: KubeObject | undefined): C {
+  const annotations = generation === undefined
     ? full.metadata.annotations
     : { ...full.metadata.annotations, [OWNER_GENERATION_ANNOTATION]: String(generation) };
   const resourceVersion = live ? live.metadata.resourceVersion : NEVER_STORED_RESOURCE_VERSION;
@@ -256,13 +283,28 @@ function controlledByAnother(owner: KubeObject, live: KubeObject | undefined): b
   return controller !== undefined && controller.uid !== owner.metadata.uid;
 }
 
+/** What the fence of `applyOwnedIfChanged` needs besides the apply. */
+export interface ChildFence<C extends KubeObject> {
+  /** This controller's field manager (the one `apply` writes with): only its own applies of the recorded generation are trusted. */
+  readonly fieldManager: string;
+  /**
+   * Reads the owner again (undefined when gone). Called only when the child claims a newer
+   * owner generation than the reconcile read: the live owner's generation bounds the claim.
+   */
+  readonly readOwner: () => Promise<KubeObject | undefined>;
+  /** Reads the child again: a lost precondition is then decided once more against it. */
+  readonly reread?: () => Promise<C | undefined>;
+}
+
 /**
  * Applies `desired` as a child of `owner` unless the `live` child (read by the caller) already
  * matches it; returns the live child and why it was applied (undefined: no request sent).
- * Never applies from an older owner generation than the live child's, and never over a child
- * written since `live` was read: both are a 409 (`KubeApiError`), which the runtime retries
- * with fresh state. With `reread` (the caller's read of the child), a lost precondition is
- * decided once more against the child read again, before giving up with the 409.
+ * Never applies from an older owner generation than the live owner's when the child records a
+ * newer one, and never over a child written since `live` was read: both are a 409
+ * (`KubeApiError`), which the runtime retries with fresh state. A recorded generation above the
+ * one read costs one GET of the owner (`fence.readOwner`); nothing else sends an extra request.
+ * With `fence.reread`, a lost precondition is decided once more against the child read again,
+ * before giving up with the 409.
  */
 export async function applyOwnedIfChanged<C extends KubeObject>(
   apply: (kind: KindRef, child: C) => Promise<C>,
@@ -270,21 +312,32 @@ export async function applyOwnedIfChanged<C extends KubeObject>(
   kind: KindRef,
   desired: C,
   live: C | undefined,
-  reread?: () => Promise<C | undefined>,
+  fence: ChildFence<C>,
 ): Promise<{ object: C; applied: ApplyReason | undefined }> {
+  if (typeof fence?.fieldManager !== 'string' || typeof fence.readOwner !== 'function') {
+    throw new TypeError('applyOwnedIfChanged needs { fieldManager, readOwner, reread? } as its last argument (the controller\'s field manager and a read of the owner: the stale-write fence judges a recorded owner generation by them)');
+  }
   const full = withAppliedHash(withControllerReference(desired, owner, kind));
   const decide = async (current: C | undefined): Promise<{ object: C; applied: ApplyReason | undefined }> => {
     const reason = applyReason(full, current);
     if (!reason) return { object: current as C, applied: undefined };
-    // Same hash ('drifted'): the desired state is the newer reconcile's own, applying it goes nowhere back.
-    if (reason === 'desired-changed' && current && isOvertaken(owner, current)) throw overtakenError(owner, kind, current);
-    return { object: await apply(kind, fencedApply(full, owner, current)), applied: reason };
+    const read = owner.metadata.generation;
+    const recorded = generationAppliedBy(owner, current, fence.fieldManager);
+    let generation = read ?? recorded;
+    if (current && recorded !== undefined && read !== undefined && recorded > read) {
+      const verdict = judgeRecordedGeneration(owner, recorded, await fence.readOwner());
+      // Same hash ('drifted'): the desired state is the newer reconcile's own, applying it goes nowhere back.
+      if (reason === 'desired-changed' && verdict.overtaken) throw overtakenError(owner, kind, current);
+      // Never lower a genuine record (repairing drift from an older read keeps the newer generation); a forged one is replaced.
+      generation = verdict.generation;
+    }
+    return { object: await apply(kind, fencedApply(full, generation, current)), applied: reason };
   };
   try {
     return await decide(live);
   } catch (err) {
-    if (!reread || !isConflictAnswer(err)) throw err;
-    const fresh = await reread();
+    if (!fence.reread || !isConflictAnswer(err)) throw err;
+    const fresh = await fence.reread();
     // Created in between under another controller: the caller's ownership check decides, on the retry.
     if (controlledByAnother(owner, fresh)) throw err;
     return decide(fresh);

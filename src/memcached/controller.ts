@@ -74,7 +74,11 @@ export async function reconcileMemcached(mc: Memcached, ctx: Ctx): Promise<Recon
     DEPLOYMENTS,
     desiredDeployment(mc, settings) as DeploymentView,
     existing,
-    () => ctx.client.get<DeploymentView>(DEPLOYMENTS, name, namespace),
+    {
+      fieldManager: FIELD_MANAGER,
+      readOwner: () => ctx.client.get<Memcached>(MEMCACHED, name, namespace),
+      reread: () => ctx.client.get<DeploymentView>(DEPLOYMENTS, name, namespace),
+    },
   );
   const service = serviceCheck(ctx.message, existing, applied !== undefined);
   if (service) await ctx.applyOwned(SERVICES, desiredService(mc));

@@ -62,7 +62,20 @@ export interface QueuePort {
   probe(): Promise<void>;
   /** The queue's approximate counts; optional (ports without it never widen the coalescing window). */
   depth?(): Promise<QueueDepth>;
+  /**
+   * Sets the visibility timeout of received messages (up to 10, by receipt handle), so a
+   * record handed back becomes visible after `seconds` instead of the queue's timeout;
+   * optional (without it a handed-back record waits the whole timeout). Rejects on any failure.
+   */
+  changeVisibility?(entries: readonly VisibilityChange[]): Promise<void>;
   close?(): void;
+}
+
+/** A received message's new visibility timeout. */
+export interface VisibilityChange {
+  readonly receiptHandle: string;
+  /** 0–43,200. */
+  readonly seconds: number;
 }
 
 /** The port of each queue, by URL. */
@@ -83,6 +96,8 @@ export interface OutgoingMessage {
 /** The runtime's view of the port: `send` resolves only once the queue accepted the message. */
 export interface MessageSender {
   send(queueUrl: string, message: OutgoingMessage): Promise<void>;
+  /** The port's `changeVisibility` for the queue at `queueUrl`; a no-op where the port has none. */
+  changeVisibility?(queueUrl: string, entries: readonly VisibilityChange[]): Promise<void>;
 }
 
 export class QueueSendError extends Error {
@@ -118,6 +133,10 @@ export function messageSender(ports: QueuePorts | ((queueUrl: string) => Promise
       }
       const [rejected] = failed;
       if (rejected) throw new QueueSendError(queueUrl, new Error(`${rejected.code}: ${rejected.message}`));
+    },
+    async changeVisibility(queueUrl, entries) {
+      const port = await ports(queueUrl);
+      for (let i = 0; i < entries.length; i += 10) await port.changeVisibility?.(entries.slice(i, i + 10));
     },
   };
 }

@@ -12,7 +12,7 @@
  * `.fifo` gets each entry's group and deduplication id (fifo.ts).
  */
 import type {
-  GetQueueAttributesCommand, QueueAttributeName, SendMessageBatchCommand, SendMessageBatchCommandInput, SendMessageBatchCommandOutput, SQSClient,
+  ChangeMessageVisibilityBatchCommand, GetQueueAttributesCommand, QueueAttributeName, SendMessageBatchCommand, SendMessageBatchCommandInput, SendMessageBatchCommandOutput, SQSClient,
 } from '@aws-sdk/client-sqs';
 import { TRACEPARENT_ATTRIBUTE } from '../observability/trace.ts';
 import { fifoEntry, isFifoQueueUrl } from './fifo.ts';
@@ -25,6 +25,8 @@ export const BATCH_LIMIT = 10;
 export interface SqsCommands {
   readonly SendMessageBatchCommand: typeof SendMessageBatchCommand;
   readonly GetQueueAttributesCommand: typeof GetQueueAttributesCommand;
+  /** Without it the port has no `changeVisibility`. */
+  readonly ChangeMessageVisibilityBatchCommand?: typeof ChangeMessageVisibilityBatchCommand;
 }
 
 const DEPTH_ATTRIBUTES = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] as const satisfies readonly QueueAttributeName[];
@@ -77,8 +79,23 @@ export function sqsQueuePort(sdk: SqsCommands, client: SQSClient, queueUrl: stri
       const count = (name: (typeof DEPTH_ATTRIBUTES)[number]) => Number(found[name] ?? 0) || 0;
       return { visible: count('ApproximateNumberOfMessages'), inFlight: count('ApproximateNumberOfMessagesNotVisible'), delayed: count('ApproximateNumberOfMessagesDelayed') };
     },
+    ...(sdk.ChangeMessageVisibilityBatchCommand ? { changeVisibility: changeVisibilityOver(sdk.ChangeMessageVisibilityBatchCommand, client, queueUrl) } : {}),
     close() {
       onClose?.();
     },
+  };
+}
+
+/** `changeVisibility` over SQS's ChangeMessageVisibilityBatch: rejects when the request or any entry failed. */
+function changeVisibilityOver(command: typeof ChangeMessageVisibilityBatchCommand, client: SQSClient, queueUrl: string): NonNullable<QueuePort['changeVisibility']> {
+  return async (entries) => {
+    if (entries.length === 0) return;
+    if (entries.length > BATCH_LIMIT) throw new RangeError(`ChangeMessageVisibilityBatch takes at most ${BATCH_LIMIT} entries, got ${entries.length}`);
+    const output = await client.send(new command({
+      QueueUrl: queueUrl,
+      Entries: entries.map((e, i) => ({ Id: `v${i}`, ReceiptHandle: e.receiptHandle, VisibilityTimeout: e.seconds })),
+    }));
+    const [failed] = output.Failed ?? [];
+    if (failed) throw new Error(`ChangeMessageVisibility refused: ${failed.Code}: ${failed.Message ?? ''}`);
   };
 }

@@ -210,9 +210,9 @@ provider:
     role:
       statements:
         # Follow-ups (requeue, retry) go back to a kind's work queue; poison and exhausted
-        # messages go to its DLQ.
+        # messages go to its DLQ; a record handed back after a failed send waits a short backoff.
         - Effect: Allow
-          Action: [sqs:SendMessage]
+          Action: [sqs:SendMessage, sqs:ChangeMessageVisibility]
           Resource:
             - !Sub 'arn:\${AWS::Partition}:sqs:\${AWS::Region}:\${AWS::AccountId}:\${self:service}-\${sls:stage}-*'
         - Effect: Allow

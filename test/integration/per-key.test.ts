@@ -19,17 +19,21 @@
  *   mover, `notBefore`) and is reconciled when due, not before: SQS's longest delay (900 s)
  *   is lowered to 2 s by configuration (`maxDelaySeconds`, OPERLESS_MAX_DELAY_SECONDS), so a
  *   5 s requeue takes the hops a 16-minute one takes, in seconds.
+ * - Marks under failure and tampering: a primary whose annotations leave no room for the mark
+ *   (every mark write 422) polls to the end, drains and dead-letters nothing; a tenant's mark
+ *   below the pending requeue stops nothing, one far ahead stops polling only until the next
+ *   reconcile (a Resync) writes over it; a redriven `Requeue` is reconciled.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as sdk from '@aws-sdk/client-sqs';
-import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { startBroker, startControlPlane, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { buildSqsEvent, createLambdaContext, queueArnFromUrl, startLambdaRunner, type LambdaRunner } from '../../src/local/lambda-runner.ts';
 import { decodeMessage, encodeMessage, followUp, newMessage, objectKey, type ReconcileMessage } from '../../src/contract/message.ts';
-import { requeueMarkOf } from '../../src/contract/requeue-mark.ts';
+import { REQUEUE_MARK_ANNOTATION, requeueMarkOf } from '../../src/contract/requeue-mark.ts';
 import { DLQ_ATTRIBUTE_REASON } from '../../src/contract/dlq.ts';
 import { defineController } from '../../src/core/controller.ts';
 import { toSqsHandler, type SqsBatchHandler } from '../../src/core/handler.ts';
@@ -39,8 +43,10 @@ import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
 import type { BoundKubeClient } from '../../src/kube/client.ts';
 import { createSqsSender } from '../../src/queue/sqs.ts';
+import type { MessageSender } from '../../src/queue/sender.ts';
 import { sqsQueuePort } from '../../src/queue/sqs-port.ts';
 import { createLogger, silentLogger, type Logger } from '../../src/observability/log.ts';
+import { dlqRedrive } from '../../src/cli/commands/dlq.ts';
 import { noMetrics } from '../../src/core/metrics.ts';
 
 const CONFIGMAP: KindRef = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
@@ -51,6 +57,10 @@ const POLL_SECONDS = 30;
 /** The longest single delay in the long-requeue test, and the requeue it asks for. */
 const LOWERED_MAX_DELAY_SECONDS = 2;
 const LONG_REQUEUE_SECONDS = 5;
+/** The requeues of the `short-poll` behaviour (1 s apart). */
+const SHORT_POLLS = 3;
+/** The API server's limit on the total size of an object's annotations (keys and values). */
+const ANNOTATIONS_LIMIT_BYTES = 256 * 1024;
 
 let cp: ControlPlane;
 let broker: Broker;
@@ -60,12 +70,12 @@ let admin: BoundKubeClient;
 interface Queues { work: string; dlq: string; delay: string }
 
 /** A FIFO work queue with its FIFO DLQ (maxReceiveCount 5) and a standard delay queue. */
-async function perKeyQueues(): Promise<Queues> {
+async function perKeyQueues(visibilityTimeoutSeconds = 20): Promise<Queues> {
   const name = `pk-${randomUUID().slice(0, 8)}`;
   const create = async (queueName: string, attributes: Record<string, string>) => (await sqs.send(new CreateQueueCommand({ QueueName: queueName, Attributes: attributes }))).QueueUrl!;
   const dlq = await create(`${name}-dlq.fifo`, { FifoQueue: 'true' });
   const dlqArn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
-  const work = await create(`${name}.fifo`, { FifoQueue: 'true', VisibilityTimeout: '20', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 5 }) });
+  const work = await create(`${name}.fifo`, { FifoQueue: 'true', VisibilityTimeout: String(visibilityTimeoutSeconds), RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 5 }) });
   const delay = await create(`${name}-delay`, { VisibilityTimeout: '20' });
   return { work, dlq, delay };
 }
@@ -73,7 +83,7 @@ async function perKeyQueues(): Promise<Queues> {
 /** Each reconcile's start and end, per key. */
 interface Span { key: string; start: number; end: number }
 
-function handlerFor(queues: Queues, spans: Span[], options: { maxDelaySeconds?: number; log?: Logger; now?: () => number } = {}): SqsBatchHandler {
+function handlerFor(queues: Queues, spans: Span[], options: { maxDelaySeconds?: number; log?: Logger; now?: () => number; sender?: MessageSender } = {}): SqsBatchHandler {
   const controller = defineController<KubeObject & { data?: Record<string, string> }>({
     ...CONFIGMAP,
     async reconcile(cm) {
@@ -86,6 +96,9 @@ function handlerFor(queues: Queues, spans: Span[], options: { maxDelaySeconds?: 
             return done();
           case 'poll':
             return requeueAfter(POLL_SECONDS);
+          case 'short-poll':
+            // Polls SHORT_POLLS times, 1 s apart, then is done.
+            return spans.filter((s) => s.key === cm.metadata.name).length <= SHORT_POLLS ? requeueAfter(1) : done();
           case 'long':
             return spans.filter((s) => s.key === cm.metadata.name).length === 1 ? requeueAfter(LONG_REQUEUE_SECONDS) : done();
           case 'broken':
@@ -102,14 +115,15 @@ function handlerFor(queues: Queues, spans: Span[], options: { maxDelaySeconds?: 
   return toSqsHandler(controller, {
     queueUrl: queues.work, deadLetterQueueUrl: queues.dlq, delayQueueUrl: queues.delay,
     clients: createClientFactory({ env: { OPERLESS_KUBECONFIG: cp.kubeconfigPath, OPERLESS_CLUSTER: CLUSTER } }),
-    sender: createSqsSender(sqs), log: options.log ?? silentLogger, metrics: noMetrics,
+    sender: options.sender ?? createSqsSender(sqs), log: options.log ?? silentLogger, metrics: noMetrics,
     ...(options.maxDelaySeconds ? { maxDelaySeconds: options.maxDelaySeconds } : {}),
     ...(options.now ? { now: options.now } : {}),
   });
 }
 
-async function configMap(behaviour: string): Promise<KubeObject> {
-  return admin.create(CONFIGMAP, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${behaviour}-${randomUUID().slice(0, 6)}`, namespace: NS }, data: { behaviour } });
+async function configMap(behaviour: string, annotations?: Record<string, string>): Promise<KubeObject> {
+  const metadata = { name: `cm-${behaviour}-${randomUUID().slice(0, 6)}`, namespace: NS, ...(annotations ? { annotations } : {}) };
+  return admin.create(CONFIGMAP, { apiVersion: 'v1', kind: 'ConfigMap', metadata, data: { behaviour } });
 }
 
 const messageOf = (cm: KubeObject, reason: 'Modified' | 'Owned' = 'Modified') =>
@@ -139,6 +153,26 @@ const empty = async (url: string) => {
   const d = await depth(url);
   return d.visible + d.inFlight + d.delayed === 0;
 };
+
+/**
+ * Sends a `Modified` of `cm` and runs the function on both its event sources — the work queue
+ * and the delay queue (the handler hands the delay queue's batches to its mover) — until `cm`
+ * had `reconciles` reconciles and both queues drained.
+ */
+async function runUntilDrained(queues: Queues, handler: SqsBatchHandler, cm: KubeObject, spans: Span[], until: { what: string; reconciles: number; seconds: number }): Promise<void> {
+  const port = sqsQueuePort(sdk, sqs, queues.work);
+  assert.deepEqual((await port.sendBatch([{ id: 'm0', body: messageOf(cm) }])).failed, []);
+  const runners = [
+    await startLambdaRunner({ queueUrl: queues.work, sqs, handler, maxConcurrency: 1, logger: silentLogger }),
+    await startLambdaRunner({ queueUrl: queues.delay, sqs, handler, maxConcurrency: 1, logger: silentLogger }),
+  ];
+  try {
+    await waitFor(until.what, () => spans.filter((s) => s.key === cm.metadata.name).length >= until.reconciles && Number.isFinite(spans.at(-1)!.end), until.seconds);
+    await waitFor('both queues drained', async () => (await empty(queues.work)) && (await empty(queues.delay)), 60);
+  } finally {
+    await Promise.all(runners.map((r) => r.stop()));
+  }
+}
 
 before(async () => {
   [cp, broker] = await Promise.all([startControlPlane(), startBroker()]);
@@ -251,19 +285,7 @@ test(`a requeue longer than the longest delay (lowered to ${LOWERED_MAX_DELAY_SE
   const log = createLogger({ write: (line) => lines.push(line), level: 'info' });
   const cm = await configMap('long');
   const handler = handlerFor(queues, spans, { maxDelaySeconds: LOWERED_MAX_DELAY_SECONDS, log });
-  const port = sqsQueuePort(sdk, sqs, queues.work);
-  assert.deepEqual((await port.sendBatch([{ id: 'm0', body: messageOf(cm) }])).failed, []);
-  // One function, two event sources: the work queue and the delay queue (the handler hands the delay queue's batches to its mover).
-  const runners = [
-    await startLambdaRunner({ queueUrl: queues.work, sqs, handler, maxConcurrency: 1, logger: silentLogger }),
-    await startLambdaRunner({ queueUrl: queues.delay, sqs, handler, maxConcurrency: 1, logger: silentLogger }),
-  ];
-  try {
-    await waitFor('the requeue was reconciled', () => spans.filter((s) => s.key === cm.metadata.name).length >= 2 && Number.isFinite(spans.at(-1)!.end), 60);
-    await waitFor('both queues drained', async () => (await empty(queues.work)) && (await empty(queues.delay)), 30);
-  } finally {
-    await Promise.all(runners.map((r) => r.stop()));
-  }
+  await runUntilDrained(queues, handler, cm, spans, { what: 'the requeue was reconciled', reconciles: 2, seconds: 60 });
   const [first, second, ...more] = spans.filter((s) => s.key === cm.metadata.name);
   assert.deepEqual(more, [], 'exactly one requeue');
   const waitedMs = second!.start - first!.end;
@@ -306,4 +328,130 @@ test('a message injected into the delay queue with another key\'s merge id does 
     return bodies.length >= 2;
   });
   assert.deepEqual(bodies.map((b) => objectKey(decodeOk(b))).sort(), [objectKey(decodeOk(injected)), objectKey(decodeOk(retry))].sort());
+});
+
+test(`a primary whose annotations are a few bytes short of ${ANNOTATIONS_LIMIT_BYTES} B: every mark write is refused (422), the polling chain goes on, the queues drain, nothing is dead-lettered`, async () => {
+  const queues = await perKeyQueues();
+  const spans: Span[] = [];
+  const lines: string[] = [];
+  const log = createLogger({ write: (line) => lines.push(line), level: 'info' });
+  // A tenant's mark of "1" (in the past: it holds nothing back), and a pad that leaves 7 bytes: a 13-digit mark needs 12 more.
+  const short = { [REQUEUE_MARK_ANNOTATION]: '1' };
+  const used = Object.entries(short).reduce((n, [k, v]) => n + k.length + v.length, 0) + 'pad'.length;
+  const cm = await configMap('short-poll', { ...short, pad: 'a'.repeat(ANNOTATIONS_LIMIT_BYTES - used - 7) });
+  const handler = handlerFor(queues, spans, { log });
+  await runUntilDrained(queues, handler, cm, spans, { what: 'the polling chain ran to its end', reconciles: SHORT_POLLS + 1, seconds: 90 });
+  assert.equal(spans.filter((s) => s.key === cm.metadata.name).length, SHORT_POLLS + 1, 'one reconcile per requeue: nothing piled up');
+  assert.deepEqual(await depth(queues.dlq), { visible: 0, inFlight: 0, delayed: 0 }, 'nothing dead-lettered');
+  const live = await admin.get(CONFIGMAP, cm.metadata.name, NS);
+  assert.equal(live?.metadata.annotations?.[REQUEUE_MARK_ANNOTATION], '1', 'the API server refused every mark');
+  const entries = lines.map((l) => JSON.parse(l) as { msg: string; error?: string; reason?: string });
+  const reconciled = entries.filter((e) => e.msg === 'reconciled').map((e) => e.reason);
+  assert.deepEqual(reconciled, ['Modified', ...Array.from({ length: SHORT_POLLS }, () => 'Requeue')], 'the change once (never delivered again), then each requeue when due: the chain');
+  assert.equal(entries.filter((e) => e.msg.startsWith('a requeue a later one replaced')).length, 0, 'no unmarked requeue was taken for a replaced one');
+  const unmarked = entries.filter((e) => e.msg.startsWith('could not mark the requeue just sent'));
+  assert.equal(unmarked.length, SHORT_POLLS, 'each requeue stood unmarked, logged');
+  assert.match(unmarked[0]?.error ?? '', /Too long|262144/);
+});
+
+/** The log entries of a handler's logger: each reconcile's line and its message reason, and the superseded ones. */
+function reconcileLog(lines: readonly string[]) {
+  const entries = lines.map((l) => JSON.parse(l) as { msg: string; reason?: string });
+  return {
+    reconciled: entries.filter((e) => e.msg === 'reconciled').map((e) => e.reason),
+    superseded: entries.filter((e) => e.msg.startsWith('a requeue a later one replaced')).length,
+  };
+}
+
+/**
+ * A `short-poll` ConfigMap whose first requeue's mark a tenant overwrites with `mark` while the
+ * requeue waits in the delay queue (the delay queue's event source starts only after the edit);
+ * `meanwhile` runs with both event sources up, then the test waits for the chain's end and
+ * both queues drained.
+ */
+async function pollWithTamperedMark(mark: string, meanwhile: (ctx: { cm: KubeObject; lines: string[]; port: ReturnType<typeof sqsQueuePort> }) => Promise<void> = async () => {}) {
+  const queues = await perKeyQueues();
+  const spans: Span[] = [];
+  const lines: string[] = [];
+  const handler = handlerFor(queues, spans, { log: createLogger({ write: (line) => lines.push(line), level: 'info' }) });
+  const cm = await configMap('short-poll');
+  const port = sqsQueuePort(sdk, sqs, queues.work);
+  assert.deepEqual((await port.sendBatch([{ id: 'm0', body: messageOf(cm) }])).failed, []);
+  const work = await startLambdaRunner({ queueUrl: queues.work, sqs, handler, maxConcurrency: 1, logger: silentLogger });
+  let delay: LambdaRunner | undefined;
+  try {
+    await waitFor('the first reconcile marked its requeue', async () => requeueMarkOf(await admin.get(CONFIGMAP, cm.metadata.name, NS)) !== undefined, 30);
+    await admin.mergePatch(CONFIGMAP, cm.metadata.name, NS, { metadata: { annotations: { [REQUEUE_MARK_ANNOTATION]: mark } } });
+    delay = await startLambdaRunner({ queueUrl: queues.delay, sqs, handler, maxConcurrency: 1, logger: silentLogger });
+    await meanwhile({ cm, lines, port });
+    await waitFor('the polling chain ran to its end', () => spans.filter((s) => s.key === cm.metadata.name).length >= SHORT_POLLS + 1 && Number.isFinite(spans.at(-1)!.end), 60);
+    await waitFor('both queues drained', async () => (await empty(queues.work)) && (await empty(queues.delay)), 60);
+  } finally {
+    await Promise.all([work.stop(), delay?.stop()]);
+  }
+  return { cm, queues, log: reconcileLog(lines) };
+}
+
+test('a tenant sets the pending-requeue mark below the pending requeue\'s due time: the requeue is still reconciled, polling goes on by itself', async () => {
+  const { queues, log } = await pollWithTamperedMark('1');
+  assert.deepEqual(log.reconciled, ['Modified', ...Array.from({ length: SHORT_POLLS }, () => 'Requeue')], 'each requeue reconciled when due, with no event to restart the chain');
+  assert.equal(log.superseded, 0);
+  assert.deepEqual(await depth(queues.dlq), { visible: 0, inFlight: 0, delayed: 0 });
+});
+
+test('a tenant sets the mark far ahead: the pending requeue is taken for a replaced one, and the next reconcile (here the periodic Resync) writes its own mark over it and polling resumes', async () => {
+  const forged = '999999999999999';
+  const { cm, log } = await pollWithTamperedMark(forged, async ({ cm, lines, port }) => {
+    await waitFor('the pending requeue was taken for a replaced one', () => reconcileLog(lines).superseded === 1, 30);
+    const resync = encodeMessage(newMessage({ cluster: CLUSTER, apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: cm.metadata.name, uid: cm.metadata.uid }, 'Resync'));
+    assert.deepEqual((await port.sendBatch([{ id: 'r0', body: resync }])).failed, []);
+  });
+  assert.deepEqual(log.reconciled, ['Modified', 'Resync', ...Array.from({ length: SHORT_POLLS - 1 }, () => 'Requeue')], 'after the Resync, each requeue is reconciled again');
+  assert.notEqual((await admin.get(CONFIGMAP, cm.metadata.name, NS))?.metadata.annotations?.[REQUEUE_MARK_ANNOTATION], forged, 'the forged mark was written over');
+});
+
+test('`operless dlq redrive` of a dead-lettered Requeue, on an object with a mark: it comes back as a Retry and is reconciled, not taken for a replaced requeue', async () => {
+  const queues = await perKeyQueues();
+  const spans: Span[] = [];
+  const lines: string[] = [];
+  const handler = handlerFor(queues, spans, { log: createLogger({ write: (line) => lines.push(line), level: 'info' }) });
+  const cm = await configMap('done', { [REQUEUE_MARK_ANNOTATION]: String(Date.now() + 3_600_000) });
+  const requeue = followUp(decodeOk(messageOf(cm)), { reason: 'Requeue', attempt: 0, notBefore: Date.now() - 60_000 });
+  await sqs.send(new SendMessageCommand({
+    QueueUrl: queues.dlq, MessageBody: encodeMessage(requeue), MessageGroupId: objectKey(requeue), MessageDeduplicationId: randomUUID(),
+    MessageAttributes: { [DLQ_ATTRIBUTE_REASON]: { DataType: 'String', StringValue: 'RetriesExhausted' } },
+  }));
+  const result = await dlqRedrive(['--queue-url', queues.work, '--dlq-url', queues.dlq, '--endpoint', broker.endpoint, '--region', broker.region, '--json']);
+  assert.equal((JSON.parse(result.output) as { redriven?: number }).redriven, 1);
+  const work = await startLambdaRunner({ queueUrl: queues.work, sqs, handler, maxConcurrency: 1, logger: silentLogger });
+  try {
+    await waitFor('the redriven message was handled', async () => (await empty(queues.work)), 30);
+  } finally {
+    await work.stop();
+  }
+  const log = reconcileLog(lines);
+  assert.deepEqual(log.reconciled, ['Retry'], 'reconciled once, as a Retry');
+  assert.equal(log.superseded, 0);
+  assert.equal(spans.filter((s) => s.key === cm.metadata.name).length, 1);
+});
+
+test('a requeue whose send fails once (the delay queue throttled): the record comes back after a short backoff, not the work queue\'s 300 s visibility timeout', async () => {
+  const queues = await perKeyQueues(300);
+  const spans: Span[] = [];
+  const lines: string[] = [];
+  const real = createSqsSender(sqs);
+  let failures = 1;
+  const throttledOnce: MessageSender = {
+    send: async (queueUrl, message) => {
+      if (queueUrl === queues.delay && failures-- > 0) throw new Error('ThrottlingException: Rate exceeded');
+      return real.send(queueUrl, message);
+    },
+    changeVisibility: (queueUrl, entries) => real.changeVisibility!(queueUrl, entries),
+  };
+  const handler = handlerFor(queues, spans, { log: createLogger({ write: (line) => lines.push(line), level: 'info' }), sender: throttledOnce });
+  const cm = await configMap('short-poll');
+  // Waits well under the visibility timeout: only a shortened wait brings the record back in time.
+  await runUntilDrained(queues, handler, cm, spans, { what: 'the polling chain ran to its end', reconciles: SHORT_POLLS + 1, seconds: 90 });
+  assert.deepEqual(reconcileLog(lines).reconciled.slice(0, 2), ['Modified', 'Modified'], 'the change, handed back after the failed send, reconciled again');
+  assert.deepEqual(await depth(queues.dlq), { visible: 0, inFlight: 0, delayed: 0 });
 });

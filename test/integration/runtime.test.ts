@@ -96,24 +96,27 @@ const desiredChild = (widget: Widget): KubeObject => ({
 async function raceForChild(obj: Widget, ctx: ReconcileContext<Widget>, race: ChildRace): Promise<void> {
   const childName = `${obj.metadata.name}-desired`;
   const reread = () => ctx.client.get<KubeObject>(CONFIGMAP, childName, NS);
+  // The widget controller's default field manager (defineController): the one ctx.applyOwned and ctx.client write with.
+  const fieldManager = 'operless-widget';
+  const readOwner = () => ctx.client.get<Widget>(WIDGET, obj.metadata.name, NS);
   if (race === 'duplicate') {
     // A second invocation of the same generation (a duplicate delivery) creates the same child
     // after this one read it as missing: the lost precondition is decided again, nothing to do.
     const live = await reread();
-    await applyOwnedIfChanged((kind, child) => ctx.client.apply(kind, child), obj, CONFIGMAP, desiredChild(obj), undefined);
-    await applyOwnedIfChanged((kind, child) => ctx.applyOwned(kind, child), obj, CONFIGMAP, desiredChild(obj), live, reread);
+    await applyOwnedIfChanged((kind, child) => ctx.client.apply(kind, child), obj, CONFIGMAP, desiredChild(obj), undefined, { fieldManager, readOwner });
+    await applyOwnedIfChanged((kind, child) => ctx.applyOwned(kind, child), obj, CONFIGMAP, desiredChild(obj), live, { fieldManager, readOwner, reread });
     return;
   }
   const newerReconcile = async () => {
     const newer = await admin.mergePatch<Widget>(WIDGET, obj.metadata.name, NS, { spec: { note: 'newer' } });
     const live = await ctx.client.get<KubeObject>(CONFIGMAP, childName, NS);
-    await applyOwnedIfChanged((kind, child) => ctx.client.apply(kind, child), newer, CONFIGMAP, desiredChild(newer), live);
+    await applyOwnedIfChanged((kind, child) => ctx.client.apply(kind, child), newer, CONFIGMAP, desiredChild(newer), live, { fieldManager, readOwner });
   };
   if (race === 'after-read') await newerReconcile();
   const live = await ctx.client.get<KubeObject>(CONFIGMAP, childName, NS);
   if (race !== 'after-read') await newerReconcile();
   // With the re-read: reading the child again after the lost precondition must not get past the fence.
-  await applyOwnedIfChanged((kind, child) => ctx.applyOwned(kind, child), obj, CONFIGMAP, desiredChild(obj), live, reread);
+  await applyOwnedIfChanged((kind, child) => ctx.applyOwned(kind, child), obj, CONFIGMAP, desiredChild(obj), live, { fieldManager, readOwner, reread });
 }
 
 async function widgetReconcile(obj: Widget, ctx: ReconcileContext<Widget>) {

@@ -159,6 +159,17 @@ export async function dlqList(argv: string[]): Promise<CommandResult> {
   return { output: `${table(['OBJECT', 'REASON', 'FAILED AT', 'ERROR'], rows)}\n${entries.length} message(s) in ${dlqUrl}\n` };
 }
 
+/**
+ * The message a redrive sends for a dead-lettered `message`: a fresh start (`attempt` 0, due
+ * now: no `notBefore`), and a `Requeue` becomes a `Retry`. A requeue is the one message
+ * per-key mode may acknowledge without a reconcile (a later requeue replaced it,
+ * core/requeue-merge.ts), and the operator who redrives it asks for a reconcile. Pure.
+ */
+export function redriveMessage(message: ReconcileMessage): ReconcileMessage {
+  const { notBefore: _n, ...rest } = message;
+  return { ...rest, attempt: 0, ...(message.reason === 'Requeue' ? { reason: 'Retry' as const } : {}) };
+}
+
 export async function dlqRedrive(argv: string[]): Promise<CommandResult> {
   const args = parseCommandArgs(dlqRedriveSpec, argv);
   if (args.values.help) return { output: helpText(dlqRedriveSpec) };
@@ -179,9 +190,7 @@ export async function dlqRedrive(argv: string[]): Promise<CommandResult> {
   if (!dryRun) {
     for (const entry of selected) {
       try {
-        const fresh: ReconcileMessage = { ...entry.message!, attempt: 0 };
-        const { notBefore: _n, ...withoutNotBefore } = fresh;
-        await sender.send(queueUrl, { body: encodeMessage(withoutNotBefore) });
+        await sender.send(queueUrl, { body: encodeMessage(redriveMessage(entry.message!)) });
         await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: dlqUrl, Entries: [{ Id: '0', ReceiptHandle: entry.receiptHandle }] }));
         redriven.push(entry);
       } catch (err) {

@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseFilters, toEntry } from '../../../src/cli/commands/dlq.ts';
-import { encodeMessage, newMessage } from '../../../src/contract/message.ts';
+import { parseFilters, redriveMessage, toEntry } from '../../../src/cli/commands/dlq.ts';
+import { encodeMessage, followUp, newMessage } from '../../../src/contract/message.ts';
+import { isSupersededRequeue } from '../../../src/core/requeue-merge.ts';
+import { REQUEUE_MARK_ANNOTATION } from '../../../src/contract/requeue-mark.ts';
 
 const body = encodeMessage(newMessage({ cluster: 'dev', apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: 'default', name: 'cache' }, 'Modified', 1000));
 
@@ -54,4 +56,19 @@ test('filters combine and reject unknown fields', () => {
   assert.equal(parseFilters(['key=default/ca'])(entry), true);
   assert.throws(() => parseFilters(['colour=red']), /field "colour" is not one of/);
   assert.throws(() => parseFilters(['reason']), /must look like <field>=<value>/);
+});
+
+test('redrive: a fresh start (attempt 0, due now); a Requeue goes back as a Retry, which per-key mode never takes for a replaced requeue', () => {
+  const base = newMessage({ cluster: 'dev', apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: 'default', name: 'cache' }, 'Modified', 1000);
+  const requeue = followUp(base, { reason: 'Requeue', attempt: 0, notBefore: 5_000 });
+  const again = redriveMessage(requeue);
+  assert.equal(again.reason, 'Retry');
+  assert.equal(again.attempt, 0);
+  assert.equal(again.notBefore, undefined);
+  const marked = { apiVersion: 'v1', kind: 'Memcached', metadata: { name: 'cache', annotations: { [REQUEUE_MARK_ANNOTATION]: '9000' } } };
+  assert.equal(isSupersededRequeue([requeue], marked), true, 'as it was dead-lettered, a later mark would drop it');
+  assert.equal(isSupersededRequeue([again], marked), false, 'redriven, it is reconciled');
+  const retried = redriveMessage(followUp(base, { reason: 'Retry', attempt: 7, notBefore: 5_000 }));
+  assert.deepEqual([retried.reason, retried.attempt, retried.notBefore], ['Retry', 0, undefined]);
+  assert.equal(redriveMessage(base).reason, 'Modified', 'other reasons are kept');
 });

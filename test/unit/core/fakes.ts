@@ -8,6 +8,7 @@ import type { BoundKubeClient } from '../../../src/kube/client.ts';
 import { KubeApiError } from '../../../src/kube/errors.ts';
 import type { KindRef, KubeObject } from '../../../src/kube/types.ts';
 import type { MessageSender, OutgoingMessage } from '../../../src/queue/sender.ts';
+import type { VisibilityChange } from '../../../src/queue/port.ts';
 
 const keyOf = (kind: KindRef, name: string, namespace?: string) => `${kind.apiVersion}/${kind.plural}/${namespace ?? ''}/${name}`;
 const clone = <T>(v: T): T => structuredClone(v);
@@ -118,15 +119,20 @@ export function fakeCluster(): FakeCluster {
 
 export interface Sent extends OutgoingMessage { queueUrl: string }
 
-export function recordingSender(): MessageSender & { sent: Sent[]; failFor: Set<string> } {
+export function recordingSender(): MessageSender & { sent: Sent[]; failFor: Set<string>; visibility: { queueUrl: string; entries: readonly VisibilityChange[] }[] } {
   const sent: Sent[] = [];
   const failFor = new Set<string>();
+  const visibility: { queueUrl: string; entries: readonly VisibilityChange[] }[] = [];
   return {
     sent,
     failFor,
+    visibility,
     async send(queueUrl, message) {
       if (failFor.has(queueUrl)) throw new Error(`queue ${queueUrl} unreachable`);
       sent.push({ queueUrl, ...message });
+    },
+    async changeVisibility(queueUrl, entries) {
+      visibility.push({ queueUrl, entries });
     },
   };
 }

@@ -44,3 +44,11 @@ test('a failing writer never throws into the reconcile', () => {
   assert.doesNotThrow(() => m.reconcile({ controller: 'c', label: 'success', durationSeconds: 0 }));
   assert.doesNotThrow(() => m.deadLetter('c', 'TerminalError'));
 });
+
+test('an unmarked requeue (per-key mode, its mark write failed) is one count per controller', () => {
+  const lines: string[] = [];
+  createEmfMetrics({ namespace: 'Test', write: (l) => lines.push(l), now: () => 1 }).unmarkedRequeue?.('memcached');
+  const doc = JSON.parse(lines[0]!);
+  assert.deepEqual(doc._aws.CloudWatchMetrics, [{ Namespace: 'Test', Dimensions: [['controller']], Metrics: [{ Name: 'unmarked_requeues_total', Unit: 'Count' }] }]);
+  assert.deepEqual([doc.controller, doc.unmarked_requeues_total], ['memcached', 1]);
+});

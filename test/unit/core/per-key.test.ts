@@ -12,6 +12,7 @@ import { decodeMessage, encodeMessage, followUp, newMessage, objectKey, type Rec
 import { defineController } from '../../../src/core/controller.ts';
 import { toSqsHandler } from '../../../src/core/handler.ts';
 import { moveOf, toDelayMoverHandler } from '../../../src/core/mover.ts';
+import { retryVisibilitySeconds } from '../../../src/core/delivery.ts';
 import { requeueAfter } from '../../../src/core/result.ts';
 import { noMetrics } from '../../../src/core/metrics.ts';
 import { moveDeduplicationId } from '../../../src/queue/fifo.ts';
@@ -19,17 +20,24 @@ import { REQUEUE_MARK_ANNOTATION, requeueMarkOf } from '../../../src/contract/re
 import { silentLogger } from '../../../src/observability/log.ts';
 import { KubeApiError } from '../../../src/kube/errors.ts';
 import { fakeCluster, lambdaContext, recordingSender, sqsRecord } from './fakes.ts';
+import type { KubeObject } from '../../../src/kube/types.ts';
+import type { ReconcileContext } from '../../../src/core/types.ts';
 
 const WORK = 'http://q/000000000000/work.fifo';
 const DELAY = 'http://q/000000000000/work-delay';
 const DLQ = 'http://q/000000000000/work-dlq.fifo';
 const WIDGET = { apiVersion: 'test.operless.dev/v1', kind: 'Widget', plural: 'widgets', namespaced: true } as const;
 
-function perKey(reconcile: () => Promise<ReturnType<typeof requeueAfter>>, options: { delayQueueUrl?: string | undefined; now?: () => number; failMergePatch?: boolean } = {}) {
+type WidgetReconcile = (object: KubeObject, ctx: ReconcileContext) => Promise<ReturnType<typeof requeueAfter>>;
+
+function perKey(
+  reconcile: WidgetReconcile,
+  options: { delayQueueUrl?: string | undefined; now?: () => number; failMergePatch?: KubeApiError; annotations?: Record<string, string> } = {},
+) {
   const cluster = fakeCluster();
-  if (options.failMergePatch) cluster.failNext('mergePatch', new KubeApiError({ status: 500, reason: 'InternalError', message: 'etcd is away', request: 'PATCH' }), 5);
+  if (options.failMergePatch) cluster.failNext('mergePatch', options.failMergePatch, 5);
   const sender = recordingSender();
-  const widget = cluster.put(WIDGET, { apiVersion: WIDGET.apiVersion, kind: 'Widget', metadata: { name: 'a', namespace: 'ns' }, spec: {} });
+  const widget = cluster.put(WIDGET, { apiVersion: WIDGET.apiVersion, kind: 'Widget', metadata: { name: 'a', namespace: 'ns', ...(options.annotations ? { annotations: options.annotations } : {}) }, spec: {} });
   let clock = 1_700_000_000_000;
   const handler = toSqsHandler(defineController({ ...WIDGET, reconcile }), {
     queueUrl: WORK, deadLetterQueueUrl: DLQ, delayQueueUrl: 'delayQueueUrl' in options ? options.delayQueueUrl : DELAY,
@@ -42,7 +50,7 @@ function perKey(reconcile: () => Promise<ReturnType<typeof requeueAfter>>, optio
   };
   return {
     sender, message, run, advance: (ms: number) => { clock += ms; }, now: () => clock,
-    object: () => cluster.read(WIDGET, 'a', 'ns'), requests: () => cluster.requests,
+    object: () => cluster.read(WIDGET, 'a', 'ns'), requests: () => cluster.requests, cluster,
   };
 }
 
@@ -79,10 +87,62 @@ test('per-key: when the marked requeue is due it is reconciled and its own reque
   assert.equal(s.sender.sent.length, 2);
 });
 
-test('per-key: a mark that cannot be written fails the key (its records come back), after the requeue was sent', async () => {
-  const s = perKey(async () => requeueAfter(30), { failMergePatch: true });
-  assert.equal(await s.run(s.message), 1);
-  assert.equal(s.sender.sent.length, 1, 'sent first, so a mark never names a message the queue did not take');
+const tooLong = new KubeApiError({ status: 422, reason: 'Invalid', message: 'metadata.annotations: Too long: must have at most 262144 bytes', request: 'PATCH' });
+
+test('per-key: a mark that cannot be written (annotations at the limit, 422; etcd away, 500) costs no redelivery: the requeue stands unmarked and is reconciled when due', async () => {
+  for (const failure of [tooLong, new KubeApiError({ status: 500, reason: 'InternalError', message: 'etcd is away', request: 'PATCH' })]) {
+    let reconciles = 0;
+    const s = perKey(async () => { reconciles++; return requeueAfter(30); }, { failMergePatch: failure, annotations: { [REQUEUE_MARK_ANNOTATION]: String(1_700_000_000_000 - 60_000) } });
+    assert.equal(await s.run(s.message), 0, `${failure.status}: acknowledged, not delivered again`);
+    assert.equal(s.sender.sent.length, 1, 'sent first, once');
+    assert.equal(requeueMarkOf(s.object()), 1_700_000_000_000 - 60_000, 'the older mark is still there');
+    const sent = decodeMessage(s.sender.sent[0]!.body);
+    assert.ok(sent.ok);
+    s.advance(31_000);
+    assert.equal(await s.run(sent.message), 0);
+    assert.equal(reconciles, 2, 'the unmarked requeue was reconciled, not taken for a replaced one: the chain goes on');
+    assert.equal(s.sender.sent.length, 2);
+  }
+});
+
+test('per-key: the mark write is guarded by the resourceVersion: an invocation overtaken meanwhile never overwrites a newer mark', async () => {
+  const newer = String(1_700_000_000_000 + 5_000);
+  let cluster: ReturnType<typeof perKey>['cluster'] | undefined;
+  const s = perKey(async () => {
+    // Another invocation of the key (a thawed one, or a duplicate) marks its own requeue meanwhile.
+    await cluster!.client.mergePatch(WIDGET, 'a', 'ns', { metadata: { annotations: { [REQUEUE_MARK_ANNOTATION]: newer } } });
+    return requeueAfter(30);
+  });
+  cluster = s.cluster;
+  assert.equal(await s.run(s.message), 0);
+  assert.equal(s.object()?.metadata.annotations?.[REQUEUE_MARK_ANNOTATION], newer, 'the newer mark stands');
+  assert.equal(s.sender.sent.length, 1, 'the requeue sent stands, unmarked');
+});
+
+test('per-key: a reconcile that wrote the primary\'s status still marks its requeue (the precondition is the version its own write left)', async () => {
+  const s = perKey(async (_object, ctx) => {
+    await ctx.updateStatus({ phase: 'Polling' });
+    return requeueAfter(30);
+  });
+  assert.equal(await s.run(s.message), 0);
+  assert.equal(requeueMarkOf(s.object()), s.now() + 30_000);
+});
+
+test('a record handed back after a failed send waits a short backoff, not the visibility timeout (ChangeMessageVisibility); crashed or foreign records keep theirs', async () => {
+  assert.deepEqual([1, 2, 3, 4, 5, 6, 50].map(retryVisibilitySeconds), [5, 10, 20, 40, 60, 60, 60]);
+  assert.equal(retryVisibilitySeconds(Number.NaN), 5, 'no receive count: the first wait');
+  const s = perKey(async () => requeueAfter(30));
+  s.sender.failFor.add(DELAY);
+  const fromWork = { ...sqsRecord(encodeMessage(s.message), 2), eventSourceARN: 'arn:aws:sqs:eu-west-1:000000000000:work.fifo' };
+  const handler = toSqsHandler(defineController({ ...WIDGET, reconcile: async () => requeueAfter(30) }), {
+    queueUrl: WORK, deadLetterQueueUrl: DLQ, delayQueueUrl: DELAY, clients: async () => s.cluster.client, sender: s.sender, log: silentLogger, metrics: noMetrics, now: s.now, random: () => 0.5,
+  });
+  const answer = await handler({ Records: [fromWork] }, lambdaContext());
+  assert.deepEqual(answer.batchItemFailures, [{ itemIdentifier: fromWork.messageId }], 'handed back');
+  assert.deepEqual(s.sender.visibility, [{ queueUrl: WORK, entries: [{ receiptHandle: fromWork.receiptHandle, seconds: 10 }] }], 'visible again after 10 s (second receive)');
+  const foreign = sqsRecord(encodeMessage(s.message));
+  await handler({ Records: [foreign] }, lambdaContext());
+  assert.equal(s.sender.visibility.length, 1, 'a record of another queue is left alone');
 });
 
 test('per-key: a retry goes to the delay queue; a hand-back goes straight to the work queue, unmerged', async () => {
