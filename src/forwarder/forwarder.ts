@@ -192,7 +192,7 @@ class ForwarderProcess {
     const { config } = this;
     if (serve) {
       this.#server = await startProbeServer({ host: config.server.host, port: config.server.port, health: () => healthOf(this.#fatal), readiness: () => this.#readiness(), registry: this.metrics.registry });
-      if (config.webhooks.enabled) this.#webhooks = await startWebhookEndpoint(config.webhooks, this.#log, this.#invokeWebhook);
+      if (config.webhooks.enabled) this.#webhooks = await startWebhookEndpoint(config.webhooks, this.#log, this.#invokeWebhook, this.metrics);
     }
     this.#watches = await resolveWatches(this.#api, config.watches, this.#starting.signal, config.namespaces);
     for (const w of this.#watches) {

@@ -9,12 +9,13 @@
 import { readFileSync } from 'node:fs';
 import type { Logger } from '../../observability/log.ts';
 import type { WebhooksConfig } from '../config.ts';
+import type { ForwarderMetrics } from '../metrics.ts';
 import { lambdaInvoker } from './lambda-invoker.ts';
 import { startWebhookServer, type WebhookInvoker, type WebhookServer } from './server.ts';
 
 const ALIAS = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
-export async function startWebhookEndpoint(config: WebhooksConfig, log: Logger, invoke?: WebhookInvoker): Promise<WebhookServer> {
+export async function startWebhookEndpoint(config: WebhooksConfig, log: Logger, invoke?: WebhookInvoker, metrics?: ForwarderMetrics): Promise<WebhookServer> {
   const aliases = Object.keys(config.functions);
   if (aliases.length === 0) throw new Error('webhooks.enabled is true but webhooks.functions is empty: map a path alias to each webhook function, e.g. { memcached: my-operator-memcached-webhook }');
   const bad = aliases.find((alias) => !ALIAS.test(alias));
@@ -34,7 +35,10 @@ export async function startWebhookEndpoint(config: WebhooksConfig, log: Logger, 
     functions: config.functions,
     invoke: invoke ?? lambdaInvoker(config.lambdaEndpoint ? { endpoint: config.lambdaEndpoint } : {}),
     log: log.child({ component: 'webhooks' }),
+    limits: config.limits,
+    onAnswer: ({ alias, route, status }) => metrics?.webhookRequests.inc({ function: alias, route, code: String(status) }),
+    onConnectionRefused: () => metrics?.webhookConnectionsRefused.inc(),
   });
-  log.info('webhook endpoint serving', { url: server.url, functions: aliases });
+  log.info('webhook endpoint serving', { url: server.url, functions: aliases, limits: config.limits });
   return server;
 }
