@@ -255,6 +255,10 @@ export const FORWARDER_CONFIG_SCHEMA: JsonSchema = {
         description: 'the functions the endpoint may invoke, by the alias in its path; nothing else is invoked',
       },
       lambdaEndpoint: ref('endpoint', { description: "endpoint override for the Lambda API (the local runner's Invoke API); the SDK's AWS_ENDPOINT_URL_LAMBDA works too" }),
+      clientAuth: section('authentication of the caller of the admission routes by the API server\'s client certificate (docs/forwarder.md, "Webhooks": callers); needs the API server\'s AdmissionConfiguration, so off unless caFile is set', {
+        caFile: { type: 'string', minLength: 1, description: 'PEM CA(s) the API server\'s client certificate chains to; set: default and validate answer 401 to any other caller (convert stays open: the API server presents no client certificate to conversion webhooks)' },
+        names: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 253 }, default: [], description: 'subject common names accepted (empty: any certificate caFile signed)' },
+      }),
       limits: section('what the endpoint holds at most, whatever callers send (docs/forwarder.md, "Webhooks": bounds)', {
         admissionBodyBytes: integer(1024, 6 * 1024 * 1024, DEFAULT_WEBHOOK_LIMITS.admissionBodyBytes, 'body limit of an AdmissionReview (default, validate): an object and its old object, each at most etcd\'s 1.5 MiB, and the envelope'),
         conversionBodyBytes: integer(1024, 64 * 1024 * 1024, DEFAULT_WEBHOOK_LIMITS.conversionBodyBytes, 'body limit of a ConversionReview (convert)'),

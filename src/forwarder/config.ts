@@ -167,6 +167,8 @@ export interface WebhooksConfig {
   readonly lambdaEndpoint?: string;
   /** What the endpoint holds at most (webhook/server.ts). */
   readonly limits: WebhookLimits;
+  /** Caller authentication of the admission routes: on when caFile is set. */
+  readonly clientAuth: { readonly caFile?: string; readonly names: readonly string[] };
 }
 
 export { DEFAULT_WEBHOOK_LIMITS } from './config-schema.ts';
@@ -232,7 +234,7 @@ export interface ForwarderConfigInput {
   watch?: Partial<{ silenceTimeoutSeconds: number; serverTimeoutSeconds: number; backoffInitialMs: number; backoffMaxMs: number; listPageSize: number }>;
   leaderElection?: Partial<LeaderElectionConfig>;
   server?: { port?: number; host?: string };
-  webhooks?: Partial<Omit<WebhooksConfig, 'limits'>> & { limits?: Partial<WebhookLimits> };
+  webhooks?: Partial<Omit<WebhooksConfig, 'limits' | 'clientAuth'>> & { limits?: Partial<WebhookLimits>; clientAuth?: { caFile?: string; names?: readonly string[] } };
   shutdownGraceMs?: number;
 }
 

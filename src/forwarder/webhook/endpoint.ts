@@ -20,18 +20,21 @@ export async function startWebhookEndpoint(config: WebhooksConfig, log: Logger, 
   if (aliases.length === 0) throw new Error('webhooks.enabled is true but webhooks.functions is empty: map a path alias to each webhook function, e.g. { memcached: my-operator-memcached-webhook }');
   const bad = aliases.find((alias) => !ALIAS.test(alias));
   if (bad !== undefined) throw new Error(`webhooks.functions: the alias ${JSON.stringify(bad)} must be a lower-case DNS label (it is the first segment of the webhook path)`);
-  const read = (field: 'certFile' | 'keyFile') => {
+  const read = (field: string, path: string, what: string) => {
     try {
-      return readFileSync(config[field], 'utf8');
+      return readFileSync(path, 'utf8');
     } catch (err) {
-      throw new Error(`webhooks.${field}: cannot read ${config[field]} (${(err as Error).message}); mount the webhook's TLS Secret there`);
+      throw new Error(`webhooks.${field}: cannot read ${path} (${(err as Error).message}); ${what}`);
     }
   };
+  const { caFile, names } = config.clientAuth;
+  const clientAuth = caFile === undefined ? undefined : { caPem: read('clientAuth.caFile', caFile, 'mount the CA of the API server\'s client certificate there'), names };
   const server = await startWebhookServer({
     host: config.host,
     port: config.port,
-    certPem: read('certFile'),
-    keyPem: read('keyFile'),
+    certPem: read('certFile', config.certFile, 'mount the webhook\'s TLS Secret there'),
+    keyPem: read('keyFile', config.keyFile, 'mount the webhook\'s TLS Secret there'),
+    ...(clientAuth ? { clientAuth } : {}),
     functions: config.functions,
     invoke: invoke ?? lambdaInvoker(config.lambdaEndpoint ? { endpoint: config.lambdaEndpoint } : {}),
     log: log.child({ component: 'webhooks' }),
@@ -39,6 +42,6 @@ export async function startWebhookEndpoint(config: WebhooksConfig, log: Logger, 
     onAnswer: ({ alias, route, status }) => metrics?.webhookRequests.inc({ function: alias, route, code: String(status) }),
     onConnectionRefused: () => metrics?.webhookConnectionsRefused.inc(),
   });
-  log.info('webhook endpoint serving', { url: server.url, functions: aliases, limits: config.limits });
+  log.info('webhook endpoint serving', { url: server.url, functions: aliases, limits: config.limits, clientAuth: clientAuth ? { caFile, names } : 'off: any caller that reaches the port is served' });
   return server;
 }

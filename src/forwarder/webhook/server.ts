@@ -20,6 +20,12 @@
  *   `maxConnections` connections are open; more are closed on accept. So the memory the
  *   endpoint can hold is bounded by `maxInFlightBytes` times the copies one review needs
  *   (body, parsed review, the invocation's payload), whatever callers send.
+ * - Caller authentication (`clientAuth`, off unless configured: it needs the API server's
+ *   AdmissionConfiguration): the admission routes (default, validate) answer 401, unread and
+ *   uninvoked, unless the connection presented a client certificate that chains to the
+ *   configured CA (and, when names are given, carries one of them as its common name). The
+ *   convert route stays open: the API server presents no client certificate to conversion
+ *   webhooks (kubernetes/kubernetes#131810); a conversion review carries no request of a user.
  * - A body that is not JSON answers 400, the function is not invoked.
  * - The invocation is bounded by the API server's own `?timeout=` (default 10 s) minus a
  *   margin, so the forwarder answers before the API server gives up and the user sees why.
@@ -35,6 +41,7 @@
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { errorMessage, type Logger } from '../../observability/log.ts';
 import { DEFAULT_WEBHOOK_LIMITS, type WebhookLimits } from '../config.ts';
 
@@ -80,6 +87,12 @@ export interface WebhookServerOptions {
   readonly log: Logger;
   /** Default: DEFAULT_WEBHOOK_LIMITS. */
   readonly limits?: WebhookLimits;
+  /**
+   * Caller authentication of the admission routes (config `webhooks.clientAuth`): the PEM CA(s)
+   * the API server's client certificate chains to, and the subject common names accepted (empty:
+   * any the CA signed). Unset: no caller is authenticated.
+   */
+  readonly clientAuth?: { readonly caPem: string; readonly names: readonly string[] };
   /** Called once per answered request. */
   readonly onAnswer?: (answer: WebhookAnswer) => void;
   /** Called once per connection closed on accept (maxConnections reached). */
@@ -117,17 +130,21 @@ export function bodyLimitOf(route: WebhookPathRoute, limits: WebhookLimits): num
 /** What the endpoint decides from the request line and headers, before reading the body. */
 export type Admission =
   | { readonly accept: true; readonly limit: number }
-  | { readonly accept: false; readonly status: 404 | 405 | 413 | 429; readonly message: string };
+  | { readonly accept: false; readonly status: 401 | 404 | 405 | 413 | 429; readonly message: string };
 
 /**
  * Decides a request before its body is read. Pure: the path's target (undefined: no webhook),
  * the method, the declared length (undefined: chunked), what is in flight, and the limits.
- * Order: the path (404), the method (405), the declared length against the route's limit (413),
- * then the in-flight bounds (429) — so a request that could never be served is told why rather
- * than to come back.
+ * Order: the path (404), the method (405), the caller of an admission route when authentication
+ * is on (401), the declared length against the route's limit (413), then the in-flight bounds
+ * (429) — so a request that could never be served is told why rather than to come back.
  */
 export function admission(
-  request: { readonly route: WebhookPathRoute | undefined; readonly method: string | undefined; readonly contentLength: number | undefined; readonly path: string; readonly aliases: readonly string[] },
+  request: {
+    readonly route: WebhookPathRoute | undefined; readonly method: string | undefined; readonly contentLength: number | undefined; readonly path: string; readonly aliases: readonly string[];
+    /** The caller: 'off' when no authentication is configured, else whether its client certificate was accepted (and why not). */
+    readonly caller: 'off' | { readonly ok: true } | { readonly ok: false; readonly why: string };
+  },
   inFlight: { readonly requests: number; readonly bytes: number },
   limits: WebhookLimits,
 ): Admission {
@@ -135,6 +152,10 @@ export function admission(
     return { accept: false, status: 404, message: `no webhook at ${request.path.slice(0, 100)}: expected /<function>/<default|validate|convert> for one of ${request.aliases.join(', ') || 'no functions'}` };
   }
   if (request.method !== 'POST') return { accept: false, status: 405, message: 'webhooks are called with POST' };
+  // The API server presents no client certificate to conversion webhooks (kubernetes/kubernetes#131810): convert stays open.
+  if (request.route !== 'convert' && request.caller !== 'off' && !request.caller.ok) {
+    return { accept: false, status: 401, message: `the admission routes answer the API server only (webhooks.clientAuth): ${request.caller.why}` };
+  }
   const limit = bodyLimitOf(request.route, limits);
   if (request.contentLength !== undefined && request.contentLength > limit) {
     return { accept: false, status: 413, message: `the review is ${request.contentLength} bytes, larger than ${limit}, the limit of the ${request.route} route` };
@@ -154,6 +175,22 @@ export function declaredLength(header: string | undefined): number | undefined {
   return Number(header);
 }
 
+/** Whether a connection's client certificate authenticates the caller. Pure over the TLS socket's verdict. */
+export function callerOf(socket: { readonly authorized: boolean; readonly authorizationError?: Error | string | null; getPeerCertificate(): { subject?: { CN?: string | string[] } } | object }, names: readonly string[]): { readonly ok: true } | { readonly ok: false; readonly why: string } {
+  if (!socket.authorized) {
+    const error = socket.authorizationError;
+    const why = error === undefined || error === null ? 'no client certificate' : String(error instanceof Error ? error.message : error);
+    return { ok: false, why: `no client certificate signed by webhooks.clientAuth.caFile (${why})` };
+  }
+  if (names.length === 0) return { ok: true };
+  const cn = (socket.getPeerCertificate() as { subject?: { CN?: string | string[] } }).subject?.CN;
+  const cns = Array.isArray(cn) ? cn : cn === undefined ? [] : [cn];
+  if (cns.some((name) => names.includes(name))) return { ok: true };
+  return { ok: false, why: `the client certificate's common name ${JSON.stringify(cns.join(',').slice(0, 100))} is not one of webhooks.clientAuth.names` };
+}
+
+type Caller = Parameters<typeof admission>[0]['caller'];
+
 /** What is in flight: requests being read or invoked, and the bytes of their bodies. */
 class InFlight {
   requests = 0;
@@ -163,8 +200,12 @@ class InFlight {
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
   const limits = options.limits ?? DEFAULT_WEBHOOK_LIMITS;
   const inFlight = new InFlight();
-  const server = https.createServer({ cert: options.certPem, key: options.keyPem, minVersion: 'TLSv1.2' }, (req, res) => {
-    handle(options, limits, inFlight, req, res).catch((err: unknown) => {
+  const clientAuth = options.clientAuth;
+  // A client certificate is asked for, not required: the convert route answers callers without one.
+  const tls = clientAuth ? { requestCert: true, rejectUnauthorized: false, ca: clientAuth.caPem } : {};
+  const server = https.createServer({ cert: options.certPem, key: options.keyPem, minVersion: 'TLSv1.2', ...tls }, (req, res) => {
+    const caller = clientAuth ? callerOf(req.socket as TLSSocket, clientAuth.names) : 'off';
+    handle(options, limits, inFlight, caller, req, res).catch((err: unknown) => {
       options.log.error('webhook request failed', { error: errorMessage(err) });
       if (!res.headersSent) {
         res.setHeader('Connection', 'close');
@@ -172,8 +213,8 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       }
     });
   });
-  // The API server sends its body at once: a caller trickling one holds a slot for this long at most.
-  server.requestTimeout = 15_000;
+  // The API server waits 30 s at most (timeoutSeconds): a caller trickling a request holds a slot no longer.
+  server.requestTimeout = 30_000;
   server.headersTimeout = 10_000;
   server.maxConnections = limits.maxConnections;
   let lastDropLog = 0;
@@ -199,7 +240,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
 }
 
 const REASONS: Record<number, string> = {
-  400: 'BadRequest', 404: 'NotFound', 405: 'MethodNotAllowed', 413: 'RequestEntityTooLarge', 429: 'TooManyRequests',
+  400: 'BadRequest', 401: 'Unauthorized', 404: 'NotFound', 405: 'MethodNotAllowed', 413: 'RequestEntityTooLarge', 429: 'TooManyRequests',
   502: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout',
 };
 
@@ -212,7 +253,7 @@ function reply(res: ServerResponse, status: number, body: string | object): void
   res.end(JSON.stringify(document));
 }
 
-async function handle(options: WebhookServerOptions, limits: WebhookLimits, inFlight: InFlight, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(options: WebhookServerOptions, limits: WebhookLimits, inFlight: InFlight, caller: Caller, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const started = Date.now();
   // Not `new URL`: a request target like `//` or `//host/x` would parse as another host (or throw).
   const requestTarget = req.url ?? '/';
@@ -228,7 +269,7 @@ async function handle(options: WebhookServerOptions, limits: WebhookLimits, inFl
     else options.log.debug('webhook answered', line);
   };
   const contentLength = declaredLength(req.headers['content-length']);
-  const decision = admission({ route: target?.route, method: req.method, contentLength, path: url.pathname, aliases: Object.keys(options.functions) }, inFlight, limits);
+  const decision = admission({ route: target?.route, method: req.method, contentLength, path: url.pathname, aliases: Object.keys(options.functions), caller }, inFlight, limits);
   if (!decision.accept) {
     // Answered before the body is read: discard it as it arrives (nothing held), close past the cap.
     if (contentLength !== undefined && contentLength > DISCARD_LIMIT_BYTES) res.setHeader('Connection', 'close');

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { admission, declaredLength, DEFAULT_WEBHOOK_LIMITS, invokeBudgetMs, parseWebhookPath } from '../../../src/forwarder/webhook/server.ts';
+import { admission, callerOf, declaredLength, DEFAULT_WEBHOOK_LIMITS, invokeBudgetMs, parseWebhookPath } from '../../../src/forwarder/webhook/server.ts';
 
 test('parseWebhookPath serves configured aliases and the three routes only', () => {
   const functions = { memcached: 'arn:aws:lambda:eu-west-1:1:function:mc-webhook' };
@@ -20,7 +20,7 @@ test('invokeBudgetMs keeps a margin under the API server\'s timeout and ignores 
 test('admission decides before the body: path, method, declared length, then the in-flight bounds', () => {
   const limits = { ...DEFAULT_WEBHOOK_LIMITS, admissionBodyBytes: 100, conversionBodyBytes: 200, maxInFlightRequests: 2, maxInFlightBytes: 300 };
   const idle = { requests: 0, bytes: 0 };
-  const request = (route: 'validate' | 'convert' | undefined, contentLength: number | undefined, method = 'POST') => ({ route, method, contentLength, path: '/x/y', aliases: ['x'] });
+  const request = (route: 'validate' | 'convert' | undefined, contentLength: number | undefined, method = 'POST') => ({ route, method, contentLength, path: '/x/y', aliases: ['x'], caller: 'off' as const });
   const status = (a: ReturnType<typeof admission>) => (a.accept ? `accept ${a.limit}` : a.status);
   assert.equal(status(admission(request(undefined, 10), idle, limits)), 404);
   assert.equal(status(admission(request(undefined, 10, 'GET'), { requests: 99, bytes: 0 }, limits)), 404, 'a wrong path is told so even under load');
@@ -32,6 +32,26 @@ test('admission decides before the body: path, method, declared length, then the
   assert.equal(status(admission(request('convert', 150), { requests: 1, bytes: 151 }, limits)), 429, 'the bytes in flight are bounded');
   assert.equal(status(admission(request('convert', 150), { requests: 1, bytes: 150 }, limits)), 'accept 200');
   assert.equal(status(admission(request('validate', undefined), { requests: 1, bytes: 300 }, limits)), 'accept 100', 'chunked: reserved as it is read');
+});
+
+test('admission: with clientAuth on, an admission route answers an unauthenticated caller 401 before anything else but the path; convert stays open', () => {
+  const base = { method: 'POST', contentLength: 10, path: '/x/y', aliases: ['x'] };
+  const anonymous = { ok: false as const, why: 'no client certificate' };
+  const status = (a: ReturnType<typeof admission>) => (a.accept ? 'accept' : a.status);
+  assert.equal(status(admission({ ...base, route: 'validate', caller: anonymous }, { requests: 0, bytes: 0 }, DEFAULT_WEBHOOK_LIMITS)), 401);
+  assert.equal(status(admission({ ...base, route: 'validate', contentLength: 99 * 2 ** 20, caller: anonymous }, { requests: 99, bytes: 0 }, DEFAULT_WEBHOOK_LIMITS)), 401, 'an unauthenticated caller learns nothing about limits or load');
+  assert.equal(status(admission({ ...base, route: undefined, caller: anonymous }, { requests: 0, bytes: 0 }, DEFAULT_WEBHOOK_LIMITS)), 404);
+  assert.equal(status(admission({ ...base, route: 'validate', caller: { ok: true } }, { requests: 0, bytes: 0 }, DEFAULT_WEBHOOK_LIMITS)), 'accept');
+  assert.equal(status(admission({ ...base, route: 'convert', caller: anonymous }, { requests: 0, bytes: 0 }, DEFAULT_WEBHOOK_LIMITS)), 'accept', 'the API server presents no client certificate to conversion webhooks');
+});
+
+test('callerOf: a certificate the TLS layer verified, and one of the names when names are given', () => {
+  const socket = (authorized: boolean, cn?: string, authorizationError?: string) => ({ authorized, authorizationError, getPeerCertificate: () => (cn === undefined ? {} : { subject: { CN: cn } }) });
+  assert.deepEqual(callerOf(socket(true, 'kube-apiserver'), []), { ok: true });
+  assert.deepEqual(callerOf(socket(true, 'kube-apiserver'), ['kube-apiserver']), { ok: true });
+  assert.equal(callerOf(socket(true, 'tenant'), ['kube-apiserver']).ok, false);
+  assert.equal(callerOf(socket(false, 'kube-apiserver', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE'), []).ok, false);
+  assert.equal(callerOf(socket(false), []).ok, false);
 });
 
 test('declaredLength reads a plain decimal Content-Length only', () => {
