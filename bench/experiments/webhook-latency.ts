@@ -48,7 +48,7 @@ try {
   const invoke = await startLambdaInvokeServer({ functions });
   const lambda = new LambdaClient({ endpoint: invoke.endpoint, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
   const endpoint = await startWebhookEndpoint(
-    { enabled: true, host: '127.0.0.1', port: 0, certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), functions: { memcached: 'fn' }, limits: DEFAULT_WEBHOOK_LIMITS, clientAuth: { names: [] } },
+    { enabled: true, host: '127.0.0.1', port: 0, certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), functions: { memcached: 'fn' }, limits: DEFAULT_WEBHOOK_LIMITS, clientAuth: { names: [] }, drainSeconds: 0 },
     silentLogger, lambdaInvoker({ client: lambda }),
   );
   const caBundle = Buffer.from(ca.certPem).toString('base64');

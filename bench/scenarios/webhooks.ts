@@ -86,7 +86,7 @@ export async function measureWebhooks(env: BenchEnv, namespace: string, options:
   const invokeApi = await startLambdaInvokeServer({ functions, timeoutMs: 9_000 });
   const lambda = new LambdaClient({ endpoint: invokeApi.endpoint, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' } });
   const endpoint = await startWebhookEndpoint(
-    { enabled: true, host: '127.0.0.1', port: 0, certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), functions: { memcached: FUNCTION }, limits: DEFAULT_WEBHOOK_LIMITS, clientAuth: { names: [] } },
+    { enabled: true, host: '127.0.0.1', port: 0, certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), functions: { memcached: FUNCTION }, limits: DEFAULT_WEBHOOK_LIMITS, clientAuth: { names: [] }, drainSeconds: 0 },
     silentLogger, lambdaInvoker({ client: lambda }),
   );
   const caBundle = Buffer.from(ca.certPem).toString('base64');

@@ -255,6 +255,7 @@ export const FORWARDER_CONFIG_SCHEMA: JsonSchema = {
         description: 'the functions the endpoint may invoke, by the alias in its path; nothing else is invoked',
       },
       lambdaEndpoint: ref('endpoint', { description: "endpoint override for the Lambda API (the local runner's Invoke API); the SDK's AWS_ENDPOINT_URL_LAMBDA works too" }),
+      drainSeconds: seconds(0, 60, 5, 'on SIGTERM the endpoint goes on answering this long (within shutdownGraceMs) while /readyz/webhooks says not ready, so the Service takes the pod out before it closes'),
       clientAuth: section('authentication of the caller of the admission routes by the API server\'s client certificate (docs/forwarder.md, "Webhooks": callers); needs the API server\'s AdmissionConfiguration, so off unless caFile is set', {
         caFile: { type: 'string', minLength: 1, description: 'PEM CA(s) the API server\'s client certificate chains to; set: default and validate answer 401 to any other caller (convert stays open: the API server presents no client certificate to conversion webhooks)' },
         names: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 253 }, default: [], description: 'subject common names accepted (empty: any certificate caFile signed)' },

@@ -9,7 +9,7 @@
  */
 export const validate = validate10;
 export default validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false,"required":["clusterId","primaries"],"definitions":{"apiVersion":{"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317},"kind":{"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63},"plural":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"namespace":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"leaseName":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253},"clusterId":{"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63},"queueUrl":{"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"},"region":{"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"},"endpoint":{"type":"string","pattern":"^https?://\\S+$"},"sink":{"enum":["sqs","eventbridge"]},"trigger":{"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]},"primary":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"},"sink":{"$ref":"#/definitions/sink"}}},"owned":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}},"sink":{"not":{}}}},"related":{"type":"object","additionalProperties":false,"required":["apiVersion","kind","for"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","deletion"]},"queueUrl":{"not":{}},"sink":{"not":{}},"for":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"field":{"type":"string","pattern":"^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$","maxLength":253},"label":{"type":"string","minLength":1,"maxLength":317},"namespace":{"type":"boolean"}}}}}}},"properties":{"clusterId":{"$ref":"#/definitions/clusterId"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"queue":{"type":"object","additionalProperties":false,"default":{},"properties":{"url":{"$ref":"#/definitions/queueUrl"},"region":{"$ref":"#/definitions/region"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"sink":{"$ref":"#/definitions/sink","default":"sqs"},"eventBus":{"type":"object","additionalProperties":false,"default":{},"properties":{"name":{"type":"string","pattern":"^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$"},"source":{"type":"string","pattern":"^[A-Za-z0-9._-]{1,256}$","not":{"pattern":"^aws\\."},"default":"operless"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"primaries":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/primary"}},"owned":{"type":"array","items":{"$ref":"#/definitions/owned"},"default":[]},"related":{"type":"array","items":{"$ref":"#/definitions/related"},"default":[]},"watches":{"not":{}},"resyncOnStart":{"type":"boolean","default":true},"coalesceWindowMs":{"type":"integer","minimum":0,"maximum":60000,"default":500},"coalesceMaxWindowMs":{"type":"integer","minimum":0,"maximum":600000},"buffer":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxMessages":{"type":"integer","minimum":10,"maximum":10000000,"default":10000}}},"send":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxBatchBytes":{"type":"integer","minimum":4096,"maximum":1048576,"default":262144},"maxSenderFaultRetries":{"type":"integer","minimum":0,"maximum":1000,"default":5},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":200},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"probeIntervalSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"connectTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":5000},"requestTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":10000}}},"watch":{"type":"object","additionalProperties":false,"default":{},"properties":{"silenceTimeoutSeconds":{"type":"integer","minimum":2,"maximum":3600,"default":75},"serverTimeoutSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":800},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"listPageSize":{"type":"integer","minimum":1,"maximum":10000,"default":500}}},"leaderElection":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"leaseName":{"$ref":"#/definitions/leaseName","default":"operless-forwarder"},"namespace":{"$ref":"#/definitions/namespace"},"identity":{"type":"string"},"leaseDurationSeconds":{"type":"number","minimum":1,"maximum":3600,"default":15},"renewDeadlineSeconds":{"type":"number","minimum":0.5,"maximum":3600,"default":10},"retryPeriodSeconds":{"type":"number","minimum":0.1,"maximum":600,"default":2}}},"server":{"type":"object","additionalProperties":false,"default":{},"properties":{"port":{"type":"integer","minimum":0,"maximum":65535,"default":8080},"host":{"type":"string","default":"0.0.0.0"}}},"webhooks":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"port":{"type":"integer","minimum":0,"maximum":65535,"default":9443},"host":{"type":"string","default":"0.0.0.0"},"certFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.crt"},"keyFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.key"},"functions":{"type":"object","default":{},"additionalProperties":{"type":"string","pattern":"^[A-Za-z0-9:_.-]{1,170}$"}},"lambdaEndpoint":{"$ref":"#/definitions/endpoint"},"clientAuth":{"type":"object","additionalProperties":false,"default":{},"properties":{"caFile":{"type":"string","minLength":1},"names":{"type":"array","items":{"type":"string","minLength":1,"maxLength":253},"default":[]}}},"limits":{"type":"object","additionalProperties":false,"default":{},"properties":{"admissionBodyBytes":{"type":"integer","minimum":1024,"maximum":6291456,"default":4194304},"conversionBodyBytes":{"type":"integer","minimum":1024,"maximum":67108864,"default":6291456},"maxInFlightRequests":{"type":"integer","minimum":1,"maximum":10000,"default":32},"maxInFlightBytes":{"type":"integer","minimum":65536,"maximum":1073741824,"default":16777216},"maxConnections":{"type":"integer","minimum":1,"maximum":100000,"default":256}}}}},"shutdownGraceMs":{"type":"integer","minimum":0,"maximum":600000,"default":20000}}};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false,"required":["clusterId","primaries"],"definitions":{"apiVersion":{"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317},"kind":{"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63},"plural":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"namespace":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"leaseName":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253},"clusterId":{"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63},"queueUrl":{"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"},"region":{"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"},"endpoint":{"type":"string","pattern":"^https?://\\S+$"},"sink":{"enum":["sqs","eventbridge"]},"trigger":{"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]},"primary":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"},"sink":{"$ref":"#/definitions/sink"}}},"owned":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}},"sink":{"not":{}}}},"related":{"type":"object","additionalProperties":false,"required":["apiVersion","kind","for"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","deletion"]},"queueUrl":{"not":{}},"sink":{"not":{}},"for":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"field":{"type":"string","pattern":"^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$","maxLength":253},"label":{"type":"string","minLength":1,"maxLength":317},"namespace":{"type":"boolean"}}}}}}},"properties":{"clusterId":{"$ref":"#/definitions/clusterId"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"queue":{"type":"object","additionalProperties":false,"default":{},"properties":{"url":{"$ref":"#/definitions/queueUrl"},"region":{"$ref":"#/definitions/region"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"sink":{"$ref":"#/definitions/sink","default":"sqs"},"eventBus":{"type":"object","additionalProperties":false,"default":{},"properties":{"name":{"type":"string","pattern":"^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$"},"source":{"type":"string","pattern":"^[A-Za-z0-9._-]{1,256}$","not":{"pattern":"^aws\\."},"default":"operless"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"primaries":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/primary"}},"owned":{"type":"array","items":{"$ref":"#/definitions/owned"},"default":[]},"related":{"type":"array","items":{"$ref":"#/definitions/related"},"default":[]},"watches":{"not":{}},"resyncOnStart":{"type":"boolean","default":true},"coalesceWindowMs":{"type":"integer","minimum":0,"maximum":60000,"default":500},"coalesceMaxWindowMs":{"type":"integer","minimum":0,"maximum":600000},"buffer":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxMessages":{"type":"integer","minimum":10,"maximum":10000000,"default":10000}}},"send":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxBatchBytes":{"type":"integer","minimum":4096,"maximum":1048576,"default":262144},"maxSenderFaultRetries":{"type":"integer","minimum":0,"maximum":1000,"default":5},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":200},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"probeIntervalSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"connectTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":5000},"requestTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":10000}}},"watch":{"type":"object","additionalProperties":false,"default":{},"properties":{"silenceTimeoutSeconds":{"type":"integer","minimum":2,"maximum":3600,"default":75},"serverTimeoutSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":800},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"listPageSize":{"type":"integer","minimum":1,"maximum":10000,"default":500}}},"leaderElection":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"leaseName":{"$ref":"#/definitions/leaseName","default":"operless-forwarder"},"namespace":{"$ref":"#/definitions/namespace"},"identity":{"type":"string"},"leaseDurationSeconds":{"type":"number","minimum":1,"maximum":3600,"default":15},"renewDeadlineSeconds":{"type":"number","minimum":0.5,"maximum":3600,"default":10},"retryPeriodSeconds":{"type":"number","minimum":0.1,"maximum":600,"default":2}}},"server":{"type":"object","additionalProperties":false,"default":{},"properties":{"port":{"type":"integer","minimum":0,"maximum":65535,"default":8080},"host":{"type":"string","default":"0.0.0.0"}}},"webhooks":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"port":{"type":"integer","minimum":0,"maximum":65535,"default":9443},"host":{"type":"string","default":"0.0.0.0"},"certFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.crt"},"keyFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.key"},"functions":{"type":"object","default":{},"additionalProperties":{"type":"string","pattern":"^[A-Za-z0-9:_.-]{1,170}$"}},"lambdaEndpoint":{"$ref":"#/definitions/endpoint"},"drainSeconds":{"type":"number","minimum":0,"maximum":60,"default":5},"clientAuth":{"type":"object","additionalProperties":false,"default":{},"properties":{"caFile":{"type":"string","minLength":1},"names":{"type":"array","items":{"type":"string","minLength":1,"maxLength":253},"default":[]}}},"limits":{"type":"object","additionalProperties":false,"default":{},"properties":{"admissionBodyBytes":{"type":"integer","minimum":1024,"maximum":6291456,"default":4194304},"conversionBodyBytes":{"type":"integer","minimum":1024,"maximum":67108864,"default":6291456},"maxInFlightRequests":{"type":"integer","minimum":1,"maximum":10000,"default":32},"maxInFlightBytes":{"type":"integer","minimum":65536,"maximum":1073741824,"default":16777216},"maxConnections":{"type":"integer","minimum":1,"maximum":100000,"default":256}}}}},"shutdownGraceMs":{"type":"integer","minimum":0,"maximum":600000,"default":20000}}};
 const schema12 = {"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63};
 const schema13 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63};
 const schema14 = {"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"};
@@ -2611,6 +2611,9 @@ data49.keyFile = "/etc/operless-webhook-tls/tls.key";
 if(data49.functions === undefined){
 data49.functions = {};
 }
+if(data49.drainSeconds === undefined){
+data49.drainSeconds = 5;
+}
 if(data49.clientAuth === undefined){
 data49.clientAuth = {};
 }
@@ -2791,14 +2794,10 @@ vErrors.push(err125);
 errors++;
 }
 }
-let data58 = data49.clientAuth;
-if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
-if(data58.names === undefined){
-data58.names = [];
-}
-for(const key10 in data58){
-if(!((key10 === "caFile") || (key10 === "names"))){
-const err126 = {instancePath:instancePath+"/webhooks/clientAuth",schemaPath:"#/properties/webhooks/properties/clientAuth/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10}};
+let data58 = data49.drainSeconds;
+if((typeof data58 == "number") && (isFinite(data58))){
+if(data58 > 60 || isNaN(data58)){
+const err126 = {instancePath:instancePath+"/webhooks/drainSeconds",schemaPath:"#/properties/webhooks/properties/drainSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60}};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -2807,12 +2806,8 @@ vErrors.push(err126);
 }
 errors++;
 }
-}
-if(data58.caFile !== undefined){
-let data59 = data58.caFile;
-if(typeof data59 === "string"){
-if(func3(data59) < 1){
-const err127 = {instancePath:instancePath+"/webhooks/clientAuth/caFile",schemaPath:"#/properties/webhooks/properties/clientAuth/properties/caFile/minLength",keyword:"minLength",params:{limit: 1}};
+if(data58 < 0 || isNaN(data58)){
+const err127 = {instancePath:instancePath+"/webhooks/drainSeconds",schemaPath:"#/properties/webhooks/properties/drainSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -2823,7 +2818,7 @@ errors++;
 }
 }
 else {
-const err128 = {instancePath:instancePath+"/webhooks/clientAuth/caFile",schemaPath:"#/properties/webhooks/properties/clientAuth/properties/caFile/type",keyword:"type",params:{type: "string"}};
+const err128 = {instancePath:instancePath+"/webhooks/drainSeconds",schemaPath:"#/properties/webhooks/properties/drainSeconds/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -2832,15 +2827,14 @@ vErrors.push(err128);
 }
 errors++;
 }
+let data59 = data49.clientAuth;
+if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
+if(data59.names === undefined){
+data59.names = [];
 }
-let data60 = data58.names;
-if(Array.isArray(data60)){
-const len4 = data60.length;
-for(let i4=0; i4<len4; i4++){
-let data61 = data60[i4];
-if(typeof data61 === "string"){
-if(func3(data61) > 253){
-const err129 = {instancePath:instancePath+"/webhooks/clientAuth/names/" + i4,schemaPath:"#/properties/webhooks/properties/clientAuth/properties/names/items/maxLength",keyword:"maxLength",params:{limit: 253}};
+for(const key10 in data59){
+if(!((key10 === "caFile") || (key10 === "names"))){
+const err129 = {instancePath:instancePath+"/webhooks/clientAuth",schemaPath:"#/properties/webhooks/properties/clientAuth/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10}};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -2849,8 +2843,12 @@ vErrors.push(err129);
 }
 errors++;
 }
-if(func3(data61) < 1){
-const err130 = {instancePath:instancePath+"/webhooks/clientAuth/names/" + i4,schemaPath:"#/properties/webhooks/properties/clientAuth/properties/names/items/minLength",keyword:"minLength",params:{limit: 1}};
+}
+if(data59.caFile !== undefined){
+let data60 = data59.caFile;
+if(typeof data60 === "string"){
+if(func3(data60) < 1){
+const err130 = {instancePath:instancePath+"/webhooks/clientAuth/caFile",schemaPath:"#/properties/webhooks/properties/clientAuth/properties/caFile/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -2861,7 +2859,7 @@ errors++;
 }
 }
 else {
-const err131 = {instancePath:instancePath+"/webhooks/clientAuth/names/" + i4,schemaPath:"#/properties/webhooks/properties/clientAuth/properties/names/items/type",keyword:"type",params:{type: "string"}};
+const err131 = {instancePath:instancePath+"/webhooks/clientAuth/caFile",schemaPath:"#/properties/webhooks/properties/clientAuth/properties/caFile/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -2871,9 +2869,14 @@ vErrors.push(err131);
 errors++;
 }
 }
-}
-else {
-const err132 = {instancePath:instancePath+"/webhooks/clientAuth/names",schemaPath:"#/properties/webhooks/properties/clientAuth/properties/names/type",keyword:"type",params:{type: "array"}};
+let data61 = data59.names;
+if(Array.isArray(data61)){
+const len4 = data61.length;
+for(let i4=0; i4<len4; i4++){
+let data62 = data61[i4];
+if(typeof data62 === "string"){
+if(func3(data62) > 253){
+const err132 = {instancePath:instancePath+"/webhooks/clientAuth/names/" + i4,schemaPath:"#/properties/webhooks/properties/clientAuth/properties/names/items/maxLength",keyword:"maxLength",params:{limit: 253}};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -2882,9 +2885,8 @@ vErrors.push(err132);
 }
 errors++;
 }
-}
-else {
-const err133 = {instancePath:instancePath+"/webhooks/clientAuth",schemaPath:"#/properties/webhooks/properties/clientAuth/type",keyword:"type",params:{type: "object"}};
+if(func3(data62) < 1){
+const err133 = {instancePath:instancePath+"/webhooks/clientAuth/names/" + i4,schemaPath:"#/properties/webhooks/properties/clientAuth/properties/names/items/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -2893,26 +2895,9 @@ vErrors.push(err133);
 }
 errors++;
 }
-let data62 = data49.limits;
-if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
-if(data62.admissionBodyBytes === undefined){
-data62.admissionBodyBytes = 4194304;
 }
-if(data62.conversionBodyBytes === undefined){
-data62.conversionBodyBytes = 6291456;
-}
-if(data62.maxInFlightRequests === undefined){
-data62.maxInFlightRequests = 32;
-}
-if(data62.maxInFlightBytes === undefined){
-data62.maxInFlightBytes = 16777216;
-}
-if(data62.maxConnections === undefined){
-data62.maxConnections = 256;
-}
-for(const key11 in data62){
-if(!(((((key11 === "admissionBodyBytes") || (key11 === "conversionBodyBytes")) || (key11 === "maxInFlightRequests")) || (key11 === "maxInFlightBytes")) || (key11 === "maxConnections"))){
-const err134 = {instancePath:instancePath+"/webhooks/limits",schemaPath:"#/properties/webhooks/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11}};
+else {
+const err134 = {instancePath:instancePath+"/webhooks/clientAuth/names/" + i4,schemaPath:"#/properties/webhooks/properties/clientAuth/properties/names/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -2922,9 +2907,9 @@ vErrors.push(err134);
 errors++;
 }
 }
-let data63 = data62.admissionBodyBytes;
-if(!(((typeof data63 == "number") && (!(data63 % 1) && !isNaN(data63))) && (isFinite(data63)))){
-const err135 = {instancePath:instancePath+"/webhooks/limits/admissionBodyBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/admissionBodyBytes/type",keyword:"type",params:{type: "integer"}};
+}
+else {
+const err135 = {instancePath:instancePath+"/webhooks/clientAuth/names",schemaPath:"#/properties/webhooks/properties/clientAuth/properties/names/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -2933,9 +2918,9 @@ vErrors.push(err135);
 }
 errors++;
 }
-if((typeof data63 == "number") && (isFinite(data63))){
-if(data63 > 6291456 || isNaN(data63)){
-const err136 = {instancePath:instancePath+"/webhooks/limits/admissionBodyBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/admissionBodyBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 6291456}};
+}
+else {
+const err136 = {instancePath:instancePath+"/webhooks/clientAuth",schemaPath:"#/properties/webhooks/properties/clientAuth/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -2944,8 +2929,26 @@ vErrors.push(err136);
 }
 errors++;
 }
-if(data63 < 1024 || isNaN(data63)){
-const err137 = {instancePath:instancePath+"/webhooks/limits/admissionBodyBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/admissionBodyBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}};
+let data63 = data49.limits;
+if(data63 && typeof data63 == "object" && !Array.isArray(data63)){
+if(data63.admissionBodyBytes === undefined){
+data63.admissionBodyBytes = 4194304;
+}
+if(data63.conversionBodyBytes === undefined){
+data63.conversionBodyBytes = 6291456;
+}
+if(data63.maxInFlightRequests === undefined){
+data63.maxInFlightRequests = 32;
+}
+if(data63.maxInFlightBytes === undefined){
+data63.maxInFlightBytes = 16777216;
+}
+if(data63.maxConnections === undefined){
+data63.maxConnections = 256;
+}
+for(const key11 in data63){
+if(!(((((key11 === "admissionBodyBytes") || (key11 === "conversionBodyBytes")) || (key11 === "maxInFlightRequests")) || (key11 === "maxInFlightBytes")) || (key11 === "maxConnections"))){
+const err137 = {instancePath:instancePath+"/webhooks/limits",schemaPath:"#/properties/webhooks/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11}};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -2955,9 +2958,9 @@ vErrors.push(err137);
 errors++;
 }
 }
-let data64 = data62.conversionBodyBytes;
+let data64 = data63.admissionBodyBytes;
 if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
-const err138 = {instancePath:instancePath+"/webhooks/limits/conversionBodyBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/conversionBodyBytes/type",keyword:"type",params:{type: "integer"}};
+const err138 = {instancePath:instancePath+"/webhooks/limits/admissionBodyBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/admissionBodyBytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -2967,8 +2970,8 @@ vErrors.push(err138);
 errors++;
 }
 if((typeof data64 == "number") && (isFinite(data64))){
-if(data64 > 67108864 || isNaN(data64)){
-const err139 = {instancePath:instancePath+"/webhooks/limits/conversionBodyBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/conversionBodyBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864}};
+if(data64 > 6291456 || isNaN(data64)){
+const err139 = {instancePath:instancePath+"/webhooks/limits/admissionBodyBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/admissionBodyBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 6291456}};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -2978,7 +2981,7 @@ vErrors.push(err139);
 errors++;
 }
 if(data64 < 1024 || isNaN(data64)){
-const err140 = {instancePath:instancePath+"/webhooks/limits/conversionBodyBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/conversionBodyBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}};
+const err140 = {instancePath:instancePath+"/webhooks/limits/admissionBodyBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/admissionBodyBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -2988,9 +2991,9 @@ vErrors.push(err140);
 errors++;
 }
 }
-let data65 = data62.maxInFlightRequests;
+let data65 = data63.conversionBodyBytes;
 if(!(((typeof data65 == "number") && (!(data65 % 1) && !isNaN(data65))) && (isFinite(data65)))){
-const err141 = {instancePath:instancePath+"/webhooks/limits/maxInFlightRequests",schemaPath:"#/properties/webhooks/properties/limits/properties/maxInFlightRequests/type",keyword:"type",params:{type: "integer"}};
+const err141 = {instancePath:instancePath+"/webhooks/limits/conversionBodyBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/conversionBodyBytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -3000,8 +3003,8 @@ vErrors.push(err141);
 errors++;
 }
 if((typeof data65 == "number") && (isFinite(data65))){
-if(data65 > 10000 || isNaN(data65)){
-const err142 = {instancePath:instancePath+"/webhooks/limits/maxInFlightRequests",schemaPath:"#/properties/webhooks/properties/limits/properties/maxInFlightRequests/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000}};
+if(data65 > 67108864 || isNaN(data65)){
+const err142 = {instancePath:instancePath+"/webhooks/limits/conversionBodyBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/conversionBodyBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864}};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -3010,8 +3013,8 @@ vErrors.push(err142);
 }
 errors++;
 }
-if(data65 < 1 || isNaN(data65)){
-const err143 = {instancePath:instancePath+"/webhooks/limits/maxInFlightRequests",schemaPath:"#/properties/webhooks/properties/limits/properties/maxInFlightRequests/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(data65 < 1024 || isNaN(data65)){
+const err143 = {instancePath:instancePath+"/webhooks/limits/conversionBodyBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/conversionBodyBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -3021,9 +3024,9 @@ vErrors.push(err143);
 errors++;
 }
 }
-let data66 = data62.maxInFlightBytes;
+let data66 = data63.maxInFlightRequests;
 if(!(((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66))) && (isFinite(data66)))){
-const err144 = {instancePath:instancePath+"/webhooks/limits/maxInFlightBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/maxInFlightBytes/type",keyword:"type",params:{type: "integer"}};
+const err144 = {instancePath:instancePath+"/webhooks/limits/maxInFlightRequests",schemaPath:"#/properties/webhooks/properties/limits/properties/maxInFlightRequests/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -3033,8 +3036,8 @@ vErrors.push(err144);
 errors++;
 }
 if((typeof data66 == "number") && (isFinite(data66))){
-if(data66 > 1073741824 || isNaN(data66)){
-const err145 = {instancePath:instancePath+"/webhooks/limits/maxInFlightBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/maxInFlightBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824}};
+if(data66 > 10000 || isNaN(data66)){
+const err145 = {instancePath:instancePath+"/webhooks/limits/maxInFlightRequests",schemaPath:"#/properties/webhooks/properties/limits/properties/maxInFlightRequests/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000}};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -3043,8 +3046,8 @@ vErrors.push(err145);
 }
 errors++;
 }
-if(data66 < 65536 || isNaN(data66)){
-const err146 = {instancePath:instancePath+"/webhooks/limits/maxInFlightBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/maxInFlightBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536}};
+if(data66 < 1 || isNaN(data66)){
+const err146 = {instancePath:instancePath+"/webhooks/limits/maxInFlightRequests",schemaPath:"#/properties/webhooks/properties/limits/properties/maxInFlightRequests/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -3054,9 +3057,9 @@ vErrors.push(err146);
 errors++;
 }
 }
-let data67 = data62.maxConnections;
+let data67 = data63.maxInFlightBytes;
 if(!(((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67))) && (isFinite(data67)))){
-const err147 = {instancePath:instancePath+"/webhooks/limits/maxConnections",schemaPath:"#/properties/webhooks/properties/limits/properties/maxConnections/type",keyword:"type",params:{type: "integer"}};
+const err147 = {instancePath:instancePath+"/webhooks/limits/maxInFlightBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/maxInFlightBytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -3066,8 +3069,8 @@ vErrors.push(err147);
 errors++;
 }
 if((typeof data67 == "number") && (isFinite(data67))){
-if(data67 > 100000 || isNaN(data67)){
-const err148 = {instancePath:instancePath+"/webhooks/limits/maxConnections",schemaPath:"#/properties/webhooks/properties/limits/properties/maxConnections/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000}};
+if(data67 > 1073741824 || isNaN(data67)){
+const err148 = {instancePath:instancePath+"/webhooks/limits/maxInFlightBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/maxInFlightBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824}};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -3076,8 +3079,8 @@ vErrors.push(err148);
 }
 errors++;
 }
-if(data67 < 1 || isNaN(data67)){
-const err149 = {instancePath:instancePath+"/webhooks/limits/maxConnections",schemaPath:"#/properties/webhooks/properties/limits/properties/maxConnections/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(data67 < 65536 || isNaN(data67)){
+const err149 = {instancePath:instancePath+"/webhooks/limits/maxInFlightBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/maxInFlightBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536}};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -3087,9 +3090,9 @@ vErrors.push(err149);
 errors++;
 }
 }
-}
-else {
-const err150 = {instancePath:instancePath+"/webhooks/limits",schemaPath:"#/properties/webhooks/properties/limits/type",keyword:"type",params:{type: "object"}};
+let data68 = data63.maxConnections;
+if(!(((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68))) && (isFinite(data68)))){
+const err150 = {instancePath:instancePath+"/webhooks/limits/maxConnections",schemaPath:"#/properties/webhooks/properties/limits/properties/maxConnections/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -3098,9 +3101,9 @@ vErrors.push(err150);
 }
 errors++;
 }
-}
-else {
-const err151 = {instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/type",keyword:"type",params:{type: "object"}};
+if((typeof data68 == "number") && (isFinite(data68))){
+if(data68 > 100000 || isNaN(data68)){
+const err151 = {instancePath:instancePath+"/webhooks/limits/maxConnections",schemaPath:"#/properties/webhooks/properties/limits/properties/maxConnections/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000}};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -3109,9 +3112,8 @@ vErrors.push(err151);
 }
 errors++;
 }
-let data68 = data.shutdownGraceMs;
-if(!(((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68))) && (isFinite(data68)))){
-const err152 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/type",keyword:"type",params:{type: "integer"}};
+if(data68 < 1 || isNaN(data68)){
+const err152 = {instancePath:instancePath+"/webhooks/limits/maxConnections",schemaPath:"#/properties/webhooks/properties/limits/properties/maxConnections/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -3120,9 +3122,10 @@ vErrors.push(err152);
 }
 errors++;
 }
-if((typeof data68 == "number") && (isFinite(data68))){
-if(data68 > 600000 || isNaN(data68)){
-const err153 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+}
+}
+else {
+const err153 = {instancePath:instancePath+"/webhooks/limits",schemaPath:"#/properties/webhooks/properties/limits/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -3131,8 +3134,9 @@ vErrors.push(err153);
 }
 errors++;
 }
-if(data68 < 0 || isNaN(data68)){
-const err154 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+else {
+const err154 = {instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -3141,15 +3145,47 @@ vErrors.push(err154);
 }
 errors++;
 }
-}
-}
-else {
-const err155 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+let data69 = data.shutdownGraceMs;
+if(!(((typeof data69 == "number") && (!(data69 % 1) && !isNaN(data69))) && (isFinite(data69)))){
+const err155 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err155];
 }
 else {
 vErrors.push(err155);
+}
+errors++;
+}
+if((typeof data69 == "number") && (isFinite(data69))){
+if(data69 > 600000 || isNaN(data69)){
+const err156 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+if(vErrors === null){
+vErrors = [err156];
+}
+else {
+vErrors.push(err156);
+}
+errors++;
+}
+if(data69 < 0 || isNaN(data69)){
+const err157 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err157];
+}
+else {
+vErrors.push(err157);
+}
+errors++;
+}
+}
+}
+else {
+const err158 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err158];
+}
+else {
+vErrors.push(err158);
 }
 errors++;
 }

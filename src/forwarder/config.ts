@@ -167,6 +167,8 @@ export interface WebhooksConfig {
   readonly lambdaEndpoint?: string;
   /** What the endpoint holds at most (webhook/server.ts). */
   readonly limits: WebhookLimits;
+  /** Seconds the endpoint keeps answering after SIGTERM (within the shutdown grace), not ready meanwhile. */
+  readonly drainSeconds: number;
   /** Caller authentication of the admission routes: on when caFile is set. */
   readonly clientAuth: { readonly caFile?: string; readonly names: readonly string[] };
 }

@@ -32,6 +32,8 @@ export interface ForwarderMetrics {
   readonly webhookRequests: Counter<'function' | 'route' | 'code'>;
   /** Webhook connections closed on accept (webhooks.limits.maxConnections). */
   readonly webhookConnectionsRefused: Counter;
+  /** Changes of the webhook serving certificate files, by result (reloaded, invalid, unreadable). */
+  readonly webhookCertificateReloads: Counter<'result'>;
 }
 
 export function createForwarderMetrics(options: { defaultMetrics?: boolean } = {}): ForwarderMetrics {
@@ -64,6 +66,7 @@ export function createForwarderMetrics(options: { defaultMetrics?: boolean } = {
       registers,
     }),
     webhookRequests: new Counter({ name: 'operless_forwarder_webhook_requests_total', help: 'Webhook requests answered, by function alias, route ("" when the path is no webhook) and HTTP status code (429: past the in-flight bounds, 413: past the route\'s body limit).', labelNames: ['function', 'route', 'code'], registers }),
+    webhookCertificateReloads: new Counter({ name: 'operless_forwarder_webhook_certificate_reloads_total', help: 'Changes of the webhook serving certificate files, by result: reloaded (served from the next handshake), invalid (not a certificate and key that belong together: the previous pair is still served), unreadable (likewise).', labelNames: ['result'], registers }),
     webhookConnectionsRefused: new Counter({ name: 'operless_forwarder_webhook_connections_refused_total', help: 'Webhook connections closed on accept: webhooks.limits.maxConnections were open.', registers }),
   };
 }

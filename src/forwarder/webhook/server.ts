@@ -35,6 +35,9 @@
  *   review (`{ problem }`) answers 400.
  * - Errors are `metav1.Status` documents, so kubectl shows their message after the API
  *   server's "failed calling webhook".
+ * - Shutdown drains: after `drain()` every request is still answered, each answer closing its
+ *   connection (the API server reconnects, through the Service, to a replica that stays);
+ *   `close()` stops accepting and lets the requests in flight finish (bounded) before closing.
  * - Every request is counted (`onAnswer`: alias, route, status) and every error answer logged
  *   with its reason; nothing is retried here (the API server's write is waiting).
  */
@@ -102,8 +105,16 @@ export interface WebhookServerOptions {
 export interface WebhookServer {
   /** https://host:port */
   readonly url: string;
+  /** Serves another certificate and key from the next TLS handshake on (certificates.ts checks the pair first). */
+  setCertificate(pair: { readonly certPem: string; readonly keyPem: string }): void;
+  /** Shutdown began: go on answering, each answer closing its connection (the caller reconnects, to another replica). */
+  drain(): void;
+  /** Stops accepting, lets the requests in flight finish (at most `CLOSE_WAIT_MS`), then closes every connection. */
   close(): Promise<void>;
 }
+
+/** The most close() waits for requests in flight (an invocation is bounded by the API server's timeout, at most 30 s). */
+export const CLOSE_WAIT_MS = 10_000;
 
 /** Parses `/<alias>/<route>`; undefined when the path is not one. Pure. */
 export function parseWebhookPath(path: string, functions: Readonly<Record<string, string>>): { alias: string; functionName: string; route: WebhookPathRoute } | undefined {
@@ -195,6 +206,8 @@ type Caller = Parameters<typeof admission>[0]['caller'];
 class InFlight {
   requests = 0;
   bytes = 0;
+  /** Shutdown began: answers close their connections. */
+  draining = false;
 }
 
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
@@ -232,10 +245,19 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const address = server.address() as AddressInfo;
   return {
     url: `https://${options.host.includes(':') ? `[${options.host}]` : options.host}:${address.port}`,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
+    setCertificate: (pair) => server.setSecureContext({ cert: pair.certPem, key: pair.keyPem, minVersion: 'TLSv1.2', ...(clientAuth ? { ca: clientAuth.caPem } : {}) }),
+    drain: () => {
+      inFlight.draining = true;
+    },
+    close: async () => {
+      inFlight.draining = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const deadline = Date.now() + CLOSE_WAIT_MS;
+      while (inFlight.requests > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
       server.closeAllConnections();
-    }),
+      await closed;
+    },
   };
 }
 
@@ -262,6 +284,7 @@ async function handle(options: WebhookServerOptions, limits: WebhookLimits, inFl
   const target = parseWebhookPath(url.pathname, options.functions);
   const labels = { alias: target?.alias ?? '', route: target?.route ?? '' };
   const done = (status: number, body: string | object, fields: Record<string, unknown> = {}) => {
+    if (inFlight.draining) res.setHeader('Connection', 'close');
     reply(res, status, body);
     options.onAnswer?.({ ...labels, status });
     const line = { path: url.pathname.slice(0, 100), status, durationMs: Date.now() - started, ...fields };
