@@ -297,12 +297,13 @@ class ForwarderProcess {
     }
     await this.#elector?.stop();
     unsent = Math.max(unsent, await this.#lanes.stop());
-    await this.#server?.close();
     if (this.#webhooks) {
       const left = drainUntil - this.#now();
       if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
       await this.#webhooks.close();
     }
+    // Last: the probes say why (shutting down, draining) until the end.
+    await this.#server?.close();
     await this.#api.close?.();
     this.#term.stopped();
     this.metrics.leader.set(0);

@@ -148,6 +148,23 @@ test('webhooks on: an ingress-only NetworkPolicy by default (webhook and probe p
   assert.equal(config.webhooks.clientAuth.caFile, '/etc/operless-webhook-client-ca/ca.crt');
 });
 
+test('webhooks on: the readiness probe is the endpoint\'s own (/readyz/webhooks), the replicas spread over zones, a PodDisruptionBudget keeps one', async () => {
+  type Pod = { readinessProbe: { httpGet: { path: string } } };
+  type Spec = { template: { spec: { containers: Pod[]; topologySpreadConstraints?: { topologyKey: string; whenUnsatisfiable: string }[] } } };
+  const spec = (stdout: string) => manifests(stdout).find((m) => m.kind === 'Deployment')?.spec as unknown as Spec;
+  const plain = await renderChart(helm, { values: base });
+  assert.equal(spec(plain.stdout).template.spec.containers[0]!.readinessProbe.httpGet.path, '/readyz');
+  assert.equal(spec(plain.stdout).template.spec.topologySpreadConstraints, undefined);
+  const on = await renderChart(helm, { values: { ...base, settings: { webhooks: { enabled: true, functions: { memcached: 'fn' } } } } });
+  assert.equal(on.code, 0, on.stderr);
+  assert.equal(spec(on.stdout).template.spec.containers[0]!.readinessProbe.httpGet.path, '/readyz/webhooks', 'an unreachable queue must not empty the webhook Service');
+  assert.deepEqual(spec(on.stdout).template.spec.topologySpreadConstraints?.map((c) => [c.topologyKey, c.whenUnsatisfiable]), [['topology.kubernetes.io/zone', 'ScheduleAnyway']]);
+  const pdb = manifests(on.stdout).find((m) => m.kind === 'PodDisruptionBudget');
+  assert.equal((pdb?.spec as { maxUnavailable: number } | undefined)?.maxUnavailable, 1);
+  const own = await renderChart(helm, { values: { ...base, settings: { webhooks: { enabled: true, functions: { memcached: 'fn' } } }, topologySpreadConstraints: [{ maxSkew: 2, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'DoNotSchedule', labelSelector: {} }] } });
+  assert.deepEqual(spec(own.stdout).template.spec.topologySpreadConstraints?.map((c) => c.topologyKey), ['kubernetes.io/hostname'], 'given constraints win');
+});
+
 test('PrometheusRule: every metric its alerts name is one the forwarder registers; scoped to the release', async () => {
   const r = await renderChart(helm, { values: { ...base, prometheusRule: { enabled: true, labels: { release: 'kps' } } } });
   assert.equal(r.code, 0, r.stderr);
