@@ -9,11 +9,12 @@
  *   (`admission`, pure). A path that is no webhook answers 404, a method other than POST 405, a
  *   declared body over its route's limit 413, and a request past the in-flight bounds 429
  *   with `Retry-After` — all before a byte of the body is read; such a body is then discarded
- *   as it arrives (never held), and a connection that keeps sending past `DISCARD_LIMIT_BYTES`
- *   is closed. The function is not invoked for any of them.
+ *   as it arrives (never held) and the answer's response ends once it was read, so the caller
+ *   reads the answer (a connection that keeps sending past `DISCARD_LIMIT_BYTES` is closed).
+ *   The function is not invoked for any of them.
  * - Body limits per route (`WebhookLimits`): admission reviews (default, validate) and
  *   conversion reviews each have their own; a body that turns out larger while read (chunked)
- *   answers 413 and the connection is closed.
+ *   answers 413, what was read dropped and the rest discarded.
  * - In-flight bounds: at most `maxInFlightRequests` requests are read or invoked at once, and
  *   their bodies (declared, or read so far) add up to at most `maxInFlightBytes`; past either,
  *   429 with `Retry-After` (the API server's client retries it within its timeout). At most
@@ -60,7 +61,7 @@ export const MAX_WEBHOOK_BODY_BYTES = DEFAULT_WEBHOOK_LIMITS.conversionBodyBytes
  * A body answered before it was read is discarded as it arrives, up to this many bytes, so the
  * caller reads the answer on a connection still open; past it the connection is closed.
  */
-export const DISCARD_LIMIT_BYTES = MAX_WEBHOOK_BODY_BYTES;
+export const DISCARD_LIMIT_BYTES = 16 * 1024 * 1024;
 /** Seconds a refused-for-load caller is asked to wait (`Retry-After`). */
 export const RETRY_AFTER_SECONDS = 1;
 /** Kept back from the API server's timeout to answer in time. */
@@ -266,13 +267,26 @@ const REASONS: Record<number, string> = {
   502: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout',
 };
 
-/** Errors answer as a `metav1.Status`: the API server's client decodes it and shows its message to the user. */
-function reply(res: ServerResponse, status: number, body: string | object): void {
+/**
+ * Errors answer as a `metav1.Status`: the API server's client decodes it and shows its message to
+ * the user. With `lingering` (a body still arriving, being discarded) the whole answer is written
+ * at once but the response ends only when the body has been read: Node closes a connection whose
+ * request is unfinished when its response ends, and a caller still writing would then lose the
+ * answer to a reset — a 429's Retry-After or a 413's reason with it.
+ */
+function reply(res: ServerResponse, status: number, body: string | object, lingering?: Promise<void>): void {
   const document = typeof body === 'string'
     ? { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: body, reason: REASONS[status] ?? 'InternalError', code: status }
     : body;
-  res.writeHead(status, { 'Content-Type': 'application/json' });
-  res.end(JSON.stringify(document));
+  const text = JSON.stringify(document);
+  if (!lingering) {
+    res.writeHead(status, { 'Content-Type': 'application/json' });
+    res.end(text);
+    return;
+  }
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(text)) });
+  res.write(text);
+  void lingering.then(() => res.end());
 }
 
 async function handle(options: WebhookServerOptions, limits: WebhookLimits, inFlight: InFlight, caller: Caller, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -283,9 +297,9 @@ async function handle(options: WebhookServerOptions, limits: WebhookLimits, inFl
   const url = { pathname: query < 0 ? requestTarget : requestTarget.slice(0, query), searchParams: new URLSearchParams(query < 0 ? '' : requestTarget.slice(query + 1)) };
   const target = parseWebhookPath(url.pathname, options.functions);
   const labels = { alias: target?.alias ?? '', route: target?.route ?? '' };
-  const done = (status: number, body: string | object, fields: Record<string, unknown> = {}) => {
+  const done = (status: number, body: string | object, fields: Record<string, unknown> = {}, lingering?: Promise<void>) => {
     if (inFlight.draining) res.setHeader('Connection', 'close');
-    reply(res, status, body);
+    reply(res, status, body, lingering);
     options.onAnswer?.({ ...labels, status });
     const line = { path: url.pathname.slice(0, 100), status, durationMs: Date.now() - started, ...fields };
     if (status >= 400) options.log.warn('webhook answered with an error', { ...line, reason: typeof body === 'string' ? body : undefined });
@@ -295,11 +309,9 @@ async function handle(options: WebhookServerOptions, limits: WebhookLimits, inFl
   const decision = admission({ route: target?.route, method: req.method, contentLength, path: url.pathname, aliases: Object.keys(options.functions), caller }, inFlight, limits);
   if (!decision.accept) {
     // Answered before the body is read: discard it as it arrives (nothing held), close past the cap.
-    if (contentLength !== undefined && contentLength > DISCARD_LIMIT_BYTES) res.setHeader('Connection', 'close');
-    discard(req, DISCARD_LIMIT_BYTES);
     if (decision.status === 405) res.setHeader('Allow', 'POST');
     if (decision.status === 429) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
-    return done(decision.status, decision.message);
+    return done(decision.status, decision.message, {}, discard(req, DISCARD_LIMIT_BYTES));
   }
   if (!target) throw new Error('admission accepted a request without a target'); // unreachable: admission answers 404
   // Reserved from here until the answer is written (or reading failed): the invocation holds the review until then.
@@ -315,12 +327,13 @@ async function handle(options: WebhookServerOptions, limits: WebhookLimits, inFl
       return true;
     });
     if (read.kind !== 'body') {
-      res.setHeader('Connection', 'close');
+      // What was read is dropped; the rest is discarded as it arrives, as for an answer given before reading.
+      const rest = discard(req, DISCARD_LIMIT_BYTES);
       if (read.kind === 'busy') {
         res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
-        return done(429, `the review would pass webhooks.limits.maxInFlightBytes (${limits.maxInFlightBytes}) with what is in flight: retry`);
+        return done(429, `the review would pass webhooks.limits.maxInFlightBytes (${limits.maxInFlightBytes}) with what is in flight: retry`, {}, rest);
       }
-      return done(413, `the review is larger than ${decision.limit} bytes, the limit of the ${target.route} route`);
+      return done(413, `the review is larger than ${decision.limit} bytes, the limit of the ${target.route} route`, {}, rest);
     }
     let review: unknown;
     try {
@@ -342,14 +355,23 @@ async function handle(options: WebhookServerOptions, limits: WebhookLimits, inFl
   }
 }
 
-/** Reads and drops the body as it arrives; closes the connection once more than `cap` bytes came. */
-function discard(req: IncomingMessage, cap: number): void {
+/**
+ * Reads and drops the body as it arrives; closes the connection once more than `cap` bytes came
+ * (counted from here). Resolves when the body has ended or the connection is gone.
+ */
+function discard(req: IncomingMessage, cap: number): Promise<void> {
   let size = 0;
+  const { promise, resolve } = Promise.withResolvers<void>();
+  if (req.complete) resolve();
   req.on('data', (chunk: Buffer) => {
     size += chunk.length;
     if (size > cap) req.socket.destroy();
   });
+  req.once('end', () => resolve());
+  req.once('close', () => resolve());
   req.on('error', () => {}); // a reset while discarding is the caller's business
+  req.resume();
+  return promise;
 }
 
 type ReadResult = { readonly kind: 'body'; readonly body: Buffer } | { readonly kind: 'tooLarge' } | { readonly kind: 'busy' };
