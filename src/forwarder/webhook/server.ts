@@ -220,7 +220,9 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const server = https.createServer({ cert: options.certPem, key: options.keyPem, minVersion: 'TLSv1.2', ...tls }, (req, res) => {
     const caller = clientAuth ? callerOf(req.socket as TLSSocket, clientAuth.names) : 'off';
     handle(options, limits, inFlight, caller, req, res).catch((err: unknown) => {
-      options.log.error('webhook request failed', { error: errorMessage(err) });
+      // A caller that went away mid-body is its own business (counted as no answer); anything else is a bug here.
+      if (req.destroyed && !req.complete) options.log.warn('webhook caller closed the connection before its body arrived', { error: errorMessage(err) });
+      else options.log.error('webhook request failed', { error: errorMessage(err) });
       if (!res.headersSent) {
         res.setHeader('Connection', 'close');
         reply(res, 500, 'internal error in the webhook endpoint');

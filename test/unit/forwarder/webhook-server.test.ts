@@ -103,3 +103,51 @@ test('hostile requests: any path, method and body get a 2xx/4xx answer and the e
     await server.close();
   }
 });
+
+test('route before reading: a 6 MB POST to a path that serves nothing is answered before a byte of its body is sent, then the body is discarded and the endpoint serves on', { timeout: 60_000 }, async () => {
+  const https = await import('node:https');
+  const { startWebhookServer } = await import('../../../src/forwarder/webhook/server.ts');
+  const { createCertificateAuthority, issueCertificate } = await import('../../../src/testing/x509.ts');
+  const { silentLogger } = await import('../../../src/observability/log.ts');
+  const ca = await createCertificateAuthority('route-first-ca');
+  const serving = await issueCertificate(ca, { commonName: 'route-first', hosts: ['127.0.0.1'], usage: 'server' });
+  let invocations = 0;
+  const server = await startWebhookServer({
+    host: '127.0.0.1', port: 0, certPem: serving.certPem, keyPem: serving.keyPem, functions: { memcached: 'fn' }, log: silentLogger,
+    invoke: async () => {
+      invocations++;
+      return { ok: true, payload: { review: {} } };
+    },
+  });
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const bytes = 6_000_000;
+    const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = https.request(`${server.url}/nothing/here`, { method: 'POST', ca: ca.certPem, agent, headers: { 'Content-Length': String(bytes) } });
+      req.once('error', reject);
+      // Only the headers go out; the body follows once the answer has come (the old endpoint read the body first: this waited for ever).
+      req.once('response', (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        req.end(Buffer.alloc(bytes, 'x'));
+      });
+      req.flushHeaders();
+    });
+    assert.equal(answer.status, 404);
+    assert.match(answer.text, /no webhook at \/nothing\/here/);
+    const next = await new Promise<number>((resolve, reject) => {
+      const req = https.request(`${server.url}/memcached/validate`, { method: 'POST', ca: ca.certPem, agent }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.once('error', reject);
+      req.end('{"kind":"AdmissionReview"}');
+    });
+    assert.equal(next, 200, 'the endpoint serves on (Node closes the connection of an answer given before its request ended; the agent opens another)');
+    assert.equal(invocations, 1, 'only the valid request was invoked');
+  } finally {
+    agent.destroy();
+    await server.close();
+  }
+});
