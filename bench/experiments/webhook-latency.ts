@@ -26,6 +26,7 @@ import { generateWebhookConfigurations } from '../../src/crd/webhooks.ts';
 import { toWebhookHandler } from '../../src/core/webhook.ts';
 import { startLambdaInvokeServer, type InvokeHandler } from '../../src/local/lambda-invoke-server.ts';
 import { startWebhookEndpoint } from '../../src/forwarder/webhook/endpoint.ts';
+import { DEFAULT_WEBHOOK_LIMITS } from '../../src/forwarder/webhook/server.ts';
 import { lambdaInvoker } from '../../src/forwarder/webhook/lambda-invoker.ts';
 import { MemcachedResource } from '../../src/memcached/types.ts';
 import { memcachedWebhook } from '../../src/memcached/webhook.ts';
@@ -47,7 +48,7 @@ try {
   const invoke = await startLambdaInvokeServer({ functions });
   const lambda = new LambdaClient({ endpoint: invoke.endpoint, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
   const endpoint = await startWebhookEndpoint(
-    { enabled: true, host: '127.0.0.1', port: 0, certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), functions: { memcached: 'fn' } },
+    { enabled: true, host: '127.0.0.1', port: 0, certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), functions: { memcached: 'fn' }, limits: DEFAULT_WEBHOOK_LIMITS, clientAuth: { names: [] }, drainSeconds: 0 },
     silentLogger, lambdaInvoker({ client: lambda }),
   );
   const caBundle = Buffer.from(ca.certPem).toString('base64');

@@ -23,6 +23,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { generateWebhookConfigurations } from '../../src/crd/webhooks.ts';
 import { startWebhookEndpoint } from '../../src/forwarder/webhook/endpoint.ts';
+import { DEFAULT_WEBHOOK_LIMITS } from '../../src/forwarder/webhook/server.ts';
 import { lambdaInvoker } from '../../src/forwarder/webhook/lambda-invoker.ts';
 import { startLambdaInvokeServer, type InvokeHandler } from '../../src/local/lambda-invoke-server.ts';
 import { MemcachedResource } from '../../src/memcached/types.ts';
@@ -85,7 +86,7 @@ export async function measureWebhooks(env: BenchEnv, namespace: string, options:
   const invokeApi = await startLambdaInvokeServer({ functions, timeoutMs: 9_000 });
   const lambda = new LambdaClient({ endpoint: invokeApi.endpoint, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' } });
   const endpoint = await startWebhookEndpoint(
-    { enabled: true, host: '127.0.0.1', port: 0, certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), functions: { memcached: FUNCTION } },
+    { enabled: true, host: '127.0.0.1', port: 0, certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), functions: { memcached: FUNCTION }, limits: DEFAULT_WEBHOOK_LIMITS, clientAuth: { names: [] }, drainSeconds: 0 },
     silentLogger, lambdaInvoker({ client: lambda }),
   );
   const caBundle = Buffer.from(ca.certPem).toString('base64');

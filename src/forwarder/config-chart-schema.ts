@@ -110,6 +110,7 @@ const CHART_ONLY_PROPERTIES: Record<string, JsonSchema> = {
       apiServer: { $ref: '#/definitions/chartEgressPeer' },
       sqs: { $ref: '#/definitions/chartEgressPeer' },
       webhooksFrom: { type: 'array', items: { type: 'object' } },
+      webhookIngress: { type: 'object', additionalProperties: false, properties: { enabled: { type: 'boolean' } }, description: 'with settings.webhooks.enabled and networkPolicy.enabled off: an ingress-only policy (webhook and probe ports only)' },
       lambda: { $ref: '#/definitions/chartEgressPeer' },
       extraEgress: { type: 'array', items: { type: 'object' } },
     },
@@ -155,6 +156,11 @@ const CHART_WEBHOOKS: JsonSchema = {
           properties: { name: { type: 'string' }, kind: { type: 'string', minLength: 1 }, group: { type: 'string', minLength: 1 } },
         },
       },
+    },
+    clientAuth: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { caConfigMap: { type: 'string', pattern: '^([a-z0-9]([-a-z0-9.]*[a-z0-9])?)?$', description: 'a ConfigMap (key ca.crt) with the CA of the API server\'s client certificate: mounted, and settings.webhooks.clientAuth.caFile set to it' } },
     },
     resources: {
       type: 'array',

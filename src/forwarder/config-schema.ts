@@ -23,6 +23,19 @@ import { NAME_SCHEMAS } from '../contract/names.ts';
 import { FIELD_PATH_MAX_LENGTH, FIELD_PATH_PATTERN } from '../contract/related.ts';
 import { DEFAULT_SQS_TIMEOUTS } from '../queue/sender.ts';
 
+
+const MiB = 1024 * 1024;
+/** The webhook endpoint's bounds by default (config `webhooks.limits`; reasons in docs/forwarder.md, "Webhooks"). */
+export const DEFAULT_WEBHOOK_LIMITS = {
+  /** An object and its old object, each at most etcd's default 1.5 MiB request, and the review's envelope. */
+  admissionBodyBytes: 4 * MiB,
+  /** Lambda's synchronous invocation payload limit (6 MB). */
+  conversionBodyBytes: 6 * MiB,
+  maxInFlightRequests: 32,
+  maxInFlightBytes: 16 * MiB,
+  maxConnections: 256,
+} as const;
+
 /** Which changes of an object make the forwarder send a message. */
 export const TRIGGERS = ['generation', 'labels', 'annotations', 'finalizers', 'deletion', 'ownerReferences', 'status', 'any'] as const;
 export type Trigger = (typeof TRIGGERS)[number];
@@ -242,6 +255,18 @@ export const FORWARDER_CONFIG_SCHEMA: JsonSchema = {
         description: 'the functions the endpoint may invoke, by the alias in its path; nothing else is invoked',
       },
       lambdaEndpoint: ref('endpoint', { description: "endpoint override for the Lambda API (the local runner's Invoke API); the SDK's AWS_ENDPOINT_URL_LAMBDA works too" }),
+      drainSeconds: seconds(0, 60, 5, 'on SIGTERM the endpoint goes on answering this long (within shutdownGraceMs) while /readyz/webhooks says not ready, so the Service takes the pod out before it closes'),
+      clientAuth: section('authentication of the caller of the admission routes by the API server\'s client certificate (docs/forwarder.md, "Webhooks": callers); needs the API server\'s AdmissionConfiguration, so off unless caFile is set', {
+        caFile: { type: 'string', minLength: 1, description: 'PEM CA(s) the API server\'s client certificate chains to; set: default and validate answer 401 to any other caller (convert stays open: the API server presents no client certificate to conversion webhooks)' },
+        names: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 253 }, default: [], description: 'subject common names accepted (empty: any certificate caFile signed)' },
+      }),
+      limits: section('what the endpoint holds at most, whatever callers send (docs/forwarder.md, "Webhooks": bounds)', {
+        admissionBodyBytes: integer(1024, 6 * 1024 * 1024, DEFAULT_WEBHOOK_LIMITS.admissionBodyBytes, 'body limit of an AdmissionReview (default, validate): an object and its old object, each at most etcd\'s 1.5 MiB, and the envelope'),
+        conversionBodyBytes: integer(1024, 64 * 1024 * 1024, DEFAULT_WEBHOOK_LIMITS.conversionBodyBytes, 'body limit of a ConversionReview (convert)'),
+        maxInFlightRequests: integer(1, 10_000, DEFAULT_WEBHOOK_LIMITS.maxInFlightRequests, 'requests read or invoked at once; past it 429 with Retry-After'),
+        maxInFlightBytes: integer(64 * 1024, 1024 * 1024 * 1024, DEFAULT_WEBHOOK_LIMITS.maxInFlightBytes, 'bytes of the bodies in flight together; past it 429 with Retry-After (memory ≈ 5× this at most)'),
+        maxConnections: integer(1, 100_000, DEFAULT_WEBHOOK_LIMITS.maxConnections, 'open connections; more are closed on accept'),
+      }),
     }),
     shutdownGraceMs: integer(0, 600_000, 20_000, 'milliseconds allowed to flush the buffer on SIGTERM (keep below terminationGracePeriodSeconds)'),
   },

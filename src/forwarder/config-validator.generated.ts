@@ -9,7 +9,7 @@
  */
 export const validate = validate10;
 export default validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false,"required":["clusterId","primaries"],"definitions":{"apiVersion":{"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317},"kind":{"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63},"plural":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"namespace":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"leaseName":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253},"clusterId":{"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63},"queueUrl":{"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"},"region":{"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"},"endpoint":{"type":"string","pattern":"^https?://\\S+$"},"sink":{"enum":["sqs","eventbridge"]},"trigger":{"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]},"primary":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"},"sink":{"$ref":"#/definitions/sink"}}},"owned":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}},"sink":{"not":{}}}},"related":{"type":"object","additionalProperties":false,"required":["apiVersion","kind","for"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","deletion"]},"queueUrl":{"not":{}},"sink":{"not":{}},"for":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"field":{"type":"string","pattern":"^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$","maxLength":253},"label":{"type":"string","minLength":1,"maxLength":317},"namespace":{"type":"boolean"}}}}}}},"properties":{"clusterId":{"$ref":"#/definitions/clusterId"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"queue":{"type":"object","additionalProperties":false,"default":{},"properties":{"url":{"$ref":"#/definitions/queueUrl"},"region":{"$ref":"#/definitions/region"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"sink":{"$ref":"#/definitions/sink","default":"sqs"},"eventBus":{"type":"object","additionalProperties":false,"default":{},"properties":{"name":{"type":"string","pattern":"^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$"},"source":{"type":"string","pattern":"^[A-Za-z0-9._-]{1,256}$","not":{"pattern":"^aws\\."},"default":"operless"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"primaries":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/primary"}},"owned":{"type":"array","items":{"$ref":"#/definitions/owned"},"default":[]},"related":{"type":"array","items":{"$ref":"#/definitions/related"},"default":[]},"watches":{"not":{}},"resyncOnStart":{"type":"boolean","default":true},"coalesceWindowMs":{"type":"integer","minimum":0,"maximum":60000,"default":500},"coalesceMaxWindowMs":{"type":"integer","minimum":0,"maximum":600000},"buffer":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxMessages":{"type":"integer","minimum":10,"maximum":10000000,"default":10000}}},"send":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxBatchBytes":{"type":"integer","minimum":4096,"maximum":1048576,"default":262144},"maxSenderFaultRetries":{"type":"integer","minimum":0,"maximum":1000,"default":5},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":200},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"probeIntervalSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"connectTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":5000},"requestTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":10000}}},"watch":{"type":"object","additionalProperties":false,"default":{},"properties":{"silenceTimeoutSeconds":{"type":"integer","minimum":2,"maximum":3600,"default":75},"serverTimeoutSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":800},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"listPageSize":{"type":"integer","minimum":1,"maximum":10000,"default":500}}},"leaderElection":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"leaseName":{"$ref":"#/definitions/leaseName","default":"operless-forwarder"},"namespace":{"$ref":"#/definitions/namespace"},"identity":{"type":"string"},"leaseDurationSeconds":{"type":"number","minimum":1,"maximum":3600,"default":15},"renewDeadlineSeconds":{"type":"number","minimum":0.5,"maximum":3600,"default":10},"retryPeriodSeconds":{"type":"number","minimum":0.1,"maximum":600,"default":2}}},"server":{"type":"object","additionalProperties":false,"default":{},"properties":{"port":{"type":"integer","minimum":0,"maximum":65535,"default":8080},"host":{"type":"string","default":"0.0.0.0"}}},"webhooks":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"port":{"type":"integer","minimum":0,"maximum":65535,"default":9443},"host":{"type":"string","default":"0.0.0.0"},"certFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.crt"},"keyFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.key"},"functions":{"type":"object","default":{},"additionalProperties":{"type":"string","pattern":"^[A-Za-z0-9:_.-]{1,170}$"}},"lambdaEndpoint":{"$ref":"#/definitions/endpoint"}}},"shutdownGraceMs":{"type":"integer","minimum":0,"maximum":600000,"default":20000}}};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false,"required":["clusterId","primaries"],"definitions":{"apiVersion":{"type":"string","pattern":"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/)?v[0-9]+((alpha|beta)[0-9]+)?$","maxLength":317},"kind":{"type":"string","pattern":"^[A-Z][A-Za-z0-9]*$","maxLength":63},"plural":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"namespace":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63},"leaseName":{"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$","maxLength":253},"clusterId":{"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63},"queueUrl":{"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"},"region":{"type":"string","pattern":"^[a-z]{2}(-[a-z]+)+-\\d+$"},"endpoint":{"type":"string","pattern":"^https?://\\S+$"},"sink":{"enum":["sqs","eventbridge"]},"trigger":{"enum":["generation","labels","annotations","finalizers","deletion","ownerReferences","status","any"]},"primary":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","annotations","deletion"]},"queueUrl":{"$ref":"#/definitions/queueUrl"},"sink":{"$ref":"#/definitions/sink"}}},"owned":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["any"]},"queueUrl":{"not":{}},"sink":{"not":{}}}},"related":{"type":"object","additionalProperties":false,"required":["apiVersion","kind","for"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"plural":{"$ref":"#/definitions/plural"},"namespaced":{"type":"boolean"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"labelSelector":{"type":"string"},"triggers":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/trigger"},"default":["generation","labels","deletion"]},"queueUrl":{"not":{}},"sink":{"not":{}},"for":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["apiVersion","kind"],"properties":{"apiVersion":{"$ref":"#/definitions/apiVersion"},"kind":{"$ref":"#/definitions/kind"},"field":{"type":"string","pattern":"^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$","maxLength":253},"label":{"type":"string","minLength":1,"maxLength":317},"namespace":{"type":"boolean"}}}}}}},"properties":{"clusterId":{"$ref":"#/definitions/clusterId"},"namespaces":{"type":"array","items":{"$ref":"#/definitions/namespace"},"default":[]},"queue":{"type":"object","additionalProperties":false,"default":{},"properties":{"url":{"$ref":"#/definitions/queueUrl"},"region":{"$ref":"#/definitions/region"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"sink":{"$ref":"#/definitions/sink","default":"sqs"},"eventBus":{"type":"object","additionalProperties":false,"default":{},"properties":{"name":{"type":"string","pattern":"^([A-Za-z0-9._/-]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\\d{12}:event-bus/[A-Za-z0-9._/-]{1,256})$"},"source":{"type":"string","pattern":"^[A-Za-z0-9._-]{1,256}$","not":{"pattern":"^aws\\."},"default":"operless"},"endpoint":{"$ref":"#/definitions/endpoint"}}},"primaries":{"type":"array","minItems":1,"items":{"$ref":"#/definitions/primary"}},"owned":{"type":"array","items":{"$ref":"#/definitions/owned"},"default":[]},"related":{"type":"array","items":{"$ref":"#/definitions/related"},"default":[]},"watches":{"not":{}},"resyncOnStart":{"type":"boolean","default":true},"coalesceWindowMs":{"type":"integer","minimum":0,"maximum":60000,"default":500},"coalesceMaxWindowMs":{"type":"integer","minimum":0,"maximum":600000},"buffer":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxMessages":{"type":"integer","minimum":10,"maximum":10000000,"default":10000}}},"send":{"type":"object","additionalProperties":false,"default":{},"properties":{"maxBatchBytes":{"type":"integer","minimum":4096,"maximum":1048576,"default":262144},"maxSenderFaultRetries":{"type":"integer","minimum":0,"maximum":1000,"default":5},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":200},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"probeIntervalSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"connectTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":5000},"requestTimeoutMs":{"type":"integer","minimum":100,"maximum":600000,"default":10000}}},"watch":{"type":"object","additionalProperties":false,"default":{},"properties":{"silenceTimeoutSeconds":{"type":"integer","minimum":2,"maximum":3600,"default":75},"serverTimeoutSeconds":{"type":"integer","minimum":1,"maximum":3600,"default":60},"backoffInitialMs":{"type":"integer","minimum":1,"maximum":60000,"default":800},"backoffMaxMs":{"type":"integer","minimum":1,"maximum":600000,"default":30000},"listPageSize":{"type":"integer","minimum":1,"maximum":10000,"default":500}}},"leaderElection":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"leaseName":{"$ref":"#/definitions/leaseName","default":"operless-forwarder"},"namespace":{"$ref":"#/definitions/namespace"},"identity":{"type":"string"},"leaseDurationSeconds":{"type":"number","minimum":1,"maximum":3600,"default":15},"renewDeadlineSeconds":{"type":"number","minimum":0.5,"maximum":3600,"default":10},"retryPeriodSeconds":{"type":"number","minimum":0.1,"maximum":600,"default":2}}},"server":{"type":"object","additionalProperties":false,"default":{},"properties":{"port":{"type":"integer","minimum":0,"maximum":65535,"default":8080},"host":{"type":"string","default":"0.0.0.0"}}},"webhooks":{"type":"object","additionalProperties":false,"default":{},"properties":{"enabled":{"type":"boolean","default":false},"port":{"type":"integer","minimum":0,"maximum":65535,"default":9443},"host":{"type":"string","default":"0.0.0.0"},"certFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.crt"},"keyFile":{"type":"string","minLength":1,"default":"/etc/operless-webhook-tls/tls.key"},"functions":{"type":"object","default":{},"additionalProperties":{"type":"string","pattern":"^[A-Za-z0-9:_.-]{1,170}$"}},"lambdaEndpoint":{"$ref":"#/definitions/endpoint"},"drainSeconds":{"type":"number","minimum":0,"maximum":60,"default":5},"clientAuth":{"type":"object","additionalProperties":false,"default":{},"properties":{"caFile":{"type":"string","minLength":1},"names":{"type":"array","items":{"type":"string","minLength":1,"maxLength":253},"default":[]}}},"limits":{"type":"object","additionalProperties":false,"default":{},"properties":{"admissionBodyBytes":{"type":"integer","minimum":1024,"maximum":6291456,"default":4194304},"conversionBodyBytes":{"type":"integer","minimum":1024,"maximum":67108864,"default":6291456},"maxInFlightRequests":{"type":"integer","minimum":1,"maximum":10000,"default":32},"maxInFlightBytes":{"type":"integer","minimum":65536,"maximum":1073741824,"default":16777216},"maxConnections":{"type":"integer","minimum":1,"maximum":100000,"default":256}}}}},"shutdownGraceMs":{"type":"integer","minimum":0,"maximum":600000,"default":20000}}};
 const schema12 = {"type":"string","pattern":"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$","maxLength":63};
 const schema13 = {"type":"string","pattern":"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$","maxLength":63};
 const schema14 = {"type":"string","pattern":"^https?://[^/\\s]+/\\S+$"};
@@ -2611,8 +2611,17 @@ data49.keyFile = "/etc/operless-webhook-tls/tls.key";
 if(data49.functions === undefined){
 data49.functions = {};
 }
+if(data49.drainSeconds === undefined){
+data49.drainSeconds = 5;
+}
+if(data49.clientAuth === undefined){
+data49.clientAuth = {};
+}
+if(data49.limits === undefined){
+data49.limits = {};
+}
 for(const key8 in data49){
-if(!(((((((key8 === "enabled") || (key8 === "port")) || (key8 === "host")) || (key8 === "certFile")) || (key8 === "keyFile")) || (key8 === "functions")) || (key8 === "lambdaEndpoint"))){
+if(!(func2.call(schema11.properties.webhooks.properties, key8))){
 const err111 = {instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8}};
 if(vErrors === null){
 vErrors = [err111];
@@ -2785,9 +2794,10 @@ vErrors.push(err125);
 errors++;
 }
 }
-}
-else {
-const err126 = {instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/type",keyword:"type",params:{type: "object"}};
+let data58 = data49.drainSeconds;
+if((typeof data58 == "number") && (isFinite(data58))){
+if(data58 > 60 || isNaN(data58)){
+const err126 = {instancePath:instancePath+"/webhooks/drainSeconds",schemaPath:"#/properties/webhooks/properties/drainSeconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60}};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -2796,9 +2806,8 @@ vErrors.push(err126);
 }
 errors++;
 }
-let data58 = data.shutdownGraceMs;
-if(!(((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58))) && (isFinite(data58)))){
-const err127 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/type",keyword:"type",params:{type: "integer"}};
+if(data58 < 0 || isNaN(data58)){
+const err127 = {instancePath:instancePath+"/webhooks/drainSeconds",schemaPath:"#/properties/webhooks/properties/drainSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -2807,9 +2816,9 @@ vErrors.push(err127);
 }
 errors++;
 }
-if((typeof data58 == "number") && (isFinite(data58))){
-if(data58 > 600000 || isNaN(data58)){
-const err128 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+}
+else {
+const err128 = {instancePath:instancePath+"/webhooks/drainSeconds",schemaPath:"#/properties/webhooks/properties/drainSeconds/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -2818,8 +2827,14 @@ vErrors.push(err128);
 }
 errors++;
 }
-if(data58 < 0 || isNaN(data58)){
-const err129 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+let data59 = data49.clientAuth;
+if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
+if(data59.names === undefined){
+data59.names = [];
+}
+for(const key10 in data59){
+if(!((key10 === "caFile") || (key10 === "names"))){
+const err129 = {instancePath:instancePath+"/webhooks/clientAuth",schemaPath:"#/properties/webhooks/properties/clientAuth/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10}};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -2829,14 +2844,348 @@ vErrors.push(err129);
 errors++;
 }
 }
-}
-else {
-const err130 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data59.caFile !== undefined){
+let data60 = data59.caFile;
+if(typeof data60 === "string"){
+if(func3(data60) < 1){
+const err130 = {instancePath:instancePath+"/webhooks/clientAuth/caFile",schemaPath:"#/properties/webhooks/properties/clientAuth/properties/caFile/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err130];
 }
 else {
 vErrors.push(err130);
+}
+errors++;
+}
+}
+else {
+const err131 = {instancePath:instancePath+"/webhooks/clientAuth/caFile",schemaPath:"#/properties/webhooks/properties/clientAuth/properties/caFile/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err131];
+}
+else {
+vErrors.push(err131);
+}
+errors++;
+}
+}
+let data61 = data59.names;
+if(Array.isArray(data61)){
+const len4 = data61.length;
+for(let i4=0; i4<len4; i4++){
+let data62 = data61[i4];
+if(typeof data62 === "string"){
+if(func3(data62) > 253){
+const err132 = {instancePath:instancePath+"/webhooks/clientAuth/names/" + i4,schemaPath:"#/properties/webhooks/properties/clientAuth/properties/names/items/maxLength",keyword:"maxLength",params:{limit: 253}};
+if(vErrors === null){
+vErrors = [err132];
+}
+else {
+vErrors.push(err132);
+}
+errors++;
+}
+if(func3(data62) < 1){
+const err133 = {instancePath:instancePath+"/webhooks/clientAuth/names/" + i4,schemaPath:"#/properties/webhooks/properties/clientAuth/properties/names/items/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err133];
+}
+else {
+vErrors.push(err133);
+}
+errors++;
+}
+}
+else {
+const err134 = {instancePath:instancePath+"/webhooks/clientAuth/names/" + i4,schemaPath:"#/properties/webhooks/properties/clientAuth/properties/names/items/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err134];
+}
+else {
+vErrors.push(err134);
+}
+errors++;
+}
+}
+}
+else {
+const err135 = {instancePath:instancePath+"/webhooks/clientAuth/names",schemaPath:"#/properties/webhooks/properties/clientAuth/properties/names/type",keyword:"type",params:{type: "array"}};
+if(vErrors === null){
+vErrors = [err135];
+}
+else {
+vErrors.push(err135);
+}
+errors++;
+}
+}
+else {
+const err136 = {instancePath:instancePath+"/webhooks/clientAuth",schemaPath:"#/properties/webhooks/properties/clientAuth/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err136];
+}
+else {
+vErrors.push(err136);
+}
+errors++;
+}
+let data63 = data49.limits;
+if(data63 && typeof data63 == "object" && !Array.isArray(data63)){
+if(data63.admissionBodyBytes === undefined){
+data63.admissionBodyBytes = 4194304;
+}
+if(data63.conversionBodyBytes === undefined){
+data63.conversionBodyBytes = 6291456;
+}
+if(data63.maxInFlightRequests === undefined){
+data63.maxInFlightRequests = 32;
+}
+if(data63.maxInFlightBytes === undefined){
+data63.maxInFlightBytes = 16777216;
+}
+if(data63.maxConnections === undefined){
+data63.maxConnections = 256;
+}
+for(const key11 in data63){
+if(!(((((key11 === "admissionBodyBytes") || (key11 === "conversionBodyBytes")) || (key11 === "maxInFlightRequests")) || (key11 === "maxInFlightBytes")) || (key11 === "maxConnections"))){
+const err137 = {instancePath:instancePath+"/webhooks/limits",schemaPath:"#/properties/webhooks/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11}};
+if(vErrors === null){
+vErrors = [err137];
+}
+else {
+vErrors.push(err137);
+}
+errors++;
+}
+}
+let data64 = data63.admissionBodyBytes;
+if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
+const err138 = {instancePath:instancePath+"/webhooks/limits/admissionBodyBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/admissionBodyBytes/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err138];
+}
+else {
+vErrors.push(err138);
+}
+errors++;
+}
+if((typeof data64 == "number") && (isFinite(data64))){
+if(data64 > 6291456 || isNaN(data64)){
+const err139 = {instancePath:instancePath+"/webhooks/limits/admissionBodyBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/admissionBodyBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 6291456}};
+if(vErrors === null){
+vErrors = [err139];
+}
+else {
+vErrors.push(err139);
+}
+errors++;
+}
+if(data64 < 1024 || isNaN(data64)){
+const err140 = {instancePath:instancePath+"/webhooks/limits/admissionBodyBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/admissionBodyBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}};
+if(vErrors === null){
+vErrors = [err140];
+}
+else {
+vErrors.push(err140);
+}
+errors++;
+}
+}
+let data65 = data63.conversionBodyBytes;
+if(!(((typeof data65 == "number") && (!(data65 % 1) && !isNaN(data65))) && (isFinite(data65)))){
+const err141 = {instancePath:instancePath+"/webhooks/limits/conversionBodyBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/conversionBodyBytes/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err141];
+}
+else {
+vErrors.push(err141);
+}
+errors++;
+}
+if((typeof data65 == "number") && (isFinite(data65))){
+if(data65 > 67108864 || isNaN(data65)){
+const err142 = {instancePath:instancePath+"/webhooks/limits/conversionBodyBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/conversionBodyBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 67108864}};
+if(vErrors === null){
+vErrors = [err142];
+}
+else {
+vErrors.push(err142);
+}
+errors++;
+}
+if(data65 < 1024 || isNaN(data65)){
+const err143 = {instancePath:instancePath+"/webhooks/limits/conversionBodyBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/conversionBodyBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}};
+if(vErrors === null){
+vErrors = [err143];
+}
+else {
+vErrors.push(err143);
+}
+errors++;
+}
+}
+let data66 = data63.maxInFlightRequests;
+if(!(((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66))) && (isFinite(data66)))){
+const err144 = {instancePath:instancePath+"/webhooks/limits/maxInFlightRequests",schemaPath:"#/properties/webhooks/properties/limits/properties/maxInFlightRequests/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err144];
+}
+else {
+vErrors.push(err144);
+}
+errors++;
+}
+if((typeof data66 == "number") && (isFinite(data66))){
+if(data66 > 10000 || isNaN(data66)){
+const err145 = {instancePath:instancePath+"/webhooks/limits/maxInFlightRequests",schemaPath:"#/properties/webhooks/properties/limits/properties/maxInFlightRequests/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000}};
+if(vErrors === null){
+vErrors = [err145];
+}
+else {
+vErrors.push(err145);
+}
+errors++;
+}
+if(data66 < 1 || isNaN(data66)){
+const err146 = {instancePath:instancePath+"/webhooks/limits/maxInFlightRequests",schemaPath:"#/properties/webhooks/properties/limits/properties/maxInFlightRequests/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err146];
+}
+else {
+vErrors.push(err146);
+}
+errors++;
+}
+}
+let data67 = data63.maxInFlightBytes;
+if(!(((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67))) && (isFinite(data67)))){
+const err147 = {instancePath:instancePath+"/webhooks/limits/maxInFlightBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/maxInFlightBytes/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err147];
+}
+else {
+vErrors.push(err147);
+}
+errors++;
+}
+if((typeof data67 == "number") && (isFinite(data67))){
+if(data67 > 1073741824 || isNaN(data67)){
+const err148 = {instancePath:instancePath+"/webhooks/limits/maxInFlightBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/maxInFlightBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1073741824}};
+if(vErrors === null){
+vErrors = [err148];
+}
+else {
+vErrors.push(err148);
+}
+errors++;
+}
+if(data67 < 65536 || isNaN(data67)){
+const err149 = {instancePath:instancePath+"/webhooks/limits/maxInFlightBytes",schemaPath:"#/properties/webhooks/properties/limits/properties/maxInFlightBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 65536}};
+if(vErrors === null){
+vErrors = [err149];
+}
+else {
+vErrors.push(err149);
+}
+errors++;
+}
+}
+let data68 = data63.maxConnections;
+if(!(((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68))) && (isFinite(data68)))){
+const err150 = {instancePath:instancePath+"/webhooks/limits/maxConnections",schemaPath:"#/properties/webhooks/properties/limits/properties/maxConnections/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err150];
+}
+else {
+vErrors.push(err150);
+}
+errors++;
+}
+if((typeof data68 == "number") && (isFinite(data68))){
+if(data68 > 100000 || isNaN(data68)){
+const err151 = {instancePath:instancePath+"/webhooks/limits/maxConnections",schemaPath:"#/properties/webhooks/properties/limits/properties/maxConnections/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000}};
+if(vErrors === null){
+vErrors = [err151];
+}
+else {
+vErrors.push(err151);
+}
+errors++;
+}
+if(data68 < 1 || isNaN(data68)){
+const err152 = {instancePath:instancePath+"/webhooks/limits/maxConnections",schemaPath:"#/properties/webhooks/properties/limits/properties/maxConnections/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err152];
+}
+else {
+vErrors.push(err152);
+}
+errors++;
+}
+}
+}
+else {
+const err153 = {instancePath:instancePath+"/webhooks/limits",schemaPath:"#/properties/webhooks/properties/limits/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err153];
+}
+else {
+vErrors.push(err153);
+}
+errors++;
+}
+}
+else {
+const err154 = {instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err154];
+}
+else {
+vErrors.push(err154);
+}
+errors++;
+}
+let data69 = data.shutdownGraceMs;
+if(!(((typeof data69 == "number") && (!(data69 % 1) && !isNaN(data69))) && (isFinite(data69)))){
+const err155 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err155];
+}
+else {
+vErrors.push(err155);
+}
+errors++;
+}
+if((typeof data69 == "number") && (isFinite(data69))){
+if(data69 > 600000 || isNaN(data69)){
+const err156 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000}};
+if(vErrors === null){
+vErrors = [err156];
+}
+else {
+vErrors.push(err156);
+}
+errors++;
+}
+if(data69 < 0 || isNaN(data69)){
+const err157 = {instancePath:instancePath+"/shutdownGraceMs",schemaPath:"#/properties/shutdownGraceMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err157];
+}
+else {
+vErrors.push(err157);
+}
+errors++;
+}
+}
+}
+else {
+const err158 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err158];
+}
+else {
+vErrors.push(err158);
 }
 errors++;
 }

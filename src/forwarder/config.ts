@@ -165,6 +165,28 @@ export interface WebhooksConfig {
   /** Path alias → Lambda function name or ARN. */
   readonly functions: Readonly<Record<string, string>>;
   readonly lambdaEndpoint?: string;
+  /** What the endpoint holds at most (webhook/server.ts). */
+  readonly limits: WebhookLimits;
+  /** Seconds the endpoint keeps answering after SIGTERM (within the shutdown grace), not ready meanwhile. */
+  readonly drainSeconds: number;
+  /** Caller authentication of the admission routes: on when caFile is set. */
+  readonly clientAuth: { readonly caFile?: string; readonly names: readonly string[] };
+}
+
+export { DEFAULT_WEBHOOK_LIMITS } from './config-schema.ts';
+
+/** What the webhook endpoint holds at most (config `webhooks.limits`; defaults DEFAULT_WEBHOOK_LIMITS). */
+export interface WebhookLimits {
+  /** Body limit of an AdmissionReview (routes default, validate). */
+  readonly admissionBodyBytes: number;
+  /** Body limit of a ConversionReview (route convert). */
+  readonly conversionBodyBytes: number;
+  /** Requests read or invoked at once. */
+  readonly maxInFlightRequests: number;
+  /** Bytes of the bodies of those requests together. */
+  readonly maxInFlightBytes: number;
+  /** Open connections (TLS included); more are closed on accept. */
+  readonly maxConnections: number;
 }
 
 /** One watch as written in the file or passed in-process (see WatchConfig for meanings). */
@@ -214,7 +236,7 @@ export interface ForwarderConfigInput {
   watch?: Partial<{ silenceTimeoutSeconds: number; serverTimeoutSeconds: number; backoffInitialMs: number; backoffMaxMs: number; listPageSize: number }>;
   leaderElection?: Partial<LeaderElectionConfig>;
   server?: { port?: number; host?: string };
-  webhooks?: Partial<WebhooksConfig>;
+  webhooks?: Partial<Omit<WebhooksConfig, 'limits' | 'clientAuth'>> & { limits?: Partial<WebhookLimits>; clientAuth?: { caFile?: string; names?: readonly string[] } };
   shutdownGraceMs?: number;
 }
 

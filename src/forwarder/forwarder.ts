@@ -29,7 +29,10 @@
  *   (sink/sender.ts);
  * - `stop()` stops watching, sends everything pending within the grace period, releases
  *   the lease, closes the probe server and the API server connections, and reports how
- *   many messages were left unsent;
+ *   many messages were left unsent; the webhook endpoint keeps answering for
+ *   `webhooks.drainSeconds` (within the grace period) and closes last;
+ * - the webhook endpoint's readiness is its own (`/readyz/webhooks`): an unreachable queue or
+ *   unsynced watch never makes it not ready;
  * - an invalid config throws `ConfigError` synchronously; startup failures (unknown
  *   kind, port in use) reject `ready` with a message saying what to do.
  */
@@ -41,7 +44,7 @@ import { createEventBusPort } from '../queue/eventbridge.ts';
 import { createSqsQueue } from '../queue/sqs.ts';
 import { isValidatedConfig, parseConfig, regionOfQueueUrl, type ForwarderConfig, type ForwarderConfigInput, type ForwarderEnv } from './config.ts';
 import { LeaderElector } from './control/leader.ts';
-import { healthOf, readinessOf } from './control/readiness.ts';
+import { healthOf, readinessOf, webhookReadinessOf } from './control/readiness.ts';
 import { startProbeServer, type Check, type ProbeServer } from './control/server.ts';
 import { startWebhookEndpoint } from './webhook/endpoint.ts';
 import type { WebhookInvoker, WebhookServer } from './webhook/server.ts';
@@ -85,6 +88,8 @@ export interface Forwarder {
   isLeader(): boolean;
   health(): Check;
   readiness(): Check;
+  /** The webhook endpoint's own readiness (`/readyz/webhooks`): serving and not draining, whatever the queues say. */
+  webhookReadiness(): Check;
   /** Messages not yet accepted by their queue (coalescing window + send buffer + the batch in flight + resyncs not yet fed), over every queue. */
   pending(): number;
   /** Messages waiting per queue URL. */
@@ -170,6 +175,7 @@ class ForwarderProcess {
       isLeader: () => this.#term.leading,
       health: () => healthOf(this.#fatal),
       readiness: () => this.#readiness(),
+      webhookReadiness: () => this.#webhookReadiness(),
       pending: () => this.#lanes.pending(),
       pendingByQueue: () => this.#lanes.pendingByQueue(),
       stop: (options) => (this.#stopped ??= this.#stop(options?.graceMs ?? this.config.shutdownGraceMs)),
@@ -188,11 +194,18 @@ class ForwarderProcess {
     });
   }
 
+  #webhookReadiness(): Check {
+    return webhookReadinessOf({ fatal: this.#fatal, serving: this.#webhooks !== undefined, draining: this.#term.stopping });
+  }
+
   async #start(serve: boolean): Promise<void> {
     const { config } = this;
     if (serve) {
-      this.#server = await startProbeServer({ host: config.server.host, port: config.server.port, health: () => healthOf(this.#fatal), readiness: () => this.#readiness(), registry: this.metrics.registry });
-      if (config.webhooks.enabled) this.#webhooks = await startWebhookEndpoint(config.webhooks, this.#log, this.#invokeWebhook);
+      this.#server = await startProbeServer({
+        host: config.server.host, port: config.server.port, health: () => healthOf(this.#fatal), readiness: () => this.#readiness(), registry: this.metrics.registry,
+        ...(config.webhooks.enabled ? { webhookReadiness: () => this.#webhookReadiness() } : {}),
+      });
+      if (config.webhooks.enabled) this.#webhooks = await startWebhookEndpoint(config.webhooks, this.#log, this.#invokeWebhook, this.metrics);
     }
     this.#watches = await resolveWatches(this.#api, config.watches, this.#starting.signal, config.namespaces);
     for (const w of this.#watches) {
@@ -272,6 +285,10 @@ class ForwarderProcess {
     this.#lanes.halt();
     this.#starting.abort();
     const deadline = this.#now() + graceMs;
+    // The webhook endpoint drains within the grace period: it answers (closing each connection) while
+    // /readyz/webhooks says not ready, so the Service takes this pod out before the listener closes.
+    this.#webhooks?.drain();
+    const drainUntil = this.#now() + Math.min(graceMs, this.config.webhooks.drainSeconds * 1000);
     await this.ready.catch(() => {});
     this.#lanes.stopTimers();
     await this.#stopStreams();
@@ -284,8 +301,13 @@ class ForwarderProcess {
     }
     await this.#elector?.stop();
     unsent = Math.max(unsent, await this.#lanes.stop());
+    if (this.#webhooks) {
+      const left = drainUntil - this.#now();
+      if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+      await this.#webhooks.close();
+    }
+    // Last: the probes say why (shutting down, draining) until the end.
     await this.#server?.close();
-    await this.#webhooks?.close();
     await this.#api.close?.();
     this.#term.stopped();
     this.metrics.leader.set(0);

@@ -28,6 +28,12 @@ export interface ForwarderMetrics {
   readonly coalescingWindow: Gauge<'queue'>;
   readonly leader: Gauge;
   readonly forwardLag: Histogram<'queue'>;
+  /** Webhook answers by alias, route ('' when the path is no webhook) and status code. */
+  readonly webhookRequests: Counter<'function' | 'route' | 'code'>;
+  /** Webhook connections closed on accept (webhooks.limits.maxConnections). */
+  readonly webhookConnectionsRefused: Counter;
+  /** Changes of the webhook serving certificate files, by result (reloaded, invalid, unreadable). */
+  readonly webhookCertificateReloads: Counter<'result'>;
 }
 
 export function createForwarderMetrics(options: { defaultMetrics?: boolean } = {}): ForwarderMetrics {
@@ -59,5 +65,8 @@ export function createForwarderMetrics(options: { defaultMetrics?: boolean } = {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
       registers,
     }),
+    webhookRequests: new Counter({ name: 'operless_forwarder_webhook_requests_total', help: 'Webhook requests answered, by function alias, route ("" when the path is no webhook) and HTTP status code (429: past the in-flight bounds, 413: past the route\'s body limit).', labelNames: ['function', 'route', 'code'], registers }),
+    webhookCertificateReloads: new Counter({ name: 'operless_forwarder_webhook_certificate_reloads_total', help: 'Changes of the webhook serving certificate files, by result: reloaded (served from the next handshake), invalid (not a certificate and key that belong together: the previous pair is still served), unreadable (likewise).', labelNames: ['result'], registers }),
+    webhookConnectionsRefused: new Counter({ name: 'operless_forwarder_webhook_connections_refused_total', help: 'Webhook connections closed on accept: webhooks.limits.maxConnections were open.', registers }),
   };
 }

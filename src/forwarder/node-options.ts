@@ -18,8 +18,15 @@
  *   follows the live set of snapshots instead of the LIST's peak; the throughput stays above
  *   the forwarder's target.
  *
+ * - `--max-old-space-size-percentage=50`: V8's old generation may grow to half of the memory
+ *   the process may use — the container's limit (cgroup), else the machine's. Without it V8
+ *   sizes its heap to the whole limit (measured under a 256 MiB cgroup: heap_size_limit 259 MiB;
+ *   with it 131 MiB), so it never collects hard before the kernel kills the container; with it
+ *   the other half stays for what is not V8 heap (code, buffers of request bodies, TLS). A
+ *   live set past it ends in V8's out-of-memory exit (the pod restarts), as an OOM kill would.
+ *
  * Measurements (every figure, before and after each flag): docs/forwarder.md, "Memory and
  * throughput". `NODE_OPTIONS` set in the pod
  * spec (the chart's `extraEnv`) still applies on top, for the flags Node allows there.
  */
-export const FORWARDER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=1', '--no-opt', '--no-maglev', '--optimize-for-size'];
+export const FORWARDER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=1', '--no-opt', '--no-maglev', '--optimize-for-size', '--max-old-space-size-percentage=50'];

@@ -12,6 +12,10 @@
  * but for `clientConfig.service`, which becomes the replica's URL (no Service routing here);
  * the rendered objects are also accepted as they are by a server-side dry run.
  *
+ * Certificate rotation: the serving certificate is mounted as kubelet mounts a Secret (the
+ * `..data` symlink swapped by one rename); a new CA's pair swapped in and every caBundle set
+ * to the new CA keeps admission and conversion answering with the same replicas.
+ *
  * Covers: defaulting on create (through v1alpha1 and v1beta1), a denial with the handler's
  * message at kubectl level (a read-backed namespace cap; a spec check), objects written as
  * v1alpha1 read as v1beta1 and back with patches through either version, the failure policy
@@ -21,7 +25,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LambdaClient } from '@aws-sdk/client-lambda';
@@ -69,6 +73,28 @@ async function kubectlOk(args: string[], input?: string): Promise<string> {
 
 async function getJson(resource: string, name: string, namespace: string): Promise<{ apiVersion: string; spec: Record<string, unknown> }> {
   return JSON.parse(await kubectlOk(['get', resource, name, '-n', namespace, '-o', 'json'])) as { apiVersion: string; spec: Record<string, unknown> };
+}
+
+let secretGeneration = 0;
+/**
+ * Writes a mounted Secret as kubelet's atomic writer does: the files in a new timestamped
+ * directory, `..data` swapped to it by one rename, each key a symlink `<key> → ..data/<key>`,
+ * the previous directory removed.
+ */
+function mountSecret(dir: string, files: Record<string, string>): void {
+  const generation = `..gen-${++secretGeneration}`;
+  mkdirSync(join(dir, generation));
+  for (const [key, text] of Object.entries(files)) writeFileSync(join(dir, generation, key), text, { mode: 0o600 });
+  symlinkSync(generation, join(dir, '..data_tmp'));
+  renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
+  for (const key of Object.keys(files)) {
+    try {
+      lstatSync(join(dir, key));
+    } catch {
+      symlinkSync(join('..data', key), join(dir, key));
+    }
+  }
+  for (const old of readdirSync(dir).filter((name) => name.startsWith('..gen-') && name !== generation)) rmSync(join(dir, old), { recursive: true, force: true });
 }
 
 /** The chart rendered for the reference operator's webhooks, trusting `caBundle` (base64 PEM). */
@@ -127,8 +153,7 @@ before(async () => {
   // The serving certificate from files, as a mounted Secret.
   const certFile = join(tlsDir, 'tls.crt');
   const keyFile = join(tlsDir, 'tls.key');
-  writeFileSync(certFile, serving.certPem);
-  writeFileSync(keyFile, serving.keyPem, { mode: 0o600 });
+  mountSecret(tlsDir, { 'tls.crt': serving.certPem, 'tls.key': serving.keyPem });
   const caBundle = Buffer.from(caPem).toString('base64');
   rendered = await renderWebhookChart(caBundle);
   // A plain install first: the checked-in CRD (v1beta1 listed, not served), no webhook running.
@@ -269,12 +294,51 @@ test('the endpoint refuses hostile requests without invoking the function', asyn
   assert.equal((await call('/memcached/validate', '', 'GET')).status, 405);
   const oversized = await call('/memcached/validate', `{"pad":"${'x'.repeat(6 * 1024 * 1024)}"}`);
   assert.equal(oversized.status, 413);
-  assert.match(oversized.text, /larger than 6291456 bytes/);
+  assert.match(oversized.text, /larger than 4194304, the limit of the validate route/);
   assert.equal(invokeServer.invocations[FUNCTION] ?? 0, before);
   const refused = await call('/memcached/validate', JSON.stringify({ kind: 'AdmissionReview', apiVersion: 'admission.k8s.io/v1', request: { uid: 'x', operation: 'NUKE' } }));
   assert.equal(refused.status, 400);
   assert.match(refused.text, /request\.operation must be one of/);
   assert.equal((JSON.parse(refused.text) as { kind: string; code: number }).kind, 'Status');
+});
+
+test('certificate rotation: a new CA\'s pair swapped in as kubelet does and every caBundle updated: admission and conversion keep answering without a restart; an invalid pair is not served', async (t) => {
+  const reloads = async (result: string) => {
+    let sum = 0;
+    for (const replica of replicas) sum += (await replica.metrics.webhookCertificateReloads.get()).values.find((v) => v.labels.result === result)?.value ?? 0;
+    return sum;
+  };
+  const reloadedBefore = await reloads('reloaded');
+  const newCa = await createCertificateAuthority('operless-webhook-test-ca-rotated');
+  const rotated = await issueCertificate(newCa, { commonName: 'operless-webhooks', hosts: ['127.0.0.1'], usage: 'server' });
+  mountSecret(tlsDir, { 'tls.crt': rotated.certPem, 'tls.key': rotated.keyPem });
+  await waitUntil('both replicas serve the new pair', async () => (await reloads('reloaded')) >= reloadedBefore + replicas.length, { timeoutMs: 30_000 });
+  // As the CA injector does: every caBundle now names the new CA only, so the old certificate is no longer trusted.
+  const caBundle = Buffer.from(newCa.certPem).toString('base64');
+  const urlOf = (path: string) => `${replicas[path.endsWith('/default') ? 1 : 0]?.webhookUrl}${path}`;
+  const withBundle = (object: Record<string, any>) => {
+    const copy = pointedAt(object, urlOf);
+    const configs = copy.kind === 'CustomResourceDefinition' ? [copy.spec.conversion.webhook.clientConfig] : copy.webhooks.map((w: Record<string, any>) => w.clientConfig);
+    for (const config of configs) config.caBundle = caBundle;
+    return copy;
+  };
+  const objects = rendered.filter((o) => /^(Mutating|Validating)WebhookConfiguration$|^CustomResourceDefinition$/.test(o.kind)).map(withBundle);
+  await kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
+  await waitUntil('admission through the rotated certificate', async () => {
+    const res = await cp.kubectl(['create', '--dry-run=server', '-o', 'json', '-f', '-'], { input: memcached('rotated', APPS, { size: 1 }) });
+    return res.code === 0 && (JSON.parse(res.stdout) as { spec: { resources?: unknown } }).spec.resources !== undefined;
+  }, { timeoutMs: 30_000 });
+  await waitUntil('conversion through the rotated certificate', async () => (await cp.kubectl(['get', 'memcacheds.v1beta1.cache.example.com', 'conv', '-n', APPS, '-o', 'json'])).code === 0, { timeoutMs: 30_000 });
+  assert.equal((await getJson('memcacheds.v1beta1.cache.example.com', 'conv', APPS)).apiVersion, 'cache.example.com/v1beta1');
+
+  // A certificate with another certificate's key: logged, counted, the previous pair kept.
+  const invalidBefore = await reloads('invalid');
+  const stranger = await issueCertificate(newCa, { commonName: 'stranger', hosts: ['127.0.0.1'], usage: 'server' });
+  mountSecret(tlsDir, { 'tls.crt': rotated.certPem, 'tls.key': stranger.keyPem });
+  await waitUntil('both replicas refuse the mismatched pair', async () => (await reloads('invalid')) >= invalidBefore + replicas.length, { timeoutMs: 30_000 });
+  await kubectlOk(['apply', '-f', '-'], memcached('after-invalid', APPS, { size: 1 }));
+  assert.ok((await getJson('memcacheds.v1beta1.cache.example.com', 'after-invalid', APPS)).spec.resources !== undefined, 'defaulted and converted with the pair still served');
+  t.diagnostic(`reloaded ${(await reloads('reloaded')) - reloadedBefore}, refused ${(await reloads('invalid')) - invalidBefore} (two replicas)`);
 });
 
 test('function down: failurePolicy Fail refuses writes naming the webhook; the operator\'s namespace keeps working', async (t) => {

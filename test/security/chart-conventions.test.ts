@@ -15,7 +15,7 @@ import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { provision } from '../../src/testing/index.ts';
 import { CHART_DIR, CI_VALUES_DIR, EXAMPLE_VALUES, renderChart, runHelm } from '../../src/build/forwarder-chart.ts';
 import { createForwarderMetrics } from '../../src/forwarder/metrics.ts';
@@ -117,6 +117,52 @@ test('NetworkPolicy: off by default; when on, ingress only to the probe/metrics 
   const bad = await renderChart(helm, { values: { ...base, networkPolicy: { enabled: true, apiServer: { cidrs: ['api.example.com'] } } } });
   assert.notEqual(bad.code, 0, 'a host name is not a CIDR');
   assert.match(bad.stderr, /cidrs/);
+});
+
+test('webhooks on: an ingress-only NetworkPolicy by default (webhook and probe ports), replaced by the full policy; clientAuth mounts the API server\'s CA and points the endpoint at it', async () => {
+  const webhooks = { webhooks: { enabled: true, functions: { memcached: 'operless-memcached-prod-webhooks' } } };
+  const on = await renderChart(helm, { values: { ...base, port: 9090, settings: webhooks } });
+  assert.equal(on.code, 0, on.stderr);
+  const policies = manifests(on.stdout).filter((m) => m.kind === 'NetworkPolicy');
+  assert.deepEqual(policies.map((p) => p.metadata.name), ['operless-forwarder-webhook-ingress'], 'on by default with webhooks');
+  const spec = policies[0]!.spec as { policyTypes: string[]; ingress: { ports: { port: number }[]; from?: unknown[] }[]; egress?: unknown };
+  assert.deepEqual(spec.policyTypes, ['Ingress'], 'ingress rules only: no cluster addresses needed');
+  assert.deepEqual(spec.ingress.map((i) => i.ports.map((p) => p.port)), [[9090], [9443]]);
+  assert.equal(spec.egress, undefined);
+  const from = [{ ipBlock: { cidr: '10.0.0.0/16', except: ['10.0.128.0/17'] } }];
+  const narrowed = manifests((await renderChart(helm, { values: { ...base, settings: webhooks, networkPolicy: { webhooksFrom: from } } })).stdout).find((m) => m.kind === 'NetworkPolicy')?.spec as typeof spec;
+  assert.deepEqual(narrowed.ingress[1]!.from, from);
+  const off = await renderChart(helm, { values: { ...base, settings: webhooks, networkPolicy: { webhookIngress: { enabled: false } } } });
+  assert.ok(!manifests(off.stdout).some((m) => m.kind === 'NetworkPolicy'));
+  const full = await renderChart(helm, { values: { ...base, settings: webhooks, networkPolicy: { enabled: true, apiServer: { cidrs: ['172.20.0.10/32'] } } } });
+  assert.deepEqual(manifests(full.stdout).filter((m) => m.kind === 'NetworkPolicy').map((p) => p.metadata.name), ['operless-forwarder'], 'the full policy replaces it');
+  assert.ok(!manifests((await renderChart(helm, { values: base })).stdout).some((m) => m.kind === 'NetworkPolicy'), 'no webhooks: no policy unless asked');
+
+  const auth = await renderChart(helm, { values: { ...base, settings: webhooks, webhooks: { caBundle: 'Zm9v', clientAuth: { caConfigMap: 'apiserver-client-ca' } } } });
+  assert.equal(auth.code, 0, auth.stderr);
+  const objects = manifests(auth.stdout);
+  const pod = (objects.find((m) => m.kind === 'Deployment')?.spec as { template: { spec: { volumes: { name: string; configMap?: { name: string } }[]; containers: { volumeMounts: { name: string; mountPath: string }[] }[] } } }).template.spec;
+  assert.deepEqual(pod.volumes.find((v) => v.name === 'webhook-client-ca')?.configMap?.name, 'apiserver-client-ca');
+  assert.equal(pod.containers[0]!.volumeMounts.find((m) => m.name === 'webhook-client-ca')?.mountPath, '/etc/operless-webhook-client-ca');
+  const config = parse(String((objects.find((m) => m.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data['forwarder.yaml'])) as { webhooks: { clientAuth: { caFile: string } } };
+  assert.equal(config.webhooks.clientAuth.caFile, '/etc/operless-webhook-client-ca/ca.crt');
+});
+
+test('webhooks on: the readiness probe is the endpoint\'s own (/readyz/webhooks), the replicas spread over zones, a PodDisruptionBudget keeps one', async () => {
+  type Pod = { readinessProbe: { httpGet: { path: string } } };
+  type Spec = { template: { spec: { containers: Pod[]; topologySpreadConstraints?: { topologyKey: string; whenUnsatisfiable: string }[] } } };
+  const spec = (stdout: string) => manifests(stdout).find((m) => m.kind === 'Deployment')?.spec as unknown as Spec;
+  const plain = await renderChart(helm, { values: base });
+  assert.equal(spec(plain.stdout).template.spec.containers[0]!.readinessProbe.httpGet.path, '/readyz');
+  assert.equal(spec(plain.stdout).template.spec.topologySpreadConstraints, undefined);
+  const on = await renderChart(helm, { values: { ...base, settings: { webhooks: { enabled: true, functions: { memcached: 'fn' } } } } });
+  assert.equal(on.code, 0, on.stderr);
+  assert.equal(spec(on.stdout).template.spec.containers[0]!.readinessProbe.httpGet.path, '/readyz/webhooks', 'an unreachable queue must not empty the webhook Service');
+  assert.deepEqual(spec(on.stdout).template.spec.topologySpreadConstraints?.map((c) => [c.topologyKey, c.whenUnsatisfiable]), [['topology.kubernetes.io/zone', 'ScheduleAnyway']]);
+  const pdb = manifests(on.stdout).find((m) => m.kind === 'PodDisruptionBudget');
+  assert.equal((pdb?.spec as { maxUnavailable: number } | undefined)?.maxUnavailable, 1);
+  const own = await renderChart(helm, { values: { ...base, settings: { webhooks: { enabled: true, functions: { memcached: 'fn' } } }, topologySpreadConstraints: [{ maxSkew: 2, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'DoNotSchedule', labelSelector: {} }] } });
+  assert.deepEqual(spec(own.stdout).template.spec.topologySpreadConstraints?.map((c) => c.topologyKey), ['kubernetes.io/hostname'], 'given constraints win');
 });
 
 test('PrometheusRule: every metric its alerts name is one the forwarder registers; scoped to the release', async () => {

@@ -4,6 +4,11 @@
  * order (fatal, starting, shutting down, then — while leading — watches not synced and the
  * lanes' faults, then unreachable queues whoever leads).
  *
+ * `/readyz/webhooks` (webhook readiness) is decided apart: the webhook endpoint serves whatever
+ * the queues, the watches or the leader election say, so a queue outage never takes the
+ * webhook Service's endpoints away; it is not ready only while the endpoint is not serving yet
+ * or drains on shutdown (then the endpoints controller takes the pod out while it still answers).
+ *
  * Pure: the same state gives the same answer.
  */
 import type { Check } from './server.ts';
@@ -31,5 +36,22 @@ export function readinessOf(state: ForwarderState): Check {
   if (state.stopping) reasons.push('shutting down');
   if (state.leading && state.unsyncedPaths.length > 0) reasons.push(`watches not synced yet: ${state.unsyncedPaths.join(', ')}`);
   reasons.push(...state.laneReasons);
+  return { ok: reasons.length === 0, reasons };
+}
+
+/** What the webhook readiness is decided from. */
+export interface WebhookState {
+  readonly fatal: string | undefined;
+  /** The endpoint listens. */
+  readonly serving: boolean;
+  /** Shutdown began: the endpoint drains (still answers) until it closes. */
+  readonly draining: boolean;
+}
+
+export function webhookReadinessOf(state: WebhookState): Check {
+  const reasons: string[] = [];
+  if (state.fatal) reasons.push(state.fatal);
+  if (!state.serving) reasons.push('starting: the webhook endpoint is not serving yet');
+  if (state.draining) reasons.push('shutting down: the webhook endpoint drains its requests before it closes');
   return { ok: reasons.length === 0, reasons };
 }

@@ -1,6 +1,9 @@
 /**
  * The forwarder's probe and metrics endpoint: `/healthz` (the process loop is alive),
- * `/readyz` (see `readiness` in forwarder.ts: watches synced and queue reachable), and
+ * `/readyz` (see `readiness` in forwarder.ts: watches synced and queue reachable),
+ * `/readyz/webhooks` when the webhook endpoint is on (its own readiness: serving, not draining;
+ * the chart's readiness probe then, so the webhook Service keeps its endpoints through a queue
+ * outage), and
  * `/metrics` (Prometheus text format). Nothing else is served.
  *
  * Guarantees: every response is plain text with a reason line; a failing check answers
@@ -25,6 +28,8 @@ export async function startProbeServer(options: {
   readonly port: number;
   readonly health: () => Check;
   readonly readiness: () => Check;
+  /** The webhook endpoint's readiness, when it is on. */
+  readonly webhookReadiness?: () => Check;
   readonly registry: Registry;
 }): Promise<ProbeServer> {
   const server = http.createServer((req, res) => {
@@ -39,6 +44,8 @@ export async function startProbeServer(options: {
       answer(options.health());
     } else if (path === '/readyz') {
       answer(options.readiness());
+    } else if (path === '/readyz/webhooks' && options.webhookReadiness) {
+      answer(options.webhookReadiness());
     } else if (path === '/metrics') {
       options.registry.metrics().then(
         (text) => res.writeHead(200, { 'Content-Type': options.registry.contentType }).end(text),

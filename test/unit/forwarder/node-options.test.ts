@@ -36,3 +36,21 @@ test('Node accepts the flags, and they bound the young generation and turn the o
   assert.ok(plain.newSpace > shipped.newSpace, 'without the flags the young generation grows larger (the flag has an effect)');
   assert.notEqual(plain.optimized & (TURBOFANNED | MAGLEVVED), 0, 'without the flags the hot function is optimized (the check can fail)');
 });
+
+test('the V8 heap is sized to half the memory the process may use (the cgroup limit, else the machine\'s)', () => {
+  const script = `const v8 = require('node:v8'); const os = require('node:os');
+    const constrained = process.constrainedMemory(); const total = os.totalmem();
+    const available = constrained > 0 && constrained < total ? constrained : total;
+    process.stdout.write(JSON.stringify({ limit: v8.getHeapStatistics().heap_size_limit, available }));`;
+  const run = (flags: readonly string[]) => {
+    const r = spawnSync(process.execPath, [...flags, '-e', script], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    return JSON.parse(r.stdout) as { limit: number; available: number };
+  };
+  const shipped = run(FORWARDER_NODE_FLAGS);
+  const half = shipped.available / 2;
+  // heap_size_limit is the old generation plus the (bounded) young generation: within 8 MiB of half.
+  assert.ok(Math.abs(shipped.limit - half) <= 8 * 2 ** 20, `heap limit ${shipped.limit} bytes, expected about ${half} (half of ${shipped.available})`);
+  const plain = run([]);
+  assert.notEqual(plain.limit, shipped.limit, 'without the flag V8 sizes the heap by its own rule (the check can fail)');
+});

@@ -44,3 +44,11 @@ test('a term: untilSynced resolves on sync, on losing leadership and on stopping
   term.stopped();
   assert.equal(term.leading, false);
 });
+
+test('webhook readiness is its own: serving and not draining, whatever the queues and watches say', async () => {
+  const { webhookReadinessOf } = await import('../../../src/forwarder/control/readiness.ts');
+  assert.deepEqual(webhookReadinessOf({ fatal: undefined, serving: true, draining: false }), { ok: true, reasons: [] });
+  assert.deepEqual(webhookReadinessOf({ fatal: undefined, serving: false, draining: false }).reasons, ['starting: the webhook endpoint is not serving yet']);
+  assert.deepEqual(webhookReadinessOf({ fatal: undefined, serving: true, draining: true }).reasons, ['shutting down: the webhook endpoint drains its requests before it closes']);
+  assert.equal(webhookReadinessOf({ fatal: 'startup failed: x', serving: true, draining: false }).ok, false);
+});

@@ -65,6 +65,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- $le := dict "enabled" (eq (include "forwarder.leaderElection" .) "true") "leaseName" (include "forwarder.leaseName" .) "leaseDurationSeconds" .Values.leaderElection.leaseDurationSeconds "renewDeadlineSeconds" .Values.leaderElection.renewDeadlineSeconds "retryPeriodSeconds" .Values.leaderElection.retryPeriodSeconds -}}
 {{- $_ := set $cfg "leaderElection" $le -}}
 {{- $_ := set $cfg "server" (dict "port" (int .Values.port)) -}}
+{{- if .Values.webhooks.clientAuth.caConfigMap }}{{ $_ := set $cfg "webhooks" (dict "clientAuth" (dict "caFile" "/etc/operless-webhook-client-ca/ca.crt")) }}{{ end -}}
 {{- toYaml (mergeOverwrite $cfg (deepCopy .Values.settings)) -}}
 {{- end -}}
 
