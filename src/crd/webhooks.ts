@@ -8,7 +8,8 @@
  * through any served version is converted and seen by the handlers in the hub's shape;
  * CREATE and UPDATE only; `failurePolicy` `Fail` and `timeoutSeconds` 10 unless given (1–30
  * checked here); a namespace selector that keeps `kube-system` and the operator's own
- * namespace out, so a broken webhook can never lock out the components that would repair it.
+ * namespace out, so a broken webhook can never lock out the components that would repair it;
+ * with `namespaces` (namespace-scoped mode) only those namespaces are intercepted.
  *
  * `matchConditions` (`WEBHOOK_MATCH_CONDITIONS`, evaluated by the API server, GA since
  * Kubernetes 1.30) keep two kinds of write away from the function, so that an outage of the
@@ -45,6 +46,8 @@ export interface WebhookConfigurationOptions {
   readonly resource: WebhookResource;
   /** Where the operator (forwarder) runs: excluded, with kube-system. */
   readonly operatorNamespace: string;
+  /** Namespace-scoped mode: the namespaces the kind is watched in, the only ones intercepted (default: all). */
+  readonly namespaces?: readonly string[];
   /** The client config of one route: `{ url, caBundle }` or `{ service: {…, path}, caBundle }`. */
   readonly clientConfig: (route: 'default' | 'validate') => Record<string, unknown>;
   readonly default?: AdmissionWebhookOptions;
@@ -90,7 +93,10 @@ export function generateWebhookConfigurations(options: WebhookConfigurationOptio
       }],
       matchConditions: WEBHOOK_MATCH_CONDITIONS.map((c) => ({ ...c })),
       namespaceSelector: {
-        matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [...new Set(['kube-system', options.operatorNamespace])] }],
+        matchExpressions: [
+          { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [...new Set(['kube-system', options.operatorNamespace])] },
+          ...(options.namespaces?.length ? [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [...new Set(options.namespaces)] }] : []),
+        ],
       },
     };
     if (route === 'default') webhook.reinvocationPolicy = 'IfNeeded';

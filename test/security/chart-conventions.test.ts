@@ -174,6 +174,15 @@ test('webhooks: the configurations the chart renders are the ones src/crd/webhoo
     validate: { failurePolicy: 'Ignore', timeoutSeconds: 5 },
   });
   assert.deepEqual(rendered.map((m) => ({ ...m, metadata: { name: m.metadata.name } })), expected.map((m) => ({ ...m, metadata: { name: (m.metadata as { name: string }).name } })));
+  // Namespace-scoped: only the watched namespaces are intercepted (the kind's own list before the release's).
+  for (const [values, namespaces] of [[{ namespaces: ['team-a', 'team-b'] }, ['team-a', 'team-b']], [{ namespaces: ['team-a'], primaries: [{ ...base.primaries[0], namespaces: ['team-c'] }] }, ['team-c']]] as const) {
+    const scoped = await renderChart(helm, { values: { ...withWebhooks({ caBundle, resources: [memcachedWebhooks()] }), ...values } });
+    assert.equal(scoped.code, 0, scoped.stderr);
+    const got = manifests(scoped.stdout).filter((m) => m.kind.endsWith('WebhookConfiguration')) as unknown as Record<string, any>[];
+    const want = generateWebhookConfigurations({ resource: MemcachedResource, operatorNamespace: 'operless', namespaces, clientConfig: () => ({}), default: {}, validate: {} });
+    assert.deepEqual(got.map((m) => m.webhooks[0].namespaceSelector), want.map((m) => (m.webhooks as Record<string, unknown>[])[0]?.namespaceSelector));
+    assert.deepEqual(got[0]?.webhooks[0].namespaceSelector.matchExpressions[1], { key: 'kubernetes.io/metadata.name', operator: 'In', values: namespaces });
+  }
   assert.equal(rendered[0]?.webhooks[0].failurePolicy, 'Fail', 'Fail and 10 s by default');
   assert.equal(rendered[0]?.webhooks[0].timeoutSeconds, 10);
   // Without conversion.crd the chart renders no CRD; without a `validate` entry no validating configuration.

@@ -1,8 +1,8 @@
 /**
- * A converted LIST larger than one Lambda invocation: the API server sends one ConversionReview
- * for a whole LIST response (500 objects for kubectl's pages, the whole list for an
- * unpaginated informer list), but a synchronous invocation carries at most 6 MB each way.
- * `splitConversions(invoke)` is a `WebhookInvoker` that passes every other payload through
+ * A ConversionReview larger than one Lambda invocation: a review may carry many objects (the
+ * API says so; kube-apiserver v1.34 was measured converting a LIST's items one per review, see
+ * docs/architecture.md, "Large lists"), but a synchronous invocation carries at most 6 MB each
+ * way. `splitConversions(invoke)` is a `WebhookInvoker` that passes every other payload through
  * unchanged and invokes a large ConversionReview in chunks of `request.objects`.
  *
  * Guarantees:
