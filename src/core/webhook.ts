@@ -10,7 +10,10 @@
  * - `validate(object, ctx)` returns `{ allowed: true, warnings? }` or `{ allowed: false,
  *   message }`; `ctx.oldObject` is set on UPDATE. The message is what kubectl prints.
  * - Neither is called for an object that is being deleted (`deletionTimestamp` set): its
- *   updates remove finalizers, and a webhook must never keep an object from going away.
+ *   updates remove finalizers, and a webhook must never keep an object from going away. The
+ *   generated configurations keep such writes, and every UPDATE that leaves the spec alone,
+ *   from reaching the function at all (`matchConditions`, src/crd/webhooks.ts); this check
+ *   covers a configuration made without them.
  * - `conversion: { hub, spokes }`: the hub is the storage version; each spoke converts to and
  *   from it, so any version reaches any other in at most two steps. `apiVersion` is set by
  *   the runtime; `metadata` is kept as it came, as the API server requires.

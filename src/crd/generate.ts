@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { OpenApiSchema } from './schema.ts';
 import type { ResourceDefinition } from './resource.ts';
+import { preferredSpokeProblem, versionsOutrankingStorage } from './version-priority.ts';
 
 type AnyResource = ResourceDefinition<unknown, unknown>;
 
@@ -118,6 +119,20 @@ export function renderCrd(resource: GeneratedResource, generator: string = DEFAU
     '# change the TypeScript definition and regenerate.',
   ].join('\n');
   return `${header}\n${stringify(resourceCrd(resource), { lineWidth: 0 })}`;
+}
+
+/**
+ * Warnings about the listed resources: a version listed beside the storage version that outranks
+ * it in Kubernetes version priority (version-priority.ts) — not served by the generated file, but
+ * the preferred version wherever it is served with the conversion stanza (the chart refuses that
+ * unless `conversion.preferredSpoke` acknowledges it). Pure.
+ */
+export function crdWarnings(resources: readonly GeneratedResource[]): string[] {
+  return resources.flatMap((resource) => {
+    const def = resource.definition;
+    const outranking = versionsOutrankingStorage([{ name: def.version, storage: true }, ...(resource.unservedVersions ?? []).map((v) => ({ name: v.version }))], true);
+    return outranking.length === 0 ? [] : [`${preferredSpokeProblem(def.crdName, def.version, outranking)}.`];
+  });
 }
 
 /** Writes every CRD into `outDir`; returns the paths whose content changed. */

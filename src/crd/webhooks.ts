@@ -8,7 +8,24 @@
  * through any served version is converted and seen by the handlers in the hub's shape;
  * CREATE and UPDATE only; `failurePolicy` `Fail` and `timeoutSeconds` 10 unless given (1–30
  * checked here); a namespace selector that keeps `kube-system` and the operator's own
- * namespace out, so a broken webhook can never lock out the components that would repair it.
+ * namespace out, so a broken webhook can never lock out the components that would repair it;
+ * with `namespaces` (namespace-scoped mode) only those namespaces are intercepted.
+ *
+ * `matchConditions` (`WEBHOOK_MATCH_CONDITIONS`, evaluated by the API server, GA since
+ * Kubernetes 1.30) keep two kinds of write away from the function, so that an outage of the
+ * function, the forwarder or the network path never blocks them:
+ * - `not-being-deleted`: `!has(object.metadata.deletionTimestamp)` — an object being deleted
+ *   is only updated to remove finalizers (the function itself allowed these unconditionally);
+ * - `create-or-spec-change`: a CREATE, or an UPDATE whose `spec` differs from `oldObject`'s —
+ *   finalizer adds, labels, annotations (the per-key mark `operless.dev/requeue-at`), owner
+ *   references: every metadata-only UPDATE skips both webhooks. The status subresource is not
+ *   in the rules at all; a kind without a status subresource writes status through the main
+ *   resource, with the spec unchanged, so that write skips them too. An object without a
+ *   `spec` (on either side) is always sent. The conditions see the object in the hub version
+ *   (after `matchPolicy: Equivalent` converts it), so a write through a spoke still needs the
+ *   conversion webhook, and the hub version never does.
+ * What a validation handler therefore sees: every CREATE, every UPDATE that changes the spec.
+ * A rule on labels or annotations alone is not enforced on a metadata-only UPDATE (docs/architecture.md).
  */
 import type { ResourceDefinition } from './resource.ts';
 
@@ -29,6 +46,8 @@ export interface WebhookConfigurationOptions {
   readonly resource: WebhookResource;
   /** Where the operator (forwarder) runs: excluded, with kube-system. */
   readonly operatorNamespace: string;
+  /** Namespace-scoped mode: the namespaces the kind is watched in, the only ones intercepted (default: all). */
+  readonly namespaces?: readonly string[];
   /** The client config of one route: `{ url, caBundle }` or `{ service: {…, path}, caBundle }`. */
   readonly clientConfig: (route: 'default' | 'validate') => Record<string, unknown>;
   readonly default?: AdmissionWebhookOptions;
@@ -36,6 +55,12 @@ export interface WebhookConfigurationOptions {
 }
 
 export const DEFAULT_WEBHOOK_TIMEOUT_SECONDS = 10;
+
+/** The API server's conditions for calling a webhook at all (see the header); the chart renders the same. */
+export const WEBHOOK_MATCH_CONDITIONS: readonly { readonly name: string; readonly expression: string }[] = Object.freeze([
+  { name: 'not-being-deleted', expression: '!has(object.metadata.deletionTimestamp)' },
+  { name: 'create-or-spec-change', expression: "request.operation != 'UPDATE' || !has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec" },
+]);
 export const DEFAULT_FAILURE_POLICY: FailurePolicy = 'Fail';
 
 /** The configurations (mutating first) for the routes given in `options`. */
@@ -66,8 +91,12 @@ export function generateWebhookConfigurations(options: WebhookConfigurationOptio
         operations: ['CREATE', 'UPDATE'],
         scope: def.scope === 'Namespaced' ? 'Namespaced' : 'Cluster',
       }],
+      matchConditions: WEBHOOK_MATCH_CONDITIONS.map((c) => ({ ...c })),
       namespaceSelector: {
-        matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [...new Set(['kube-system', options.operatorNamespace])] }],
+        matchExpressions: [
+          { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [...new Set(['kube-system', options.operatorNamespace])] },
+          ...(options.namespaces?.length ? [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [...new Set(options.namespaces)] }] : []),
+        ],
       },
     };
     if (route === 'default') webhook.reinvocationPolicy = 'IfNeeded';

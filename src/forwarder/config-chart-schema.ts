@@ -179,7 +179,10 @@ const CHART_WEBHOOKS: JsonSchema = {
             type: 'object',
             additionalProperties: false,
             required: ['crd'],
-            properties: { crd: { type: 'string', minLength: 1, description: 'the CRD (YAML) listing every version: --set-file' } },
+            properties: {
+              crd: { type: 'string', minLength: 1, description: 'the CRD (YAML) listing every version: --set-file' },
+              preferredSpoke: { type: 'boolean', description: 'serve a CRD whose non-storage version outranks the storage version (it becomes the preferred version, read through the conversion webhook)' },
+            },
           },
         },
       },

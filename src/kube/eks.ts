@@ -81,8 +81,14 @@ export async function signedHeaders(signer: SignatureV4, input: Signable, date: 
 
 export const TOKEN_PREFIX = 'k8s-aws-v1.';
 export const TOKEN_REFRESH_MS = 10 * 60_000;
-/** Deadline of the DescribeCluster call. */
-export const DESCRIBE_CLUSTER_TIMEOUT_MS = 10_000;
+/**
+ * Deadline of the DescribeCluster call (it answers in well under a second). It runs on a cold
+ * start of every function that reaches EKS without OPERLESS_EKS_ENDPOINT/OPERLESS_EKS_CA,
+ * including the webhooks function, whose Lambda timeout (9 s, below the webhooks'
+ * `timeoutSeconds` 10) must still hold the admission itself after it: 3 s leaves it 6 s
+ * (test/unit/kube/eks-deadline.test.ts checks the two against serverless.yml).
+ */
+export const DESCRIBE_CLUSTER_TIMEOUT_MS = 3_000;
 
 export type Partition = 'aws' | 'aws-cn' | 'aws-us-gov';
 

@@ -14,7 +14,8 @@
  * | `KUBERNETES_SERVICE_HOST`           | in-cluster service account                               |
  *
  * A kubeconfig given inline or fetched from SSM is checked before use (kubeconfig-policy.ts):
- * an `exec` credential plugin is refused unless `OPERLESS_KUBECONFIG_ALLOW_EXEC=true`;
+ * an `exec` credential plugin is refused unless `OPERLESS_KUBECONFIG_ALLOW_EXEC=true`, a
+ * field naming a local file (`token-file`, `client-key`, …) unless `OPERLESS_KUBECONFIG_ALLOW_FILES=true`;
  * `insecure-skip-tls-verify` logs a warning; a load error never quotes the document.
  *
  * `OPERLESS_CLUSTER` names the cluster id this function serves; a message for another
@@ -23,7 +24,7 @@
  */
 import { createKubeClient, type BoundKubeClient } from './client.ts';
 import { kubeConfigAuth, loadKubeConfig } from './kubeconfig.ts';
-import { commandOfCurrentUser, describeLoadError, execAllowed, execRefusal } from './kubeconfig-policy.ts';
+import { checkedKubeconfig, commandOfCurrentUser, describeLoadError, execAllowed, execRefusal, KubeconfigRefused } from './kubeconfig-policy.ts';
 import { createLogger, type Logger } from '../observability/log.ts';
 import { createTransport, type EndpointAuth } from './transport.ts';
 
@@ -102,15 +103,17 @@ export function createClientFactory(options: FactoryOptions = {}): ClientFactory
     let auth: EndpointAuth;
     let document: string | undefined;
     try {
-      if (source.type === 'inline') kc.loadFromString(document = source.kubeconfig);
-      else if (source.type === 'file') kc.loadFromFile(source.path);
+      if (source.type === 'file') kc.loadFromFile(source.path);
       else if (source.type === 'inCluster') kc.loadFromCluster();
       else {
         const load = options.loadSsmParameter ?? ((parameter: string) => loadSsmParameter(parameter));
-        kc.loadFromString(document = await load(source.parameter));
+        document = source.type === 'inline' ? source.kubeconfig : await load(source.parameter);
+        // Checked before the client loads it: it reads token-file while loading.
+        kc.loadFromString(await checkedKubeconfig(document, describe(source), env));
       }
       auth = kubeConfigAuth(kc);
     } catch (err) {
+      if (err instanceof KubeconfigRefused) throw new KubeAccessError(err.message);
       // No `cause`: the parser's error carries a code frame of the document (tokens, keys).
       throw new KubeAccessError(`could not load the kubeconfig (${describe(source)}): ${describeLoadError(err, document)}`);
     }

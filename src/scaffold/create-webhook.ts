@@ -14,6 +14,7 @@
  * regenerated from operless.json.
  */
 import { stringify } from 'yaml';
+import { compareVersionPriority } from '../crd/version-priority.ts';
 import type { FileChange } from './files.ts';
 import { camel, checkKind, checkVersion, kebab, ScaffoldError } from './names.ts';
 import { PROJECT_FILE, renderProjectFile, type ApiEntry, type ProjectFile, type WebhookEntry } from './project-file.ts';
@@ -42,9 +43,13 @@ export function planCreateWebhook(project: ProjectFile, options: CreateWebhookOp
   if (!options.defaulting && !options.validation && !options.conversion) throw new ScaffoldError('give at least one of --defaulting, --validation, --conversion');
   let spoke: string | undefined;
   if (options.conversion) {
-    if (!options.spoke) throw new ScaffoldError(`--conversion needs --spoke <version>: the version converted to and from ${api.version} (the hub, the storage version), e.g. --spoke v1beta1`);
+    if (!options.spoke) throw new ScaffoldError(`--conversion needs --spoke <version>: the older version converted to and from ${api.version} (the hub and storage version, which should be the newest), e.g. --spoke v1beta1`);
     spoke = checkVersion(options.spoke);
     if (spoke === api.version) throw new ScaffoldError(`--spoke ${spoke} is ${kind}'s own version (the hub); name the other version`);
+    if (compareVersionPriority(spoke, api.version) > 0) {
+      throw new ScaffoldError(`--spoke ${spoke} outranks ${kind}'s own version ${api.version} (the hub, the storage version) in Kubernetes version priority: served, it would be the preferred version, so plain \`kubectl get\`, the garbage collector and the namespace controller would read through the conversion webhook and an outage of it would hang namespace deletion. `
+        + `Make the newest version the hub: move ${kind} to ${spoke} (its version in operless.json and its types) and give the older version as the spoke, --spoke ${api.version} (docs/architecture.md, "Conversion")`);
+    }
   } else if (options.spoke) {
     throw new ScaffoldError('--spoke is the conversion webhook\'s other version: give it with --conversion');
   }

@@ -22,6 +22,7 @@ import { createForwarderMetrics } from '../../src/forwarder/metrics.ts';
 import { generateWebhookConfigurations } from '../../src/crd/webhooks.ts';
 import { MemcachedResource } from '../../src/memcached/types.ts';
 import { CRD_DIR } from '../../src/resources.ts';
+import { compareVersionPriority } from '../../src/crd/version-priority.ts';
 
 let helm: string;
 before(async () => {
@@ -219,6 +220,15 @@ test('webhooks: the configurations the chart renders are the ones src/crd/webhoo
     validate: { failurePolicy: 'Ignore', timeoutSeconds: 5 },
   });
   assert.deepEqual(rendered.map((m) => ({ ...m, metadata: { name: m.metadata.name } })), expected.map((m) => ({ ...m, metadata: { name: (m.metadata as { name: string }).name } })));
+  // Namespace-scoped: only the watched namespaces are intercepted (the kind's own list before the release's).
+  for (const [values, namespaces] of [[{ namespaces: ['team-a', 'team-b'] }, ['team-a', 'team-b']], [{ namespaces: ['team-a'], primaries: [{ ...base.primaries[0], namespaces: ['team-c'] }] }, ['team-c']]] as const) {
+    const scoped = await renderChart(helm, { values: { ...withWebhooks({ caBundle, resources: [memcachedWebhooks()] }), ...values } });
+    assert.equal(scoped.code, 0, scoped.stderr);
+    const got = manifests(scoped.stdout).filter((m) => m.kind.endsWith('WebhookConfiguration')) as unknown as Record<string, any>[];
+    const want = generateWebhookConfigurations({ resource: MemcachedResource, operatorNamespace: 'operless', namespaces, clientConfig: () => ({}), default: {}, validate: {} });
+    assert.deepEqual(got.map((m) => m.webhooks[0].namespaceSelector), want.map((m) => (m.webhooks as Record<string, unknown>[])[0]?.namespaceSelector));
+    assert.deepEqual(got[0]?.webhooks[0].namespaceSelector.matchExpressions[1], { key: 'kubernetes.io/metadata.name', operator: 'In', values: namespaces });
+  }
   assert.equal(rendered[0]?.webhooks[0].failurePolicy, 'Fail', 'Fail and 10 s by default');
   assert.equal(rendered[0]?.webhooks[0].timeoutSeconds, 10);
   // Without conversion.crd the chart renders no CRD; without a `validate` entry no validating configuration.
@@ -228,7 +238,7 @@ test('webhooks: the configurations the chart renders are the ones src/crd/webhoo
 });
 
 test('webhooks: with cert-manager, a Certificate for the Service (self-signed Issuer unless one is named) and the CA injector annotation on the configurations and the CRD', async () => {
-  const r = await renderChart(helm, { values: withWebhooks({ certManager: { enabled: true }, resources: [memcachedWebhooks({ conversion: { crd: plainCrd() } })] }) });
+  const r = await renderChart(helm, { values: withWebhooks({ certManager: { enabled: true }, resources: [memcachedWebhooks({ conversion: { crd: plainCrd(), preferredSpoke: true } })] }) });
   assert.equal(r.code, 0, r.stderr);
   const all = manifests(r.stdout) as unknown as Record<string, any>[];
   const certificate = all.find((m) => m.kind === 'Certificate');
@@ -259,11 +269,25 @@ test('webhooks: a render that could not work stops with one message naming the v
     ['not a CRD', withWebhooks({ caBundle: 'Zm9v', resources: [memcachedWebhooks({ conversion: { crd: 'kind: ConfigMap\n' } })] }), /webhooks\.resources\[0\]\.conversion\.crd: must be a CustomResourceDefinition/],
     ['another CRD', withWebhooks({ caBundle: 'Zm9v', resources: [memcachedWebhooks({ plural: 'caches', conversion: { crd: plainCrd() } })] }), /is the CRD of memcacheds\.cache\.example\.com, not of webhooks\.resources\[0\]/],
     ['a spoke as hub', withWebhooks({ caBundle: 'Zm9v', resources: [memcachedWebhooks({ apiVersion: 'cache.example.com/v1beta1', conversion: { crd: plainCrd() } })] }), /webhooks\.resources\[0\]\.apiVersion: must be the CRD's storage version/],
+    ['a spoke above the hub', withWebhooks({ caBundle: 'Zm9v', resources: [memcachedWebhooks({ conversion: { crd: plainCrd() } })] }), /webhooks\.resources\[0\]\.conversion: v1beta1 of memcacheds\.cache\.example\.com outranks the storage version v1alpha1 in Kubernetes version priority.*hangs namespace deletion.*Make the newest version the hub.*webhooks\.resources\[0\]\.conversion\.preferredSpoke=true/],
     ['bad timeout', withWebhooks({ caBundle: 'Zm9v', resources: [memcachedWebhooks({ default: { timeoutSeconds: 31 } })] }), /timeoutSeconds/],
   ];
   for (const [name, values, message] of cases) {
     const r = await renderChart(helm, { values, kubeVersion: null });
     assert.notEqual(r.code, 0, `${name}: must not render`);
     assert.match(r.stderr, message, name);
+  }
+});
+
+test('webhooks: the chart\'s version priority (a spoke above the storage version is refused) is src/crd/version-priority.ts\'s', async () => {
+  const pairs: [string, string][] = [['v1alpha1', 'v1beta1'], ['v1beta1', 'v1alpha1'], ['v1', 'v1beta2'], ['v1beta2', 'v1'], ['v2', 'v10'], ['v10', 'v2'],
+    ['v1alpha2', 'v1alpha10'], ['v2beta1', 'v1'], ['v1', 'v1x'], ['v1alpha1', 'v1.1'], ['v3alpha1', 'v2alpha9']];
+  // (A storage version that is not kube-like is refused by the values schema before this check.)
+  for (const [storage, other] of pairs) {
+    const crd = plainCrd().replace(/name: v1beta1/, 'name: OTHER').replace(/name: v1alpha1/, `name: ${storage}`).replace(/name: OTHER/, `name: ${other}`);
+    const r = await renderChart(helm, { values: withWebhooks({ caBundle: 'Zm9v', resources: [memcachedWebhooks({ apiVersion: `cache.example.com/${storage}`, conversion: { crd } })] }), kubeVersion: null });
+    const outranks = compareVersionPriority(other, storage) > 0;
+    assert.equal(r.code !== 0, outranks, `${other} over ${storage}: ${outranks ? 'refused' : 'rendered'} (${r.stderr.slice(0, 200)})`);
+    if (outranks) assert.match(r.stderr, new RegExp(`conversion: ${other} of memcacheds\\.cache\\.example\\.com outranks the storage version ${storage}`));
   }
 });

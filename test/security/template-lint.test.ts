@@ -53,7 +53,7 @@ const WEBHOOK_VALUES = {
     certManager: { enabled: true },
     resources: [{
       alias: 'memcached', apiVersion: 'cache.example.com/v1alpha1', plural: 'memcacheds', namespaced: true, default: {}, validate: {},
-      conversion: { crd: readFileSync(join(ROOT, 'infra/crds/memcacheds.cache.example.com.yaml'), 'utf8') },
+      conversion: { crd: readFileSync(join(ROOT, 'infra/crds/memcacheds.cache.example.com.yaml'), 'utf8'), preferredSpoke: true },
     }],
   },
 };

@@ -13,7 +13,7 @@
 import { existsSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DEFAULT_GENERATOR, staleCrds, writeCrds, type GeneratedResource } from '../../crd/generate.ts';
+import { crdWarnings, DEFAULT_GENERATOR, staleCrds, writeCrds, type GeneratedResource } from '../../crd/generate.ts';
 import { UsageError, helpText, parseCommandArgs, stringOption, type CommandSpec } from '../args.ts';
 import { PROJECT_OPTION, projectDir } from '../project-dir.ts';
 import type { CommandResult } from './command.ts';
@@ -46,21 +46,24 @@ export async function crd(argv: string[]): Promise<CommandResult> {
   const outDir = out ? resolve(out) : crdDir;
   const shown = (p: string) => relative(process.cwd(), p) || p;
   const json = args.values.json === true;
+  // A served version above the storage one puts the conversion webhook on every default read: said on every run.
+  const warnings = crdWarnings(resources);
+  const warned = warnings.map((w) => `⚠ ${w}\n`).join('');
 
   if (args.values.check === true) {
     const stale = staleCrds(outDir, resources, generator).map((s) => ({ path: shown(s.path), problem: s.problem }));
     const exitCode = stale.length === 0 ? 0 : 1;
-    if (json) return { output: `${JSON.stringify({ outDir: shown(outDir), upToDate: stale.length === 0, stale }, null, 2)}\n`, exitCode };
-    if (stale.length === 0) return { output: `CRDs in ${shown(outDir)} are up to date\n` };
+    if (json) return { output: `${JSON.stringify({ outDir: shown(outDir), upToDate: stale.length === 0, stale, warnings }, null, 2)}\n`, exitCode };
+    if (stale.length === 0) return { output: `CRDs in ${shown(outDir)} are up to date\n${warned}` };
     const lines = stale.map((s) => `✘ ${s.path} is ${s.problem}`);
     lines.push(`Run \`operless crd${out ? ` --out ${out}` : ''}\` and commit the result.`);
-    return { output: `${lines.join('\n')}\n`, exitCode };
+    return { output: `${lines.join('\n')}\n${warned}`, exitCode };
   }
 
   const written = writeCrds(outDir, resources, generator).map(shown);
-  if (json) return { output: `${JSON.stringify({ outDir: shown(outDir), written }, null, 2)}\n` };
-  if (written.length === 0) return { output: `CRDs in ${shown(outDir)} are up to date\n` };
-  return { output: `${written.map((p) => `wrote ${p}`).join('\n')}\n` };
+  if (json) return { output: `${JSON.stringify({ outDir: shown(outDir), written, warnings }, null, 2)}\n` };
+  if (written.length === 0) return { output: `CRDs in ${shown(outDir)} are up to date\n${warned}` };
+  return { output: `${written.map((p) => `wrote ${p}`).join('\n')}\n${warned}` };
 }
 
 /** The resources of the project at `root` and its CRD folder. */

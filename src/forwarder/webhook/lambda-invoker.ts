@@ -8,9 +8,11 @@
  * unhandled exception or a Lambda timeout) answers 502, throttling and an unreachable
  * service 503, the deadline 504 — each with a message an operator can act on. The SDK's
  * Lambda client is imported on the first invocation: a forwarder without webhooks never loads it.
+ * A ConversionReview too large for one invocation is invoked in chunks (conversion-split.ts).
  */
 import type { LambdaClient } from '@aws-sdk/client-lambda';
 import { errorMessage } from '../../observability/log.ts';
+import { splitConversions } from './conversion-split.ts';
 import type { InvokeOutcome, WebhookInvoker } from './server.ts';
 
 export interface LambdaInvokerOptions {
@@ -30,11 +32,12 @@ export function lambdaInvoker(options: LambdaInvokerOptions = {}): WebhookInvoke
       ...(options.region ? { region: options.region } : {}),
     }),
   })));
-  return async (functionName, payload, signal): Promise<InvokeOutcome> => {
+  return splitConversions(async (functionName, payload, signal): Promise<InvokeOutcome> => {
+    const body = new TextEncoder().encode(JSON.stringify(payload));
     try {
       const { client, InvokeCommand } = await load();
       const out = await client.send(
-        new InvokeCommand({ FunctionName: functionName, InvocationType: 'RequestResponse', Payload: new TextEncoder().encode(JSON.stringify(payload)) }),
+        new InvokeCommand({ FunctionName: functionName, InvocationType: 'RequestResponse', Payload: body }),
         { abortSignal: signal },
       );
       const text = out.Payload ? new TextDecoder().decode(out.Payload) : '';
@@ -46,7 +49,7 @@ export function lambdaInvoker(options: LambdaInvokerOptions = {}): WebhookInvoke
       if (name === 'TooManyRequestsException') return { ok: false, status: 503, message: `throttled by Lambda: raise the function's reserved concurrency (${errorMessage(err)})` };
       return { ok: false, status: 503, message: `cannot invoke it: ${name ? `${name}: ` : ''}${errorMessage(err)}` };
     }
-  };
+  });
 }
 
 function functionErrorMessage(text: string): string {

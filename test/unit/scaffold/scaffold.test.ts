@@ -377,6 +377,7 @@ describe('create webhook', () => {
       assert.throws(() => scaffoldWebhook(dir, { kind: 'WebApp' }), /at least one of --defaulting, --validation, --conversion/);
       assert.throws(() => scaffoldWebhook(dir, { kind: 'WebApp', conversion: true }), /--conversion needs --spoke <version>/);
       assert.throws(() => scaffoldWebhook(dir, { kind: 'WebApp', conversion: true, spoke: 'v1' }), /--spoke v1 is WebApp's own version/);
+      assert.throws(() => scaffoldWebhook(dir, { kind: 'WebApp', conversion: true, spoke: 'v2' }), /--spoke v2 outranks WebApp's own version v1 .*Make the newest version the hub: move WebApp to v2 .*--spoke v1 /);
       assert.throws(() => scaffoldWebhook(dir, { kind: 'WebApp', validation: true, spoke: 'v2' }), /--spoke .* give it with --conversion/);
       scaffoldWebhook(dir, { kind: 'WebApp', validation: true });
       assert.throws(() => scaffoldWebhook(dir, { kind: 'WebApp', validation: true }), /WebApp has webhooks already/);

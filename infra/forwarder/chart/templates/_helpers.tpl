@@ -96,3 +96,26 @@ caBundle: {{ . }}
 cert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ include "forwarder.fullname" . }}-webhook
 {{- end -}}
 {{- end -}}
+
+{{/*
+"true" when CRD version `a` outranks version `b` in Kubernetes version priority (src/crd/version-priority.ts,
+apimachinery's CompareKubeAwareVersionStrings): v<major>, v<major>beta<minor>, v<major>alpha<minor> first — GA
+over beta over alpha, then the higher major, then the higher minor — every other name after them, alphabetically.
+Call with (list a b).
+*/}}
+{{- define "forwarder.versionOutranks" -}}
+{{- $a := index . 0 }}{{- $b := index . 1 }}
+{{- $kube := "^v[0-9]{1,18}((alpha|beta)[0-9]{1,18})?$" }}
+{{- $ka := regexMatch $kube $a }}{{- $kb := regexMatch $kube $b }}
+{{- if and $ka $kb }}
+{{- $ta := ternary 2 (ternary 1 0 (contains "beta" $a)) (not (regexMatch "alpha|beta" $a)) }}
+{{- $tb := ternary 2 (ternary 1 0 (contains "beta" $b)) (not (regexMatch "alpha|beta" $b)) }}
+{{- $ma := regexReplaceAll "^v([0-9]+).*$" $a "${1}" | atoi }}{{- $mb := regexReplaceAll "^v([0-9]+).*$" $b "${1}" | atoi }}
+{{- $na := regexReplaceAll "^v[0-9]+(alpha|beta)?" $a "" | default "0" | atoi }}{{- $nb := regexReplaceAll "^v[0-9]+(alpha|beta)?" $b "" | default "0" | atoi }}
+{{- or (gt $ta $tb) (and (eq $ta $tb) (or (gt $ma $mb) (and (eq $ma $mb) (gt $na $nb)))) }}
+{{- else if or $ka $kb }}
+{{- $ka }}
+{{- else }}
+{{- lt $a $b }}
+{{- end }}
+{{- end }}
