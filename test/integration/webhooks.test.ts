@@ -112,7 +112,7 @@ async function renderWebhookChart(caBundle: string): Promise<Record<string, any>
         caBundle,
         resources: [{
           alias: 'memcached', apiVersion: 'cache.example.com/v1alpha1', plural: 'memcacheds', namespaced: true, default: {}, validate: {},
-          conversion: { crd: readFileSync(join(CRD_DIR, 'memcacheds.cache.example.com.yaml'), 'utf8') },
+          conversion: { crd: readFileSync(join(CRD_DIR, 'memcacheds.cache.example.com.yaml'), 'utf8'), preferredSpoke: true },
         }],
       },
     },

@@ -142,7 +142,7 @@ test('webhooks on: an ingress-only NetworkPolicy by default (webhook and probe p
   const auth = await renderChart(helm, { values: { ...base, settings: webhooks, webhooks: { caBundle: 'Zm9v', clientAuth: { caConfigMap: 'apiserver-client-ca' } } } });
   assert.equal(auth.code, 0, auth.stderr);
   const objects = manifests(auth.stdout);
-  const pod = (objects.find((m) => m.kind === 'Deployment')?.spec as { template: { spec: { volumes: { name: string; configMap?: { name: string } }[]; containers: { volumeMounts: { name: string; mountPath: string }[] }[] } } }).template.spec;
+  const pod = ((objects.find((m) => m.kind === 'Deployment') ?? assert.fail('a Deployment is rendered')).spec as { template: { spec: { volumes: { name: string; configMap?: { name: string } }[]; containers: { volumeMounts: { name: string; mountPath: string }[] }[] } } }).template.spec;
   assert.deepEqual(pod.volumes.find((v) => v.name === 'webhook-client-ca')?.configMap?.name, 'apiserver-client-ca');
   assert.equal(pod.containers[0]!.volumeMounts.find((m) => m.name === 'webhook-client-ca')?.mountPath, '/etc/operless-webhook-client-ca');
   const config = parse(String((objects.find((m) => m.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data['forwarder.yaml'])) as { webhooks: { clientAuth: { caFile: string } } };
