@@ -12,6 +12,7 @@
 // BUNDLE=<path to a forwarder .mjs> runs another build instead (e.g. an older commit's, to compare);
 // CAP_SECONDS (default 600) stops reading after that long — a forwarder whose resync never ends
 // (the overflow loop before resync-feed.ts) is then reported as it stands.
+import { NAMESPACES } from '../../src/kube/kinds.ts';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,7 +46,7 @@ const cp = await startControlPlane({ crds: [CRD] });
 const queues = await startMemoryQueueServer();
 try {
   const admin = createKubeClient(createTransport(cp.kubeConfig), { fieldManager: 'bench' });
-  await admin.create({ apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+  await admin.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
   const queueName = 'relist-work';
   const queueUrl = await queues.createQueue({ name: queueName, visibilityTimeoutSeconds: 600 });
   const t0 = Date.now();

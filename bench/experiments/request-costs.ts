@@ -5,6 +5,7 @@
 // the Deployment moved) with and without resourceVersion=0, and a status write three ways
 // (server-side apply, JSON merge patch, PUT), each changing the status.
 // N Memcacheds (default 1000) and N pods in one namespace; K requests (default 10000), 10 at a time.
+import { PODS } from '../../src/kube/kinds.ts';
 import { MEMCACHED } from '../../src/memcached/types.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { BENCH_PROCESS, processCpuSnapshot } from '../lib/machine.ts';
@@ -13,7 +14,6 @@ import { startBenchEnv } from '../lib/systems.ts';
 const N = Number(process.env.N ?? 1000);
 const K = Number(process.env.K ?? 10000);
 const ONLY = process.env.ONLY?.split(',');
-const PODS = { apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true } as const;
 
 async function eachBounded<T>(items: readonly T[], parallel: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;

@@ -19,6 +19,7 @@
 // The Deployments are what a Memcached's reconcile creates (bench/lib's children: the same pod
 // template); no kube-controller-manager runs, so they carry no status — a real child's status
 // only adds to what a whole-object watch parses.
+import { DEPLOYMENTS, NAMESPACES } from '../../src/kube/kinds.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,7 +31,7 @@ import { createKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
 import { startMemoryQueueServer } from '../../src/local/memory-queue-server.ts';
 import { startControlPlane } from '../../src/testing/index.ts';
-import { createMemcachedsWithDeployments, DEPLOYMENT_KIND, sleep, until } from '../lib/objects.ts';
+import { createMemcachedsWithDeployments, sleep, until } from '../lib/objects.ts';
 import { CRD, MEMCACHED_KIND } from '../lib/systems.ts';
 
 const SIZES = (process.env.SIZES ?? '10000,100000').split(',').map(Number);
@@ -84,7 +85,7 @@ const cp = await startControlPlane({ crds: [CRD] });
 const queues = await startMemoryQueueServer();
 try {
   const admin = createKubeClient(createTransport(cp.kubeConfig), { fieldManager: 'bench' });
-  await admin.create({ apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+  await admin.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
   const queueUrl = await queues.createQueue({ name: 'held', visibilityTimeoutSeconds: 600 });
   const bundles: Record<string, string> = {};
   for (const entry of (process.env.BUNDLES ?? '').split(',').filter(Boolean)) {
@@ -109,7 +110,7 @@ try {
     clusterId: 'bench',
     queue: { url: queueUrl, region: queues.region },
     primaries: [{ ...MEMCACHED_KIND, namespaces: [NAMESPACE] }],
-    owned: [{ ...DEPLOYMENT_KIND, namespaces: [NAMESPACE] }],
+    owned: [{ ...DEPLOYMENTS, namespaces: [NAMESPACE] }],
     resyncOnStart: false,
     leaderElection: { enabled: false },
     server: { port: 0, host: '127.0.0.1' },

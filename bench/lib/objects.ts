@@ -2,6 +2,7 @@
  * Creating Memcached objects for the scenarios: many at once, with bounded parallelism
  * (as fast as the API server takes them), and spec updates that bump the generation.
  */
+import { DEPLOYMENTS } from '../../src/kube/kinds.ts';
 import type { BoundKubeClient } from '../../src/kube/client.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { MEMCACHED_KIND } from './systems.ts';
@@ -41,7 +42,6 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 export const until = (what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> =>
   waitUntil(what, check, { timeoutMs, intervalMs: 50 });
 
-export const DEPLOYMENT_KIND = { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true } as const;
 
 /**
  * Memcacheds `mc-<i>` for i in [from, to), each with the Deployment its reconcile would create
@@ -53,7 +53,7 @@ export async function createMemcachedsWithDeployments(client: BoundKubeClient, n
   await forEachParallel(indexes, parallel, async (i) => {
     const name = `mc-${String(i).padStart(6, '0')}`;
     const owner = await client.create(MEMCACHED_KIND, { apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, metadata: { name, namespace }, spec: { size: 1 } });
-    await client.create(DEPLOYMENT_KIND, deploymentOf(namespace, name, owner.metadata.uid ?? ''));
+    await client.create(DEPLOYMENTS, deploymentOf(namespace, name, owner.metadata.uid ?? ''));
   });
 }
 

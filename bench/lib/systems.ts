@@ -16,6 +16,7 @@
  * Each system instance watches only its own namespace, so what one side left behind never
  * reaches the other.
  */
+import { NAMESPACES } from '../../src/kube/kinds.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -47,7 +48,6 @@ export const CLUSTER_ID = 'bench';
 export const KCM_BENCH_ARGS = ['--kube-api-qps=1000', '--kube-api-burst=2000', '--concurrent-deployment-syncs=20', '--concurrent-replicaset-syncs=20'];
 export const CRD = join(ROOT, 'infra', 'crds', 'memcacheds.cache.example.com.yaml');
 export const MEMCACHED_KIND = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', plural: 'memcacheds', namespaced: true } as const;
-const NAMESPACE_KIND = { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false } as const;
 
 export interface BenchEnv {
   readonly cp: ControlPlane;
@@ -108,8 +108,8 @@ export async function startBenchEnv(): Promise<BenchEnv> {
       return { queueUrl, dlqUrl };
     },
     async namespace(name) {
-      await admin.apply(NAMESPACE_KIND, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }).catch(async () => {
-        await admin.create(NAMESPACE_KIND, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+      await admin.apply(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }).catch(async () => {
+        await admin.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
       });
       return name;
     },

@@ -17,6 +17,7 @@
  * stopped, so every request counted comes from the forwarder (which only watches) and the
  * function: the cost of a related change to the operator itself.
  */
+import { CONFIGMAPS } from '../../src/kube/kinds.ts';
 import type { SQSEvent } from 'aws-lambda';
 import { decodeMessage } from '../../src/contract/message.ts';
 import { createKubeApi } from '../../src/kube/api.ts';
@@ -28,7 +29,6 @@ import { percentile } from '../lib/stats.ts';
 import { startOperless, type BenchEnv } from '../lib/systems.ts';
 import { listAndWatch, startTracker } from '../lib/tracker.ts';
 
-const CONFIGMAP_KIND = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true } as const;
 const REFERENCED = 'settings';
 const OTHER = 'other-settings';
 /** The function counts as quiet after this long without an invocation. */
@@ -167,7 +167,7 @@ export async function measureRelated(env: BenchEnv, namespace: string, options: 
     const referring = all.slice(0, options.referring);
     const others = all.slice(options.referring);
     const settings = (maxConnections: number) => ({ data: { maxConnections: String(maxConnections) } });
-    for (const name of [REFERENCED, OTHER]) await env.admin.create(CONFIGMAP_KIND, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, ...settings(1000) });
+    for (const name of [REFERENCED, OTHER]) await env.admin.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, ...settings(1000) });
     const refOf = (name: string) => (referring.includes(name) ? REFERENCED : others.indexOf(name) % 2 === 0 ? OTHER : undefined);
     await createMemcacheds(env.admin, namespace, all, 1, 20, (name) => (refOf(name) ? { configMapRef: { name: refOf(name) } } : {}));
     await tracker.whenAllAvailable(all, 180_000);
@@ -179,7 +179,7 @@ export async function measureRelated(env: BenchEnv, namespace: string, options: 
       const previous = new Map(referring.map((n) => [n, deployments.hash(n)]));
       const before = { referring: counter.snapshot(referring), others: counter.snapshot(others), api: await env.apiRequests() };
       const sent = Date.now();
-      await env.admin.mergePatch(CONFIGMAP_KIND, REFERENCED, namespace, settings(value));
+      await env.admin.mergePatch(CONFIGMAPS, REFERENCED, namespace, settings(value));
       const changed = () => referring.every((n) => deployments.changedAt(n, previous.get(n)) !== undefined);
       await until(`the ${referring.length} referring Deployments carry the new settings`, changed, 120_000).catch(() => {});
       const samples = referring.map((n) => deployments.changedAt(n, previous.get(n))).filter((t): t is number => t !== undefined).map((t) => t - sent);

@@ -23,7 +23,7 @@
  * failure to change it only leaves the timeout as it was (logged). Crashed and unfinished work
  * keeps the full timeout (an unfinished reconcile may still be running).
  */
-import { encodeMessage, objectKey, type ReconcileMessage } from '../contract/message.ts';
+import { encodeMessage, type ReconcileMessage } from '../contract/message.ts';
 import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_FAILED_AT, DLQ_ATTRIBUTE_REASON, truncateError, type DlqReason } from '../contract/dlq.ts';
 import { errorMessage, type Logger } from '../observability/log.ts';
 import type { Span } from '@opentelemetry/api';

@@ -32,6 +32,7 @@ import { pathToFileURL } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { parseAllDocuments } from 'yaml';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import { CUSTOMRESOURCEDEFINITIONS } from '../kube/kinds.ts';
 import type { KindRef, KubeObject, Condition } from '../kube/types.ts';
 import { createKubeClient, type BoundKubeClient } from '../kube/client.ts';
 import { createTransport } from '../kube/transport.ts';
@@ -460,11 +461,9 @@ async function applyFiles(client: BoundKubeClient, files: readonly string[], kin
   }
 }
 
-const CRD_KIND: KindRef = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false };
-
 /** REST coordinates of what the loop applies from files: CRDs, and samples of the kinds the controllers know. */
 function kindOf(object: KubeObject, kinds: readonly KindRef[], file: string): KindRef {
-  if (object.kind === 'CustomResourceDefinition') return CRD_KIND;
+  if (object.kind === 'CustomResourceDefinition') return CUSTOMRESOURCEDEFINITIONS;
   const found = kinds.find((k) => k.kind === object.kind && k.apiVersion === object.apiVersion);
   if (!found) {
     throw new Error(`${file}: ${object.apiVersion} ${object.kind} is not a kind any controller reconciles, owns or watches; samples must be of the project's kinds`);

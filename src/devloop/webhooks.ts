@@ -19,6 +19,7 @@ import { parseAllDocuments } from 'yaml';
 import type { Webhook } from '../core/webhook.ts';
 import { generateWebhookConfigurations, type WebhookResource } from '../crd/webhooks.ts';
 import type { BoundKubeClient } from '../kube/client.ts';
+import { CUSTOMRESOURCEDEFINITIONS, MUTATINGWEBHOOKCONFIGURATIONS, VALIDATINGWEBHOOKCONFIGURATIONS } from '../kube/kinds.ts';
 import type { KindRef, KubeObject } from '../kube/types.ts';
 import { startLambdaInvokeServer, type InvokeHandler, type LambdaInvokeServer } from '../local/lambda-invoke-server.ts';
 import type { FunctionEntry } from './project.ts';
@@ -80,10 +81,8 @@ export function startWebhookInvokeApi(functions: readonly WebhookFunction[], tim
   return startLambdaInvokeServer({ functions: Object.fromEntries(functions.map((f) => [f.entry.name, f.handler])), timeoutMs: timeoutSeconds * 1000 });
 }
 
-const CRD: KindRef = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false };
-const CONFIGURATION_KINDS: Record<string, KindRef> = Object.fromEntries(['Mutating', 'Validating'].map((k) => [`${k}WebhookConfiguration`, {
-  apiVersion: 'admissionregistration.k8s.io/v1', kind: `${k}WebhookConfiguration`, plural: `${k.toLowerCase()}webhookconfigurations`, namespaced: false,
-}]));
+const CRD = CUSTOMRESOURCEDEFINITIONS;
+const CONFIGURATION_KINDS: Record<string, KindRef> = Object.fromEntries([MUTATINGWEBHOOKCONFIGURATIONS, VALIDATINGWEBHOOKCONFIGURATIONS].map((k) => [k.kind, k]));
 
 interface CrdDocument extends KubeObject {
   spec: { group: string; names: { kind: string; plural: string }; scope: 'Namespaced' | 'Cluster'; versions: { name: string; served: boolean; storage: boolean }[]; conversion?: unknown };

@@ -12,13 +12,13 @@
  * Recording is best effort, like client-go's recorder: a failure is logged and never fails
  * the reconcile. Cluster-scoped objects get their Events in the `default` namespace.
  */
+import { EVENTS } from './kinds.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import { errorMessage, silentLogger, type Logger } from '../observability/log.ts';
 import type { EventRecorder, EventType, KindRef, KubeClient, KubeObject } from './types.ts';
 import { isKubeApiError } from './errors.ts';
 import { microTime } from './time.ts';
 
-export const EVENT_KIND: KindRef = { apiVersion: 'events.k8s.io/v1', kind: 'Event', plural: 'events', namespaced: true };
 
 const MAX_NOTE = 1024;
 const MAX_REASON = 128;
@@ -60,8 +60,8 @@ export function buildEvent(
 ): KubeObject {
   const namespace = regarding.metadata.namespace ?? 'default';
   return {
-    apiVersion: EVENT_KIND.apiVersion,
-    kind: EVENT_KIND.kind,
+    apiVersion: EVENTS.apiVersion,
+    kind: EVENTS.kind,
     metadata: { name: eventName(regarding, event), namespace },
     eventTime: microTime(options.now),
     reportingController: options.controller,
@@ -104,17 +104,17 @@ export function createEventRecorder(options: RecorderOptions): EventRecorder {
       }
       try {
         try {
-          await options.client.create(EVENT_KIND, body);
+          await options.client.create(EVENTS, body);
           remember(memoKey, { lastWriteAt: at.getTime(), unwritten: 0 });
           return;
         } catch (err) {
           if (!(isKubeApiError(err) && err.status === 409)) throw err;
         }
-        const live = await options.client.get(EVENT_KIND, name, namespace);
+        const live = await options.client.get(EVENTS, name, namespace);
         const series = (live?.series ?? undefined) as { count?: number } | undefined;
         const previous = series?.count ?? 1;
         const count = previous + 1 + (memo?.unwritten ?? 0);
-        await options.client.mergePatch(EVENT_KIND, name, namespace, {
+        await options.client.mergePatch(EVENTS, name, namespace, {
           series: { count, lastObservedTime: microTime(at) },
         });
         remember(memoKey, { lastWriteAt: at.getTime(), unwritten: 0 });

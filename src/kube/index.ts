@@ -12,7 +12,7 @@ export { kubeConfigAuth, loadKubeConfig } from './kubeconfig.ts';
 export { KubeApiError, isKubeApiError, isNotFound, isConflict, parseKubeError, parseRetryAfter } from './errors.ts';
 export { resourcePath, collectionPath, groupVersionPrefix, apiGroup, type CollectionCoordinates } from './paths.ts';
 export { createKubeApi, kubeApiOf, type KubeApi, type RequestOptions } from './api.ts';
-export { leaseClient, leasePath, LEASE_KIND, type Lease, type LeaseSpec, type LeaseClient, type LeaseRequestOptions } from './lease.ts';
+export { leaseClient, leasePath, type Lease, type LeaseSpec, type LeaseClient, type LeaseRequestOptions } from './lease.ts';
 export {
   createClientFactory, sourceFromEnv, loadSsmParameter, KubeAccessError, UnknownClusterError,
   type ClientFactory, type ClientSource, type FactoryOptions,
@@ -23,4 +23,4 @@ export { hasFinalizer, ensureFinalizer, removeFinalizer, finalizersPatch } from 
 export { controllerReference, withControllerReference, applyOwned, applyOwnedIfChanged, type ChildFence, applyReason, appliedHash, withAppliedHash, isSubsetOf, APPLIED_HASH_ANNOTATION, OWNER_GENERATION_ANNOTATION } from './owned.ts';
 export type { ApplyReason } from './owned.ts';
 export { updateStatus, desiredStatus, jsonEqual } from './status.ts';
-export { createEventRecorder, buildEvent, eventName, microTime, EVENT_KIND, type RecorderOptions } from './events.ts';
+export { createEventRecorder, buildEvent, eventName, microTime, type RecorderOptions } from './events.ts';

@@ -39,6 +39,9 @@ export type Builtin<M extends { apiVersion?: string; kind?: string }> = Omit<M, 
   metadata: ObjectMeta;
 };
 
+/** The parts of a pod an operator most often builds, as the model names them. */
+export type { Container, EnvVar, PodSpec, PodTemplateSpec, ResourceRequirements, ServicePort, Volume, VolumeMount } from 'kubernetes-types/core/v1.js';
+
 export type ConfigMap = Builtin<coreV1.ConfigMap>;
 export type Secret = Builtin<coreV1.Secret>;
 export type Service = Builtin<coreV1.Service>;

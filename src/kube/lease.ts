@@ -8,12 +8,12 @@
  * `metadata.resourceVersion` is stale fails with 409 Conflict, which is what makes two
  * candidates unable to both win one round. Lease times are `MicroTime` (time.ts).
  */
+import { LEASES } from './kinds.ts';
 import type { KubeApi, RequestOptions } from './api.ts';
 import { isNotFound } from './errors.ts';
 import { collectionPath, resourcePath } from './paths.ts';
 import type { KindRef } from './types.ts';
 
-export const LEASE_KIND: KindRef = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', plural: 'leases', namespaced: true };
 
 export interface LeaseSpec {
   holderIdentity?: string;
@@ -46,7 +46,7 @@ export interface LeaseClient {
 
 /** The path of a Lease (`name` given) or of a namespace's Leases. Pure. */
 export function leasePath(namespace: string, name?: string): string {
-  return name === undefined ? collectionPath(LEASE_KIND, namespace) : resourcePath(LEASE_KIND, { namespace, name });
+  return name === undefined ? collectionPath(LEASES, namespace) : resourcePath(LEASES, { namespace, name });
 }
 
 export function leaseClient(api: Pick<KubeApi, 'requestJson'>): LeaseClient {

@@ -12,10 +12,10 @@
  * Guarantees: it only writes Pod status; it never creates or deletes anything; `stop()`
  * returns after the current pass.
  */
+import { PODS } from '../kube/kinds.ts';
 import type { KindRef, KubeClient, KubeObject } from '../kube/types.ts';
 import type { Logger } from '../observability/log.ts';
 
-export const POD_KIND: KindRef = { apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true };
 export const SIMULATED_MESSAGE = 'simulated by operless dev: no container runs';
 
 interface PodLike extends KubeObject {
@@ -63,10 +63,10 @@ export function startPodSimulator(client: KubeClient, options: { log: Logger; in
   let pass: Promise<void> = Promise.resolve();
   const tick = async () => {
     try {
-      const { items } = await client.list<PodLike>(POD_KIND);
+      const { items } = await client.list<PodLike>(PODS);
       for (const pod of items.filter(needsSimulation)) {
         const ip = `10.244.0.${(nextIp++ % 250) + 2}`;
-        await client.applyStatus(POD_KIND, {
+        await client.applyStatus(PODS, {
           apiVersion: 'v1',
           kind: 'Pod',
           metadata: { name: pod.metadata.name, namespace: pod.metadata.namespace ?? 'default' },

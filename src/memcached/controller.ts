@@ -32,13 +32,14 @@ import type { ControllerSpec, ReconcileContext } from '../core/types.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { done, type ReconcileResult } from '../core/result.ts';
 import { TerminalError } from '../core/errors.ts';
-import { DEPLOYMENTS, PODS, SERVICES, desiredDeployment, desiredService, podSelector } from './desired.ts';
+import { CONFIGMAPS, DEPLOYMENTS, PODS, SERVICES } from '../kube/kinds.ts';
+import { desiredDeployment, desiredService, podSelector } from './desired.ts';
 import { DEGRADED, invalidSpecStatus, observeSummary, recordedPods, summarizePods, transitioned, type DeploymentView, type PodView } from './status.ts';
 import { podsNeedListing, serviceCheck } from './plan.ts';
 import { applyOwnedIfChanged } from '../kube/owned.ts';
 import { specProblem, type SpecProblem } from './validate.ts';
 import { MEMCACHED, type Memcached } from './types.ts';
-import { CONFIGMAPS, configSettings, type ConfigMapView, type SettingsResult } from './settings.ts';
+import { configSettings, type ConfigMapView, type SettingsResult } from './settings.ts';
 
 export const MEMCACHED_FINALIZER = 'cache.example.com/finalizer';
 export const FIELD_MANAGER = 'operless-memcached';

@@ -10,7 +10,7 @@
  * Standard (non-root, no privilege escalation, all capabilities dropped, RuntimeDefault
  * seccomp, read-only root filesystem).
  */
-import type { KindRef, KubeObject } from '../kube/types.ts';
+import type { Container, Deployment, Service } from '../kube/kinds.ts';
 import type { MemcachedSettings } from './settings.ts';
 import type { Memcached } from './types.ts';
 
@@ -22,10 +22,6 @@ export interface AppliedSettings {
   readonly settings: MemcachedSettings;
   readonly hash: string;
 }
-
-export const DEPLOYMENTS: KindRef = { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
-export const SERVICES: KindRef = { apiVersion: 'v1', kind: 'Service', plural: 'services', namespaced: true };
-export const PODS: KindRef = { apiVersion: 'v1', kind: 'Pod', plural: 'pods', namespaced: true };
 
 export const CONTAINER_NAME = 'memcached';
 export const PORT_NAME = 'memcached';
@@ -55,9 +51,9 @@ export function memcachedArgs(mc: Memcached, settings: MemcachedSettings = {}): 
 }
 
 /** The Deployment; with `applied` (a Memcached with `spec.configMapRef`), its settings and their hash on the pod template. */
-export function desiredDeployment(mc: Memcached, applied?: AppliedSettings): KubeObject {
+export function desiredDeployment(mc: Memcached, applied?: AppliedSettings): Deployment {
   const spec = mc.spec;
-  const container: Record<string, unknown> = {
+  const container: Container = {
     name: CONTAINER_NAME,
     image: spec.image,
     imagePullPolicy: 'IfNotPresent',
@@ -78,13 +74,13 @@ export function desiredDeployment(mc: Memcached, applied?: AppliedSettings): Kub
   };
   if (spec.resources && (spec.resources.limits || spec.resources.requests)) {
     container.resources = {
-      ...(spec.resources.limits ? { limits: { ...spec.resources.limits } } : {}),
-      ...(spec.resources.requests ? { requests: { ...spec.resources.requests } } : {}),
+      ...(spec.resources.limits ? { limits: quantities(spec.resources.limits) } : {}),
+      ...(spec.resources.requests ? { requests: quantities(spec.resources.requests) } : {}),
     };
   }
   return {
-    apiVersion: DEPLOYMENTS.apiVersion,
-    kind: DEPLOYMENTS.kind,
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
     metadata: { name: mc.metadata.name, namespace: mc.metadata.namespace, labels: labels(mc) },
     spec: {
       replicas: spec.size,
@@ -103,11 +99,19 @@ export function desiredDeployment(mc: Memcached, applied?: AppliedSettings): Kub
   };
 }
 
+/**
+ * Resource quantities as the Kubernetes model types them (strings): the CRD's `int-or-string`
+ * quantities (`cpu: 1`) are written as the API server would canonicalise them (`"1"`).
+ */
+function quantities(values: Readonly<Record<string, string | number>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(values).map(([name, value]) => [name, String(value)]));
+}
+
 /** A headless Service: clients resolve every memcached pod (clients shard keys themselves). */
-export function desiredService(mc: Memcached): KubeObject {
+export function desiredService(mc: Memcached): Service {
   return {
-    apiVersion: SERVICES.apiVersion,
-    kind: SERVICES.kind,
+    apiVersion: 'v1',
+    kind: 'Service',
     metadata: { name: mc.metadata.name, namespace: mc.metadata.namespace, labels: labels(mc) },
     spec: {
       clusterIP: 'None',

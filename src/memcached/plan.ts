@@ -18,7 +18,7 @@
 import type { ReconcileMessage } from '../contract/message.ts';
 import type { Memcached } from './types.ts';
 import type { DeploymentView } from './status.ts';
-import { SERVICES } from './desired.ts';
+import { SERVICES } from '../kube/kinds.ts';
 
 /** Why the Service is applied in this reconcile, or undefined when it is left alone. */
 export type ServiceCheck = 'spec-or-retry' | 'owned-event' | 'deployment-applied' | 'resync' | undefined;

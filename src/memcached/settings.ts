@@ -14,7 +14,6 @@ import { createHash } from 'node:crypto';
 import type { KindRef, KubeObject } from '../kube/types.ts';
 import type { SpecProblem } from './validate.ts';
 
-export const CONFIGMAPS: KindRef = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 
 /** The settings a ConfigMap may hold, with their bounds. */
 const KEYS = { memoryLimitMB: { min: 16, max: 65536 }, maxConnections: { min: 1, max: 65536 } } as const;

@@ -16,6 +16,7 @@
  */
 import { jsonEqual } from '../core/json-patch.ts';
 import { defineWebhook, type AdmissionContext, type Validation } from '../core/webhook.ts';
+import { NAMESPACES } from '../kube/kinds.ts';
 import type { KindRef, KubeObject } from '../kube/types.ts';
 import { MEMCACHED, type Memcached } from './types.ts';
 import { specProblem } from './validate.ts';
@@ -25,7 +26,6 @@ export const MAX_PODS_LABEL = 'cache.example.com/max-memcached-pods';
 /** Memory beyond `spec.memoryLimitMB` a memcached process needs (connections, hash table). */
 export const MEMORY_HEADROOM_MB = 32;
 export const DEFAULT_CPU_REQUEST = '100m';
-const NAMESPACES: KindRef = { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false };
 const V1BETA1 = 'cache.example.com/v1beta1';
 
 /** The defaulted object (pure): resources from memoryLimitMB when none are given. */

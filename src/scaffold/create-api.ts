@@ -20,7 +20,7 @@ import { renderCrd } from '../crd/generate.ts';
 import { conditions, integer, object, required, string } from '../crd/schema.ts';
 import { defineResource } from '../crd/resource.ts';
 import type { FileChange } from './files.ts';
-import { resolveOwned, resolveRelated } from './known-kinds.ts';
+import { isBuiltinKind, resolveOwned, resolveRelated } from './known-kinds.ts';
 import { camel, checkKind, checkVersion, constant, fullGroup, kebab, pluralOf, ScaffoldError } from './names.ts';
 import { kindRefOf, orderingOf, PROJECT_FILE, renderProjectFile, type ApiEntry, type ProjectFile } from './project-file.ts';
 import { clusterScopedOf, namespacedRbac, type RbacObject } from '../kube/rbac-scope.ts';
@@ -269,8 +269,14 @@ function kindRefLiteral(ref: KindRef): string {
 
 function controllerModule(api: ApiEntry): string {
   const k = api.kind;
-  const owned = [...api.owns, ...(api.watches ?? []).filter((w) => !api.owns.some((o) => o.kind === w.kind))]
-    .map((ref) => `export const ${constant(ref.plural)}: KindRef = ${kindRefLiteral(ref)};`).join('\n');
+  const refs = [...api.owns, ...(api.watches ?? []).filter((w) => !api.owns.some((o) => o.kind === w.kind))];
+  // Built-in kinds come typed from operless/kinds (their objects are checked against the model); the project's own kinds as literals.
+  const builtin = refs.filter(isBuiltinKind);
+  const custom = refs.filter((ref) => !isBuiltinKind(ref));
+  const owned = [
+    ...(builtin.length > 0 ? [`import { ${builtin.map((ref) => constant(ref.plural)).join(', ')} } from 'operless/kinds';`] : []),
+    ...custom.map((ref) => `export const ${constant(ref.plural)}: KindRef = ${kindRefLiteral(ref)};`),
+  ].join('\n');
   const watches = (api.watches ?? []).map((w) => `{ kind: ${constant(w.plural)}, map: { field: 'spec.${refField(w)}.name' } }`).join(', ');
   const watchNote = (api.watches ?? []).map((w) => `  // ${w.kind} object.spec.${refField(w)}?.name (same namespace) is read here; its changes reconcile this ${k}
   // (\`Related\` messages), e.g. const ${camel(w.kind)} = ref ? await ctx.client.get(${constant(w.plural)}, ref.name, object.metadata.namespace) : undefined;\n`).join('');
@@ -291,7 +297,7 @@ function controllerModule(api: ApiEntry): string {
  *
  * Idempotent: running it twice, or twice at once, must converge on the same objects.
  */
-import { done, setCondition, type ControllerSpec, type KindRef, type ReconcileContext, type ReconcileResult } from 'operless';
+import { done, setCondition, type ControllerSpec,${custom.length > 0 ? ' type KindRef,' : ''} type ReconcileContext, type ReconcileResult } from 'operless';
 import { ${constant(k)}, type ${k} } from './types.ts';
 ${owned ? `\n${owned}\n` : ''}
 export const READY = 'Ready';

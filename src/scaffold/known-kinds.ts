@@ -1,34 +1,24 @@
 /**
- * The built-in Kubernetes kinds a scaffolded controller can own (`--owns Deployment,Service`):
- * their apiVersion, REST plural and scope — what the forwarder watch entries, the RBAC rules
- * and the `owns` list of the generated controller need.
+ * The built-in Kubernetes kinds a scaffolded controller can own (`--owns Deployment,Service`)
+ * or watch: the typed catalogue (kube/kinds.ts) — their apiVersion, REST plural and scope are
+ * what the forwarder watch entries, the RBAC rules and the `owns` list of the generated
+ * controller need, and the generated controller imports them from `operless/kinds`.
  *
  * Guarantee: `resolveOwned` accepts a kind by its name in any case, or by its plural, and
  * refuses anything else with the list of kinds it knows; a namespaced owner cannot own a
  * cluster-scoped kind (Kubernetes does not allow such owner references).
  */
+import { OWNABLE_KINDS } from '../kube/kinds.ts';
 import type { KindRef } from '../kube/types.ts';
-import { pluralOf, ScaffoldError } from './names.ts';
+import { ScaffoldError } from './names.ts';
 
-/**
- * The built-in kinds by apiVersion, in the order `--owns` errors list them. Their REST plural
- * is Kubernetes' own rule (`pluralOf`, the one the scaffold uses for new kinds); they are
- * namespaced unless named in `CLUSTER_SCOPED`.
- */
-const KINDS_BY_API_VERSION: Readonly<Record<string, readonly string[]>> = {
-  v1: ['ConfigMap', 'Secret', 'Service', 'ServiceAccount', 'PersistentVolumeClaim', 'Pod', 'ResourceQuota', 'LimitRange', 'Namespace'],
-  'apps/v1': ['Deployment', 'StatefulSet', 'DaemonSet'],
-  'batch/v1': ['Job', 'CronJob'],
-  'networking.k8s.io/v1': ['Ingress', 'NetworkPolicy'],
-  'policy/v1': ['PodDisruptionBudget'],
-  'autoscaling/v2': ['HorizontalPodAutoscaler'],
-  'rbac.authorization.k8s.io/v1': ['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'],
-};
-const CLUSTER_SCOPED: ReadonlySet<string> = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding']);
+/** The built-in kinds a controller may own or watch: the typed catalogue's (kube/kinds.ts, `operless/kinds`). */
+export const BUILTIN_KINDS: readonly KindRef[] = OWNABLE_KINDS;
 
-export const BUILTIN_KINDS: readonly KindRef[] = Object.entries(KINDS_BY_API_VERSION).flatMap(([apiVersion, kinds]) =>
-  kinds.map((kind) => ({ apiVersion, kind, plural: pluralOf(kind), namespaced: !CLUSTER_SCOPED.has(kind) })),
-);
+/** True for a kind of the catalogue (generated code imports it from `operless/kinds`). */
+export function isBuiltinKind(ref: KindRef): boolean {
+  return BUILTIN_KINDS.some((k) => k.apiVersion === ref.apiVersion && k.kind === ref.kind);
+}
 
 /**
  * The kinds named by `--owns` (comma-separated; repeats removed), checked against the

@@ -47,7 +47,7 @@ import { createTransport } from '../../src/kube/transport.ts';
 import { defineController } from '../../src/core/controller.ts';
 import { memcachedController } from '../../src/memcached/controller.ts';
 import { MEMCACHED } from '../../src/memcached/types.ts';
-import { DEPLOYMENTS } from '../../src/memcached/desired.ts';
+import { DEPLOYMENTS } from '../../src/kube/kinds.ts';
 import { startPodSimulator, type PodSimulator } from '../../src/local/pod-simulator.ts';
 import { watchesFor } from '../../src/devloop/project.ts';
 import { devQueueNames } from '../../src/devloop/dev-loop.ts';

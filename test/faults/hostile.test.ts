@@ -16,7 +16,7 @@
 import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { DEPLOYMENTS, SERVICES } from '../../src/memcached/desired.ts';
+import { DEPLOYMENTS, SERVICES } from '../../src/kube/kinds.ts';
 import { MEMCACHED } from '../../src/memcached/types.ts';
 import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 import { replayFromEnv, replayLine } from '../support/fast-check.ts';

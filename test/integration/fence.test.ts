@@ -27,7 +27,8 @@ import { noMetrics } from '../../src/core/metrics.ts';
 import { applyOwnedIfChanged, OWNER_GENERATION_ANNOTATION } from '../../src/kube/owned.ts';
 import { isConflict } from '../../src/kube/errors.ts';
 import { memcachedController, FIELD_MANAGER } from '../../src/memcached/controller.ts';
-import { DEPLOYMENTS, desiredDeployment } from '../../src/memcached/desired.ts';
+import { DEPLOYMENTS } from '../../src/kube/kinds.ts';
+import { desiredDeployment } from '../../src/memcached/desired.ts';
 import { MEMCACHED, type Memcached } from '../../src/memcached/types.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 

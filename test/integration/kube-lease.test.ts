@@ -12,7 +12,8 @@ import { startControlPlane, type ControlPlane } from '../../src/testing/index.ts
 import { waitUntil } from '../../src/testing/wait.ts';
 import { createKubeApi, KubeApiError, type KubeApi } from '../../src/kube/api.ts';
 import { isConflict } from '../../src/kube/errors.ts';
-import { LEASE_KIND, leaseClient, leasePath, type Lease } from '../../src/kube/lease.ts';
+import { leaseClient, leasePath, type Lease } from '../../src/kube/lease.ts';
+import { LEASES } from '../../src/kube/kinds.ts';
 import { collectionPath, groupVersionPrefix, resourcePath } from '../../src/kube/paths.ts';
 import { microTime } from '../../src/kube/time.ts';
 import type { WatchEvent } from '../../src/kube/transport.ts';
@@ -49,9 +50,9 @@ test('requestJson: create and list on collectionPath with a label selector; a mi
 });
 
 test('discovery on groupVersionPrefix names the Lease resource as lease.ts addresses it', async () => {
-  const doc = await api.requestJson<{ resources: { name: string; kind: string; namespaced: boolean }[] }>('GET', groupVersionPrefix(LEASE_KIND.apiVersion));
+  const doc = await api.requestJson<{ resources: { name: string; kind: string; namespaced: boolean }[] }>('GET', groupVersionPrefix(LEASES.apiVersion));
   const lease = doc.resources.find((r) => r.kind === 'Lease');
-  assert.deepEqual(lease && { name: lease.name, namespaced: lease.namespaced }, { name: LEASE_KIND.plural, namespaced: true });
+  assert.deepEqual(lease && { name: lease.name, namespaced: lease.namespaced }, { name: LEASES.plural, namespaced: true });
 });
 
 test('watch: events of a collection arrive in order from a resourceVersion; an abort ends the stream cleanly', async () => {

@@ -30,7 +30,7 @@ import type { BoundKubeClient } from '../../src/kube/client.ts';
 import { rateLimiter } from '../../src/kube/dry-run.ts';
 import type { KubeTransport } from '../../src/kube/transport.ts';
 import type { KindRef, KubeObject } from '../../src/kube/types.ts';
-import { EVENT_KIND } from '../../src/kube/events.ts';
+import { EVENTS } from '../../src/kube/kinds.ts';
 import { defineController, type Controller } from '../../src/core/controller.ts';
 import { reconcileKey } from '../../src/core/reconciler.ts';
 import { done } from '../../src/core/result.ts';
@@ -105,7 +105,7 @@ async function reconcileForReal(controller: Controller<App>, name: string): Prom
 async function clusterState() {
   const apps = await admin.list(APP, { namespace: NS });
   const deployments = await admin.list(DEPLOYMENT, { namespace: NS });
-  const events = await admin.list(EVENT_KIND, { namespace: NS });
+  const events = await admin.list(EVENTS, { namespace: NS });
   return {
     apps: Object.fromEntries(apps.items.map((o) => [o.metadata.name, o.metadata.resourceVersion])),
     deployments: Object.fromEntries(deployments.items.map((o) => [o.metadata.name, o.metadata.resourceVersion])),

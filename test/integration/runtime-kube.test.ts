@@ -18,7 +18,8 @@ import { isKubeApiError, KubeApiError } from '../../src/kube/errors.ts';
 import { ensureFinalizer, removeFinalizer } from '../../src/kube/finalizers.ts';
 import { updateStatus } from '../../src/kube/status.ts';
 import { applyOwned } from '../../src/kube/owned.ts';
-import { createEventRecorder, EVENT_KIND, resetEventMemory } from '../../src/kube/events.ts';
+import { createEventRecorder, resetEventMemory } from '../../src/kube/events.ts';
+import { EVENTS } from '../../src/kube/kinds.ts';
 import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 
 const GADGET: KindRef = { apiVersion: 'test.operless.dev/v1', kind: 'Gadget', plural: 'gadgets', namespaced: true };
@@ -148,7 +149,7 @@ test('Events: recorded once, repeats bump series.count instead of creating new E
   await events.record(g, warning);
   await events.record(g, warning);
   await events.record(g, { ...warning, type: 'Normal', reason: 'Scaled', note: 'scaled to 2' });
-  const list = (await client.list(EVENT_KIND, { namespace: NS })).items.filter((e) => (e.regarding as { uid: string }).uid === g.metadata.uid);
+  const list = (await client.list(EVENTS, { namespace: NS })).items.filter((e) => (e.regarding as { uid: string }).uid === g.metadata.uid);
   assert.equal(list.length, 2);
   const w = list.find((e) => e.reason === 'InvalidSpec');
   assert.equal((w?.series as { count: number } | undefined)?.count, 3);

@@ -26,7 +26,8 @@ import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 import { applyOwnedIfChanged, OWNER_GENERATION_ANNOTATION } from '../../src/kube/owned.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
 import type { BoundKubeClient } from '../../src/kube/client.ts';
-import { EVENT_KIND, resetEventMemory } from '../../src/kube/events.ts';
+import { resetEventMemory } from '../../src/kube/events.ts';
+import { EVENTS } from '../../src/kube/kinds.ts';
 import { setCondition } from '../../src/kube/conditions.ts';
 import { PAUSED_ANNOTATION } from '../../src/contract/pause.ts';
 import { createSqsSender } from '../../src/queue/sqs.ts';
@@ -257,7 +258,7 @@ async function sendWork(body: string | ReconcileMessage) {
 }
 
 async function eventsFor(w: KubeObject) {
-  const list = await admin.list(EVENT_KIND, { namespace: NS });
+  const list = await admin.list(EVENTS, { namespace: NS });
   return list.items.filter((e) => (e.regarding as { uid?: string }).uid === w.metadata.uid);
 }
 

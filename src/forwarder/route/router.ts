@@ -31,7 +31,6 @@ import { isOperlessFieldManager } from '../../contract/field-manager.ts';
 import { messageProblem, newMessage, objectKey, type ObjectRef, type Reason } from '../../contract/message.ts';
 import { apiGroup } from '../../kube/paths.ts';
 import { shouldForwardUpdate } from './predicates.ts';
-import type { Trigger, WatchRole } from '../config.ts';
 import type { ControllerRef, ObjectSnapshot } from '../source/snapshot.ts';
 import type { ResolvedWatch } from '../source/resources.ts';
 import type { Change } from '../source/store.ts';

@@ -15,7 +15,8 @@ import { toSqsHandler, type HandlerOptions } from '../../../src/core/handler.ts'
 import { done } from '../../../src/core/result.ts';
 import type { ReconcileContext } from '../../../src/core/types.ts';
 import type { KindRef, KubeObject } from '../../../src/kube/types.ts';
-import { EVENT_KIND, resetEventMemory } from '../../../src/kube/events.ts';
+import { resetEventMemory } from '../../../src/kube/events.ts';
+import { EVENTS } from '../../../src/kube/kinds.ts';
 import { createLogger } from '../../../src/observability/log.ts';
 import { noMetrics } from '../../../src/core/metrics.ts';
 import type { MessageSender } from '../../../src/queue/sender.ts';
@@ -129,7 +130,7 @@ test('a stuck reconcile on its last attempt: dead-lettered with RetriesExhausted
   const letter = s.sender.sent[0]!;
   assert.equal(letter.queueUrl, DLQ);
   assert.equal(letter.attributes?.[DLQ_ATTRIBUTE_REASON], 'RetriesExhausted');
-  const events = [...s.cluster.objects.values()].filter((o) => o.kind === EVENT_KIND.kind) as (KubeObject & { reason?: string; regarding?: { name?: string } })[];
+  const events = [...s.cluster.objects.values()].filter((o) => o.kind === EVENTS.kind) as (KubeObject & { reason?: string; regarding?: { name?: string } })[];
   assert.deepEqual(events.map((e) => [e.reason, e.regarding?.name]), [['ReconcileFailed', 'stuck-a']]);
 });
 

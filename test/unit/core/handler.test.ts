@@ -10,7 +10,8 @@ import { TerminalError } from '../../../src/core/errors.ts';
 import type { ControllerSpec } from '../../../src/core/types.ts';
 import type { KindRef, KubeObject } from '../../../src/kube/types.ts';
 import { KubeApiError } from '../../../src/kube/errors.ts';
-import { resetEventMemory, EVENT_KIND } from '../../../src/kube/events.ts';
+import { resetEventMemory } from '../../../src/kube/events.ts';
+import { EVENTS } from '../../../src/kube/kinds.ts';
 import { silentLogger } from '../../../src/observability/log.ts';
 import { noMetrics } from '../../../src/core/metrics.ts';
 import { fakeCluster, lambdaContext, recordingSender, sqsRecord, type FakeCluster } from './fakes.ts';
@@ -355,7 +356,7 @@ test('Warning Events repeat into a series, not new Events', async () => {
   await s.run([msgFor(w)]);
   resetEventMemory();
   await s.run([msgFor(w)]);
-  const events = [...s.cluster.objects.values()].filter((o) => o.kind === EVENT_KIND.kind);
+  const events = [...s.cluster.objects.values()].filter((o) => o.kind === EVENTS.kind);
   assert.equal(events.length, 1);
   assert.deepEqual((events[0]?.series as { count: number } | undefined)?.count, 2);
 });

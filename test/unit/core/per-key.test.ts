@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { SQSEvent } from 'aws-lambda';
-import { decodeMessage, encodeMessage, followUp, newMessage, objectKey, type ReconcileMessage } from '../../../src/contract/message.ts';
+import { decodeMessage, encodeMessage, followUp, newMessage, type ReconcileMessage } from '../../../src/contract/message.ts';
 import { defineController } from '../../../src/core/controller.ts';
 import { toSqsHandler } from '../../../src/core/handler.ts';
 import { moveOf, toDelayMoverHandler } from '../../../src/core/mover.ts';

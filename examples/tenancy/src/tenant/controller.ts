@@ -11,11 +11,9 @@
  * of that name that another controller (or nobody) owns is refused with Ready=False and a
  * TerminalError: only a human can decide whose it is.
  */
-import { done, setCondition, TerminalError, type ControllerSpec, type KindRef, type KubeObject, type ReconcileContext, type ReconcileResult } from 'operless';
+import { done, setCondition, TerminalError, type ControllerSpec, type ReconcileContext, type ReconcileResult } from 'operless';
+import { NAMESPACES, RESOURCEQUOTAS, type Namespace, type ResourceQuota } from 'operless/kinds';
 import { TENANT, type Tenant } from './types.ts';
-
-export const NAMESPACES: KindRef = { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false };
-export const RESOURCEQUOTAS: KindRef = { apiVersion: 'v1', kind: 'ResourceQuota', plural: 'resourcequotas', namespaced: true };
 
 export const READY = 'Ready';
 export const QUOTA_NAME = 'tenant-quota';
@@ -32,7 +30,7 @@ export function tenantLabels(tenant: Tenant): Record<string, string> {
 }
 
 /** The tenant's namespace (pure). */
-export function desiredNamespace(tenant: Tenant): KubeObject {
+export function desiredNamespace(tenant: Tenant): Namespace {
   return {
     apiVersion: 'v1',
     kind: 'Namespace',
@@ -41,7 +39,7 @@ export function desiredNamespace(tenant: Tenant): KubeObject {
 }
 
 /** The quota in the tenant's namespace (pure): only the limits the spec sets. */
-export function desiredQuota(tenant: Tenant): KubeObject {
+export function desiredQuota(tenant: Tenant): ResourceQuota {
   const quota = tenant.spec.quota;
   const hard: Record<string, string> = { pods: String(quota?.pods ?? 50) };
   if (quota?.cpu !== undefined) hard['requests.cpu'] = String(quota.cpu);
