@@ -75,34 +75,34 @@ function kind<T extends Builtin<{ apiVersion?: string; kind?: string }>>(apiVers
   return Object.freeze({ apiVersion, kind: name, plural, namespaced });
 }
 
-export const CONFIGMAPS = kind<ConfigMap>('v1', 'ConfigMap', 'configmaps', true);
-export const SECRETS = kind<Secret>('v1', 'Secret', 'secrets', true);
-export const SERVICES = kind<Service>('v1', 'Service', 'services', true);
-export const SERVICEACCOUNTS = kind<ServiceAccount>('v1', 'ServiceAccount', 'serviceaccounts', true);
-export const PERSISTENTVOLUMECLAIMS = kind<PersistentVolumeClaim>('v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', true);
-export const PODS = kind<Pod>('v1', 'Pod', 'pods', true);
-export const RESOURCEQUOTAS = kind<ResourceQuota>('v1', 'ResourceQuota', 'resourcequotas', true);
-export const LIMITRANGES = kind<LimitRange>('v1', 'LimitRange', 'limitranges', true);
-export const NAMESPACES = kind<Namespace>('v1', 'Namespace', 'namespaces', false);
-export const DEPLOYMENTS = kind<Deployment>('apps/v1', 'Deployment', 'deployments', true);
-export const STATEFULSETS = kind<StatefulSet>('apps/v1', 'StatefulSet', 'statefulsets', true);
-export const DAEMONSETS = kind<DaemonSet>('apps/v1', 'DaemonSet', 'daemonsets', true);
-export const REPLICASETS = kind<ReplicaSet>('apps/v1', 'ReplicaSet', 'replicasets', true);
-export const JOBS = kind<Job>('batch/v1', 'Job', 'jobs', true);
-export const CRONJOBS = kind<CronJob>('batch/v1', 'CronJob', 'cronjobs', true);
-export const INGRESSES = kind<Ingress>('networking.k8s.io/v1', 'Ingress', 'ingresses', true);
-export const NETWORKPOLICIES = kind<NetworkPolicy>('networking.k8s.io/v1', 'NetworkPolicy', 'networkpolicies', true);
-export const PODDISRUPTIONBUDGETS = kind<PodDisruptionBudget>('policy/v1', 'PodDisruptionBudget', 'poddisruptionbudgets', true);
-export const HORIZONTALPODAUTOSCALERS = kind<HorizontalPodAutoscaler>('autoscaling/v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', true);
-export const ROLES = kind<Role>('rbac.authorization.k8s.io/v1', 'Role', 'roles', true);
-export const ROLEBINDINGS = kind<RoleBinding>('rbac.authorization.k8s.io/v1', 'RoleBinding', 'rolebindings', true);
-export const CLUSTERROLES = kind<ClusterRole>('rbac.authorization.k8s.io/v1', 'ClusterRole', 'clusterroles', false);
-export const CLUSTERROLEBINDINGS = kind<ClusterRoleBinding>('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', 'clusterrolebindings', false);
-export const LEASES = kind<Lease>('coordination.k8s.io/v1', 'Lease', 'leases', true);
-export const EVENTS = kind<Event>('events.k8s.io/v1', 'Event', 'events', true);
-export const CUSTOMRESOURCEDEFINITIONS = kind<CustomResourceDefinition>('apiextensions.k8s.io/v1', 'CustomResourceDefinition', 'customresourcedefinitions', false);
-export const VALIDATINGWEBHOOKCONFIGURATIONS = kind<ValidatingWebhookConfiguration>('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', false);
-export const MUTATINGWEBHOOKCONFIGURATIONS = kind<MutatingWebhookConfiguration>('admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', false);
+export const CONFIGMAPS = /* @__PURE__ */ kind<ConfigMap>('v1', 'ConfigMap', 'configmaps', true);
+export const SECRETS = /* @__PURE__ */ kind<Secret>('v1', 'Secret', 'secrets', true);
+export const SERVICES = /* @__PURE__ */ kind<Service>('v1', 'Service', 'services', true);
+export const SERVICEACCOUNTS = /* @__PURE__ */ kind<ServiceAccount>('v1', 'ServiceAccount', 'serviceaccounts', true);
+export const PERSISTENTVOLUMECLAIMS = /* @__PURE__ */ kind<PersistentVolumeClaim>('v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', true);
+export const PODS = /* @__PURE__ */ kind<Pod>('v1', 'Pod', 'pods', true);
+export const RESOURCEQUOTAS = /* @__PURE__ */ kind<ResourceQuota>('v1', 'ResourceQuota', 'resourcequotas', true);
+export const LIMITRANGES = /* @__PURE__ */ kind<LimitRange>('v1', 'LimitRange', 'limitranges', true);
+export const NAMESPACES = /* @__PURE__ */ kind<Namespace>('v1', 'Namespace', 'namespaces', false);
+export const DEPLOYMENTS = /* @__PURE__ */ kind<Deployment>('apps/v1', 'Deployment', 'deployments', true);
+export const STATEFULSETS = /* @__PURE__ */ kind<StatefulSet>('apps/v1', 'StatefulSet', 'statefulsets', true);
+export const DAEMONSETS = /* @__PURE__ */ kind<DaemonSet>('apps/v1', 'DaemonSet', 'daemonsets', true);
+export const REPLICASETS = /* @__PURE__ */ kind<ReplicaSet>('apps/v1', 'ReplicaSet', 'replicasets', true);
+export const JOBS = /* @__PURE__ */ kind<Job>('batch/v1', 'Job', 'jobs', true);
+export const CRONJOBS = /* @__PURE__ */ kind<CronJob>('batch/v1', 'CronJob', 'cronjobs', true);
+export const INGRESSES = /* @__PURE__ */ kind<Ingress>('networking.k8s.io/v1', 'Ingress', 'ingresses', true);
+export const NETWORKPOLICIES = /* @__PURE__ */ kind<NetworkPolicy>('networking.k8s.io/v1', 'NetworkPolicy', 'networkpolicies', true);
+export const PODDISRUPTIONBUDGETS = /* @__PURE__ */ kind<PodDisruptionBudget>('policy/v1', 'PodDisruptionBudget', 'poddisruptionbudgets', true);
+export const HORIZONTALPODAUTOSCALERS = /* @__PURE__ */ kind<HorizontalPodAutoscaler>('autoscaling/v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', true);
+export const ROLES = /* @__PURE__ */ kind<Role>('rbac.authorization.k8s.io/v1', 'Role', 'roles', true);
+export const ROLEBINDINGS = /* @__PURE__ */ kind<RoleBinding>('rbac.authorization.k8s.io/v1', 'RoleBinding', 'rolebindings', true);
+export const CLUSTERROLES = /* @__PURE__ */ kind<ClusterRole>('rbac.authorization.k8s.io/v1', 'ClusterRole', 'clusterroles', false);
+export const CLUSTERROLEBINDINGS = /* @__PURE__ */ kind<ClusterRoleBinding>('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', 'clusterrolebindings', false);
+export const LEASES = /* @__PURE__ */ kind<Lease>('coordination.k8s.io/v1', 'Lease', 'leases', true);
+export const EVENTS = /* @__PURE__ */ kind<Event>('events.k8s.io/v1', 'Event', 'events', true);
+export const CUSTOMRESOURCEDEFINITIONS = /* @__PURE__ */ kind<CustomResourceDefinition>('apiextensions.k8s.io/v1', 'CustomResourceDefinition', 'customresourcedefinitions', false);
+export const VALIDATINGWEBHOOKCONFIGURATIONS = /* @__PURE__ */ kind<ValidatingWebhookConfiguration>('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', false);
+export const MUTATINGWEBHOOKCONFIGURATIONS = /* @__PURE__ */ kind<MutatingWebhookConfiguration>('admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', false);
 
 /**
  * The kinds a scaffolded controller may own or watch (`operless create api --owns/--watches`),
