@@ -100,7 +100,7 @@ module.exports = {
 
     // Stand-ins for AWS and the cluster, for development and tests: never reached from production code.
     layer('local', ['queue', 'kube', 'contract', 'observability'], 'the embedded SQS queue, the local Lambda runner and the simulated kubelet imitate AWS and the cluster; they must not depend on what they host (the runtime, the forwarder). The runner polls with the production SQS client settings (queue/sender.ts: bounded timeouts), as Lambda\'s event source is a client of SQS too.'),
-    layer('testing', ['local', 'kube', 'contract', 'observability'], 'operless/testing starts real servers; it shares the queue spec of the embedded queue (QueueSpec).'),
+    layer('testing', ['local', 'core', 'kube', 'contract', 'observability'], 'operless/testing starts real servers; it shares the queue spec of the embedded queue (QueueSpec), and runs one reconcile of a controller through the runtime (reconcileTester).'),
 
     // Examples built on the public library, as a user's operator would be.
     layer('memcached', ['core', 'kube', 'crd', 'contract', 'observability'], 'the reference operator uses only what an operator author can import (operless, operless/kube, operless/crd).'),

@@ -51,7 +51,7 @@ export interface ReconcileEnv {
    * (requeue-merge.ts `isSupersededRequeue`), decided on the live object; then nothing runs.
    */
   readonly superseded?: (object: KubeObject) => boolean;
-  /** A preview (src/preview/): `ctx.preview` is true; the client's writes are dry runs (kube/dry-run.ts). */
+  /** A preview (src/preview/): `ctx.preview` is true; the client's writes are dry runs (kube/recording-transport.ts). */
   readonly preview?: boolean;
 }
 

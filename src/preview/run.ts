@@ -1,6 +1,6 @@
 /**
  * A preview of one object: the project's own controller reconciles the live object with a
- * client whose every write is a server-side dry run (kube/dry-run.ts), and what it would have
+ * client whose every write is a server-side dry run (kube/recording-transport.ts), and what it would have
  * changed is reported instead of made.
  *
  * Guarantees:
@@ -21,7 +21,7 @@
  */
 import { newMessage, type ReconcileMessage } from '../contract/message.ts';
 import { createKubeClient } from '../kube/client.ts';
-import { dryRunTransport, type RecordedWrite } from '../kube/dry-run.ts';
+import { recordingTransport, type RecordedWrite } from '../kube/recording-transport.ts';
 import { isNotFound } from '../kube/errors.ts';
 import type { KubeTransport } from '../kube/transport.ts';
 import type { EventRecorder, KubeObject } from '../kube/types.ts';
@@ -96,7 +96,7 @@ export interface PreviewOptions {
 export async function previewObject(controller: Controller<KubeObject>, target: PreviewTarget, options: PreviewOptions): Promise<ObjectPreview> {
   const kind = controller.kind;
   const writes: RecordedWrite[] = [];
-  const transport = dryRunTransport(options.transport, { record: (w) => writes.push(w), ...(options.take ? { take: options.take } : {}) });
+  const transport = recordingTransport(options.transport, { dryRun: true, record: (w) => writes.push(w), ...(options.take ? { take: options.take } : {}) });
   const client = createKubeClient(transport, { fieldManager: controller.fieldManager });
   const events: PreviewEvent[] = [];
   const recorder: EventRecorder = { async record(_regarding, e) { events.push({ type: e.type, reason: e.reason, note: e.note }); } };
@@ -114,7 +114,7 @@ export async function previewObject(controller: Controller<KubeObject>, target: 
   let changes: PreviewChange[];
   try {
     // The diffs' reads share the run's rate bound too.
-    const reader = dryRunTransport(options.transport, { record: () => {}, ...(options.take ? { take: options.take } : {}) });
+    const reader = recordingTransport(options.transport, { dryRun: true, record: () => {}, ...(options.take ? { take: options.take } : {}) });
     changes = await changesOf(writes, reader);
   } catch (error) {
     return { ...base, result: resultOf(ran.outcome), changes: [], previewError: `could not read a live object to compare with: ${error instanceof Error ? error.message : String(error)}` };

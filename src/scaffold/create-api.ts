@@ -605,20 +605,16 @@ function integrationTest(projectFile: ProjectFile, api: ApiEntry): string {
   const namespace = sampleNamespace(projectFile);
   const k = api.kind;
   const file = kebab(k);
-  const ns = api.namespaced ? `, '-n', '${namespace}'` : '';
   const scope = projectFile.namespaces ?? [];
   return `/**
  * The ${k} controller against a real kube-apiserver + etcd (the Operless test environment,
- * binaries cached in ~/.cache/operless): the CRD installs, the sample applies, and the
- * reconcile handler — invoked with the sample SQS event, under the function's own RBAC —
- * sets the Ready condition.
+ * binaries cached in ~/.cache/operless): the CRD installs, the sample applies, and one
+ * reconcile of it — run by the Operless runtime under the function's own RBAC — sets the Ready
+ * condition and asks for nothing more.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import type { Context, SQSEvent } from 'aws-lambda';
-import { createClientFactory, createEmfMetrics, createLogger, defineController, toSqsHandler, type MessageSender, type OutgoingMessage } from 'operless';
-import { startControlPlane, type ControlPlane } from 'operless/testing';
+import { reconcileTester, startControlPlane, type ControlPlane } from 'operless/testing';
 import { ${camel(k)}Controller } from '../src/${file}/controller.ts';
 
 let cp: ControlPlane;
@@ -630,37 +626,19 @@ after(async () => {
   await cp?.stop();
 });
 
-test('the handler reconciles the sample ${k}: Ready=True with observedGeneration', async () => {
+test('reconciling the sample ${k}: Ready=True with observedGeneration, nothing requeued', async () => {
 ${scope.map((n) => `  await cp.kubectl(['create', 'namespace', '${n}']); // namespace-scoped mode: its Roles live there\n`).join('')}  for (const file of ['infra/rbac/${file}-function.yaml', 'infra/samples/${file}.yaml']) {
     const applied = await cp.kubectl(['apply', '-f', file]);
     assert.equal(applied.code, 0, applied.stderr);
   }
-  // The function's identity: a user in the group its RBAC binds.
-  const identity = await cp.identity('${file}-function', ['${groupName(project, api)}']);
-  const sent: OutgoingMessage[] = [];
-  const sender: MessageSender = { send: async (_queueUrl, message) => void sent.push(message) };
-  const handler = toSqsHandler(defineController(${camel(k)}Controller), {
-    queueUrl: 'http://localhost/queue/work',
-    deadLetterQueueUrl: 'http://localhost/queue/dlq',
-    cluster: 'default',${scope.length > 0 ? `\n    namespaces: ${JSON.stringify(scope).replaceAll('"', "'")},` : ''}
-    clients: createClientFactory({ sources: { default: { type: 'file', path: identity.kubeconfigPath } }, env: {} }),
-    sender,
-    log: createLogger({ level: 'warn' }),
-    metrics: createEmfMetrics({ write: () => {} }),
-  });
-
-  const event = JSON.parse(readFileSync('events/${file}-added.json', 'utf8')) as SQSEvent;
-  const context = { awsRequestId: 'test', functionName: '${camel(k)}', getRemainingTimeInMillis: () => 60_000 } as unknown as Context;
-  const response = await handler(event, context);
-  assert.deepEqual(response.batchItemFailures, []);
-  assert.deepEqual(sent, [], 'nothing was requeued or dead-lettered');
-
-  const got = await cp.kubectl(['get', '${api.plural}.${api.group}', '${file}-sample'${ns}, '-o', 'json']);
-  assert.equal(got.code, 0, got.stderr);
-  const object = JSON.parse(got.stdout);
-  const ready = object.status?.conditions?.find((c: { type: string }) => c.type === 'Ready');
-  assert.equal(ready?.status, 'True', JSON.stringify(object.status));
-  assert.equal(ready?.observedGeneration, object.metadata.generation);
+  // As the function: a user in the group its RBAC binds.
+  const tester = await reconcileTester(cp, { user: '${file}-function', groups: ['${groupName(project, api)}'] });
+  const run = await tester.reconcile(${camel(k)}Controller, { ${api.namespaced ? `namespace: '${namespace}', ` : ''}name: '${file}-sample' });
+  assert.deepEqual(run.result, { type: 'done' }, run.logs.join('\\n'));
+  assert.deepEqual(run.followUp, { type: 'none' }, 'nothing is requeued or dead-lettered');
+  const ready = run.object?.status?.conditions?.find((c) => c.type === 'Ready');
+  assert.equal(ready?.status, 'True', JSON.stringify(run.object?.status));
+  assert.equal(ready?.observedGeneration, run.object?.metadata.generation);
 });
 `;
 }

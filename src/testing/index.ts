@@ -2,7 +2,9 @@
  * `operless/testing`: a real local test environment for operators — envtest for TypeScript.
  * `startControlPlane()` runs etcd + kube-apiserver (+ kube-controller-manager) from pinned,
  * locally built binaries; `startBroker()` runs ElasticMQ, an SQS-compatible broker. Both
- * clean up after themselves, even when the test process is killed. See docs/testenv.md.
+ * clean up after themselves, even when the test process is killed. `reconcileTester()` runs one
+ * reconcile of a controller against the control plane under its function's RBAC and reports the
+ * result, the follow-up, the writes and the Events. See docs/testenv.md.
  */
 export { startControlPlane } from './control-plane.ts';
 export { ComponentNotReadyError } from './readiness.ts';
@@ -15,3 +17,5 @@ export { PortInUseError, closedPort, freePorts } from './ports.ts';
 export { startBroker } from './broker.ts';
 export type { Broker, BrokerOptions } from './broker.ts';
 export { waitUntil, type WaitOptions } from './wait.ts';
+export { reconcileTester } from './reconcile.ts';
+export type { ReconcileFollowUp, ReconcileRequest, ReconcileRun, ReconcileRunResult, ReconcileTester, ReconcileTesterOptions } from './reconcile.ts';

@@ -27,7 +27,7 @@ import { encodeMessage } from '../../src/contract/message.ts';
 import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_REASON } from '../../src/contract/dlq.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
 import type { BoundKubeClient } from '../../src/kube/client.ts';
-import { rateLimiter } from '../../src/kube/dry-run.ts';
+import { rateLimiter } from '../../src/kube/recording-transport.ts';
 import type { KubeTransport } from '../../src/kube/transport.ts';
 import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 import { EVENTS } from '../../src/kube/kinds.ts';

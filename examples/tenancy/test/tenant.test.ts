@@ -1,15 +1,12 @@
 /**
  * The Tenant controller against a real kube-apiserver + etcd (the Operless test environment,
- * binaries cached in ~/.cache/operless): the CRD installs, the sample applies, and the
- * reconcile handler — invoked with the sample SQS event, under the function's own RBAC —
- * sets the Ready condition.
+ * binaries cached in ~/.cache/operless): the CRD installs, the sample applies, and one
+ * reconcile of it — run by the Operless runtime under the function's own RBAC — sets the Ready
+ * condition, creates the tenant's namespace and quota, and asks for nothing more.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import type { Context, SQSEvent } from 'aws-lambda';
-import { createClientFactory, createEmfMetrics, createLogger, defineController, toSqsHandler, type MessageSender, type OutgoingMessage } from 'operless';
-import { startControlPlane, type ControlPlane } from 'operless/testing';
+import { reconcileTester, startControlPlane, type ControlPlane } from 'operless/testing';
 import { tenantController } from '../src/tenant/controller.ts';
 
 let cp: ControlPlane;
@@ -21,38 +18,22 @@ after(async () => {
   await cp?.stop();
 });
 
-test('the handler reconciles the sample Tenant: Ready=True with observedGeneration', async () => {
+test('reconciling the sample Tenant: Ready=True with observedGeneration, its namespace and quota owned', async () => {
   for (const file of ['infra/rbac/tenant-function.yaml', 'infra/samples/tenant.yaml']) {
     const applied = await cp.kubectl(['apply', '-f', file]);
     assert.equal(applied.code, 0, applied.stderr);
   }
-  // The function's identity: a user in the group its RBAC binds.
-  const identity = await cp.identity('tenant-function', ['tenancy-operator:tenant']);
-  const sent: OutgoingMessage[] = [];
-  const sender: MessageSender = { send: async (_queueUrl, message) => void sent.push(message) };
-  const handler = toSqsHandler(defineController(tenantController), {
-    queueUrl: 'http://localhost/queue/work',
-    deadLetterQueueUrl: 'http://localhost/queue/dlq',
-    cluster: 'default',
-    clients: createClientFactory({ sources: { default: { type: 'file', path: identity.kubeconfigPath } }, env: {} }),
-    sender,
-    log: createLogger({ level: 'warn' }),
-    metrics: createEmfMetrics({ write: () => {} }),
-  });
-
-  const event = JSON.parse(readFileSync('events/tenant-added.json', 'utf8')) as SQSEvent;
-  const context = { awsRequestId: 'test', functionName: 'tenant', getRemainingTimeInMillis: () => 60_000 } as unknown as Context;
-  const response = await handler(event, context);
-  assert.deepEqual(response.batchItemFailures, []);
-  assert.deepEqual(sent, [], 'nothing was requeued or dead-lettered');
-
-  const got = await cp.kubectl(['get', 'tenants.tenancy.example.com', 'tenant-sample', '-o', 'json']);
-  assert.equal(got.code, 0, got.stderr);
-  const object = JSON.parse(got.stdout);
-  const ready = object.status?.conditions?.find((c: { type: string }) => c.type === 'Ready');
+  // As the function: a user in the group its RBAC binds.
+  const tester = await reconcileTester(cp, { user: 'tenant-function', groups: ['tenancy-operator:tenant'] });
+  const run = await tester.reconcile(tenantController, { name: 'tenant-sample' });
+  assert.deepEqual(run.result, { type: 'done' }, run.logs.join('\n'));
+  assert.deepEqual(run.followUp, { type: 'none' }, 'nothing is requeued or dead-lettered');
+  const object = run.object!;
+  const ready = object.status?.conditions?.find((c) => c.type === 'Ready');
   assert.equal(ready?.status, 'True', JSON.stringify(object.status));
   assert.equal(ready?.observedGeneration, object.metadata.generation);
-  assert.equal(object.status.namespace, 'tenant-sample');
+  assert.deepEqual(run.writes.filter((w) => w.method === 'PATCH').map((w) => w.path.split('/').slice(-2).join('/')), ['namespaces/tenant-sample', 'resourcequotas/tenant-quota', 'tenant-sample/status'], 'the namespace, its quota, then the status');
+  assert.equal(object.status?.namespace, 'tenant-sample');
 
   // Filled in by hand: the namespace and its quota, owned by the Tenant.
   const ns = JSON.parse((await cp.kubectl(['get', 'namespace', 'tenant-sample', '-o', 'json'])).stdout);

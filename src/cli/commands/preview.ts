@@ -18,7 +18,7 @@
  */
 import type { Controller } from '../../core/controller.ts';
 import { importFunction, loadProjectLayout } from '../../devloop/project.ts';
-import { rateLimiter } from '../../kube/dry-run.ts';
+import { rateLimiter } from '../../kube/recording-transport.ts';
 import type { KindRef, KubeObject } from '../../kube/types.ts';
 import { previewObject, type ObjectPreview, type PreviewTarget } from '../../preview/run.ts';
 import { previewExitCode, previewText } from '../../preview/report.ts';

@@ -1,12 +1,12 @@
 /**
- * preview/diff.ts (what a write would change, server-set fields left out) and kube/dry-run.ts's
+ * preview/diff.ts (what a write would change, server-set fields left out) and kube/recording-transport.ts's
  * token bucket (a preview's request rate). The preview on a real API server is
  * test/integration/preview.test.ts.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { diffLineText, objectDiff, withoutServerFields } from '../../../src/preview/diff.ts';
-import { rateLimiter } from '../../../src/kube/dry-run.ts';
+import { rateLimiter } from '../../../src/kube/recording-transport.ts';
 
 test('server-set metadata and status are left out; status kept on request', () => {
   const live = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', resourceVersion: '7', uid: 'u', generation: 2, creationTimestamp: 't', managedFields: [{}], labels: { x: 'y' } }, data: { k: 'v' }, status: { s: 1 } };

@@ -341,7 +341,7 @@ describe('namespace-scoped mode (--namespaces)', () => {
     }
     assert.equal(parse(content('infra/samples/cache.yaml')).metadata.namespace, 'team-a', 'the sample lives in a listed namespace');
     assert.match(content('test/cache.test.ts'), /create', 'namespace', 'team-a'/);
-    assert.match(content('test/cache.test.ts'), /namespaces: \['team-a','team-b'\]/);
+    assert.match(content('test/cache.test.ts'), /tester\.reconcile\(cacheController, \{ namespace: 'team-a', name: 'cache-sample' \}\)/);
   });
 
   test('a later kind keeps the namespaces; "" goes back to cluster-wide; a bad name is refused naming --namespaces', () => {

@@ -1,11 +1,13 @@
 /**
- * A transport for previews: every write is a server-side dry run, and none goes unrecorded.
+ * A transport that records every write, for previews and tests: with `dryRun`, every write is
+ * also a server-side dry run.
  *
  * Guarantees:
- * - Every request other than a GET carries `dryRun=All`, whichever client method, module or
- *   author's code made it: admission (webhooks, policies, CEL rules), defaulting and schema
- *   validation run as for a real write, and nothing is stored. A caller cannot opt out: the
- *   wrapper sets the parameter over whatever the request carried.
+ * - With `dryRun: true`, every request other than a GET carries `dryRun=All`, whichever client
+ *   method, module or author's code made it: admission (webhooks, policies, CEL rules),
+ *   defaulting and schema validation run as for a real write, and nothing is stored. A caller
+ *   cannot opt out: the wrapper sets the parameter over whatever the request carried. Without
+ *   it, writes go through as they are (a test's reconcile: `operless/testing` `reconcileTester`).
  * - Each write is recorded in the order it was made, with its answer (the object the server
  *   would have stored) or its refusal (status and message); the refusal is still thrown to the
  *   caller, as a real write's would be.
@@ -29,7 +31,9 @@ export interface RecordedWrite {
   readonly refused?: { readonly status: number; readonly message: string };
 }
 
-export interface DryRunOptions {
+export interface RecordingOptions {
+  /** Every write a server-side dry run (`dryRun=All`): previews. */
+  readonly dryRun: boolean;
   /** Called once per write, in order, after its answer. */
   readonly record: (write: RecordedWrite) => void;
   /** Resolves when a request may start (a shared `rateLimiter`); none: at once. */
@@ -67,7 +71,7 @@ export function rateLimiter(perSecond: number, now: () => number = Date.now, sle
   };
 }
 
-export function dryRunTransport(inner: KubeTransport, options: DryRunOptions): KubeTransport {
+export function recordingTransport(inner: KubeTransport, options: RecordingOptions): KubeTransport {
   const take = options.take ?? (async () => {});
   return {
     server: inner.server,
@@ -77,7 +81,7 @@ export function dryRunTransport(inner: KubeTransport, options: DryRunOptions): K
       const path = req.path.split('?')[0] ?? req.path;
       const base = { method: req.method, path, contentType: req.contentType, body: req.body };
       try {
-        const res = await inner.request({ ...req, query: { ...req.query, dryRun: 'All' } });
+        const res = await inner.request(options.dryRun ? { ...req, query: { ...req.query, dryRun: 'All' } } : req);
         options.record({ ...base, response: res.body });
         return res;
       } catch (error) {
