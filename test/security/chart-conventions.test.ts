@@ -1,8 +1,8 @@
 /**
  * The forwarder chart as users and their pipelines run it (the cached helm, src/testing):
  * - `helm template` with the example values and NO --kube-version renders (Helm's offline
- *   default, v1.20.0, is not refused), while a known cluster older than 1.27 is refused with a
- *   message naming the constraint, and 1.27 / an EKS-style version pass;
+ *   default, v1.20.0, is not refused), while a known cluster older than 1.28 is refused with a
+ *   message naming the constraint, and 1.28 / an EKS-style version pass;
  * - a bare `helm lint` of the chart passes, and `helm lint` with each chart-testing `ci/` file;
  * - an install-style render without a required value stops, naming it;
  * - the optional NetworkPolicy (ingress only to the probe/metrics port; egress DNS, API server,
@@ -41,17 +41,17 @@ const base = {
   primaries: [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', plural: 'memcacheds', namespaced: true }],
 };
 
-test('helm template of the example values renders without --kube-version; a known cluster below 1.27 is refused, naming the constraint', async () => {
+test('helm template of the example values renders without --kube-version; a known cluster below 1.28 is refused, naming the constraint', async () => {
   const offline = await renderChart(helm, { valuesFiles: [EXAMPLE_VALUES], kubeVersion: null });
   assert.equal(offline.code, 0, offline.stderr);
   assert.ok(manifests(offline.stdout).some((m) => m.kind === 'Deployment'));
-  for (const version of ['1.27.0', 'v1.29.3-eks-4f8a1c2', '1.34.4']) {
+  for (const version of ['1.28.0', 'v1.29.3-eks-4f8a1c2', '1.34.4']) {
     const ok = await renderChart(helm, { valuesFiles: [EXAMPLE_VALUES], kubeVersion: version });
     assert.equal(ok.code, 0, `${version}: ${ok.stderr}`);
   }
-  const old = await renderChart(helm, { valuesFiles: [EXAMPLE_VALUES], kubeVersion: '1.26.9' });
+  const old = await renderChart(helm, { valuesFiles: [EXAMPLE_VALUES], kubeVersion: '1.27.9' });
   assert.notEqual(old.code, 0);
-  assert.match(old.stderr, /needs Kubernetes >=1\.27\.0-0; the cluster reports v1\.26\.9 \(kubeVersionCheck\.constraint/);
+  assert.match(old.stderr, /needs Kubernetes >=1\.28\.0-0; the cluster reports v1\.27\.9 \(kubeVersionCheck\.constraint/);
   const unchecked = await renderChart(helm, { valuesFiles: [EXAMPLE_VALUES], kubeVersion: '1.26.9', values: { kubeVersionCheck: { enabled: false } } });
   assert.equal(unchecked.code, 0, unchecked.stderr);
 });
