@@ -170,8 +170,8 @@ test('create webhook gives WebApp defaulting, validation and a conversion to v1b
 test("the generated project's own tests pass against a real control plane", () => {
   const tested = run('npm', ['test'], project);
   assert.equal(tested.code, 0, tested.out);
-  assert.match(tested.out, /the handler reconciles the sample Tenant: Ready=True/);
-  assert.match(tested.out, /the handler reconciles the sample WebApp: Ready=True/);
+  assert.match(tested.out, /✔ reconciling the sample Tenant: Ready=True with observedGeneration, nothing requeued/);
+  assert.match(tested.out, /✔ reconciling the sample WebApp: Ready=True with observedGeneration, nothing requeued/);
   assert.match(tested.out, /Tenant: function, queues, CRD, RBAC, sample, event and watches are in place/);
   for (const name of ['WebApp defaulting: a missing spec.message is filled in', 'WebApp validation: a blank spec.message is denied', 'WebApp conversion: v1beta1 to the hub and back']) {
     assert.ok(tested.out.includes(name), `the generated webhook test "${name}" ran (and "fail 0" below: passed)`);
