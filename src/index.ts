@@ -28,5 +28,5 @@ export {
 } from './core/webhook.ts';
 export type { Condition, EventRecorder, KindRef, KubeClient, KubeObject, ObjectMeta } from './kube/types.ts';
 export { setCondition, findCondition, isConditionTrue } from './kube/conditions.ts';
-export { KubeApiError, isConflict, isNotFound } from './kube/errors.ts';
+export { isConflict, isNotFound } from './kube/errors.ts';
 export { createLogger, type Logger } from './observability/log.ts';

@@ -15,7 +15,7 @@
 import { EVENTS } from './kinds.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import { errorMessage, silentLogger, type Logger } from '../observability/log.ts';
-import type { EventRecorder, EventType, KindRef, KubeClient, KubeObject } from './types.ts';
+import type { EventRecorder, EventType, KubeClient, KubeObject } from './types.ts';
 import { isKubeApiError } from './errors.ts';
 import { microTime } from './time.ts';
 

@@ -12,7 +12,6 @@ import { LEASES } from './kinds.ts';
 import type { KubeApi, RequestOptions } from './api.ts';
 import { isNotFound } from './errors.ts';
 import { collectionPath, resourcePath } from './paths.ts';
-import type { KindRef } from './types.ts';
 
 
 export interface LeaseSpec {

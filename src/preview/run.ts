@@ -113,9 +113,7 @@ export async function previewObject(controller: Controller<KubeObject>, target: 
   const base = { apiVersion: kind.apiVersion, kind: kind.kind, ...(target.namespace ? { namespace: target.namespace } : {}), name: target.name, events, logs };
   let changes: PreviewChange[];
   try {
-    // The diffs' reads share the run's rate bound too.
-    const reader = recordingTransport(options.transport, { dryRun: true, record: () => {}, ...(options.take ? { take: options.take } : {}) });
-    changes = await changesOf(writes, reader);
+    changes = await changesOf(writes, options.transport, options.take);
   } catch (error) {
     return { ...base, result: resultOf(ran.outcome), changes: [], previewError: `could not read a live object to compare with: ${error instanceof Error ? error.message : String(error)}` };
   }
@@ -160,7 +158,7 @@ function identityOf(object: unknown, objectPath: string): Identity {
  * to it counts), each compared with the live object read now. Writes to one object are folded
  * in the order they were made.
  */
-async function changesOf(writes: readonly RecordedWrite[], reader: KubeTransport): Promise<PreviewChange[]> {
+async function changesOf(writes: readonly RecordedWrite[], transport: KubeTransport, take?: () => Promise<void>): Promise<PreviewChange[]> {
   const last = new Map<string, RecordedWrite>();
   for (const w of writes) {
     const target = w.method === 'POST' ? `${w.path}/${(w.body as { metadata?: { name?: string } } | undefined)?.metadata?.name ?? ''}` : w.path;
@@ -180,7 +178,8 @@ async function changesOf(writes: readonly RecordedWrite[], reader: KubeTransport
       changes.push({ action: 'delete', ...identityOf(undefined, objectPath), ...subresource, path: w.path, diff: [] });
       continue;
     }
-    const live = await readLive(reader, objectPath);
+    await take?.(); // the diffs' reads share the run's rate bound
+    const live = await readLive(transport, objectPath);
     const after = withoutServerFields(w.response, status);
     if (!live) {
       changes.push({ action: 'create', ...identityOf(w.response, objectPath), ...subresource, path: w.path, diff: objectDiff(undefined, after) });

@@ -28,22 +28,20 @@ import https from 'node:https';
 import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LambdaClient } from '@aws-sdk/client-lambda';
 import { parseAllDocuments } from 'yaml';
 import { provision, startControlPlane, waitUntil, type ControlPlane } from '../../src/testing/index.ts';
 import { renderChart } from '../../src/build/forwarder-chart.ts';
 import { CRD_DIR } from '../../src/resources.ts';
 import { createCertificateAuthority, issueCertificate } from '../../src/testing/x509.ts';
-import { createClientFactory } from '../../src/kube/factory.ts';
 import { silentLogger } from '../../src/observability/log.ts';
-import { toWebhookHandler } from '../../src/core/webhook.ts';
-import { startLambdaInvokeServer, type LambdaInvokeServer } from '../../src/local/lambda-invoke-server.ts';
+import type { LambdaInvokeServer } from '../../src/local/lambda-invoke-server.ts';
+import { startMemcachedWebhookFunction } from '../support/memcached-webhook-function.ts';
 import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts';
 import { startMemoryQueueServer, type MemoryQueueServer } from '../../src/local/memory-queue-server.ts';
 import { createSqsQueue } from '../../src/queue/sqs.ts';
 import { lambdaInvoker } from '../../src/forwarder/webhook/lambda-invoker.ts';
 import { MemcachedResource } from '../../src/memcached/types.ts';
-import { MAX_PODS_LABEL, memcachedWebhook } from '../../src/memcached/webhook.ts';
+import { MAX_PODS_LABEL, } from '../../src/memcached/webhook.ts';
 
 const OPERATOR_NS = 'operless-system';
 const APPS = 'apps';
@@ -141,15 +139,9 @@ before(async () => {
   await kubectlOk(['label', 'namespace', CAPPED, `${MAX_PODS_LABEL}=3`]);
 
   // The function's identity: get namespaces, list Memcacheds, nothing else.
-  await kubectlOk(['create', 'clusterrole', 'memcached-webhook', '--verb=get', '--resource=namespaces']);
-  await kubectlOk(['patch', 'clusterrole', 'memcached-webhook', '--type=json', '-p',
-    JSON.stringify([{ op: 'add', path: '/rules/-', value: { apiGroups: ['cache.example.com'], resources: ['memcacheds'], verbs: ['list'] } }])]);
-  const identity = await cp.serviceAccount(OPERATOR_NS, 'memcached-webhook');
-  await kubectlOk(['create', 'clusterrolebinding', 'memcached-webhook', '--clusterrole=memcached-webhook', `--serviceaccount=${OPERATOR_NS}:memcached-webhook`]);
-  const clients = createClientFactory({ env: { OPERLESS_KUBECONFIG: identity.kubeconfigPath } });
-
-  invokeServer = await startLambdaInvokeServer({ functions: { [FUNCTION]: toWebhookHandler(memcachedWebhook, { clients, log: silentLogger }) as never } });
-  const lambda = new LambdaClient({ endpoint: invokeServer.endpoint, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+  const webhookFunction = await startMemcachedWebhookFunction(cp, OPERATOR_NS, FUNCTION);
+  invokeServer = webhookFunction.invokeServer;
+  const lambda = webhookFunction.lambda;
   // The serving certificate from files, as a mounted Secret.
   const certFile = join(tlsDir, 'tls.crt');
   const keyFile = join(tlsDir, 'tls.key');
