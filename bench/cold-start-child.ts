@@ -25,12 +25,14 @@ const t2 = performance.now();
 const cpu = process.cpuUsage(cpu0);
 const second = await mod.handler(event, { ...context, awsRequestId: 'warm' });
 const t3 = performance.now();
-process.stdout.write(`${JSON.stringify({
-  bootMs: started,
-  importMs: t1 - t0,
-  firstCallMs: t2 - t1,
-  coldMs: t2 - t0,
-  coldCpuMs: (cpu.user + cpu.system) / 1000,
-  warmMs: t3 - t2,
-  failures: (first.batchItemFailures?.length ?? 0) + (second.batchItemFailures?.length ?? 0),
-})}\n`);
+process.stdout.write(
+  `${JSON.stringify({
+    bootMs: started,
+    importMs: t1 - t0,
+    firstCallMs: t2 - t1,
+    coldMs: t2 - t0,
+    coldCpuMs: (cpu.user + cpu.system) / 1000,
+    warmMs: t3 - t2,
+    failures: (first.batchItemFailures?.length ?? 0) + (second.batchItemFailures?.length ?? 0),
+  })}\n`,
+);

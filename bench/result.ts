@@ -12,6 +12,9 @@ import type { ForwarderResult } from './scenarios/forwarder.ts';
 import type { FunctionResult } from './scenarios/function.ts';
 import type { RelatedResult } from './scenarios/related.ts';
 import type { WebhookResult } from './scenarios/webhooks.ts';
+import type { BulkLaneResult } from './scenarios/bulk-lane.ts';
+import type { FailoverResult } from './scenarios/failover.ts';
+import type { PerObjectResult } from './scenarios/per-object.ts';
 
 export interface BenchSettings {
   readonly sizes: readonly number[];
@@ -46,6 +49,24 @@ export interface BenchSettings {
   /** Webhooks: dry-run creates per mode (none, warm), and cold ones (two fresh processes each). */
   readonly webhookRequests: number;
   readonly webhookColdRequests: number;
+  /**
+   * A live change during a resync: Resyncs queued at once over `pool` objects, `updates` live changes (bulk-lane scenario);
+   * controller-runtime (unless left out): its cache's periodic resync (`crSyncPeriodSeconds`) of `resyncs` objects, `crWorkers` workers.
+   */
+  readonly bulkLane: {
+    readonly resyncs: number;
+    readonly pool: number;
+    readonly updates: number;
+    readonly crWorkers: number;
+    readonly crSyncPeriodSeconds: number;
+  };
+  /** Watched objects of the failover scenario (cold vs warm standby). */
+  readonly failoverObjects: number;
+  /** Per-object cost (issue 33): convergence sizes, steady update rates, the no-op resync's objects and each steady stream's seconds. */
+  readonly perObjectSizes: readonly number[];
+  readonly perObjectRates: readonly number[];
+  readonly perObjectResync: number;
+  readonly perObjectSeconds: number;
 }
 
 export interface BenchResult {
@@ -54,6 +75,8 @@ export interface BenchResult {
   repeat: number;
   machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string };
   settings: BenchSettings;
+  /** What each system cost the API server and etcd per converged object, pinned and unpinned (the first table). */
+  perObject?: PerObjectResult;
   convergence: { n: number; rows: ConvergenceRow[] }[];
   lag: LagRow[];
   apiCost?: { operless: ApiCostResult; controllerRuntime?: ApiCostResult; baseline?: ApiCostResult };
@@ -64,6 +87,8 @@ export interface BenchResult {
   function?: FunctionResult;
   related?: RelatedResult;
   webhooks?: WebhookResult;
+  bulkLane?: BulkLaneResult;
+  failover?: FailoverResult;
   /** The cost model from the default (unordered) run with the most reconciles. */
   cost?: CostResult;
   /** The same for per-key ordering, when it ran. */

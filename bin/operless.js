@@ -14,14 +14,16 @@ if (!(major >= REQUIRED_NODE_MAJOR)) {
   const need = REQUIRED_NODE_MAJOR;
   process.stderr.write(
     `operless: needs Node.js ${need} or newer, but this is Node.js ${process.version} (${process.execPath}).\n` +
-    `  In the Operless repository: \`npx operless ...\` and \`npm start\` use the pinned Node.js ${need} in node_modules/.bin\n` +
-    `  (after \`npm install\`), or put it first on PATH: export PATH="$PWD/node_modules/.bin:$PATH"\n` +
-    `  Elsewhere: install Node.js ${need} (https://nodejs.org, or \`nvm install ${need}\`) and run operless again.\n`,
+      `  In the Operless repository: \`npx operless ...\` and \`npm start\` use the pinned Node.js ${need} in node_modules/.bin\n` +
+      `  (after \`npm install\`), or put it first on PATH: export PATH="$PWD/node_modules/.bin:$PATH"\n` +
+      `  Elsewhere: install Node.js ${need} (https://nodejs.org, or \`nvm install ${need}\`) and run operless again.\n`,
   );
   process.exitCode = 1;
 } else {
   main().then(
-    (code) => { process.exitCode = code; },
+    (code) => {
+      process.exitCode = code;
+    },
     (err) => {
       process.stderr.write(`operless: ${err && err.stack ? err.stack : String(err)}\n`);
       process.exitCode = 1;
@@ -35,7 +37,10 @@ async function main() {
   const url = await import('node:url');
   const source = new URL('../src/cli/main.ts', import.meta.url);
   const compiled = new URL('../dist/cli/main.js', import.meta.url);
-  const installed = url.fileURLToPath(import.meta.url).split(path.sep).includes('node_modules');
+  const installed = url
+    .fileURLToPath(import.meta.url)
+    .split(path.sep)
+    .includes('node_modules');
   const entry = !installed && fs.existsSync(source) ? source : compiled;
   if (!fs.existsSync(entry)) {
     process.stderr.write(`operless: ${url.fileURLToPath(entry)} is missing: run \`npm run build:package\` in the Operless repository\n`);

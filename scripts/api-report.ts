@@ -24,13 +24,21 @@ export function packageEntries(): { entry: string; source: string }[] {
   const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, string | Record<string, string>> };
   return Object.entries(manifest.exports)
     .filter(([, target]) => typeof target === 'object' && target['operless-source'])
-    .map(([key, target]) => ({ entry: key === '.' ? 'operless' : `operless/${key.slice(2)}`, source: join(ROOT, (target as Record<string, string>)['operless-source']!) }));
+    .map(([key, target]) => ({
+      entry: key === '.' ? 'operless' : `operless/${key.slice(2)}`,
+      source: join(ROOT, (target as Record<string, string>)['operless-source']!),
+    }));
 }
 
 const FLAGS = ts.TypeFormatFlags.NoTruncation | ts.TypeFormatFlags.WriteArrowStyleSignature | ts.TypeFormatFlags.UseAliasDefinedOutsideCurrentScope;
 
+/** One line, whatever the formatter's layout: a union's leading `|` (a broken line's) goes too. */
 function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
+  return text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/^\|\s*/, '')
+    .replace(/=\s*\|\s*/, '= ');
 }
 
 function describe(checker: ts.TypeChecker, exported: ts.Symbol): string {
@@ -40,8 +48,15 @@ function describe(checker: ts.TypeChecker, exported: ts.Symbol): string {
   const lines: string[] = [];
   if (symbol.flags & ts.SymbolFlags.Class && declaration) {
     const type = checker.getDeclaredTypeOfSymbol(symbol);
-    const members = checker.getPropertiesOfType(type).filter((p) => !(ts.getCombinedModifierFlags(p.valueDeclaration ?? p.declarations![0]!) & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected)));
-    lines.push(`class ${name} { ${members.map((m) => m.getName()).sort().join('; ')} }`);
+    const members = checker
+      .getPropertiesOfType(type)
+      .filter((p) => !(ts.getCombinedModifierFlags(p.valueDeclaration ?? p.declarations![0]!) & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected)));
+    lines.push(
+      `class ${name} { ${members
+        .map((m) => m.getName())
+        .sort()
+        .join('; ')} }`,
+    );
   } else if (symbol.flags & ts.SymbolFlags.Function && declaration) {
     const type = checker.getTypeOfSymbolAtLocation(symbol, declaration);
     for (const signature of type.getCallSignatures()) lines.push(`function ${name}${checker.signatureToString(signature, declaration, FLAGS)}`);
@@ -63,7 +78,10 @@ export function renderApiReport(): string {
   const entries = packageEntries();
   const config = ts.getParsedCommandLineOfConfigFile(join(ROOT, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
   if (!config) throw new Error('tsconfig.json could not be read');
-  const program = ts.createProgram(entries.map((e) => e.source), config.options);
+  const program = ts.createProgram(
+    entries.map((e) => e.source),
+    config.options,
+  );
   const checker = program.getTypeChecker();
   const out: string[] = [
     '# The public API',
@@ -87,7 +105,12 @@ export function renderApiReport(): string {
 /** The root entry's names (for the size check). */
 export function rootNames(report: string): string[] {
   const section = report.split('## `operless` (')[1]?.split('```ts\n')[1]?.split('```')[0] ?? '';
-  return section.split('\n').map((l) => l.trim()).filter(Boolean).map((l) => l.replace(/^(function|const|class|interface|type) /, '').split(/[^A-Za-z0-9_$]/)[0]!).filter((n, i, all) => all.indexOf(n) === i);
+  return section
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .map((l) => l.replace(/^(function|const|class|interface|type) /, '').split(/[^A-Za-z0-9_$]/)[0]!)
+    .filter((n, i, all) => all.indexOf(n) === i);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

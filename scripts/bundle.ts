@@ -42,7 +42,13 @@ export function esbuildOptions(esbuild: EsbuildSettings, entry: string, outfile:
   const ext = extname(outfile);
   // serverless-esbuild builds into an `outdir`; with splitting so must this (chunks land beside the entry).
   const output: BuildOptions = esbuild.splitting
-    ? { outdir: dirname(outfile), entryNames: basename(outfile, ext), outExtension: { '.js': ext }, splitting: true, ...(esbuild.chunkNames ? { chunkNames: esbuild.chunkNames } : {}) }
+    ? {
+        outdir: dirname(outfile),
+        entryNames: basename(outfile, ext),
+        outExtension: { '.js': ext },
+        splitting: true,
+        ...(esbuild.chunkNames ? { chunkNames: esbuild.chunkNames } : {}),
+      }
     : { outfile };
   return {
     entryPoints: [entry],
@@ -95,7 +101,13 @@ export async function bundleFunctions(outDir: string = join(ROOT, '.build', 'fun
     // All the files esbuild wrote, as the zip holds them: a few chunks nothing imports included
     // (dynamic imports in code esbuild shook out); a cold start loads the static part only.
     const all = [key, ...Object.keys(outputs).filter((f) => f !== key)];
-    results.push({ name, path: outfile, bytes: size(reachable(key, (f) => (outputs[f]?.imports ?? []).filter((i) => !i.external && i.kind === 'import-statement').map((i) => i.path))), totalBytes: size(all), files: all.map((f) => resolve(f)) });
+    results.push({
+      name,
+      path: outfile,
+      bytes: size(reachable(key, (f) => (outputs[f]?.imports ?? []).filter((i) => !i.external && i.kind === 'import-statement').map((i) => i.path))),
+      totalBytes: size(all),
+      files: all.map((f) => resolve(f)),
+    });
   }
   return results;
 }
@@ -118,5 +130,8 @@ export function copyBundle(bundle: BundleResult, dir: string, entryName: string 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const results = await bundleFunctions(process.argv[2] ? resolve(process.argv[2]) : undefined);
   const kib = (n: number) => `${(n / 1024).toFixed(0)} KiB`;
-  for (const r of results) console.log(`${r.name.padEnd(12)} ${relative(process.cwd(), r.path)}  cold start loads ${kib(r.bytes)} (entry + static chunks), ${kib(r.totalBytes)} in ${r.files.length} files`);
+  for (const r of results)
+    console.log(
+      `${r.name.padEnd(12)} ${relative(process.cwd(), r.path)}  cold start loads ${kib(r.bytes)} (entry + static chunks), ${kib(r.totalBytes)} in ${r.files.length} files`,
+    );
 }

@@ -32,9 +32,11 @@ let failed = 0;
 for (let round = 0; round < rounds; round++) {
   const seed = round === 0 && values.seed !== undefined ? Number(values.seed) : Math.floor(Math.random() * 0x7fffffff);
   console.log(`fuzz-forwarder: round ${round + 1}/${rounds}, seed ${seed}, ${runs} runs`);
-  const result = spawnSync(process.execPath, [
-    '--test', '--test-reporter=spec', '--test-name-pattern=^fuzz', `--test-timeout=${Math.max(300_000, runs * 3_000)}`, TEST_FILE,
-  ], { stdio: 'inherit', env: { ...process.env, OPERLESS_FC_SEED: String(seed), OPERLESS_FC_RUNS: String(runs) } });
+  const result = spawnSync(
+    process.execPath,
+    ['--test', '--test-reporter=spec', '--test-name-pattern=^fuzz', `--test-timeout=${Math.max(300_000, runs * 3_000)}`, TEST_FILE],
+    { stdio: 'inherit', env: { ...process.env, OPERLESS_FC_SEED: String(seed), OPERLESS_FC_RUNS: String(runs) } },
+  );
   if (result.status !== 0) {
     failed++;
     console.log(`fuzz-forwarder: round ${round + 1} FAILED; replay with: node scripts/fuzz-forwarder.ts --seed ${seed} --runs ${runs}`);

@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, posix, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inflateRawSync } from 'node:zlib';
-import { packagedReserveProblems } from '../src/core/budget.ts';
+import { packagedReserveProblems } from '../src/core/invocation/budget.ts';
 import { parseServerlessYaml } from '../src/project/serverless-yml.ts';
 import { buildCacheDir, cachedBuild, hashInputs } from './build-cache.ts';
 import { reachable } from './bundle.ts';
@@ -154,7 +154,7 @@ function readPackage(dir: string, durationMs: number, fromCache: boolean): Packa
 
 /**
  * Refuses to package a reconcile function whose `OPERLESS_BUDGET_RESERVE_MS` is at or above
- * its `timeout`: every invocation would refuse it (core/budget.ts), so it is refused here first.
+ * its `timeout`: every invocation would refuse it (core/invocation/budget.ts), so it is refused here first.
  */
 export function refuseUnworkableBudgets(serverlessYaml: string): void {
   const problems = packagedReserveProblems(parseServerlessYaml(serverlessYaml).runtimes);
@@ -173,18 +173,20 @@ function describeZip(name: string, zipPath: string): PackagedFunction {
   const byName = new Map(modules.map((e) => [e.name, e]));
   // Each module read and scanned once; a specifier resolves against the importing module's folder.
   const scanned = new Map<string, { static: string[]; all: string[] }>();
-  const importsOf = (only: 'static' | 'all') => (from: string): string[] => {
-    const module = byName.get(from);
-    if (!module) throw new PackageError(`${zipPath}: ${from} is imported but not in the zip`);
-    let found = scanned.get(from);
-    if (!found) {
-      const code = module.read().toString('utf8');
-      const resolved = (specs: string[]) => specs.map((spec) => posix.join(posix.dirname(from), spec));
-      found = { static: resolved(moduleImports(code, 'static')), all: resolved(moduleImports(code, 'all')) };
-      scanned.set(from, found);
-    }
-    return found[only];
-  };
+  const importsOf =
+    (only: 'static' | 'all') =>
+    (from: string): string[] => {
+      const module = byName.get(from);
+      if (!module) throw new PackageError(`${zipPath}: ${from} is imported but not in the zip`);
+      let found = scanned.get(from);
+      if (!found) {
+        const code = module.read().toString('utf8');
+        const resolved = (specs: string[]) => specs.map((spec) => posix.join(posix.dirname(from), spec));
+        found = { static: resolved(moduleImports(code, 'static')), all: resolved(moduleImports(code, 'all')) };
+        scanned.set(from, found);
+      }
+      return found[only];
+    };
   const size = (files: string[]) => files.reduce((sum, f) => sum + (byName.get(f)?.size ?? 0), 0);
   reachable(bundle.name, importsOf('all')); // every chunk the entry can import is in the zip (or this throws)
   // Every other module must be in the entry's own chunk folder: no other function's chunks. esbuild
@@ -194,7 +196,15 @@ function describeZip(name: string, zipPath: string): PackagedFunction {
   const foreign = modules.filter((e) => e !== bundle && !e.name.startsWith(chunkDir)).map((e) => e.name);
   if (foreign.length > 0) throw new PackageError(`${zipPath} holds modules outside ${chunkDir} (another function's bundle or chunks?): ${foreign.join(', ')}`);
   const files = [bundle.name, ...modules.filter((e) => e !== bundle).map((e) => e.name)];
-  return { name, zipPath, zipBytes: statSync(zipPath).size, bundleEntry: bundle.name, bundleBytes: size(reachable(bundle.name, importsOf('static'))), bundleFiles: files, bundleTotalBytes: size(files) };
+  return {
+    name,
+    zipPath,
+    zipBytes: statSync(zipPath).size,
+    bundleEntry: bundle.name,
+    bundleBytes: size(reachable(bundle.name, importsOf('static'))),
+    bundleFiles: files,
+    bundleTotalBytes: size(files),
+  };
 }
 
 /**
@@ -312,7 +322,9 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     const kib = (n: number) => `${(n / 1024).toFixed(0)} KiB`;
     console.log(`packaged into ${relative(process.cwd(), result.dir) || '.'} in ${(result.durationMs / 1000).toFixed(1)} s`);
     for (const fn of result.functions) {
-      console.log(`  ${fn.name.padEnd(12)} zip ${kib(fn.zipBytes).padStart(9)}   bundle ${fn.bundleEntry}: cold start loads ${kib(fn.bundleBytes)}, ${kib(fn.bundleTotalBytes)} in ${fn.bundleFiles.length} files`);
+      console.log(
+        `  ${fn.name.padEnd(12)} zip ${kib(fn.zipBytes).padStart(9)}   bundle ${fn.bundleEntry}: cold start loads ${kib(fn.bundleBytes)}, ${kib(fn.bundleTotalBytes)} in ${fn.bundleFiles.length} files`,
+      );
     }
   } catch (err) {
     console.error(err instanceof PackageError ? err.message : err);

@@ -46,6 +46,7 @@ ensure_system_packages() {
   #   cmake    aws-lambda-ric's native addon (the `ric` provision target, for the e2e under
   #            Lambda's own runtime client)
   #   buildah  the forwarder image test (test/integration/forwarder-image.test.ts)
+  #   chromium the docs site test (test/e2e/docs-site.test.ts) reads the built site in it
   local missing=() pkg
   for pkg in "$@"; do command -v "$pkg" > /dev/null || missing+=("$pkg"); done
   [ ${#missing[@]} -eq 0 ] && return 0
@@ -61,11 +62,11 @@ cmd=${1:-test}; shift || true
 ensure_node_modules
 case "$cmd" in
   test)
-    ensure_system_packages cmake buildah
+    ensure_system_packages cmake buildah chromium
     provision
-    log "type-checking, linting and checking the layers (.dependency-cruiser.cjs)"
+    log "type-checking, formatting and linting (biome ci), checking the layers (.dependency-cruiser.cjs)"
     tsc -p tsconfig.json --noEmit
-    biome lint --diagnostic-level=error .
+    biome ci --diagnostic-level=error .
     npm run --silent layers
     exec node scripts/test.ts "$@"
     ;;

@@ -9,7 +9,7 @@
  * joins the two.
  */
 import { fileURLToPath } from 'node:url';
-import type { GeneratedResource } from './crd/generate.ts';
+import type { GeneratedResource } from './crd/index.ts';
 import { MemcachedResource } from './memcached/types.ts';
 import { MemcachedV1beta1Resource } from './memcached/v1beta1.ts';
 

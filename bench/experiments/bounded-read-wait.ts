@@ -19,8 +19,12 @@ const RATE = Number(process.env.RATE ?? 10);
 const SECONDS = Number(process.env.SECONDS ?? 30);
 
 const env = await startBenchEnv();
-const metrics = async () => (await scrapeMetrics(env.cp.server, env.cp.admin.token!, env.cp.caPem))
-  .split('\n').filter((l) => /^apiserver_watch_cache_(read_wait|consistent_read|resource_version|events_received_total)|^etcd_bookmark/.test(l) && !l.includes('_bucket'));
+const metrics = async () =>
+  (await scrapeMetrics(env.cp.server, env.cp.admin.token!, env.cp.caPem))
+    .split('\n')
+    .filter(
+      (l) => /^apiserver_watch_cache_(read_wait|consistent_read|resource_version|events_received_total)|^etcd_bookmark/.test(l) && !l.includes('_bucket'),
+    );
 try {
   const ns = await env.namespace('waits');
   await createMemcachedsWithDeployments(env.admin, ns, 0, N);
@@ -46,22 +50,37 @@ try {
   for (let i = 0; i < RATE * SECONDS; i++) {
     await sleep(Math.max(0, t0 + (i * 1000) / RATE - Date.now()));
     const n = name(i);
-    pending.push((async () => {
-      const res = await env.admin.transport.request({ method: 'PATCH', path: mcPath(n), contentType: 'application/merge-patch+json', body: { spec: { size: 1 + (i % 3) } } });
-      const rv = (res.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
-      const t = env.admin.transport;
-      await Promise.all([
-        timed('GET Memcached rv=R (written kind)', () => t.request({ method: 'GET', path: mcPath(n), query: { resourceVersion: rv } })),
-        timed('GET Deployment rv=R (other kind)', () => t.request({ method: 'GET', path: deployPath(n), query: { resourceVersion: rv } })),
-        timed('LIST pods rv=R NotOlderThan', () => t.request({ method: 'GET', path: `/api/v1/namespaces/${ns}/pods`, query: { labelSelector: `app.kubernetes.io/instance=${n}`, resourceVersion: rv, resourceVersionMatch: 'NotOlderThan' } })),
-        timed('GET Deployment rv=0 (any age)', () => t.request({ method: 'GET', path: deployPath(n), query: { resourceVersion: '0' } })),
-        timed('GET Deployment live (quorum)', () => t.request({ method: 'GET', path: deployPath(n) })),
-      ]);
-    })());
+    pending.push(
+      (async () => {
+        const res = await env.admin.transport.request({
+          method: 'PATCH',
+          path: mcPath(n),
+          contentType: 'application/merge-patch+json',
+          body: { spec: { size: 1 + (i % 3) } },
+        });
+        const rv = (res.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+        const t = env.admin.transport;
+        await Promise.all([
+          timed('GET Memcached rv=R (written kind)', () => t.request({ method: 'GET', path: mcPath(n), query: { resourceVersion: rv } })),
+          timed('GET Deployment rv=R (other kind)', () => t.request({ method: 'GET', path: deployPath(n), query: { resourceVersion: rv } })),
+          timed('LIST pods rv=R NotOlderThan', () =>
+            t.request({
+              method: 'GET',
+              path: `/api/v1/namespaces/${ns}/pods`,
+              query: { labelSelector: `app.kubernetes.io/instance=${n}`, resourceVersion: rv, resourceVersionMatch: 'NotOlderThan' },
+            }),
+          ),
+          timed('GET Deployment rv=0 (any age)', () => t.request({ method: 'GET', path: deployPath(n), query: { resourceVersion: '0' } })),
+          timed('GET Deployment live (quorum)', () => t.request({ method: 'GET', path: deployPath(n) })),
+        ]);
+      })(),
+    );
   }
   await Promise.all(pending);
   for (const [label, v] of latencies) {
-    console.log(`${label.padEnd(36)} n=${v.length} p50 ${percentile(v, 50).toFixed(1)} p95 ${percentile(v, 95).toFixed(1)} p99 ${percentile(v, 99).toFixed(1)} max ${Math.max(...v).toFixed(1)} ms; failed ${failures.get(label) ?? 0}`);
+    console.log(
+      `${label.padEnd(36)} n=${v.length} p50 ${percentile(v, 50).toFixed(1)} p95 ${percentile(v, 95).toFixed(1)} p99 ${percentile(v, 99).toFixed(1)} max ${Math.max(...v).toFixed(1)} ms; failed ${failures.get(label) ?? 0}`,
+    );
   }
   const after = await metrics();
   console.log('--- watch cache metrics before ---');

@@ -30,7 +30,13 @@ function cpuOfPid(pid: number): number | undefined {
 function withOwnCpu(system: SystemUnderTest & { readonly pid?: number }, into: { seconds?: number }): SystemUnderTest {
   const pid = system.pid;
   if (pid === undefined) return system;
-  return { ...system, stop: async () => { into.seconds = cpuOfPid(pid); await system.stop(); } };
+  return {
+    ...system,
+    stop: async () => {
+      into.seconds = cpuOfPid(pid);
+      await system.stop();
+    },
+  };
 }
 
 async function once(label: string, start: (env: BenchEnv, namespace: string) => Promise<SystemUnderTest> | SystemUnderTest): Promise<void> {
@@ -46,11 +52,23 @@ async function once(label: string, start: (env: BenchEnv, namespace: string) => 
     const after = processCpuSnapshot()?.seconds ?? new Map<string, number>();
     const requests = requestDelta(requestsBefore, await env.apiRequests());
     const m1 = cpuSnapshot();
-    const rows = [...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)] as const).filter(([, v]) => v >= 0.5).sort((a, b) => b[1] - a[1]);
-    console.log(`${label}: converged in ${r.seconds.toFixed(1)} s, ${r.reconciles} reconciles; machine busy ${((busyShare(m0, m1) ?? Number.NaN) * 100).toFixed(0)} % over ${seconds.toFixed(0)} s`);
-    console.log(`  CPU seconds: ${rows.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}${own.seconds !== undefined ? `, the system's own process ${own.seconds.toFixed(1)}` : ''}`);
+    const rows = [...after]
+      .map(([k, v]) => [k, v - (before.get(k) ?? 0)] as const)
+      .filter(([, v]) => v >= 0.5)
+      .sort((a, b) => b[1] - a[1]);
+    console.log(
+      `${label}: converged in ${r.seconds.toFixed(1)} s, ${r.reconciles} reconciles; machine busy ${((busyShare(m0, m1) ?? Number.NaN) * 100).toFixed(0)} % over ${seconds.toFixed(0)} s`,
+    );
+    console.log(
+      `  CPU seconds: ${rows.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}${own.seconds !== undefined ? `, the system's own process ${own.seconds.toFixed(1)}` : ''}`,
+    );
     const top = Object.entries(requests).sort((a, b) => b[1] - a[1]);
-    console.log(`  API requests (whole cluster, no WATCH): ${top.reduce((a, [, v]) => a + v, 0)}; ${top.slice(0, 12).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    console.log(
+      `  API requests (whole cluster, no WATCH): ${top.reduce((a, [, v]) => a + v, 0)}; ${top
+        .slice(0, 12)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    );
   } finally {
     await env.stop();
   }

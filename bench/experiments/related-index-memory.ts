@@ -14,7 +14,10 @@ if (!gc) throw new Error('run with node --expose-gc');
 
 const snapshots: ObjectSnapshot[] = [];
 for (let i = 0; i < N; i++) {
-  const object = { metadata: { uid: `00000000-0000-0000-0000-${String(i).padStart(12, '0')}`, name: `memcached-${i}`, namespace: `ns-${i % 100}`, resourceVersion: String(i) }, spec: { configMapRef: { name: `settings-${i % 500}` } } };
+  const object = {
+    metadata: { uid: `00000000-0000-0000-0000-${String(i).padStart(12, '0')}`, name: `memcached-${i}`, namespace: `ns-${i % 100}`, resourceVersion: String(i) },
+    spec: { configMapRef: { name: `settings-${i % 500}` } },
+  };
   const s = snapshotOf(object, [FIELD]);
   if (s) snapshots.push(s);
 }

@@ -21,7 +21,7 @@ import { createInterface } from 'node:readline';
 import { stringify } from 'yaml';
 import { decodeMessage } from '../../src/contract/message.ts';
 import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
-import { FORWARDER_NODE_FLAGS } from '../../src/forwarder/node-options.ts';
+import { FORWARDER_NODE_FLAGS } from '../../src/build/forwarder-node-flags.ts';
 import { createKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
 import { startMemoryQueueServer } from '../../src/local/memory-queue-server.ts';
@@ -56,20 +56,28 @@ try {
 
   const bundle = process.env.BUNDLE ? { outFile: process.env.BUNDLE } : await bundleForwarder(join(work, 'forwarder.mjs'));
   const configPath = join(work, 'forwarder.yaml');
-  writeFileSync(configPath, stringify({
-    clusterId: 'bench',
-    queue: { url: queueUrl, region: queues.region },
-    primaries: [{ ...MEMCACHED_KIND, namespaces: [NAMESPACE] }],
-    leaderElection: { enabled: false },
-    server: { port: 0, host: '127.0.0.1' },
-    ...(BUFFER ? { buffer: { maxMessages: BUFFER } } : {}),
-  }));
+  writeFileSync(
+    configPath,
+    stringify({
+      clusterId: 'bench',
+      queue: { url: queueUrl, region: queues.region },
+      primaries: [{ ...MEMCACHED_KIND, namespaces: [NAMESPACE] }],
+      leaderElection: { enabled: false },
+      server: { port: 0, host: '127.0.0.1' },
+      ...(BUFFER ? { buffer: { maxMessages: BUFFER } } : {}),
+    }),
+  );
   const started = Date.now();
   const child = spawn(process.execPath, [...FORWARDER_NODE_FLAGS, bundle.outFile], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
-      PATH: process.env.PATH, OPERLESS_FORWARDER_CONFIG: configPath, OPERLESS_LOG_LEVEL: 'info', KUBECONFIG: cp.kubeconfigPath,
-      AWS_ACCESS_KEY_ID: 'bench', AWS_SECRET_ACCESS_KEY: 'bench', AWS_ENDPOINT_URL_SQS: queues.endpoint,
+      PATH: process.env.PATH,
+      OPERLESS_FORWARDER_CONFIG: configPath,
+      OPERLESS_LOG_LEVEL: 'info',
+      KUBECONFIG: cp.kubeconfigPath,
+      AWS_ACCESS_KEY_ID: 'bench',
+      AWS_SECRET_ACCESS_KEY: 'bench',
+      AWS_ENDPOINT_URL_SQS: queues.endpoint,
     },
   });
   const lines: Record<string, unknown>[] = [];
@@ -83,7 +91,11 @@ try {
     });
   }
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-  await until('the forwarder serves its probes', () => lines.some((l) => l.msg === 'probe server listening' || typeof l.probes === 'string') || child.exitCode !== null, 120_000);
+  await until(
+    'the forwarder serves its probes',
+    () => lines.some((l) => l.msg === 'probe server listening' || typeof l.probes === 'string') || child.exitCode !== null,
+    120_000,
+  );
   const probes = String(lines.find((l) => typeof l.probes === 'string')?.probes ?? '');
 
   // Read every message back, count per key; scrape the gauges meanwhile.
@@ -122,7 +134,10 @@ try {
       perKey.set(decoded.message.name, (perKey.get(decoded.message.name) ?? 0) + 1);
       total++;
     }
-    queues.broker.deleteMessageBatch(queueName, got.map((m, i) => ({ id: `d${i}`, receiptHandle: m.receiptHandle })));
+    queues.broker.deleteMessageBatch(
+      queueName,
+      got.map((m, i) => ({ id: `d${i}`, receiptHandle: m.receiptHandle })),
+    );
   }
   scraping = false;
   await scraper;
@@ -134,25 +149,31 @@ try {
   const counts = [...perKey.values()];
   const resyncs = lines.filter((l) => l.msg === 'resync started').length;
   const overflowResyncs = lines.filter((l) => String(l.msg).startsWith('send buffer drained after an overflow')).length;
-  console.log(JSON.stringify({
-    objects: N,
-    bundle: process.env.BUNDLE ?? 'this checkout',
-    cappedAtSeconds: Date.now() - started >= CAP_SECONDS * 1000 ? CAP_SECONDS : undefined,
-    bufferMaxMessages: BUFFER ?? 'default (10000)',
-    durationSeconds: Number(((lastAt - started) / 1000).toFixed(1)),
-    messages: total,
-    keys: perKey.size,
-    missingKeys: N - perKey.size,
-    messagesPerKey: { min: Math.min(...counts), max: Math.max(...counts), mean: Number((total / Math.max(1, perKey.size)).toFixed(3)) },
-    maxBufferDepth: maxDepth,
-    maxResyncPending,
-    droppedMessages: dropped,
-    resyncsStarted: resyncs,
-    overflowResyncs,
-    vmRssMiB: Number(mem.rssMiB.toFixed(0)),
-    peakVmRssSampledMiB: Number(peakRss.toFixed(0)),
-    vmHwmMiB: Number(mem.hwmMiB.toFixed(0)),
-  }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        objects: N,
+        bundle: process.env.BUNDLE ?? 'this checkout',
+        cappedAtSeconds: Date.now() - started >= CAP_SECONDS * 1000 ? CAP_SECONDS : undefined,
+        bufferMaxMessages: BUFFER ?? 'default (10000)',
+        durationSeconds: Number(((lastAt - started) / 1000).toFixed(1)),
+        messages: total,
+        keys: perKey.size,
+        missingKeys: N - perKey.size,
+        messagesPerKey: { min: Math.min(...counts), max: Math.max(...counts), mean: Number((total / Math.max(1, perKey.size)).toFixed(3)) },
+        maxBufferDepth: maxDepth,
+        maxResyncPending,
+        droppedMessages: dropped,
+        resyncsStarted: resyncs,
+        overflowResyncs,
+        vmRssMiB: Number(mem.rssMiB.toFixed(0)),
+        peakVmRssSampledMiB: Number(peakRss.toFixed(0)),
+        vmHwmMiB: Number(mem.hwmMiB.toFixed(0)),
+      },
+      null,
+      2,
+    ),
+  );
 } finally {
   await queues.stop();
   await cp.stop();

@@ -26,7 +26,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
-import { FORWARDER_NODE_FLAGS } from '../../src/forwarder/node-options.ts';
+import { FORWARDER_NODE_FLAGS } from '../../src/build/forwarder-node-flags.ts';
 import { createKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
 import { startMemoryQueueServer } from '../../src/local/memory-queue-server.ts';
@@ -40,7 +40,12 @@ const PARALLEL = Number(process.env.PARALLEL ?? 32);
 const SETTLE_MS = Number(process.env.SETTLE_MS ?? 5000);
 const NAMESPACE = 'held';
 
-interface Memory { readonly rssMiB: number; readonly anonMiB: number; readonly fileMiB: number; readonly hwmMiB: number }
+interface Memory {
+  readonly rssMiB: number;
+  readonly anonMiB: number;
+  readonly fileMiB: number;
+  readonly hwmMiB: number;
+}
 
 function memoryOf(pid: number): Memory {
   const text = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -49,7 +54,12 @@ function memoryOf(pid: number): Memory {
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const round = (m: Memory): Memory => ({ rssMiB: Math.round(m.rssMiB), anonMiB: Math.round(m.anonMiB), fileMiB: Math.round(m.fileMiB), hwmMiB: Math.round(m.hwmMiB) });
+const round = (m: Memory): Memory => ({
+  rssMiB: Math.round(m.rssMiB),
+  anonMiB: Math.round(m.anonMiB),
+  fileMiB: Math.round(m.fileMiB),
+  hwmMiB: Math.round(m.hwmMiB),
+});
 
 /** Median of 20 samples, 250 ms apart; VmHWM as it stands at the end. */
 async function sample(pid: number): Promise<Memory> {
@@ -59,7 +69,12 @@ async function sample(pid: number): Promise<Memory> {
     await sleep(250);
   }
   const last = memoryOf(pid);
-  return round({ rssMiB: median(samples.map((s) => s.rssMiB)), anonMiB: median(samples.map((s) => s.anonMiB)), fileMiB: median(samples.map((s) => s.fileMiB)), hwmMiB: last.hwmMiB });
+  return round({
+    rssMiB: median(samples.map((s) => s.rssMiB)),
+    anonMiB: median(samples.map((s) => s.anonMiB)),
+    fileMiB: median(samples.map((s) => s.fileMiB)),
+    hwmMiB: last.hwmMiB,
+  });
 }
 
 async function stopProcess(child: ChildProcess): Promise<void> {
@@ -94,10 +109,16 @@ try {
     bundles[label] = path;
   }
   bundles['this checkout'] = (await bundleForwarder(join(work, 'forwarder.mjs'))).outFile;
-  interface Variant { readonly flags: readonly string[]; readonly env: Readonly<Record<string, string>> }
+  interface Variant {
+    readonly flags: readonly string[];
+    readonly env: Readonly<Record<string, string>>;
+  }
   const variants: Record<string, Variant> = { 'this checkout': { flags: [], env: {} } };
   for (const bundleLabel of Object.keys(bundles)) variants[bundleLabel] ??= { flags: [], env: {} };
-  for (const text of (process.env.FLAGS_VARIANT ?? '').split(';').map((v) => v.trim()).filter(Boolean)) {
+  for (const text of (process.env.FLAGS_VARIANT ?? '')
+    .split(';')
+    .map((v) => v.trim())
+    .filter(Boolean)) {
     const words = text.split(' ').filter(Boolean);
     const isEnv = (w: string) => /^[A-Z_][A-Z0-9_]*=/.test(w);
     const env = Object.fromEntries(words.filter(isEnv).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]));
@@ -106,15 +127,18 @@ try {
     variants[label] = { flags: words.filter((w) => !isEnv(w)), env };
   }
   const configPath = join(work, 'forwarder.yaml');
-  writeFileSync(configPath, stringify({
-    clusterId: 'bench',
-    queue: { url: queueUrl, region: queues.region },
-    primaries: [{ ...MEMCACHED_KIND, namespaces: [NAMESPACE] }],
-    owned: [{ ...DEPLOYMENTS, namespaces: [NAMESPACE] }],
-    resyncOnStart: false,
-    leaderElection: { enabled: false },
-    server: { port: 0, host: '127.0.0.1' },
-  }));
+  writeFileSync(
+    configPath,
+    stringify({
+      clusterId: 'bench',
+      queue: { url: queueUrl, region: queues.region },
+      primaries: [{ ...MEMCACHED_KIND, namespaces: [NAMESPACE] }],
+      owned: [{ ...DEPLOYMENTS, namespaces: [NAMESPACE] }],
+      resyncOnStart: false,
+      leaderElection: { enabled: false },
+      server: { port: 0, host: '127.0.0.1' },
+    }),
+  );
 
   async function runForwarder(bundle: string, variant: Variant): Promise<Memory & { syncSeconds: number }> {
     const started = Date.now();
@@ -122,26 +146,35 @@ try {
     const child = spawn(process.execPath, [...FORWARDER_NODE_FLAGS, ...variant.flags, bundle], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
-        PATH: process.env.PATH, OPERLESS_FORWARDER_CONFIG: configPath, OPERLESS_LOG_LEVEL: 'info', KUBECONFIG: cp.kubeconfigPath,
-        AWS_ACCESS_KEY_ID: 'bench', AWS_SECRET_ACCESS_KEY: 'bench', AWS_ENDPOINT_URL_SQS: queues.endpoint,
+        PATH: process.env.PATH,
+        OPERLESS_FORWARDER_CONFIG: configPath,
+        OPERLESS_LOG_LEVEL: 'info',
+        KUBECONFIG: cp.kubeconfigPath,
+        AWS_ACCESS_KEY_ID: 'bench',
+        AWS_SECRET_ACCESS_KEY: 'bench',
+        AWS_ENDPOINT_URL_SQS: queues.endpoint,
         ...variant.env,
       },
     });
     for (const stream of [child.stdout!, child.stderr!]) stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n')));
     try {
       let probes = '';
-      await until('the forwarder serves its probes', () => {
-        for (const l of lines) {
-          try {
-            const parsed = JSON.parse(l) as { probes?: unknown };
-            if (typeof parsed.probes === 'string') probes = parsed.probes;
-          } catch {
-            // not JSON
+      await until(
+        'the forwarder serves its probes',
+        () => {
+          for (const l of lines) {
+            try {
+              const parsed = JSON.parse(l) as { probes?: unknown };
+              if (typeof parsed.probes === 'string') probes = parsed.probes;
+            } catch {
+              // not JSON
+            }
           }
-        }
-        if (child.exitCode !== null) throw new Error(`the forwarder exited: ${lines.slice(-20).join('\n')}`);
-        return probes !== '';
-      }, 120_000);
+          if (child.exitCode !== null) throw new Error(`the forwarder exited: ${lines.slice(-20).join('\n')}`);
+          return probes !== '';
+        },
+        120_000,
+      );
       await until('every watch synced', async () => (await fetch(`${probes}/readyz`).catch(() => undefined))?.status === 200, 600_000);
       const syncSeconds = (Date.now() - started) / 1000;
       await sleep(SETTLE_MS);
@@ -169,7 +202,15 @@ try {
     }
     for (const [label, results] of Object.entries(runs)) {
       const rss = median(results.map((m) => m.rssMiB));
-      console.log(JSON.stringify({ objects: size, bundle: label, medianRssMiB: rss, aboveBareNodeMiB: rss - floor.rssMiB, medianHwmMiB: median(results.map((m) => m.hwmMiB)) }));
+      console.log(
+        JSON.stringify({
+          objects: size,
+          bundle: label,
+          medianRssMiB: rss,
+          aboveBareNodeMiB: rss - floor.rssMiB,
+          medianHwmMiB: median(results.map((m) => m.hwmMiB)),
+        }),
+      );
     }
   }
 } finally {
@@ -177,4 +218,3 @@ try {
   await cp.stop();
   rmSync(work, { recursive: true, force: true });
 }
-

@@ -23,7 +23,7 @@ import { createClientFactory } from '../../src/kube/factory.ts';
 import { silentLogger } from '../../src/observability/log.ts';
 import { generateCrd } from '../../src/crd/generate.ts';
 import { generateWebhookConfigurations } from '../../src/crd/webhooks.ts';
-import { toWebhookHandler } from '../../src/core/webhook.ts';
+import { toWebhookHandler } from '../../src/core/webhook/webhook.ts';
 import { startLambdaInvokeServer, type InvokeHandler } from '../../src/local/lambda-invoke-server.ts';
 import { startWebhookEndpoint } from '../../src/forwarder/webhook/endpoint.ts';
 import { DEFAULT_WEBHOOK_LIMITS } from '../../src/forwarder/webhook/server.ts';
@@ -48,26 +48,55 @@ try {
   const invoke = await startLambdaInvokeServer({ functions });
   const lambda = new LambdaClient({ endpoint: invoke.endpoint, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
   const endpoint = await startWebhookEndpoint(
-    { enabled: true, host: '127.0.0.1', port: 0, certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), functions: { memcached: 'fn' }, limits: DEFAULT_WEBHOOK_LIMITS, clientAuth: { names: [] }, drainSeconds: 0 },
-    silentLogger, lambdaInvoker({ client: lambda }),
+    {
+      enabled: true,
+      host: '127.0.0.1',
+      port: 0,
+      certFile: join(dir, 'tls.crt'),
+      keyFile: join(dir, 'tls.key'),
+      functions: { memcached: 'fn' },
+      limits: DEFAULT_WEBHOOK_LIMITS,
+      clientAuth: { names: [] },
+      drainSeconds: 0,
+    },
+    silentLogger,
+    lambdaInvoker({ client: lambda }),
   );
   const caBundle = Buffer.from(ca.certPem).toString('base64');
-  for (const c of generateWebhookConfigurations({ resource: MemcachedResource, operatorNamespace: OPERATOR_NS, clientConfig: (r) => ({ url: `${endpoint.url}/memcached/${r}`, caBundle }), default: {}, validate: {} })) {
+  for (const c of generateWebhookConfigurations({
+    resource: MemcachedResource,
+    operatorNamespace: OPERATOR_NS,
+    clientConfig: (r) => ({ url: `${endpoint.url}/memcached/${r}`, caBundle }),
+    default: {},
+    validate: {},
+  })) {
     await cp.kubectl(['apply', '-f', '-'], { input: JSON.stringify(c) });
   }
-  const dryRunCreate = (namespace: string) => new Promise<{ status: number; ms: number; defaulted: boolean }>((resolve, reject) => {
-    const started = performance.now();
-    const body = JSON.stringify({ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { generateName: 'b-', namespace }, spec: { size: 1 } });
-    const req = https.request(`${cp.server}/apis/cache.example.com/v1alpha1/namespaces/${namespace}/memcacheds?dryRun=All`, {
-      method: 'POST', ca: cp.caPem, headers: { Authorization: `Bearer ${cp.admin.token}`, 'Content-Type': 'application/json' },
-    }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, defaulted: text.includes('"resources"') }));
+  const dryRunCreate = (namespace: string) =>
+    new Promise<{ status: number; ms: number; defaulted: boolean }>((resolve, reject) => {
+      const started = performance.now();
+      const body = JSON.stringify({
+        apiVersion: 'cache.example.com/v1alpha1',
+        kind: 'Memcached',
+        metadata: { generateName: 'b-', namespace },
+        spec: { size: 1 },
+      });
+      const req = https.request(
+        `${cp.server}/apis/cache.example.com/v1alpha1/namespaces/${namespace}/memcacheds?dryRun=All`,
+        {
+          method: 'POST',
+          ca: cp.caPem,
+          headers: { Authorization: `Bearer ${cp.admin.token}`, 'Content-Type': 'application/json' },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, defaulted: text.includes('"resources"') }));
+        },
+      );
+      req.once('error', reject);
+      req.end(body);
     });
-    req.once('error', reject);
-    req.end(body);
-  });
   await waitUntil('webhooks active', async () => (await dryRunCreate(APPS)).defaulted, { timeoutMs: 30_000 });
   const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] as number;
   const run = async (mode: string, namespace: string, before?: () => void) => {
@@ -82,7 +111,9 @@ try {
   };
   await run('none', OPERATOR_NS);
   await run('warm', APPS);
-  await run('fresh', APPS, () => { functions.fn = toWebhookHandler(memcachedWebhook, { clients: clients(), log: silentLogger }) as InvokeHandler; });
+  await run('fresh', APPS, () => {
+    functions.fn = toWebhookHandler(memcachedWebhook, { clients: clients(), log: silentLogger }) as InvokeHandler;
+  });
   await endpoint.close();
   await invoke.close();
 } finally {

@@ -22,7 +22,12 @@ export function metricSamples(text: string, name: string): MetricSample[] {
     const close = open === -1 ? name.length : line.lastIndexOf('}');
     const labels: Record<string, string> = {};
     if (open !== -1) for (const m of line.slice(open + 1, close).matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[m[1]!] = m[2]!;
-    const value = Number(line.slice(close + 1).trim().split(/\s+/)[0]);
+    const value = Number(
+      line
+        .slice(close + 1)
+        .trim()
+        .split(/\s+/)[0],
+    );
     if (Number.isFinite(value)) samples.push({ labels, value });
   }
   return samples;
@@ -98,7 +103,9 @@ export async function scrapeMetrics(server: string, token: string, caPem: string
     const req = https.get(url, { headers: { Authorization: `Bearer ${token}` }, ca: caPem }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`GET /metrics answered ${res.statusCode}`))));
+      res.on('end', () =>
+        res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`GET /metrics answered ${res.statusCode}`)),
+      );
     });
     req.on('error', reject);
   });

@@ -11,7 +11,9 @@
  * give it what the API-cost scenario asks of every system: `enqueue` posts the names to its
  * `source.Channel` (one reconcile each), `stopWatching` closes the gate on its informers' events
  * (the cache stays live: that is how it reads), and `periodicResync` opens the gate for one of
- * the cache's own periodic resyncs (`syncPeriodSeconds`). Guarantees: `ready` resolves once every
+ * the cache's own periodic resyncs (`syncPeriodSeconds`); `startWatching` opens the gate until
+ * it is closed again (the bulk-lane scenario: live changes and the periodic resync together).
+ * The work queue's depth (`workqueue_depth`) is scraped with the reconciles. Guarantees: `ready` resolves once every
  * informer synced (the process says so on stdout) and rejects if the process exits first, with
  * its stderr; `stop()` sends SIGTERM and waits for the exit (SIGKILL after a grace period), and
  * reports the process's resident memory just before it.
@@ -35,6 +37,16 @@ export function parseReconcileTotals(text: string, controller: string): { total:
     total += value;
   }
   return { total, byResult };
+}
+
+/** `workqueue_depth` of one controller's work queue (labelled `name`, and `controller` where the version adds it). Pure. */
+export function parseQueueDepth(text: string, controller: string): number | undefined {
+  let depth: number | undefined;
+  for (const { labels, value } of metricSamples(text, 'workqueue_depth')) {
+    if (labels.name !== controller && labels.controller !== controller) continue;
+    depth = (depth ?? 0) + value;
+  }
+  return depth;
 }
 
 /** A line the operator prints on stdout, or undefined for anything else. Pure. */
@@ -69,6 +81,11 @@ export interface ControllerRuntimeSystem extends SystemUnderTest {
   byResult(): Record<string, number>;
   /** Opens the gate on the informers' events until the cache's next periodic resync reconciled `n` objects, then closes it. */
   periodicResync(n: number, timeoutMs: number): Promise<void>;
+  /** Opens the gate on the informers' events (watch events and periodic resyncs enqueue again) until `stopWatching`. */
+  startWatching(): Promise<void>;
+  /** The work queue's depth as last scraped, and the largest scraped since `resetMaxQueueDepth` (undefined before a scrape found it). */
+  queueDepth(): { now: number | undefined; max: number | undefined };
+  resetMaxQueueDepth(): void;
   memory(): ProcessMemory | undefined;
   cpuSeconds(): number;
 }
@@ -90,6 +107,8 @@ export async function startControllerRuntime(env: BenchEnv, options: ControllerR
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let metricsUrl: string | undefined;
   let counts = { total: 0, byResult: {} as Record<string, number> };
+  let depth: number | undefined;
+  let maxDepth: number | undefined;
   const ready = new Promise<void>((resolve, reject) => {
     child.once('error', reject);
     void exited.then((code) => reject(new Error(`the controller-runtime operator exited (${code}) before it was ready:\n${stderrTail.trim()}`)));
@@ -103,11 +122,17 @@ export async function startControllerRuntime(env: BenchEnv, options: ControllerR
     if (!metricsUrl) return;
     const res = await fetch(metricsUrl);
     if (!res.ok) throw new Error(`GET ${metricsUrl} answered ${res.status}`);
-    counts = parseReconcileTotals(await res.text(), CONTROLLER);
+    const text = await res.text();
+    counts = parseReconcileTotals(text, CONTROLLER);
+    depth = parseQueueDepth(text, CONTROLLER);
+    if (depth !== undefined) maxDepth = Math.max(maxDepth ?? 0, depth);
   };
   const hook = async (path: string, body?: unknown) => {
     if (!metricsUrl) throw new Error('the controller-runtime operator has not said where it listens yet');
-    const res = await fetch(new URL(path, metricsUrl), { method: 'POST', ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } }) });
+    const res = await fetch(new URL(path, metricsUrl), {
+      method: 'POST',
+      ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } }),
+    });
     if (!res.ok) throw new Error(`POST ${path} answered ${res.status}: ${(await res.text()).trim()}`);
   };
   let stopped = false;
@@ -116,6 +141,7 @@ export async function startControllerRuntime(env: BenchEnv, options: ControllerR
   return {
     label: options.label ?? `controller-runtime (${options.workers} workers)`,
     pid,
+    processes: [{ name: 'controller-runtime operator', pid }],
     ready,
     reconciles: () => counts.total,
     byResult: () => ({ ...counts.byResult }),
@@ -126,16 +152,27 @@ export async function startControllerRuntime(env: BenchEnv, options: ControllerR
     async stopWatching() {
       await hook('/bench/events?on=false');
     },
+    async startWatching() {
+      await hook('/bench/events?on=true');
+    },
+    queueDepth: () => ({ now: depth, max: maxDepth }),
+    resetMaxQueueDepth() {
+      maxDepth = depth;
+    },
     async periodicResync(n, timeoutMs) {
       if (options.syncPeriodSeconds === undefined) throw new Error('periodicResync needs syncPeriodSeconds: the default resync is 10 h away');
       await scrape();
       const before = counts.total;
       await hook('/bench/events?on=true');
       try {
-        await waitUntil(`the periodic resync reconciled ${n} objects`, async () => {
-          await scrape();
-          return counts.total - before >= n;
-        }, { timeoutMs, intervalMs: 100 });
+        await waitUntil(
+          `the periodic resync reconciled ${n} objects`,
+          async () => {
+            await scrape();
+            return counts.total - before >= n;
+          },
+          { timeoutMs, intervalMs: 100 },
+        );
       } finally {
         await hook('/bench/events?on=false');
       }

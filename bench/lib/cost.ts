@@ -50,7 +50,10 @@ export function costPerMillionReconciles(t: MeasuredTraffic): CostPerMillion {
   const gbSeconds = perReconcile((t.billedMs / 1000) * (t.memoryMB / 1024)) * 1e6;
   const lambdaDuration = gbSeconds * PRICES.lambdaArmPerGbSecond;
   return {
-    sqs, lambdaRequests, lambdaDuration, total: sqs + lambdaRequests + lambdaDuration,
+    sqs,
+    lambdaRequests,
+    lambdaDuration,
+    total: sqs + lambdaRequests + lambdaDuration,
     sqsRequestsPerReconcile: perReconcile(t.sqsRequests),
     invocationsPerReconcile: perReconcile(t.invocations),
     msPerInvocation: t.invocations > 0 ? t.billedMs / t.invocations : Number.NaN,

@@ -1,6 +1,6 @@
 /**
  * The forwarder as it ships, as its own process: its esbuild bundle (built once per bench
- * environment) under the image's Node.js flags (src/forwarder/node-options.ts), a config file,
+ * environment) under the image's Node.js flags (src/build/forwarder-node-flags.ts), a config file,
  * the control plane's kubeconfig and an SQS endpoint. What the cluster runs for Operless, so
  * its memory and CPU are measured apart from the bench process.
  *
@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { stringify } from 'yaml';
 import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
-import type { Controller } from '../../src/core/controller.ts';
-import { FORWARDER_NODE_FLAGS } from '../../src/forwarder/node-options.ts';
+import type { Controller } from '../../src/core/controller/controller.ts';
+import { FORWARDER_NODE_FLAGS } from '../../src/build/forwarder-node-flags.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { stopProcess } from './process.ts';
 import { waitUntil } from '../../src/testing/wait.ts';
@@ -51,7 +51,7 @@ export interface ForwarderProcessOptions {
   readonly kubeconfigPath: string;
   /** The SQS endpoint the AWS SDK sends to (the counting proxy, or the queue itself). */
   readonly sqsEndpoint: string;
-  /** The forwarder's configuration (src/forwarder/config-schema.ts), written to `<workDir>/<name>.yaml`. */
+  /** The forwarder's configuration (src/forwarder/config/schema.ts), written to `<workDir>/<name>.yaml`. */
   readonly config: Record<string, unknown>;
   readonly name: string;
   readonly readyTimeoutMs?: number;
@@ -62,7 +62,8 @@ export async function startForwarderProcess(options: ForwarderProcessOptions): P
   const configPath = join(options.workDir, `${options.name}.yaml`);
   writeFileSync(configPath, stringify({ server: { port: 0, host: '127.0.0.1' }, ...options.config }));
   const startedAt = Date.now();
-  const child = spawn(process.execPath, [...FORWARDER_NODE_FLAGS, bundle.outFile], { // as the image runs it (infra/forwarder/Dockerfile)
+  const child = spawn(process.execPath, [...FORWARDER_NODE_FLAGS, bundle.outFile], {
+    // as the image runs it (infra/forwarder/Dockerfile)
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
       PATH: process.env.PATH,
@@ -93,7 +94,9 @@ export async function startForwarderProcess(options: ForwarderProcessOptions): P
   const stop = () => stopProcess(child);
   try {
     await waitUntil('the forwarder process is running (every watch synced)', () => probes !== '' || child.exitCode !== null, {
-      timeoutMs: options.readyTimeoutMs ?? 600_000, intervalMs: 50, context: () => lines.slice(-10).join('\n'),
+      timeoutMs: options.readyTimeoutMs ?? 600_000,
+      intervalMs: 50,
+      context: () => lines.slice(-10).join('\n'),
     });
     if (!probes) throw new Error(`the forwarder exited with ${child.exitCode} before it was running:\n${lines.slice(-10).join('\n')}`);
   } catch (err) {
@@ -102,7 +105,6 @@ export async function startForwarderProcess(options: ForwarderProcessOptions): P
   }
   return { child, pid: child.pid!, probes, lines, startedAt, stop, logged: (msg) => counts.get(msg) ?? 0 };
 }
-
 
 /** A watch of the forwarder's configuration, limited to namespaces. */
 export interface NamespacedWatch {
@@ -115,6 +117,12 @@ export interface NamespacedWatch {
 
 /** The forwarder's `primaries` and `owned` watches of a controller, limited to one namespace. Pure. */
 export function controllerWatches(controller: Controller<KubeObject>, namespace: string): { primaries: NamespacedWatch[]; owned: NamespacedWatch[] } {
-  const kind = (k: { apiVersion: string; kind: string; plural: string; namespaced: boolean }): NamespacedWatch => ({ apiVersion: k.apiVersion, kind: k.kind, plural: k.plural, namespaced: k.namespaced, namespaces: [namespace] });
+  const kind = (k: { apiVersion: string; kind: string; plural: string; namespaced: boolean }): NamespacedWatch => ({
+    apiVersion: k.apiVersion,
+    kind: k.kind,
+    plural: k.plural,
+    namespaced: k.namespaced,
+    namespaces: [namespace],
+  });
   return { primaries: [kind(controller.kind)], owned: (controller.spec.owns ?? []).map(kind) };
 }

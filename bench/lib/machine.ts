@@ -32,7 +32,7 @@ export function busyShare(before: CpuSnapshot | undefined, after: CpuSnapshot | 
 const TICKS_PER_SECOND = 100;
 
 /** The label of the bench process itself in `processCpu`. */
-export const BENCH_PROCESS = 'bench process (Operless\'s stand-ins for SQS and Lambda, when it runs)';
+export const BENCH_PROCESS = "bench process (Operless's stand-ins for SQS and Lambda, when it runs)";
 
 /** The kernel's worker threads (`kworker/…`, named by their current work) under one label. */
 export const KERNEL_WORKERS = 'kernel workers';

@@ -15,18 +15,32 @@ export function names(prefix: string, n: number): string[] {
 /** Runs `task` over `items` with at most `parallel` in flight. */
 export async function forEachParallel<T>(items: readonly T[], parallel: number, task: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, async () => {
-    while (next < items.length) {
-      const item = items[next++]!;
-      await task(item);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(parallel, items.length) }, async () => {
+      while (next < items.length) {
+        const item = items[next++]!;
+        await task(item);
+      }
+    }),
+  );
 }
 
 /** Creates the Memcacheds of `list` with `spec.size` and whatever `spec` adds to each one's spec. */
-export async function createMemcacheds(client: BoundKubeClient, namespace: string, list: readonly string[], size: number, parallel = 20, spec: (name: string) => Record<string, unknown> = () => ({})): Promise<void> {
+export async function createMemcacheds(
+  client: BoundKubeClient,
+  namespace: string,
+  list: readonly string[],
+  size: number,
+  parallel = 20,
+  spec: (name: string) => Record<string, unknown> = () => ({}),
+): Promise<void> {
   await forEachParallel(list, parallel, async (name) => {
-    await client.create(MEMCACHED_KIND, { apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, metadata: { name, namespace }, spec: { size, ...spec(name) } });
+    await client.create(MEMCACHED_KIND, {
+      apiVersion: MEMCACHED_KIND.apiVersion,
+      kind: MEMCACHED_KIND.kind,
+      metadata: { name, namespace },
+      spec: { size, ...spec(name) },
+    });
   });
 }
 
@@ -42,7 +56,6 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 export const until = (what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> =>
   waitUntil(what, check, { timeoutMs, intervalMs: 50 });
 
-
 /**
  * Memcacheds `mc-<i>` for i in [from, to), each with the Deployment its reconcile would create
  * (controlled by it): primaries and children, as many of each, for the memory figures. With no
@@ -52,7 +65,12 @@ export async function createMemcachedsWithDeployments(client: BoundKubeClient, n
   const indexes = Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
   await forEachParallel(indexes, parallel, async (i) => {
     const name = `mc-${String(i).padStart(6, '0')}`;
-    const owner = await client.create(MEMCACHED_KIND, { apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, metadata: { name, namespace }, spec: { size: 1 } });
+    const owner = await client.create(MEMCACHED_KIND, {
+      apiVersion: MEMCACHED_KIND.apiVersion,
+      kind: MEMCACHED_KIND.kind,
+      metadata: { name, namespace },
+      spec: { size: 1 },
+    });
     await client.create(DEPLOYMENTS, deploymentOf(namespace, name, owner.metadata.uid ?? ''));
   });
 }
@@ -61,10 +79,15 @@ export async function createMemcachedsWithDeployments(client: BoundKubeClient, n
 export function deploymentOf(namespace: string, owner: string, ownerUid: string): KubeObject {
   const labels = { 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': owner, 'app.kubernetes.io/managed-by': 'operless' };
   return {
-    apiVersion: 'apps/v1', kind: 'Deployment',
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
     metadata: {
-      name: owner, namespace, labels,
-      ownerReferences: [{ apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, name: owner, uid: ownerUid, controller: true, blockOwnerDeletion: true }],
+      name: owner,
+      namespace,
+      labels,
+      ownerReferences: [
+        { apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, name: owner, uid: ownerUid, controller: true, blockOwnerDeletion: true },
+      ],
     },
     spec: {
       replicas: 1,
@@ -73,11 +96,15 @@ export function deploymentOf(namespace: string, owner: string, ownerUid: string)
         metadata: { labels },
         spec: {
           securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
-          containers: [{
-            name: 'memcached', image: 'memcached:1.6.26-alpine3.19', command: ['memcached', '--memory-limit=64', '-o', 'modern', '-v'],
-            ports: [{ containerPort: 11211, name: 'memcached' }],
-            securityContext: { runAsNonRoot: true, runAsUser: 1001, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
-          }],
+          containers: [
+            {
+              name: 'memcached',
+              image: 'memcached:1.6.26-alpine3.19',
+              command: ['memcached', '--memory-limit=64', '-o', 'modern', '-v'],
+              ports: [{ containerPort: 11211, name: 'memcached' }],
+              securityContext: { runAsNonRoot: true, runAsUser: 1001, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+            },
+          ],
         },
       },
     },

@@ -9,7 +9,7 @@
  * - Operless: the forwarder (in-process, `startForwarder`; or its bundle as its own process,
  *   `forwarderProcess`) → queue → the local Lambda runner invoking the shipped `.mjs` bundle in
  *   this process;
- * - the baseline: `src/baseline` (watches + work queue + workers in this process);
+ * - the baseline: `bench/baseline` (watches + work queue + workers in this process);
  * - controller-runtime itself: the Go operator of `bench/controller-runtime`, its own process
  *   (`controller-runtime.ts`).
  *
@@ -22,16 +22,16 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { SQSClient, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
-import { startBaselineController, type BaselineController, type BaselineReconcile } from '../../src/baseline/controller.ts';
+import { startBaselineController, type BaselineController, type BaselineReconcile } from '../baseline/controller.ts';
 import { encodeMessage, newMessage } from '../../src/contract/message.ts';
-import { defineController, type Controller } from '../../src/core/controller.ts';
+import { defineController, type Controller } from '../../src/core/controller/controller.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
-import { startPodSimulator, type PodSimulator } from '../../src/local/pod-simulator.ts';
 import { startForwarder } from '../../src/forwarder/forwarder.ts';
 import { createSqsQueue } from '../../src/queue/sqs.ts';
 import { createKubeClient, type BoundKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
 import { memcachedController } from '../../src/memcached/controller.ts';
+import { POD_LISTING_VARIABLE, type PodListing } from '../../src/memcached/plan.ts';
 import { watchesFor } from '../../src/devloop/project.ts';
 import { silentLogger } from '../../src/observability/log.ts';
 import { loadHandler, startLambdaRunner, type HandlerModule, type LambdaRunner, type SQSHandlerFn } from '../../src/local/lambda-runner.ts';
@@ -41,6 +41,20 @@ import { bundleFunctions, copyBundle, ROOT, type BundleResult } from '../../scri
 import { scrapeRequestSnapshot, scrapeRequestTotals, type RequestCounts, type RequestSnapshot } from './apiserver-metrics.ts';
 import { controllerWatches, startForwarderProcess } from './forwarder-process.ts';
 import { processCpuSeconds } from './process.ts';
+import type { ClusterSnapshot } from './cluster-cost.ts';
+import {
+  allCpus,
+  CONTROL_PLANE_CPUS,
+  findProcess,
+  threadCpus,
+  OPERATOR_CPUS,
+  pinProcess,
+  verifyPins,
+  type PinnedProcess,
+  type Pinning,
+  type PinReport,
+} from './pinning.ts';
+import { startPodSimulatorProcess, type PodSimulatorProcess } from './pod-simulator-process.ts';
 import { startSqsCounter, type SqsCounter } from './sqs-counter.ts';
 
 export const CLUSTER_ID = 'bench';
@@ -59,8 +73,18 @@ export interface BenchEnv {
   readonly bundles: readonly BundleResult[];
   readonly controller: Controller<KubeObject>;
   readonly workDir: string;
-  startSimulator(): void;
+  /** Whether the control plane and the operator side run on CPUs of their own (bench/lib/pinning.ts). */
+  readonly pinning: Pinning;
+  /** Starts the simulated kubelet (its own process, pinned with the control plane) unless it runs. */
+  startSimulator(): Promise<void>;
   stopSimulator(): Promise<void>;
+  /** kube-apiserver's and etcd's CPU seconds so far and the API server's request counters. */
+  clusterSnapshot(): Promise<ClusterSnapshot>;
+  /**
+   * The allowed CPUs of every thread of the control plane's processes, the simulator, the bench
+   * process and `others` (the system's own processes), read back from /proc.
+   */
+  verifyPins(others?: readonly { name: string; pid: number }[]): PinReport[];
   apiRequests(): Promise<RequestCounts>;
   /** The API server's request counters, all answers and the 409s alone, from one scrape. */
   apiRequestSnapshot(): Promise<RequestSnapshot>;
@@ -74,7 +98,9 @@ export interface BenchEnv {
   stop(): Promise<void>;
 }
 
-export async function startBenchEnv(): Promise<BenchEnv> {
+export async function startBenchEnv(options: { pinning?: Pinning } = {}): Promise<BenchEnv> {
+  const pinning = options.pinning ?? 'unpinned';
+  const pinned = pinning === 'pinned';
   const workDir = mkdtempSync(join(tmpdir(), 'operless-bench-'));
   // Inside the repository: what a bundle leaves to the runtime (@aws-sdk/client-ssm) resolves from node_modules.
   const bundleDir = join(ROOT, 'bench', '.work', `functions-${process.pid}`);
@@ -83,21 +109,80 @@ export async function startBenchEnv(): Promise<BenchEnv> {
   // (--kube-api-qps=20, burst 30): creating N ReplicaSets and pods and writing their status then
   // takes ~N/4 s whatever the controller under test does, and every system converges in the same
   // time (measured: 240 s for N=1000 for all three). Lifted so the controllers are compared.
-  const cp = await startControlPlane({ controllers: WORKLOAD_CONTROLLERS, crds: [CRD], controllerManagerArgs: KCM_BENCH_ARGS });
+  // Pinned: the control plane's processes inherit the control plane's CPU from their start (Go
+  // sizes its scheduler by the CPUs it may use then); the bench process moves to the operator's CPU after.
+  if (pinned) pinProcess(process.pid, CONTROL_PLANE_CPUS);
+  else if (threadCpus(process.pid) !== allCpus()) pinProcess(process.pid, allCpus()); // an earlier pinned environment moved it
+  const raw = await startControlPlane({ controllers: WORKLOAD_CONTROLLERS, crds: [CRD], controllerManagerArgs: KCM_BENCH_ARGS });
+  const controlPlaneProcess = (name: string): number | undefined => findProcess(name, raw.dataDir);
+  const pinControlPlane = () => {
+    if (!pinned) return;
+    for (const name of ['etcd', 'kube-apiserver', 'kube-controller-manager']) {
+      const pid = controlPlaneProcess(name);
+      if (pid !== undefined) pinProcess(pid, CONTROL_PLANE_CPUS);
+    }
+  };
+  // A controller manager started again later (the API-cost windows pause it) is started by the
+  // bench process, on the operator's CPU: it goes back to the control plane's.
+  const cp: ControlPlane = {
+    ...raw,
+    startControllerManager: async () => {
+      await raw.startControllerManager();
+      pinControlPlane();
+    },
+  };
   const queues = await startMemoryQueueServer();
   const sqsCounter = await startSqsCounter(queues.endpoint);
   const sqs = new SQSClient({ region: queues.region, endpoint: sqsCounter.endpoint, credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' } });
   const admin = createKubeClient(createTransport(cp.kubeConfig), { fieldManager: 'bench' });
-  let simulator: PodSimulator | undefined;
+  let simulator: PodSimulatorProcess | undefined;
+  let apiServerPid: number | undefined;
+  let etcdPid: number | undefined;
+  const cpuOf = (name: 'kube-apiserver' | 'etcd'): number => {
+    const cached = name === 'etcd' ? etcdPid : apiServerPid;
+    let seconds = cached === undefined ? Number.NaN : processCpuSeconds(cached);
+    if (Number.isNaN(seconds)) {
+      const pid = controlPlaneProcess(name);
+      if (name === 'etcd') etcdPid = pid;
+      else apiServerPid = pid;
+      seconds = pid === undefined ? Number.NaN : processCpuSeconds(pid);
+    }
+    return seconds;
+  };
   const env: BenchEnv = {
-    cp, admin, queues, sqsCounter, sqs, bundles, workDir,
+    cp,
+    admin,
+    queues,
+    sqsCounter,
+    sqs,
+    bundles,
+    workDir,
+    pinning,
     controller: defineController(memcachedController) as unknown as Controller<KubeObject>,
-    startSimulator() {
-      simulator ??= startPodSimulator(createKubeClient(createTransport(cp.kubeConfig), { fieldManager: 'bench-kubelet' }), { log: silentLogger, intervalMs: 300 });
+    async startSimulator() {
+      if (simulator) return;
+      simulator = await startPodSimulatorProcess(cp.kubeconfigPath);
+      if (pinned) pinProcess(simulator.pid, CONTROL_PLANE_CPUS);
     },
     async stopSimulator() {
       await simulator?.stop();
       simulator = undefined;
+    },
+    async clusterSnapshot() {
+      const requests = await scrapeRequestTotals(cp.server, cp.admin.token!, cp.caPem);
+      return { at: Date.now(), requests, apiServerCpuSeconds: cpuOf('kube-apiserver'), etcdCpuSeconds: cpuOf('etcd') };
+    },
+    verifyPins(others = []) {
+      const processes: PinnedProcess[] = [
+        ...['etcd', 'kube-apiserver', 'kube-controller-manager'].flatMap((name) => {
+          const pid = controlPlaneProcess(name);
+          return pid === undefined ? [] : [{ name, pid, cpus: CONTROL_PLANE_CPUS }];
+        }),
+        ...(simulator ? [{ name: 'pod simulator', pid: simulator.pid, cpus: CONTROL_PLANE_CPUS }] : []),
+        { name: 'bench process', pid: process.pid, cpus: OPERATOR_CPUS },
+        ...others.map((o) => ({ ...o, cpus: OPERATOR_CPUS })),
+      ];
+      return verifyPins(processes, pinning);
     },
     apiRequests: () => scrapeRequestTotals(cp.server, cp.admin.token!, cp.caPem),
     apiRequestSnapshot: () => scrapeRequestSnapshot(cp.server, cp.admin.token!, cp.caPem),
@@ -123,7 +208,8 @@ export async function startBenchEnv(): Promise<BenchEnv> {
       rmSync(bundleDir, { recursive: true, force: true });
     },
   };
-  env.startSimulator();
+  await env.startSimulator();
+  if (pinned) pinProcess(process.pid, OPERATOR_CPUS);
   return env;
 }
 
@@ -147,6 +233,8 @@ export interface SystemUnderTest {
   periodicResync?(n: number, timeoutMs: number): Promise<void>;
   /** CPU seconds used so far by the part of the system that runs in the cluster all the time, when it is its own process. */
   cpuSeconds?(): number;
+  /** The system's own processes beside the bench process (controller-runtime's operator, the forwarder's process), for the pinning's read-back. */
+  readonly processes?: readonly { readonly name: string; readonly pid: number }[];
   stop(): Promise<void>;
 }
 
@@ -167,6 +255,12 @@ export interface OperlessOptions {
    * handler moves (docs/architecture.md, "Per-key ordering"). Default `unordered`.
    */
   readonly ordering?: 'per-key' | 'unordered';
+  /**
+   * Unordered: a bulk queue consumed by a runner of its own at this concurrency (serverless.yml's
+   * bulkMaximumConcurrency); `enqueue` of `Resync`s and the forwarder's resyncs go there.
+   * Absent: no bulk queue, everything on the work queue (as before it existed).
+   */
+  readonly bulkMaxConcurrency?: number;
   /** Start without the forwarder (messages come from `enqueue` only). */
   readonly watch?: boolean;
   /**
@@ -177,6 +271,11 @@ export interface OperlessOptions {
   /** Also watch the controller's related kinds (Memcached: ConfigMaps named by `spec.configMapRef.name`), as shipped. */
   readonly related?: boolean;
   readonly label?: string;
+  /**
+   * The Memcached function's pod listing (`OPERLESS_MEMCACHED_POD_LISTING`, src/memcached/plan.ts);
+   * absent: the default. `every-change` is the rule before issue 33, for a before/after run.
+   */
+  readonly podListing?: PodListing;
   /** Experiments: called after each invocation with its event and when the handler ran. */
   readonly observe?: (event: SQSEvent, startedAt: number, doneAt: number) => void;
 }
@@ -197,6 +296,7 @@ export async function startOperless(env: BenchEnv, options: OperlessOptions): Pr
   const dlqName = `bench-${instance}-dlq${suffix}`;
   const { queueUrl, dlqUrl } = await env.createQueue(queueName, dlqName);
   const delayQueueUrl = perKey ? (await env.createQueue(`bench-${instance}-delay`)).queueUrl : '';
+  const bulkQueueUrl = !perKey && options.bulkMaxConcurrency !== undefined ? (await env.createQueue(`bench-${instance}-bulk`, dlqName)).queueUrl : undefined;
   const fn = env.bundles.find((b) => b.name === 'memcached');
   if (!fn) throw new Error(`the function bundles have no "memcached" function (built: ${env.bundles.map((b) => b.name).join(', ')})`);
   // A fresh copy of the bundle (entry and chunks) per instance: its handler reads the environment when imported.
@@ -205,11 +305,13 @@ export async function startOperless(env: BenchEnv, options: OperlessOptions): Pr
     OPERLESS_QUEUE_URL: queueUrl,
     OPERLESS_DLQ_URL: dlqUrl!,
     OPERLESS_DELAY_QUEUE_URL: delayQueueUrl,
+    OPERLESS_BULK_QUEUE_URL: bulkQueueUrl ?? '',
     OPERLESS_CLUSTER: CLUSTER_ID,
     OPERLESS_KUBECONFIG: env.cp.kubeconfigPath,
     OPERLESS_METRICS: 'off',
     OPERLESS_LOG_LEVEL: 'error',
     OPERLESS_CONCURRENCY: String(options.keysPerInvocation),
+    [POD_LISTING_VARIABLE]: options.podListing ?? '',
     AWS_REGION: env.queues.region,
     AWS_ENDPOINT_URL_SQS: env.sqsCounter.endpoint,
     AWS_ACCESS_KEY_ID: 'bench',
@@ -233,9 +335,33 @@ export async function startOperless(env: BenchEnv, options: OperlessOptions): Pr
   });
   // per-key: the same function also consumes the delay queue (it moves due follow-ups).
   const mover = perKey
-    ? await startLambdaRunner({ queueUrl: delayQueueUrl, sqs: env.sqs, handler, functionName: 'memcached', maxConcurrency: 2, timeoutSeconds: 30, memoryLimitMB: 256, logger: silentLogger })
+    ? await startLambdaRunner({
+        queueUrl: delayQueueUrl,
+        sqs: env.sqs,
+        handler,
+        functionName: 'memcached',
+        maxConcurrency: 2,
+        timeoutSeconds: 30,
+        memoryLimitMB: 256,
+        logger: silentLogger,
+      })
+    : undefined;
+  // The bulk queue: the same function through a mapping of its own, at its own cap.
+  const bulk = bulkQueueUrl
+    ? await startLambdaRunner({
+        queueUrl: bulkQueueUrl,
+        sqs: env.sqs,
+        handler,
+        functionName: 'memcached',
+        batchSize: options.batchSize ?? 10,
+        maxConcurrency: options.bulkMaxConcurrency!,
+        timeoutSeconds: 30,
+        memoryLimitMB: 256,
+        logger: silentLogger,
+      })
     : undefined;
   const port = createSqsQueue({ queueUrl, region: env.queues.region, client: env.sqs });
+  const bulkPort = bulkQueueUrl ? createSqsQueue({ queueUrl: bulkQueueUrl, region: env.queues.region, client: env.sqs }) : port;
   let forwarder: { readonly ready: Promise<void>; stop(options?: { graceMs?: number }): Promise<unknown> } | undefined;
   let forwarderPid: number | undefined;
   const forwarderConfig = {
@@ -248,15 +374,21 @@ export async function startOperless(env: BenchEnv, options: OperlessOptions): Pr
   };
   if (options.watch !== false && options.forwarderProcess) {
     const proc = await startForwarderProcess({
-      workDir: env.workDir, kubeconfigPath: env.cp.kubeconfigPath, sqsEndpoint: env.sqsCounter.endpoint, name: queueName,
-      config: { ...forwarderConfig, queue: { url: queueUrl, region: env.queues.region } },
+      workDir: env.workDir,
+      kubeconfigPath: env.cp.kubeconfigPath,
+      sqsEndpoint: env.sqsCounter.endpoint,
+      name: queueName,
+      config: { ...forwarderConfig, queue: { url: queueUrl, ...(bulkQueueUrl ? { bulkUrl: bulkQueueUrl } : {}), region: env.queues.region } },
     });
     forwarderPid = proc.pid;
     forwarder = { ready: Promise.resolve(), stop: () => proc.stop() };
   } else if (options.watch !== false) {
     forwarder = startForwarder(
-      { ...forwarderConfig, queue: { url: queueUrl, region: env.queues.region, endpoint: env.sqsCounter.endpoint } },
-      { kubeConfig: env.cp.kubeConfig, logger: silentLogger, serve: false, queue: createSqsQueue({ queueUrl, region: env.queues.region, client: env.sqs }) },
+      {
+        ...forwarderConfig,
+        queue: { url: queueUrl, ...(bulkQueueUrl ? { bulkUrl: bulkQueueUrl } : {}), region: env.queues.region, endpoint: env.sqsCounter.endpoint },
+      },
+      { kubeConfig: env.cp.kubeConfig, logger: silentLogger, serve: false, queues: (url) => (url === bulkQueueUrl ? bulkPort : port) },
     );
   }
   const label = options.label ?? `Operless (${options.maxConcurrency} invocations × ${options.keysPerInvocation})`;
@@ -265,16 +397,17 @@ export async function startOperless(env: BenchEnv, options: OperlessOptions): Pr
     runner,
     invocations,
     ready: forwarder ? forwarder.ready : Promise.resolve(),
-    reconciles: () => runner.stats.recordsDeleted,
-    ...(forwarderPid !== undefined ? { cpuSeconds: () => processCpuSeconds(forwarderPid) } : {}),
+    reconciles: () => runner.stats.recordsDeleted + (bulk?.stats.recordsDeleted ?? 0),
+    ...(forwarderPid !== undefined ? { cpuSeconds: () => processCpuSeconds(forwarderPid), processes: [{ name: 'forwarder', pid: forwarderPid }] } : {}),
     async enqueue(namespace, names, reason = 'Resync') {
-      // Through the queue port: to a FIFO queue it adds the key's group.
+      // Through the queue port: to a FIFO queue it adds the key's group. Resyncs go where the resync function sends them: the bulk queue, when there is one.
+      const target = reason === 'Resync' ? bulkPort : port;
       for (let i = 0; i < names.length; i += 10) {
         const entries = names.slice(i, i + 10).map((name, j) => ({
           id: String(j),
           body: encodeMessage(newMessage({ cluster: CLUSTER_ID, apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, namespace, name }, reason)),
         }));
-        const { failed } = await port.sendBatch(entries);
+        const { failed } = await target.sendBatch(entries);
         if (failed.length > 0) throw new Error(`enqueue: ${failed.length} entries rejected: ${failed[0]!.code} ${failed[0]!.message}`);
       }
     },
@@ -284,7 +417,7 @@ export async function startOperless(env: BenchEnv, options: OperlessOptions): Pr
     },
     async stop() {
       await forwarder?.stop({ graceMs: 2000 });
-      await Promise.all([runner.stop(), mover?.stop()]);
+      await Promise.all([runner.stop(), mover?.stop(), bulk?.stop()]);
     },
   };
 }
@@ -302,7 +435,12 @@ function observed(inner: SQSHandlerFn, observe: NonNullable<OperlessOptions['obs
 }
 
 export async function queueDepth(env: BenchEnv, queueUrl: string): Promise<number> {
-  const out = await env.sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] }));
+  const out = await env.sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+    }),
+  );
   const a = out.Attributes ?? {};
   return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
 }
@@ -316,7 +454,11 @@ export interface BaselineSystemOptions {
 
 export function startBaseline(env: BenchEnv, options: BaselineSystemOptions): SystemUnderTest & { readonly baseline: BaselineController } {
   let baseline = startBaselineController({
-    kubeConfig: env.cp.kubeConfig, controller: env.controller, workers: options.workers, namespaces: [options.namespace], clusterId: CLUSTER_ID,
+    kubeConfig: env.cp.kubeConfig,
+    controller: env.controller,
+    workers: options.workers,
+    namespaces: [options.namespace],
+    clusterId: CLUSTER_ID,
     ...(options.onReconcile ? { onReconcile: options.onReconcile } : {}),
   });
   return {
@@ -331,7 +473,13 @@ export function startBaseline(env: BenchEnv, options: BaselineSystemOptions): Sy
       // The baseline's watch stage and queue live together: keep the queue, stop the watches
       // by restarting without them is not possible, so stop and start a watch-less twin.
       await baseline.stop();
-      baseline = startBaselineController({ kubeConfig: env.cp.kubeConfig, controller: env.controller, workers: options.workers, namespaces: ['bench-none'], clusterId: CLUSTER_ID });
+      baseline = startBaselineController({
+        kubeConfig: env.cp.kubeConfig,
+        controller: env.controller,
+        workers: options.workers,
+        namespaces: ['bench-none'],
+        clusterId: CLUSTER_ID,
+      });
       await baseline.ready;
     },
     async stop() {

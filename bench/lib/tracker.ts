@@ -52,10 +52,15 @@ export async function startTracker(kubeConfig: KubeConfig, namespace: string): P
     onChange?.();
   };
 
-  const { loop } = await listAndWatch(api, `/apis/cache.example.com/v1alpha1/namespaces/${encodeURIComponent(namespace)}/memcacheds`, {
-    upsert: handle,
-    remove: (object) => seen.delete((object.metadata as { name: string }).name),
-  }, abort.signal);
+  const { loop } = await listAndWatch(
+    api,
+    `/apis/cache.example.com/v1alpha1/namespaces/${encodeURIComponent(namespace)}/memcacheds`,
+    {
+      upsert: handle,
+      remove: (object) => seen.delete((object.metadata as { name: string }).name),
+    },
+    abort.signal,
+  );
 
   return {
     availableCount: () => [...seen.values()].filter((s) => s.available).length,
@@ -71,7 +76,11 @@ export async function startTracker(kubeConfig: KubeConfig, namespace: string): P
         const timer = setTimeout(() => {
           onChange = undefined;
           const missing = names.filter((n) => !seen.get(n)?.available);
-          reject(new Error(`${missing.length} of ${names.length} objects in ${namespace} not Available after ${timeoutMs} ms (e.g. ${missing.slice(0, 3).join(', ')})`));
+          reject(
+            new Error(
+              `${missing.length} of ${names.length} objects in ${namespace} not Available after ${timeoutMs} ms (e.g. ${missing.slice(0, 3).join(', ')})`,
+            ),
+          );
         }, timeoutMs);
         onChange = check;
         check();
@@ -106,7 +115,10 @@ export interface CollectionHandlers {
  * the loop is wrapped in an object, since a promise resolved with a promise would wait for it.
  */
 export async function listAndWatch(
-  api: ReturnType<typeof createKubeApi>, base: string, on: CollectionHandlers, signal: AbortSignal,
+  api: ReturnType<typeof createKubeApi>,
+  base: string,
+  on: CollectionHandlers,
+  signal: AbortSignal,
 ): Promise<{ readonly loop: Promise<void> }> {
   const list = await api.requestJson<{ metadata: { resourceVersion: string }; items: Record<string, unknown>[] }>('GET', base);
   for (const item of list.items) on.upsert(item);
@@ -114,12 +126,16 @@ export async function listAndWatch(
   const loop = (async () => {
     while (!signal.aborted) {
       try {
-        const { ended } = await api.watch(`${base}?watch=1&allowWatchBookmarks=true&resourceVersion=${resourceVersion}&timeoutSeconds=300`, (event) => {
-          const rv = (event.object.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
-          if (rv) resourceVersion = rv;
-          if (event.type === 'ADDED' || event.type === 'MODIFIED') on.upsert(event.object);
-          else if (event.type === 'DELETED') on.remove?.(event.object);
-        }, signal);
+        const { ended } = await api.watch(
+          `${base}?watch=1&allowWatchBookmarks=true&resourceVersion=${resourceVersion}&timeoutSeconds=300`,
+          (event) => {
+            const rv = (event.object.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
+            if (rv) resourceVersion = rv;
+            if (event.type === 'ADDED' || event.type === 'MODIFIED') on.upsert(event.object);
+            else if (event.type === 'DELETED') on.remove?.(event.object);
+          },
+          signal,
+        );
         await ended;
       } catch {
         if (!signal.aborted) await new Promise((r) => setTimeout(r, 200));

@@ -19,6 +19,7 @@
  * window one trigger per object created while its informers' events were gated off.
  */
 import { requestDelta } from '../lib/apiserver-metrics.ts';
+import { costSince, type ClusterCost } from '../lib/cluster-cost.ts';
 import { createMemcacheds, names, sleep, until } from '../lib/objects.ts';
 import type { BenchEnv, SystemUnderTest } from '../lib/systems.ts';
 import { startTracker } from '../lib/tracker.ts';
@@ -28,6 +29,8 @@ export interface ApiCostWindow {
   /** Reconciles the system counted in the window (the denominator). */
   readonly reconciles?: number;
   readonly byVerb: Record<string, number>;
+  /** What the window cost the API server and etcd (the controller manager and the simulated kubelet stopped). */
+  readonly cluster?: ClusterCost;
 }
 
 export interface ApiCostResult {
@@ -40,29 +43,44 @@ export interface ApiCostResult {
 }
 
 /** `periodic`: the system's own periodic resync where it has one (else an enqueued `Resync`). */
-async function window(env: BenchEnv, system: SystemUnderTest, namespace: string, list: readonly string[], reason: 'Resync' | 'Requeue' = 'Resync', periodic = false) {
+export async function window(
+  env: BenchEnv,
+  system: SystemUnderTest,
+  namespace: string,
+  list: readonly string[],
+  reason: 'Resync' | 'Requeue' = 'Resync',
+  periodic = false,
+): Promise<Required<ApiCostWindow>> {
+  const timeoutMs = Math.max(60_000, list.length * 100);
   await env.stopSimulator();
   await env.cp.stopControllerManager();
   await sleep(500);
   await system.refresh?.();
-  const before = await env.apiRequests();
+  const clusterBefore = await env.clusterSnapshot();
+  const before = clusterBefore.requests;
   const done = system.reconciles();
   if (periodic && system.periodicResync) {
-    await system.periodicResync(list.length, 90_000);
+    await system.periodicResync(list.length, timeoutMs + 30_000);
   } else {
     await system.enqueue(namespace, list, reason);
-    await until(`${list.length} reconciles finished`, async () => {
-      await system.refresh?.();
-      return system.reconciles() - done >= list.length;
-    }, 60_000);
+    await until(
+      `${list.length} reconciles finished`,
+      async () => {
+        await system.refresh?.();
+        return system.reconciles() - done >= list.length;
+      },
+      timeoutMs,
+    );
   }
   // Reconciles still running when the count was reached finish (and are counted) before the scrape.
   await sleep(500);
   await system.refresh?.();
   const reconciles = Math.max(list.length, system.reconciles() - done);
-  const after = await env.apiRequests();
+  const clusterAfter = await env.clusterSnapshot();
+  const after = clusterAfter.requests;
+  const cluster = costSince(clusterBefore, clusterAfter);
   await env.cp.startControllerManager();
-  env.startSimulator();
+  await env.startSimulator();
   const byVerb = requestDelta(before, after);
   // The two scrapes themselves are GETs of /metrics (no resource), and the API server's own
   // housekeeping (its identity lease, the `kubernetes` Service's endpoints) goes on whatever the
@@ -71,21 +89,25 @@ async function window(env: BenchEnv, system: SystemUnderTest, namespace: string,
   const total = Object.values(byVerb).reduce((a, b) => a + b, 0);
   const perKey: Record<string, number> = {};
   for (const [k, v] of Object.entries(byVerb)) perKey[k] = Math.round((v / reconciles) * 100) / 100;
-  return { perReconcile: total / reconciles, reconciles, byVerb: perKey };
+  return { perReconcile: total / reconciles, reconciles, byVerb: perKey, cluster };
 }
 
 /** Resync pokes, one round at a time (at most 20), until a round writes nothing to the Memcacheds. */
-async function settle(env: BenchEnv, system: SystemUnderTest, namespace: string, list: readonly string[]): Promise<void> {
+export async function settle(env: BenchEnv, system: SystemUnderTest, namespace: string, list: readonly string[]): Promise<void> {
   for (let round = 0; round < 20; round++) {
     await sleep(1000);
     await system.refresh?.();
     const done = system.reconciles();
     const before = await env.apiRequests();
     await system.enqueue(namespace, list, 'Resync');
-    await until(`${list.length} reconciles finished`, async () => {
-      await system.refresh?.();
-      return system.reconciles() - done >= list.length;
-    }, 60_000);
+    await until(
+      `${list.length} reconciles finished`,
+      async () => {
+        await system.refresh?.();
+        return system.reconciles() - done >= list.length;
+      },
+      Math.max(60_000, list.length * 100),
+    );
     await sleep(500);
     const writes = Object.keys(requestDelta(before, await env.apiRequests())).filter((key) => /^(POST|PUT|PATCH|APPLY|DELETE) memcacheds/.test(key));
     if (writes.length === 0) return;
@@ -113,7 +135,10 @@ export async function measureApiCost(
     // the bench pokes every object with a Resync every 2 s until all are Available.
     const available = tracker.whenAllAvailable(list, 120_000);
     let converged = false;
-    void available.then(() => (converged = true), () => (converged = true));
+    void available.then(
+      () => (converged = true),
+      () => (converged = true),
+    );
     while (!converged) {
       await system.enqueue(namespace, list, 'Resync');
       await Promise.race([available.catch(() => {}), sleep(2000)]);

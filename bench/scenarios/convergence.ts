@@ -8,7 +8,9 @@
  * optimistic-concurrency write or a failed precondition, each one a retried reconcile).
  */
 import { requestDelta } from '../lib/apiserver-metrics.ts';
+import { costSince, type ClusterCost } from '../lib/cluster-cost.ts';
 import { processCpuShares, processCpuSnapshot } from '../lib/machine.ts';
+import type { PinReport } from '../lib/pinning.ts';
 import { createMemcacheds, names } from '../lib/objects.ts';
 import type { BenchEnv, SystemUnderTest } from '../lib/systems.ts';
 import { startTracker } from '../lib/tracker.ts';
@@ -25,6 +27,10 @@ export interface ConvergenceResult {
   readonly processCores: Readonly<Record<string, number>>;
   /** CPU seconds of the system's always-on process from the first create until converged, when it has one. */
   readonly alwaysOnCpuSeconds?: number;
+  /** What the run cost the API server and etcd, from the first create until the reconciles were counted. */
+  readonly cluster: ClusterCost;
+  /** The CPUs each process was allowed, read back once converged (bench/lib/pinning.ts). */
+  readonly pins: readonly PinReport[];
 }
 
 export async function measureConvergence(
@@ -45,6 +51,7 @@ export async function measureConvergence(
     const before = system.reconciles();
     const cpuBefore = system.cpuSeconds?.();
     const requestsBefore = await env.apiRequestSnapshot();
+    const clusterBefore = await env.clusterSnapshot();
     const processes = processCpuSnapshot();
     const t0 = Date.now();
     await createMemcacheds(env.admin, namespace, list, size);
@@ -52,14 +59,26 @@ export async function measureConvergence(
     const done = await tracker.whenAllAvailable(list, timeoutMs);
     const processCores = processCpuShares(processes, processCpuSnapshot());
     const cpuAfter = system.cpuSeconds?.();
+    const pins = env.verifyPins(system.processes);
     // Reconciles are counted when they end (Operless: when the runner deleted the records), which
     // may be after their status was seen: count once the count held still for 1 s (at most 10 s).
     await settledCount(system);
+    const cluster = costSince(clusterBefore, await env.clusterSnapshot());
     const requestsAfter = await env.apiRequestSnapshot();
     const apiRequests = Object.values(requestDelta(requestsBefore.all, requestsAfter.all)).reduce((a, b) => a + b, 0);
     const conflicts = requestDelta(requestsBefore.conflicts, requestsAfter.conflicts);
     const cpu = cpuBefore !== undefined && cpuAfter !== undefined ? { alwaysOnCpuSeconds: cpuAfter - cpuBefore } : {};
-    return { seconds: (done - t0) / 1000, reconciles: system.reconciles() - before, createSeconds: (created - t0) / 1000, apiRequests, conflicts, processCores, ...cpu };
+    return {
+      seconds: (done - t0) / 1000,
+      reconciles: system.reconciles() - before,
+      createSeconds: (created - t0) / 1000,
+      apiRequests,
+      conflicts,
+      processCores,
+      cluster,
+      pins,
+      ...cpu,
+    };
   } finally {
     await tracker.stop();
     await system.stop();

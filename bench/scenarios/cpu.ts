@@ -27,7 +27,12 @@ export interface CpuRow {
 /** The row of one convergence run. Pure. */
 export function cpuRow(system: string, process: string, objects: number, run: { seconds: number; reconciles: number; cpuSeconds: number }): CpuRow {
   return {
-    system, process, objects, seconds: run.seconds, reconciles: run.reconciles, cpuSeconds: run.cpuSeconds,
+    system,
+    process,
+    objects,
+    seconds: run.seconds,
+    reconciles: run.reconciles,
+    cpuSeconds: run.cpuSeconds,
     perThousandReconciles: run.reconciles > 0 ? (run.cpuSeconds / run.reconciles) * 1000 : Number.NaN,
     perThousandObjects: objects > 0 ? (run.cpuSeconds / objects) * 1000 : Number.NaN,
   };

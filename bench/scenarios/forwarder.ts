@@ -2,7 +2,7 @@
  * The forwarder on its own, run as it ships: its esbuild bundle as a separate Node process
  * (config file, SQS endpoint through the counting proxy), watching one namespace's
  * Memcached objects (and the owned kinds), with no function consuming the queue, under the
- * image's Node.js flags (src/forwarder/node-options.ts):
+ * image's Node.js flags (src/build/forwarder-node-flags.ts):
  *
  * - live throughput: N objects created as fast as the API server takes them; messages/s;
  * - resident memory (VmRSS, and the peak VmHWM) with N watched objects after the initial list;
@@ -28,23 +28,38 @@ export interface ForwarderResult {
   readonly peakRssMiB: number;
   readonly resyncMessagesPerSecond: number;
   readonly resyncMessagesPerCpuSecond: number;
-  readonly coalescing: { readonly objects: number; readonly changesPerObject: number; readonly messages: number; readonly messagesPerChange: number; readonly messagesPerObject: number };
+  readonly coalescing: {
+    readonly objects: number;
+    readonly changesPerObject: number;
+    readonly messages: number;
+    readonly messagesPerChange: number;
+    readonly messagesPerObject: number;
+  };
   readonly coalesceWindowMs: number | 'default';
 }
 
-export async function measureForwarder(env: BenchEnv, namespace: string, options: { objects: number; burstObjects: number; burst: number }): Promise<ForwarderResult> {
+export async function measureForwarder(
+  env: BenchEnv,
+  namespace: string,
+  options: { objects: number; burstObjects: number; burst: number },
+): Promise<ForwarderResult> {
   await env.namespace(namespace);
   const bundle = await forwarderBundle(env.workDir);
   const { queueUrl } = await env.createQueue(namespace);
-  const start = (): Promise<ForwarderProcess> => startForwarderProcess({
-    workDir: env.workDir, kubeconfigPath: env.cp.kubeconfigPath, sqsEndpoint: env.sqsCounter.endpoint, name: namespace, readyTimeoutMs: 60_000,
-    config: {
-      clusterId: CLUSTER_ID,
-      queue: { url: queueUrl, region: env.queues.region },
-      ...controllerWatches(env.controller, namespace),
-      leaderElection: { enabled: false },
-    },
-  });
+  const start = (): Promise<ForwarderProcess> =>
+    startForwarderProcess({
+      workDir: env.workDir,
+      kubeconfigPath: env.cp.kubeconfigPath,
+      sqsEndpoint: env.sqsCounter.endpoint,
+      name: namespace,
+      readyTimeoutMs: 60_000,
+      config: {
+        clusterId: CLUSTER_ID,
+        queue: { url: queueUrl, region: env.queues.region },
+        ...controllerWatches(env.controller, namespace),
+        leaderElection: { enabled: false },
+      },
+    });
   const stop = (p: ForwarderProcess) => p.stop();
   const sent = () => env.sqsCounter.counts().messagesSent;
 
@@ -116,7 +131,13 @@ export async function measureForwarder(env: BenchEnv, namespace: string, options
       peakRssMiB: Math.max(mem.peak, memAfterResync.peak),
       resyncMessagesPerSecond: options.objects / resyncSeconds,
       resyncMessagesPerCpuSecond: options.objects / Math.max(0.01, cpu1),
-      coalescing: { objects: burstList.length, changesPerObject: options.burst, messages, messagesPerChange: messages / changes, messagesPerObject: messages / burstList.length },
+      coalescing: {
+        objects: burstList.length,
+        changesPerObject: options.burst,
+        messages,
+        messagesPerChange: messages / changes,
+        messagesPerObject: messages / burstList.length,
+      },
       coalesceWindowMs: 'default',
     };
   } finally {

@@ -50,16 +50,37 @@ export interface LambdaRuntimeTimings {
   readonly warmInvocationMs: number;
 }
 
-interface Timing { bootMs: number; importMs: number; coldMs: number; coldCpuMs: number; warmMs: number; failures: number }
+interface Timing {
+  bootMs: number;
+  importMs: number;
+  coldMs: number;
+  coldCpuMs: number;
+  warmMs: number;
+  failures: number;
+}
 
 export async function measureFunction(env: BenchEnv, namespace: string, runs: number): Promise<FunctionResult> {
   await env.namespace(namespace);
   const tracker = await startTracker(env.cp.kubeConfig, namespace);
   const fn = env.bundles.find((b) => b.name === 'memcached')!;
-  const event = buildSqsEvent([{
-    MessageId: 'cold-1', ReceiptHandle: 'r', Body: encodeMessage(newMessage({ cluster: CLUSTER_ID, apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, namespace, name: 'cold' }, 'Resync')),
-    Attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()), ApproximateFirstReceiveTimestamp: String(Date.now()), SenderId: 'bench' },
-  }], { eventSourceARN: `arn:aws:sqs:${env.queues.region}:000000000000:bench`, awsRegion: env.queues.region });
+  const event = buildSqsEvent(
+    [
+      {
+        MessageId: 'cold-1',
+        ReceiptHandle: 'r',
+        Body: encodeMessage(
+          newMessage({ cluster: CLUSTER_ID, apiVersion: MEMCACHED_KIND.apiVersion, kind: MEMCACHED_KIND.kind, namespace, name: 'cold' }, 'Resync'),
+        ),
+        Attributes: {
+          ApproximateReceiveCount: '1',
+          SentTimestamp: String(Date.now()),
+          ApproximateFirstReceiveTimestamp: String(Date.now()),
+          SenderId: 'bench',
+        },
+      },
+    ],
+    { eventSourceARN: `arn:aws:sqs:${env.queues.region}:000000000000:bench`, awsRegion: env.queues.region },
+  );
   const childEnv = {
     PATH: process.env.PATH,
     OPERLESS_QUEUE_URL: process.env.OPERLESS_QUEUE_URL ?? '',
@@ -76,7 +97,10 @@ export async function measureFunction(env: BenchEnv, namespace: string, runs: nu
     ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('OTEL_'))),
   };
   const once = async (): Promise<Timing> => {
-    const { stdout } = await run(process.execPath, [join(ROOT, 'bench', 'cold-start-child.ts'), fn.path, JSON.stringify(event)], { env: childEnv, cwd: env.workDir });
+    const { stdout } = await run(process.execPath, [join(ROOT, 'bench', 'cold-start-child.ts'), fn.path, JSON.stringify(event)], {
+      env: childEnv,
+      cwd: env.workDir,
+    });
     const line = stdout.trim().split('\n').pop()!;
     return JSON.parse(line) as Timing;
   };
@@ -116,11 +140,19 @@ async function underLambdaRuntime(bundle: BundleResult, event: unknown, env: Rec
   const samples: { init: number; first: number; warm: number }[] = [];
   try {
     for (let i = 0; i < runs; i++) {
-      const emulator = await startLambdaEmulator({ taskRoot, handler: 'functions/memcached.handler', timeoutSeconds: 60, functionName: 'memcached', env: functionEnv });
+      const emulator = await startLambdaEmulator({
+        taskRoot,
+        handler: 'functions/memcached.handler',
+        timeoutSeconds: 60,
+        functionName: 'memcached',
+        env: functionEnv,
+      });
       try {
         const first = await emulator.invoke(event);
         const warm = await emulator.invoke(event);
-        const failed = [first, warm].find((r) => r.status !== 200 || (r.payload as { batchItemFailures?: unknown[] } | undefined)?.batchItemFailures?.length !== 0);
+        const failed = [first, warm].find(
+          (r) => r.status !== 200 || (r.payload as { batchItemFailures?: unknown[] } | undefined)?.batchItemFailures?.length !== 0,
+        );
         if (failed) throw new Error(`under aws-lambda-ric the function answered ${failed.status} ${failed.body.slice(0, 300)}`);
         if (first.runtimeInitMs === undefined || !first.report || !warm.report) throw new Error('the emulator printed no INIT REPORT / REPORT lines');
         samples.push({ init: first.runtimeInitMs, first: first.report.durationMs, warm: warm.report.durationMs });

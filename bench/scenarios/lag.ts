@@ -4,6 +4,8 @@
  * it to the tracker seeing `status.observedGeneration` reach the update's generation; with
  * the reconciles the system ran meanwhile and how busy the machine was.
  */
+import { costSince, type ClusterCost } from '../lib/cluster-cost.ts';
+import type { PinReport } from '../lib/pinning.ts';
 import { busyShare, cpuSnapshot, processCpuShares, processCpuSnapshot } from '../lib/machine.ts';
 import { percentile } from '../lib/stats.ts';
 import { createMemcacheds, names, setSize, sleep } from '../lib/objects.ts';
@@ -24,6 +26,10 @@ export interface LagResult {
   /** Cores each process kept busy over the updates (≥ 0.05), busiest first. */
   readonly processCores: Readonly<Record<string, number>>;
   readonly samples: number[];
+  /** What the updates cost the API server and etcd, from the first update until the last status was seen. */
+  readonly cluster: ClusterCost;
+  /** The CPUs each process was allowed, read back after the updates (bench/lib/pinning.ts). */
+  readonly pins: readonly PinReport[];
 }
 
 export async function measureLag(
@@ -54,6 +60,7 @@ export async function measureLag(
     const before = system.reconciles();
     const cpu = cpuSnapshot();
     const processes = processCpuSnapshot();
+    const clusterBefore = await env.clusterSnapshot();
     const t0 = Date.now();
     for (let i = 0; i < total; i++) {
       const due = t0 + (i * 1000) / options.rate;
@@ -62,22 +69,38 @@ export async function measureLag(
       const size = sizes.get(name) === 1 ? 2 : 1;
       sizes.set(name, size);
       const sent = Date.now();
-      pending.push(setSize(env.admin, namespace, name, size).then(async (generation) => {
-        let timer: NodeJS.Timeout | undefined;
-        const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 60_000 + options.seconds * 1000)));
-        const seen = await Promise.race([tracker.whenObserved(name, generation), timeout]);
-        clearTimeout(timer);
-        if (seen === undefined) return;
-        samples.push(seen - sent);
-        options.onSample?.({ name, generation, sent, seen });
-      }));
+      pending.push(
+        setSize(env.admin, namespace, name, size).then(async (generation) => {
+          let timer: NodeJS.Timeout | undefined;
+          const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 60_000 + options.seconds * 1000)));
+          const seen = await Promise.race([tracker.whenObserved(name, generation), timeout]);
+          clearTimeout(timer);
+          if (seen === undefined) return;
+          samples.push(seen - sent);
+          options.onSample?.({ name, generation, sent, seen });
+        }),
+      );
     }
     await Promise.all(pending);
+    const cluster = costSince(clusterBefore, await env.clusterSnapshot());
+    const pins = env.verifyPins(system.processes);
     await system.refresh?.();
     const reconciles = system.reconciles() - before;
     const machineBusy = busyShare(cpu, cpuSnapshot());
     const processCores = processCpuShares(processes, processCpuSnapshot());
-    return { p50: percentile(samples, 50), p95: percentile(samples, 95), p99: percentile(samples, 99), updates: total, lost: total - samples.length, reconciles, machineBusy, processCores, samples };
+    return {
+      p50: percentile(samples, 50),
+      p95: percentile(samples, 95),
+      p99: percentile(samples, 99),
+      updates: total,
+      lost: total - samples.length,
+      reconciles,
+      machineBusy,
+      processCores,
+      samples,
+      cluster,
+      pins,
+    };
   } finally {
     await tracker.stop();
     await system.stop();

@@ -30,7 +30,7 @@
  */
 import { spawn } from 'node:child_process';
 import { decodeMessage } from '../../src/contract/message.ts';
-import { FORWARDER_NODE_FLAGS } from '../../src/forwarder/node-options.ts';
+import { FORWARDER_NODE_FLAGS } from '../../src/build/forwarder-node-flags.ts';
 import { metricSamples } from '../lib/apiserver-metrics.ts';
 import { startControllerRuntime } from '../lib/controller-runtime.ts';
 import { controllerWatches, startForwarderProcess } from '../lib/forwarder-process.ts';
@@ -125,7 +125,10 @@ async function measureBareNode(options: MemoryOptions): Promise<ProcessMemory> {
 
 async function holdWithForwarder(env: BenchEnv, namespace: string, queueName: string, options: MemoryOptions): Promise<HeldMemory> {
   const proc = await startForwarderProcess({
-    workDir: env.workDir, kubeconfigPath: env.cp.kubeconfigPath, sqsEndpoint: env.sqsCounter.endpoint, name: queueName,
+    workDir: env.workDir,
+    kubeconfigPath: env.cp.kubeconfigPath,
+    sqsEndpoint: env.sqsCounter.endpoint,
+    name: queueName,
     config: {
       clusterId: CLUSTER_ID,
       queue: { url: (await env.createQueue(queueName)).queueUrl, region: env.queues.region },
@@ -152,7 +155,8 @@ async function holdWithControllerRuntime(env: BenchEnv, namespace: string, optio
     await sleep(options.settleMs);
     const memory = await sampleMemory(cr.pid, options.samples, 250);
     await cr.refresh?.();
-    if (cr.reconciles() > 0) throw new Error(`controller-runtime reconciled ${cr.reconciles()} times with its events gated off: the memory figure would include writes`);
+    if (cr.reconciles() > 0)
+      throw new Error(`controller-runtime reconciled ${cr.reconciles()} times with its events gated off: the memory figure would include writes`);
     return { ...memory, syncSeconds };
   } finally {
     await cr.stop();
@@ -164,8 +168,16 @@ async function relistPrimaries(env: BenchEnv, namespace: string, primaries: numb
   // Straight to the queue (not the counting proxy): every message is read back below.
   const queueUrl = await env.queues.createQueue({ name: queueName, visibilityTimeoutSeconds: 600 });
   const proc = await startForwarderProcess({
-    workDir: env.workDir, kubeconfigPath: env.cp.kubeconfigPath, sqsEndpoint: env.queues.endpoint, name: queueName,
-    config: { clusterId: CLUSTER_ID, queue: { url: queueUrl, region: env.queues.region }, primaries: [{ ...MEMCACHED_KIND, namespaces: [namespace] }], leaderElection: { enabled: false } },
+    workDir: env.workDir,
+    kubeconfigPath: env.cp.kubeconfigPath,
+    sqsEndpoint: env.queues.endpoint,
+    name: queueName,
+    config: {
+      clusterId: CLUSTER_ID,
+      queue: { url: queueUrl, region: env.queues.region },
+      primaries: [{ ...MEMCACHED_KIND, namespaces: [namespace] }],
+      leaderElection: { enabled: false },
+    },
   });
   try {
     const perKey = new Map<string, number>();
@@ -189,15 +201,24 @@ async function relistPrimaries(env: BenchEnv, namespace: string, primaries: numb
         perKey.set(decoded.message.name, (perKey.get(decoded.message.name) ?? 0) + 1);
         messages++;
       }
-      env.queues.broker.deleteMessageBatch(queueName, got.map((m, i) => ({ id: `d${i}`, receiptHandle: m.receiptHandle })));
+      env.queues.broker.deleteMessageBatch(
+        queueName,
+        got.map((m, i) => ({ id: `d${i}`, receiptHandle: m.receiptHandle })),
+      );
     }
     const memory = processMemory(proc.pid);
     const metrics = await (await fetch(`${proc.probes}/metrics`)).text();
     const dropped = metricSamples(metrics, 'operless_forwarder_messages_dropped_total').reduce((a, s) => a + s.value, 0);
     return {
-      primaries, seconds: Number(((lastAt - proc.startedAt) / 1000).toFixed(1)), messages, keys: perKey.size,
-      maxMessagesPerKey: [...perKey.values()].reduce((a, b) => Math.max(a, b), 0), dropped, resyncs: proc.logged('resync started'),
-      rssMiB: memory?.rss ?? Number.NaN, peakMiB: memory?.peak ?? Number.NaN,
+      primaries,
+      seconds: Number(((lastAt - proc.startedAt) / 1000).toFixed(1)),
+      messages,
+      keys: perKey.size,
+      maxMessagesPerKey: [...perKey.values()].reduce((a, b) => Math.max(a, b), 0),
+      dropped,
+      resyncs: proc.logged('resync started'),
+      rssMiB: memory?.rss ?? Number.NaN,
+      peakMiB: memory?.peak ?? Number.NaN,
     };
   } finally {
     await proc.stop();

@@ -95,7 +95,11 @@ async function watchDeployments(env: BenchEnv, namespace: string) {
     const status = (object.status ?? {}) as { observedGeneration?: number; replicas?: number; updatedReplicas?: number; availableReplicas?: number };
     const hash = spec.template?.metadata?.annotations?.[CONFIG_HASH_ANNOTATION];
     const want = spec.replicas ?? 1;
-    const rolledOut = (status.observedGeneration ?? 0) >= (meta.generation ?? 0) && status.updatedReplicas === want && status.availableReplicas === want && status.replicas === want;
+    const rolledOut =
+      (status.observedGeneration ?? 0) >= (meta.generation ?? 0) &&
+      status.updatedReplicas === want &&
+      status.availableReplicas === want &&
+      status.replicas === want;
     seen.set(meta.name, { hash, rolledOut });
     if (hash && hashSeenAt.get(meta.name)?.hash !== hash) hashSeenAt.set(meta.name, { hash, at: Date.now() });
   };
@@ -147,7 +151,11 @@ function reconcileCounter() {
 
 /** a − b per key, positive entries only. */
 const minus = (a: Record<string, number>, b: Record<string, number>): Record<string, number> =>
-  Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v - (b[k] ?? 0)] as const).filter(([, v]) => v > 0));
+  Object.fromEntries(
+    Object.entries(a)
+      .map(([k, v]) => [k, v - (b[k] ?? 0)] as const)
+      .filter(([, v]) => v > 0),
+  );
 
 /** Without the scrapes' own GETs of /metrics (no resource). */
 function withoutScrapes(delta: Record<string, number>): Record<string, number> {
@@ -158,7 +166,14 @@ function withoutScrapes(delta: Record<string, number>): Record<string, number> {
 export async function measureRelated(env: BenchEnv, namespace: string, options: RelatedOptions): Promise<RelatedResult> {
   await env.namespace(namespace);
   const counter = reconcileCounter();
-  const system = await startOperless(env, { namespace, maxConcurrency: options.maxConcurrency, keysPerInvocation: 1, related: true, label: 'Operless related', observe: counter.observe });
+  const system = await startOperless(env, {
+    namespace,
+    maxConcurrency: options.maxConcurrency,
+    keysPerInvocation: 1,
+    related: true,
+    label: 'Operless related',
+    observe: counter.observe,
+  });
   const tracker = await startTracker(env.cp.kubeConfig, namespace);
   const deployments = await watchDeployments(env, namespace);
   try {
@@ -167,11 +182,16 @@ export async function measureRelated(env: BenchEnv, namespace: string, options: 
     const referring = all.slice(0, options.referring);
     const others = all.slice(options.referring);
     const settings = (maxConnections: number) => ({ data: { maxConnections: String(maxConnections) } });
-    for (const name of [REFERENCED, OTHER]) await env.admin.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, ...settings(1000) });
+    for (const name of [REFERENCED, OTHER])
+      await env.admin.create(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, ...settings(1000) });
     const refOf = (name: string) => (referring.includes(name) ? REFERENCED : others.indexOf(name) % 2 === 0 ? OTHER : undefined);
     await createMemcacheds(env.admin, namespace, all, 1, 20, (name) => (refOf(name) ? { configMapRef: { name: refOf(name) } } : {}));
     await tracker.whenAllAvailable(all, 180_000);
-    await until('every Deployment rolled out, the referring ones with a settings hash', () => deployments.rolledOut(all) && referring.every((n) => deployments.hash(n)), 180_000);
+    await until(
+      'every Deployment rolled out, the referring ones with a settings hash',
+      () => deployments.rolledOut(all) && referring.every((n) => deployments.hash(n)),
+      180_000,
+    );
     await until('the function is quiet', () => Date.now() - counter.lastInvocation() > QUIET_MS, 60_000);
 
     /** One change of the referenced ConfigMap: lag per referring object, reconciles and API requests until all is quiet. */
@@ -182,7 +202,10 @@ export async function measureRelated(env: BenchEnv, namespace: string, options: 
       await env.admin.mergePatch(CONFIGMAPS, REFERENCED, namespace, settings(value));
       const changed = () => referring.every((n) => deployments.changedAt(n, previous.get(n)) !== undefined);
       await until(`the ${referring.length} referring Deployments carry the new settings`, changed, 120_000).catch(() => {});
-      const samples = referring.map((n) => deployments.changedAt(n, previous.get(n))).filter((t): t is number => t !== undefined).map((t) => t - sent);
+      const samples = referring
+        .map((n) => deployments.changedAt(n, previous.get(n)))
+        .filter((t): t is number => t !== undefined)
+        .map((t) => t - sent);
       if (rollouts) await until('the referring Deployments rolled out', () => deployments.rolledOut(referring), 120_000);
       await until('the function is quiet', () => Date.now() - counter.lastInvocation() > QUIET_MS, 60_000);
       const after = { referring: counter.snapshot(referring), others: counter.snapshot(others), api: await env.apiRequests() };
@@ -221,13 +244,24 @@ export async function measureRelated(env: BenchEnv, namespace: string, options: 
       const byVerb = minus(u.apiByVerb, { 'PATCH configmaps': 1 });
       for (const key of Object.keys(byVerb)) if (/ (leases|endpoints)$/.test(key)) delete byVerb[key];
       const apiRequests = Object.values(byVerb).reduce((a, b) => a + b, 0);
-      operator = { apiRequests, perReferring: apiRequests / referring.length, byVerb, referringReconciles: u.referringReconciles, referringByReason: u.referringByReason, otherReconciles: u.otherReconciles };
+      operator = {
+        apiRequests,
+        perReferring: apiRequests / referring.length,
+        byVerb,
+        referringReconciles: u.referringReconciles,
+        referringByReason: u.referringByReason,
+        otherReconciles: u.otherReconciles,
+      };
     } finally {
       await env.cp.startControllerManager();
-      env.startSimulator();
+      await env.startSimulator();
     }
     return {
-      objects: options.objects, referring: options.referring, updates, machineBusy, operator,
+      objects: options.objects,
+      referring: options.referring,
+      updates,
+      machineBusy,
+      operator,
       lag: { p50: percentile(allSamples, 50), p95: percentile(allSamples, 95), max: allSamples.length > 0 ? Math.max(...allSamples) : Number.NaN },
     };
   } finally {

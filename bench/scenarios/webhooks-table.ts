@@ -6,7 +6,11 @@ import type { WebhookResult } from './webhooks.ts';
 
 /** The markdown lines of the webhooks scenario. Pure. */
 export function webhookTable(r: WebhookResult): string[] {
-  const label = { none: 'no webhook (operator namespace, excluded)', warm: 'both webhooks, warm function', cold: 'both webhooks, each invocation a fresh function process' } as const;
+  const label = {
+    none: 'no webhook (operator namespace, excluded)',
+    warm: 'both webhooks, warm function',
+    cold: 'both webhooks, each invocation a fresh function process',
+  } as const;
   return [
     '### Webhooks: admission latency (server-side dry-run create of a Memcached; API server → forwarder endpoint → Lambda Invoke API → shipped bundle)',
     '',

@@ -36,7 +36,10 @@ import { copyBundle } from '../../scripts/bundle.ts';
 
 const CHILD = fileURLToPath(new URL('../webhook-invoke-child.ts', import.meta.url));
 const FUNCTION = 'webhooks';
-const CONFIGURATION_KINDS = { MutatingWebhookConfiguration: 'mutatingwebhookconfigurations', ValidatingWebhookConfiguration: 'validatingwebhookconfigurations' } as const;
+const CONFIGURATION_KINDS = {
+  MutatingWebhookConfiguration: 'mutatingwebhookconfigurations',
+  ValidatingWebhookConfiguration: 'validatingwebhookconfigurations',
+} as const;
 
 export interface WebhookOptions {
   /** Dry-run creates per warm / none mode. */
@@ -78,21 +81,41 @@ export async function measureWebhooks(env: BenchEnv, namespace: string, options:
   const warmModule = copyBundle(bundle, join(dirname(bundle.path), `warm-${namespace}`));
   const warm = ((await import(pathToFileURL(warmModule).href)) as { handler: InvokeHandler }).handler;
   const coldTimings: { importMs: number; callMs: number; bootMs: number }[] = [];
-  const cold: InvokeHandler = (event) => coldInvocation(bundle.path, event, { ...process.env, ...functionEnv }).then((r) => {
-    coldTimings.push({ importMs: r.importMs, callMs: r.callMs, bootMs: r.bootMs });
-    return r.result;
-  });
+  const cold: InvokeHandler = (event) =>
+    coldInvocation(bundle.path, event, { ...process.env, ...functionEnv }).then((r) => {
+      coldTimings.push({ importMs: r.importMs, callMs: r.callMs, bootMs: r.bootMs });
+      return r.result;
+    });
   const functions: Record<string, InvokeHandler> = { [FUNCTION]: warm };
   const invokeApi = await startLambdaInvokeServer({ functions, timeoutMs: 9_000 });
-  const lambda = new LambdaClient({ endpoint: invokeApi.endpoint, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' } });
+  const lambda = new LambdaClient({
+    endpoint: invokeApi.endpoint,
+    region: 'us-east-1',
+    maxAttempts: 1,
+    credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
+  });
   const endpoint = await startWebhookEndpoint(
-    { enabled: true, host: '127.0.0.1', port: 0, certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), functions: { memcached: FUNCTION }, limits: DEFAULT_WEBHOOK_LIMITS, clientAuth: { names: [] }, drainSeconds: 0 },
-    silentLogger, lambdaInvoker({ client: lambda }),
+    {
+      enabled: true,
+      host: '127.0.0.1',
+      port: 0,
+      certFile: join(dir, 'tls.crt'),
+      keyFile: join(dir, 'tls.key'),
+      functions: { memcached: FUNCTION },
+      limits: DEFAULT_WEBHOOK_LIMITS,
+      clientAuth: { names: [] },
+      drainSeconds: 0,
+    },
+    silentLogger,
+    lambdaInvoker({ client: lambda }),
   );
   const caBundle = Buffer.from(ca.certPem).toString('base64');
   const configurations = generateWebhookConfigurations({
-    resource: MemcachedResource, operatorNamespace: operatorNs,
-    clientConfig: (route) => ({ url: `${endpoint.url}/memcached/${route}`, caBundle }), default: {}, validate: {},
+    resource: MemcachedResource,
+    operatorNamespace: operatorNs,
+    clientConfig: (route) => ({ url: `${endpoint.url}/memcached/${route}`, caBundle }),
+    default: {},
+    validate: {},
   });
   try {
     for (const c of configurations) await env.cp.kubectl(['apply', '-f', '-'], { input: JSON.stringify(c) });
@@ -102,7 +125,8 @@ export async function measureWebhooks(env: BenchEnv, namespace: string, options:
       const times: number[] = [];
       for (let i = 0; i < requests; i++) {
         const r = await dryRun(ns);
-        if (r.status !== 201 || r.defaulted !== (ns === appNs)) throw new Error(`webhooks ${mode}: HTTP ${r.status}, defaulted ${r.defaulted}: ${r.text.slice(0, 300)}`);
+        if (r.status !== 201 || r.defaulted !== (ns === appNs))
+          throw new Error(`webhooks ${mode}: HTTP ${r.status}, defaulted ${r.defaulted}: ${r.text.slice(0, 300)}`);
         times.push(r.ms);
       }
       return { mode, requests, p50: round(percentile(times, 50)), p99: round(percentile(times, 99)), max: round(Math.max(...times)) };
@@ -113,7 +137,11 @@ export async function measureWebhooks(env: BenchEnv, namespace: string, options:
     const median = (xs: number[]) => round(percentile(xs, 50));
     return {
       rows,
-      cold: { importMs: median(coldTimings.map((t) => t.importMs)), callMs: median(coldTimings.map((t) => t.callMs)), bootMs: median(coldTimings.map((t) => t.bootMs)) },
+      cold: {
+        importMs: median(coldTimings.map((t) => t.importMs)),
+        callMs: median(coldTimings.map((t) => t.callMs)),
+        bootMs: median(coldTimings.map((t) => t.bootMs)),
+      },
       bundleBytes: bundle.bytes,
     };
   } finally {
@@ -133,23 +161,39 @@ function round(ms: number): number {
 
 /** A server-side dry-run create of a Memcached, timed at the client. */
 function dryRunCreate(env: BenchEnv) {
-  return (namespace: string) => new Promise<{ status: number; ms: number; defaulted: boolean; text: string }>((resolve, reject) => {
-    const started = performance.now();
-    const body = JSON.stringify({ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { generateName: 'bench-', namespace }, spec: { size: 1 } });
-    const req = https.request(`${env.cp.server}/apis/cache.example.com/v1alpha1/namespaces/${namespace}/memcacheds?dryRun=All`, {
-      method: 'POST', ca: env.cp.caPem, headers: { Authorization: `Bearer ${env.cp.admin.token}`, 'Content-Type': 'application/json' },
-    }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, defaulted: text.includes('"resources"'), text }));
+  return (namespace: string) =>
+    new Promise<{ status: number; ms: number; defaulted: boolean; text: string }>((resolve, reject) => {
+      const started = performance.now();
+      const body = JSON.stringify({
+        apiVersion: 'cache.example.com/v1alpha1',
+        kind: 'Memcached',
+        metadata: { generateName: 'bench-', namespace },
+        spec: { size: 1 },
+      });
+      const req = https.request(
+        `${env.cp.server}/apis/cache.example.com/v1alpha1/namespaces/${namespace}/memcacheds?dryRun=All`,
+        {
+          method: 'POST',
+          ca: env.cp.caPem,
+          headers: { Authorization: `Bearer ${env.cp.admin.token}`, 'Content-Type': 'application/json' },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, defaulted: text.includes('"resources"'), text }));
+        },
+      );
+      req.once('error', reject);
+      req.end(body);
     });
-    req.once('error', reject);
-    req.end(body);
-  });
 }
 
 /** One invocation in a fresh Node process (bench/webhook-invoke-child.ts). */
-function coldInvocation(bundle: string, event: unknown, childEnv: NodeJS.ProcessEnv): Promise<{ result: unknown; importMs: number; callMs: number; bootMs: number }> {
+function coldInvocation(
+  bundle: string,
+  event: unknown,
+  childEnv: NodeJS.ProcessEnv,
+): Promise<{ result: unknown; importMs: number; callMs: number; bootMs: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CHILD, bundle], { env: childEnv, stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';

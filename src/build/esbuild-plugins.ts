@@ -62,7 +62,9 @@ export function loadEsbuildPlugins(setting: string | undefined, serviceDir: stri
   try {
     loaded = createRequire(import.meta.url)(file);
   } catch (err) {
-    throw new Error(`serverless.yml custom.esbuild.plugins: cannot load ${file} (${(err as Error).message}); fix the path, relative to ${serviceDir}`, { cause: err });
+    throw new Error(`serverless.yml custom.esbuild.plugins: cannot load ${file} (${(err as Error).message}); fix the path, relative to ${serviceDir}`, {
+      cause: err,
+    });
   }
   if (typeof loaded === 'object' && loaded !== null && 'default' in loaded) loaded = loaded.default;
   if (typeof loaded === 'function') loaded = (loaded as () => unknown)();

@@ -33,10 +33,18 @@ export interface HelmResult {
 /** Runs helm; never throws for a non-zero exit. */
 export function runHelm(helm: string, args: readonly string[]): Promise<HelmResult> {
   return new Promise((resolvePromise) => {
-    execFile(helm, [...args], { maxBuffer: 32 * 1024 * 1024, env: { ...process.env, HELM_CACHE_HOME: join(tmpdir(), 'operless-helm-cache'), HELM_CONFIG_HOME: join(tmpdir(), 'operless-helm-config') } }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
-      resolvePromise({ code, stdout, stderr });
-    });
+    execFile(
+      helm,
+      [...args],
+      {
+        maxBuffer: 32 * 1024 * 1024,
+        env: { ...process.env, HELM_CACHE_HOME: join(tmpdir(), 'operless-helm-cache'), HELM_CONFIG_HOME: join(tmpdir(), 'operless-helm-config') },
+      },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+        resolvePromise({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -44,7 +52,10 @@ export function runHelm(helm: string, args: readonly string[]): Promise<HelmResu
  * `helm template` of the chart with values files and/or an inline values object, for
  * Kubernetes `kubeVersion` (default `KUBE_VERSION`; null: no --kube-version, as users often run it).
  */
-export async function renderChart(helm: string, options: { release?: string; namespace?: string; valuesFiles?: readonly string[]; values?: object; kubeVersion?: string | null } = {}): Promise<HelmResult> {
+export async function renderChart(
+  helm: string,
+  options: { release?: string; namespace?: string; valuesFiles?: readonly string[]; values?: object; kubeVersion?: string | null } = {},
+): Promise<HelmResult> {
   const dir = options.values ? mkdtempSync(join(tmpdir(), 'operless-values-')) : undefined;
   try {
     const files = [...(options.valuesFiles ?? [])];
@@ -54,8 +65,11 @@ export async function renderChart(helm: string, options: { release?: string; nam
       files.push(path);
     }
     return await runHelm(helm, [
-      'template', options.release ?? 'operless-forwarder', CHART_DIR,
-      '--namespace', options.namespace ?? 'operless',
+      'template',
+      options.release ?? 'operless-forwarder',
+      CHART_DIR,
+      '--namespace',
+      options.namespace ?? 'operless',
       ...(options.kubeVersion === null ? [] : ['--kube-version', options.kubeVersion ?? KUBE_VERSION]),
       ...files.flatMap((f) => ['--values', f]),
     ]);

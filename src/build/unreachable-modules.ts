@@ -55,8 +55,9 @@ export interface ModuleStub {
   readonly why?: string;
 }
 
-const REMOVED_AUTH_PROVIDER = 'Kubernetes removed this kubeconfig auth-provider from client-go and kubectl in 1.26; '
-  + 'use its exec plugin instead (users[].user.exec: kubelogin for Azure, gke-gcloud-auth-plugin for GKE)';
+const REMOVED_AUTH_PROVIDER =
+  'Kubernetes removed this kubeconfig auth-provider from client-go and kubectl in 1.26; ' +
+  'use its exec plugin instead (users[].user.exec: kubelogin for Azure, gke-gcloud-auth-plugin for GKE)';
 
 /** The importer whose imports are stubbed. */
 export const STUBBED_IMPORTER = /[\\/]@kubernetes[\\/]client-node[\\/]dist[\\/]config\.js$/;
@@ -108,24 +109,26 @@ const NAMESPACE = 'operless-unreachable';
 
 /** The message of the Error every export of the stub of `stub` throws when used. */
 export function stubErrorMessage(stub: ModuleStub): string {
-  const why = stub.why ?? 'Operless functions and the forwarder reach the API server through node:https (src/kube/transport.ts) '
-    + 'and do not support a kubeconfig proxy-url or @kubernetes/client-node API clients';
-  return `${stub.specifier} (${stub.purpose}) is not bundled by Operless: ${why}. `
-    + 'To use it anyway, bundle without the operless-unreachable-modules esbuild plugin.';
+  const why =
+    stub.why ??
+    'Operless functions and the forwarder reach the API server through node:https (src/kube/transport.ts) ' +
+      'and do not support a kubeconfig proxy-url or @kubernetes/client-node API clients';
+  return (
+    `${stub.specifier} (${stub.purpose}) is not bundled by Operless: ${why}. ` +
+    'To use it anyway, bundle without the operless-unreachable-modules esbuild plugin.'
+  );
 }
 
 /** ES module source of the stub for `stub`. */
 export function stubSource(stub: ModuleStub): string {
-  const lines = [
-    `const message = ${JSON.stringify(stubErrorMessage(stub))};`,
-    'function unsupported() { throw new Error(message); }',
-  ];
+  const lines = [`const message = ${JSON.stringify(stubErrorMessage(stub))};`, 'function unsupported() { throw new Error(message); }'];
   for (const [name, kind] of Object.entries(stub.exports)) {
     if (kind === 'class') lines.push(`export class ${name} { constructor() { unsupported(); } }`);
     else if (kind === 'authenticator') {
-      lines.push(`export class ${name} { isAuthProvider(user) { return user?.authProvider?.name === ${JSON.stringify(stub.authProvider)}; } async applyAuthentication() { unsupported(); } }`);
-    }
-    else if (kind === 'function') lines.push(`export function ${name}() { unsupported(); }`);
+      lines.push(
+        `export class ${name} { isAuthProvider(user) { return user?.authProvider?.name === ${JSON.stringify(stub.authProvider)}; } async applyAuthentication() { unsupported(); } }`,
+      );
+    } else if (kind === 'function') lines.push(`export function ${name}() { unsupported(); }`);
     else lines.push(`export const ${name} = { ${(stub.staticMethods ?? []).map((m) => `${m}() { unsupported(); }`).join(', ')} };`);
   }
   return `${lines.join('\n')}\n`;

@@ -46,7 +46,10 @@ export function parseCommandArgs(spec: CommandSpec, argv: string[]): ParsedArgs 
     return { values, positionals: parsed.positionals };
   } catch (err) {
     // One line, one final period: Node's parseArgs messages can span lines and end in '.'.
-    const message = (err as Error).message.replace(/\. To specify a positional argument.*$/s, '').replace(/\s*\n\s*/g, ' ').replace(/\.\s*$/, '');
+    const message = (err as Error).message
+      .replace(/\. To specify a positional argument.*$/s, '')
+      .replace(/\s*\n\s*/g, ' ')
+      .replace(/\.\s*$/, '');
     throw new UsageError(`${message}. Run \`operless ${spec.name} --help\` for usage.`);
   }
 }

@@ -91,13 +91,19 @@ export async function connectCluster(target: Target, impersonate?: Impersonation
   }
   if (target.context) {
     if (!kc.getContextObject(target.context)) {
-      const known = kc.getContexts().map((c) => c.name).join(', ') || 'none';
+      const known =
+        kc
+          .getContexts()
+          .map((c) => c.name)
+          .join(', ') || 'none';
       throw new UsageError(`the kubeconfig has no context "${target.context}" (contexts: ${known})`);
     }
     kc.setCurrentContext(target.context);
   }
   if (!kc.getCurrentCluster()) {
-    throw new UsageError(`no cluster configured in ${source}: pass --kubeconfig <path> [--context <name>], set KUBECONFIG, or run next to a running \`operless dev\``);
+    throw new UsageError(
+      `no cluster configured in ${source}: pass --kubeconfig <path> [--context <name>], set KUBECONFIG, or run next to a running \`operless dev\``,
+    );
   }
   const base = kubeConfigAuth(kc);
   const auth = impersonate ? impersonating(base, impersonate) : base;

@@ -27,7 +27,9 @@ interface CrdDocument {
 export function loadProjectKinds(dir = resolve(process.cwd(), 'infra', 'crds')): ProjectKind[] {
   if (!existsSync(dir)) return [];
   const kinds: ProjectKind[] = [];
-  for (const file of readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()) {
     for (const doc of parseAllDocuments(readFileSync(join(dir, file), 'utf8'))) {
       const crd = doc.toJS() as CrdDocument | null;
       if (crd?.kind !== 'CustomResourceDefinition' || !crd.spec?.names?.kind || !crd.spec.names.plural || !crd.spec.group) continue;

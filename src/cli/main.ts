@@ -14,19 +14,44 @@ type Command = (argv: string[]) => Promise<CommandResult>;
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
   init: { summary: 'create a new operator project that depends on Operless', load: async () => (await import('./commands/init.ts')).init },
-  'create api': { summary: 'add a kind to the project: schema, controller, function, queues, watches, RBAC, test', load: async () => (await import('./commands/create-api.ts')).createApi },
-  'create webhook': { summary: 'add admission (defaulting, validation) and conversion webhooks to a kind', load: async () => (await import('./commands/create-webhook.ts')).createWebhook },
+  'create api': {
+    summary: 'add a kind to the project: schema, controller, function, queues, watches, RBAC, test',
+    load: async () => (await import('./commands/create-api.ts')).createApi,
+  },
+  'create webhook': {
+    summary: 'add admission (defaulting, validation) and conversion webhooks to a kind',
+    load: async () => (await import('./commands/create-webhook.ts')).createWebhook,
+  },
+  upgrade: {
+    summary: "merge this Operless version's scaffold into the project, keeping your edits",
+    load: async () => (await import('./commands/upgrade.ts')).upgrade,
+  },
   dev: { summary: 'run the whole loop locally: control plane, queue, forwarder, functions', load: async () => (await import('./commands/dev.ts')).dev },
   'dlq list': { summary: 'show dead-lettered messages and why they failed', load: async () => (await import('./commands/dlq.ts')).dlqList },
   'dlq redrive': { summary: 'move dead-lettered messages back to the work queue', load: async () => (await import('./commands/dlq.ts')).dlqRedrive },
-  'dlq replay': { summary: 'run one dead-lettered message through the project\'s current code, every write a dry run', load: async () => (await import('./commands/dlq-replay.ts')).dlqReplay },
-  enqueue: { summary: 'send a reconcile message for objects (one, several, or --all of a kind)', load: async () => (await import('./commands/enqueue.ts')).enqueue },
-  preview: { summary: 'show what the project\'s code would change in a live cluster (every write a server-side dry run)', load: async () => (await import('./commands/preview.ts')).preview },
+  'dlq replay': {
+    summary: "run one dead-lettered message through the project's current code, every write a dry run",
+    load: async () => (await import('./commands/dlq-replay.ts')).dlqReplay,
+  },
+  enqueue: {
+    summary: 'send a reconcile message for objects (one, several, or --all of a kind)',
+    load: async () => (await import('./commands/enqueue.ts')).enqueue,
+  },
+  preview: {
+    summary: "show what the project's code would change in a live cluster (every write a server-side dry run)",
+    load: async () => (await import('./commands/preview.ts')).preview,
+  },
   replay: { summary: 'replay an EventBridge archive into its bus for a time range', load: async () => (await import('./commands/replay.ts')).replay },
   status: { summary: 'queue and DLQ depth, forwarder health, objects not yet reconciled', load: async () => (await import('./commands/status.ts')).status },
-  doctor: { summary: 'check cluster access, CRDs, the functions\' RBAC, the queues and EKS access', load: async () => (await import('./commands/doctor.ts')).doctor },
+  doctor: {
+    summary: "check cluster access, CRDs, the functions' RBAC, the queues and EKS access",
+    load: async () => (await import('./commands/doctor.ts')).doctor,
+  },
   crd: { summary: 'generate the CRD YAML from the TypeScript schemas (or --check it)', load: async () => (await import('./commands/crd.ts')).crd },
-  rbac: { summary: 'print the project\'s RBAC, per namespace with --namespaces (namespace-scoped operation)', load: async () => (await import('./commands/rbac.ts')).rbac },
+  rbac: {
+    summary: "print the project's RBAC, per namespace with --namespaces (namespace-scoped operation)",
+    load: async () => (await import('./commands/rbac.ts')).rbac,
+  },
 };
 
 export function usage(): string {

@@ -23,11 +23,13 @@ export interface QueueDepth {
 }
 
 export async function queueDepth(sqs: SQSClient, url: string): Promise<QueueDepth> {
-  const { Attributes = {} } = await sqs.send(new GetQueueAttributesCommand({
-    QueueUrl: url,
-    // 'All' rather than a list: naming RedrivePolicy on a queue without one is an error on some brokers.
-    AttributeNames: ['All'],
-  }));
+  const { Attributes = {} } = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: url,
+      // 'All' rather than a list: naming RedrivePolicy on a queue without one is an error on some brokers.
+      AttributeNames: ['All'],
+    }),
+  );
   const redrive = parseRedrivePolicy(Attributes.RedrivePolicy);
   // Not in the SDK's attribute names (not an SQS attribute): only the embedded queue answers it.
   const age = (Attributes as Record<string, string | undefined>).ApproximateAgeOfOldestMessage;
@@ -69,7 +71,9 @@ export function oldestAgeNote(url: string, region: string, ageSeconds?: number):
   if (!isAwsQueue(url)) {
     return 'n/a for this broker (ElasticMQ has no equivalent and SQS no API for it; on AWS it is the CloudWatch metric ApproximateAgeOfOldestMessage; the embedded queue reports it)';
   }
-  return `see CloudWatch: aws cloudwatch get-metric-statistics --region ${region} --namespace AWS/SQS --metric-name ApproximateAgeOfOldestMessage ` +
+  return (
+    `see CloudWatch: aws cloudwatch get-metric-statistics --region ${region} --namespace AWS/SQS --metric-name ApproximateAgeOfOldestMessage ` +
     `--dimensions Name=QueueName,Value=${queueName(url)} --statistics Maximum --period 60 ` +
-    '--start-time $(date -u -d -5min +%FT%TZ) --end-time $(date -u +%FT%TZ)';
+    '--start-time $(date -u -d -5min +%FT%TZ) --end-time $(date -u +%FT%TZ)'
+  );
 }

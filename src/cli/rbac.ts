@@ -55,7 +55,10 @@ export function permissionChecks(role: RoleDocument, file: string): PermissionCh
           const names = rule.resourceNames?.length ? rule.resourceNames : [undefined];
           for (const resourceName of names) {
             checks.push({
-              group, resource, verb, source,
+              group,
+              resource,
+              verb,
+              source,
               ...(subresource ? { subresource } : {}),
               ...(namespace ? { namespace } : {}),
               ...(resourceName ? { resourceName } : {}),
@@ -70,7 +73,9 @@ export function permissionChecks(role: RoleDocument, file: string): PermissionCh
 
 function* rbacDocuments(dir: string, shownDir: string): Generator<{ doc: RoleDocument; file: string }> {
   if (!existsSync(dir)) return;
-  for (const file of readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()) {
     for (const doc of parseAllDocuments(readFileSync(join(dir, file), 'utf8'))) {
       yield { doc: (doc.toJS() ?? {}) as RoleDocument, file: `${shownDir}/${file}` };
     }

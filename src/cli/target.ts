@@ -47,8 +47,7 @@ export interface Target {
 
 export function resolveTarget(args: ParsedArgs, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Target {
   const dev = readDevState(cwd);
-  const pick = (flag: string, envName: string, fromDev: string | undefined) =>
-    stringOption(args.values, flag) ?? env[envName] ?? fromDev;
+  const pick = (flag: string, envName: string, fromDev: string | undefined) => stringOption(args.values, flag) ?? env[envName] ?? fromDev;
   const queueUrl = pick('queue-url', 'OPERLESS_QUEUE_URL', dev?.queueUrl);
   return {
     queueUrl,
@@ -69,7 +68,9 @@ export function requireField(target: Target, field: 'queueUrl' | 'dlqUrl'): stri
   const value = target[field];
   const [flag, envName] = field === 'queueUrl' ? ['--queue-url', 'OPERLESS_QUEUE_URL'] : ['--dlq-url', 'OPERLESS_DLQ_URL'];
   if (value && !/^https?:\/\/[^/\s]+\/\S+$/.test(value)) {
-    throw new UsageError(`${flag} (or ${envName}) must be an http(s) queue URL like https://sqs.eu-west-1.amazonaws.com/123456789012/my-queue, got ${JSON.stringify(value)}`);
+    throw new UsageError(
+      `${flag} (or ${envName}) must be an http(s) queue URL like https://sqs.eu-west-1.amazonaws.com/123456789012/my-queue, got ${JSON.stringify(value)}`,
+    );
   }
   if (value) return value;
   throw new UsageError(

@@ -23,8 +23,16 @@
  */
 
 import {
-  API_VERSION_MAX_LENGTH, CLUSTER_ID_MAX_LENGTH, DNS_LABEL_MAX_LENGTH, DNS_SUBDOMAIN_MAX_LENGTH, KIND_MAX_LENGTH,
-  isApiVersion, isClusterId, isDnsLabel, isDnsSubdomain, isKind,
+  API_VERSION_MAX_LENGTH,
+  CLUSTER_ID_MAX_LENGTH,
+  DNS_LABEL_MAX_LENGTH,
+  DNS_SUBDOMAIN_MAX_LENGTH,
+  KIND_MAX_LENGTH,
+  isApiVersion,
+  isClusterId,
+  isDnsLabel,
+  isDnsSubdomain,
+  isKind,
 } from './names.ts';
 
 export const MESSAGE_VERSION = 1 as const;
@@ -109,6 +117,13 @@ export interface ReconcileMessage extends ObjectRef {
   readonly attempt: number;
   /** For waits longer than the queue's maximum delay: re-delay until this time (ms). */
   readonly notBefore?: number;
+  /**
+   * A tick of the controller's per-object timer of this name (core/controller/timer.ts), sent as a
+   * `Requeue` due at the tick's time (`notBefore`): it runs that timer, not the reconcile. A
+   * DNS-1123 label. A function of an older release ignores the field and reconciles instead;
+   * the chain it ends is started again by the object's next reconcile.
+   */
+  readonly timer?: string;
 }
 
 export type DecodeResult =
@@ -126,31 +141,52 @@ export const TRACEPARENT_FIELD = 'traceparent';
 
 /** Every field contract v1 defines. */
 export const MESSAGE_FIELDS: readonly (keyof ReconcileMessage)[] = [
-  'v', 'cluster', 'apiVersion', 'kind', 'namespace', 'name', 'uid', 'reason',
-  'resourceVersion', 'ownedKinds', 'observedAt', 'attempt', 'notBefore',
+  'v',
+  'cluster',
+  'apiVersion',
+  'kind',
+  'namespace',
+  'name',
+  'uid',
+  'reason',
+  'resourceVersion',
+  'ownedKinds',
+  'observedAt',
+  'attempt',
+  'notBefore',
+  'timer',
 ];
 const FIELDS = new Set<string>(MESSAGE_FIELDS);
 
 type Check = (value: unknown) => string | undefined;
 
-const str = (max: number, valid?: (value: string) => boolean, what?: string): Check => (value) => {
-  if (typeof value !== 'string') return `must be a string, got ${typeName(value)}`;
-  if (value.length === 0) return 'must not be empty';
-  if (value.length > max) return `must be at most ${max} characters, got ${value.length}`;
-  if (valid && !valid(value)) return `must be ${what}, got ${JSON.stringify(value)}`;
-  return undefined;
-};
+const str =
+  (max: number, valid?: (value: string) => boolean, what?: string): Check =>
+  (value) => {
+    if (typeof value !== 'string') return `must be a string, got ${typeName(value)}`;
+    if (value.length === 0) return 'must not be empty';
+    if (value.length > max) return `must be at most ${max} characters, got ${value.length}`;
+    if (valid && !valid(value)) return `must be ${what}, got ${JSON.stringify(value)}`;
+    return undefined;
+  };
 
-const int = (min: number, max = Number.MAX_SAFE_INTEGER): Check => (value) => {
-  if (typeof value !== 'number' || !Number.isInteger(value)) return `must be an integer, got ${typeName(value)}`;
-  if (value < min || value > max) return `must be between ${min} and ${max}, got ${value}`;
-  return undefined;
-};
+const int =
+  (min: number, max = Number.MAX_SAFE_INTEGER): Check =>
+  (value) => {
+    if (typeof value !== 'number' || !Number.isInteger(value)) return `must be an integer, got ${typeName(value)}`;
+    if (value < min || value > max) return `must be between ${min} and ${max}, got ${value}`;
+    return undefined;
+  };
 
 /** The longest value of each string field, in UTF-16 code units. */
 export const MAX_FIELD_LENGTH = {
-  cluster: CLUSTER_ID_MAX_LENGTH, apiVersion: API_VERSION_MAX_LENGTH, kind: KIND_MAX_LENGTH, name: DNS_SUBDOMAIN_MAX_LENGTH,
-  namespace: DNS_LABEL_MAX_LENGTH, uid: 128, resourceVersion: 128,
+  cluster: CLUSTER_ID_MAX_LENGTH,
+  apiVersion: API_VERSION_MAX_LENGTH,
+  kind: KIND_MAX_LENGTH,
+  name: DNS_SUBDOMAIN_MAX_LENGTH,
+  namespace: DNS_LABEL_MAX_LENGTH,
+  uid: 128,
+  resourceVersion: 128,
 } as const satisfies Partial<Record<keyof ReconcileMessage, number>>;
 
 const REQUIRED: Record<string, Check> = {
@@ -187,6 +223,7 @@ const OPTIONAL: Record<string, Check> = {
   resourceVersion: str(MAX_FIELD_LENGTH.resourceVersion),
   ownedKinds: kinds,
   notBefore: int(0),
+  timer: str(DNS_LABEL_MAX_LENGTH, isDnsLabel, 'a timer name (a DNS-1123 label)'),
 };
 
 function typeName(value: unknown): string {
@@ -297,9 +334,12 @@ function problemOf(value: unknown, options: ValidateOptions): { problem: Message
   }
   const record = value as Record<string, unknown>;
   if (record.v !== MESSAGE_VERSION) {
-    return fail(record.v === undefined
-      ? 'missing field "v" (contract version); this is not an Operless reconcile message'
-      : `unsupported contract version v=${JSON.stringify(record.v)}; this consumer understands v=${MESSAGE_VERSION}`, 'v');
+    return fail(
+      record.v === undefined
+        ? 'missing field "v" (contract version); this is not an Operless reconcile message'
+        : `unsupported contract version v=${JSON.stringify(record.v)}; this consumer understands v=${MESSAGE_VERSION}`,
+      'v',
+    );
   }
   const now = options.now ?? Date.now();
   for (const field of Object.keys(REQUIRED) as (keyof ReconcileMessage)[]) {
@@ -369,10 +409,7 @@ export function newMessage(
 }
 
 /** The follow-up of a message: same object, new reason/attempt/notBefore; keeps observedAt. */
-export function followUp(
-  message: ReconcileMessage,
-  change: { reason: Reason; attempt: number; notBefore?: number | undefined },
-): ReconcileMessage {
+export function followUp(message: ReconcileMessage, change: { reason: Reason; attempt: number; notBefore?: number | undefined }): ReconcileMessage {
   return compact({ ...message, reason: change.reason, attempt: change.attempt, notBefore: change.notBefore });
 }
 

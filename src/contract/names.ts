@@ -48,7 +48,10 @@ export type NameValidator = (value: unknown) => value is string;
 const within = (value: unknown, max: number): value is string => typeof value === 'string' && value.length > 0 && value.length <= max;
 
 /** The validator of non-empty strings of at most `max` characters matching `pattern`. */
-const matching = (max: number, pattern: RegExp): NameValidator => (value): value is string => within(value, max) && pattern.test(value);
+const matching =
+  (max: number, pattern: RegExp): NameValidator =>
+  (value): value is string =>
+    within(value, max) && pattern.test(value);
 
 /** An RFC 1123 label (namespaces, REST plurals). */
 export const isDnsLabel: NameValidator = matching(DNS_LABEL_MAX_LENGTH, DNS_LABEL);
@@ -99,7 +102,7 @@ export const isClusterId: NameValidator = matching(CLUSTER_ID_MAX_LENGTH, CLUSTE
 /**
  * The rule of each bounded name above as JSON Schema keywords (`pattern`, `maxLength`), for
  * schemas that must accept exactly what the validators accept (the forwarder's configuration
- * schema, src/forwarder/config-schema.ts). Built from the same regexes and bounds as the
+ * schema, src/forwarder/config/schema.ts). Built from the same regexes and bounds as the
  * validators, so a schema and a validator cannot disagree.
  */
 export const NAME_SCHEMAS = {

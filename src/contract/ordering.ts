@@ -9,7 +9,9 @@
  *   delayed follow-ups: one reconcile of a key at a time, requeues that merge
  *   (docs/architecture.md, "Per-key ordering").
  *
- * The runtime itself needs no setting: a work queue URL ending in `.fifo` is per-key.
+ * The runtime resolves it once at cold start (core/handler/ordering.ts): `OPERLESS_ORDERING` (or
+ * `toSqsHandler`'s `ordering` option) when set, else the work queue's kind (`.fifo` is per-key);
+ * a mismatch with the queues is refused, naming the field.
  */
 export const ORDERINGS = ['unordered', 'per-key'] as const;
 export type Ordering = (typeof ORDERINGS)[number];

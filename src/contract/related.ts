@@ -19,10 +19,7 @@
  */
 import { isQualifiedName } from './names.ts';
 
-export type RelatedMapping =
-  | { readonly field: string }
-  | { readonly label: string }
-  | { readonly namespace: true };
+export type RelatedMapping = { readonly field: string } | { readonly label: string } | { readonly namespace: true };
 
 /** A dotted path into the primary's `spec`: `spec.<field>(.<field>)*`, at most 253 characters. */
 export const FIELD_PATH_PATTERN = '^spec(\\.[A-Za-z_][A-Za-z0-9_]*)+$';
@@ -39,9 +36,11 @@ export function relatedMappingProblem(mapping: unknown): string | undefined {
   const keys = Object.keys(mapping);
   const m = mapping as Record<string, unknown>;
   if (keys.length !== 1) return `must have exactly one of field, label, namespace, got ${JSON.stringify(keys)}`;
-  if ('field' in m) return isFieldPath(m.field) ? undefined : `field must be a path into the primary's spec like "spec.configMapRef.name", got ${JSON.stringify(m.field)}`;
-  if ('label' in m) return isQualifiedName(m.label) ? undefined : `label must be a label key like "cache.example.com/memcached", got ${JSON.stringify(m.label)}`;
-  if ('namespace' in m) return m.namespace === true ? undefined : 'namespace must be true (every primary in the related object\'s namespace)';
+  if ('field' in m)
+    return isFieldPath(m.field) ? undefined : `field must be a path into the primary's spec like "spec.configMapRef.name", got ${JSON.stringify(m.field)}`;
+  if ('label' in m)
+    return isQualifiedName(m.label) ? undefined : `label must be a label key like "cache.example.com/memcached", got ${JSON.stringify(m.label)}`;
+  if ('namespace' in m) return m.namespace === true ? undefined : "namespace must be true (every primary in the related object's namespace)";
   return `must have one of field, label, namespace, got ${JSON.stringify(keys[0])}`;
 }
 

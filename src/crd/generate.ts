@@ -15,7 +15,7 @@ import type { OpenApiSchema } from './schema.ts';
 import type { ResourceDefinition } from './resource.ts';
 import { preferredSpokeProblem, versionsOutrankingStorage } from './version-priority.ts';
 
-type AnyResource = ResourceDefinition<unknown, unknown>;
+export type AnyResource = ResourceDefinition<unknown, unknown>;
 
 /** A resource to render, with the file that defines it. */
 export interface GeneratedResource {
@@ -54,7 +54,9 @@ export function generateCrd(def: AnyResource, options: CrdVersionOptions = {}): 
   const others = [...served, ...(options.unservedVersions ?? [])];
   for (const other of others) {
     if (other.group !== def.group || other.kind !== def.kind || other.plural !== def.plural || other.version === def.version) {
-      throw new Error(`CRD ${def.crdName}: served version ${other.group}/${other.version} ${other.kind} must be another version of ${def.group} ${def.kind} (plural ${def.plural})`);
+      throw new Error(
+        `CRD ${def.crdName}: served version ${other.group}/${other.version} ${other.kind} must be another version of ${def.group} ${def.kind} (plural ${def.plural})`,
+      );
     }
   }
   const versions = [def, ...others].sort((a, b) => a.version.localeCompare(b.version)).map((v) => versionEntry(v, v === def, v === def || served.includes(v)));
@@ -130,17 +132,16 @@ export function renderCrd(resource: GeneratedResource, generator: string = DEFAU
 export function crdWarnings(resources: readonly GeneratedResource[]): string[] {
   return resources.flatMap((resource) => {
     const def = resource.definition;
-    const outranking = versionsOutrankingStorage([{ name: def.version, storage: true }, ...(resource.unservedVersions ?? []).map((v) => ({ name: v.version }))], true);
+    const outranking = versionsOutrankingStorage(
+      [{ name: def.version, storage: true }, ...(resource.unservedVersions ?? []).map((v) => ({ name: v.version }))],
+      true,
+    );
     return outranking.length === 0 ? [] : [`${preferredSpokeProblem(def.crdName, def.version, outranking)}.`];
   });
 }
 
 /** Writes every CRD into `outDir`; returns the paths whose content changed. */
-export function writeCrds(
-  outDir: string,
-  resources: readonly GeneratedResource[],
-  generator: string = DEFAULT_GENERATOR,
-): string[] {
+export function writeCrds(outDir: string, resources: readonly GeneratedResource[], generator: string = DEFAULT_GENERATOR): string[] {
   mkdirSync(outDir, { recursive: true });
   const written: string[] = [];
   for (const resource of resources) {

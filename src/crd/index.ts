@@ -6,5 +6,25 @@
  */
 export * from './schema.ts';
 export * from './resource.ts';
-export { generateCrd, renderCrd, writeCrds, staleCrds, crdFileName, crdPaths, DEFAULT_GENERATOR, type GeneratedResource, type CrdConversionWebhook, type CrdVersionOptions } from './generate.ts';
-export { generateWebhookConfigurations, DEFAULT_WEBHOOK_TIMEOUT_SECONDS, DEFAULT_FAILURE_POLICY, type AdmissionWebhookOptions, type FailurePolicy, type WebhookConfigurationOptions } from './webhooks.ts';
+export {
+  generateCrd,
+  renderCrd,
+  writeCrds,
+  staleCrds,
+  crdFileName,
+  crdPaths,
+  DEFAULT_GENERATOR,
+  type AnyResource,
+  type GeneratedResource,
+  type CrdConversionWebhook,
+  type CrdVersionOptions,
+} from './generate.ts';
+export {
+  generateWebhookConfigurations,
+  DEFAULT_WEBHOOK_TIMEOUT_SECONDS,
+  DEFAULT_FAILURE_POLICY,
+  type AdmissionWebhookOptions,
+  type FailurePolicy,
+  type WebhookConfigurationOptions,
+  type WebhookResource,
+} from './webhooks.ts';

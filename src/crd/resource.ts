@@ -78,10 +78,8 @@ export interface ResourceDefinition<SpecT, StatusT> {
 }
 
 /** The object type of a resource: `{ apiVersion, kind, metadata, spec, status? }`. */
-export type ResourceOf<D> = D extends ResourceDefinition<infer SpecT, infer StatusT>
-  ? KubeObject & { metadata: ObjectMeta; spec: SpecT; status?: StatusT }
-  : never;
-
+export type ResourceOf<D> =
+  D extends ResourceDefinition<infer SpecT, infer StatusT> ? KubeObject & { metadata: ObjectMeta; spec: SpecT; status?: StatusT } : never;
 
 export function defineResource<Spec extends Schema<object, boolean>, Status extends Schema<object, boolean>>(
   options: ResourceOptions<Spec, Status>,
@@ -92,7 +90,8 @@ export function defineResource<Spec extends Schema<object, boolean>, Status exte
   if (!isDnsSubdomain(options.group) || !options.group.includes('.')) {
     throw new SchemaError(`${where}: group ${JSON.stringify(options.group)} must be a DNS subdomain with a dot, e.g. cache.example.com`);
   }
-  if (!isConventionalVersion(options.version)) throw new SchemaError(`${where}: version ${JSON.stringify(options.version)} must look like v1, v1beta1 or v1alpha1`);
+  if (!isConventionalVersion(options.version))
+    throw new SchemaError(`${where}: version ${JSON.stringify(options.version)} must look like v1, v1beta1 or v1alpha1`);
   if (!isKind(options.kind)) throw new SchemaError(`${where}: kind must be PascalCase, at most ${KIND_MAX_LENGTH} characters`);
   for (const name of [plural, singular, ...(options.shortNames ?? []), ...(options.categories ?? [])]) {
     if (!isDns1035Label(name)) throw new SchemaError(`${where}: name ${JSON.stringify(name)} must be a lower-case DNS label`);
@@ -106,7 +105,10 @@ export function defineResource<Spec extends Schema<object, boolean>, Status exte
   }
   if (options.scale) {
     if (!statusSubresource) throw new SchemaError(`${where}: the scale subresource needs the status subresource`);
-    for (const [what, path] of [['specReplicasPath', options.scale.specReplicasPath], ['statusReplicasPath', options.scale.statusReplicasPath]] as const) {
+    for (const [what, path] of [
+      ['specReplicasPath', options.scale.specReplicasPath],
+      ['statusReplicasPath', options.scale.statusReplicasPath],
+    ] as const) {
       const field = checkPath(where, `scale ${what}`, path, schemaOf);
       if (field?.type !== 'integer') throw new SchemaError(`${where}: scale ${what} ${path} must point at an integer field`);
     }
@@ -140,12 +142,7 @@ export function defineResource<Spec extends Schema<object, boolean>, Status exte
 }
 
 /** Checks that `.spec.a.b` (filters like `[?(@.type=="X")]` allowed) names fields of the schema. */
-function checkPath(
-  where: string,
-  what: string,
-  path: string,
-  roots: { spec: OpenApiSchema; status: OpenApiSchema | undefined },
-): OpenApiSchema | undefined {
+function checkPath(where: string, what: string, path: string, roots: { spec: OpenApiSchema; status: OpenApiSchema | undefined }): OpenApiSchema | undefined {
   const segments = path.replace(/\[[^\]]*\]/g, '').split('.');
   if (segments[0] !== '' || segments.length < 2) throw new SchemaError(`${where}: ${what} path ${path} must start with "."`);
   const [, top, ...rest] = segments;

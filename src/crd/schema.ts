@@ -70,19 +70,17 @@ export interface Schema<T, Present extends boolean = boolean> {
 /** The TypeScript type described by a schema node. */
 export type Infer<S> = S extends Schema<infer T, boolean> ? T : never;
 
-type AnySchema = Schema<unknown, boolean>;
+export type AnySchema = Schema<unknown, boolean>;
 export type Properties = Record<string, AnySchema>;
 
-type PresentKeys<P extends Properties> = {
+export type PresentKeys<P extends Properties> = {
   [K in keyof P]: P[K] extends Schema<unknown, true> ? K : never;
 }[keyof P];
-type OptionalKeys<P extends Properties> = Exclude<keyof P, PresentKeys<P>>;
-type Simplify<T> = { [K in keyof T]: T[K] } & {};
+export type OptionalKeys<P extends Properties> = Exclude<keyof P, PresentKeys<P>>;
+export type Simplify<T> = { [K in keyof T]: T[K] } & {};
 
 /** The object type of a set of properties: present fields required, the rest optional. */
-export type InferProperties<P extends Properties> = Simplify<
-  { [K in PresentKeys<P>]: Infer<P[K]> } & { [K in OptionalKeys<P>]?: Infer<P[K]> }
->;
+export type InferProperties<P extends Properties> = Simplify<{ [K in PresentKeys<P>]: Infer<P[K]> } & { [K in OptionalKeys<P>]?: Infer<P[K]> }>;
 
 /** Options every node accepts. */
 export interface CommonOptions {
@@ -90,7 +88,7 @@ export interface CommonOptions {
   readonly validations?: readonly CelRule[];
 }
 
-type Defaulted<O, T> = O extends { default: T } ? true : false;
+export type Defaulted<O, T> = O extends { default: T } ? true : false;
 
 function node<T, P extends boolean>(openApi: OpenApiSchema, options: CommonOptions & { default?: unknown }): Schema<T, P> {
   const schema: OpenApiSchema = { ...openApi };
@@ -160,10 +158,7 @@ export function string<const O extends StringOptions>(options: O = {} as O): Sch
       throw new SchemaError(`string default ${JSON.stringify(options.default)} does not match its own pattern ${options.pattern}`);
     }
   }
-  return node(
-    { type: 'string', format: options.format, minLength: options.minLength, maxLength: options.maxLength, pattern: options.pattern },
-    options,
-  );
+  return node({ type: 'string', format: options.format, minLength: options.minLength, maxLength: options.maxLength, pattern: options.pattern }, options);
 }
 
 export interface EnumOptions<V extends string> extends CommonOptions {
@@ -283,9 +278,7 @@ export interface IntOrStringOptions extends CommonOptions {
 }
 
 /** `x-kubernetes-int-or-string` (ports by name or number, Kubernetes quantities). */
-export function intOrString<const O extends IntOrStringOptions>(
-  options: O = {} as O,
-): Schema<number | string, Defaulted<O, number | string>> {
+export function intOrString<const O extends IntOrStringOptions>(options: O = {} as O): Schema<number | string, Defaulted<O, number | string>> {
   return node(
     {
       anyOf: [{ type: 'integer' }, { type: 'string' }],
@@ -308,8 +301,7 @@ export function required<T>(schema: Schema<T, boolean>): Schema<T, true> {
 }
 
 /** The pattern the API server uses for resource quantities (`resource.Quantity`). */
-export const QUANTITY_PATTERN =
-  '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
+export const QUANTITY_PATTERN = '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
 
 /** A Kubernetes quantity such as `256Mi`, `0.5` or `100m`. */
 export function quantity(options: CommonOptions = {}): Schema<number | string, false> {
@@ -329,11 +321,24 @@ export function resourceRequirements(options: CommonOptions = {}) {
 
 /** `metav1.Condition`, as controller-gen emits it. */
 export const condition = object({
-  type: required(string({ maxLength: 316, pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$', description: 'Type of condition in CamelCase.' })),
+  type: required(
+    string({
+      maxLength: 316,
+      pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$',
+      description: 'Type of condition in CamelCase.',
+    }),
+  ),
   status: required(oneOf(['True', 'False', 'Unknown'], { description: 'Status of the condition.' })),
   observedGeneration: integer({ format: 'int64', minimum: 0, description: 'The .metadata.generation the condition was set from.' }),
   lastTransitionTime: required(string({ format: 'date-time', description: 'Last time the condition changed status.' })),
-  reason: required(string({ minLength: 1, maxLength: 1024, pattern: '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$', description: 'Programmatic identifier of the last transition, in CamelCase.' })),
+  reason: required(
+    string({
+      minLength: 1,
+      maxLength: 1024,
+      pattern: '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$',
+      description: 'Programmatic identifier of the last transition, in CamelCase.',
+    }),
+  ),
   message: required(string({ maxLength: 32768, description: 'Human-readable details of the last transition.' })),
 });
 
@@ -352,11 +357,33 @@ function checkBounds(what: string, min: number | undefined, max: number | undefi
 /** Drops undefined fields and puts keys in a stable order, so generated YAML diffs cleanly. */
 function orderKeys(schema: OpenApiSchema): OpenApiSchema {
   const order: (keyof OpenApiSchema)[] = [
-    'description', 'type', 'format', 'default', 'enum', 'pattern', 'minimum', 'maximum', 'exclusiveMinimum',
-    'exclusiveMaximum', 'minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties', 'anyOf',
-    'items', 'additionalProperties', 'properties', 'required', 'x-kubernetes-int-or-string',
-    'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-list-type', 'x-kubernetes-list-map-keys',
-    'x-kubernetes-map-type', 'x-kubernetes-validations',
+    'description',
+    'type',
+    'format',
+    'default',
+    'enum',
+    'pattern',
+    'minimum',
+    'maximum',
+    'exclusiveMinimum',
+    'exclusiveMaximum',
+    'minLength',
+    'maxLength',
+    'minItems',
+    'maxItems',
+    'minProperties',
+    'maxProperties',
+    'anyOf',
+    'items',
+    'additionalProperties',
+    'properties',
+    'required',
+    'x-kubernetes-int-or-string',
+    'x-kubernetes-preserve-unknown-fields',
+    'x-kubernetes-list-type',
+    'x-kubernetes-list-map-keys',
+    'x-kubernetes-map-type',
+    'x-kubernetes-validations',
   ];
   const out: Record<string, unknown> = {};
   for (const key of order) {

@@ -69,7 +69,9 @@ export function versionsOutrankingStorage(versions: readonly CrdVersionFlags[], 
 /** Why serving `outranking` beside `storage` of `crdName` needs a conversion webhook on the default read path. */
 export function preferredSpokeProblem(crdName: string, storage: string, outranking: readonly string[]): string {
   const [first] = outranking;
-  return `${crdName}: ${outranking.join(', ')} outrank${outranking.length === 1 ? 's' : ''} the storage version ${storage} in Kubernetes version priority, so once served ${first} is the preferred version: `
-    + `plain \`kubectl get\`, the garbage collector and the namespace controller read every object through the conversion webhook, and an outage of it (or an uninstall that keeps the CRD) breaks those reads and hangs namespace deletion. `
-    + `Make the newest version the hub and storage version and convert the older ones as spokes (docs/architecture.md, "Conversion")`;
+  return (
+    `${crdName}: ${outranking.join(', ')} outrank${outranking.length === 1 ? 's' : ''} the storage version ${storage} in Kubernetes version priority, so once served ${first} is the preferred version: ` +
+    `plain \`kubectl get\`, the garbage collector and the namespace controller read every object through the conversion webhook, and an outage of it (or an uninstall that keeps the CRD) breaks those reads and hangs namespace deletion. ` +
+    `Make the newest version the hub and storage version and convert the older ones as spokes (docs/architecture.md, "Conversion")`
+  );
 }

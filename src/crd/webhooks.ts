@@ -67,7 +67,10 @@ export const DEFAULT_FAILURE_POLICY: FailurePolicy = 'Fail';
 export function generateWebhookConfigurations(options: WebhookConfigurationOptions): Record<string, unknown>[] {
   const def = options.resource;
   const out: Record<string, unknown>[] = [];
-  for (const [route, kind] of [['default', 'MutatingWebhookConfiguration'], ['validate', 'ValidatingWebhookConfiguration']] as const) {
+  for (const [route, kind] of [
+    ['default', 'MutatingWebhookConfiguration'],
+    ['validate', 'ValidatingWebhookConfiguration'],
+  ] as const) {
     const settings = options[route];
     if (!settings) continue;
     const timeoutSeconds = settings.timeoutSeconds ?? DEFAULT_WEBHOOK_TIMEOUT_SECONDS;
@@ -84,13 +87,15 @@ export function generateWebhookConfigurations(options: WebhookConfigurationOptio
       failurePolicy,
       timeoutSeconds,
       clientConfig: options.clientConfig(route),
-      rules: [{
-        apiGroups: [def.group],
-        apiVersions: [def.version],
-        resources: [def.plural],
-        operations: ['CREATE', 'UPDATE'],
-        scope: def.scope === 'Namespaced' ? 'Namespaced' : 'Cluster',
-      }],
+      rules: [
+        {
+          apiGroups: [def.group],
+          apiVersions: [def.version],
+          resources: [def.plural],
+          operations: ['CREATE', 'UPDATE'],
+          scope: def.scope === 'Namespaced' ? 'Namespaced' : 'Cluster',
+        },
+      ],
       matchConditions: WEBHOOK_MATCH_CONDITIONS.map((c) => ({ ...c })),
       namespaceSelector: {
         matchExpressions: [

@@ -13,6 +13,8 @@ import { dirname, join, resolve } from 'node:path';
 export interface DevFunctionState {
   readonly queueUrl: string;
   readonly dlqUrl: string;
+  /** Unordered: the bulk queue of its resyncs and relists (absent in state files of older versions). */
+  readonly bulkQueueUrl?: string;
   readonly kinds: readonly string[];
 }
 

@@ -10,9 +10,9 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseServerlessYaml } from '../project/serverless-yml.ts';
-import type { Controller } from '../core/controller.ts';
+import type { Controller } from '../core/controller/controller.ts';
 import type { KindRef, KubeObject } from '../kube/types.ts';
-import type { ForwarderConfigInput, RelatedTargetInput } from '../forwarder/config.ts';
+import type { ForwarderConfigInput, RelatedTargetInput } from '../forwarder/config/config.ts';
 
 export interface FunctionEntry {
   /** The function's name in serverless.yml. */
@@ -33,13 +33,15 @@ export interface ProjectLayout {
 
 /** The reconcile functions (those with an SQS event) of a serverless.yml. */
 export function reconcileFunctions(serverlessYaml: string): FunctionEntry[] {
-  return parseServerlessYaml(serverlessYaml).functions.filter((f) => f.sqs).map(({ name, module, exportName }) => ({ name, module, exportName }));
+  return parseServerlessYaml(serverlessYaml)
+    .functions.filter((f) => f.sqs)
+    .map(({ name, module, exportName }) => ({ name, module, exportName }));
 }
 
 /** The functions without an SQS event whose module calls `toWebhookHandler`: the webhook functions. */
 export function webhookFunctionEntries(root: string, serverlessYaml: string): FunctionEntry[] {
-  return parseServerlessYaml(serverlessYaml).functions
-    .filter((f) => !f.sqs && existsSync(resolve(root, f.module)) && readFileSync(resolve(root, f.module), 'utf8').includes('toWebhookHandler'))
+  return parseServerlessYaml(serverlessYaml)
+    .functions.filter((f) => !f.sqs && existsSync(resolve(root, f.module)) && readFileSync(resolve(root, f.module), 'utf8').includes('toWebhookHandler'))
     .map(({ name, module, exportName }) => ({ name, module, exportName }));
 }
 
@@ -52,8 +54,19 @@ export function loadProjectLayout(root: string): ProjectLayout {
   const functions = reconcileFunctions(serverlessYaml);
   if (functions.length === 0) throw new Error('serverless.yml declares no function with an sqs event: nothing to run');
   const yamlFiles = (dir: string) =>
-    existsSync(dir) ? readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort().map((f) => join(dir, f)) : [];
-  return { root, functions, webhookFunctions: webhookFunctionEntries(root, serverlessYaml), crds: yamlFiles(join(root, 'infra', 'crds')), samples: yamlFiles(join(root, 'infra', 'samples')) };
+    existsSync(dir)
+      ? readdirSync(dir)
+          .filter((f) => /\.ya?ml$/.test(f))
+          .sort()
+          .map((f) => join(dir, f))
+      : [];
+  return {
+    root,
+    functions,
+    webhookFunctions: webhookFunctionEntries(root, serverlessYaml),
+    crds: yamlFiles(join(root, 'infra', 'crds')),
+    samples: yamlFiles(join(root, 'infra', 'samples')),
+  };
 }
 
 export interface LoadedFunction {
@@ -86,9 +99,12 @@ export function watchesFor(controllers: readonly Controller<KubeObject>[]): Watc
  * The forwarder watches for the project's functions: each function's primaries, routed to
  * that function's queue (`queueUrl`), each owned kind once (an owned object's message
  * follows its owner to the owner's queue), and each related kind once with every primary
- * that declared it and its mapping (a related message goes to that primary's queue). Pure.
+ * that declared it and its mapping (a related message goes to that primary's queue); a
+ * function's `bulkQueueUrl` becomes its primaries' (their resyncs and relists go there). Pure.
  */
-export function functionWatches(functions: readonly { readonly controllers: readonly Controller<KubeObject>[]; readonly queueUrl?: string }[]): Watches {
+export function functionWatches(
+  functions: readonly { readonly controllers: readonly Controller<KubeObject>[]; readonly queueUrl?: string; readonly bulkQueueUrl?: string | undefined }[],
+): Watches {
   const key = (k: KindRef) => `${k.apiVersion}/${k.kind}`;
   const owned = new Map<string, KindRef>();
   const related = new Map<string, { kind: KindRef; for: RelatedTargetInput[] }>();
@@ -104,7 +120,13 @@ export function functionWatches(functions: readonly { readonly controllers: read
   }
   const ref = (k: KindRef) => ({ apiVersion: k.apiVersion, kind: k.kind, plural: k.plural, namespaced: k.namespaced });
   return {
-    primaries: functions.flatMap((f) => f.controllers.map((c) => ({ ...ref(c.kind), ...(f.queueUrl ? { queueUrl: f.queueUrl } : {}) }))),
+    primaries: functions.flatMap((f) =>
+      f.controllers.map((c) => ({
+        ...ref(c.kind),
+        ...(f.queueUrl ? { queueUrl: f.queueUrl } : {}),
+        ...(f.bulkQueueUrl ? { bulkQueueUrl: f.bulkQueueUrl } : {}),
+      })),
+    ),
     owned: [...owned.values()].map(ref),
     ...(related.size > 0 ? { related: [...related.values()].map((r) => ({ ...ref(r.kind), for: r.for })) } : {}),
   };

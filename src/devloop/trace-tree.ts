@@ -49,7 +49,12 @@ export function treeSpanOf(span: ReadableSpan): TreeSpan {
 function detailOf(span: TreeSpan): string {
   const a = span.attributes;
   if (span.name.startsWith('kube ')) return [a['url.path'], a['http.response.status_code']].filter((v) => v !== undefined).join(' → ');
-  const parts = [a['operless.key'], a['operless.reason'], a['operless.attempt'] ? `attempt ${String(a['operless.attempt'])}` : undefined, a['operless.followup'] ? `→ ${String(a['operless.followup'])}` : undefined];
+  const parts = [
+    a['operless.key'],
+    a['operless.reason'],
+    a['operless.attempt'] ? `attempt ${String(a['operless.attempt'])}` : undefined,
+    a['operless.followup'] ? `→ ${String(a['operless.followup'])}` : undefined,
+  ];
   return parts.filter((v) => v !== undefined && v !== '').join(' ');
 }
 
@@ -117,7 +122,8 @@ export function traceTreeExporter(write: (line: string) => void, quietMs = 1500)
 /** Registers an SDK in this process whose spans are printed as trees; `stop` unregisters it. */
 export function startTracePrinter(write: (line: string) => void, quietMs?: number): { stop(): Promise<void> } {
   const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: traceTreeExporter(write, quietMs) })] });
-  if (!trace.setGlobalTracerProvider(provider)) throw new Error('--traces: a tracer provider is already registered in this process (OTEL_* variables?); unset them to print traces here');
+  if (!trace.setGlobalTracerProvider(provider))
+    throw new Error('--traces: a tracer provider is already registered in this process (OTEL_* variables?); unset them to print traces here');
   return {
     async stop() {
       await provider.shutdown();

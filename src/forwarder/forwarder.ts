@@ -19,9 +19,12 @@
  * `main.ts` is the container entry point around the same function.
  *
  * Guarantees:
- * - only the leader (or the only replica when election is off) watches and sends; on
- *   gaining leadership it lists every kind and forwards every primary (`Resync`) when
- *   `resyncOnStart` is on, so changes made while no leader ran are not missed;
+ * - only the leader (or the only replica when election is off) sends; on gaining leadership
+ *   it lists every kind and forwards every primary (`Resync`) when `resyncOnStart` is on, so
+ *   changes made while no leader ran are not missed — except a warm standby
+ *   (`leaderElection.warmStandby`), whose followers watch too and which takes over from its
+ *   stores without a LIST, forwarding what the old leader's watermark does not cover
+ *   (source/standby.ts, control/handover.ts);
  * - losing leadership stops sending at once and discards the buffer and the resync feed (the
  *   next leader resyncs);
  * - no timer can take the process down: the backlog sampler's and the probes' failures are
@@ -42,7 +45,7 @@ import { createLogger, errorMessage, type Logger } from '../observability/log.ts
 import type { QueuePort } from '../queue/port.ts';
 import { createEventBusPort } from '../queue/eventbridge.ts';
 import { createSqsQueue } from '../queue/sqs.ts';
-import { isValidatedConfig, parseConfig, regionOfQueueUrl, type ForwarderConfig, type ForwarderConfigInput, type ForwarderEnv } from './config.ts';
+import { isValidatedConfig, parseConfig, regionOfQueueUrl, type ForwarderConfig, type ForwarderConfigInput, type ForwarderEnv } from './config/config.ts';
 import { LeaderElector } from './control/leader.ts';
 import { healthOf, readinessOf, webhookReadinessOf } from './control/readiness.ts';
 import { startProbeServer, type Check, type ProbeServer } from './control/server.ts';
@@ -50,12 +53,15 @@ import { startWebhookEndpoint } from './webhook/endpoint.ts';
 import type { WebhookInvoker, WebhookServer } from './webhook/server.ts';
 import { LeadershipTerm } from './control/term.ts';
 import { createForwarderMetrics, type ForwarderMetrics } from './metrics.ts';
-import { Intake } from './sink/intake.ts';
+import { Intake } from './intake.ts';
 import { Lanes } from './sink/lanes.ts';
 import { eventBusOf, sinkRoutes } from './sink/destinations.ts';
 import { queueLabels, type QueueRoutes } from './sink/queues.ts';
-import { resolveWatches, type ResolvedWatch } from './source/resources.ts';
-import { WatchStreams } from './source/streams.ts';
+import { resolveWatches, type ResolvedWatch } from './source/watches.ts';
+import { WarmStandby } from './source/standby.ts';
+import { WatchStreams, type StreamHandlers } from './source/streams.ts';
+import { decodeWatermark } from './control/handover.ts';
+import type { Lease } from '../kube/lease.ts';
 
 export interface ForwarderDeps {
   /** Credentials and API server; default: KUBECONFIG / ~/.kube/config / in-cluster. */
@@ -78,7 +84,7 @@ export interface ForwarderDeps {
 
 export interface Forwarder {
   readonly config: ForwarderConfig;
-  /** Resolves once the forwarder is running: leader with every watch synced, or a standing-by follower. */
+  /** Resolves once the forwarder is running: leader with every watch synced or waiting for its kind to be served (its CRD missing), or a standing-by follower. */
   readonly ready: Promise<void>;
   readonly metrics: ForwarderMetrics;
   /** Base URL of the probe server (after `ready`), e.g. http://127.0.0.1:8080. */
@@ -126,6 +132,8 @@ class ForwarderProcess {
   #webhooks: WebhookServer | undefined;
   readonly #invokeWebhook: WebhookInvoker | undefined;
   #elector: LeaderElector | undefined;
+  /** With leader election and `leaderElection.warmStandby`: followers watch too (source/standby.ts). */
+  readonly #standby: WarmStandby | undefined;
   #stopped: Promise<{ unsent: number }> | undefined;
 
   constructor(config: ForwarderConfig, deps: ForwarderDeps) {
@@ -145,12 +153,31 @@ class ForwarderProcess {
         const { source, endpoint } = config.eventBus;
         return createEventBusPort({ bus, source, region: config.queue.region, ...(endpoint ? { endpoint } : {}), timeouts });
       }
-      return createSqsQueue({ queueUrl: url, region: regionOfQueueUrl(url) ?? config.queue.region, ...(config.queue.endpoint ? { endpoint: config.queue.endpoint } : {}), timeouts });
+      return createSqsQueue({
+        queueUrl: url,
+        region: regionOfQueueUrl(url) ?? config.queue.region,
+        ...(config.queue.endpoint ? { endpoint: config.queue.endpoint } : {}),
+        timeouts,
+      });
     };
     const common = { metrics: this.metrics, log: this.#log, now: this.#now };
-    this.#lanes = new Lanes({ ...common, routes: this.#routes, labels: queueLabels(this.#routes.urls), portFor, config, onOverflowDrained: (url) => this.#resyncQueue(url) });
+    this.#lanes = new Lanes({
+      ...common,
+      routes: this.#routes,
+      labels: queueLabels(this.#routes.urls),
+      portFor,
+      config,
+      onOverflowDrained: (url) => this.#resyncQueue(url),
+    });
     this.#streams = new WatchStreams({ api: this.#api, config, metrics: this.metrics, log: this.#log });
-    this.#intake = new Intake({ ...common, clusterId: config.clusterId, lanes: this.#lanes, watches: () => this.#watches, isLeading: () => this.#term.leading });
+    this.#standby = config.leaderElection.enabled && config.leaderElection.warmStandby ? new WarmStandby() : undefined;
+    this.#intake = new Intake({
+      ...common,
+      clusterId: config.clusterId,
+      lanes: this.#lanes,
+      watches: () => this.#watches,
+      isLeading: () => this.#term.leading,
+    });
     this.ready = this.#start(deps.serve !== false);
     this.ready.catch((err: unknown) => {
       if (this.#starting.signal.aborted) return; // stop() during start-up: not a failure
@@ -202,7 +229,11 @@ class ForwarderProcess {
     const { config } = this;
     if (serve) {
       this.#server = await startProbeServer({
-        host: config.server.host, port: config.server.port, health: () => healthOf(this.#fatal), readiness: () => this.#readiness(), registry: this.metrics.registry,
+        host: config.server.host,
+        port: config.server.port,
+        health: () => healthOf(this.#fatal),
+        readiness: () => this.#readiness(),
+        registry: this.metrics.registry,
         ...(config.webhooks.enabled ? { webhookReadiness: () => this.#webhookReadiness() } : {}),
       });
       if (config.webhooks.enabled) this.#webhooks = await startWebhookEndpoint(config.webhooks, this.#log, this.#invokeWebhook, this.metrics);
@@ -210,16 +241,27 @@ class ForwarderProcess {
     this.#watches = await resolveWatches(this.#api, config.watches, this.#starting.signal, config.namespaces);
     for (const w of this.#watches) {
       this.#log.info('configured watch', {
-        role: w.role, apiVersion: w.apiVersion, kind: w.kind, plural: w.plural, namespaced: w.namespaced,
-        namespaces: w.namespaces.length > 0 ? w.namespaces : 'all', labelSelector: w.labelSelector, triggers: w.triggers,
+        role: w.role,
+        apiVersion: w.apiVersion,
+        kind: w.kind,
+        plural: w.plural,
+        namespaced: w.namespaced,
+        namespaces: w.namespaces.length > 0 ? w.namespaces : 'all',
+        labelSelector: w.labelSelector,
+        triggers: w.triggers,
       });
-      if (w.role === 'related' && w.apiVersion === 'v1' && w.kind === 'Secret' && w.namespaces.length === 0 && !w.labelSelector) {
-        // The privilege is the RBAC's (the chart refuses an unscoped related Secret watch); here, say what is read.
-        this.#log.warn('a related watch of Secrets with neither namespaces nor a labelSelector reads every Secret this identity may read (the chart refuses it unscoped; only digests are kept)', { kind: w.kind });
+      if (w.role !== 'primary' && w.apiVersion === 'v1' && w.kind === 'Secret' && w.namespaces.length === 0 && !w.labelSelector) {
+        // The privilege is the RBAC's (the chart refuses an unscoped owned or related Secret watch); here, say what is read.
+        this.#log.warn(
+          `${w.role === 'owned' ? 'an owned' : 'a related'} watch of Secrets with neither namespaces nor a labelSelector reads every Secret this identity may read (the chart refuses it unscoped; only digests are kept)`,
+          { role: w.role, kind: w.kind },
+        );
       }
     }
     if (this.#term.stopping) return;
     this.#lanes.startTimers(() => this.#term.leading);
+    // A warm standby watches from the start, leader or not; a cold one only while it leads.
+    if (this.#standby) this.#streams.start(this.#watches, this.#handlers());
     if (config.leaderElection.enabled) await this.#elect();
     else this.#becameLeader();
     this.#started = true;
@@ -241,36 +283,115 @@ class ForwarderProcess {
       retryPeriodSeconds: le.retryPeriodSeconds,
       log: this.#log,
       now: this.#now,
-      onStartedLeading: () => this.#becameLeader(),
+      onStartedLeading: (previous) => this.#becameLeader(previous),
       onStoppedLeading: () => this.#lostLeadership(),
+      ...(this.#standby
+        ? {
+            onLeaseRead: (lease: Lease) => this.#standby?.confirm(decodeWatermark(lease).watermark),
+            watermark: () => this.#standby?.watermark(this.#streams.all, this.#term.leading && this.#drained()),
+          }
+        : {}),
     });
     this.#elector.start();
     await this.#elector.decided;
   }
 
-  #becameLeader(): void {
+  /**
+   * Nothing this replica saw waits to be sent: no message in a window, a buffer, a batch in
+   * flight or a resync feed, and no lane dropped messages on overflow that a resync has not
+   * re-sent yet (nor keeps failing). Only then may its watermark advance.
+   */
+  #drained(): boolean {
+    return this.#lanes.pending() === 0 && this.#lanes.readinessReasons(true).length === 0;
+  }
+
+  /** What the streams' lists and events go to: the intake, and the warm standby's journal while following. */
+  #handlers(): StreamHandlers {
+    return {
+      onList: (w, result, stream) => {
+        this.#standby?.listed(stream, result);
+        this.#intake.list(w, result, stream);
+      },
+      onChange: (w, change, stream) => {
+        this.#standby?.changed(stream, change);
+        this.#intake.change(w, change, stream);
+      },
+    };
+  }
+
+  #becameLeader(previous?: Lease): void {
     this.#term.begin();
     this.metrics.leader.set(1);
     this.#lanes.setActive(true);
     if (this.#term.stopping) return;
-    this.#streams.start(this.#watches, { onList: (w, result, stream) => this.#intake.list(w, result, stream), onChange: (w, change, stream) => this.#intake.change(w, change, stream) });
-    this.#streams.synced().then(() => {
-      if (this.#term.leading) this.metrics.watchesSynced.set(1);
-    }, () => {});
+    if (this.#standby) this.#takeOver(this.#standby, previous);
+    else this.#streams.start(this.#watches, this.#handlers());
+    this.#streams.synced().then(
+      () => {
+        if (this.#term.leading) this.metrics.watchesSynced.set(1);
+      },
+      () => {},
+    );
+  }
+
+  /**
+   * A warm takeover: each stream that listed forwards again what it saw after the previous
+   * leader's watermark, or resyncs from its store when it cannot tell (source/standby.ts); a
+   * stream that has not listed yet resyncs with its first list. No LIST either way.
+   */
+  #takeOver(standby: WarmStandby, previous: Lease | undefined): void {
+    const { watermark, problem } = decodeWatermark(previous);
+    if (problem) this.#log.warn("the previous leader's watermark on the Lease cannot be read; resyncing every primary from the warm store", { problem });
+    const plan = standby.takeover(this.#streams.all, watermark);
+    let replayed = 0;
+    const resync: { stream: string; reason: string }[] = [];
+    for (const { stream, takeover } of plan) {
+      if (takeover?.action === 'replay' && takeover.gap)
+        resync.push({ stream: stream.path, reason: "listed after the previous leader's watermark: replaying what its store changed since" });
+      if (takeover?.action === 'replay') {
+        for (const change of takeover.changes) this.#intake.change(stream.watch, change, stream.path);
+        replayed += takeover.changes.length;
+      } else if (takeover?.action === 'resync') resync.push({ stream: stream.path, reason: takeover.reason });
+    }
+    // A primary stream that cannot tell resyncs itself; an owned or related one that cannot tell, or that
+    // listed after the watermark (a child deleted in between is not known), resyncs every primary (their owners and referrers).
+    const everyPrimary = plan.some(
+      ({ stream, takeover }) => stream.watch.role !== 'primary' && (takeover?.action === 'resync' || (takeover?.action === 'replay' && takeover.gap)),
+    );
+    const resyncing = plan.filter(
+      ({ stream, takeover }) => stream.watch.role === 'primary' && stream.synced && (everyPrimary || takeover?.action === 'resync'),
+    );
+    if (this.config.resyncOnStart) {
+      for (const { stream } of resyncing) {
+        this.#intake.list(
+          stream.watch,
+          { changes: [], listed: stream.snapshots(), first: false, resync: true, resourceVersion: stream.resourceVersion },
+          stream.path,
+        );
+      }
+    }
+    this.#log.info('took over with a warm store: no relist', {
+      previousLeader: previous?.spec?.holderIdentity ?? '',
+      replayedChanges: replayed,
+      resyncedFromStore: this.config.resyncOnStart ? resyncing.map(({ stream }) => stream.path) : [],
+      resyncReasons: resync,
+      notListedYet: plan.filter(({ takeover }) => takeover === undefined).map(({ stream }) => stream.path),
+    });
   }
 
   #lostLeadership(): void {
     this.#term.end('lost');
     this.metrics.leader.set(0);
     this.#lanes.setActive(false);
-    void this.#stopStreams();
+    if (this.#standby) this.#standby.follow(this.#streams.all);
+    else void this.#stopStreams();
     const dropped = this.#lanes.discard();
     if (dropped > 0) this.#log.info('discarded pending messages on losing leadership; the new leader resyncs', { dropped });
   }
 
-  /** A lane's buffer drained after an overflow: resync the primaries that send to its queue, so the dropped keys are sent after all. */
+  /** A lane's buffer drained after an overflow: resync the primaries that send to its queue (live or bulk), so the dropped keys are sent after all. */
   #resyncQueue(url: string): void {
-    const kinds = this.#streams.resyncPrimaries((watch) => this.#routes.queueFor(watch) === url);
+    const kinds = this.#streams.resyncPrimaries((watch) => this.#routes.queueFor(watch) === url || this.#routes.bulkQueueFor(watch) === url);
     this.#log.info('send buffer drained after an overflow; resyncing the primaries of this queue so dropped changes are sent', { queue: url, kinds });
   }
 
@@ -291,11 +412,14 @@ class ForwarderProcess {
     const drainUntil = this.#now() + Math.min(graceMs, this.config.webhooks.drainSeconds * 1000);
     await this.ready.catch(() => {});
     this.#lanes.stopTimers();
+    const streams = this.#streams.all;
     await this.#stopStreams();
     this.#lanes.cancelFlush();
     let unsent = 0;
     if (this.#term.leading) {
       unsent = await this.#lanes.flush(deadline);
+      // The release carries the final watermark: a successor replays nothing this replica sent.
+      if (unsent === 0) this.#standby?.watermark(streams, this.#drained());
       if (unsent > 0) this.#log.error('shutdown grace period over with messages unsent; the next leader resyncs', { unsent, graceMs });
       else this.#log.info('flushed every pending message');
     }

@@ -20,8 +20,8 @@
  * uncaught exception or unhandled rejection (a bug: the log line says where).
  */
 import { createLogger, errorMessage } from '../observability/log.ts';
-import { startTracingFromEnv, TracingConfigError, type Tracing } from '../observability/tracing.ts';
-import { ConfigError, loadConfig, type ForwarderConfig } from './config.ts';
+import { startTracingFromEnv, TracingConfigError, type Tracing } from '../observability/otel-start.ts';
+import { ConfigError, loadConfig, type ForwarderConfig } from './config/config.ts';
 import { startForwarder, type Forwarder } from './forwarder.ts';
 
 const log = createLogger({ fields: { component: 'forwarder' } });
@@ -46,13 +46,18 @@ function lastResort(what: 'uncaughtException' | 'unhandledRejection', err: unkno
   }
   failing = true;
   const graceMs = Math.min(FATAL_FLUSH_MS, forwarder?.config.shutdownGraceMs ?? 0);
-  log.error(`${what}: ${errorMessage(err)}; flushing for at most ${graceMs} ms, then exiting ${EXIT_FATAL} so the pod restarts`, { stack, exitCode: EXIT_FATAL });
+  log.error(`${what}: ${errorMessage(err)}; flushing for at most ${graceMs} ms, then exiting ${EXIT_FATAL} so the pod restarts`, {
+    stack,
+    exitCode: EXIT_FATAL,
+  });
   setTimeout(() => process.exit(EXIT_FATAL), FATAL_HARD_STOP_MS);
   const stopping = forwarder ? forwarder.stop({ graceMs }) : Promise.resolve({ unsent: 0 });
-  stopping.then(
-    ({ unsent }) => log.info('stopped after the failure', { unsent }),
-    (stopErr: unknown) => log.error(`could not stop cleanly after the failure: ${errorMessage(stopErr)}`),
-  ).finally(() => exitAfterTraces(EXIT_FATAL));
+  stopping
+    .then(
+      ({ unsent }) => log.info('stopped after the failure', { unsent }),
+      (stopErr: unknown) => log.error(`could not stop cleanly after the failure: ${errorMessage(stopErr)}`),
+    )
+    .finally(() => exitAfterTraces(EXIT_FATAL));
 }
 process.on('uncaughtException', (err) => lastResort('uncaughtException', err));
 process.on('unhandledRejection', (reason) => lastResort('unhandledRejection', reason));

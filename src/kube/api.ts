@@ -62,7 +62,11 @@ export interface KubeApi {
    * never holding the page whole (transport.ts, `list`); resolves with the list without its
    * items (its `metadata`: resourceVersion, continue).
    */
-  listItems(path: string, onItem: (item: Record<string, unknown>) => void, options?: Omit<RequestOptions, 'body' | 'contentType'>): Promise<Record<string, unknown>>;
+  listItems(
+    path: string,
+    onItem: (item: Record<string, unknown>) => void,
+    options?: Omit<RequestOptions, 'body' | 'contentType'>,
+  ): Promise<Record<string, unknown>>;
   /** Closes the pooled connections. */
   close?(): Promise<void>;
 }

@@ -36,8 +36,7 @@ export interface BoundKubeClient extends KubeClient {
 
 export function createKubeClient(transport: KubeTransport, options: ClientOptions): BoundKubeClient {
   const { fieldManager, signal } = options;
-  const nsOf = (kind: KindRef, object: KubeObject): string | undefined =>
-    kind.namespaced ? object.metadata.namespace : undefined;
+  const nsOf = (kind: KindRef, object: KubeObject): string | undefined => (kind.namespaced ? object.metadata.namespace : undefined);
   const applyTo = async <T>(kind: KindRef, object: KubeObject, subresource: 'status' | undefined, force: boolean): Promise<T> => {
     if (!object.metadata?.name) throw new TypeError(`cannot apply a ${kind.kind} without metadata.name`);
     const path = resourcePath(kind, { namespace: nsOf(kind, object), name: object.metadata.name, subresource });
@@ -45,7 +44,11 @@ export function createKubeClient(transport: KubeTransport, options: ClientOption
     const { managedFields: _managed, ...metadata } = object.metadata;
     const body = { ...object, apiVersion: object.apiVersion ?? kind.apiVersion, kind: object.kind ?? kind.kind, metadata };
     const res = await transport.request({
-      method: 'PATCH', path, body, contentType: APPLY_PATCH, signal,
+      method: 'PATCH',
+      path,
+      body,
+      contentType: APPLY_PATCH,
+      signal,
       query: { fieldManager, force },
     });
     return res.body as T;
@@ -75,12 +78,15 @@ export function createKubeClient(transport: KubeTransport, options: ClientOption
       const next = list.metadata?.continue;
       return { items, resourceVersion: list.metadata?.resourceVersion ?? '', ...(next ? { continue: next } : {}) };
     },
-    apply: <T extends KubeObject>(kind: KindRef, object: KubeObject, opts: { force?: boolean } = {}) =>
-      applyTo<T>(kind, object, undefined, opts.force ?? true),
+    apply: <T extends KubeObject>(kind: KindRef, object: KubeObject, opts: { force?: boolean } = {}) => applyTo<T>(kind, object, undefined, opts.force ?? true),
     applyStatus: <T extends KubeObject>(kind: KindRef, object: KubeObject) => applyTo<T>(kind, object, 'status', true),
     async mergePatch<T extends KubeObject>(kind: KindRef, name: string, namespace: string | undefined, patch: object): Promise<T> {
       const res = await transport.request({
-        method: 'PATCH', path: resourcePath(kind, { namespace, name }), body: patch, contentType: MERGE_PATCH, signal,
+        method: 'PATCH',
+        path: resourcePath(kind, { namespace, name }),
+        body: patch,
+        contentType: MERGE_PATCH,
+        signal,
       });
       return res.body as T;
     },

@@ -20,11 +20,7 @@ export interface ConditionInput {
   readonly observedGeneration?: number | undefined;
 }
 
-export function setCondition(
-  conditions: readonly Condition[] | undefined,
-  next: ConditionInput,
-  now: Date = new Date(),
-): Condition[] {
+export function setCondition(conditions: readonly Condition[] | undefined, next: ConditionInput, now: Date = new Date()): Condition[] {
   const list = conditions ?? [];
   const existing = list.find((c) => c.type === next.type);
   const updated: Condition = {
@@ -35,7 +31,9 @@ export function setCondition(
     lastTransitionTime: existing && existing.status === next.status ? existing.lastTransitionTime : kubeTime(now),
     ...(next.observedGeneration !== undefined
       ? { observedGeneration: next.observedGeneration }
-      : existing?.observedGeneration !== undefined ? { observedGeneration: existing.observedGeneration } : {}),
+      : existing?.observedGeneration !== undefined
+        ? { observedGeneration: existing.observedGeneration }
+        : {}),
   };
   if (!existing) return [...list, updated];
   return list.map((c) => (c.type === next.type ? updated : c));

@@ -117,18 +117,25 @@ export function secureEndpoint(url: string, variable: string): URL {
   }
   const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(parsed.hostname);
   if (parsed.protocol === 'https:' || (parsed.protocol === 'http:' && loopback)) return parsed;
-  throw new Error(`${variable}=${url} must be an https:// URL (plain http is accepted only for a loopback test server): signed requests and tokens must not cross the network in clear`);
+  throw new Error(
+    `${variable}=${url} must be an https:// URL (plain http is accepted only for a loopback test server): signed requests and tokens must not cross the network in clear`,
+  );
 }
 
 /** The EKS bearer token for `cluster`, signed at `date` (pure given its inputs). */
 export async function eksToken(cluster: string, region: string, credentials: AwsCredentials, date: Date): Promise<string> {
-  const url = await presignedUrl(awsSigner(region, 'sts', credentials), {
-    method: 'GET',
-    host: serviceHost('sts', region),
-    path: '/',
-    query: { Action: 'GetCallerIdentity', Version: '2011-06-15' },
-    headers: { 'x-k8s-aws-id': cluster },
-  }, 60, date);
+  const url = await presignedUrl(
+    awsSigner(region, 'sts', credentials),
+    {
+      method: 'GET',
+      host: serviceHost('sts', region),
+      path: '/',
+      query: { Action: 'GetCallerIdentity', Version: '2011-06-15' },
+      headers: { 'x-k8s-aws-id': cluster },
+    },
+    60,
+    date,
+  );
   return TOKEN_PREFIX + Buffer.from(url, 'utf8').toString('base64url');
 }
 
@@ -144,11 +151,17 @@ export function cachedToken(mint: () => Promise<string>, now: () => number = Dat
     if (!cached || now() - cached.at >= refreshMs) {
       const token = mint();
       cached = { token, at: now() };
-      token.catch(() => { cached = undefined; });
+      token.catch(() => {
+        cached = undefined;
+      });
     }
     return cached.token;
   };
-  return Object.assign(get, { invalidate: () => { cached = undefined; } });
+  return Object.assign(get, {
+    invalidate: () => {
+      cached = undefined;
+    },
+  });
 }
 
 export async function defaultCredentials(env: Readonly<Record<string, string | undefined>> = process.env): Promise<AwsCredentials> {
@@ -173,7 +186,12 @@ export interface DescribeClusterOptions {
   readonly timeoutMs?: number;
 }
 
-export async function describeCluster(cluster: string, region: string, credentials: AwsCredentials, options: DescribeClusterOptions = {}): Promise<ClusterInfo> {
+export async function describeCluster(
+  cluster: string,
+  region: string,
+  credentials: AwsCredentials,
+  options: DescribeClusterOptions = {},
+): Promise<ClusterInfo> {
   const base = options.endpoint ? secureEndpoint(options.endpoint, 'AWS_ENDPOINT_URL_EKS') : new URL(`https://${serviceHost('eks', region)}`);
   const path = `${base.pathname.replace(/\/+$/, '')}/clusters/${encodeURIComponent(cluster)}`;
   const headers = await signedHeaders(awsSigner(region, 'eks', credentials), { method: 'GET', host: base.host, path }, new Date());
@@ -186,10 +204,15 @@ export async function describeCluster(cluster: string, region: string, credentia
     text = await res.text();
   } catch (err) {
     const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
-    throw new Error(`EKS DescribeCluster ${cluster} in ${region} at ${base.origin} ${timedOut ? `got no answer within ${timeoutMs} ms` : `failed: ${err instanceof Error ? err.message : String(err)}`} (check the network path to EKS, or set OPERLESS_EKS_ENDPOINT and OPERLESS_EKS_CA)`, { cause: err });
+    throw new Error(
+      `EKS DescribeCluster ${cluster} in ${region} at ${base.origin} ${timedOut ? `got no answer within ${timeoutMs} ms` : `failed: ${err instanceof Error ? err.message : String(err)}`} (check the network path to EKS, or set OPERLESS_EKS_ENDPOINT and OPERLESS_EKS_CA)`,
+      { cause: err },
+    );
   }
   if (!res.ok) {
-    throw new Error(`EKS DescribeCluster ${cluster} in ${region} failed: ${res.status} ${text.slice(0, 300)} (the function's role needs eks:DescribeCluster on this cluster, or set OPERLESS_EKS_ENDPOINT and OPERLESS_EKS_CA)`);
+    throw new Error(
+      `EKS DescribeCluster ${cluster} in ${region} failed: ${res.status} ${text.slice(0, 300)} (the function's role needs eks:DescribeCluster on this cluster, or set OPERLESS_EKS_ENDPOINT and OPERLESS_EKS_CA)`,
+    );
   }
   let body: { cluster?: { endpoint?: string; certificateAuthority?: { data?: string } } };
   try {
@@ -223,9 +246,10 @@ export async function eksAccess(
   const credentials = () => defaultCredentials(env);
   // The bearer token goes to this endpoint: https only (checked, then used as given).
   if (env.OPERLESS_EKS_ENDPOINT) secureEndpoint(env.OPERLESS_EKS_ENDPOINT, 'OPERLESS_EKS_ENDPOINT');
-  const info = env.OPERLESS_EKS_ENDPOINT && env.OPERLESS_EKS_CA
-    ? { endpoint: env.OPERLESS_EKS_ENDPOINT, caData: env.OPERLESS_EKS_CA }
-    : await describeCluster(cluster, region, await credentials(), { endpoint: env.AWS_ENDPOINT_URL_EKS });
+  const info =
+    env.OPERLESS_EKS_ENDPOINT && env.OPERLESS_EKS_CA
+      ? { endpoint: env.OPERLESS_EKS_ENDPOINT, caData: env.OPERLESS_EKS_CA }
+      : await describeCluster(cluster, region, await credentials(), { endpoint: env.AWS_ENDPOINT_URL_EKS });
   const token = cachedToken(async () => eksToken(cluster, region, await credentials(), new Date()));
   return eksEndpoint(info, token, token.invalidate);
 }

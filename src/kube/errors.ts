@@ -30,9 +30,7 @@ export class KubeApiError extends Error {
 }
 
 export function isKubeApiError(err: unknown): err is KubeApiError {
-  return err instanceof KubeApiError || (
-    err instanceof Error && err.name === 'KubeApiError' && typeof (err as { status?: unknown }).status === 'number'
-  );
+  return err instanceof KubeApiError || (err instanceof Error && err.name === 'KubeApiError' && typeof (err as { status?: unknown }).status === 'number');
 }
 
 export const isNotFound = (err: unknown): boolean => isKubeApiError(err) && err.status === 404;
@@ -52,14 +50,24 @@ export function boundedRetryAfter(seconds: number | undefined): number | undefin
 }
 
 const REASON_BY_STATUS: Record<number, string> = {
-  400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed',
-  409: 'Conflict', 410: 'Gone', 415: 'UnsupportedMediaType', 422: 'Invalid', 429: 'TooManyRequests',
-  500: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout',
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  409: 'Conflict',
+  410: 'Gone',
+  415: 'UnsupportedMediaType',
+  422: 'Invalid',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+  504: 'Timeout',
 };
 
 const HINT_BY_STATUS: Record<number, string> = {
   401: 'check the credentials of the kubeconfig / EKS access entry used by this function',
-  403: 'grant this verb on this resource to the function\'s Kubernetes identity (RBAC)',
+  403: "grant this verb on this resource to the function's Kubernetes identity (RBAC)",
   404: 'check that the CRD is installed and apiVersion/plural are right',
 };
 

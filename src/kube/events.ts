@@ -19,7 +19,6 @@ import type { EventRecorder, EventType, KubeClient, KubeObject } from './types.t
 import { isKubeApiError } from './errors.ts';
 import { microTime } from './time.ts';
 
-
 const MAX_NOTE = 1024;
 const MAX_REASON = 128;
 
@@ -120,7 +119,9 @@ export function createEventRecorder(options: RecorderOptions): EventRecorder {
         remember(memoKey, { lastWriteAt: at.getTime(), unwritten: 0 });
       } catch (err) {
         log.warn('could not record a Kubernetes Event (the reconcile goes on)', {
-          eventReason: event.reason, eventType: event.type, error: errorMessage(err),
+          eventReason: event.reason,
+          eventType: event.type,
+          error: errorMessage(err),
         });
       }
     },

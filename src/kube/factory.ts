@@ -44,10 +44,11 @@ export class UnknownClusterError extends Error {
   override readonly name = 'UnknownClusterError';
 }
 
-type Env = Readonly<Record<string, string | undefined>>;
+/** Environment variables, as `process.env` holds them. */
+export type EnvironmentVariables = Readonly<Record<string, string | undefined>>;
 
 /** Which source the environment selects (pure). */
-export function sourceFromEnv(env: Env): ClientSource {
+export function sourceFromEnv(env: EnvironmentVariables): ClientSource {
   if (env.OPERLESS_KUBECONFIG_INLINE) return { type: 'inline', kubeconfig: env.OPERLESS_KUBECONFIG_INLINE };
   const path = env.OPERLESS_KUBECONFIG || env.KUBECONFIG;
   if (path) return { type: 'file', path: path.split(':')[0] as string };
@@ -64,7 +65,7 @@ export type ClientFactory = (cluster: string) => Promise<BoundKubeClient>;
 export interface FactoryOptions {
   /** Explicit sources per cluster id (override the environment). */
   readonly sources?: Readonly<Record<string, ClientSource>>;
-  readonly env?: Env;
+  readonly env?: EnvironmentVariables;
   readonly fieldManager?: string;
   /** Loads a kubeconfig from SSM (injectable for tests). */
   readonly loadSsmParameter?: (name: string) => Promise<string>;
@@ -85,10 +86,14 @@ export function createClientFactory(options: FactoryOptions = {}): ClientFactory
     const explicit = options.sources?.[cluster];
     if (explicit) return explicit;
     if (options.sources && !served) {
-      throw new UnknownClusterError(`no Kubernetes access configured for cluster "${cluster}" (configured: ${Object.keys(options.sources).join(', ') || 'none'})`);
+      throw new UnknownClusterError(
+        `no Kubernetes access configured for cluster "${cluster}" (configured: ${Object.keys(options.sources).join(', ') || 'none'})`,
+      );
     }
     if (served && served !== cluster) {
-      throw new UnknownClusterError(`message is for cluster "${cluster}" but this function serves OPERLESS_CLUSTER="${served}"; route that cluster's queue to its own function or fix the forwarder's cluster id`);
+      throw new UnknownClusterError(
+        `message is for cluster "${cluster}" but this function serves OPERLESS_CLUSTER="${served}"; route that cluster's queue to its own function or fix the forwarder's cluster id`,
+      );
     }
     return sourceFromEnv(env);
   };
@@ -120,7 +125,10 @@ export function createClientFactory(options: FactoryOptions = {}): ClientFactory
     const command = (source.type === 'inline' || source.type === 'ssm') && !execAllowed(env) ? commandOfCurrentUser(kc) : undefined;
     if (command) throw new KubeAccessError(execRefusal(describe(source), command));
     if (kc.getCurrentCluster()?.skipTLSVerify) {
-      (options.log ?? createLogger()).warn('the kubeconfig sets insecure-skip-tls-verify: the API server\'s certificate is not checked, so anyone on the network path can impersonate it', { source: describe(source), server: auth.server });
+      (options.log ?? createLogger()).warn(
+        "the kubeconfig sets insecure-skip-tls-verify: the API server's certificate is not checked, so anyone on the network path can impersonate it",
+        { source: describe(source), server: auth.server },
+      );
     }
     return createKubeClient(createTransport(auth), { fieldManager });
   };
@@ -146,11 +154,16 @@ export function createClientFactory(options: FactoryOptions = {}): ClientFactory
 
 function describe(source: ClientSource): string {
   switch (source.type) {
-    case 'inline': return 'OPERLESS_KUBECONFIG_INLINE';
-    case 'file': return `file ${source.path}`;
-    case 'ssm': return `SSM parameter ${source.parameter}`;
-    case 'eks': return `EKS cluster ${source.cluster}`;
-    case 'inCluster': return 'in-cluster service account';
+    case 'inline':
+      return 'OPERLESS_KUBECONFIG_INLINE';
+    case 'file':
+      return `file ${source.path}`;
+    case 'ssm':
+      return `SSM parameter ${source.parameter}`;
+    case 'eks':
+      return `EKS cluster ${source.cluster}`;
+    case 'inCluster':
+      return 'in-cluster service account';
   }
 }
 

@@ -71,7 +71,12 @@ export type CustomResourceDefinition = Builtin<apiextensionsV1.CustomResourceDef
 export type ValidatingWebhookConfiguration = Builtin<admissionregistrationV1.ValidatingWebhookConfiguration>;
 export type MutatingWebhookConfiguration = Builtin<admissionregistrationV1.MutatingWebhookConfiguration>;
 
-function kind<T extends Builtin<{ apiVersion?: string; kind?: string }>>(apiVersion: T['apiVersion'], name: T['kind'], plural: string, namespaced: boolean): KindRef<T> {
+function kind<T extends Builtin<{ apiVersion?: string; kind?: string }>>(
+  apiVersion: T['apiVersion'],
+  name: T['kind'],
+  plural: string,
+  namespaced: boolean,
+): KindRef<T> {
   return Object.freeze({ apiVersion, kind: name, plural, namespaced });
 }
 
@@ -93,16 +98,36 @@ export const CRONJOBS = /* @__PURE__ */ kind<CronJob>('batch/v1', 'CronJob', 'cr
 export const INGRESSES = /* @__PURE__ */ kind<Ingress>('networking.k8s.io/v1', 'Ingress', 'ingresses', true);
 export const NETWORKPOLICIES = /* @__PURE__ */ kind<NetworkPolicy>('networking.k8s.io/v1', 'NetworkPolicy', 'networkpolicies', true);
 export const PODDISRUPTIONBUDGETS = /* @__PURE__ */ kind<PodDisruptionBudget>('policy/v1', 'PodDisruptionBudget', 'poddisruptionbudgets', true);
-export const HORIZONTALPODAUTOSCALERS = /* @__PURE__ */ kind<HorizontalPodAutoscaler>('autoscaling/v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', true);
+export const HORIZONTALPODAUTOSCALERS = /* @__PURE__ */ kind<HorizontalPodAutoscaler>(
+  'autoscaling/v2',
+  'HorizontalPodAutoscaler',
+  'horizontalpodautoscalers',
+  true,
+);
 export const ROLES = /* @__PURE__ */ kind<Role>('rbac.authorization.k8s.io/v1', 'Role', 'roles', true);
 export const ROLEBINDINGS = /* @__PURE__ */ kind<RoleBinding>('rbac.authorization.k8s.io/v1', 'RoleBinding', 'rolebindings', true);
 export const CLUSTERROLES = /* @__PURE__ */ kind<ClusterRole>('rbac.authorization.k8s.io/v1', 'ClusterRole', 'clusterroles', false);
 export const CLUSTERROLEBINDINGS = /* @__PURE__ */ kind<ClusterRoleBinding>('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', 'clusterrolebindings', false);
 export const LEASES = /* @__PURE__ */ kind<Lease>('coordination.k8s.io/v1', 'Lease', 'leases', true);
 export const EVENTS = /* @__PURE__ */ kind<Event>('events.k8s.io/v1', 'Event', 'events', true);
-export const CUSTOMRESOURCEDEFINITIONS = /* @__PURE__ */ kind<CustomResourceDefinition>('apiextensions.k8s.io/v1', 'CustomResourceDefinition', 'customresourcedefinitions', false);
-export const VALIDATINGWEBHOOKCONFIGURATIONS = /* @__PURE__ */ kind<ValidatingWebhookConfiguration>('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', false);
-export const MUTATINGWEBHOOKCONFIGURATIONS = /* @__PURE__ */ kind<MutatingWebhookConfiguration>('admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', false);
+export const CUSTOMRESOURCEDEFINITIONS = /* @__PURE__ */ kind<CustomResourceDefinition>(
+  'apiextensions.k8s.io/v1',
+  'CustomResourceDefinition',
+  'customresourcedefinitions',
+  false,
+);
+export const VALIDATINGWEBHOOKCONFIGURATIONS = /* @__PURE__ */ kind<ValidatingWebhookConfiguration>(
+  'admissionregistration.k8s.io/v1',
+  'ValidatingWebhookConfiguration',
+  'validatingwebhookconfigurations',
+  false,
+);
+export const MUTATINGWEBHOOKCONFIGURATIONS = /* @__PURE__ */ kind<MutatingWebhookConfiguration>(
+  'admissionregistration.k8s.io/v1',
+  'MutatingWebhookConfiguration',
+  'mutatingwebhookconfigurations',
+  false,
+);
 
 /**
  * The kinds a scaffolded controller may own or watch (`operless create api --owns/--watches`),
@@ -110,11 +135,26 @@ export const MUTATINGWEBHOOKCONFIGURATIONS = /* @__PURE__ */ kind<MutatingWebhoo
  * kinds an operator creates.
  */
 export const OWNABLE_KINDS: readonly KindRef[] = [
-  CONFIGMAPS, SECRETS, SERVICES, SERVICEACCOUNTS, PERSISTENTVOLUMECLAIMS, PODS, RESOURCEQUOTAS, LIMITRANGES, NAMESPACES,
-  DEPLOYMENTS, STATEFULSETS, DAEMONSETS,
-  JOBS, CRONJOBS,
-  INGRESSES, NETWORKPOLICIES,
+  CONFIGMAPS,
+  SECRETS,
+  SERVICES,
+  SERVICEACCOUNTS,
+  PERSISTENTVOLUMECLAIMS,
+  PODS,
+  RESOURCEQUOTAS,
+  LIMITRANGES,
+  NAMESPACES,
+  DEPLOYMENTS,
+  STATEFULSETS,
+  DAEMONSETS,
+  JOBS,
+  CRONJOBS,
+  INGRESSES,
+  NETWORKPOLICIES,
   PODDISRUPTIONBUDGETS,
   HORIZONTALPODAUTOSCALERS,
-  ROLES, ROLEBINDINGS, CLUSTERROLES, CLUSTERROLEBINDINGS,
+  ROLES,
+  ROLEBINDINGS,
+  CLUSTERROLES,
+  CLUSTERROLEBINDINGS,
 ];

@@ -50,7 +50,8 @@ export function fileReferences(doc: unknown): string[] {
       if (!body || typeof body !== 'object') return;
       for (const field of fields) if (present(body[field])) found.push(`${list}[${i}].${entry}.${field}`);
       const config = (body['auth-provider'] as { config?: Record<string, unknown> } | null | undefined)?.config;
-      for (const field of authProvider) if (config && typeof config === 'object' && present(config[field])) found.push(`${list}[${i}].${entry}.auth-provider.config.${field}`);
+      for (const field of authProvider)
+        if (config && typeof config === 'object' && present(config[field])) found.push(`${list}[${i}].${entry}.auth-provider.config.${field}`);
     });
   }
   return found;
@@ -62,9 +63,11 @@ function present(value: unknown): boolean {
 
 /** The refusal of a kubeconfig from `origin` that names local files at `fields`. */
 export function fileRefusal(origin: string, fields: readonly string[]): string {
-  return `the kubeconfig from ${origin} names a local file in ${fields.join(', ')}, which the function would read and send or trust; `
-    + `whoever can change that value could make it read any file here, so it is refused unless ${ALLOW_FILES_ENV}=true is set `
-    + '(give the contents instead: token, client-certificate-data, client-key-data, certificate-authority-data)';
+  return (
+    `the kubeconfig from ${origin} names a local file in ${fields.join(', ')}, which the function would read and send or trust; ` +
+    `whoever can change that value could make it read any file here, so it is refused unless ${ALLOW_FILES_ENV}=true is set ` +
+    '(give the contents instead: token, client-certificate-data, client-key-data, certificate-authority-data)'
+  );
 }
 
 export function filesAllowed(env: Readonly<Record<string, string | undefined>>): boolean {
@@ -115,9 +118,11 @@ function commandName(command: unknown): string {
 
 /** The refusal of a kubeconfig from `origin` whose user runs `what`. */
 export function execRefusal(origin: string, what: string): string {
-  return `the kubeconfig from ${origin} uses ${what}, which would run inside the function; `
-    + `whoever can change that value could run code here, so it is refused unless ${ALLOW_EXEC_ENV}=true is set `
-    + '(or use a token, client certificates, or OPERLESS_EKS_CLUSTER for EKS)';
+  return (
+    `the kubeconfig from ${origin} uses ${what}, which would run inside the function; ` +
+    `whoever can change that value could run code here, so it is refused unless ${ALLOW_EXEC_ENV}=true is set ` +
+    '(or use a token, client certificates, or OPERLESS_EKS_CLUSTER for EKS)'
+  );
 }
 
 /**
@@ -125,7 +130,14 @@ export function execRefusal(origin: string, what: string): string {
  * and position; any other message only when it quotes nothing of the document.
  */
 export function describeLoadError(err: unknown, kubeconfig: string | undefined): string {
-  const e = err as { name?: unknown; reason?: unknown; mark?: { line?: unknown; column?: unknown }; message?: unknown; code?: unknown; linePos?: { line?: unknown; col?: unknown }[] };
+  const e = err as {
+    name?: unknown;
+    reason?: unknown;
+    mark?: { line?: unknown; column?: unknown };
+    message?: unknown;
+    code?: unknown;
+    linePos?: { line?: unknown; col?: unknown }[];
+  };
   if (e?.name === 'YAMLParseError') {
     const at = e.linePos?.[0];
     const where = typeof at?.line === 'number' ? ` at line ${at.line}, column ${Number(at.col)}` : '';

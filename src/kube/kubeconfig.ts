@@ -22,8 +22,8 @@ export async function loadKubeConfig(): Promise<KubeConfig> {
     module = await import('@kubernetes/client-node/dist/config.js');
   } catch (err) {
     throw new Error(
-      `kubeconfig support (@kubernetes/client-node) is not in this function's bundle (${(err as Error).message}); `
-      + 'bundle it, or reach the cluster through OPERLESS_EKS_CLUSTER, which does not need it',
+      `kubeconfig support (@kubernetes/client-node) is not in this function's bundle (${(err as Error).message}); ` +
+        'bundle it, or reach the cluster through OPERLESS_EKS_CLUSTER, which does not need it',
       { cause: err },
     );
   }
@@ -33,10 +33,14 @@ export async function loadKubeConfig(): Promise<KubeConfig> {
 export function kubeConfigAuth(kc: KubeConfig): EndpointAuth {
   const cluster = kc.getCurrentCluster();
   if (!cluster) {
-    throw new Error(`the kubeconfig has no current cluster (current-context "${kc.getCurrentContext()}"); set current-context or pass a kubeconfig with one cluster`);
+    throw new Error(
+      `the kubeconfig has no current cluster (current-context "${kc.getCurrentContext()}"); set current-context or pass a kubeconfig with one cluster`,
+    );
   }
   if (cluster.proxyUrl) {
-    throw new Error(`the kubeconfig's cluster "${cluster.name}" uses proxy-url, which Operless does not support; give the function a direct route to ${cluster.server}`);
+    throw new Error(
+      `the kubeconfig's cluster "${cluster.name}" uses proxy-url, which Operless does not support; give the function a direct route to ${cluster.server}`,
+    );
   }
   return {
     server: cluster.server,

@@ -13,7 +13,6 @@ import type { KubeApi, RequestOptions } from './api.ts';
 import { isNotFound } from './errors.ts';
 import { collectionPath, resourcePath } from './paths.ts';
 
-
 export interface LeaseSpec {
   holderIdentity?: string;
   leaseDurationSeconds?: number;

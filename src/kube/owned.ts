@@ -244,9 +244,8 @@ export function judgeRecordedGeneration(owner: KubeObject, recorded: number, liv
  * the child was read as missing). Pure.
  */
 export function fencedApply<C extends KubeObject>(full: C, generation: number | undefined, live: KubeObject | undefined): C {
-  const annotations = generation === undefined
-    ? full.metadata.annotations
-    : { ...full.metadata.annotations, [OWNER_GENERATION_ANNOTATION]: String(generation) };
+  const annotations =
+    generation === undefined ? full.metadata.annotations : { ...full.metadata.annotations, [OWNER_GENERATION_ANNOTATION]: String(generation) };
   const resourceVersion = live ? live.metadata.resourceVersion : NEVER_STORED_RESOURCE_VERSION;
   return {
     ...full,
@@ -315,7 +314,9 @@ export async function applyOwnedIfChanged<C extends KubeObject>(
   fence: ChildFence<C>,
 ): Promise<{ object: C; applied: ApplyReason | undefined }> {
   if (typeof fence?.fieldManager !== 'string' || typeof fence.readOwner !== 'function') {
-    throw new TypeError('applyOwnedIfChanged needs { fieldManager, readOwner, reread? } as its last argument (the controller\'s field manager and a read of the owner: the stale-write fence judges a recorded owner generation by them)');
+    throw new TypeError(
+      "applyOwnedIfChanged needs { fieldManager, readOwner, reread? } as its last argument (the controller's field manager and a read of the owner: the stale-write fence judges a recorded owner generation by them)",
+    );
   }
   const full = withAppliedHash(withControllerReference(desired, owner, kind));
   const decide = async (current: C | undefined): Promise<{ object: C; applied: ApplyReason | undefined }> => {

@@ -30,7 +30,12 @@ export interface RbacRule {
 export interface RbacObject {
   readonly apiVersion?: string;
   readonly kind?: string;
-  readonly metadata?: { readonly name?: string; readonly namespace?: string; readonly labels?: Readonly<Record<string, string>>; readonly [field: string]: unknown };
+  readonly metadata?: {
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly [field: string]: unknown;
+  };
   readonly rules?: readonly RbacRule[];
   readonly roleRef?: { readonly apiGroup?: string; readonly kind?: string; readonly name?: string };
   readonly subjects?: readonly Readonly<Record<string, unknown>>[];
@@ -46,7 +51,12 @@ const BUILTIN_CLUSTER_SCOPED: Readonly<Record<string, readonly string[]>> = {
   'rbac.authorization.k8s.io': ['clusterroles', 'clusterrolebindings'],
   'apiextensions.k8s.io': ['customresourcedefinitions'],
   'apiregistration.k8s.io': ['apiservices'],
-  'admissionregistration.k8s.io': ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations', 'validatingadmissionpolicies', 'validatingadmissionpolicybindings'],
+  'admissionregistration.k8s.io': [
+    'mutatingwebhookconfigurations',
+    'validatingwebhookconfigurations',
+    'validatingadmissionpolicies',
+    'validatingadmissionpolicybindings',
+  ],
   'storage.k8s.io': ['storageclasses', 'csidrivers', 'csinodes', 'volumeattachments'],
   'scheduling.k8s.io': ['priorityclasses'],
   'node.k8s.io': ['runtimeclasses'],
@@ -104,7 +114,9 @@ function scopedRole(role: RbacObject, scope: readonly string[], clusterScoped: C
   const metadata = { ...role.metadata };
   return [
     ...(cluster.length > 0 ? [{ ...role, metadata, rules: cluster }] : []),
-    ...(namespaced.length > 0 ? scope.map((namespace) => ({ apiVersion: RBAC_API, kind: 'Role', metadata: { ...metadata, namespace }, rules: namespaced })) : []),
+    ...(namespaced.length > 0
+      ? scope.map((namespace) => ({ apiVersion: RBAC_API, kind: 'Role', metadata: { ...metadata, namespace }, rules: namespaced }))
+      : []),
   ];
 }
 
@@ -116,12 +128,12 @@ function scopedBinding(binding: RbacObject, objects: readonly RbacObject[], scop
     ...(cluster.length > 0 ? [binding] : []),
     ...(namespaced.length > 0
       ? scope.map((namespace) => ({
-        apiVersion: RBAC_API,
-        kind: 'RoleBinding',
-        metadata: { ...binding.metadata, namespace },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role.metadata?.name },
-        subjects: binding.subjects ?? [],
-      }))
+          apiVersion: RBAC_API,
+          kind: 'RoleBinding',
+          metadata: { ...binding.metadata, namespace },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role.metadata?.name },
+          subjects: binding.subjects ?? [],
+        }))
       : []),
   ];
 }

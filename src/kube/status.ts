@@ -39,7 +39,10 @@ export function desiredStatus(object: KubeObject, status: Record<string, unknown
 
 /** Applies `status` to `object` if it differs from `object.status`; returns the written object or undefined. */
 export async function updateStatus<T extends KubeObject>(
-  client: KubeClient, kind: KindRef, object: T, status: Record<string, unknown>,
+  client: KubeClient,
+  kind: KindRef,
+  object: T,
+  status: Record<string, unknown>,
 ): Promise<T | undefined> {
   const desired = desiredStatus(object, status);
   if (jsonEqual(desired, object.status ?? {})) return undefined;

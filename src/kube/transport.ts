@@ -148,7 +148,13 @@ interface Connection {
    * The request options with this transport's credentials and pool. Outside the network
    * error handling on purpose: a credential failure (exec plugin, EKS token) keeps its own message.
    */
-  prepare(method: KubeRequest['method'], body: string | undefined, contentType: string | undefined, signal: AbortSignal | undefined, accept: string | undefined): Promise<http.RequestOptions>;
+  prepare(
+    method: KubeRequest['method'],
+    body: string | undefined,
+    contentType: string | undefined,
+    signal: AbortSignal | undefined,
+    accept: string | undefined,
+  ): Promise<http.RequestOptions>;
   /** The server answered 401: cached credentials and tokens are dropped (the next request asks again). */
   unauthorized(): void;
 }
@@ -172,7 +178,12 @@ export function createTransport(source: EndpointAuth | KubeConfig, options: Tran
     async prepare(method, body, contentType, signal, accept) {
       const creds = await credentials.get();
       const bearer = auth.bearerToken ? await auth.bearerToken() : undefined;
-      return { method, headers: requestHeaders(creds, userAgent, bearer, body, contentType, accept), agent: pool.agentFor(creds), ...(signal ? { signal } : {}) };
+      return {
+        method,
+        headers: requestHeaders(creds, userAgent, bearer, body, contentType, accept),
+        agent: pool.agentFor(creds),
+        ...(signal ? { signal } : {}),
+      };
     },
     unauthorized() {
       credentials.clear();
@@ -199,7 +210,9 @@ function credentialCache(auth: EndpointAuth, refreshMs: number, now: () => numbe
       if (!cached || now() - cached.at > refreshMs) {
         const value = auth.credentials();
         cached = { value, at: now() };
-        value.catch(() => { cached = undefined; });
+        value.catch(() => {
+          cached = undefined;
+        });
       }
       return cached.value;
     },
@@ -246,7 +259,14 @@ export function tlsAgentOptions(c: EndpointCredentials): https.AgentOptions {
 }
 
 /** The headers of one request: the credentials' own, accept (JSON unless given), user agent, bearer token, body type and length. Pure. */
-export function requestHeaders(creds: EndpointCredentials, userAgent: string, bearerToken: string | undefined, body: string | undefined, contentType: string | undefined, accept?: string): Record<string, string> {
+export function requestHeaders(
+  creds: EndpointCredentials,
+  userAgent: string,
+  bearerToken: string | undefined,
+  body: string | undefined,
+  contentType: string | undefined,
+  accept?: string,
+): Record<string, string> {
   const headers: Record<string, string> = { ...creds.headers, Accept: accept ?? 'application/json', 'User-Agent': userAgent };
   if (bearerToken !== undefined) headers.Authorization = `Bearer ${bearerToken}`;
   if (body !== undefined) {
@@ -348,7 +368,12 @@ async function sendList(conn: Connection, req: ListRequest, onItem: (item: Recor
 }
 
 /** The list of a 2xx body without its items, each item given to `onItem` as it arrives; a body that is not a JSON list is an `InvalidResponse`. */
-async function scanList(response: http.IncomingMessage, label: string, status: number, onItem: (item: Record<string, unknown>) => void): Promise<Record<string, unknown>> {
+async function scanList(
+  response: http.IncomingMessage,
+  label: string,
+  status: number,
+  onItem: (item: Record<string, unknown>) => void,
+): Promise<Record<string, unknown>> {
   const scanner = new ListScanner(onItem);
   let failure: unknown;
   try {
@@ -358,7 +383,13 @@ async function scanList(response: http.IncomingMessage, label: string, status: n
     failure = err;
   }
   if (!(failure instanceof SyntaxError || failure instanceof TypeError)) throw failure;
-  throw new KubeApiError({ status, reason: 'InvalidResponse', request: label, cause: failure, message: `${label} returned a body that is not a JSON list: ${errorMessage(failure)}` });
+  throw new KubeApiError({
+    status,
+    reason: 'InvalidResponse',
+    request: label,
+    cause: failure,
+    message: `${label} returned a body that is not a JSON list: ${errorMessage(failure)}`,
+  });
 }
 
 /** The JSON of a 2xx body (undefined when empty); a body that is not JSON is an `InvalidResponse`. Pure. */
@@ -399,7 +430,13 @@ async function openWatch(conn: Connection, req: WatchRequest, onEvent: (event: W
  * resolves on a clean close or an abort; rejects on a broken stream, a line that is not a
  * watch event, or an `onEvent` that throws (the stream is destroyed then).
  */
-function streamWatchEvents(response: http.IncomingMessage, signal: AbortSignal, label: string, server: string, onEvent: (event: WatchEvent) => void): Promise<void> {
+function streamWatchEvents(
+  response: http.IncomingMessage,
+  signal: AbortSignal,
+  label: string,
+  server: string,
+  onEvent: (event: WatchEvent) => void,
+): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     let settled = false;
     let pending = '';
@@ -439,10 +476,13 @@ function streamWatchEvents(response: http.IncomingMessage, signal: AbortSignal, 
       if (!settled && pending && !deliver(pending)) return;
       settle();
     });
-    const broken = (detail: string): KubeApiError => new KubeApiError({
-      status: 0, reason: 'NetworkError', request: label,
-      message: `${label}: the watch stream from the API server at ${server} broke off: ${detail} (the watch can be resumed from the last resourceVersion)`,
-    });
+    const broken = (detail: string): KubeApiError =>
+      new KubeApiError({
+        status: 0,
+        reason: 'NetworkError',
+        request: label,
+        message: `${label}: the watch stream from the API server at ${server} broke off: ${detail} (the watch can be resumed from the last resourceVersion)`,
+      });
     response.on('error', (err) => settle(broken(errorMessage(err))));
     response.on('close', () => settle(response.complete ? undefined : broken('connection closed mid-stream')));
   });
@@ -459,7 +499,10 @@ export function deliverWatchLine(line: string, onEvent: (event: WatchEvent) => v
   } catch (err) {
     return {
       error: new KubeApiError({
-        status: 200, reason: 'InvalidResponse', request: label, cause: err,
+        status: 200,
+        reason: 'InvalidResponse',
+        request: label,
+        cause: err,
         message: `${label}: the API server at ${server} sent a line that is not a watch event: ${line.slice(0, 200)}`,
       }),
     };
@@ -521,13 +564,14 @@ function send(secure: boolean, url: URL, init: http.RequestOptions, body: string
   return new Promise((resolve, reject) => {
     const request = (secure ? https : http).request(url, init);
     let response: http.IncomingMessage | undefined;
-    const timer = timeoutMs > 0
-      ? setTimeout(() => {
-        const err = new DeadlineExceeded(timeoutMs);
-        response?.destroy(err);
-        request.destroy(err);
-      }, timeoutMs)
-      : undefined;
+    const timer =
+      timeoutMs > 0
+        ? setTimeout(() => {
+            const err = new DeadlineExceeded(timeoutMs);
+            response?.destroy(err);
+            request.destroy(err);
+          }, timeoutMs)
+        : undefined;
     const disarm = (): void => clearTimeout(timer);
     request.on('response', (res) => {
       response = res;

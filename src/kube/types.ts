@@ -74,10 +74,7 @@ export type EventType = 'Normal' | 'Warning';
 
 /** Records `events.k8s.io/v1` Events on an object; identical repeats are aggregated. */
 export interface EventRecorder {
-  record(
-    regarding: KubeObject,
-    event: { type: EventType; reason: string; action: string; note: string },
-  ): Promise<void>;
+  record(regarding: KubeObject, event: { type: EventType; reason: string; action: string; note: string }): Promise<void>;
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * `operless/queue`: the local stand-ins for AWS, for development and tests — the embedded
+ * `operless/local`: the local stand-ins for AWS, for development and tests — the embedded
  * SQS-compatible queue (an in-memory model plus a loopback server speaking the SQS JSON
  * protocol) and the local Lambda runner that consumes a queue the way Lambda's SQS event
  * source mapping does. This folder (src/local/, with the simulated kubelet of the dev loop)

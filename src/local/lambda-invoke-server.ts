@@ -64,11 +64,24 @@ export async function startLambdaInvokeServer(options: LambdaInvokeServerOptions
       req.resume();
     };
     if (!isLoopbackHost(req.headers.host)) {
-      return refuse(403, 'AccessDeniedException', `The local Invoke API answers loopback requests only (Host 127.0.0.1, localhost or [::1]); this request names Host ${JSON.stringify(String(req.headers.host ?? '').slice(0, 100))}.`);
+      return refuse(
+        403,
+        'AccessDeniedException',
+        `The local Invoke API answers loopback requests only (Host 127.0.0.1, localhost or [::1]); this request names Host ${JSON.stringify(String(req.headers.host ?? '').slice(0, 100))}.`,
+      );
     }
-    if (!req.headers.authorization) return refuse(403, 'AccessDeniedException', 'The local Invoke API answers signed requests only (an AWS SDK client); this one carries no Authorization header.');
+    if (!req.headers.authorization)
+      return refuse(
+        403,
+        'AccessDeniedException',
+        'The local Invoke API answers signed requests only (an AWS SDK client); this one carries no Authorization header.',
+      );
     const match = PATH.exec((req.url ?? '').split('?')[0] ?? '');
-    const name = match ? decodeURIComponent(match[1] as string).split(':').pop() ?? '' : '';
+    const name = match
+      ? (decodeURIComponent(match[1] as string)
+          .split(':')
+          .pop() ?? '')
+      : '';
     const handler = match && Object.hasOwn(options.functions, name) ? options.functions[name] : undefined;
     if (req.method !== 'POST' || !handler) {
       json(404, { Type: 'User', message: `Function not found: ${name || req.url}` }, { 'x-amzn-ErrorType': 'ResourceNotFoundException' });
@@ -107,10 +120,11 @@ export async function startLambdaInvokeServer(options: LambdaInvokeServerOptions
   return {
     endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     invocations,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -120,7 +134,10 @@ async function invoke(handler: InvokeHandler, body: string, timeoutMs: number): 
   const context = { awsRequestId: randomUUID(), getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()) };
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds`), { name: 'Sandbox.Timedout' })), timeoutMs);
+    timer = setTimeout(
+      () => reject(Object.assign(new Error(`Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds`), { name: 'Sandbox.Timedout' })),
+      timeoutMs,
+    );
   });
   try {
     return await Promise.race([Promise.resolve().then(() => handler(event, context)), timeout]);

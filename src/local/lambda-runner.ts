@@ -183,7 +183,9 @@ export function settleBatch(recordIds: readonly string[], response: unknown, rep
   const invalid = (problem: string): Settlement => ({ outcome: 'invalid-response', deleteIds: [], retryIds: [...recordIds], problem });
   if (!reportBatchItemFailures || response === undefined || response === null) return { outcome: 'success', ...all };
   if (typeof response !== 'object' || Array.isArray(response)) {
-    return invalid(`the handler returned ${Array.isArray(response) ? 'an array' : typeof response}; return nothing or { batchItemFailures: [{ itemIdentifier: messageId }] }`);
+    return invalid(
+      `the handler returned ${Array.isArray(response) ? 'an array' : typeof response}; return nothing or { batchItemFailures: [{ itemIdentifier: messageId }] }`,
+    );
   }
   const failures = (response as { batchItemFailures?: unknown }).batchItemFailures;
   if (failures === undefined || failures === null) return { outcome: 'success', ...all };
@@ -269,7 +271,9 @@ export async function loadHandler(spec: HandlerModule): Promise<SQSHandlerFn> {
   try {
     mod = (await import(url)) as Record<string, unknown>;
   } catch (err) {
-    throw new Error(`Cannot load the function module ${spec.module}: ${errorMessage(err)}. Build the bundle first (npm run package) or point to the .ts source.`);
+    throw new Error(
+      `Cannot load the function module ${spec.module}: ${errorMessage(err)}. Build the bundle first (npm run package) or point to the .ts source.`,
+    );
   }
   const handler = mod[exportName] ?? (exportName === 'handler' ? (mod.default as Record<string, unknown> | undefined)?.handler : undefined);
   if (typeof handler !== 'function') {
@@ -289,15 +293,33 @@ export async function startLambdaRunner(options: LambdaRunnerOptions): Promise<L
   const awsRegion = await sqs.config.region();
   const eventSourceARN = await eventSourceOf(sqs, options.queueUrl, awsRegion, settings, log);
   const run: RunContext = {
-    options, settings, log, handler, sqs, source: { eventSourceARN, awsRegion }, stopping: new AbortController(),
+    options,
+    settings,
+    log,
+    handler,
+    sqs,
+    source: { eventSourceARN, awsRegion },
+    stopping: new AbortController(),
     stats: {
-      invocations: 0, inFlight: 0, recordsReceived: 0, recordsDeleted: 0, recordsRetried: 0,
-      failedInvocations: 0, timedOutInvocations: 0, receiveErrors: 0, deleteErrors: 0,
-      receivesPending: 0, receivesAnswered: 0,
+      invocations: 0,
+      inFlight: 0,
+      recordsReceived: 0,
+      recordsDeleted: 0,
+      recordsRetried: 0,
+      failedInvocations: 0,
+      timedOutInvocations: 0,
+      receiveErrors: 0,
+      deleteErrors: 0,
+      receivesPending: 0,
+      receivesAnswered: 0,
     },
   };
   log.info('consuming queue', {
-    queueUrl: options.queueUrl, batchSize: settings.batchSize, batchWindowSeconds: settings.windowSeconds, maxConcurrency: settings.concurrency, timeoutSeconds: settings.timeoutSeconds,
+    queueUrl: options.queueUrl,
+    batchSize: settings.batchSize,
+    batchWindowSeconds: settings.windowSeconds,
+    maxConcurrency: settings.concurrency,
+    timeoutSeconds: settings.timeoutSeconds,
   });
   const pollers = Array.from({ length: settings.concurrency }, (_, index) => poll(run, index));
 
@@ -361,7 +383,10 @@ async function eventSourceOf(sqs: SQSClient, queueUrl: string, awsRegion: string
     const visibility = Number(queue.Attributes?.VisibilityTimeout);
     if (visibility < settings.timeoutSeconds + settings.windowSeconds) {
       // Lambda rejects such a mapping; locally it runs, but records may be delivered twice.
-      log.warn('the queue visibility timeout is shorter than the function timeout plus the batching window: records can be delivered again while still being processed (AWS advises at least 6x the timeout plus the window)', { visibilityTimeoutSeconds: visibility, timeoutSeconds: settings.timeoutSeconds, batchWindowSeconds: settings.windowSeconds });
+      log.warn(
+        'the queue visibility timeout is shorter than the function timeout plus the batching window: records can be delivered again while still being processed (AWS advises at least 6x the timeout plus the window)',
+        { visibilityTimeoutSeconds: visibility, timeoutSeconds: settings.timeoutSeconds, batchWindowSeconds: settings.windowSeconds },
+      );
     }
     return queue.Attributes?.QueueArn ?? queueArnFromUrl(queueUrl, awsRegion);
   } catch (err) {
@@ -373,13 +398,16 @@ async function eventSourceOf(sqs: SQSClient, queueUrl: string, awsRegion: string
 async function receive(run: RunContext, max: number, waitSeconds: number): Promise<Message[]> {
   run.stats.receivesPending++;
   try {
-    const result = await run.sqs.send(new ReceiveMessageCommand({
-      QueueUrl: run.options.queueUrl,
-      MaxNumberOfMessages: Math.min(10, max),
-      WaitTimeSeconds: waitSeconds,
-      MessageSystemAttributeNames: ['All'],
-      MessageAttributeNames: ['All'],
-    }), { abortSignal: run.stopping.signal });
+    const result = await run.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: run.options.queueUrl,
+        MaxNumberOfMessages: Math.min(10, max),
+        WaitTimeSeconds: waitSeconds,
+        MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }),
+      { abortSignal: run.stopping.signal },
+    );
     return result.Messages ?? [];
   } finally {
     run.stats.receivesPending--;
@@ -407,10 +435,12 @@ async function deleteRecords(run: RunContext, records: readonly SQSRecord[]): Pr
   for (let i = 0; i < records.length; i += 10) {
     const chunk = records.slice(i, i + 10);
     try {
-      const result = await run.sqs.send(new DeleteMessageBatchCommand({
-        QueueUrl: run.options.queueUrl,
-        Entries: chunk.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
-      }));
+      const result = await run.sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: run.options.queueUrl,
+          Entries: chunk.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
+        }),
+      );
       for (const failed of result.Failed ?? []) {
         run.stats.deleteErrors++;
         run.log.warn('could not delete a processed record; it will be delivered again', { code: failed.Code, error: failed.Message });
@@ -458,7 +488,13 @@ async function invoke(run: RunContext, messages: Message[]): Promise<void> {
   const requestId = randomUUID();
   const started = Date.now();
   const deadline = started + settings.timeoutSeconds * 1000;
-  const context = createLambdaContext({ functionName: settings.functionName, region: run.source.awsRegion, requestId, deadline, memoryLimitMB: run.options.memoryLimitMB ?? 1024 });
+  const context = createLambdaContext({
+    functionName: settings.functionName,
+    region: run.source.awsRegion,
+    requestId,
+    deadline,
+    memoryLimitMB: run.options.memoryLimitMB ?? 1024,
+  });
   const ids = event.Records.map((record) => record.messageId);
   stats.invocations++;
   stats.inFlight++;
@@ -469,7 +505,10 @@ async function invoke(run: RunContext, messages: Message[]): Promise<void> {
   if (outcome === 'timeout') stats.timedOutInvocations++;
   if (outcome === 'error' || outcome === 'invalid-response') stats.failedInvocations++;
   const toDelete = new Set(settlement.deleteIds);
-  await deleteRecords(run, event.Records.filter((record) => toDelete.has(record.messageId)));
+  await deleteRecords(
+    run,
+    event.Records.filter((record) => toDelete.has(record.messageId)),
+  );
   stats.recordsDeleted += settlement.deleteIds.length;
   stats.recordsRetried += settlement.retryIds.length;
   stats.inFlight--;
@@ -477,7 +516,16 @@ async function invoke(run: RunContext, messages: Message[]): Promise<void> {
   const fields = { requestId, records: ids.length, deleted: settlement.deleteIds.length, retried: settlement.retryIds.length, durationMs, outcome };
   if (error) run.log.warn(`invocation ${outcome}: ${error}`, fields);
   else run.log.debug('invocation done', fields);
-  run.options.onInvoke?.({ requestId, outcome, records: ids.length, deleted: settlement.deleteIds, retried: settlement.retryIds, durationMs, ...(error ? { error } : {}), stats: { ...stats } });
+  run.options.onInvoke?.({
+    requestId,
+    outcome,
+    records: ids.length,
+    deleted: settlement.deleteIds,
+    retried: settlement.retryIds,
+    durationMs,
+    ...(error ? { error } : {}),
+    stats: { ...stats },
+  });
 }
 
 /** FIFO: the records after a group's failed one stay in the queue; a handler that acknowledged them is named in a warning. */
@@ -485,7 +533,10 @@ function fifoStop(run: RunContext, settlement: Settlement, event: SQSEvent, requ
   const records = event.Records.map((r) => ({ id: r.messageId, group: (r.attributes as { MessageGroupId?: string }).MessageGroupId }));
   const settled = fifoSettlement(records, settlement);
   if (settled.stopped.length > 0) {
-    run.log.warn('the handler acknowledged records that follow a failed record of their message group; keeping them in the queue (Lambda\'s FIFO rule: report every later record of a failed group as failed)', { requestId, kept: settled.stopped });
+    run.log.warn(
+      "the handler acknowledged records that follow a failed record of their message group; keeping them in the queue (Lambda's FIFO rule: report every later record of a failed group as failed)",
+      { requestId, kept: settled.stopped },
+    );
   }
   return settled;
 }
@@ -494,10 +545,14 @@ function fifoStop(run: RunContext, settlement: Settlement, event: SQSEvent, requ
 async function release(run: RunContext, messages: Message[]): Promise<void> {
   for (let i = 0; i < messages.length; i += 10) {
     const chunk = messages.slice(i, i + 10);
-    await run.sqs.send(new ChangeMessageVisibilityBatchCommand({
-      QueueUrl: run.options.queueUrl,
-      Entries: chunk.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle ?? '', VisibilityTimeout: 0 })),
-    })).catch(() => undefined);
+    await run.sqs
+      .send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: run.options.queueUrl,
+          Entries: chunk.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle ?? '', VisibilityTimeout: 0 })),
+        }),
+      )
+      .catch(() => undefined);
   }
 }
 

@@ -27,7 +27,17 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { ACCOUNT_ID, MAX_BATCH_BYTES, MAX_WAIT_TIME_SECONDS, MemoryBroker, QueueError, type Clock, type MessageAttributes, type ReceivedMessage, type SendInput } from './memory-queue.ts';
+import {
+  ACCOUNT_ID,
+  MAX_BATCH_BYTES,
+  MAX_WAIT_TIME_SECONDS,
+  MemoryBroker,
+  QueueError,
+  type Clock,
+  type MessageAttributes,
+  type ReceivedMessage,
+  type SendInput,
+} from './memory-queue.ts';
 
 /** A queue and its DLQ: what the embedded queue and the test harness's `startBroker` (ElasticMQ) both take. */
 export interface QueueSpec {
@@ -100,7 +110,10 @@ export async function startMemoryQueueServer(options: MemoryQueueServerOptions =
   const region = options.region ?? 'us-east-1';
   const broker = new MemoryBroker({ region, ...(options.clock ? { clock: options.clock } : {}) });
   const state: ServerState = {
-    broker, waiters: new Set(), stopping: false, endpoint: '',
+    broker,
+    waiters: new Set(),
+    stopping: false,
+    endpoint: '',
     queueUrl: (name) => `${state.endpoint}/${ACCOUNT_ID}/${name}`,
   };
   broker.onChange(() => wakeAll(state));
@@ -154,9 +167,11 @@ function wakeAll(state: ServerState): void {
 function listen(server: Server, port: number | undefined): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
-      reject(err.code === 'EADDRINUSE'
-        ? new Error(`The embedded queue cannot listen on 127.0.0.1:${port}: the port is in use. Pick another port, or 0 for a free one.`)
-        : err);
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(`The embedded queue cannot listen on 127.0.0.1:${port}: the port is in use. Pick another port, or 0 for a free one.`)
+          : err,
+      );
     });
     server.listen(port ?? 0, '127.0.0.1', () => resolve());
   });
@@ -185,7 +200,13 @@ function createQueueFrom(state: ServerState, spec: QueueSpec): string {
 }
 
 /** Waits until `attempt` yields messages, the deadline passes, the server stops or the client leaves. */
-async function longPoll(state: ServerState, name: string, waitSeconds: number, closed: () => boolean, attempt: () => ReceivedMessage[]): Promise<ReceivedMessage[]> {
+async function longPoll(
+  state: ServerState,
+  name: string,
+  waitSeconds: number,
+  closed: () => boolean,
+  attempt: () => ReceivedMessage[],
+): Promise<ReceivedMessage[]> {
   const deadline = Date.now() + waitSeconds * 1000;
   for (;;) {
     if (closed() || state.stopping) return [];
@@ -246,13 +267,26 @@ function messageOperations(state: ServerState): Record<string, Operation> {
   return {
     SendMessage: (input) => {
       const result = state.broker.sendMessage(queueNameOf(input.QueueUrl), sendInput(input));
-      return compact({ MessageId: result.messageId, MD5OfMessageBody: result.md5OfMessageBody, MD5OfMessageAttributes: result.md5OfMessageAttributes, SequenceNumber: result.sequenceNumber });
+      return compact({
+        MessageId: result.messageId,
+        MD5OfMessageBody: result.md5OfMessageBody,
+        MD5OfMessageAttributes: result.md5OfMessageAttributes,
+        SequenceNumber: result.sequenceNumber,
+      });
     },
     SendMessageBatch: (input) => {
       const entries = entryList(input.Entries).map((entry) => ({ id: entry.Id as string, ...sendInput(entry) }));
       const result = state.broker.sendMessageBatch(queueNameOf(input.QueueUrl), entries);
       return {
-        Successful: result.successful.map((s) => compact({ Id: s.id, MessageId: s.messageId, MD5OfMessageBody: s.md5OfMessageBody, MD5OfMessageAttributes: s.md5OfMessageAttributes, SequenceNumber: s.sequenceNumber })),
+        Successful: result.successful.map((s) =>
+          compact({
+            Id: s.id,
+            MessageId: s.messageId,
+            MD5OfMessageBody: s.md5OfMessageBody,
+            MD5OfMessageAttributes: s.md5OfMessageAttributes,
+            SequenceNumber: s.sequenceNumber,
+          }),
+        ),
         Failed: result.failed.map(failure),
       };
     },
@@ -263,12 +297,13 @@ function messageOperations(state: ServerState): Record<string, Operation> {
       if (!Number.isInteger(wait) || wait < 0 || wait > MAX_WAIT_TIME_SECONDS) {
         throw new QueueError('InvalidParameterValue', `Value ${wait} for parameter WaitTimeSeconds is invalid. Reason: must be from 0 to 20.`);
       }
-      const receive = () => state.broker.receiveMessage(name, {
-        maxNumberOfMessages: optionalNumber(input.MaxNumberOfMessages),
-        visibilityTimeoutSeconds: optionalNumber(input.VisibilityTimeout),
-        attributeNames: [...(stringList(input.AttributeNames) ?? []), ...(stringList(input.MessageSystemAttributeNames) ?? [])],
-        messageAttributeNames: stringList(input.MessageAttributeNames) ?? [],
-      });
+      const receive = () =>
+        state.broker.receiveMessage(name, {
+          maxNumberOfMessages: optionalNumber(input.MaxNumberOfMessages),
+          visibilityTimeoutSeconds: optionalNumber(input.VisibilityTimeout),
+          attributeNames: [...(stringList(input.AttributeNames) ?? []), ...(stringList(input.MessageSystemAttributeNames) ?? [])],
+          messageAttributeNames: stringList(input.MessageAttributeNames) ?? [],
+        });
       const messages = await longPoll(state, name, wait, closed, receive);
       return messages.length === 0 ? {} : { Messages: messages.map(toWireMessage) };
     },
@@ -282,7 +317,11 @@ function messageOperations(state: ServerState): Record<string, Operation> {
       return { Successful: result.successful.map((s) => ({ Id: s.id })), Failed: result.failed.map(failure) };
     },
     ChangeMessageVisibility: (input) => {
-      state.broker.changeMessageVisibility(queueNameOf(input.QueueUrl), str(input.ReceiptHandle, 'ReceiptHandle'), requiredNumber(input.VisibilityTimeout, 'VisibilityTimeout'));
+      state.broker.changeMessageVisibility(
+        queueNameOf(input.QueueUrl),
+        str(input.ReceiptHandle, 'ReceiptHandle'),
+        requiredNumber(input.VisibilityTimeout, 'VisibilityTimeout'),
+      );
       return {};
     },
     ChangeMessageVisibilityBatch: (input) => {
@@ -307,7 +346,10 @@ async function handleRequest(state: ServerState, operations: Readonly<Record<str
   try {
     const target = String(req.headers['x-amz-target'] ?? '');
     if (!isLoopbackHost(req.headers.host)) {
-      throw new QueueError('AccessDenied', `The embedded queue answers loopback requests only (Host 127.0.0.1, localhost or [::1]); this request names Host ${JSON.stringify(String(req.headers.host ?? '').slice(0, 100))}.`);
+      throw new QueueError(
+        'AccessDenied',
+        `The embedded queue answers loopback requests only (Host 127.0.0.1, localhost or [::1]); this request names Host ${JSON.stringify(String(req.headers.host ?? '').slice(0, 100))}.`,
+      );
     }
     let raw: string;
     try {
@@ -316,10 +358,16 @@ async function handleRequest(state: ServerState, operations: Readonly<Record<str
       if (!(err instanceof BodyTooLarge)) throw err;
       res.once('finish', () => req.destroy());
       const code = target === 'AmazonSQS.SendMessageBatch' ? 'BatchRequestTooLong' : 'InvalidParameterValue';
-      throw new QueueError(code, `The request body is longer than ${MAX_REQUEST_BODY_BYTES} bytes, more than any valid request (SQS allows ${MAX_BATCH_BYTES} bytes of messages per request).`);
+      throw new QueueError(
+        code,
+        `The request body is longer than ${MAX_REQUEST_BODY_BYTES} bytes, more than any valid request (SQS allows ${MAX_BATCH_BYTES} bytes of messages per request).`,
+      );
     }
     if (req.method !== 'POST' || !target.startsWith('AmazonSQS.')) {
-      throw new QueueError('UnsupportedOperation', `The embedded queue speaks the SQS JSON protocol only (POST with X-Amz-Target: AmazonSQS.<Operation>); got ${req.method} ${req.url} target ${JSON.stringify(target)}. Use @aws-sdk/client-sqs v3.447 or newer.`);
+      throw new QueueError(
+        'UnsupportedOperation',
+        `The embedded queue speaks the SQS JSON protocol only (POST with X-Amz-Target: AmazonSQS.<Operation>); got ${req.method} ${req.url} target ${JSON.stringify(target)}. Use @aws-sdk/client-sqs v3.447 or newer.`,
+      );
     }
     const operation = operations[target.slice('AmazonSQS.'.length)];
     if (!operation) throw new QueueError('UnsupportedOperation', `The embedded queue does not implement ${target}.`);
@@ -334,11 +382,17 @@ async function handleRequest(state: ServerState, operations: Readonly<Record<str
   } catch (err) {
     const error = err instanceof QueueError ? err : new QueueError('InternalError', err instanceof Error ? err.message : String(err));
     const [queryCode, status] = ERRORS[error.code] ?? [error.code, error.code === 'InternalError' ? 500 : 400];
-    send(res, status, requestId, { __type: `com.amazonaws.sqs#${error.code}`, message: error.message }, {
-      'x-amzn-query-error': `${queryCode};${status >= 500 ? 'Receiver' : 'Sender'}`,
-      // A refused request's body may be unread: the connection cannot be reused.
-      ...(state.stopping || !req.readableEnded ? { connection: 'close' } : {}),
-    });
+    send(
+      res,
+      status,
+      requestId,
+      { __type: `com.amazonaws.sqs#${error.code}`, message: error.message },
+      {
+        'x-amzn-query-error': `${queryCode};${status >= 500 ? 'Receiver' : 'Sender'}`,
+        // A refused request's body may be unread: the connection cannot be reused.
+        ...(state.stopping || !req.readableEnded ? { connection: 'close' } : {}),
+      },
+    );
   }
 }
 

@@ -143,7 +143,7 @@ export interface QueueCounts {
   readonly delayed: number;
 }
 
-interface StoredMessage {
+export interface StoredMessage {
   readonly id: string;
   readonly seq: number;
   readonly body: string;
@@ -163,8 +163,15 @@ interface StoredMessage {
 }
 
 const SYSTEM_ATTRIBUTES = [
-  'ApproximateReceiveCount', 'ApproximateFirstReceiveTimestamp', 'SentTimestamp', 'SenderId',
-  'AWSTraceHeader', 'DeadLetterQueueSourceArn', 'MessageGroupId', 'MessageDeduplicationId', 'SequenceNumber',
+  'ApproximateReceiveCount',
+  'ApproximateFirstReceiveTimestamp',
+  'SentTimestamp',
+  'SenderId',
+  'AWSTraceHeader',
+  'DeadLetterQueueSourceArn',
+  'MessageGroupId',
+  'MessageDeduplicationId',
+  'SequenceNumber',
 ] as const;
 const KNOWN_SYSTEM_ATTRIBUTES = new Set<string>([...SYSTEM_ATTRIBUTES, 'All']);
 
@@ -245,10 +252,7 @@ export function attributeSelected(name: string, selectors: readonly string[]): b
 function integerIn(value: number | undefined, min: number, max: number, parameter: string): number | undefined {
   if (value === undefined) return undefined;
   if (!Number.isInteger(value) || value < min || value > max) {
-    throw new QueueError(
-      'InvalidParameterValue',
-      `Value ${value} for parameter ${parameter} is invalid. Reason: must be an integer from ${min} to ${max}.`,
-    );
+    throw new QueueError('InvalidParameterValue', `Value ${value} for parameter ${parameter} is invalid. Reason: must be an integer from ${min} to ${max}.`);
   }
   return value;
 }
@@ -256,7 +260,10 @@ function integerIn(value: number | undefined, min: number, max: number, paramete
 function parseIntegerAttribute(name: string, raw: string, min: number, max: number): number {
   const value = Number(raw);
   if (!/^\d+$/.test(raw) || value < min || value > max) {
-    throw new QueueError('InvalidAttributeValue', `Invalid value for the parameter ${name}: ${JSON.stringify(raw)} (must be an integer from ${min} to ${max}).`);
+    throw new QueueError(
+      'InvalidAttributeValue',
+      `Invalid value for the parameter ${name}: ${JSON.stringify(raw)} (must be an integer from ${min} to ${max}).`,
+    );
   }
   return value;
 }
@@ -273,10 +280,7 @@ const INTEGER_ATTRIBUTES: Readonly<Record<string, readonly [IntegerSetting, numb
 };
 
 /** Parses SQS's string-valued queue attributes (CreateQueue/SetQueueAttributes) onto settings. */
-export function applyQueueAttributes(
-  base: QueueSettings,
-  attributes: Readonly<Record<string, string>>,
-): QueueSettings {
+export function applyQueueAttributes(base: QueueSettings, attributes: Readonly<Record<string, string>>): QueueSettings {
   const settings: QueueSettings = { ...base };
   for (const [name, raw] of Object.entries(attributes)) {
     const integer = INTEGER_ATTRIBUTES[name];
@@ -302,11 +306,16 @@ export function applyQueueAttributes(
         settings.contentBasedDeduplication = parseBooleanAttribute(name, raw);
         break;
       case 'DeduplicationScope':
-        if (raw !== 'queue' && raw !== 'messageGroup') throw new QueueError('InvalidAttributeValue', `Invalid value for the parameter DeduplicationScope: ${JSON.stringify(raw)} (queue or messageGroup).`);
+        if (raw !== 'queue' && raw !== 'messageGroup')
+          throw new QueueError('InvalidAttributeValue', `Invalid value for the parameter DeduplicationScope: ${JSON.stringify(raw)} (queue or messageGroup).`);
         settings.deduplicationScope = raw;
         break;
       case 'FifoThroughputLimit':
-        if (raw !== 'perQueue' && raw !== 'perMessageGroupId') throw new QueueError('InvalidAttributeValue', `Invalid value for the parameter FifoThroughputLimit: ${JSON.stringify(raw)} (perQueue or perMessageGroupId).`);
+        if (raw !== 'perQueue' && raw !== 'perMessageGroupId')
+          throw new QueueError(
+            'InvalidAttributeValue',
+            `Invalid value for the parameter FifoThroughputLimit: ${JSON.stringify(raw)} (perQueue or perMessageGroupId).`,
+          );
         break; // a throughput quota: nothing to model locally
       default:
         throw new QueueError('InvalidAttributeName', `Unknown Attribute ${name}.`);
@@ -316,7 +325,8 @@ export function applyQueueAttributes(
 }
 
 function parseBooleanAttribute(name: string, raw: string): boolean {
-  if (raw !== 'true' && raw !== 'false') throw new QueueError('InvalidAttributeValue', `Invalid value for the parameter ${name}: ${JSON.stringify(raw)} (true or false).`);
+  if (raw !== 'true' && raw !== 'false')
+    throw new QueueError('InvalidAttributeValue', `Invalid value for the parameter ${name}: ${JSON.stringify(raw)} (true or false).`);
   return raw === 'true';
 }
 
@@ -343,7 +353,10 @@ function validateBody(body: string | undefined): string {
     throw new QueueError('MissingParameter', 'The request must contain the parameter MessageBody.');
   }
   if (INVALID_CHARACTERS.test(body)) {
-    throw new QueueError('InvalidMessageContents', 'Invalid characters found in the message body. Allowed: #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF.');
+    throw new QueueError(
+      'InvalidMessageContents',
+      'Invalid characters found in the message body. Allowed: #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF.',
+    );
   }
   return body;
 }
@@ -356,15 +369,29 @@ function validateMessageAttributes(attributes: MessageAttributes): void {
   for (const name of names) {
     const value = attributes[name]!;
     if (!ATTRIBUTE_NAME.test(name) || name.includes('..') || name.startsWith('.') || name.endsWith('.') || /^(aws\.|amazon\.)/i.test(name)) {
-      throw new QueueError('InvalidParameterValue', `Message attribute name '${name}' is invalid: use letters, digits, _ - . (no leading, trailing or doubled dots, no AWS./Amazon. prefix).`);
+      throw new QueueError(
+        'InvalidParameterValue',
+        `Message attribute name '${name}' is invalid: use letters, digits, _ - . (no leading, trailing or doubled dots, no AWS./Amazon. prefix).`,
+      );
     }
     if (!DATA_TYPE.test(value.DataType ?? '')) {
-      throw new QueueError('InvalidParameterValue', `The type of message attribute '${name}' is invalid: must be String, Number or Binary (optionally with a .custom suffix).`);
+      throw new QueueError(
+        'InvalidParameterValue',
+        `The type of message attribute '${name}' is invalid: must be String, Number or Binary (optionally with a .custom suffix).`,
+      );
     }
     if (value.DataType.startsWith('Binary')) {
-      if (value.BinaryValue === undefined) throw new QueueError('InvalidParameterValue', `Message attribute '${name}' must contain a non-empty message attribute value for message attribute type '${value.DataType}'.`);
+      if (value.BinaryValue === undefined)
+        throw new QueueError(
+          'InvalidParameterValue',
+          `Message attribute '${name}' must contain a non-empty message attribute value for message attribute type '${value.DataType}'.`,
+        );
     } else {
-      if (value.StringValue === undefined || value.StringValue === '') throw new QueueError('InvalidParameterValue', `Message attribute '${name}' must contain a non-empty message attribute value for message attribute type '${value.DataType}'.`);
+      if (value.StringValue === undefined || value.StringValue === '')
+        throw new QueueError(
+          'InvalidParameterValue',
+          `Message attribute '${name}' must contain a non-empty message attribute value for message attribute type '${value.DataType}'.`,
+        );
       if (INVALID_CHARACTERS.test(value.StringValue)) throw new QueueError('InvalidParameterValue', `Message attribute '${name}' contains invalid characters.`);
       if (value.DataType.startsWith('Number') && !Number.isFinite(Number(value.StringValue))) {
         throw new QueueError('InvalidParameterValue', `Value ${value.StringValue} for message attribute '${name}' of type Number is not a number.`);
@@ -382,7 +409,10 @@ export function validateBatchEntryIds(ids: readonly string[]): void {
   const seen = new Set<string>();
   for (const id of ids) {
     if (typeof id !== 'string' || !BATCH_ENTRY_ID.test(id)) {
-      throw new QueueError('InvalidBatchEntryId', `A batch entry id can only contain alphanumeric characters, hyphens and underscores and be at most 80 characters long: ${JSON.stringify(id)}.`);
+      throw new QueueError(
+        'InvalidBatchEntryId',
+        `A batch entry id can only contain alphanumeric characters, hyphens and underscores and be at most 80 characters long: ${JSON.stringify(id)}.`,
+      );
     }
     if (seen.has(id)) throw new QueueError('BatchEntryIdsNotDistinct', `Id ${id} repeated.`);
     seen.add(id);
@@ -513,11 +543,19 @@ export class MemoryBroker {
   /** Creates a queue, or returns the existing one when the attributes given agree with it. */
   createQueue(name: string, attributes: Readonly<Record<string, string>> = {}): MemoryQueue {
     if (typeof name !== 'string' || !QUEUE_NAME.test(name)) {
-      throw new QueueError('InvalidParameterValue', `Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length, a FIFO queue's ending in .fifo (queue name ${JSON.stringify(name)}).`);
+      throw new QueueError(
+        'InvalidParameterValue',
+        `Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length, a FIFO queue's ending in .fifo (queue name ${JSON.stringify(name)}).`,
+      );
     }
     const settings = applyQueueAttributes(DEFAULT_SETTINGS, attributes);
     if (settings.fifo !== name.endsWith('.fifo')) {
-      throw new QueueError('InvalidParameterValue', settings.fifo ? 'The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix.' : `Queue ${name} ends in .fifo: set the attribute FifoQueue to true.`);
+      throw new QueueError(
+        'InvalidParameterValue',
+        settings.fifo
+          ? 'The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix.'
+          : `Queue ${name} ends in .fifo: set the attribute FifoQueue to true.`,
+      );
     }
     const existing = this.queues.get(name);
     if (existing) {
@@ -539,10 +577,16 @@ export class MemoryBroker {
   private requireDeadLetterQueue(policy: RedrivePolicy, fifo: boolean): MemoryQueue {
     const target = [...this.queues.values()].find((queue) => queue.arn === policy.deadLetterTargetArn);
     if (!target) {
-      throw new QueueError('InvalidParameterValue', `Value ${JSON.stringify(policy)} for parameter RedrivePolicy is invalid. Reason: Dead letter target does not exist (create the DLQ first).`);
+      throw new QueueError(
+        'InvalidParameterValue',
+        `Value ${JSON.stringify(policy)} for parameter RedrivePolicy is invalid. Reason: Dead letter target does not exist (create the DLQ first).`,
+      );
     }
     if (target.settings.fifo !== fifo) {
-      throw new QueueError('InvalidParameterValue', `Value ${JSON.stringify(policy)} for parameter RedrivePolicy is invalid. Reason: Dead-letter target owner queue and its DLQ must be both FIFO or both standard.`);
+      throw new QueueError(
+        'InvalidParameterValue',
+        `Value ${JSON.stringify(policy)} for parameter RedrivePolicy is invalid. Reason: Dead-letter target owner queue and its DLQ must be both FIFO or both standard.`,
+      );
     }
     return target;
   }
@@ -579,7 +623,19 @@ export class MemoryBroker {
     const selected: Record<string, string> = {};
     for (const attribute of names) {
       if (attribute in all) selected[attribute] = all[attribute]!;
-      else if (!['Policy', 'RedrivePolicy', 'RedriveAllowPolicy', 'KmsMasterKeyId', 'KmsDataKeyReusePeriodSeconds', 'FifoQueue', 'ContentBasedDeduplication', 'DeduplicationScope', 'FifoThroughputLimit'].includes(attribute)) {
+      else if (
+        ![
+          'Policy',
+          'RedrivePolicy',
+          'RedriveAllowPolicy',
+          'KmsMasterKeyId',
+          'KmsDataKeyReusePeriodSeconds',
+          'FifoQueue',
+          'ContentBasedDeduplication',
+          'DeduplicationScope',
+          'FifoThroughputLimit',
+        ].includes(attribute)
+      ) {
         throw new QueueError('InvalidAttributeName', `Unknown Attribute ${attribute}.`);
       }
     }
@@ -630,7 +686,10 @@ export class MemoryBroker {
     validateMessageAttributes(messageAttributes);
     const size = messageSize(body, messageAttributes);
     if (size > queue.settings.maximumMessageSize) {
-      throw new QueueError('InvalidParameterValue', `One or more parameters are invalid. Reason: Message must be shorter than ${queue.settings.maximumMessageSize} bytes (it is ${size}).`);
+      throw new QueueError(
+        'InvalidParameterValue',
+        `One or more parameters are invalid. Reason: Message must be shorter than ${queue.settings.maximumMessageSize} bytes (it is ${size}).`,
+      );
     }
     const now = this.now();
     if (fifo) {
@@ -658,7 +717,9 @@ export class MemoryBroker {
     };
     queue.messages.set(message.id, message);
     const result: SendResult = {
-      messageId: message.id, md5OfMessageBody: message.md5OfBody, md5OfMessageAttributes: message.md5OfMessageAttributes,
+      messageId: message.id,
+      md5OfMessageBody: message.md5OfBody,
+      md5OfMessageAttributes: message.md5OfMessageAttributes,
       ...(fifo ? { sequenceNumber: sequenceNumber(message.seq) } : {}),
     };
     if (fifo) queue.deduplicated.set(fifo.deduplicationKey, { result, sentAt: now });
@@ -673,8 +734,8 @@ export class MemoryBroker {
   receiveMessage(name: string, input: ReceiveInput = {}): ReceivedMessage[] {
     const queue = this.queue(name);
     const max = integerIn(input.maxNumberOfMessages, 1, 10, 'MaxNumberOfMessages') ?? 1;
-    const visibility = integerIn(input.visibilityTimeoutSeconds, 0, MAX_VISIBILITY_TIMEOUT_SECONDS, 'VisibilityTimeout')
-      ?? queue.settings.visibilityTimeoutSeconds;
+    const visibility =
+      integerIn(input.visibilityTimeoutSeconds, 0, MAX_VISIBILITY_TIMEOUT_SECONDS, 'VisibilityTimeout') ?? queue.settings.visibilityTimeoutSeconds;
     const attributeNames = input.attributeNames ?? [];
     for (const attribute of attributeNames) {
       if (!KNOWN_SYSTEM_ATTRIBUTES.has(attribute)) throw new QueueError('InvalidAttributeName', `Unknown Attribute ${attribute}.`);
@@ -683,7 +744,9 @@ export class MemoryBroker {
     const now = this.now();
     const ready = [...queue.messages.values()].filter((m) => m.visibleAt <= now).sort((a, b) => a.seq - b.seq);
     // FIFO: a group with a message in flight gives nothing until it is deleted or visible again.
-    const busyGroups = new Set(queue.settings.fifo ? [...queue.messages.values()].filter((m) => m.receiveCount > 0 && m.visibleAt > now).map((m) => m.groupId) : []);
+    const busyGroups = new Set(
+      queue.settings.fifo ? [...queue.messages.values()].filter((m) => m.receiveCount > 0 && m.visibleAt > now).map((m) => m.groupId) : [],
+    );
     const received: ReceivedMessage[] = [];
     const policy = queue.settings.redrivePolicy;
     for (const message of ready) {
@@ -774,7 +837,10 @@ export class MemoryBroker {
     const { messageId } = this.handleFor(queue, receiptHandle);
     const message = queue.messages.get(messageId);
     if (!message || message.receiptHandle !== receiptHandle) {
-      throw new QueueError('InvalidParameterValue', `Value ${receiptHandle} for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change.`);
+      throw new QueueError(
+        'InvalidParameterValue',
+        `Value ${receiptHandle} for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change.`,
+      );
     }
     const now = this.now();
     if (message.visibleAt <= now) {
@@ -846,22 +912,33 @@ function sequenceNumber(seq: number): string {
  * duplicates are found; undefined for a standard queue.
  */
 function fifoSend(settings: QueueSettings, input: SendInput, body: string): { groupId: string; deduplicationId: string; deduplicationKey: string } | undefined {
-  const notForThisQueue = (parameter: string) => new QueueError('InvalidParameterValue', `The request include parameter ${parameter} that is not valid for this queue type.`);
+  const notForThisQueue = (parameter: string) =>
+    new QueueError('InvalidParameterValue', `The request include parameter ${parameter} that is not valid for this queue type.`);
   if (!settings.fifo) {
     if (input.deduplicationId !== undefined) throw notForThisQueue('MessageDeduplicationId');
     return undefined;
   }
   if (input.delaySeconds !== undefined && input.delaySeconds !== 0) {
-    throw new QueueError('InvalidParameterValue', `Value ${input.delaySeconds} for parameter DelaySeconds is invalid. Reason: The request include parameter that is not valid for this queue type.`);
+    throw new QueueError(
+      'InvalidParameterValue',
+      `Value ${input.delaySeconds} for parameter DelaySeconds is invalid. Reason: The request include parameter that is not valid for this queue type.`,
+    );
   }
   if (input.groupId === undefined) throw new QueueError('MissingParameter', 'The request must contain the parameter MessageGroupId.');
-  if (!FIFO_ID.test(input.groupId)) throw new QueueError('InvalidParameterValue', `Value ${input.groupId} for parameter MessageGroupId is invalid: 1 to 128 letters, digits or punctuation.`);
+  if (!FIFO_ID.test(input.groupId))
+    throw new QueueError('InvalidParameterValue', `Value ${input.groupId} for parameter MessageGroupId is invalid: 1 to 128 letters, digits or punctuation.`);
   if (input.deduplicationId !== undefined && !FIFO_ID.test(input.deduplicationId)) {
-    throw new QueueError('InvalidParameterValue', `Value ${input.deduplicationId} for parameter MessageDeduplicationId is invalid: 1 to 128 letters, digits or punctuation.`);
+    throw new QueueError(
+      'InvalidParameterValue',
+      `Value ${input.deduplicationId} for parameter MessageDeduplicationId is invalid: 1 to 128 letters, digits or punctuation.`,
+    );
   }
   const deduplicationId = input.deduplicationId ?? (settings.contentBasedDeduplication ? createHash('sha256').update(body).digest('hex') : undefined);
   if (deduplicationId === undefined) {
-    throw new QueueError('InvalidParameterValue', 'The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly');
+    throw new QueueError(
+      'InvalidParameterValue',
+      'The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly',
+    );
   }
   const deduplicationKey = settings.deduplicationScope === 'messageGroup' ? `${input.groupId}\n${deduplicationId}` : deduplicationId;
   return { groupId: input.groupId, deduplicationId, deduplicationKey };

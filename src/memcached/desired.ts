@@ -35,7 +35,9 @@ export function selectorLabels(mc: Memcached): Record<string, string> {
 
 /** `key=value,…` form of `selectorLabels`, for list requests. */
 export function podSelector(mc: Memcached): string {
-  return Object.entries(selectorLabels(mc)).map(([k, v]) => `${k}=${v}`).join(',');
+  return Object.entries(selectorLabels(mc))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
 }
 
 function labels(mc: Memcached): Record<string, string> {
@@ -45,7 +47,10 @@ function labels(mc: Memcached): Record<string, string> {
 /** The memcached command line: item memory (`-m`, MiB; the ConfigMap's wins), port (`-p`), and the ConfigMap's max connections (`-c`). */
 export function memcachedArgs(mc: Memcached, settings: MemcachedSettings = {}): string[] {
   return [
-    '-m', String(settings.memoryLimitMB ?? mc.spec.memoryLimitMB), '-p', String(mc.spec.port),
+    '-m',
+    String(settings.memoryLimitMB ?? mc.spec.memoryLimitMB),
+    '-p',
+    String(mc.spec.port),
     ...(settings.maxConnections !== undefined ? ['-c', String(settings.maxConnections)] : []),
   ];
 }

@@ -11,9 +11,8 @@
  * settings that apply, so an unrelated edit cannot roll the pods.
  */
 import { createHash } from 'node:crypto';
-import type { KindRef, KubeObject } from '../kube/types.ts';
+import type { KindRef, KubeObject } from '../index.ts';
 import type { SpecProblem } from './validate.ts';
-
 
 /** The settings a ConfigMap may hold, with their bounds. */
 const KEYS = { memoryLimitMB: { min: 16, max: 65536 }, maxConnections: { min: 1, max: 65536 } } as const;
@@ -32,7 +31,12 @@ export type SettingsResult = { readonly settings: MemcachedSettings; readonly ha
 /** The settings of the ConfigMap `name` (undefined: it does not exist). Pure. */
 export function configSettings(name: string, configMap: ConfigMapView | undefined): SettingsResult {
   if (!configMap) {
-    return { problem: { reason: 'ConfigMapNotFound', message: `ConfigMap ${name} named by spec.configMapRef does not exist in this namespace; create it (keys ${Object.keys(KEYS).join(', ')}) or remove spec.configMapRef` } };
+    return {
+      problem: {
+        reason: 'ConfigMapNotFound',
+        message: `ConfigMap ${name} named by spec.configMapRef does not exist in this namespace; create it (keys ${Object.keys(KEYS).join(', ')}) or remove spec.configMapRef`,
+      },
+    };
   }
   const invalid = (message: string) => ({ problem: { reason: 'InvalidConfigMap', message: `ConfigMap ${name}: ${message}` } });
   if (configMap.binaryData && Object.keys(configMap.binaryData).length > 0) return invalid('binaryData is not read; put the settings under data');
@@ -42,7 +46,8 @@ export function configSettings(name: string, configMap: ConfigMapView | undefine
     const bounds = KEYS[key as Key];
     const text = typeof raw === 'string' ? raw.trim() : '';
     const value = /^[0-9]{1,9}$/.test(text) ? Number(text) : Number.NaN;
-    if (!(value >= bounds.min && value <= bounds.max)) return invalid(`${key} must be a whole number from ${bounds.min} to ${bounds.max}, got ${JSON.stringify(String(raw).slice(0, 64))}`);
+    if (!(value >= bounds.min && value <= bounds.max))
+      return invalid(`${key} must be a whole number from ${bounds.min} to ${bounds.max}, got ${JSON.stringify(String(raw).slice(0, 64))}`);
     settings[key as Key] = value;
   }
   return { settings, hash: createHash('sha256').update(JSON.stringify(settings)).digest('hex').slice(0, 16) };

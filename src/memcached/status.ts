@@ -11,8 +11,7 @@
  *                 replica failures such as quota) or the spec is invalid.
  * `lastTransitionTime` changes only when a condition's status changes.
  */
-import type { Condition, KubeObject } from '../kube/types.ts';
-import { findCondition, setCondition } from '../kube/conditions.ts';
+import { findCondition, setCondition, type Condition, type KubeObject } from '../index.ts';
 import type { Memcached, MemcachedStatus } from './types.ts';
 
 /** The parts of an `apps/v1` Deployment the status is computed from. */
@@ -47,9 +46,7 @@ export interface Observation {
 
 /** Pods that count as memcached nodes: not terminating and not finished. */
 export function livePods(pods: readonly PodView[]): PodView[] {
-  return pods.filter(
-    (p) => !p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed',
-  );
+  return pods.filter((p) => !p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
 }
 
 export function isPodReady(pod: PodView): boolean {
@@ -159,11 +156,7 @@ export function observeSummary(mc: Memcached, deployment: DeploymentView | undef
 }
 
 /** The status for a spec the controller refuses: Degraded=True with the reason; the rest kept. */
-export function invalidSpecStatus(
-  mc: Memcached,
-  problem: { reason: string; message: string },
-  now: Date,
-): MemcachedStatus & { conditions: Condition[] } {
+export function invalidSpecStatus(mc: Memcached, problem: { reason: string; message: string }, now: Date): MemcachedStatus & { conditions: Condition[] } {
   const conditions = setCondition(
     mc.status?.conditions,
     { type: DEGRADED, status: 'True', reason: problem.reason, message: problem.message, observedGeneration: mc.metadata.generation },

@@ -13,15 +13,17 @@
 import {
   array,
   conditions,
+  defineResource,
   integer,
   object,
   required,
   resourceRequirements,
   string,
   type Infer,
+  type ResourceDefinition,
+  type ResourceOf,
   type Schema,
-} from '../crd/schema.ts';
-import { defineResource, type ResourceDefinition, type ResourceOf } from '../crd/resource.ts';
+} from '../crd/index.ts';
 
 /** The memcached image used when `spec.image` is omitted (pinned: never `latest`). */
 export const DEFAULT_IMAGE = 'memcached:1.6.38-alpine';
@@ -32,61 +34,65 @@ export const MAX_SIZE = 100;
 
 /** The fields of the spec (v1beta1 reuses them, with `replicas` for `size`: see v1beta1.ts). */
 export const memcachedSpecFields = {
-    size: required(integer({
+  size: required(
+    integer({
       minimum: 0,
       maximum: MAX_SIZE,
       description: 'Number of memcached nodes (Deployment replicas), 0–100.',
-    })),
-    image: string({
-      default: DEFAULT_IMAGE,
-      minLength: 1,
-      maxLength: 512,
-      pattern: '^[^\\s]+$',
-      description: `Container image of memcached (default ${DEFAULT_IMAGE}). Pin a version or digest.`,
-      validations: [
-        {
-          rule: "!self.endsWith(':latest')",
-          message: 'spec.image must be pinned to a version or digest, not ":latest" (e.g. memcached:1.6.38-alpine)',
-        },
-      ],
     }),
-    port: integer({
-      minimum: 1,
-      maximum: 65535,
-      default: DEFAULT_PORT,
-      description: `TCP port memcached listens on and the Service exposes (default ${DEFAULT_PORT}).`,
-    }),
-    memoryLimitMB: integer({
-      minimum: 16,
-      maximum: 65536,
-      default: DEFAULT_MEMORY_LIMIT_MB,
-      description: 'Item memory in megabytes (memcached -m). Must fit in resources.limits.memory when that is set.',
-    }),
-    resources: resourceRequirements({
-      description: 'Compute resources of the memcached container (requests and limits).',
-    }),
-    configMapRef: object(
+  ),
+  image: string({
+    default: DEFAULT_IMAGE,
+    minLength: 1,
+    maxLength: 512,
+    pattern: '^[^\\s]+$',
+    description: `Container image of memcached (default ${DEFAULT_IMAGE}). Pin a version or digest.`,
+    validations: [
       {
-        name: required(string({
+        rule: "!self.endsWith(':latest')",
+        message: 'spec.image must be pinned to a version or digest, not ":latest" (e.g. memcached:1.6.38-alpine)',
+      },
+    ],
+  }),
+  port: integer({
+    minimum: 1,
+    maximum: 65535,
+    default: DEFAULT_PORT,
+    description: `TCP port memcached listens on and the Service exposes (default ${DEFAULT_PORT}).`,
+  }),
+  memoryLimitMB: integer({
+    minimum: 16,
+    maximum: 65536,
+    default: DEFAULT_MEMORY_LIMIT_MB,
+    description: 'Item memory in megabytes (memcached -m). Must fit in resources.limits.memory when that is set.',
+  }),
+  resources: resourceRequirements({
+    description: 'Compute resources of the memcached container (requests and limits).',
+  }),
+  configMapRef: object(
+    {
+      name: required(
+        string({
           minLength: 1,
           maxLength: 253,
           pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
-          description: 'Name of the ConfigMap, in the Memcached\'s own namespace.',
-        })),
-        namespace: string({ description: 'Not allowed: the ConfigMap must be in the Memcached\'s own namespace.' }),
-      },
-      {
-        description:
-          'Optional ConfigMap (same namespace) with extra memcached settings: memoryLimitMB (16–65536, overrides spec.memoryLimitMB) ' +
-          'and maxConnections (1–65536, memcached -c). A change of it rolls the pods; a missing or invalid one sets Degraded=True.',
-        validations: [
-          {
-            rule: '!has(self.__namespace__)',
-            message: "spec.configMapRef must name a ConfigMap in the Memcached's own namespace: a reference across namespaces is not allowed (remove namespace)",
-          },
-        ],
-      },
-    ),
+          description: "Name of the ConfigMap, in the Memcached's own namespace.",
+        }),
+      ),
+      namespace: string({ description: "Not allowed: the ConfigMap must be in the Memcached's own namespace." }),
+    },
+    {
+      description:
+        'Optional ConfigMap (same namespace) with extra memcached settings: memoryLimitMB (16–65536, overrides spec.memoryLimitMB) ' +
+        'and maxConnections (1–65536, memcached -c). A change of it rolls the pods; a missing or invalid one sets Degraded=True.',
+      validations: [
+        {
+          rule: '!has(self.__namespace__)',
+          message: "spec.configMapRef must name a ConfigMap in the Memcached's own namespace: a reference across namespaces is not allowed (remove namespace)",
+        },
+      ],
+    },
+  ),
 };
 
 export const memcachedSpec = required(object(memcachedSpecFields, { description: 'Desired state of the memcached cluster.' }));

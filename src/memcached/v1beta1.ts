@@ -5,23 +5,26 @@
  * migration and the controller keeps reading v1alpha1. Every other spec field and the status
  * are v1alpha1's own definitions (types.ts), so the two versions cannot drift apart.
  */
-import { integer, required, object, type Infer } from '../crd/schema.ts';
-import type { ResourceOf } from '../crd/resource.ts';
+import { integer, required, object, type Infer, type ResourceOf } from '../crd/index.ts';
 import { MAX_SIZE, defineMemcachedVersion, memcachedSpecFields } from './types.ts';
 
 const { size: _size, ...sharedSpecFields } = memcachedSpecFields;
 
-export const memcachedV1beta1Spec = required(object(
-  {
-    replicas: required(integer({
-      minimum: 0,
-      maximum: MAX_SIZE,
-      description: 'Number of memcached nodes (Deployment replicas), 0–100. Was spec.size in v1alpha1.',
-    })),
-    ...sharedSpecFields,
-  },
-  { description: 'Desired state of the memcached cluster.' },
-));
+export const memcachedV1beta1Spec = required(
+  object(
+    {
+      replicas: required(
+        integer({
+          minimum: 0,
+          maximum: MAX_SIZE,
+          description: 'Number of memcached nodes (Deployment replicas), 0–100. Was spec.size in v1alpha1.',
+        }),
+      ),
+      ...sharedSpecFields,
+    },
+    { description: 'Desired state of the memcached cluster.' },
+  ),
+);
 
 export type MemcachedV1beta1Spec = Infer<typeof memcachedV1beta1Spec>;
 

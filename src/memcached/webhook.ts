@@ -14,10 +14,9 @@
  * - Conversion: v1alpha1 (the hub, storage) ↔ v1beta1: `spec.size` ↔ `spec.replicas`,
  *   everything else as it is.
  */
-import { jsonEqual } from '../core/json-patch.ts';
-import { defineWebhook, type AdmissionContext, type Validation } from '../core/webhook.ts';
+import { isDeepStrictEqual } from 'node:util';
+import { defineWebhook, type AdmissionContext, type KindRef, type KubeObject, type Validation } from '../index.ts';
 import { NAMESPACES } from '../kube/kinds.ts';
-import type { KindRef, KubeObject } from '../kube/types.ts';
 import { MEMCACHED, type Memcached } from './types.ts';
 import { specProblem } from './validate.ts';
 
@@ -44,7 +43,7 @@ export function podCap(value: string | undefined): number | undefined {
 
 async function validateMemcached(mc: Memcached, ctx: AdmissionContext<Memcached>): Promise<Validation> {
   // Metadata-only updates (labels, finalizers) of an object stored before a rule existed pass.
-  if (ctx.oldObject && jsonEqual(ctx.oldObject.spec, mc.spec)) return { allowed: true };
+  if (ctx.oldObject && isDeepStrictEqual(ctx.oldObject.spec, mc.spec)) return { allowed: true };
   const problem = specProblem(mc.spec);
   if (problem) return { allowed: false, message: problem.message };
   const namespace = mc.metadata.namespace ?? ctx.request.namespace;
@@ -53,7 +52,8 @@ async function validateMemcached(mc: Memcached, ctx: AdmissionContext<Memcached>
   const ns = await ctx.client.get(NAMESPACES, namespace);
   const label = ns?.metadata?.labels?.[MAX_PODS_LABEL];
   const cap = podCap(label);
-  if (label !== undefined && cap === undefined) return { allowed: true, warnings: [`namespace ${namespace} label ${MAX_PODS_LABEL}=${JSON.stringify(label)} is not a whole number; no cap applied`] };
+  if (label !== undefined && cap === undefined)
+    return { allowed: true, warnings: [`namespace ${namespace} label ${MAX_PODS_LABEL}=${JSON.stringify(label)} is not a whole number; no cap applied`] };
   if (cap === undefined) return { allowed: true };
   const others = await otherPods(ctx, namespace, mc.metadata.name);
   if (others + mc.spec.size <= cap) return { allowed: true };

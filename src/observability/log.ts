@@ -85,9 +85,14 @@ const PRETTY_SKIP = new Set(['time', 'level', 'msg', 'reconcileId', 'cluster']);
 /** `12:00:01 INFO  [runtime] reconciled key=Memcached/default/x result=success durationMs=12` */
 export function prettyLine(record: Record<string, unknown>): string {
   const time = typeof record.time === 'string' ? record.time.slice(11, 19) : '';
-  const level = String(record.level ?? '').toUpperCase().padEnd(5);
+  const level = String(record.level ?? '')
+    .toUpperCase()
+    .padEnd(5);
   const component = record.component ? `[${String(record.component)}] ` : '';
-  const keys = [...PRETTY_FIRST.filter((k) => k in record && k !== 'component'), ...Object.keys(record).filter((k) => !PRETTY_FIRST.includes(k) && !PRETTY_SKIP.has(k))];
+  const keys = [
+    ...PRETTY_FIRST.filter((k) => k in record && k !== 'component'),
+    ...Object.keys(record).filter((k) => !PRETTY_FIRST.includes(k) && !PRETTY_SKIP.has(k)),
+  ];
   const fields = keys
     .filter((k) => record[k] !== undefined)
     .map((k) => {

@@ -1,7 +1,7 @@
 /**
  * Tracing settings from the standard OpenTelemetry environment variables (the SDK
  * configuration spec's names), read by the forwarder at start and by a function at its first
- * invocation (observability/tracing.ts). Tracing is on when an exporter is asked for —
+ * invocation (observability/otel-start.ts). Tracing is on when an exporter is asked for —
  * `OTEL_TRACES_EXPORTER` other than `none`, or an OTLP endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT`,
  * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) — and `OTEL_SDK_DISABLED` is not `true`; otherwise it
  * is off and no SDK is loaded.
@@ -51,7 +51,14 @@ export type TracingConfig =
 
 const EXPORTERS = ['otlp', 'console', 'none'] as const;
 const PROTOCOLS: readonly OtlpProtocol[] = ['http/protobuf', 'http/json'];
-const SAMPLERS: readonly SamplerName[] = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'];
+const SAMPLERS: readonly SamplerName[] = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+];
 /** The spec's default OTLP/HTTP endpoint. */
 export const DEFAULT_OTLP_ENDPOINT = 'http://localhost:4318';
 
@@ -73,11 +80,17 @@ export function tracingConfigFromEnv(env: Env, defaultServiceName: string): Trac
     return value === undefined || value === '' ? undefined : value;
   };
   const disabled = read('OTEL_SDK_DISABLED');
-  if (disabled !== undefined && !['true', 'false'].includes(disabled.toLowerCase())) problems.push({ variable: 'OTEL_SDK_DISABLED', error: `must be true or false, got ${JSON.stringify(disabled)}` });
+  if (disabled !== undefined && !['true', 'false'].includes(disabled.toLowerCase()))
+    problems.push({ variable: 'OTEL_SDK_DISABLED', error: `must be true or false, got ${JSON.stringify(disabled)}` });
   if (disabled?.toLowerCase() === 'true') return { enabled: false };
 
   const exporters = exportersFrom(read('OTEL_TRACES_EXPORTER'), problems);
-  const endpointVariable = read('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') !== undefined ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : read('OTEL_EXPORTER_OTLP_ENDPOINT') !== undefined ? 'OTEL_EXPORTER_OTLP_ENDPOINT' : undefined;
+  const endpointVariable =
+    read('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') !== undefined
+      ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'
+      : read('OTEL_EXPORTER_OTLP_ENDPOINT') !== undefined
+        ? 'OTEL_EXPORTER_OTLP_ENDPOINT'
+        : undefined;
   const wanted = exporters ?? (endpointVariable ? ['otlp' as const] : []);
   if (wanted.length === 0 && problems.length === 0) return { enabled: false };
 
@@ -92,20 +105,38 @@ export function tracingConfigFromEnv(env: Env, defaultServiceName: string): Trac
   const samplerRatio = ratioFrom(sampler, read('OTEL_TRACES_SAMPLER_ARG'), problems);
   const scheduleDelayMs = millisFrom('OTEL_BSP_SCHEDULE_DELAY', read('OTEL_BSP_SCHEDULE_DELAY'), 5000, problems);
   const bspTimeout = read('OTEL_BSP_EXPORT_TIMEOUT');
-  const exportTimeout = bspTimeout === undefined ? exportTimeoutMs : Math.min(exportTimeoutMs, millisFrom('OTEL_BSP_EXPORT_TIMEOUT', bspTimeout, exportTimeoutMs, problems));
+  const exportTimeout =
+    bspTimeout === undefined ? exportTimeoutMs : Math.min(exportTimeoutMs, millisFrom('OTEL_BSP_EXPORT_TIMEOUT', bspTimeout, exportTimeoutMs, problems));
   if (problems.length > 0) return { enabled: 'invalid', problems };
   return {
     enabled: true,
-    settings: { exporters: wanted, otlpUrl, protocol, headers, exportTimeoutMs: exportTimeout, serviceName, resourceAttributes, sampler, samplerRatio, scheduleDelayMs },
+    settings: {
+      exporters: wanted,
+      otlpUrl,
+      protocol,
+      headers,
+      exportTimeoutMs: exportTimeout,
+      serviceName,
+      resourceAttributes,
+      sampler,
+      samplerRatio,
+      scheduleDelayMs,
+    },
   };
 }
 
 function exportersFrom(raw: string | undefined, problems: TracingProblem[]): TracesExporterKind[] | undefined {
   if (raw === undefined) return undefined;
-  const names = raw.split(',').map((n) => n.trim().toLowerCase()).filter((n) => n !== '');
+  const names = raw
+    .split(',')
+    .map((n) => n.trim().toLowerCase())
+    .filter((n) => n !== '');
   const unknown = names.filter((n) => !(EXPORTERS as readonly string[]).includes(n));
   if (unknown.length > 0) {
-    problems.push({ variable: 'OTEL_TRACES_EXPORTER', error: `${unknown.map((n) => JSON.stringify(n)).join(', ')} is not an exporter Operless ships (${EXPORTERS.join(', ')}); for another backend, send OTLP to a collector` });
+    problems.push({
+      variable: 'OTEL_TRACES_EXPORTER',
+      error: `${unknown.map((n) => JSON.stringify(n)).join(', ')} is not an exporter Operless ships (${EXPORTERS.join(', ')}); for another backend, send OTLP to a collector`,
+    });
     return [];
   }
   if (names.includes('none')) return [];
@@ -114,9 +145,10 @@ function exportersFrom(raw: string | undefined, problems: TracingProblem[]): Tra
 
 function otlpUrlFrom(tracesEndpoint: string | undefined, endpoint: string | undefined, problems: TracingProblem[]): string {
   // The traces endpoint is used as is; the general one gets the signal's path appended (spec).
-  const [variable, raw, append] = tracesEndpoint !== undefined
-    ? ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', tracesEndpoint, false]
-    : ['OTEL_EXPORTER_OTLP_ENDPOINT', endpoint ?? DEFAULT_OTLP_ENDPOINT, true];
+  const [variable, raw, append] =
+    tracesEndpoint !== undefined
+      ? ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', tracesEndpoint, false]
+      : ['OTEL_EXPORTER_OTLP_ENDPOINT', endpoint ?? DEFAULT_OTLP_ENDPOINT, true];
   let url: URL;
   try {
     url = new URL(raw);

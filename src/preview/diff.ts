@@ -24,9 +24,10 @@ const SERVER_METADATA = ['resourceVersion', 'managedFields', 'generation', 'crea
 export function withoutServerFields(object: unknown, keepStatus: boolean): unknown {
   if (typeof object !== 'object' || object === null || Array.isArray(object)) return object;
   const { metadata, status, ...rest } = object as Record<string, unknown>;
-  const meta = typeof metadata === 'object' && metadata !== null
-    ? Object.fromEntries(Object.entries(metadata as Record<string, unknown>).filter(([k]) => !SERVER_METADATA.includes(k)))
-    : metadata;
+  const meta =
+    typeof metadata === 'object' && metadata !== null
+      ? Object.fromEntries(Object.entries(metadata as Record<string, unknown>).filter(([k]) => !SERVER_METADATA.includes(k)))
+      : metadata;
   return { ...rest, ...(meta !== undefined ? { metadata: meta } : {}), ...(keepStatus && status !== undefined ? { status } : {}) };
 }
 

@@ -33,21 +33,31 @@ const keyOf = (o: { kind?: string | undefined; namespace?: string | undefined; n
 function changeHeader(c: PreviewChange): string {
   const what = `${keyOf(c)}${c.subresource ? ` (${c.subresource})` : ''}`;
   switch (c.action) {
-    case 'create': return `  + would create ${what}`;
-    case 'change': return `  ~ would change ${what}`;
-    case 'delete': return `  - would delete ${what}`;
-    case 'refused': return `  ! would be refused: ${c.method ?? 'write'} ${what}: ${c.refusal?.message ?? ''} (${c.refusal?.status ?? '?'})`;
+    case 'create':
+      return `  + would create ${what}`;
+    case 'change':
+      return `  ~ would change ${what}`;
+    case 'delete':
+      return `  - would delete ${what}`;
+    case 'refused':
+      return `  ! would be refused: ${c.method ?? 'write'} ${what}: ${c.refusal?.message ?? ''} (${c.refusal?.status ?? '?'})`;
   }
 }
 
 function resultText(p: ObjectPreview): string {
   switch (p.result.type) {
-    case 'done': return 'done';
-    case 'requeueAfter': return `requeueAfter ${p.result.seconds} s`;
-    case 'error': return `${p.result.terminal ? 'terminal error' : 'error (would be retried)'}: ${p.result.message}`;
-    case 'gone': return 'gone (no such object)';
-    case 'paused': return 'paused (operless.dev/paused): not reconciled';
-    case 'superseded': return 'superseded';
+    case 'done':
+      return 'done';
+    case 'requeueAfter':
+      return `requeueAfter ${p.result.seconds} s`;
+    case 'error':
+      return `${p.result.terminal ? 'terminal error' : 'error (would be retried)'}: ${p.result.message}`;
+    case 'gone':
+      return 'gone (no such object)';
+    case 'paused':
+      return 'paused (operless.dev/paused): not reconciled';
+    case 'superseded':
+      return 'superseded';
   }
 }
 
@@ -64,8 +74,21 @@ export function previewText(previews: readonly ObjectPreview[]): string {
     for (const e of p.events) lines.push(`  Event ${e.type} ${e.reason}: ${e.note}`);
     if (p.previewError) lines.push(`  ! preview failed: ${p.previewError}`);
   }
+  // Timers run on their own ticks, never in a reconcile: a preview names them, it does not run them.
+  const timers = new Map<string, { everySeconds: number; starting: number }>();
+  for (const p of previews) {
+    for (const t of p.timers) {
+      const key = `${p.kind} ${t.name}`;
+      const seen = timers.get(key) ?? { everySeconds: t.everySeconds, starting: 0 };
+      timers.set(key, { ...seen, starting: seen.starting + (t.wouldStart ? 1 : 0) });
+    }
+  }
+  for (const [key, t] of timers)
+    lines.push(`timer ${key} every ${t.everySeconds} s: not run by a preview; a reconcile would start its chain for ${t.starting} object(s)`);
   const changing = previews.filter(wouldChange).length;
   const failing = previews.filter(failed).length;
-  lines.push(`${previews.length} object(s) previewed: ${changing} would change, ${failing} would fail, ${previews.length - new Set([...previews.filter(wouldChange), ...previews.filter(failed)]).size} unchanged; nothing was written.`);
+  lines.push(
+    `${previews.length} object(s) previewed: ${changing} would change, ${failing} would fail, ${previews.length - new Set([...previews.filter(wouldChange), ...previews.filter(failed)]).size} unchanged; nothing was written.`,
+  );
   return `${lines.join('\n')}\n`;
 }

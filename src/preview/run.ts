@@ -16,6 +16,9 @@
  *   (with the diff, server-set fields left out) or deleted, a status that would be written, a
  *   write the API server would refuse (an admission webhook, a policy, a CEL rule: with its
  *   message). An apply that would change nothing is not a change.
+ * - Timers (`timers`) are not run — they run on their own ticks, not in a reconcile — but each
+ *   declared one is reported, with whether this reconcile would start its chain (no live chain
+ *   marked on the object: core/controller/timer.ts `timersToStart`).
  * - Never throws for the object's sake: a reconcile that throws reports the error; only a
  *   failed read of the live object for a diff is reported as the preview's own error.
  */
@@ -25,9 +28,10 @@ import { recordingTransport, type RecordedWrite } from '../kube/recording-transp
 import { isNotFound } from '../kube/errors.ts';
 import type { KubeTransport } from '../kube/transport.ts';
 import type { EventRecorder, KubeObject } from '../kube/types.ts';
-import type { Controller } from '../core/controller.ts';
-import { reconcileKey } from '../core/reconciler.ts';
-import { isTerminalError } from '../core/errors.ts';
+import type { Controller } from '../core/controller/controller.ts';
+import { reconcileKey } from '../core/reconcile/reconciler.ts';
+import { isTerminalError } from '../core/controller/errors.ts';
+import { timersToStart } from '../core/controller/timer.ts';
 import { createLogger } from '../observability/log.ts';
 import { objectDiff, withoutServerFields, type DiffLine } from './diff.ts';
 
@@ -77,8 +81,17 @@ export interface ObjectPreview {
   readonly events: readonly PreviewEvent[];
   /** The reconcile's own log lines (JSON), in order. */
   readonly logs: readonly string[];
+  /** The controller's declared timers (not run by a preview), and whether this reconcile would start each one's chain. */
+  readonly timers: readonly PreviewTimer[];
   /** A failure of the preview itself (not of the reconcile), e.g. a live object it could not read. */
   readonly previewError?: string | undefined;
+}
+
+export interface PreviewTimer {
+  readonly name: string;
+  readonly everySeconds: number;
+  /** The object has no live chain of it (no mark ahead): the reconcile would send its first tick. */
+  readonly wouldStart: boolean;
 }
 
 export interface PreviewOptions {
@@ -99,28 +112,65 @@ export async function previewObject(controller: Controller<KubeObject>, target: 
   const transport = recordingTransport(options.transport, { dryRun: true, record: (w) => writes.push(w), ...(options.take ? { take: options.take } : {}) });
   const client = createKubeClient(transport, { fieldManager: controller.fieldManager });
   const events: PreviewEvent[] = [];
-  const recorder: EventRecorder = { async record(_regarding, e) { events.push({ type: e.type, reason: e.reason, note: e.note }); } };
+  const recorder: EventRecorder = {
+    async record(_regarding, e) {
+      events.push({ type: e.type, reason: e.reason, note: e.note });
+    },
+  };
   const logs: string[] = [];
   const reconcileId = `preview-${crypto.randomUUID()}`;
-  const message = options.message ?? newMessage({
-    cluster: options.cluster ?? 'preview', apiVersion: kind.apiVersion, kind: kind.kind, name: target.name,
-    ...(target.namespace ? { namespace: target.namespace } : {}),
-  }, 'Resync');
-  const log = createLogger({ level: 'debug', write: (line) => logs.push(line), fields: { key: `${kind.kind}/${target.namespace ? `${target.namespace}/` : ''}${target.name}`, reconcileId, preview: true } });
-  const ran = await reconcileKey(controller, message, {
-    client, events: recorder, log, reconcileId, preview: true, signal: options.signal ?? new AbortController().signal,
+  const message =
+    options.message ??
+    newMessage(
+      {
+        cluster: options.cluster ?? 'preview',
+        apiVersion: kind.apiVersion,
+        kind: kind.kind,
+        name: target.name,
+        ...(target.namespace ? { namespace: target.namespace } : {}),
+      },
+      'Resync',
+    );
+  const log = createLogger({
+    level: 'debug',
+    write: (line) => logs.push(line),
+    fields: { key: `${kind.kind}/${target.namespace ? `${target.namespace}/` : ''}${target.name}`, reconcileId, preview: true },
   });
-  const base = { apiVersion: kind.apiVersion, kind: kind.kind, ...(target.namespace ? { namespace: target.namespace } : {}), name: target.name, events, logs };
+  const ran = await reconcileKey(controller, message, {
+    client,
+    events: recorder,
+    log,
+    reconcileId,
+    preview: true,
+    signal: options.signal ?? new AbortController().signal,
+  });
+  const live = ran.object && ran.ending.type !== 'paused' && ran.ending.type !== 'gone' ? ran.object : undefined;
+  const starting = live ? timersToStart(controller.timers, live, Date.now()) : [];
+  const timers = controller.timers.map((t) => ({ name: t.name, everySeconds: t.everySeconds, wouldStart: starting.includes(t.name) }));
+  const base = {
+    apiVersion: kind.apiVersion,
+    kind: kind.kind,
+    ...(target.namespace ? { namespace: target.namespace } : {}),
+    name: target.name,
+    events,
+    logs,
+    timers,
+  };
   let changes: PreviewChange[];
   try {
     changes = await changesOf(writes, options.transport, options.take);
   } catch (error) {
-    return { ...base, result: resultOf(ran.outcome), changes: [], previewError: `could not read a live object to compare with: ${error instanceof Error ? error.message : String(error)}` };
+    return {
+      ...base,
+      result: resultOf(ran.ending),
+      changes: [],
+      previewError: `could not read a live object to compare with: ${error instanceof Error ? error.message : String(error)}`,
+    };
   }
-  return { ...base, result: resultOf(ran.outcome), changes };
+  return { ...base, result: resultOf(ran.ending), changes };
 }
 
-function resultOf(outcome: Awaited<ReturnType<typeof reconcileKey>>['outcome']): PreviewResult {
+function resultOf(outcome: Awaited<ReturnType<typeof reconcileKey>>['ending']): PreviewResult {
   switch (outcome.type) {
     case 'result':
       return outcome.result.type === 'requeueAfter' ? { type: 'requeueAfter', seconds: outcome.result.seconds } : { type: 'done' };
@@ -147,7 +197,11 @@ interface Identity {
 
 /** Who a write is about: from the object when it says, else from its path (`…/namespaces/<ns>/<plural>/<name>`). */
 function identityOf(object: unknown, objectPath: string): Identity {
-  const o = (typeof object === 'object' && object !== null ? object : {}) as { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } };
+  const o = (typeof object === 'object' && object !== null ? object : {}) as {
+    apiVersion?: string;
+    kind?: string;
+    metadata?: { name?: string; namespace?: string };
+  };
   const segments = objectPath.split('/');
   const fromPath = objectPath.match(/\/namespaces\/([^/]+)\//)?.[1];
   return { apiVersion: o.apiVersion, kind: o.kind ?? segments.at(-2), namespace: o.metadata?.namespace ?? fromPath, name: o.metadata?.name ?? segments.at(-1) };
@@ -186,7 +240,10 @@ async function changesOf(writes: readonly RecordedWrite[], transport: KubeTransp
       continue;
     }
     const diff = status
-      ? objectDiff((withoutServerFields(live, true) as { status?: unknown }).status, (after as { status?: unknown }).status).map((l) => ({ ...l, path: l.path ? `status.${l.path}` : 'status' }))
+      ? objectDiff((withoutServerFields(live, true) as { status?: unknown }).status, (after as { status?: unknown }).status).map((l) => ({
+          ...l,
+          path: l.path ? `status.${l.path}` : 'status',
+        }))
       : objectDiff(withoutServerFields(live, false), after);
     if (diff.length > 0) changes.push({ action: 'change', ...identityOf(w.response, objectPath), ...subresource, path: w.path, diff });
   }

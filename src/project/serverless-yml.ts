@@ -79,16 +79,20 @@ export function parseServerlessYaml(text: string): ServerlessConfig {
     const handler = typeof fn?.handler === 'string' ? fn.handler : '';
     const dot = handler.lastIndexOf('.');
     if (dot <= 0) {
-      throw new Error(`serverless.yml: function "${name}" has handler ${JSON.stringify(fn?.handler)}; expected <path>.<export>, e.g. functions/${name}.handler`);
+      throw new Error(
+        `serverless.yml: function "${name}" has handler ${JSON.stringify(fn?.handler)}; expected <path>.<export>, e.g. functions/${name}.handler`,
+      );
     }
     return { name, module: `${handler.slice(0, dot)}.ts`, exportName: handler.slice(dot + 1), sqs: hasSqsEvent(fn) };
   });
-  const runtimes = entries.map(([name, fn]): FunctionRuntime => ({
-    name,
-    sqs: hasSqsEvent(fn),
-    timeout: scalar(fn?.timeout) ?? providerTimeout ?? DEFAULT_TIMEOUT_SECONDS,
-    environment: { ...providerEnvironment, ...scalars(fn?.environment) },
-  }));
+  const runtimes = entries.map(
+    ([name, fn]): FunctionRuntime => ({
+      name,
+      sqs: hasSqsEvent(fn),
+      timeout: scalar(fn?.timeout) ?? providerTimeout ?? DEFAULT_TIMEOUT_SECONDS,
+      environment: { ...providerEnvironment, ...scalars(fn?.environment) },
+    }),
+  );
   return { functions, runtimes, esbuild: doc?.custom?.esbuild ?? {} };
 }
 

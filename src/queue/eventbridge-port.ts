@@ -24,7 +24,12 @@
  * - the SDK is imported for its types only; the caller passes the command classes.
  */
 import type {
-  DescribeEventBusCommand, EventBridgeClient, PutEventsCommand, PutEventsCommandInput, PutEventsCommandOutput, PutEventsRequestEntry,
+  DescribeEventBusCommand,
+  EventBridgeClient,
+  PutEventsCommand,
+  PutEventsCommandInput,
+  PutEventsCommandOutput,
+  PutEventsRequestEntry,
 } from '@aws-sdk/client-eventbridge';
 import { TRACEPARENT_FIELD } from '../contract/message.ts';
 import type { BatchEntry, EntryFailure, QueuePort } from './port.ts';
@@ -76,7 +81,10 @@ function detailOf(body: string): { ok: true; detail: Record<string, unknown> } |
  * The PutEvents input for the entries that can be events, and the failures of those that
  * cannot (sent: `ids[i]` is the entry id of `input.Entries[i]`). Pure.
  */
-export function putEventsInput(target: EventBusTarget, entries: readonly BatchEntry[]): { input: PutEventsCommandInput; ids: string[]; invalid: EntryFailure[] } {
+export function putEventsInput(
+  target: EventBusTarget,
+  entries: readonly BatchEntry[],
+): { input: PutEventsCommandInput; ids: string[]; invalid: EntryFailure[] } {
   const ids: string[] = [];
   const invalid: EntryFailure[] = [];
   const events: PutEventsRequestEntry[] = [];
@@ -89,7 +97,9 @@ export function putEventsInput(target: EventBusTarget, entries: readonly BatchEn
     ids.push(entry.id);
     const traceparent = entry.trace?.traceparent;
     events.push({
-      EventBusName: target.bus, Source: target.source, DetailType: detailTypeOf(parsed.detail),
+      EventBusName: target.bus,
+      Source: target.source,
+      DetailType: detailTypeOf(parsed.detail),
       Detail: traceparent ? JSON.stringify({ ...parsed.detail, [TRACEPARENT_FIELD]: traceparent }) : entry.body,
       ...(entry.trace?.awsTraceHeader ? { TraceHeader: entry.trace.awsTraceHeader } : {}),
     });
@@ -105,7 +115,8 @@ export function putEventsFailures(ids: readonly string[], output: Pick<PutEvents
     const result = results[i];
     // An answer without a result for an entry says nothing about it: count it as a transient failure (retried).
     if (!result) failures.push({ id, senderFault: false, code: 'MissingResult', message: 'PutEvents returned no result for this entry' });
-    else if (result.ErrorCode) failures.push({ id, senderFault: !TRANSIENT_CODES.has(result.ErrorCode), code: result.ErrorCode, message: result.ErrorMessage ?? '' });
+    else if (result.ErrorCode)
+      failures.push({ id, senderFault: !TRANSIENT_CODES.has(result.ErrorCode), code: result.ErrorCode, message: result.ErrorMessage ?? '' });
   });
   return failures;
 }

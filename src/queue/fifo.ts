@@ -52,7 +52,9 @@ export function bodyGroupId(body: string): string {
 /** `entry` as sent to a FIFO queue: with its group and deduplication id; refuses a delay. */
 export function fifoEntry(entry: BatchEntry): BatchEntry & { groupId: string; deduplicationId: string } {
   if (entry.delaySeconds) {
-    throw new RangeError(`entry ${entry.id}: a FIFO queue takes no per-message delay (DelaySeconds ${entry.delaySeconds}); per-key mode sends delayed follow-ups to the delay queue`);
+    throw new RangeError(
+      `entry ${entry.id}: a FIFO queue takes no per-message delay (DelaySeconds ${entry.delaySeconds}); per-key mode sends delayed follow-ups to the delay queue`,
+    );
   }
   return { ...entry, groupId: entry.groupId ?? bodyGroupId(entry.body), deduplicationId: entry.deduplicationId ?? randomUUID() };
 }

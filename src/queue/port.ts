@@ -29,7 +29,7 @@ export interface BatchEntry {
   readonly groupId?: string;
   /** FIFO queues only: `MessageDeduplicationId` (default: a random one, fifo.ts). */
   readonly deduplicationId?: string;
-  /** The trace context of the span that sends it (observability/trace.ts); absent when not tracing. */
+  /** The trace context of the span that sends it (observability/trace-context.ts); absent when not tracing. */
   readonly trace?: EntryTrace;
 }
 

@@ -67,7 +67,9 @@ export function lazySqsSender(client?: SQSClient, timeouts: SqsTimeouts = DEFAUL
       const sqs = client ?? new sdk.SQSClient({ requestHandler: sqsRequestHandler(timeouts) });
       return (queueUrl: string) => sqsQueuePort(sdk, sqs, queueUrl);
     });
-    ready.catch(() => { ready = undefined; });
+    ready.catch(() => {
+      ready = undefined;
+    });
     return ready;
   };
   return messageSender(async (queueUrl) => (await load())(queueUrl));

@@ -9,12 +9,20 @@
  * returned result lists exactly the entries SQS rejected, with SQS's `SenderFault`, code and
  * message; an empty batch sends nothing; more than `BATCH_LIMIT` entries is refused before
  * any request. The adapter never closes a client it was given. A queue whose URL ends in
- * `.fifo` gets each entry's group and deduplication id (fifo.ts).
+ * `.fifo` gets each entry's group and deduplication id (fifo.ts): that is SQS's wire format for
+ * a FIFO queue (its name says what it is), decided once per port — not the ordering mode, which
+ * the function resolves once from its configuration (core/handler/ordering.ts).
  */
 import type {
-  ChangeMessageVisibilityBatchCommand, GetQueueAttributesCommand, QueueAttributeName, SendMessageBatchCommand, SendMessageBatchCommandInput, SendMessageBatchCommandOutput, SQSClient,
+  ChangeMessageVisibilityBatchCommand,
+  GetQueueAttributesCommand,
+  QueueAttributeName,
+  SendMessageBatchCommand,
+  SendMessageBatchCommandInput,
+  SendMessageBatchCommandOutput,
+  SQSClient,
 } from '@aws-sdk/client-sqs';
-import { TRACEPARENT_ATTRIBUTE } from '../observability/trace.ts';
+import { TRACEPARENT_ATTRIBUTE } from '../observability/trace-context.ts';
 import { fifoEntry, isFifoQueueUrl } from './fifo.ts';
 import type { BatchEntry, EntryFailure, QueueDepth, QueuePort } from './port.ts';
 
@@ -29,16 +37,19 @@ export interface SqsCommands {
   readonly ChangeMessageVisibilityBatchCommand?: typeof ChangeMessageVisibilityBatchCommand;
 }
 
-const DEPTH_ATTRIBUTES = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] as const satisfies readonly QueueAttributeName[];
+const DEPTH_ATTRIBUTES = [
+  'ApproximateNumberOfMessages',
+  'ApproximateNumberOfMessagesNotVisible',
+  'ApproximateNumberOfMessagesDelayed',
+] as const satisfies readonly QueueAttributeName[];
 
 /**
  * The `SendMessageBatch` input for `entries`: a delay only when non-zero, attributes as
  * strings, the trace context as the `traceparent` attribute and the `AWSTraceHeader` system
  * attribute; to a FIFO queue, each entry's group and deduplication id (fifo.ts, which refuses a
- * delay). Pure.
+ * delay). `fifo`: the port's, decided once from the queue's name. Pure.
  */
-export function batchInput(queueUrl: string, entries: readonly BatchEntry[]): SendMessageBatchCommandInput {
-  const fifo = isFifoQueueUrl(queueUrl);
+export function batchInput(queueUrl: string, entries: readonly BatchEntry[], fifo: boolean = isFifoQueueUrl(queueUrl)): SendMessageBatchCommandInput {
   return {
     QueueUrl: queueUrl,
     Entries: entries.map((entry) => {
@@ -48,7 +59,9 @@ export function batchInput(queueUrl: string, entries: readonly BatchEntry[]): Se
         Id: e.id,
         MessageBody: e.body,
         ...(e.delaySeconds ? { DelaySeconds: e.delaySeconds } : {}),
-        ...(Object.keys(attributes).length > 0 ? { MessageAttributes: Object.fromEntries(Object.entries(attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }])) } : {}),
+        ...(Object.keys(attributes).length > 0
+          ? { MessageAttributes: Object.fromEntries(Object.entries(attributes).map(([k, v]) => [k, { DataType: 'String', StringValue: v }])) }
+          : {}),
         ...(e.trace?.awsTraceHeader ? { MessageSystemAttributes: { AWSTraceHeader: { DataType: 'String', StringValue: e.trace.awsTraceHeader } } } : {}),
         ...(fifo ? { MessageGroupId: e.groupId, MessageDeduplicationId: e.deduplicationId } : {}),
       };
@@ -63,13 +76,14 @@ export function batchFailures(output: Pick<SendMessageBatchCommandOutput, 'Faile
 
 /** The port of the queue at `queueUrl` over `client`; `close` runs `onClose` (nothing by default). */
 export function sqsQueuePort(sdk: SqsCommands, client: SQSClient, queueUrl: string, onClose?: () => void): QueuePort {
+  const fifo = isFifoQueueUrl(queueUrl);
   const attributes = async (names: readonly QueueAttributeName[]): Promise<Partial<Record<string, string>>> =>
     (await client.send(new sdk.GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: [...names] }))).Attributes ?? {};
   return {
     async sendBatch(entries) {
       if (entries.length === 0) return { failed: [] };
       if (entries.length > BATCH_LIMIT) throw new RangeError(`SendMessageBatch takes at most ${BATCH_LIMIT} entries, got ${entries.length}`);
-      return { failed: batchFailures(await client.send(new sdk.SendMessageBatchCommand(batchInput(queueUrl, entries)))) };
+      return { failed: batchFailures(await client.send(new sdk.SendMessageBatchCommand(batchInput(queueUrl, entries, fifo)))) };
     },
     async probe() {
       await attributes(['ApproximateNumberOfMessages']);
@@ -77,7 +91,11 @@ export function sqsQueuePort(sdk: SqsCommands, client: SQSClient, queueUrl: stri
     async depth(): Promise<QueueDepth> {
       const found = await attributes(DEPTH_ATTRIBUTES);
       const count = (name: (typeof DEPTH_ATTRIBUTES)[number]) => Number(found[name] ?? 0) || 0;
-      return { visible: count('ApproximateNumberOfMessages'), inFlight: count('ApproximateNumberOfMessagesNotVisible'), delayed: count('ApproximateNumberOfMessagesDelayed') };
+      return {
+        visible: count('ApproximateNumberOfMessages'),
+        inFlight: count('ApproximateNumberOfMessagesNotVisible'),
+        delayed: count('ApproximateNumberOfMessagesDelayed'),
+      };
     },
     ...(sdk.ChangeMessageVisibilityBatchCommand ? { changeVisibility: changeVisibilityOver(sdk.ChangeMessageVisibilityBatchCommand, client, queueUrl) } : {}),
     close() {
@@ -87,14 +105,20 @@ export function sqsQueuePort(sdk: SqsCommands, client: SQSClient, queueUrl: stri
 }
 
 /** `changeVisibility` over SQS's ChangeMessageVisibilityBatch: rejects when the request or any entry failed. */
-function changeVisibilityOver(command: typeof ChangeMessageVisibilityBatchCommand, client: SQSClient, queueUrl: string): NonNullable<QueuePort['changeVisibility']> {
+function changeVisibilityOver(
+  command: typeof ChangeMessageVisibilityBatchCommand,
+  client: SQSClient,
+  queueUrl: string,
+): NonNullable<QueuePort['changeVisibility']> {
   return async (entries) => {
     if (entries.length === 0) return;
     if (entries.length > BATCH_LIMIT) throw new RangeError(`ChangeMessageVisibilityBatch takes at most ${BATCH_LIMIT} entries, got ${entries.length}`);
-    const output = await client.send(new command({
-      QueueUrl: queueUrl,
-      Entries: entries.map((e, i) => ({ Id: `v${i}`, ReceiptHandle: e.receiptHandle, VisibilityTimeout: e.seconds })),
-    }));
+    const output = await client.send(
+      new command({
+        QueueUrl: queueUrl,
+        Entries: entries.map((e, i) => ({ Id: `v${i}`, ReceiptHandle: e.receiptHandle, VisibilityTimeout: e.seconds })),
+      }),
+    );
     const [failed] = output.Failed ?? [];
     if (failed) throw new Error(`ChangeMessageVisibility refused: ${failed.Code}: ${failed.Message ?? ''}`);
   };

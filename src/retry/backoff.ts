@@ -7,9 +7,9 @@
  * - the forwarder's reconnect and retry backoff (`Backoff`, `backoffDelay`: milliseconds,
  *   client-go's reflector / kube-rs `DefaultBackoff`, 800 ms doubling to 30 s, reset after
  *   120 s of health);
- * - core's per-key retry policy for messages (src/core/backoff.ts: whole seconds for SQS
+ * - core's per-key retry policy for messages (src/core/controller/retry-policy.ts: whole seconds for SQS
  *   `DelaySeconds`, capped at 900 s, counted from attempt 1);
- * - the baseline's per-item rate limiter (src/baseline/rate-limiter.ts: client-go's
+ * - the baseline's per-item rate limiter (bench/baseline/rate-limiter.ts: client-go's
  *   `ItemExponentialFailureRateLimiter`, no jitter).
  *
  * Guarantees: `exponentialDelay` and `equalJitter` are pure (randomness injected) and never

@@ -39,9 +39,36 @@ export function insertAtMarker(text: string, markerName: string, content: string
     throw new ScaffoldError(`${where} has no "${marker(markerName)}" marker line; put it back where new entries belong (see docs/scaffolding.md)`);
   }
   const indent = /^\s*/.exec(lines[index] ?? '')?.[0] ?? '';
-  const added = content.replace(/\n$/, '').split('\n').map((line) => (line.length > 0 ? indent + line : line));
+  const added = content
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((line) => (line.length > 0 ? indent + line : line));
   lines.splice(index, 0, ...added);
   return lines.join('\n');
+}
+
+/**
+ * The content of every file a plan writes, from the files as `read` returns them (undefined:
+ * absent). Pure: a missing marker or replaced text throws before anything is written.
+ */
+export function planContents(changes: readonly FileChange[], read: (path: string) => string | undefined): Map<string, string> {
+  const contents = new Map<string, string>();
+  const current = (path: string) => contents.get(path) ?? read(path);
+  for (const change of changes) {
+    if (change.type === 'insert') {
+      const text = current(change.path);
+      if (text === undefined) throw new ScaffoldError(`${change.path} is missing: is this an Operless project made by \`operless init\`?`);
+      contents.set(change.path, insertAtMarker(text, change.marker, change.content, change.path));
+    } else if (change.type === 'replace') {
+      const text = current(change.path) ?? '';
+      if (text.includes(change.find)) contents.set(change.path, text.replace(change.find, change.content));
+      else if (!text.includes(change.content))
+        throw new ScaffoldError(`${change.path}: cannot find ${JSON.stringify(change.find)} (edited by hand?); ${change.hint}`);
+    } else {
+      contents.set(change.path, change.content);
+    }
+  }
+  return contents;
 }
 
 /** Applies a plan under `root`; refuses (writing nothing) when `create` targets exist and not `force`. */
@@ -51,21 +78,7 @@ export function applyChanges(root: string, changes: readonly FileChange[], optio
     throw new ScaffoldError(`refusing to overwrite ${existing.join(', ')}; pass --force to overwrite`);
   }
   // Compute every new content first, so a missing marker writes nothing.
-  const contents = new Map<string, string>();
-  const read = (path: string) => contents.get(path) ?? (existsSync(join(root, path)) ? readFileSync(join(root, path), 'utf8') : undefined);
-  for (const change of changes) {
-    if (change.type === 'insert') {
-      const text = read(change.path);
-      if (text === undefined) throw new ScaffoldError(`${change.path} is missing: is this an Operless project made by \`operless init\`?`);
-      contents.set(change.path, insertAtMarker(text, change.marker, change.content, change.path));
-    } else if (change.type === 'replace') {
-      const text = read(change.path) ?? '';
-      if (text.includes(change.find)) contents.set(change.path, text.replace(change.find, change.content));
-      else if (!text.includes(change.content)) throw new ScaffoldError(`${change.path}: cannot find ${JSON.stringify(change.find)} (edited by hand?); ${change.hint}`);
-    } else {
-      contents.set(change.path, change.content);
-    }
-  }
+  const contents = planContents(changes, (path) => (existsSync(join(root, path)) ? readFileSync(join(root, path), 'utf8') : undefined));
   const applied: AppliedChange[] = [];
   for (const [path, content] of contents) {
     const full = join(root, path);

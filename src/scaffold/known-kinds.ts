@@ -26,7 +26,10 @@ export function isBuiltinKind(ref: KindRef): boolean {
  */
 export function resolveOwned(list: string, ownerNamespaced: boolean, extra: readonly KindRef[] = []): KindRef[] {
   const known = [...BUILTIN_KINDS, ...extra];
-  const names = list.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  const names = list
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
   const owned: KindRef[] = [];
   for (const name of names) {
     const wanted = name.toLowerCase();
@@ -55,7 +58,10 @@ export function resolveOwned(list: string, ownerNamespaced: boolean, extra: read
 export function resolveRelated(list: string, primaryNamespaced: boolean, extra: readonly KindRef[] = []): KindRef[] {
   const known = [...BUILTIN_KINDS, ...extra].filter((k) => k.namespaced);
   const related: KindRef[] = [];
-  for (const name of list.split(',').map((x) => x.trim()).filter((x) => x.length > 0)) {
+  for (const name of list
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x.length > 0)) {
     const wanted = name.toLowerCase();
     const match = known.find((k) => k.kind.toLowerCase() === wanted || k.plural === wanted);
     if (!match) {
@@ -64,7 +70,8 @@ export function resolveRelated(list: string, primaryNamespaced: boolean, extra: 
           'For another kind, add it to `watches` in the controller by hand ({ kind, map }).',
       );
     }
-    if (!primaryNamespaced) throw new ScaffoldError(`--watches ${match.kind}: a related object maps to primaries in its own namespace; the kind must be --namespaced`);
+    if (!primaryNamespaced)
+      throw new ScaffoldError(`--watches ${match.kind}: a related object maps to primaries in its own namespace; the kind must be --namespaced`);
     if (!related.some((k) => k.kind === match.kind && k.apiVersion === match.apiVersion)) related.push(match);
   }
   return related;

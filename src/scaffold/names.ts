@@ -15,7 +15,6 @@ export class ScaffoldError extends Error {
   override readonly name = 'ScaffoldError';
 }
 
-
 /** The project's domain, e.g. `example.com`: a DNS subdomain with at least one dot. */
 export function checkDomain(domain: string): string {
   if (!isDnsSubdomain(domain) || !domain.includes('.')) {

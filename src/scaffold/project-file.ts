@@ -52,11 +52,17 @@ export interface ProjectFile {
    * function RBAC are generated for it.
    */
   readonly namespaces?: readonly string[];
+  /**
+   * The Operless version whose scaffold last wrote the project (init, create api, create
+   * webhook, upgrade); absent in project files older than `operless upgrade`.
+   */
+  readonly scaffoldVersion?: string;
 }
 
 export function renderProjectFile(project: ProjectFile): string {
   const scope = project.namespaces?.length ? { namespaces: project.namespaces } : {};
-  return `${JSON.stringify({ name: project.name, domain: project.domain, ...scope, apis: project.apis }, null, 2)}\n`;
+  const version = project.scaffoldVersion ? { scaffoldVersion: project.scaffoldVersion } : {};
+  return `${JSON.stringify({ name: project.name, domain: project.domain, ...version, ...scope, apis: project.apis }, null, 2)}\n`;
 }
 
 export function parseProjectFile(text: string, where: string = PROJECT_FILE): ProjectFile {
@@ -71,13 +77,22 @@ export function parseProjectFile(text: string, where: string = PROJECT_FILE): Pr
     throw new ScaffoldError(`${where} must have "name", "domain" and "apis"; it was written by \`operless init\``);
   }
   for (const api of doc.apis) {
-    if (!api || typeof api.kind !== 'string' || typeof api.group !== 'string' || typeof api.version !== 'string' ||
-      typeof api.plural !== 'string' || typeof api.namespaced !== 'boolean' || !Array.isArray(api.owns)) {
+    if (
+      !api ||
+      typeof api.kind !== 'string' ||
+      typeof api.group !== 'string' ||
+      typeof api.version !== 'string' ||
+      typeof api.plural !== 'string' ||
+      typeof api.namespaced !== 'boolean' ||
+      !Array.isArray(api.owns)
+    ) {
       throw new ScaffoldError(`${where}: every entry of "apis" needs group, version, kind, plural, namespaced and owns`);
     }
     const ordering: unknown = (api as { ordering?: unknown }).ordering;
     if (ordering !== undefined && !asOrdering(ordering)) {
-      throw new ScaffoldError(`${where}: apis[${doc.apis.indexOf(api)}] (${api.kind}): "ordering" must be ${ORDERINGS.join(' or ')}, got ${JSON.stringify(ordering)}`);
+      throw new ScaffoldError(
+        `${where}: apis[${doc.apis.indexOf(api)}] (${api.kind}): "ordering" must be ${ORDERINGS.join(' or ')}, got ${JSON.stringify(ordering)}`,
+      );
     }
   }
   const namespaces = (doc as { namespaces?: unknown }).namespaces;
@@ -85,7 +100,19 @@ export function parseProjectFile(text: string, where: string = PROJECT_FILE): Pr
     const problem = Array.isArray(namespaces) ? namespaces.map(namespaceProblem).find((p) => p !== undefined) : 'must be a list of namespace names';
     if (problem) throw new ScaffoldError(`${where}: "namespaces" ${problem}`);
   }
-  return { name: doc.name, domain: doc.domain, apis: doc.apis, ...(Array.isArray(namespaces) && namespaces.length > 0 ? { namespaces: namespaces as string[] } : {}) };
+  const scaffoldVersion = (doc as { scaffoldVersion?: unknown }).scaffoldVersion;
+  if (scaffoldVersion !== undefined && (typeof scaffoldVersion !== 'string' || scaffoldVersion === '')) {
+    throw new ScaffoldError(
+      `${where}: "scaffoldVersion" must be the Operless version that wrote the project, e.g. "0.1.0", got ${JSON.stringify(scaffoldVersion)}`,
+    );
+  }
+  return {
+    name: doc.name,
+    domain: doc.domain,
+    apis: doc.apis,
+    ...(typeof scaffoldVersion === 'string' ? { scaffoldVersion } : {}),
+    ...(Array.isArray(namespaces) && namespaces.length > 0 ? { namespaces: namespaces as string[] } : {}),
+  };
 }
 
 /** The KindRef of a project API. */

@@ -18,7 +18,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { createQueueAttributes, DEFAULT_QUEUES, elasticMqConfig, elasticMqJavaArgs, elasticMqStorageConfig, expandQueues, LOOPBACK, missingQueues } from './config.ts';
+import {
+  createQueueAttributes,
+  DEFAULT_QUEUES,
+  elasticMqConfig,
+  elasticMqJavaArgs,
+  elasticMqStorageConfig,
+  expandQueues,
+  LOOPBACK,
+  missingQueues,
+} from './config.ts';
 import type { QueueSpec } from './config.ts';
 import { httpCall } from './http.ts';
 import { assertPortFree, freePorts } from './ports.ts';
@@ -143,7 +152,15 @@ async function startElasticMq(state: BrokerState): Promise<void> {
     cleanupDir: state.dir,
   });
   state.proc = started;
-  await waitComponentReady(started, queuesListed(state.endpoint, state.queues.map((q) => q.name)), state.readyTimeoutMs, PORT_CLASH);
+  await waitComponentReady(
+    started,
+    queuesListed(
+      state.endpoint,
+      state.queues.map((q) => q.name),
+    ),
+    state.readyTimeoutMs,
+    PORT_CLASH,
+  );
 }
 
 /** Ready when ListQueues answers and names every configured queue. */
@@ -185,7 +202,9 @@ async function createQueueOnBroker(state: BrokerState, spec: QueueSpec): Promise
     for (const q of expandQueues([spec])) {
       let dlqArn: string | undefined;
       if (q.dlq) {
-        const dlqAttributes = await client.send(new GetQueueAttributesCommand({ QueueUrl: queueUrlOf(state.endpoint, q.dlq.name), AttributeNames: ['QueueArn'] }));
+        const dlqAttributes = await client.send(
+          new GetQueueAttributesCommand({ QueueUrl: queueUrlOf(state.endpoint, q.dlq.name), AttributeNames: ['QueueArn'] }),
+        );
         dlqArn = dlqAttributes.Attributes?.QueueArn ?? queueArnOf(q.dlq.name);
       }
       await client.send(new CreateQueueCommand({ QueueName: q.name, Attributes: createQueueAttributes(q, dlqArn) }));

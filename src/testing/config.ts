@@ -136,9 +136,7 @@ export function tokenFileLine(token: string, user: string, groups: readonly stri
   return `${token},${user},${user},"${groups.join(',')}"\n`;
 }
 
-export type KubeconfigCredentials =
-  | { readonly token: string }
-  | { readonly clientCertPem: string; readonly clientKeyPem: string };
+export type KubeconfigCredentials = { readonly token: string } | { readonly clientCertPem: string; readonly clientKeyPem: string };
 
 export interface KubeconfigInput {
   readonly server: string;
@@ -174,9 +172,7 @@ export function kubeconfigYaml(input: KubeconfigInput): string {
 export type { QueueSpec } from '../local/memory-queue-server.ts';
 
 /** The queues when none are given: a work queue and its DLQ, as serverless.yml deploys them. */
-export const DEFAULT_QUEUES: readonly QueueSpec[] = [
-  { name: 'work', visibilityTimeoutSeconds: 30, dlq: { name: 'work-dlq', maxReceiveCount: 5 } },
-];
+export const DEFAULT_QUEUES: readonly QueueSpec[] = [{ name: 'work', visibilityTimeoutSeconds: 30, dlq: { name: 'work-dlq', maxReceiveCount: 5 } }];
 
 /** Every queue to create: the given ones plus any DLQ they name that is not given itself. */
 export function expandQueues(queues: readonly QueueSpec[]): QueueSpec[] {

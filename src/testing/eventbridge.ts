@@ -82,10 +82,15 @@ export async function startEventBridge(options: { readyTimeoutMs?: number } = {}
     forgetDir();
   };
   try {
-    await waitComponentReady(proc, async () => {
-      const res = await httpCall(`${endpoint}/moto-api/data.json`, { timeoutMs: 2000 });
-      return res.status === 200 || `HTTP ${res.status}`;
-    }, options.readyTimeoutMs ?? 60_000, { logPattern: /Address already in use/i, hint: ' Its port is in use by another process: try again.' });
+    await waitComponentReady(
+      proc,
+      async () => {
+        const res = await httpCall(`${endpoint}/moto-api/data.json`, { timeoutMs: 2000 });
+        return res.status === 200 || `HTTP ${res.status}`;
+      },
+      options.readyTimeoutMs ?? 60_000,
+      { logPattern: /Address already in use/i, hint: ' Its port is in use by another process: try again.' },
+    );
   } catch (err) {
     await stop();
     throw err;
@@ -107,7 +112,9 @@ export async function startEventBridge(options: { readyTimeoutMs?: number } = {}
       const { QueueUrl: queueUrl = '' } = await adminSqs.send(new CreateQueueCommand({ QueueName: route.queueName }));
       const { Attributes } = await adminSqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
       await admin.send(new PutRuleCommand({ Name: route.rule, EventBusName: route.bus, EventPattern: routePattern(route), State: 'ENABLED' }));
-      await admin.send(new PutTargetsCommand({ Rule: route.rule, EventBusName: route.bus, Targets: [{ Id: 'queue', Arn: Attributes?.QueueArn ?? '', ...route.input }] }));
+      await admin.send(
+        new PutTargetsCommand({ Rule: route.rule, EventBusName: route.bus, Targets: [{ Id: 'queue', Arn: Attributes?.QueueArn ?? '', ...route.input }] }),
+      );
       return queueUrl;
     },
     stop,

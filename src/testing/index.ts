@@ -8,14 +8,28 @@
  */
 export { startControlPlane } from './control-plane.ts';
 export { ComponentNotReadyError } from './readiness.ts';
-export type { ControlPlane, ControlPlaneOptions, Identity, KubectlOptions, KubectlResult } from './control-plane.ts';
+export type { ControlPlane } from './control-plane.ts';
+export type { ControlPlaneOptions } from './control-plane-setup.ts';
+export type { Identity } from './identities.ts';
+export type { KubectlOptions, KubectlResult } from './kubectl.ts';
 export { DEFAULT_CONTROLLERS, WORKLOAD_CONTROLLERS, DEFAULT_QUEUES } from './config.ts';
 export type { QueueSpec } from './config.ts';
 export { provision, ProvisionError } from './provision.ts';
-export type { ProvisionResult, ProvisionTarget, TestBinaries } from './provision.ts';
+export type { ProvisionOptions, ProvisionResult, ProvisionTarget, TestBinaries } from './provision.ts';
 export { PortInUseError, closedPort, freePorts } from './ports.ts';
 export { startBroker } from './broker.ts';
 export type { Broker, BrokerOptions } from './broker.ts';
 export { waitUntil, type WaitOptions } from './wait.ts';
 export { reconcileTester } from './reconcile.ts';
-export type { ReconcileFollowUp, ReconcileRequest, ReconcileRun, ReconcileRunResult, ReconcileTester, ReconcileTesterOptions } from './reconcile.ts';
+export type { RecordedWrite } from '../kube/recording-transport.ts';
+export type {
+  ReconcileFollowUp,
+  ReconcileRequest,
+  ReconcileRun,
+  ReconcileRunResult,
+  ReconcileTester,
+  ReconcileTesterOptions,
+  TimerRequest,
+  TimerRun,
+  TimerRunResult,
+} from './reconcile.ts';

@@ -100,7 +100,10 @@ export interface LambdaEmulator {
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(port, LOOPBACK);
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
     socket.once('error', () => resolve(false));
   });
 }
@@ -147,9 +150,13 @@ export async function startLambdaEmulator(options: LambdaEmulatorOptions): Promi
     name: 'aws-lambda-rie',
     command: lambdaEmulator,
     args: [
-      '--runtime-interface-emulator-address', `${LOOPBACK}:${invokePort}`,
-      '--runtime-api-address', `${LOOPBACK}:${runtimeApiPort}`,
-      process.execPath, lambdaRuntimeClient, options.handler,
+      '--runtime-interface-emulator-address',
+      `${LOOPBACK}:${invokePort}`,
+      '--runtime-api-address',
+      `${LOOPBACK}:${runtimeApiPort}`,
+      process.execPath,
+      lambdaRuntimeClient,
+      options.handler,
     ],
     logPath,
     env,
@@ -157,11 +164,21 @@ export async function startLambdaEmulator(options: LambdaEmulatorOptions): Promi
     cleanupDir: dir,
   });
   const endpoint = `http://${LOOPBACK}:${invokePort}/2015-03-31/functions/function/invocations`;
-  const output = () => { try { return readFileSync(logPath, 'utf8'); } catch { return ''; } };
-  await waitUntil('aws-lambda-rie listens', async () => {
-    if (!proc.isRunning()) throw new Error(`aws-lambda-rie exited at start:\n${proc.logTail()}`);
-    return accepts(invokePort as number);
-  }, { timeoutMs: 30_000, context: () => proc.logTail() });
+  const output = () => {
+    try {
+      return readFileSync(logPath, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  await waitUntil(
+    'aws-lambda-rie listens',
+    async () => {
+      if (!proc.isRunning()) throw new Error(`aws-lambda-rie exited at start:\n${proc.logTail()}`);
+      return accepts(invokePort as number);
+    },
+    { timeoutMs: 30_000, context: () => proc.logTail() },
+  );
 
   return {
     endpoint,
@@ -178,7 +195,11 @@ export async function startLambdaEmulator(options: LambdaEmulatorOptions): Promi
       const body = await response.text();
       const elapsedMs = performance.now() - started;
       let payload: unknown;
-      try { payload = JSON.parse(body); } catch { payload = undefined; }
+      try {
+        payload = JSON.parse(body);
+      } catch {
+        payload = undefined;
+      }
       const { report, runtimeInitMs } = invocationTimings(output(), requestId);
       return { requestId, status: response.status, body, payload, report, runtimeInitMs, elapsedMs };
     },
@@ -202,7 +223,9 @@ export interface EmulatedHandler {
  * a body with `errorType`/`errorMessage`, the emulator's `Task timed out …` text, a non-200
  * status. Pure.
  */
-export function invocationOutcome(invocation: Pick<LambdaInvocation, 'status' | 'body' | 'payload'>): { ok: true; response: unknown } | { ok: false; error: string } {
+export function invocationOutcome(
+  invocation: Pick<LambdaInvocation, 'status' | 'body' | 'payload'>,
+): { ok: true; response: unknown } | { ok: false; error: string } {
   const payload = invocation.payload as { errorType?: unknown; errorMessage?: unknown } | null | undefined;
   if (invocation.status !== 200) return { ok: false, error: `the invocation failed with status ${invocation.status}: ${invocation.body.slice(0, 500)}` };
   if (payload && typeof payload === 'object' && typeof payload.errorMessage === 'string') {
@@ -217,7 +240,9 @@ export function invocationOutcome(invocation: Pick<LambdaInvocation, 'status' | 
  * Lambda execution environment), started on first use. `onOutput` receives what the function
  * printed during each invocation (its log lines, START/END/REPORT).
  */
-export function emulatedHandler(options: LambdaEmulatorOptions & { readonly concurrency: number; readonly onOutput?: (line: string) => void }): EmulatedHandler {
+export function emulatedHandler(
+  options: LambdaEmulatorOptions & { readonly concurrency: number; readonly onOutput?: (line: string) => void },
+): EmulatedHandler {
   const idle: LambdaEmulator[] = [];
   const all: Promise<LambdaEmulator>[] = [];
   const waiting: ((emulator: LambdaEmulator) => void)[] = [];

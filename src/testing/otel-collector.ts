@@ -82,7 +82,12 @@ export function parseExportedSpans(text: string): ReceivedSpan[] {
   const spans: ReceivedSpan[] = [];
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;
-    let parsed: { resourceSpans?: { resource?: { attributes?: KeyValue[] }; scopeSpans?: { spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; attributes?: KeyValue[] }[] }[] }[] };
+    let parsed: {
+      resourceSpans?: {
+        resource?: { attributes?: KeyValue[] };
+        scopeSpans?: { spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; attributes?: KeyValue[] }[] }[];
+      }[];
+    };
     try {
       parsed = JSON.parse(line);
     } catch {
@@ -92,7 +97,14 @@ export function parseExportedSpans(text: string): ReceivedSpan[] {
       const serviceName = attributesOf(rs.resource?.attributes)['service.name'];
       for (const ss of rs.scopeSpans ?? []) {
         for (const s of ss.spans ?? []) {
-          spans.push({ serviceName: typeof serviceName === 'string' ? serviceName : undefined, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId ?? '', name: s.name, attributes: attributesOf(s.attributes) });
+          spans.push({
+            serviceName: typeof serviceName === 'string' ? serviceName : undefined,
+            traceId: s.traceId,
+            spanId: s.spanId,
+            parentSpanId: s.parentSpanId ?? '',
+            name: s.name,
+            attributes: attributesOf(s.attributes),
+          });
         }
       }
     }
@@ -119,10 +131,15 @@ export async function startOtelCollector(options: { readyTimeoutMs?: number } = 
     forgetDir();
   };
   try {
-    await waitComponentReady(proc, async () => {
-      const res = await httpCall(`${endpoint}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}', timeoutMs: 2000 });
-      return res.status === 200 || `HTTP ${res.status}`;
-    }, options.readyTimeoutMs ?? 60_000, { logPattern: /address already in use/i, hint: ' Its port is in use by another process: try again.' });
+    await waitComponentReady(
+      proc,
+      async () => {
+        const res = await httpCall(`${endpoint}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}', timeoutMs: 2000 });
+        return res.status === 200 || `HTTP ${res.status}`;
+      },
+      options.readyTimeoutMs ?? 60_000,
+      { logPattern: /address already in use/i, hint: ' Its port is in use by another process: try again.' },
+    );
   } catch (err) {
     await stop();
     throw err;

@@ -13,8 +13,18 @@
  */
 import 'reflect-metadata';
 import {
-  BasicConstraintsExtension, cryptoProvider, ExtendedKeyUsage, ExtendedKeyUsageExtension, KeyUsageFlags, KeyUsagesExtension,
-  SubjectAlternativeNameExtension, X509Certificate, X509CertificateGenerator, type Extension, type JsonGeneralName, type JsonName,
+  BasicConstraintsExtension,
+  cryptoProvider,
+  ExtendedKeyUsage,
+  ExtendedKeyUsageExtension,
+  KeyUsageFlags,
+  KeyUsagesExtension,
+  SubjectAlternativeNameExtension,
+  X509Certificate,
+  X509CertificateGenerator,
+  type Extension,
+  type JsonGeneralName,
+  type JsonName,
 } from '@peculiar/x509';
 import { createPrivateKey, KeyObject, randomBytes, webcrypto } from 'node:crypto';
 import { isIP } from 'node:net';

@@ -40,7 +40,10 @@ export function clusterHelpers(plane: () => ControlPlane, logLines: () => readon
  * Starts the forwarder bundle as a child process with a config file, a kubeconfig and a local
  * SQS endpoint (dummy credentials); its stdout/stderr lines are appended to `lines`.
  */
-export function spawnForwarder(options: { bundle: string; configPath: string; kubeconfigPath: string; sqsEndpoint: string; lines: string[] }): { child: ChildProcess; exit: Promise<number | null> } {
+export function spawnForwarder(options: { bundle: string; configPath: string; kubeconfigPath: string; sqsEndpoint: string; lines: string[] }): {
+  child: ChildProcess;
+  exit: Promise<number | null>;
+} {
   const child = spawn(process.execPath, [options.bundle], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {

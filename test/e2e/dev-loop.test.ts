@@ -78,15 +78,28 @@ test('operless dev --ordering per-key reconciles the sample through FIFO queues,
   await waitFor(AVAILABLE, 'the sample became Available');
   await waitFor(/press Ctrl-C to stop everything/, 'it finished starting');
   assert.match(output(), /export KUBECONFIG=.*\.operless\/kubeconfig/, 'the kubeconfig path is printed for kubectl');
-  assert.match(output(), /memcached: operless-dev-memcached\.fifo \(DLQ operless-dev-memcached-dlq\.fifo; delay queue operless-dev-memcached-delay\)/, 'per-key queues');
-  assert.match(output(), /functions running: memcached \(functions\/memcached\.ts, queue \S+\/operless-dev-memcached\.fifo\)/, 'the function consumes the FIFO queue');
+  assert.match(
+    output(),
+    /memcached: operless-dev-memcached\.fifo \(DLQ operless-dev-memcached-dlq\.fifo; delay queue operless-dev-memcached-delay\)/,
+    'per-key queues',
+  );
+  assert.match(
+    output(),
+    /functions running: memcached \(functions\/memcached\.ts, queue \S+\/operless-dev-memcached\.fifo\)/,
+    'the function consumes the FIFO queue',
+  );
 
   // The webhooks in the dev loop: served, and a bad Memcached is denied with the function's message.
   assert.match(output(), /webhooks served at https:\/\/127\.0\.0\.1:\d+ \(test CA \.operless\/webhook-tls\/ca\.crt\)/);
   const kubectl = (await provision({ targets: ['kube'] })).kube?.kubectl;
   assert.ok(kubectl, 'kubectl is provisioned');
   const kubeconfig = join(project, '.operless', 'kubeconfig');
-  const bad = JSON.stringify({ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name: 'too-tight', namespace: 'default' }, spec: { size: 1, memoryLimitMB: 128, resources: { limits: { memory: '64Mi' } } } });
+  const bad = JSON.stringify({
+    apiVersion: 'cache.example.com/v1alpha1',
+    kind: 'Memcached',
+    metadata: { name: 'too-tight', namespace: 'default' },
+    spec: { size: 1, memoryLimitMB: 128, resources: { limits: { memory: '64Mi' } } },
+  });
   const apply = (dryRun: boolean) => kubectlRun(kubectl, kubeconfig, ['apply', ...(dryRun ? ['--dry-run=server'] : []), '-f', '-'], bad);
   // The API server picks up new webhook configurations asynchronously: probe with server-side dry runs first.
   await waitUntil('the validating webhook answers', async () => (await apply(true)).code !== 0, { timeoutMs: 30_000 });
@@ -95,11 +108,15 @@ test('operless dev --ordering per-key reconciles the sample through FIFO queues,
   assert.match(denied.stderr, /admission webhook "validate\.memcacheds\.cache\.example\.com" denied the request: .*OOM-killed/);
   // v1beta1 is served through the conversion webhook (the CRD update takes effect asynchronously too).
   let beta: { spec: { replicas?: unknown; size?: unknown } } | undefined;
-  await waitUntil('the sample reads as v1beta1', async () => {
-    const got = await kubectlRun(kubectl, kubeconfig, ['get', 'memcacheds.v1beta1.cache.example.com', 'memcached-sample', '-n', 'default', '-o', 'json']);
-    if (got.code === 0) beta = JSON.parse(got.stdout);
-    return got.code === 0;
-  }, { timeoutMs: 30_000 });
+  await waitUntil(
+    'the sample reads as v1beta1',
+    async () => {
+      const got = await kubectlRun(kubectl, kubeconfig, ['get', 'memcacheds.v1beta1.cache.example.com', 'memcached-sample', '-n', 'default', '-o', 'json']);
+      if (got.code === 0) beta = JSON.parse(got.stdout);
+      return got.code === 0;
+    },
+    { timeoutMs: 30_000 },
+  );
   assert.equal(typeof beta?.spec.replicas, 'number');
   assert.equal(beta?.spec.size, undefined);
 
@@ -122,10 +139,14 @@ test('operless dev --ordering per-key reconciles the sample through FIFO queues,
   // operless preview against the loop's cluster (found through .operless/dev.json, no flags):
   // the converged sample would change nothing (exit 0) once the loop has settled.
   let preview = { code: -1, stdout: '', stderr: '' };
-  await waitUntil('the converged sample previews unchanged', async () => {
-    preview = await run(['preview', '--all'], project!);
-    return preview.code === 0;
-  }, { timeoutMs: 60_000 });
+  await waitUntil(
+    'the converged sample previews unchanged',
+    async () => {
+      preview = await run(['preview', '--all'], project!);
+      return preview.code === 0;
+    },
+    { timeoutMs: 60_000 },
+  );
   assert.match(preview.stdout, /1 object\(s\) previewed: 0 would change, 0 would fail, 1 unchanged; nothing was written\./, preview.stdout + preview.stderr);
 
   // operless dlq replay against the loop: a dead-lettered message about the sample, put in the
@@ -133,17 +154,37 @@ test('operless dev --ordering per-key reconciles the sample through FIFO queues,
   const state = readDevState(project);
   assert.ok(state, '.operless/dev.json');
   const sqs = new SQSClient({ endpoint: state.sqsEndpoint, region: state.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  const body = encodeMessage({ ...newMessage({ cluster: state.cluster, apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: 'default', name: 'memcached-sample' }, 'Retry'), attempt: 4 });
-  const sent = await sqs.send(new SendMessageCommand({ QueueUrl: state.dlqUrl, MessageBody: body, MessageGroupId: 'Memcached/default/memcached-sample', MessageDeduplicationId: 'replay-e2e' }));
+  const body = encodeMessage({
+    ...newMessage(
+      { cluster: state.cluster, apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: 'default', name: 'memcached-sample' },
+      'Retry',
+    ),
+    attempt: 4,
+  });
+  const sent = await sqs.send(
+    new SendMessageCommand({
+      QueueUrl: state.dlqUrl,
+      MessageBody: body,
+      MessageGroupId: 'Memcached/default/memcached-sample',
+      MessageDeduplicationId: 'replay-e2e',
+    }),
+  );
   const replay = await run(['dlq', 'replay', sent.MessageId ?? ''], project);
   assert.equal(replay.code, 0, replay.stdout + replay.stderr);
   assert.match(replay.stdout, /replayed with the current code \(Retry, attempt 4\)/);
   assert.match(replay.stdout, /the current code reconciles it with nothing to change: `operless dlq redrive` would now succeed\./);
   const listed = await run(['dlq', 'list', '--json'], project);
-  assert.deepEqual((JSON.parse(listed.stdout) as { messageId: string }[]).map((m) => m.messageId), [sent.MessageId], 'the replayed message stays in the DLQ');
+  assert.deepEqual(
+    (JSON.parse(listed.stdout) as { messageId: string }[]).map((m) => m.messageId),
+    [sent.MessageId],
+    'the replayed message stays in the DLQ',
+  );
 
   const tree = processTree(dev.pid!);
-  assert.ok(tree.some((p) => /kube-apiserver/.test(p.command)), `the control plane runs under operless dev:\n${tree.map((p) => `${p.pid} ${p.command}`).join('\n')}`);
+  assert.ok(
+    tree.some((p) => /kube-apiserver/.test(p.command)),
+    `the control plane runs under operless dev:\n${tree.map((p) => `${p.pid} ${p.command}`).join('\n')}`,
+  );
   assert.ok(tree.some((p) => /etcd/.test(p.command)));
 
   dev.kill('SIGINT');

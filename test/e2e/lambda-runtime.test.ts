@@ -99,23 +99,39 @@ async function received(body: string): Promise<Message> {
   const sqs = broker.sqs();
   const sent = await sqs.send(new SendMessageCommand({ QueueUrl: broker.queueUrl('work'), MessageBody: body }));
   let found: Message | undefined;
-  await waitUntil('the sent message is received', async () => {
-    const out = await sqs.send(new ReceiveMessageCommand({
-      QueueUrl: broker.queueUrl('work'), MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageSystemAttributeNames: ['All'], MessageAttributeNames: ['All'],
-    }));
-    found ??= out.Messages?.find((m) => m.MessageId === sent.MessageId);
-    return found !== undefined;
-  }, { timeoutMs: 20_000 });
+  await waitUntil(
+    'the sent message is received',
+    async () => {
+      const out = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: broker.queueUrl('work'),
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 1,
+          MessageSystemAttributeNames: ['All'],
+          MessageAttributeNames: ['All'],
+        }),
+      );
+      found ??= out.Messages?.find((m) => m.MessageId === sent.MessageId);
+      return found !== undefined;
+    },
+    { timeoutMs: 20_000 },
+  );
   return found as Message;
 }
 
-const eventOf = (message: Message) => buildSqsEvent([message], { eventSourceARN: queueArnFromUrl(broker.queueUrl('work'), broker.region), awsRegion: broker.region });
+const eventOf = (message: Message) =>
+  buildSqsEvent([message], { eventSourceARN: queueArnFromUrl(broker.queueUrl('work'), broker.region), awsRegion: broker.region });
 
 const reconcileBody = async (): Promise<string> => {
   const mc = await cp.kubectl(['get', 'memcached', 'memcached-sample', '-n', 'default', '-o', 'json']);
   assert.equal(mc.code, 0, mc.stderr);
   const { metadata } = JSON.parse(mc.stdout) as { metadata: { uid: string; resourceVersion: string } };
-  return encodeMessage(newMessage({ cluster: 'e2e', apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: 'default', name: 'memcached-sample', uid: metadata.uid }, 'Added'));
+  return encodeMessage(
+    newMessage(
+      { cluster: 'e2e', apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: 'default', name: 'memcached-sample', uid: metadata.uid },
+      'Added',
+    ),
+  );
 };
 
 function describe(invocation: LambdaInvocation, em: LambdaEmulator): string {
@@ -136,7 +152,9 @@ test('a reconcile under aws-lambda-ric: batchItemFailures as Lambda returns it, 
   assert.ok(invocation.report, `a REPORT line for ${invocation.requestId}\n${em.output()}`);
   assert.ok(invocation.report.initDurationMs !== undefined, 'the first invocation reports an Init Duration');
   assert.ok(invocation.runtimeInitMs !== undefined, 'the emulator reported the runtime init (INIT REPORT)');
-  t.diagnostic(`cold invocation: runtime init ${invocation.runtimeInitMs} ms, REPORT Duration ${invocation.report.durationMs} ms (Init Duration ${invocation.report.initDurationMs} ms), timeout ${timeoutSeconds} s`);
+  t.diagnostic(
+    `cold invocation: runtime init ${invocation.runtimeInitMs} ms, REPORT Duration ${invocation.report.durationMs} ms (Init Duration ${invocation.report.initDurationMs} ms), timeout ${timeoutSeconds} s`,
+  );
 });
 
 test('a poison record is acknowledged and lands in the DLQ with its reason (the SQS client ships in the bundle)', async () => {
@@ -148,17 +166,26 @@ test('a poison record is acknowledged and lands in the DLQ with its reason (the 
   assert.doesNotMatch(em.output(), /Cannot find (package|module) '@aws-sdk/);
   const sqs = broker.sqs();
   let dead: Message | undefined;
-  await waitUntil('the poison record is in the DLQ', async () => {
-    const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: broker.queueUrl('work-dlq'), MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageAttributeNames: ['All'] }));
-    dead ??= out.Messages?.find((m) => m.Body === message.Body);
-    return dead !== undefined;
-  }, { timeoutMs: 20_000 });
+  await waitUntil(
+    'the poison record is in the DLQ',
+    async () => {
+      const out = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: broker.queueUrl('work-dlq'), MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageAttributeNames: ['All'] }),
+      );
+      dead ??= out.Messages?.find((m) => m.Body === message.Body);
+      return dead !== undefined;
+    },
+    { timeoutMs: 20_000 },
+  );
   assert.equal(dead?.MessageAttributes?.[DLQ_ATTRIBUTE_REASON]?.StringValue, 'InvalidMessage');
 });
 
 test('a reconcile that hangs: the handler answers before the function timeout, its budget taken from the runtime deadline', async (t) => {
   const em = await startLambdaEmulator({
-    taskRoot, handler: HANDLER, timeoutSeconds: SHORT_TIMEOUT_S, functionName: 'memcached-hang',
+    taskRoot,
+    handler: HANDLER,
+    timeoutSeconds: SHORT_TIMEOUT_S,
+    functionName: 'memcached-hang',
     env: { ...functionEnv, OPERLESS_KUBECONFIG: join(work, 'stalled.kubeconfig'), OPERLESS_BUDGET_RESERVE_MS: String(SHORT_RESERVE_MS) },
   });
   extra.push(em);
@@ -169,21 +196,29 @@ test('a reconcile that hangs: the handler answers before the function timeout, i
   const payload = invocation.payload as { batchItemFailures?: { itemIdentifier: string }[] } | undefined;
   assert.ok(Array.isArray(payload?.batchItemFailures), `a partial batch response: ${describe(invocation, em)}`);
   assert.ok((stall as StallProxy).accepted > 0, 'the reconcile did reach the stalled API server');
-  // The reconcile's signal is aborted when half the reserve is left (core/budget.ts): at most
+  // The reconcile's signal is aborted when half the reserve is left (core/invocation/budget.ts): at most
   // 6000 − 2000 = 4000 ms into the invocation, less what init and the receive took. Only a budget
   // read from the runtime's deadline (Lambda-Runtime-Deadline-Ms) gives that; without one,
   // nothing stops the reconcile and the emulator ends the invocation with "Task timed out".
   const stopped = /time budget ran out after (\d+) ms/.exec(em.output());
   assert.ok(stopped, `the handler stopped the hanging reconcile on its budget:\n${em.output()}`);
   const allowanceMs = Number(stopped[1]);
-  assert.ok(allowanceMs <= SHORT_TIMEOUT_S * 1000 - SHORT_RESERVE_MS / 2 && allowanceMs > 1000, `allowance ${allowanceMs} ms fits a ${SHORT_TIMEOUT_S} s deadline with a ${SHORT_RESERVE_MS} ms reserve`);
+  assert.ok(
+    allowanceMs <= SHORT_TIMEOUT_S * 1000 - SHORT_RESERVE_MS / 2 && allowanceMs > 1000,
+    `allowance ${allowanceMs} ms fits a ${SHORT_TIMEOUT_S} s deadline with a ${SHORT_RESERVE_MS} ms reserve`,
+  );
   assert.ok(invocation.report && invocation.report.durationMs < SHORT_TIMEOUT_S * 1000, `answered within the timeout: ${JSON.stringify(invocation.report)}`);
-  t.diagnostic(`hang: reconcile stopped after ${allowanceMs} ms, answered after ${invocation.report?.durationMs} ms of a ${SHORT_TIMEOUT_S} s timeout; ${invocation.body}`);
+  t.diagnostic(
+    `hang: reconcile stopped after ${allowanceMs} ms, answered after ${invocation.report?.durationMs} ms of a ${SHORT_TIMEOUT_S} s timeout; ${invocation.body}`,
+  );
 });
 
 test('an exception at init is returned by the emulator and reported in the log, not hidden', async () => {
   const em = await startLambdaEmulator({
-    taskRoot, handler: HANDLER, timeoutSeconds: SHORT_TIMEOUT_S, functionName: 'memcached-bad-config',
+    taskRoot,
+    handler: HANDLER,
+    timeoutSeconds: SHORT_TIMEOUT_S,
+    functionName: 'memcached-bad-config',
     env: { ...functionEnv, OPERLESS_CONCURRENCY: '-1' },
   });
   extra.push(em);

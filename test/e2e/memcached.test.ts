@@ -31,13 +31,13 @@ import { decodeMessage, encodeMessage, newMessage } from '../../src/contract/mes
 import { DLQ_ATTRIBUTE_REASON } from '../../src/contract/dlq.ts';
 import { createKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
-import { defineController } from '../../src/core/controller.ts';
+import { defineController } from '../../src/core/controller/controller.ts';
 import { memcachedController } from '../../src/memcached/controller.ts';
 import { startPodSimulator, type PodSimulator } from '../../src/local/pod-simulator.ts';
 import { watchesFor } from '../../src/devloop/project.ts';
 import { silentLogger } from '../../src/observability/log.ts';
 import { ORDERINGS, type Ordering } from '../../src/contract/ordering.ts';
-import { devQueueNames } from '../../src/devloop/dev-loop.ts';
+import { devQueueNames } from '../../src/devloop/dev-queues.ts';
 import { clusterHelpers, spawnForwarder } from './cluster-helpers.ts';
 import { extractBundle, packageService, ROOT } from '../../scripts/package.ts';
 
@@ -67,9 +67,15 @@ interface Operator {
 /** The operator of the main flow now running. */
 let current: Operator = { runners: [], lines: [] };
 const scoped: Operator = { runners: [], lines: [] };
-const { until, kubectl, getJson } = clusterHelpers(() => cp, () => current.lines);
+const { until, kubectl, getJson } = clusterHelpers(
+  () => cp,
+  () => current.lines,
+);
 /** `until` with the namespace-scoped forwarder's log tail in a failure. */
-const untilScoped = clusterHelpers(() => cp, () => scoped.lines).until;
+const untilScoped = clusterHelpers(
+  () => cp,
+  () => scoped.lines,
+).until;
 
 /** The queues of each ordering, as `operless dev` names a function's (`devQueueNames`). */
 const QUEUES = Object.fromEntries(ORDERINGS.map((o) => [o, devQueueNames('memcached', o)])) as Record<Ordering, ReturnType<typeof devQueueNames>>;
@@ -105,7 +111,13 @@ function startForwarder(file: string, options: { queue: string; kubeconfigPath: 
     coalesceWindowMs: 50,
   };
   writeFileSync(join(work, file), stringify(config));
-  return spawnForwarder({ bundle: forwarderBundle, configPath: join(work, file), kubeconfigPath: options.kubeconfigPath, sqsEndpoint: broker.endpoint, lines: options.lines });
+  return spawnForwarder({
+    bundle: forwarderBundle,
+    configPath: join(work, file),
+    kubeconfigPath: options.kubeconfigPath,
+    sqsEndpoint: broker.endpoint,
+    lines: options.lines,
+  });
 }
 
 before(async () => {
@@ -162,11 +174,13 @@ interface Mc {
   metadata: { generation: number; uid: string; finalizers?: string[] };
   status?: { readyReplicas?: number; nodes?: string[]; observedGeneration?: number; conditions?: { type: string; status: string }[] };
 }
-interface Deploy { metadata: { uid: string; ownerReferences?: { kind: string; controller?: boolean }[] }; spec: { replicas: number } }
+interface Deploy {
+  metadata: { uid: string; ownerReferences?: { kind: string; controller?: boolean }[] };
+  spec: { replicas: number };
+}
 
 const available = (mc: Mc | undefined) =>
-  mc?.status?.observedGeneration === mc?.metadata.generation &&
-  mc?.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') === true;
+  mc?.status?.observedGeneration === mc?.metadata.generation && mc?.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') === true;
 
 for (const ordering of ORDERINGS) {
   describe(`${ordering} ordering`, () => {
@@ -178,7 +192,11 @@ for (const ordering of ORDERINGS) {
       if (ns !== 'default') await kubectl('create', 'namespace', ns);
       // The forwarder bundle as its own process, watching what the controller reconciles and
       // owns; per-key it sends to the FIFO queue, each message in its object key's group.
-      ({ child: operator.forwarder, exit: operator.exit } = startForwarder(`forwarder-${ordering}.yaml`, { queue: queues.queue, kubeconfigPath: forwarderKubeconfig, lines: operator.lines }));
+      ({ child: operator.forwarder, exit: operator.exit } = startForwarder(`forwarder-${ordering}.yaml`, {
+        queue: queues.queue,
+        kubeconfigPath: forwarderKubeconfig,
+        lines: operator.lines,
+      }));
       current = operator;
       await until('the forwarder is running', async () => operator.lines.some((l) => l.includes('forwarder running')), 30_000);
       // The function, as Lambda would run it: environment from serverless.yml, bundle from the
@@ -191,17 +209,19 @@ for (const ordering of ORDERINGS) {
       });
       const { handler } = await freshModule<{ handler: SQSHandlerFn }>(bundle, ordering);
       for (const queue of [queues.queue, ...(queues.delay ? [queues.delay.queue] : [])]) {
-        operator.runners.push(await startLambdaRunner({
-          queueUrl: broker.queueUrl(queue),
-          sqs: broker.sqs(),
-          handler,
-          functionName: 'memcached',
-          batchSize: 10,
-          batchWindowSeconds: 1,
-          maxConcurrency: 3,
-          timeoutSeconds: 30,
-          logger: silentLogger,
-        }));
+        operator.runners.push(
+          await startLambdaRunner({
+            queueUrl: broker.queueUrl(queue),
+            sqs: broker.sqs(),
+            handler,
+            functionName: 'memcached',
+            batchSize: 10,
+            batchWindowSeconds: 1,
+            maxConcurrency: 3,
+            timeoutSeconds: 30,
+            logger: silentLogger,
+          }),
+        );
       }
     });
 
@@ -211,9 +231,15 @@ for (const ordering of ORDERINGS) {
 
     test('kubectl apply of the sample: a Deployment of 3, a headless Service, status with the pod names', async () => {
       await kubectl('apply', '-n', ns, '-f', SAMPLE);
-      await until('the Deployment exists with 3 replicas', async () => (await getJson<Deploy>('deployment', 'memcached-sample', '-n', ns))?.spec.replicas === 3);
+      await until(
+        'the Deployment exists with 3 replicas',
+        async () => (await getJson<Deploy>('deployment', 'memcached-sample', '-n', ns))?.spec.replicas === 3,
+      );
       const deployment = (await getJson<Deploy>('deployment', 'memcached-sample', '-n', ns))!;
-      assert.ok(deployment.metadata.ownerReferences?.some((o) => o.kind === 'Memcached' && o.controller), 'the Deployment has a controller owner reference');
+      assert.ok(
+        deployment.metadata.ownerReferences?.some((o) => o.kind === 'Memcached' && o.controller),
+        'the Deployment has a controller owner reference',
+      );
       const service = await getJson<{ spec: { clusterIP: string } }>('service', 'memcached-sample', '-n', ns);
       assert.equal(service?.spec.clusterIP, 'None', 'the Service is headless');
 
@@ -262,14 +288,22 @@ for (const ordering of ORDERINGS) {
       const events = await kubectl('get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=memcached-sample', '-o', 'json');
       const reasons = (JSON.parse(events) as { items: { reason: string }[] }).items.map((e) => e.reason);
       assert.ok(reasons.includes('Finalizing'), `the finalizer recorded its Event (events: ${reasons.join(', ')})`);
-      await until('the Deployment and Service are garbage-collected', async () =>
-        (await getJson('deployment', 'memcached-sample', '-n', ns)) === undefined && (await getJson('service', 'memcached-sample', '-n', ns)) === undefined,
-      90_000);
+      await until(
+        'the Deployment and Service are garbage-collected',
+        async () =>
+          (await getJson('deployment', 'memcached-sample', '-n', ns)) === undefined && (await getJson('service', 'memcached-sample', '-n', ns)) === undefined,
+        90_000,
+      );
     });
 
     test('nothing ended in a dead-letter queue, and the forwarder never failed to send', async () => {
       for (const dlq of [queues.dlq, ...(queues.delay ? [queues.delay.dlq] : [])]) {
-        const attrs = await broker.sqs().send(new GetQueueAttributesCommand({ QueueUrl: broker.queueUrl(dlq), AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
+        const attrs = await broker.sqs().send(
+          new GetQueueAttributesCommand({
+            QueueUrl: broker.queueUrl(dlq),
+            AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+          }),
+        );
         assert.equal(attrs.Attributes?.ApproximateNumberOfMessages, '0', `${dlq} is empty`);
         assert.equal(attrs.Attributes?.ApproximateNumberOfMessagesNotVisible, '0', `${dlq} is empty`);
       }
@@ -298,59 +332,91 @@ test('namespace-scoped: a Memcached in the listed namespace is reconciled; one o
   const fwdIdentity = await applyScopedForwarderIdentity(cp, ['scoped-in']);
   for (const ns of ['scoped-in', 'scoped-out']) await kubectl('apply', '-n', ns, '-f', SAMPLE);
 
-  ({ child: scoped.forwarder, exit: scoped.exit } = startForwarder('forwarder-scoped.yaml', { queue: 'scoped', kubeconfigPath: fwdIdentity.identity.kubeconfigPath, lines: scoped.lines, namespaces: ['scoped-in'] }));
+  ({ child: scoped.forwarder, exit: scoped.exit } = startForwarder('forwarder-scoped.yaml', {
+    queue: 'scoped',
+    kubeconfigPath: fwdIdentity.identity.kubeconfigPath,
+    lines: scoped.lines,
+    namespaces: ['scoped-in'],
+  }));
 
   // The function bundles again (a fresh module instance: the handler reads its environment when it loads).
-  Object.assign(process.env, { OPERLESS_QUEUE_URL: broker.queueUrl('scoped'), OPERLESS_DLQ_URL: broker.queueUrl('scoped-dlq'), OPERLESS_DELAY_QUEUE_URL: '', OPERLESS_NAMESPACES: 'scoped-in', OPERLESS_KUBECONFIG: fnIdentity.kubeconfigPath });
+  Object.assign(process.env, {
+    OPERLESS_QUEUE_URL: broker.queueUrl('scoped'),
+    OPERLESS_DLQ_URL: broker.queueUrl('scoped-dlq'),
+    OPERLESS_DELAY_QUEUE_URL: '',
+    OPERLESS_NAMESPACES: 'scoped-in',
+    OPERLESS_KUBECONFIG: fnIdentity.kubeconfigPath,
+  });
   const reconcile = await freshModule<{ handler: SQSHandlerFn }>(bundle, 'scoped');
   const resync = await freshModule<{ handler: (event: unknown) => Promise<{ listed: number; sent: number }> }>(resyncBundle, 'scoped');
   const keys: string[] = [];
-  scoped.runners.push(await startLambdaRunner({
-    queueUrl: broker.queueUrl('scoped'),
-    sqs: broker.sqs(),
-    handler: (event, context) => {
-      for (const record of event.Records) {
-        const decoded = decodeMessage(record.body);
-        keys.push(decoded.ok ? `${decoded.message.namespace}/${decoded.message.name} ${decoded.message.reason}` : 'invalid');
-      }
-      return reconcile.handler(event, context);
-    },
-    functionName: 'memcached-scoped',
-    batchSize: 10,
-    batchWindowSeconds: 1,
-    maxConcurrency: 2,
-    timeoutSeconds: 30,
-    logger: silentLogger,
-  }));
+  scoped.runners.push(
+    await startLambdaRunner({
+      queueUrl: broker.queueUrl('scoped'),
+      sqs: broker.sqs(),
+      handler: (event, context) => {
+        for (const record of event.Records) {
+          const decoded = decodeMessage(record.body);
+          keys.push(decoded.ok ? `${decoded.message.namespace}/${decoded.message.name} ${decoded.message.reason}` : 'invalid');
+        }
+        return reconcile.handler(event, context);
+      },
+      functionName: 'memcached-scoped',
+      batchSize: 10,
+      batchWindowSeconds: 1,
+      maxConcurrency: 2,
+      timeoutSeconds: 30,
+      logger: silentLogger,
+    }),
+  );
 
   await untilScoped('the scoped forwarder is running', async () => scoped.lines.some((l) => l.includes('forwarder running')), 30_000);
-  await untilScoped('the Memcached in scoped-in is Available', async () => available(await getJson<Mc>('memcached', 'memcached-sample', '-n', 'scoped-in')), 90_000);
+  await untilScoped(
+    'the Memcached in scoped-in is Available',
+    async () => available(await getJson<Mc>('memcached', 'memcached-sample', '-n', 'scoped-in')),
+    90_000,
+  );
   // The scheduled resync, as Lambda runs it: it lists scoped-in only (a cluster-wide list is 403).
   const resyncs = () => keys.filter((k) => k === 'scoped-in/memcached-sample Resync').length;
   const before = resyncs();
   const report = await resync.handler({});
   assert.deepEqual([report.listed, report.sent], [1, 1], `the resync listed and sent the one Memcached in scoped-in: ${JSON.stringify(report)}`);
-  await untilScoped('the resync function\'s message was handled', async () => resyncs() > before && (await queueDepth('scoped')) === 0, 30_000);
+  await untilScoped("the resync function's message was handled", async () => resyncs() > before && (await queueDepth('scoped')) === 0, 30_000);
 
   const outside = await getJson<Mc & { apiVersion: string }>('memcached', 'memcached-sample', '-n', 'scoped-out');
   assert.ok(outside, 'the Memcached in scoped-out exists');
   assert.equal(outside.status, undefined, 'no status was written outside the namespaces');
   assert.equal(outside.metadata.finalizers, undefined, 'no finalizer was added outside the namespaces');
   assert.equal(await getJson('deployment', 'memcached-sample', '-n', 'scoped-out'), undefined, 'no Deployment outside the namespaces');
-  assert.deepEqual(keys.filter((k) => k.startsWith('scoped-out/')), [], 'no message ever named an object outside the namespaces');
+  assert.deepEqual(
+    keys.filter((k) => k.startsWith('scoped-out/')),
+    [],
+    'no message ever named an object outside the namespaces',
+  );
   assert.ok(!scoped.lines.some((l) => l.includes('scoped-out')), 'the scoped forwarder never logged an object outside its namespaces');
 
   // A message for scoped-out sent by hand (anyone who may send to the queue): DLQ UnknownNamespace, nothing touched.
-  const message = newMessage({ cluster: 'e2e', apiVersion: outside.apiVersion, kind: 'Memcached', namespace: 'scoped-out', name: 'memcached-sample', uid: outside.metadata.uid }, 'Added', Date.now());
+  const message = newMessage(
+    { cluster: 'e2e', apiVersion: outside.apiVersion, kind: 'Memcached', namespace: 'scoped-out', name: 'memcached-sample', uid: outside.metadata.uid },
+    'Added',
+    Date.now(),
+  );
   await broker.sqs().send(new SendMessageCommand({ QueueUrl: broker.queueUrl('scoped'), MessageBody: encodeMessage(message) }));
   await untilScoped('the hand-sent message is in the DLQ', async () => (await queueDepth('scoped-dlq')) === 1, 30_000);
-  const dead = await broker.sqs().send(new ReceiveMessageCommand({ QueueUrl: broker.queueUrl('scoped-dlq'), MessageAttributeNames: ['All'], WaitTimeSeconds: 1 }));
+  const dead = await broker
+    .sqs()
+    .send(new ReceiveMessageCommand({ QueueUrl: broker.queueUrl('scoped-dlq'), MessageAttributeNames: ['All'], WaitTimeSeconds: 1 }));
   assert.equal(dead.Messages?.[0]?.MessageAttributes?.[DLQ_ATTRIBUTE_REASON]?.StringValue, 'UnknownNamespace');
   assert.equal(await getJson('deployment', 'memcached-sample', '-n', 'scoped-out'), undefined, 'still no Deployment outside the namespaces');
   assert.equal(scoped.lines.filter((l) => /"level":"error"/.test(l)).length, 0, scoped.lines.filter((l) => /"level":"error"/.test(l)).join('\n'));
 });
 
 async function queueDepth(queue: string): Promise<number> {
-  const attrs = await broker.sqs().send(new GetQueueAttributesCommand({ QueueUrl: broker.queueUrl(queue), AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
+  const attrs = await broker.sqs().send(
+    new GetQueueAttributesCommand({
+      QueueUrl: broker.queueUrl(queue),
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+  );
   return Number(attrs.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(attrs.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
 }

@@ -44,7 +44,9 @@ export function processTree(root: number): ProcessId[] {
     let command = '';
     try {
       command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim().slice(0, 160);
-    } catch { /* gone meanwhile */ }
+    } catch {
+      /* gone meanwhile */
+    }
     out.push({ pid, start: s.start, command });
     queue.push(...(children.get(pid) ?? []));
   }

@@ -47,7 +47,9 @@ after(() => {
   if (child?.pid && child.exitCode === null && child.signalCode === null) {
     try {
       process.kill(-child.pid, 'SIGKILL');
-    } catch { /* already gone */ }
+    } catch {
+      /* already gone */
+    }
   }
   if (work) rmSync(work, { recursive: true, force: true });
 });
@@ -55,7 +57,11 @@ after(() => {
 test('npm start in a generated project reconciles its samples and stops cleanly on Ctrl-C', async () => {
   const project = join(work!, 'start-operator');
   run(process.execPath, [CLI, 'init', project, '--domain', 'example.com', '--operless-version', `file:${operlessPackage}`], work!);
-  run(process.execPath, [CLI, 'create', 'api', '--group', 'tenancy', '--version', 'v1alpha1', '--kind', 'Tenant', '--cluster-scoped', '--owns', 'Namespace'], project);
+  run(
+    process.execPath,
+    [CLI, 'create', 'api', '--group', 'tenancy', '--version', 'v1alpha1', '--kind', 'Tenant', '--cluster-scoped', '--owns', 'Namespace'],
+    project,
+  );
   run(process.execPath, [CLI, 'create', 'api', '--group', 'apps', '--version', 'v1', '--kind', 'WebApp', '--owns', 'ConfigMap,Secret'], project);
   run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], project);
 
@@ -67,19 +73,31 @@ test('npm start in a generated project reconciles its samples and stops cleanly 
   await waitFor(/● Tenant tenant-sample generation (\d+) observed \1: Ready=True/, 'the sample Tenant was reconciled');
   await waitFor(/● WebApp default\/web-app-sample generation (\d+) observed \1: Ready=True/, 'the sample WebApp was reconciled');
   await waitFor(/press Ctrl-C to stop everything/, 'it finished starting');
-  assert.match(output(), /functions running: tenant \(functions\/tenant\.ts, queue \S+operless-dev-tenant\), webApp \(functions\/web-app\.ts, queue \S+operless-dev-webApp\)/, 'each kind on its own queue');
+  assert.match(
+    output(),
+    /functions running: tenant \(functions\/tenant\.ts, queue \S+operless-dev-tenant\), webApp \(functions\/web-app\.ts, queue \S+operless-dev-webApp\)/,
+    'each kind on its own queue',
+  );
   assert.ok(existsSync(join(project, '.operless', 'dev.json')), 'the state file is written');
 
   // A second terminal: `operless enqueue` finds the loop through its state file and sends each
   // object to the queue of the function that reconciles its kind.
-  const enqueued = spawnSync(process.execPath, [CLI, 'enqueue', 'webapp/default/web-app-sample', 'tenant/tenant-sample', '--json'], { cwd: project, env: environment(), encoding: 'utf8', timeout: 60_000 });
+  const enqueued = spawnSync(process.execPath, [CLI, 'enqueue', 'webapp/default/web-app-sample', 'tenant/tenant-sample', '--json'], {
+    cwd: project,
+    env: environment(),
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   assert.equal(enqueued.status, 0, `${enqueued.stdout}${enqueued.stderr}`);
   const summary = JSON.parse(enqueued.stdout) as { sent: number; queueUrls?: string[] };
   assert.equal(summary.sent, 2);
   assert.deepEqual(summary.queueUrls?.map((u) => u.split('/').pop()).sort(), ['operless-dev-tenant', 'operless-dev-webApp'], enqueued.stdout);
 
   const tree = processTree(start.pid!);
-  assert.ok(tree.some((p) => /kube-apiserver/.test(p.command)), `the control plane runs under npm start:\n${tree.map((p) => `${p.pid} ${p.command}`).join('\n')}`);
+  assert.ok(
+    tree.some((p) => /kube-apiserver/.test(p.command)),
+    `the control plane runs under npm start:\n${tree.map((p) => `${p.pid} ${p.command}`).join('\n')}`,
+  );
   assert.ok(tree.some((p) => /etcd/.test(p.command)));
 
   process.kill(-start.pid!, 'SIGINT');
@@ -89,5 +107,9 @@ test('npm start in a generated project reconciles its samples and stops cleanly 
   assert.match(output(), /stopped; nothing left running/);
   assert.deepEqual(await survivors(tree), [], 'processes survived npm start');
   assert.equal(existsSync(join(project, '.operless', 'dev.json')), false, 'the state file is removed on stop');
-  assert.equal(statSync(DIST, { throwIfNoEntry: false })?.mtimeMs, distBefore, `the checkout's ${DIST} was left alone (the package was built into the test's own folder)`);
+  assert.equal(
+    statSync(DIST, { throwIfNoEntry: false })?.mtimeMs,
+    distBefore,
+    `the checkout's ${DIST} was left alone (the package was built into the test's own folder)`,
+  );
 });

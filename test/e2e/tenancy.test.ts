@@ -37,12 +37,12 @@ import { applyForwarderIdentity } from '../support/identities.ts';
 import { startLambdaRunner, type LambdaRunner, type SQSHandlerFn } from '../../src/local/lambda-runner.ts';
 import { createKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
-import { defineController } from '../../src/core/controller.ts';
+import { defineController } from '../../src/core/controller/controller.ts';
 import { decodeMessage } from '../../src/contract/message.ts';
 import { memcachedController } from '../../src/memcached/controller.ts';
 import { startPodSimulator, type PodSimulator } from '../../src/local/pod-simulator.ts';
 import { watchesFor } from '../../src/devloop/project.ts';
-import type { WatchInput } from '../../src/forwarder/config.ts';
+import type { WatchInput } from '../../src/forwarder/config/config.ts';
 import { silentLogger } from '../../src/observability/log.ts';
 import { clusterHelpers, spawnForwarder } from './cluster-helpers.ts';
 import { extractBundle, packageService, ROOT } from '../../scripts/package.ts';
@@ -70,7 +70,10 @@ let forwarder: ChildProcess | undefined;
 let forwarderExit: Promise<number | null>;
 let simulator: PodSimulator | undefined;
 const forwarderLines: string[] = [];
-const { until, kubectl, getJson } = clusterHelpers(() => cp, () => forwarderLines);
+const { until, kubectl, getJson } = clusterHelpers(
+  () => cp,
+  () => forwarderLines,
+);
 
 /** One reconcile function as Lambda runs it, and the kinds of every message it was handed. */
 interface RunningFunction {
@@ -99,7 +102,13 @@ async function bundleTenantFunction(): Promise<string> {
   const result = await build(esbuildOptions(esbuild, join(scratch, 'functions', 'tenant.ts'), outfile, scratch));
   const inputs = Object.keys(result.metafile.inputs);
   const fromPackage = inputs.filter((i) => i.includes('node_modules/operless/dist/'));
-  assert.ok(fromPackage.some((i) => i.endsWith('node_modules/operless/dist/index.js')), `operless came from the freshly built package (inputs: ${inputs.filter((i) => i.includes('operless') || i.includes('dist/')).slice(0, 5).join(', ')})`);
+  assert.ok(
+    fromPackage.some((i) => i.endsWith('node_modules/operless/dist/index.js')),
+    `operless came from the freshly built package (inputs: ${inputs
+      .filter((i) => i.includes('operless') || i.includes('dist/'))
+      .slice(0, 5)
+      .join(', ')})`,
+  );
   const fromSources = inputs.filter((i) => i.startsWith('src/')); // metafile paths are relative to this repository
   assert.deepEqual(fromSources, [], "nothing from this repository's TypeScript sources");
   const externals = Object.values(result.metafile.outputs).flatMap((o) => o.imports.filter((i) => i.external).map((i) => i.path));
@@ -187,11 +196,21 @@ before(async () => {
   const forwarderIdentity = await applyForwarderIdentity(cp);
   const tenancyRole = await cp.kubectl(['apply', '-f', join(EXAMPLE, 'infra', 'rbac', 'forwarder.yaml')]);
   assert.equal(tenancyRole.code, 0, tenancyRole.stderr);
-  const bound = await cp.kubectl(['create', 'clusterrolebinding', 'tenancy-operator-forwarder-e2e', '--clusterrole=tenancy-operator-forwarder', `--serviceaccount=${forwarderIdentity.namespace}:${forwarderIdentity.serviceAccount}`]);
+  const bound = await cp.kubectl([
+    'create',
+    'clusterrolebinding',
+    'tenancy-operator-forwarder-e2e',
+    '--clusterrole=tenancy-operator-forwarder',
+    `--serviceaccount=${forwarderIdentity.namespace}:${forwarderIdentity.serviceAccount}`,
+  ]);
   assert.equal(bound.code, 0, bound.stderr);
   const forwarderBundle = (await bundleForwarder(join(work, 'forwarder.mjs'))).outFile;
   ({ child: forwarder, exit: forwarderExit } = spawnForwarder({
-    bundle: forwarderBundle, configPath: join(work, 'forwarder.yaml'), kubeconfigPath: forwarderIdentity.identity.kubeconfigPath, sqsEndpoint: broker.endpoint, lines: forwarderLines,
+    bundle: forwarderBundle,
+    configPath: join(work, 'forwarder.yaml'),
+    kubeconfigPath: forwarderIdentity.identity.kubeconfigPath,
+    sqsEndpoint: broker.endpoint,
+    lines: forwarderLines,
   }));
   await until('the forwarder is running', async () => forwarderLines.some((l) => l.includes('forwarder running')), 30_000);
 
@@ -234,12 +253,19 @@ interface Primary {
   metadata: { generation: number; uid: string; finalizers?: string[]; deletionTimestamp?: string };
   status?: Status;
 }
-interface Owned { metadata: { uid: string; ownerReferences?: { kind: string; name: string; controller?: boolean }[]; labels?: Record<string, string> } }
-interface Quota extends Owned { spec: { hard: Record<string, string> } }
-interface Deploy extends Owned { spec: { replicas: number } }
+interface Owned {
+  metadata: { uid: string; ownerReferences?: { kind: string; name: string; controller?: boolean }[]; labels?: Record<string, string> };
+}
+interface Quota extends Owned {
+  spec: { hard: Record<string, string> };
+}
+interface Deploy extends Owned {
+  spec: { replicas: number };
+}
 
 const current = (o: Primary | undefined, condition: string) =>
-  o !== undefined && o.status?.observedGeneration === o.metadata.generation &&
+  o !== undefined &&
+  o.status?.observedGeneration === o.metadata.generation &&
   o.status.conditions?.some((c) => c.type === condition && c.status === 'True') === true;
 const controlledBy = (o: Owned | undefined, kind: string, name: string) =>
   o?.metadata.ownerReferences?.some((r) => r.kind === kind && r.name === name && r.controller) === true;
@@ -275,11 +301,20 @@ test('changing both: the Deployment and the ResourceQuota follow, each status at
   await kubectl('patch', 'tenant', 'tenant-sample', '--type=merge', '-p', '{"spec":{"quota":{"pods":30}}}');
   await until('the Deployment has 4 replicas and the Memcached is Available at generation 2', async () => {
     const mc = await getJson<Primary>('memcached', 'memcached-sample');
-    return (await getJson<Deploy>('deployment', 'memcached-sample'))?.spec.replicas === 4 && mc?.metadata.generation === 2 && current(mc, 'Available') && mc.status?.readyReplicas === 4;
+    return (
+      (await getJson<Deploy>('deployment', 'memcached-sample'))?.spec.replicas === 4 &&
+      mc?.metadata.generation === 2 &&
+      current(mc, 'Available') &&
+      mc.status?.readyReplicas === 4
+    );
   });
   await until('the quota allows 30 pods and the Tenant is Ready at generation 2', async () => {
     const tenant = await getJson<Primary>('tenant', 'tenant-sample');
-    return (await getJson<Quota>('resourcequota', 'tenant-quota', '-n', 'tenant-sample'))?.spec.hard.pods === '30' && tenant?.metadata.generation === 2 && current(tenant, 'Ready');
+    return (
+      (await getJson<Quota>('resourcequota', 'tenant-quota', '-n', 'tenant-sample'))?.spec.hard.pods === '30' &&
+      tenant?.metadata.generation === 2 &&
+      current(tenant, 'Ready')
+    );
   });
 });
 
@@ -301,16 +336,21 @@ test("an owned object deleted by hand comes back through its owner's queue (Reso
 test('deleting both: the Memcached finalizer runs, garbage collection removes every child (the Namespace too)', async () => {
   await kubectl('delete', 'memcached', 'memcached-sample', '--wait=false');
   await kubectl('delete', 'tenant', 'tenant-sample', '--wait=false');
-  await until('the Memcached and the Tenant are gone', async () =>
-    (await getJson<Primary>('memcached', 'memcached-sample')) === undefined && (await getJson<Primary>('tenant', 'tenant-sample')) === undefined);
+  await until(
+    'the Memcached and the Tenant are gone',
+    async () => (await getJson<Primary>('memcached', 'memcached-sample')) === undefined && (await getJson<Primary>('tenant', 'tenant-sample')) === undefined,
+  );
   const events = await kubectl('get', 'events', '--field-selector', 'involvedObject.name=memcached-sample', '-o', 'json');
   const reasons = (JSON.parse(events) as { items: { reason: string }[] }).items.map((e) => e.reason);
   assert.ok(reasons.includes('Finalizing'), `the Memcached finalizer recorded its Event (events: ${reasons.join(', ')})`);
-  await until('the Deployment, the Service and the tenant Namespace are garbage-collected', async () =>
-    (await getJson('deployment', 'memcached-sample')) === undefined &&
-    (await getJson('service', 'memcached-sample')) === undefined &&
-    (await getJson('namespace', 'tenant-sample')) === undefined,
-  120_000);
+  await until(
+    'the Deployment, the Service and the tenant Namespace are garbage-collected',
+    async () =>
+      (await getJson('deployment', 'memcached-sample')) === undefined &&
+      (await getJson('service', 'memcached-sample')) === undefined &&
+      (await getJson('namespace', 'tenant-sample')) === undefined,
+    120_000,
+  );
 });
 
 test('each queue only ever carried its own kind: nothing in either DLQ, no failed invocation, no forwarder error', async () => {
@@ -320,7 +360,12 @@ test('each queue only ever carried its own kind: nothing in either DLQ, no faile
   assert.deepEqual([...new Set(mc.kinds)], ['Memcached'], 'the Memcached queue carried only Memcached messages');
   assert.deepEqual([...new Set(tenant.kinds)], ['Tenant'], 'the Tenant queue carried only Tenant messages');
   for (const dlq of ['memcached-dlq', 'tenant-dlq']) {
-    const attrs = await broker.sqs().send(new GetQueueAttributesCommand({ QueueUrl: broker.queueUrl(dlq), AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
+    const attrs = await broker.sqs().send(
+      new GetQueueAttributesCommand({
+        QueueUrl: broker.queueUrl(dlq),
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
     assert.equal(attrs.Attributes?.ApproximateNumberOfMessages, '0', `${dlq} is empty (no UnknownKind, no exhausted retries)`);
     assert.equal(attrs.Attributes?.ApproximateNumberOfMessagesNotVisible, '0', dlq);
   }

@@ -16,7 +16,25 @@ import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 import { ORDERINGS } from '../../src/contract/ordering.ts';
-import { CASE_ORDERINGS, FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, invocationsInHand, invocationsStarted, named, objectsPerCase, range, retrying, shippedWatchGaps, sleep, startMemcachedCase, titled, until, untilConverged } from './harness.ts';
+import {
+  CASE_ORDERINGS,
+  FaultEnv,
+  MemcachedWorkload,
+  assertNothingLost,
+  caseLine,
+  invocationsInHand,
+  invocationsStarted,
+  named,
+  objectsPerCase,
+  range,
+  retrying,
+  shippedWatchGaps,
+  sleep,
+  startMemcachedCase,
+  titled,
+  until,
+  untilConverged,
+} from './harness.ts';
 
 const LEASES: KindRef = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', plural: 'leases', namespaced: true };
 
@@ -72,12 +90,18 @@ for (const ordering of CASE_ORDERINGS) {
     // Certain, not hoped for: read after the runner's last line, the invocation it died in had
     // not returned, and the burst was still going on.
     const inHand = invocationsInHand(fn);
-    assert.ok(inHand.some((i) => i.requestId === started.requestId), `the runner was killed with a batch in hand (invocation ${String(started.requestId)} never returned); in hand: ${JSON.stringify(inHand)}`);
+    assert.ok(
+      inHand.some((i) => i.requestId === started.requestId),
+      `the runner was killed with a batch in hand (invocation ${String(started.requestId)} never returned); in hand: ${JSON.stringify(inHand)}`,
+    );
     assert.ok(createdAtKill < n, `the forwarder was killed mid-burst (${createdAtKill} of ${n} objects created)`);
     const killedRecords = new Set(inHand.flatMap((i) => i.messageIds));
     await creating;
     // Changes while no forwarder runs: a new generation for every fourth object.
-    await workload.resize(range(0, n).filter((i) => i % 4 === 0), () => 2);
+    await workload.resize(
+      range(0, n).filter((i) => i % 4 === 0),
+      () => 2,
+    );
 
     const fn2 = await env.startFunction(named('fn-burst-2', ordering), { ordering });
     const restarted = await env.startForwarder(named('fwd-burst-2', ordering), { ordering, namespaces: [workload.namespace] });
@@ -88,7 +112,16 @@ for (const ordering of CASE_ORDERINGS) {
     const lost = [...killedRecords].filter((id) => !redelivered.has(id));
     assert.deepEqual(lost, [], `every record of the killed invocation was delivered again (${killedRecords.size} records)`);
     const gaps = shippedWatchGaps(env);
-    t.diagnostic(caseLine(titled('forwarder + runner SIGKILL mid-burst', ordering), begun, sent, env, result, `${n} objects, killed at ${createdAtKill} created with ${killedRecords.size} records in hand, all delivered again${gaps.length > 0 ? `; the shipped forwarder config does not watch owned ${gaps.join(', ')}` : ''}`));
+    t.diagnostic(
+      caseLine(
+        titled('forwarder + runner SIGKILL mid-burst', ordering),
+        begun,
+        sent,
+        env,
+        result,
+        `${n} objects, killed at ${createdAtKill} created with ${killedRecords.size} records in hand, all delivered again${gaps.length > 0 ? `; the shipped forwarder config does not watch owned ${gaps.join(', ')}` : ''}`,
+      ),
+    );
     assert.equal(result.converged, n);
     await restarted.stop();
     await env.stopFunctions();
@@ -113,14 +146,19 @@ for (const ordering of CASE_ORDERINGS) {
     await a.exited;
     // Changes while nobody leads (the lease has not expired yet).
     await workload.create(Math.floor(n / 2), n);
-    await workload.resize(range(0, Math.floor(n / 2)).filter((i) => i % 3 === 0), () => 2);
+    await workload.resize(
+      range(0, Math.floor(n / 2)).filter((i) => i % 3 === 0),
+      () => 2,
+    );
     await b.line(/became the leader/, 30_000);
     // The shipped Lease, in the forwarder's namespace, taken over under the shipped RBAC.
     const { namespace: leaseNamespace, leaseName } = env.forwarderIdentity;
     const lease = await env.admin.get<KubeObject & { spec?: { holderIdentity?: string } }>(LEASES, leaseName, leaseNamespace);
     assert.equal(lease?.spec?.holderIdentity, named('fwd-b', ordering), `the follower holds the Lease ${leaseNamespace}/${leaseName}`);
     const result = await assertNothingLost(env, workload, { timeoutMs: 180_000, ordering });
-    t.diagnostic(caseLine(titled('leader SIGKILL, follower takes over', ordering), started, sent, env, result, `${n} objects; Lease ${leaseNamespace}/${leaseName}`));
+    t.diagnostic(
+      caseLine(titled('leader SIGKILL, follower takes over', ordering), started, sent, env, result, `${n} objects; Lease ${leaseNamespace}/${leaseName}`),
+    );
     assert.equal(result.converged, n);
     await b.stop();
     await env.stopFunctions();
@@ -149,7 +187,9 @@ for (const ordering of CASE_ORDERINGS) {
       assert.ok(relists > 0, 'the forwarder relisted after 410 Gone');
     });
     const result = await assertNothingLost(env, workload, { timeoutMs: 180_000, ordering });
-    t.diagnostic(caseLine(titled('etcd compacted → 410 Gone → relist', ordering), started, sent, env, result, `${n} objects, ${changed.length} changed unseen`));
+    t.diagnostic(
+      caseLine(titled('etcd compacted → 410 Gone → relist', ordering), started, sent, env, result, `${n} objects, ${changed.length} changed unseen`),
+    );
     assert.equal(result.converged, n);
     await forwarder.stop();
     await env.stopFunctions();

@@ -48,26 +48,41 @@ const log = createLogger({ level: 'info' });
 const sqs = new SQSClient({ endpoint: config.endpoint, region: config.region, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
 const inner = await loadHandler({ module: config.module, export: config.export ?? 'handler' });
 /** The handler, logging each invocation's start and end under `prefix` (`''` or `'delay '`). */
-const logged = (prefix: string): SQSHandlerFn => async (event, context) => {
-  log.info(`${prefix}invocation started`, { requestId: context.awsRequestId, records: event.Records.length, messageIds: event.Records.map((r) => r.messageId) });
-  try {
-    return await inner(event, context);
-  } finally {
-    log.info(`${prefix}invocation handled`, { requestId: context.awsRequestId });
-  }
-};
-const start = (queueUrl: string, prefix: string) => startLambdaRunner({
-  queueUrl,
-  sqs,
-  handler: logged(prefix),
-  functionName: config.functionName ?? 'faults',
-  batchSize: config.batchSize ?? 10,
-  batchWindowSeconds: config.batchWindowSeconds ?? 1,
-  maxConcurrency: config.maxConcurrency ?? 3,
-  timeoutSeconds: config.timeoutSeconds ?? 6,
-  logger: log,
-  onInvoke: (report) => log.info(`${prefix}invocation`, { requestId: report.requestId, outcome: report.outcome, records: report.records, deleted: report.deleted.length, retried: report.retried.length, durationMs: report.durationMs }),
-});
+const logged =
+  (prefix: string): SQSHandlerFn =>
+  async (event, context) => {
+    log.info(`${prefix}invocation started`, {
+      requestId: context.awsRequestId,
+      records: event.Records.length,
+      messageIds: event.Records.map((r) => r.messageId),
+    });
+    try {
+      return await inner(event, context);
+    } finally {
+      log.info(`${prefix}invocation handled`, { requestId: context.awsRequestId });
+    }
+  };
+const start = (queueUrl: string, prefix: string) =>
+  startLambdaRunner({
+    queueUrl,
+    sqs,
+    handler: logged(prefix),
+    functionName: config.functionName ?? 'faults',
+    batchSize: config.batchSize ?? 10,
+    batchWindowSeconds: config.batchWindowSeconds ?? 1,
+    maxConcurrency: config.maxConcurrency ?? 3,
+    timeoutSeconds: config.timeoutSeconds ?? 6,
+    logger: log,
+    onInvoke: (report) =>
+      log.info(`${prefix}invocation`, {
+        requestId: report.requestId,
+        outcome: report.outcome,
+        records: report.records,
+        deleted: report.deleted.length,
+        retried: report.retried.length,
+        durationMs: report.durationMs,
+      }),
+  });
 const runners = [await start(config.queueUrl, ''), ...(config.delayQueueUrl ? [await start(config.delayQueueUrl, 'delay ')] : [])];
 log.info('function runner started', { pid: process.pid });
 process.on('SIGTERM', () => {

@@ -32,25 +32,34 @@
  * with one line: case, duration, messages sent, reconciles run, objects converged/total.
  */
 import assert from 'node:assert/strict';
+import { after, afterEach, before } from 'node:test';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { randomUUID } from 'node:crypto';
-import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient, type Message, type SendMessageCommandInput } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+  type Message,
+  type SendMessageCommandInput,
+} from '@aws-sdk/client-sqs';
 import { stringify } from 'yaml';
 import { startBroker, startControlPlane, WORKLOAD_CONTROLLERS, type Broker, type ControlPlane, type Identity } from '../../src/testing/index.ts';
 import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
 import { createKubeClient, type BoundKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
-import { defineController } from '../../src/core/controller.ts';
+import { defineController } from '../../src/core/controller/controller.ts';
 import { memcachedController } from '../../src/memcached/controller.ts';
 import { MEMCACHED } from '../../src/memcached/types.ts';
 import { DEPLOYMENTS } from '../../src/kube/kinds.ts';
 import { startPodSimulator, type PodSimulator } from '../../src/local/pod-simulator.ts';
 import { watchesFor } from '../../src/devloop/project.ts';
-import { devQueueNames } from '../../src/devloop/dev-loop.ts';
+import { devQueueNames } from '../../src/devloop/dev-queues.ts';
 import { ORDERINGS, type Ordering } from '../../src/contract/ordering.ts';
 import { bodyGroupId, isFifoQueueUrl } from '../../src/queue/fifo.ts';
 import { silentLogger } from '../../src/observability/log.ts';
@@ -202,8 +211,15 @@ export class FaultEnv {
   private readonly layouts: ReadonlyMap<Ordering, QueueLayout>;
 
   private constructor(parts: {
-    cp: ControlPlane; broker: Broker; proxy: SqsProxy; work: string; fnIdentity: Identity; forwarderIdentity: ForwarderIdentity;
-    memcachedBundle: string | undefined; forwarderBundle: string; orderings: readonly Ordering[];
+    cp: ControlPlane;
+    broker: Broker;
+    proxy: SqsProxy;
+    work: string;
+    fnIdentity: Identity;
+    forwarderIdentity: ForwarderIdentity;
+    memcachedBundle: string | undefined;
+    forwarderBundle: string;
+    orderings: readonly Ordering[];
   }) {
     this.cp = parts.cp;
     this.broker = parts.broker;
@@ -216,10 +232,20 @@ export class FaultEnv {
     this.admin = createKubeClient(createTransport(this.cp.kubeConfig), { fieldManager: 'faults-admin' });
     this.sqs = new SQSClient({ endpoint: this.proxy.endpoint, region: this.broker.region, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
     const url = (name: string) => this.proxy.url(this.broker.queueUrl(name));
-    this.layouts = new Map(parts.orderings.map((ordering) => {
-      const names = devQueueNames(QUEUE_FUNCTION, ordering);
-      return [ordering, { ordering, queueUrl: url(names.queue), dlqUrl: url(names.dlq), ...(names.delay ? { delay: { queueUrl: url(names.delay.queue), dlqUrl: url(names.delay.dlq) } } : {}) }];
-    }));
+    this.layouts = new Map(
+      parts.orderings.map((ordering) => {
+        const names = devQueueNames(QUEUE_FUNCTION, ordering);
+        return [
+          ordering,
+          {
+            ordering,
+            queueUrl: url(names.queue),
+            dlqUrl: url(names.dlq),
+            ...(names.delay ? { delay: { queueUrl: url(names.delay.queue), dlqUrl: url(names.delay.dlq) } } : {}),
+          },
+        ];
+      }),
+    );
   }
 
   /** The queues of `ordering`; throws when the env was not started with it. */
@@ -238,7 +264,11 @@ export class FaultEnv {
     const redrive = { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 12, maxReceiveCount: options.maxReceiveCount ?? 5 };
     const queues = orderings.flatMap((ordering) => {
       const names = devQueueNames(QUEUE_FUNCTION, ordering);
-      const pair = (name: string, dlq: string) => ({ name, visibilityTimeoutSeconds: redrive.visibilityTimeoutSeconds, dlq: { name: dlq, maxReceiveCount: redrive.maxReceiveCount } });
+      const pair = (name: string, dlq: string) => ({
+        name,
+        visibilityTimeoutSeconds: redrive.visibilityTimeoutSeconds,
+        dlq: { name: dlq, maxReceiveCount: redrive.maxReceiveCount },
+      });
       return [pair(names.queue, names.dlq), ...(names.delay ? [pair(names.delay.queue, names.delay.dlq)] : [])];
     });
     const [cp, broker] = await Promise.all([
@@ -281,14 +311,23 @@ export class FaultEnv {
     // What the shipped config watches — its RBAC grants exactly that (a kind the controller
     // owns beyond it would be forbidden: see shippedWatchGaps).
     const shipped = this.forwarderIdentity.config as { primaries?: object[]; owned?: object[] };
-    const scoped = (list: readonly object[] | undefined) => (list ?? []).map((w) => ({ ...w, ...(options.namespaces ? { namespaces: [...options.namespaces] } : {}) }));
+    const scoped = (list: readonly object[] | undefined) =>
+      (list ?? []).map((w) => ({ ...w, ...(options.namespaces ? { namespaces: [...options.namespaces] } : {}) }));
     const config = {
       clusterId: CLUSTER,
       queue: { url: this.layout(options.ordering).queueUrl, region: this.broker.region },
       primaries: scoped(shipped.primaries),
       owned: scoped(shipped.owned),
       leaderElection: options.leaderElection
-        ? { enabled: true, namespace: this.forwarderIdentity.namespace, leaseName: this.forwarderIdentity.leaseName, identity: name, leaseDurationSeconds: 3, renewDeadlineSeconds: 2, retryPeriodSeconds: 0.5 }
+        ? {
+            enabled: true,
+            namespace: this.forwarderIdentity.namespace,
+            leaseName: this.forwarderIdentity.leaseName,
+            identity: name,
+            leaseDurationSeconds: 3,
+            renewDeadlineSeconds: 2,
+            retryPeriodSeconds: 0.5,
+          }
         : { enabled: false },
       server: { port: 0 },
       coalesceWindowMs: 200,
@@ -299,23 +338,29 @@ export class FaultEnv {
     };
     const path = join(this.work, `${name}.yaml`);
     writeFileSync(path, stringify(config));
-    const proc = this.spawnLogged(name, [this.forwarderBundle], {
-      OPERLESS_FORWARDER_CONFIG: path,
-      KUBECONFIG: this.forwarderIdentity.identity.kubeconfigPath,
-      POD_NAMESPACE: this.forwarderIdentity.namespace,
-      POD_NAME: name,
-      AWS_ACCESS_KEY_ID: 'test',
-      AWS_SECRET_ACCESS_KEY: 'test',
-      AWS_ENDPOINT_URL_SQS: this.proxy.endpoint,
-      OPERLESS_LOG_LEVEL: 'info',
-    }, () => {});
+    const proc = this.spawnLogged(
+      name,
+      [this.forwarderBundle],
+      {
+        OPERLESS_FORWARDER_CONFIG: path,
+        KUBECONFIG: this.forwarderIdentity.identity.kubeconfigPath,
+        POD_NAMESPACE: this.forwarderIdentity.namespace,
+        POD_NAME: name,
+        AWS_ACCESS_KEY_ID: 'test',
+        AWS_SECRET_ACCESS_KEY: 'test',
+        AWS_ENDPOINT_URL_SQS: this.proxy.endpoint,
+        OPERLESS_LOG_LEVEL: 'info',
+      },
+      () => {},
+    );
     const probes = async () => String((await proc.line(/forwarder running/, 60_000)).probes);
     return {
       ...proc,
       probes,
       metric: async (metricName) => {
         const text = await (await fetch(`${await probes()}/metrics`)).text();
-        return text.split('\n')
+        return text
+          .split('\n')
           .filter((l) => l.startsWith(`${metricName}{`) || l.startsWith(`${metricName} `))
           .reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
       },
@@ -342,28 +387,38 @@ export class FaultEnv {
       maxConcurrency: options.maxConcurrency ?? 3,
       timeoutSeconds: options.timeoutSeconds ?? 6,
     };
-    const proc = this.spawnLogged(name, [FUNCTION_PROCESS], {
-      FAULTS_RUNNER: JSON.stringify(runner),
-      OPERLESS_QUEUE_URL: layout.queueUrl,
-      OPERLESS_DLQ_URL: layout.dlqUrl,
-      ...(layout.delay ? { OPERLESS_DELAY_QUEUE_URL: layout.delay.queueUrl } : {}),
-      OPERLESS_CLUSTER: CLUSTER,
-      OPERLESS_KUBECONFIG: (options.identity ?? this.fnIdentity).kubeconfigPath,
-      OPERLESS_METRICS: 'off',
-      OPERLESS_LOG_LEVEL: 'info',
-      AWS_REGION: this.broker.region,
-      AWS_ENDPOINT_URL_SQS: this.proxy.endpoint,
-      AWS_ACCESS_KEY_ID: 'test',
-      AWS_SECRET_ACCESS_KEY: 'test',
-      ...options.env,
-    }, (line) => {
-      if (!RECONCILE_LINES.has(String(line.msg)) || typeof line.key !== 'string') return;
-      const durationMs = Number(line.durationMs ?? 0);
-      this.reconciles.push({
-        process: name, key: line.key, msg: String(line.msg), endMs: Date.parse(String(line.time)), durationMs,
-        gone: line.gone !== undefined, result: String(line.result ?? ''),
-      });
-    });
+    const proc = this.spawnLogged(
+      name,
+      [FUNCTION_PROCESS],
+      {
+        FAULTS_RUNNER: JSON.stringify(runner),
+        OPERLESS_QUEUE_URL: layout.queueUrl,
+        OPERLESS_DLQ_URL: layout.dlqUrl,
+        ...(layout.delay ? { OPERLESS_DELAY_QUEUE_URL: layout.delay.queueUrl } : {}),
+        OPERLESS_CLUSTER: CLUSTER,
+        OPERLESS_KUBECONFIG: (options.identity ?? this.fnIdentity).kubeconfigPath,
+        OPERLESS_METRICS: 'off',
+        OPERLESS_LOG_LEVEL: 'info',
+        AWS_REGION: this.broker.region,
+        AWS_ENDPOINT_URL_SQS: this.proxy.endpoint,
+        AWS_ACCESS_KEY_ID: 'test',
+        AWS_SECRET_ACCESS_KEY: 'test',
+        ...options.env,
+      },
+      (line) => {
+        if (!RECONCILE_LINES.has(String(line.msg)) || typeof line.key !== 'string') return;
+        const durationMs = Number(line.durationMs ?? 0);
+        this.reconciles.push({
+          process: name,
+          key: line.key,
+          msg: String(line.msg),
+          endMs: Date.parse(String(line.time)),
+          durationMs,
+          gone: line.gone !== undefined,
+          result: String(line.result ?? ''),
+        });
+      },
+    );
     this.functions.add(proc);
     void proc.exited.then(() => this.functions.delete(proc));
     await proc.line(/function runner started/, 30_000);
@@ -376,7 +431,10 @@ export class FaultEnv {
   }
 
   startSimulator(): void {
-    this.simulator ??= startPodSimulator(createKubeClient(createTransport(this.cp.kubeConfig), { fieldManager: 'faults-kubelet' }), { log: silentLogger, intervalMs: 400 });
+    this.simulator ??= startPodSimulator(createKubeClient(createTransport(this.cp.kubeConfig), { fieldManager: 'faults-kubelet' }), {
+      log: silentLogger,
+      intervalMs: 400,
+    });
   }
 
   private spawnLogged(name: string, args: string[], env: Record<string, string>, onLine: (line: Record<string, unknown>) => void): LoggedProcess {
@@ -417,10 +475,28 @@ export class FaultEnv {
       stderr = (stderr + d.toString()).slice(-4000);
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    const awaitLine = (what: string, matches: (l: Record<string, unknown>) => boolean, timeoutMs: number) => new Promise<Record<string, unknown>>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${name}: no log line ${what} within ${timeoutMs} ms; stderr:\n${stderr}\nlast lines:\n${lines.slice(-10).map((l) => JSON.stringify(l)).join('\n')}`)), timeoutMs);
-      waiters.push({ matches, resolve: (l) => { clearTimeout(timer); resolve(l); } });
-    });
+    const awaitLine = (what: string, matches: (l: Record<string, unknown>) => boolean, timeoutMs: number) =>
+      new Promise<Record<string, unknown>>((resolve, reject) => {
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `${name}: no log line ${what} within ${timeoutMs} ms; stderr:\n${stderr}\nlast lines:\n${lines
+                  .slice(-10)
+                  .map((l) => JSON.stringify(l))
+                  .join('\n')}`,
+              ),
+            ),
+          timeoutMs,
+        );
+        waiters.push({
+          matches,
+          resolve: (l) => {
+            clearTimeout(timer);
+            resolve(l);
+          },
+        });
+      });
     const proc: LoggedProcess = {
       name,
       child,
@@ -455,7 +531,11 @@ export class FaultEnv {
    */
   sendInput(body: string, ordering: Ordering = 'unordered'): SendMessageCommandInput {
     const queueUrl = this.layout(ordering).queueUrl;
-    return { QueueUrl: queueUrl, MessageBody: body, ...(isFifoQueueUrl(queueUrl) ? { MessageGroupId: bodyGroupId(body), MessageDeduplicationId: randomUUID() } : {}) };
+    return {
+      QueueUrl: queueUrl,
+      MessageBody: body,
+      ...(isFifoQueueUrl(queueUrl) ? { MessageGroupId: bodyGroupId(body), MessageDeduplicationId: randomUUID() } : {}),
+    };
   }
 
   /** Sends raw bodies straight into the work queue of `ordering` (through the counting proxy). */
@@ -473,12 +553,18 @@ export class FaultEnv {
   }
 
   async queueDepth(url: string): Promise<{ visible: number; inFlight: number; delayed: number }> {
-    const attrs = await this.sqs.send(new GetQueueAttributesCommand({
-      QueueUrl: url,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
-    }));
+    const attrs = await this.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: url,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+      }),
+    );
     const n = (k: string) => Number(attrs.Attributes?.[k as keyof typeof attrs.Attributes] ?? 0);
-    return { visible: n('ApproximateNumberOfMessages'), inFlight: n('ApproximateNumberOfMessagesNotVisible'), delayed: n('ApproximateNumberOfMessagesDelayed') };
+    return {
+      visible: n('ApproximateNumberOfMessages'),
+      inFlight: n('ApproximateNumberOfMessagesNotVisible'),
+      delayed: n('ApproximateNumberOfMessagesDelayed'),
+    };
   }
 
   /** Receives and deletes everything in the DLQs of `ordering` (per-key: the delay queue's too). */
@@ -486,15 +572,19 @@ export class FaultEnv {
     const layout = this.layout(ordering);
     const out: DeadLetter[] = [];
     for (const [from, url] of [['dlq', layout.dlqUrl], ...(layout.delay ? [['delay-dlq', layout.delay.dlqUrl] as const] : [])] as const) {
-      for (let empty = 0; empty < 2;) {
-        const got = await this.sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageAttributeNames: ['All'] }));
+      for (let empty = 0; empty < 2; ) {
+        const got = await this.sqs.send(
+          new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageAttributeNames: ['All'] }),
+        );
         const messages: Message[] = got.Messages ?? [];
         if (messages.length === 0) {
           empty++;
           continue;
         }
         for (const m of messages) out.push({ from, body: m.Body ?? '', reason: m.MessageAttributes?.[DLQ_ATTRIBUTE_REASON]?.StringValue });
-        await this.sqs.send(new DeleteMessageBatchCommand({ QueueUrl: url, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })) }));
+        await this.sqs.send(
+          new DeleteMessageBatchCommand({ QueueUrl: url, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })) }),
+        );
       }
     }
     return out;
@@ -520,6 +610,30 @@ export class FaultEnv {
     await Promise.all([this.broker.stop(), this.cp.stop()]);
     rmSync(this.work, { recursive: true, force: true });
   }
+}
+
+/**
+ * The lifecycle a fault file shares: one `FaultEnv` for the file, started in `before` (with
+ * the pod simulator when `simulator` is set), every forwarder and function process stopped
+ * after each case, the env stopped after the last. Call it at the top level of the file; the
+ * returned function gives the started env (inside a case, or a `before` registered after it).
+ */
+export function useFaultEnv(options: FaultEnvOptions & { readonly simulator?: boolean } = {}): () => FaultEnv {
+  let env: FaultEnv | undefined;
+  before(async () => {
+    env = await FaultEnv.start(options);
+    if (options.simulator) env.startSimulator();
+  });
+  afterEach(async () => {
+    await env?.stopProcesses();
+  });
+  after(async () => {
+    await env?.stop();
+  });
+  return () => {
+    assert.ok(env, 'the fault env is started in before()');
+    return env;
+  };
 }
 
 /**
@@ -577,6 +691,17 @@ export function invocationsInHand(fn: LoggedProcess): StartedInvocation[] {
 }
 
 /**
+ * Invocations whose handler returned (`invocation handled`) but whose acknowledgement never
+ * completed (no `invocation` line, logged after the deletes): their follow-ups were sent and
+ * their records were not deleted. Read it after `fn.output` for a process that was killed.
+ */
+export function invocationsUnacknowledged(fn: LoggedProcess): StartedInvocation[] {
+  const handled = new Set(fn.lines.filter((l) => l.msg === 'invocation handled').map((l) => String(l.requestId)));
+  const acknowledged = new Set(fn.lines.filter((l) => l.msg === 'invocation').map((l) => String(l.requestId)));
+  return invocationsStarted(fn).filter((i) => handled.has(i.requestId) && !acknowledged.has(i.requestId));
+}
+
+/**
  * Kinds the Memcached controller owns (`watchesFor`, what `operless dev` watches) that the
  * shipped forwarder config does not watch — changes to those children reach the function
  * only through the periodic resync. Reported by the suite, not hidden.
@@ -600,7 +725,9 @@ interface Mc extends KubeObject {
   spec: { size: number };
   status?: { observedGeneration?: number; conditions?: { type: string; status: string }[] };
 }
-interface Deploy extends KubeObject { spec?: { replicas?: number } }
+interface Deploy extends KubeObject {
+  spec?: { replicas?: number };
+}
 
 /** Objects of one namespace whose convergence a case checks. */
 export interface Workload {
@@ -625,15 +752,21 @@ export class MemcachedWorkload implements Workload {
   }
 
   async createNamespace(): Promise<void> {
-    await this.env.admin.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: this.namespace } })
-      .catch((err: { status?: number }) => { if (err.status !== 409) throw err; });
+    await this.env.admin.create(NAMESPACES, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: this.namespace } }).catch((err: { status?: number }) => {
+      if (err.status !== 409) throw err;
+    });
   }
 
   /** Creates objects [from, to) with size 1, `parallel` at a time. */
   async create(from: number, to: number, parallel = 6): Promise<void> {
     await eachBounded(range(from, to), parallel, async (i) => {
       const name = MemcachedWorkload.objectName(i);
-      await this.env.admin.create(MEMCACHED, { apiVersion: MEMCACHED.apiVersion, kind: MEMCACHED.kind, metadata: { name, namespace: this.namespace }, spec: { size: 1 } });
+      await this.env.admin.create(MEMCACHED, {
+        apiVersion: MEMCACHED.apiVersion,
+        kind: MEMCACHED.kind,
+        metadata: { name, namespace: this.namespace },
+        spec: { size: 1 },
+      });
       this.expected.set(name, 1);
     });
   }
@@ -659,12 +792,17 @@ export class MemcachedWorkload implements Workload {
     let converged = 0;
     for (const [name, size] of this.expected) {
       const mc = live.get(name);
-      const problem = !mc ? 'missing'
-        : mc.spec.size !== size ? `spec.size ${mc.spec.size} != ${size}`
-        : mc.status?.observedGeneration !== mc.metadata.generation ? `observedGeneration ${mc.status?.observedGeneration} != generation ${mc.metadata.generation}`
-        : !mc.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') ? 'not Available'
-        : replicas.get(name) !== size ? `Deployment replicas ${replicas.get(name)} != ${size}`
-        : undefined;
+      const problem = !mc
+        ? 'missing'
+        : mc.spec.size !== size
+          ? `spec.size ${mc.spec.size} != ${size}`
+          : mc.status?.observedGeneration !== mc.metadata.generation
+            ? `observedGeneration ${mc.status?.observedGeneration} != generation ${mc.metadata.generation}`
+            : !mc.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True')
+              ? 'not Available'
+              : replicas.get(name) !== size
+                ? `Deployment replicas ${replicas.get(name)} != ${size}`
+                : undefined;
       if (problem) pending.push(`${name}: ${problem}`);
       else converged++;
     }
@@ -737,20 +875,38 @@ export async function assertNothingLost(env: FaultEnv, workload: Workload, optio
     }
     await sleep(1000);
   }
-  assert.deepEqual(last.pending.slice(0, 10), [], `${last.converged}/${last.total} converged within ${timeoutMs} ms; first pending:\n${last.pending.slice(0, 10).join('\n')}`);
+  assert.deepEqual(
+    last.pending.slice(0, 10),
+    [],
+    `${last.converged}/${last.total} converged within ${timeoutMs} ms; first pending:\n${last.pending.slice(0, 10).join('\n')}`,
+  );
   // No message loops forever: once everything has settled every requeue chain ends, so the
   // queue empties completely, delayed messages included.
-  assert.equal(depth.visible + depth.inFlight + depth.delayed, 0, `the work queue${options.ordering === 'per-key' ? ' and the delay queue' : ''} drained, delayed messages included (visible ${depth.visible}, in flight ${depth.inFlight}, delayed ${depth.delayed})`);
+  assert.equal(
+    depth.visible + depth.inFlight + depth.delayed,
+    0,
+    `the work queue${options.ordering === 'per-key' ? ' and the delay queue' : ''} drained, delayed messages included (visible ${depth.visible}, in flight ${depth.inFlight}, delayed ${depth.delayed})`,
+  );
   const deadLetters = await env.drainDlq(options.ordering);
   const byReason: Record<string, number> = {};
   for (const d of deadLetters) {
     const reason = `${d.from === 'delay-dlq' ? '(delay queue) ' : ''}${d.reason ?? '(redrive)'}`;
     byReason[reason] = (byReason[reason] ?? 0) + 1;
   }
-  assert.deepEqual(byReason, options.dlq ?? {}, `the DLQ holds exactly the expected messages: ${deadLetters.map((d) => `${d.reason}: ${d.body.slice(0, 200)}`).join('\n')}`);
+  assert.deepEqual(
+    byReason,
+    options.dlq ?? {},
+    `the DLQ holds exactly the expected messages: ${deadLetters.map((d) => `${d.reason}: ${d.body.slice(0, 200)}`).join('\n')}`,
+  );
   const counts = env.reconcileCounts(`/${workload.namespace}/`);
   const max = Math.max(0, ...counts.values());
-  assert.ok(max <= (options.maxReconcilesPerObject ?? 60), `no object loops: at most ${options.maxReconcilesPerObject ?? 60} reconciles per object, saw ${max} (${[...counts].filter(([, n]) => n === max).map(([k]) => k).join(', ')})`);
+  assert.ok(
+    max <= (options.maxReconcilesPerObject ?? 60),
+    `no object loops: at most ${options.maxReconcilesPerObject ?? 60} reconciles per object, saw ${max} (${[...counts]
+      .filter(([, n]) => n === max)
+      .map(([k]) => k)
+      .join(', ')})`,
+  );
   return { converged: last.converged, total: last.total, deadLetters, reconciles: [...counts.values()].reduce((a, b) => a + b, 0), maxPerObject: max };
 }
 
@@ -760,11 +916,15 @@ export async function assertNothingLost(env: FaultEnv, workload: Workload, optio
  */
 export async function untilConverged(workload: Workload, timeoutMs = 180_000): Promise<void> {
   let last = '';
-  await waitUntil(`every object in ${workload.namespace} converged`, async () => {
-    const { pending } = await workload.check();
-    last = pending.slice(0, 5).join('; ');
-    return pending.length === 0;
-  }, { timeoutMs, intervalMs: 1000, context: () => `first pending: ${last}` });
+  await waitUntil(
+    `every object in ${workload.namespace} converged`,
+    async () => {
+      const { pending } = await workload.check();
+      last = pending.slice(0, 5).join('; ');
+      return pending.length === 0;
+    },
+    { timeoutMs, intervalMs: 1000, context: () => `first pending: ${last}` },
+  );
 }
 
 /** The one line every case prints. */
@@ -779,9 +939,11 @@ export function range(from: number, to: number): number[] {
 
 export async function eachBounded<T>(items: readonly T[], parallel: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(parallel, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
 }
 
 export function sleep(ms: number): Promise<void> {

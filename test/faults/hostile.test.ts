@@ -21,7 +21,18 @@ import { MEMCACHED } from '../../src/memcached/types.ts';
 import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 import { replayFromEnv, replayLine } from '../support/fast-check.ts';
 import { ORDERINGS } from '../../src/contract/ordering.ts';
-import { CASE_ORDERINGS, FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, objectsPerCase, range, startMemcachedCase, titled, until } from './harness.ts';
+import {
+  CASE_ORDERINGS,
+  FaultEnv,
+  MemcachedWorkload,
+  assertNothingLost,
+  caseLine,
+  objectsPerCase,
+  range,
+  startMemcachedCase,
+  titled,
+  until,
+} from './harness.ts';
 
 const MC_API = MEMCACHED.apiVersion;
 
@@ -57,7 +68,15 @@ function edgeCases(workloadNames: readonly string[]): Hostile[] {
     { kind: SERVICES, metadata: { name: 'edge-owned-owner', ...controller({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'edge-bad-name' }) } },
     { kind: DEPLOYMENTS, metadata: { name: 'edge-other-version', ...controller({ apiVersion: 'cache.example.com/v9', name: workloadNames[0] }) } },
     { kind: DEPLOYMENTS, metadata: { name: 'edge-not-its-uid', ...controller({ name: workloadNames[1] }) } },
-    { kind: SERVICES, metadata: { name: 'edge-big-metadata', labels: { ['l'.repeat(63)]: 'v'.repeat(63) }, annotations: { 'hostile.example.com/big': 'b'.repeat(250_000) }, ...controller({ name: workloadNames[2] }) } },
+    {
+      kind: SERVICES,
+      metadata: {
+        name: 'edge-big-metadata',
+        labels: { ['l'.repeat(63)]: 'v'.repeat(63) },
+        annotations: { 'hostile.example.com/big': 'b'.repeat(250_000) },
+        ...controller({ name: workloadNames[2] }),
+      },
+    },
     { kind: MEMCACHED, metadata: { name: 'edge-big-primary', annotations: { 'hostile.example.com/big': 'b'.repeat(250_000) } } },
   ];
 }
@@ -89,57 +108,86 @@ function body(kind: KindRef, metadata: Record<string, unknown>, namespace: strin
   if (kind === MEMCACHED) return { apiVersion: MC_API, kind: 'Memcached', metadata: meta, spec: { size: 1 } } as KubeObject;
   if (kind === SERVICES) return { apiVersion: 'v1', kind: 'Service', metadata: meta, spec: { clusterIP: 'None', ports: [{ port: 11211 }] } } as KubeObject;
   return {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: meta,
-    spec: { replicas: 1, selector: { matchLabels: { app: 'hostile' } }, template: { metadata: { labels: { app: 'hostile' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } },
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: meta,
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: 'hostile' } },
+      template: { metadata: { labels: { app: 'hostile' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
+    },
   } as KubeObject;
 }
 
 for (const ordering of CASE_ORDERINGS) {
-  test(titled('hostile children and primaries beside a workload: every valid object converges, nothing reaches the DLQ, the forwarder stays up and counts every drop', ordering), async (t) => {
-    const n = Math.min(ordering === 'per-key' ? 30 : 60, objectsPerCase());
-    const seed = replayFromEnv().seed ?? Math.floor(Math.random() * 0x7fffffff);
-    const replay = replayLine(seed, undefined);
-    const started = Date.now();
-    const sent = env.proxy.total();
-    const { workload, forwarder } = await startMemcachedCase(env, 'hostile', ordering);
-    const namespace = workload.namespace;
-    const names = range(0, n).map((i) => MemcachedWorkload.objectName(i));
+  test(
+    titled(
+      'hostile children and primaries beside a workload: every valid object converges, nothing reaches the DLQ, the forwarder stays up and counts every drop',
+      ordering,
+    ),
+    async (t) => {
+      const n = Math.min(ordering === 'per-key' ? 30 : 60, objectsPerCase());
+      const seed = replayFromEnv().seed ?? Math.floor(Math.random() * 0x7fffffff);
+      const replay = replayLine(seed, undefined);
+      const started = Date.now();
+      const sent = env.proxy.total();
+      const { workload, forwarder } = await startMemcachedCase(env, 'hostile', ordering);
+      const namespace = workload.namespace;
+      const names = range(0, n).map((i) => MemcachedWorkload.objectName(i));
 
-    let accepted = 0;
-    let refused = 0;
-    const write = async (h: Hostile) => {
-      try {
-        await env.admin.create(h.kind, body(h.kind, h.metadata, namespace));
-        accepted++;
-      } catch (err) {
-        const status = (err as { status?: number }).status ?? 0;
-        if (status < 400 || status >= 500) throw err;
-        refused++; // the API server refused it: nothing for the forwarder to see
-      }
-    };
-    // Interleaved: a third of the workload, the edge cases, more of it, the random children, the rest with resizes.
-    const third = Math.ceil(n / 3);
-    await workload.create(0, third);
-    for (const h of edgeCases(names)) await write(h);
-    await workload.create(third, 2 * third);
-    for (const h of randomChildren(names, seed, 30)) await write(h);
-    await workload.create(2 * third, n);
-    await workload.resize(range(0, n).filter((i) => i % 4 === 0), () => 2);
+      let accepted = 0;
+      let refused = 0;
+      const write = async (h: Hostile) => {
+        try {
+          await env.admin.create(h.kind, body(h.kind, h.metadata, namespace));
+          accepted++;
+        } catch (err) {
+          const status = (err as { status?: number }).status ?? 0;
+          if (status < 400 || status >= 500) throw err;
+          refused++; // the API server refused it: nothing for the forwarder to see
+        }
+      };
+      // Interleaved: a third of the workload, the edge cases, more of it, the random children, the rest with resizes.
+      const third = Math.ceil(n / 3);
+      await workload.create(0, third);
+      for (const h of edgeCases(names)) await write(h);
+      await workload.create(third, 2 * third);
+      for (const h of randomChildren(names, seed, 30)) await write(h);
+      await workload.create(2 * third, n);
+      await workload.resize(
+        range(0, n).filter((i) => i % 4 === 0),
+        () => 2,
+      );
 
-    const result = await assertNothingLost(env, workload, { timeoutMs: 240_000, ordering });
-    assert.equal(result.converged, n, replay);
-    assert.equal(forwarder.child.exitCode, null, `the forwarder never exited (${replay})`);
-    assert.equal((await fetch(`${await forwarder.probes()}/readyz`)).status, 200, `the forwarder is ready (${replay})`);
-    const dropped = await forwarder.metric('operless_forwarder_events_dropped_total');
-    // At least the edge cases' four unnameable owners (Bad_Name, 254 characters, 129-character uid, 1 MB name); their
-    // deletion by the garbage collector is dropped again.
-    assert.ok(dropped >= 4, `the unnameable owners were dropped and counted (${dropped}; ${replay})`);
-    await until('every drop has its WARN line', async () => forwarder.lines.filter((l) => l.level === 'warn' && /change dropped/.test(String(l.msg))).length === await forwarder.metric('operless_forwarder_events_dropped_total'), 30_000);
-    const errors = forwarder.lines.filter((l) => l.level === 'error');
-    assert.deepEqual(errors, [], `no ERROR line from the forwarder (${replay})`);
-    t.diagnostic(caseLine(titled('hostile objects beside a workload', ordering), started, sent, env, result,
-      `${n} objects; ${accepted} hostile objects accepted, ${refused} refused by the API server; ${dropped} changes dropped with a reason; seed ${seed}`));
-    await forwarder.stop();
-    await env.stopFunctions();
-  });
+      const result = await assertNothingLost(env, workload, { timeoutMs: 240_000, ordering });
+      assert.equal(result.converged, n, replay);
+      assert.equal(forwarder.child.exitCode, null, `the forwarder never exited (${replay})`);
+      assert.equal((await fetch(`${await forwarder.probes()}/readyz`)).status, 200, `the forwarder is ready (${replay})`);
+      const dropped = await forwarder.metric('operless_forwarder_events_dropped_total');
+      // At least the edge cases' four unnameable owners (Bad_Name, 254 characters, 129-character uid, 1 MB name); their
+      // deletion by the garbage collector is dropped again.
+      assert.ok(dropped >= 4, `the unnameable owners were dropped and counted (${dropped}; ${replay})`);
+      await until(
+        'every drop has its WARN line',
+        async () =>
+          forwarder.lines.filter((l) => l.level === 'warn' && /change dropped/.test(String(l.msg))).length ===
+          (await forwarder.metric('operless_forwarder_events_dropped_total')),
+        30_000,
+      );
+      const errors = forwarder.lines.filter((l) => l.level === 'error');
+      assert.deepEqual(errors, [], `no ERROR line from the forwarder (${replay})`);
+      t.diagnostic(
+        caseLine(
+          titled('hostile objects beside a workload', ordering),
+          started,
+          sent,
+          env,
+          result,
+          `${n} objects; ${accepted} hostile objects accepted, ${refused} refused by the API server; ${dropped} changes dropped with a reason; seed ${seed}`,
+        ),
+      );
+      await forwarder.stop();
+      await env.stopFunctions();
+    },
+  );
 }

@@ -14,7 +14,22 @@ import { createKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
 import { MEMCACHED } from '../../src/memcached/types.ts';
 import { ORDERINGS } from '../../src/contract/ordering.ts';
-import { CASE_ORDERINGS, FaultEnv, KNOBS, MemcachedWorkload, assertNothingLost, caseLine, eachBounded, named, objectsPerCase, range, sleep, startMemcachedCase, titled, until } from './harness.ts';
+import {
+  CASE_ORDERINGS,
+  FaultEnv,
+  KNOBS,
+  MemcachedWorkload,
+  assertNothingLost,
+  caseLine,
+  eachBounded,
+  named,
+  objectsPerCase,
+  range,
+  sleep,
+  startMemcachedCase,
+  titled,
+  until,
+} from './harness.ts';
 
 const BROKER_OUTAGE_MS = KNOBS.brokerOutageMs;
 const API_OUTAGE_MS = 10_000;
@@ -59,7 +74,10 @@ for (const ordering of CASE_ORDERINGS) {
     const outageStarted = Date.now();
     await env.broker.pause();
     // Changes during the outage: the forwarder must buffer them; the runner cannot receive.
-    await workload.resize(range(0, n).filter((i) => i % 3 === 0), () => 2);
+    await workload.resize(
+      range(0, n).filter((i) => i % 3 === 0),
+      () => 2,
+    );
     await workload.create(n, n + 10);
     await until('the forwarder reports the queue unreachable', async () => (await forwarder.metric('operless_forwarder_queue_reachable')) === 0, 30_000);
     await fn.line(/cannot receive from the queue/, 30_000);
@@ -68,7 +86,16 @@ for (const ordering of CASE_ORDERINGS) {
     await env.broker.start();
     const outageMs = Date.now() - outageStarted;
     const result = await assertNothingLost(env, workload, { timeoutMs: 240_000, ordering });
-    t.diagnostic(caseLine(titled(`broker down ${BROKER_OUTAGE_MS / 1000} s`, ordering), started, sent, env, result, `${n + 10} objects, broker process down ${(outageMs / 1000).toFixed(1)} s`));
+    t.diagnostic(
+      caseLine(
+        titled(`broker down ${BROKER_OUTAGE_MS / 1000} s`, ordering),
+        started,
+        sent,
+        env,
+        result,
+        `${n + 10} objects, broker process down ${(outageMs / 1000).toFixed(1)} s`,
+      ),
+    );
     assert.equal(result.converged, n + 10);
     await forwarder.stop();
     await env.stopFunctions();
@@ -86,7 +113,10 @@ for (const ordering of CASE_ORDERINGS) {
     await env.cp.stopApiServer();
     await sleep(API_OUTAGE_MS); // the outage's length: the fault itself, not a synchronisation
     await env.cp.startApiServer();
-    await workload.resize(range(0, n).filter((i) => i % 4 === 1), () => 2);
+    await workload.resize(
+      range(0, n).filter((i) => i % 4 === 1),
+      () => 2,
+    );
     // Every reconcile that fails during the outage is retried with backoff, and the events of the
     // rollouts keep arriving: measured up to 25 reconciles of one object (36 while Memcached still
     // polled), so the bound is above the default (docs/faults.md, "What to know").
@@ -128,7 +158,8 @@ spec:
 async function rejectedByApf(): Promise<number> {
   const raw = await env.cp.kubectl(['get', '--raw', '/metrics']);
   assert.equal(raw.code, 0, raw.stderr);
-  return raw.stdout.split('\n')
+  return raw.stdout
+    .split('\n')
     .filter((l) => l.startsWith('apiserver_flowcontrol_rejected_requests_total{') && l.includes('priority_level="faults-tight"'))
     .reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
 }
@@ -158,22 +189,38 @@ for (const ordering of CASE_ORDERINGS) {
     const pressureClient = createKubeClient(pressureTransport, { fieldManager: 'faults-pressure' });
     const throttledSoFar = () => env.reconciles.filter((r) => r.key.includes(`/${workload.namespace}/`) && r.result === 'throttled').length;
     let round = 0;
-    await until('a reconcile of the function was throttled (429) and requeued', async () => {
-      round++;
-      await Promise.all([
-        workload.resize(range(0, n).filter((i) => i % 2 === round % 2), () => 1 + (round % 3)),
-        eachBounded(range(0, 16), 16, async () => {
-          await pressureClient.list(MEMCACHED, { namespace: workload.namespace }).catch(() => undefined); // a 429 here is the point
-        }),
-      ]);
-      return throttledSoFar() > 0;
-    }, 180_000);
+    await until(
+      'a reconcile of the function was throttled (429) and requeued',
+      async () => {
+        round++;
+        await Promise.all([
+          workload.resize(
+            range(0, n).filter((i) => i % 2 === round % 2),
+            () => 1 + (round % 3),
+          ),
+          eachBounded(range(0, 16), 16, async () => {
+            await pressureClient.list(MEMCACHED, { namespace: workload.namespace }).catch(() => undefined); // a 429 here is the point
+          }),
+        ]);
+        return throttledSoFar() > 0;
+      },
+      180_000,
+    );
     await pressureTransport.close();
     const result = await assertNothingLost(env, workload, { timeoutMs: 300_000, maxReconcilesPerObject: 80, ordering });
     const rejected = (await rejectedByApf()) - rejectedBefore;
     const throttled = throttledSoFar();
-    t.diagnostic(caseLine(titled('API server throttles (APF 429)', ordering), started, sent, env, result, `${n} objects, ${round} rounds of changes, ${rejected} requests rejected with 429, ${throttled} reconciles requeued after Retry-After`));
-    assert.ok(rejected > 0, 'API Priority and Fairness rejected some of the function\'s requests');
+    t.diagnostic(
+      caseLine(
+        titled('API server throttles (APF 429)', ordering),
+        started,
+        sent,
+        env,
+        result,
+        `${n} objects, ${round} rounds of changes, ${rejected} requests rejected with 429, ${throttled} reconciles requeued after Retry-After`,
+      ),
+    );
+    assert.ok(rejected > 0, "API Priority and Fairness rejected some of the function's requests");
     assert.ok(throttled > 0, 'some reconciles ended in 429 and were requeued after Retry-After');
     assert.equal(result.converged, n);
     await env.cp.kubectl(['delete', 'flowschema', 'faults-function']);

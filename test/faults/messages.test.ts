@@ -23,7 +23,22 @@ import { MEMCACHED } from '../../src/memcached/types.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { appliedOwnerGeneration } from '../../src/kube/owned.ts';
 import { ORDERINGS, type Ordering } from '../../src/contract/ordering.ts';
-import { CASE_ORDERINGS, CLUSTER, FaultEnv, MemcachedWorkload, assertNothingLost, caseLine, named, objectsPerCase, overlappingReconciles, range, startMemcachedCase, titled, until, untilConverged } from './harness.ts';
+import {
+  CASE_ORDERINGS,
+  CLUSTER,
+  FaultEnv,
+  MemcachedWorkload,
+  assertNothingLost,
+  caseLine,
+  named,
+  objectsPerCase,
+  overlappingReconciles,
+  range,
+  startMemcachedCase,
+  titled,
+  until,
+  untilConverged,
+} from './harness.ts';
 
 let env: FaultEnv;
 
@@ -45,7 +60,11 @@ async function live(workload: MemcachedWorkload, i: number): Promise<KubeObject>
 }
 
 function messageFor(namespace: string, name: string, uid: string | undefined, reason: Reason, resourceVersion: string, attempt = 0): string {
-  const message = newMessage({ cluster: CLUSTER, apiVersion: MEMCACHED.apiVersion, kind: MEMCACHED.kind, namespace, name, ...(uid ? { uid } : {}), resourceVersion }, reason, Date.now() - 60_000);
+  const message = newMessage(
+    { cluster: CLUSTER, apiVersion: MEMCACHED.apiVersion, kind: MEMCACHED.kind, namespace, name, ...(uid ? { uid } : {}), resourceVersion },
+    reason,
+    Date.now() - 60_000,
+  );
   return encodeMessage({ ...message, attempt });
 }
 
@@ -58,46 +77,71 @@ function shuffle<T>(items: T[]): T[] {
 }
 
 for (const ordering of CASE_ORDERINGS) {
-  test(titled('duplicated, reordered and stale messages (old resourceVersion, old uid of a recreated object): converge, no DLQ, no loop', ordering), async (t) => {
-    const n = objectsPerCase(ordering === 'per-key' ? 40 : 200);
-    const started = Date.now();
-    const sent = env.proxy.total();
-    const { workload } = await startMemcachedCase(env, 'dup', ordering);
-    await workload.create(0, n);
-    await untilConverged(workload);
+  test(
+    titled('duplicated, reordered and stale messages (old resourceVersion, old uid of a recreated object): converge, no DLQ, no loop', ordering),
+    async (t) => {
+      const n = objectsPerCase(ordering === 'per-key' ? 40 : 200);
+      const started = Date.now();
+      const sent = env.proxy.total();
+      const { workload } = await startMemcachedCase(env, 'dup', ordering);
+      await workload.create(0, n);
+      await untilConverged(workload);
 
-    // Recreate five objects under the same names: messages naming the old uid are stale.
-    const recreated = range(0, 5);
-    const oldUids = new Map<number, string>();
-    for (const i of recreated) oldUids.set(i, String((await live(workload, i)).metadata.uid));
-    for (const i of recreated) await env.admin.delete(MEMCACHED, MemcachedWorkload.objectName(i), workload.namespace);
-    await until('the deleted objects are gone (finalizer run)', async () => {
-      const left = await Promise.all(recreated.map((i) => env.admin.get(MEMCACHED, MemcachedWorkload.objectName(i), workload.namespace)));
-      return left.every((o) => o === undefined);
-    }, 60_000);
-    for (const i of recreated) workload.expected.delete(MemcachedWorkload.objectName(i));
-    await workload.create(0, 5);
-    await workload.resize(recreated, () => 2);
+      // Recreate five objects under the same names: messages naming the old uid are stale.
+      const recreated = range(0, 5);
+      const oldUids = new Map<number, string>();
+      for (const i of recreated) oldUids.set(i, String((await live(workload, i)).metadata.uid));
+      for (const i of recreated) await env.admin.delete(MEMCACHED, MemcachedWorkload.objectName(i), workload.namespace);
+      await until(
+        'the deleted objects are gone (finalizer run)',
+        async () => {
+          const left = await Promise.all(recreated.map((i) => env.admin.get(MEMCACHED, MemcachedWorkload.objectName(i), workload.namespace)));
+          return left.every((o) => o === undefined);
+        },
+        60_000,
+      );
+      for (const i of recreated) workload.expected.delete(MemcachedWorkload.objectName(i));
+      await workload.create(0, 5);
+      await workload.resize(recreated, () => 2);
 
-    // Inject: every object 4 times with mixed reasons, a stale resourceVersion and a high
-    // attempt on one copy, and the old uid for each recreated object, all shuffled.
-    const bodies: string[] = [];
-    for (const i of range(0, n)) {
-      const obj = await live(workload, i);
-      for (const reason of ['Modified', 'Resync', 'Owned', 'Modified'] as const) {
-        bodies.push(messageFor(workload.namespace, obj.metadata.name, obj.metadata.uid, reason, '1', reason === 'Owned' ? 3 : 0));
+      // Inject: every object 4 times with mixed reasons, a stale resourceVersion and a high
+      // attempt on one copy, and the old uid for each recreated object, all shuffled.
+      const bodies: string[] = [];
+      for (const i of range(0, n)) {
+        const obj = await live(workload, i);
+        for (const reason of ['Modified', 'Resync', 'Owned', 'Modified'] as const) {
+          bodies.push(messageFor(workload.namespace, obj.metadata.name, obj.metadata.uid, reason, '1', reason === 'Owned' ? 3 : 0));
+        }
       }
-    }
-    for (const [i, uid] of oldUids) bodies.push(...Array.from({ length: 3 }, () => messageFor(workload.namespace, MemcachedWorkload.objectName(i), uid, 'Modified', '1')));
-    shuffle(bodies);
-    // Meanwhile, real changes to a third of the objects.
-    await Promise.all([env.inject(bodies, ordering), workload.resize(range(5, n).filter((i) => i % 3 === 0), () => 2)]);
+      for (const [i, uid] of oldUids)
+        bodies.push(...Array.from({ length: 3 }, () => messageFor(workload.namespace, MemcachedWorkload.objectName(i), uid, 'Modified', '1')));
+      shuffle(bodies);
+      // Meanwhile, real changes to a third of the objects.
+      await Promise.all([
+        env.inject(bodies, ordering),
+        workload.resize(
+          range(5, n).filter((i) => i % 3 === 0),
+          () => 2,
+        ),
+      ]);
 
-    const result = await assertNothingLost(env, workload, { timeoutMs: 180_000, ordering });
-    const staleSkipped = env.reconciles.filter((r) => r.gone && recreated.some((i) => r.key === `Memcached/${workload.namespace}/${MemcachedWorkload.objectName(i)}`)).length;
-    t.diagnostic(caseLine(titled('duplicated/reordered/stale messages', ordering), started, sent, env, result, `${n} objects, ${bodies.length} injected, ${staleSkipped} stale-uid reconciles skipped`));
-    assert.equal(result.converged, n);
-  });
+      const result = await assertNothingLost(env, workload, { timeoutMs: 180_000, ordering });
+      const staleSkipped = env.reconciles.filter(
+        (r) => r.gone && recreated.some((i) => r.key === `Memcached/${workload.namespace}/${MemcachedWorkload.objectName(i)}`),
+      ).length;
+      t.diagnostic(
+        caseLine(
+          titled('duplicated/reordered/stale messages', ordering),
+          started,
+          sent,
+          env,
+          result,
+          `${n} objects, ${bodies.length} injected, ${staleSkipped} stale-uid reconciles skipped`,
+        ),
+      );
+      assert.equal(result.converged, n);
+    },
+  );
 }
 
 for (const ordering of CASE_ORDERINGS) {
@@ -120,15 +164,23 @@ for (const ordering of CASE_ORDERINGS) {
       'unknown cluster': messageFor(workload.namespace, 'mc-000', undefined, 'Modified', '1').replace(`"cluster":"${CLUSTER}"`, '"cluster":"elsewhere"'),
     };
     const expectedReason: Record<string, string> = {
-      'not JSON': 'InvalidMessage', 'wrong version': 'InvalidMessage', 'missing fields': 'InvalidMessage', 'wrong field type': 'InvalidMessage',
-      'body > 4 KiB': 'InvalidMessage', 'unknown kind': 'UnknownKind', 'unknown cluster': 'UnknownCluster',
+      'not JSON': 'InvalidMessage',
+      'wrong version': 'InvalidMessage',
+      'missing fields': 'InvalidMessage',
+      'wrong field type': 'InvalidMessage',
+      'body > 4 KiB': 'InvalidMessage',
+      'unknown kind': 'UnknownKind',
+      'unknown cluster': 'UnknownCluster',
     };
     const creating = workload.create(0, n);
     await env.inject(Object.values(poison), ordering);
     // Bodies past SQS's old 256 KiB and current 1 MiB limits: the queue refuses them at the
     // door (MessageTooLong), or, where it accepts one, it must go to the DLQ like any other.
     const refused: string[] = [];
-    for (const [label, kib] of [['body > 256 KiB', 300], ['body > 1 MiB', 1100]] as const) {
+    for (const [label, kib] of [
+      ['body > 256 KiB', 300],
+      ['body > 1 MiB', 1100],
+    ] as const) {
       const body = JSON.stringify({ ...valid, padding: 'y'.repeat(kib * 1024) });
       try {
         await env.sqs.send(new SendMessageCommand(env.sendInput(body, ordering)));
@@ -140,7 +192,10 @@ for (const ordering of CASE_ORDERINGS) {
       }
     }
     await creating;
-    await workload.resize(range(0, n).filter((i) => i % 2 === 0), () => 2);
+    await workload.resize(
+      range(0, n).filter((i) => i % 2 === 0),
+      () => 2,
+    );
     const counts: Record<string, number> = {};
     for (const reason of Object.values(expectedReason)) counts[reason] = (counts[reason] ?? 0) + 1;
     const result = await assertNothingLost(env, workload, { timeoutMs: 180_000, dlq: counts, ordering });
@@ -149,7 +204,16 @@ for (const ordering of CASE_ORDERINGS) {
       assert.ok(letter, `${kind}: the original body is in the DLQ, unchanged`);
       assert.equal(letter.reason, expectedReason[kind], `${kind}: operless.reason`);
     }
-    t.diagnostic(caseLine(titled('poison messages', ordering), started, sent, env, result, `${n} objects, ${Object.keys(poison).length} poison messages → DLQ${refused.length > 0 ? `; refused by the queue itself: ${refused.join(', ')}` : ''}`));
+    t.diagnostic(
+      caseLine(
+        titled('poison messages', ordering),
+        started,
+        sent,
+        env,
+        result,
+        `${n} objects, ${Object.keys(poison).length} poison messages → DLQ${refused.length > 0 ? `; refused by the queue itself: ${refused.join(', ')}` : ''}`,
+      ),
+    );
     assert.equal(result.converged, n);
   });
 }
@@ -186,7 +250,8 @@ function stepsBack(history: DeploymentHistory['states']): string[] {
     let generation = -1;
     let replicas = -1;
     states.forEach((s, i) => {
-      if (s.ownerGeneration !== undefined && s.ownerGeneration < generation) back.push(`${name} #${i}: applied from generation ${s.ownerGeneration} after ${generation}`);
+      if (s.ownerGeneration !== undefined && s.ownerGeneration < generation)
+        back.push(`${name} #${i}: applied from generation ${s.ownerGeneration} after ${generation}`);
       if (s.replicas !== undefined && s.replicas < replicas) back.push(`${name} #${i}: replicas ${s.replicas} after ${replicas}`);
       generation = Math.max(generation, s.ownerGeneration ?? -1);
       replicas = Math.max(replicas, s.replicas ?? -1);
@@ -197,8 +262,10 @@ function stepsBack(history: DeploymentHistory['states']): string[] {
 
 /** The two-runners case's title: per-key, the same load with the opposite expectation. */
 const TWICE = {
-  unordered: 'the same key reconciled by two function invocations at once (two runners, duplicated messages, resized meanwhile): converge, no DLQ, no Deployment ever goes back',
-  'per-key': 'the same key\'s duplicated messages consumed by two runners, resized meanwhile: its reconciles never overlap in time (FIFO group = key); converge, no DLQ, no Deployment ever goes back',
+  unordered:
+    'the same key reconciled by two function invocations at once (two runners, duplicated messages, resized meanwhile): converge, no DLQ, no Deployment ever goes back',
+  'per-key':
+    "the same key's duplicated messages consumed by two runners, resized meanwhile: its reconciles never overlap in time (FIFO group = key); converge, no DLQ, no Deployment ever goes back",
 } as const satisfies Record<Ordering, string>;
 
 for (const ordering of CASE_ORDERINGS) {
@@ -221,7 +288,8 @@ for (const ordering of CASE_ORDERINGS) {
     const bodies: string[] = [];
     for (const i of hot) {
       const obj = await live(workload, i);
-      for (let c = 0; c < 8; c++) bodies.push(messageFor(workload.namespace, obj.metadata.name, obj.metadata.uid, 'Modified', String(obj.metadata.resourceVersion)));
+      for (let c = 0; c < 8; c++)
+        bodies.push(messageFor(workload.namespace, obj.metadata.name, obj.metadata.uid, 'Modified', String(obj.metadata.resourceVersion)));
     }
     await env.inject(bodies, ordering);
     // A newer generation while the duplicates of the older one still run: a slower reconcile of
@@ -238,7 +306,16 @@ for (const ordering of CASE_ORDERINGS) {
     const overlapping = overlappingReconciles(ofCase, { acrossProcesses: ordering === 'unordered' });
     const hotKeys = hot.map((i) => `Memcached/${workload.namespace}/${MemcachedWorkload.objectName(i)}`);
     const byBoth = hotKeys.filter((key) => runners.every((name) => ofCase.some((r) => r.key === key && r.process === name)));
-    t.diagnostic(caseLine(ordering === 'unordered' ? 'same key in two invocations at once' : 'same key in two runners [per-key]', started, sent, env, result, `${n} objects, ${overlapping.length} overlapping reconciles of one key${ordering === 'unordered' ? ' in two processes' : ''}, ${byBoth.length} of 10 hot keys reconciled by both processes, ${applies} Deployment states watched`));
+    t.diagnostic(
+      caseLine(
+        ordering === 'unordered' ? 'same key in two invocations at once' : 'same key in two runners [per-key]',
+        started,
+        sent,
+        env,
+        result,
+        `${n} objects, ${overlapping.length} overlapping reconciles of one key${ordering === 'unordered' ? ' in two processes' : ''}, ${byBoth.length} of 10 hot keys reconciled by both processes, ${applies} Deployment states watched`,
+      ),
+    );
     if (ordering === 'unordered') {
       assert.ok(overlapping.length > 0, 'some key was reconciled by both runner processes at the same time');
     } else {

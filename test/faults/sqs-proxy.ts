@@ -6,7 +6,8 @@
  * Guarantees: requests and responses pass unchanged (the SQS JSON protocol is only read, to
  * count `SendMessage` and `SendMessageBatch` entries the broker accepted); when the broker
  * is down the client's connection is reset, as a stopped broker's would be — the proxy adds
- * no fault of its own, except a blackhole when asked (`setStalled`). Loopback only.
+ * no fault of its own, except a blackhole when asked (`setStalled`) and held acknowledgements
+ * (`holdDeletes`). Loopback only.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -33,11 +34,31 @@ export interface SqsProxy {
   setStalled(stalled: boolean): void;
   /** Requests held unanswered by a stall so far. */
   readonly stalledRequests: number;
+  /**
+   * While set to a queue's name, its `DeleteMessage`/`DeleteMessageBatch` requests are read
+   * and never forwarded nor answered (their connections stay open and dead): a consumer's
+   * acknowledgements stop reaching the queue, as when a function dies after it sent its
+   * follow-ups and before its batch was acknowledged. `undefined` lets new ones pass again.
+   */
+  holdDeletes(queue: string | undefined): void;
+  /** Delete requests held so far. */
+  readonly heldDeletes: number;
   close(): Promise<void>;
 }
 
 function queueName(queueUrl: unknown): string {
   return typeof queueUrl === 'string' ? (queueUrl.split('/').filter(Boolean).at(-1) ?? '?') : '?';
+}
+
+/** Whether a request (its `X-Amz-Target` and body) deletes messages of the queue `queue`. Pure. */
+export function deletesFrom(target: string, requestBody: string, queue: string): boolean {
+  const action = target.split('.').at(-1);
+  if (action !== 'DeleteMessage' && action !== 'DeleteMessageBatch') return false;
+  try {
+    return queueName((JSON.parse(requestBody) as { QueueUrl?: unknown }).QueueUrl) === queue;
+  } catch {
+    return false;
+  }
 }
 
 /** Counts entries the broker accepted in one SendMessage/SendMessageBatch exchange (pure). */
@@ -67,6 +88,8 @@ export async function startSqsProxy(brokerEndpoint: string): Promise<SqsProxy> {
   let down = false;
   let stalled = false;
   let stalledRequests = 0;
+  let holdDeletesOf: string | undefined;
+  let heldDeletes = 0;
   const server = http.createServer((req, res) => {
     if (down) {
       res.destroy();
@@ -81,21 +104,31 @@ export async function startSqsProxy(brokerEndpoint: string): Promise<SqsProxy> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      const out = http.request({
-        host: upstream.hostname, port: upstream.port, method: req.method, path: req.url,
-        headers: { ...req.headers, host: upstream.host },
-      }, (up) => {
-        const back: Buffer[] = [];
-        up.on('data', (c: Buffer) => back.push(c));
-        up.on('end', () => {
-          const responseBody = Buffer.concat(back);
-          const counted = acceptedSends(String(req.headers['x-amz-target'] ?? ''), body.toString('utf8'), up.statusCode ?? 0, responseBody.toString('utf8'));
-          if (counted) sent.set(counted.queue, (sent.get(counted.queue) ?? 0) + counted.count);
-          res.writeHead(up.statusCode ?? 502, up.headers);
-          res.end(responseBody);
-        });
-        up.on('error', () => res.destroy());
-      });
+      if (holdDeletesOf !== undefined && deletesFrom(String(req.headers['x-amz-target'] ?? ''), body.toString('utf8'), holdDeletesOf)) {
+        heldDeletes++;
+        return; // never forwarded, never answered
+      }
+      const out = http.request(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, host: upstream.host },
+        },
+        (up) => {
+          const back: Buffer[] = [];
+          up.on('data', (c: Buffer) => back.push(c));
+          up.on('end', () => {
+            const responseBody = Buffer.concat(back);
+            const counted = acceptedSends(String(req.headers['x-amz-target'] ?? ''), body.toString('utf8'), up.statusCode ?? 0, responseBody.toString('utf8'));
+            if (counted) sent.set(counted.queue, (sent.get(counted.queue) ?? 0) + counted.count);
+            res.writeHead(up.statusCode ?? 502, up.headers);
+            res.end(responseBody);
+          });
+          up.on('error', () => res.destroy());
+        },
+      );
       // The broker is down: reset the client's connection, as the broker itself would.
       out.on('error', () => res.destroy());
       out.end(body);
@@ -123,9 +156,16 @@ export async function startSqsProxy(brokerEndpoint: string): Promise<SqsProxy> {
     get stalledRequests() {
       return stalledRequests;
     },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    holdDeletes: (queue) => {
+      holdDeletesOf = queue;
+    },
+    get heldDeletes() {
+      return heldDeletes;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -17,10 +17,10 @@
  *
  * Fast retries so the cases fit the suite's time: 1 s base, 2 s cap, 5 attempts.
  */
-import { defineController } from '../../src/core/controller.ts';
-import { toSqsHandler } from '../../src/core/handler.ts';
-import { done } from '../../src/core/result.ts';
-import type { ReconcileContext } from '../../src/core/types.ts';
+import { defineController } from '../../src/core/controller/controller.ts';
+import { toSqsHandler } from '../../src/core/handler/handler.ts';
+import { done } from '../../src/core/controller/result.ts';
+import type { ReconcileContext } from '../../src/core/controller/types.ts';
 import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 
 export const WIDGET: KindRef = { apiVersion: 'faults.operless.dev/v1', kind: 'Widget', plural: 'widgets', namespaced: true };

@@ -11,9 +11,7 @@ import { mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient,
-} from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { closedPort, startBroker, startControlPlane, type Broker, type ControlPlane, type Identity } from '../../src/testing/index.ts';
 import { crdPaths } from '../../src/crd/generate.ts';
 import { CRD_DIR, resources } from '../../src/resources.ts';
@@ -43,24 +41,29 @@ interface Run {
 /** Runs the CLI as a child process with the broker and cluster as its environment. */
 function cli(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [MAIN, ...args], {
-      cwd,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: cwd, // no ~/.kube/config of the machine
-        KUBECONFIG: cp.kubeconfigPath,
-        AWS_ENDPOINT_URL_SQS: broker.endpoint,
-        AWS_REGION: broker.region,
-        OPERLESS_QUEUE_URL: broker.queueUrl('work'),
-        OPERLESS_DLQ_URL: broker.queueUrl('work-dlq'),
-        OPERLESS_CLUSTER: 'it',
-        ...env,
+    execFile(
+      process.execPath,
+      [MAIN, ...args],
+      {
+        cwd,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: cwd, // no ~/.kube/config of the machine
+          KUBECONFIG: cp.kubeconfigPath,
+          AWS_ENDPOINT_URL_SQS: broker.endpoint,
+          AWS_REGION: broker.region,
+          OPERLESS_QUEUE_URL: broker.queueUrl('work'),
+          OPERLESS_DLQ_URL: broker.queueUrl('work-dlq'),
+          OPERLESS_CLUSTER: 'it',
+          ...env,
+        },
+        timeout: 60_000,
       },
-      timeout: 60_000,
-    }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -82,13 +85,18 @@ async function drain(queueUrl: string, count: number): Promise<ReconcileMessage[
   let empty = 0;
   while (out.length < count && empty < 3) {
     const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
-    if (Messages.length === 0) { empty += 1; continue; }
+    if (Messages.length === 0) {
+      empty += 1;
+      continue;
+    }
     for (const m of Messages) {
       const decoded = decodeMessage(m.Body ?? '');
       assert.ok(decoded.ok, `not a reconcile message: ${m.Body}`);
       out.push(decoded.message);
     }
-    await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
+    await sqs.send(
+      new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }),
+    );
   }
   return out;
 }
@@ -136,7 +144,9 @@ describe('operless enqueue', () => {
   test('--all lists through the API in pages and sends one message per object with uid and resourceVersion', async () => {
     for (let i = 0; i < 5; i += 1) await kubectl(['apply', '-f', '-'], memcached('ns-a', `cache-${i}`));
     for (let i = 0; i < 2; i += 1) await kubectl(['apply', '-f', '-'], memcached('ns-b', `cache-${i}`));
-    const listed = JSON.parse(await kubectl(['get', 'memcacheds', '-A', '-o', 'json'])) as { items: { metadata: { namespace: string; name: string; uid: string; resourceVersion: string } }[] };
+    const listed = JSON.parse(await kubectl(['get', 'memcacheds', '-A', '-o', 'json'])) as {
+      items: { metadata: { namespace: string; name: string; uid: string; resourceVersion: string } }[];
+    };
 
     const inA = await cli(['enqueue', 'memcacheds', '--all', '--namespace', 'ns-a', '--page-size', '2', '--json', ...project]);
     assert.equal(inA.code, 0, inA.stderr);
@@ -184,8 +194,20 @@ describe('operless dlq', () => {
       [DLQ_ATTRIBUTE_ERROR]: { DataType: 'String', StringValue: error },
       [DLQ_ATTRIBUTE_FAILED_AT]: { DataType: 'String', StringValue: new Date().toISOString() },
     });
-    await sqs.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: failed('exhausted', 9), MessageAttributes: attributes('RetriesExhausted', 'deployments.apps is forbidden') }));
-    await sqs.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: failed('terminal', 0), MessageAttributes: attributes('TerminalError', 'spec.image is not allowed') }));
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: dlq,
+        MessageBody: failed('exhausted', 9),
+        MessageAttributes: attributes('RetriesExhausted', 'deployments.apps is forbidden'),
+      }),
+    );
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: dlq,
+        MessageBody: failed('terminal', 0),
+        MessageAttributes: attributes('TerminalError', 'spec.image is not allowed'),
+      }),
+    );
     await sqs.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: '{"not":"a message"}', MessageAttributes: attributes('InvalidMessage', 'missing v') }));
 
     const list = await cli(['dlq', 'list', '--json']);
@@ -218,17 +240,30 @@ describe('operless dlq', () => {
   test('per-key ordering: redrive from a FIFO DLQ into a FIFO work queue, grouped by the object key', async () => {
     const work = await broker.createQueue({ name: 'pk-work.fifo', visibilityTimeoutSeconds: 30, dlq: { name: 'pk-dlq.fifo', maxReceiveCount: 3 } });
     const dlq = broker.queueUrl('pk-dlq.fifo');
-    const body = encodeMessage({ ...newMessage({ cluster: 'it', apiVersion: API_VERSION, kind: 'Memcached', namespace: 'ns-a', name: 'fifo' }, 'Retry', Date.now()), attempt: 9 });
-    await sqs.send(new SendMessageCommand({
-      QueueUrl: dlq, MessageBody: body, MessageGroupId: 'g', MessageDeduplicationId: 'd',
-      MessageAttributes: { [DLQ_ATTRIBUTE_REASON]: { DataType: 'String', StringValue: 'RetriesExhausted' } },
-    }));
+    const body = encodeMessage({
+      ...newMessage({ cluster: 'it', apiVersion: API_VERSION, kind: 'Memcached', namespace: 'ns-a', name: 'fifo' }, 'Retry', Date.now()),
+      attempt: 9,
+    });
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: dlq,
+        MessageBody: body,
+        MessageGroupId: 'g',
+        MessageDeduplicationId: 'd',
+        MessageAttributes: { [DLQ_ATTRIBUTE_REASON]: { DataType: 'String', StringValue: 'RetriesExhausted' } },
+      }),
+    );
     const redrive = await cli(['dlq', 'redrive'], { OPERLESS_QUEUE_URL: work, OPERLESS_DLQ_URL: dlq });
     assert.equal(redrive.code, 0, redrive.stderr);
     assert.match(redrive.stdout, /Redrove 1 of 1 message/);
-    const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: work, MaxNumberOfMessages: 10, WaitTimeSeconds: 2, MessageSystemAttributeNames: ['All'] }));
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: work, MaxNumberOfMessages: 10, WaitTimeSeconds: 2, MessageSystemAttributeNames: ['All'] }),
+    );
     assert.equal(Messages.length, 1);
-    assert.equal(Messages[0]?.Attributes?.MessageGroupId, objectKey({ cluster: 'it', apiVersion: API_VERSION, kind: 'Memcached', namespace: 'ns-a', name: 'fifo' }));
+    assert.equal(
+      Messages[0]?.Attributes?.MessageGroupId,
+      objectKey({ cluster: 'it', apiVersion: API_VERSION, kind: 'Memcached', namespace: 'ns-a', name: 'fifo' }),
+    );
     assert.deepEqual(await depth(dlq), { visible: 0, inFlight: 0, delayed: 0 });
   });
 });
@@ -242,17 +277,20 @@ describe('operless status', () => {
     statusQueue = await broker.createQueue({ name: 'status-work', visibilityTimeoutSeconds: 60, dlq: { name: 'status-dlq', maxReceiveCount: 3 } });
     statusDlq = broker.queueUrl('status-dlq');
     const forwarderQueue = await broker.createQueue({ name: 'forwarder' });
-    forwarder = startForwarder({
-      clusterId: 'it',
-      queue: { url: forwarderQueue, region: broker.region, endpoint: broker.endpoint },
-      primaries: [{ apiVersion: API_VERSION, kind: 'Memcached', plural: 'memcacheds', namespaced: true }],
-      leaderElection: { enabled: false },
-      server: { port: 0, host: '127.0.0.1' },
-    }, {
-      kubeConfig: cp.kubeConfig,
-      logger: silentLogger,
-      queue: createSqsQueue({ queueUrl: forwarderQueue, region: broker.region, client: sqs }),
-    });
+    forwarder = startForwarder(
+      {
+        clusterId: 'it',
+        queue: { url: forwarderQueue, region: broker.region, endpoint: broker.endpoint },
+        primaries: [{ apiVersion: API_VERSION, kind: 'Memcached', plural: 'memcacheds', namespaced: true }],
+        leaderElection: { enabled: false },
+        server: { port: 0, host: '127.0.0.1' },
+      },
+      {
+        kubeConfig: cp.kubeConfig,
+        logger: silentLogger,
+        queue: createSqsQueue({ queueUrl: forwarderQueue, region: broker.region, client: sqs }),
+      },
+    );
     await forwarder.ready;
   });
   after(async () => {
@@ -322,7 +360,9 @@ describe('operless doctor', () => {
   before(async () => {
     await kubectl(['apply', '-f', join(ROOT, RBAC_FILE)]);
     fn = await cp.identity('memcached-function', ['operless:memcached']);
-    await kubectl(['apply', '-f', '-'], `apiVersion: rbac.authorization.k8s.io/v1
+    await kubectl(
+      ['apply', '-f', '-'],
+      `apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata: { name: partial }
 rules:
@@ -333,11 +373,12 @@ kind: ClusterRoleBinding
 metadata: { name: partial }
 roleRef: { apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: partial }
 subjects: [{ apiGroup: rbac.authorization.k8s.io, kind: Group, name: operless:partial }]
-`);
+`,
+    );
     partial = await cp.identity('partial-function', ['operless:partial']);
   });
 
-  test('passes for the admin, and for the function\'s own identity under the shipped RBAC', async () => {
+  test("passes for the admin, and for the function's own identity under the shipped RBAC", async () => {
     const admin = await cli(['doctor', ...project]);
     assert.equal(admin.code, 0, admin.stdout + admin.stderr);
     assert.match(admin.stdout, /^✔ cluster reachable: https:\/\/127\.0\.0\.1:\d+, Kubernetes v1\.\d+/m);
@@ -379,7 +420,9 @@ subjects: [{ apiGroup: rbac.authorization.k8s.io, kind: Group, name: operless:pa
   test('reports a CRD that is not installed, a queue that does not answer and a cluster that cannot be reached', async () => {
     const other = mkdtempSync(join(tmpdir(), 'operless-cli-project-'));
     mkdirSync(join(other, 'infra', 'crds'), { recursive: true });
-    writeFileSync(join(other, 'infra', 'crds', 'tenants.example.com.yaml'), `apiVersion: apiextensions.k8s.io/v1
+    writeFileSync(
+      join(other, 'infra', 'crds', 'tenants.example.com.yaml'),
+      `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: { name: tenants.example.com }
 spec:
@@ -387,7 +430,8 @@ spec:
   scope: Cluster
   names: { kind: Tenant, plural: tenants }
   versions: [{ name: v1, served: true, storage: true }]
-`);
+`,
+    );
     const r = await cli(['doctor', '--project', other], { OPERLESS_QUEUE_URL: `${broker.endpoint}/000000000000/no-such-queue` });
     assert.equal(r.code, 1, r.stdout);
     assert.match(r.stdout, /^✘ CRD tenants\.example\.com: not installed\n {4}fix: kubectl apply -f infra\/crds\/tenants\.example\.com\.yaml/m);
@@ -431,7 +475,12 @@ test('operless status against the embedded queue shows the age of its oldest mes
     await client.send(new SendMessageCommand({ QueueUrl: embedded.queueUrl('work'), MessageBody: body }));
     await client.send(new SendMessageCommand({ QueueUrl: embedded.queueUrl('work'), MessageBody: body, DelaySeconds: 600 }));
     client.destroy();
-    const env = { AWS_ENDPOINT_URL_SQS: embedded.endpoint, AWS_REGION: embedded.region, OPERLESS_QUEUE_URL: embedded.queueUrl('work'), OPERLESS_DLQ_URL: embedded.queueUrl('work-dlq') };
+    const env = {
+      AWS_ENDPOINT_URL_SQS: embedded.endpoint,
+      AWS_REGION: embedded.region,
+      OPERLESS_QUEUE_URL: embedded.queueUrl('work'),
+      OPERLESS_DLQ_URL: embedded.queueUrl('work-dlq'),
+    };
     const r = await cli(['status', '--json', ...project], env);
     const report = JSON.parse(r.stdout) as Record<string, any>;
     assert.equal(report.queue.state, 'ok', r.stderr + r.stdout);

@@ -29,26 +29,26 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { trace } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { formatTraceparent } from '../../src/observability/trace.ts';
+import { formatTraceparent } from '../../src/observability/trace-context.ts';
 import { CreateArchiveCommand, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { replay } from '../../src/cli/commands/replay.ts';
 import { startControlPlane, waitUntil, type ControlPlane } from '../../src/testing/index.ts';
 import { EMULATOR_REGION, startEventBridge, type EventBridgeEmulator } from '../../src/testing/eventbridge.ts';
 import { decodeMessage, encodeMessage, newMessage, objectKey } from '../../src/contract/message.ts';
-import { toDelayMoverHandler } from '../../src/core/mover.ts';
+import { toDelayMoverHandler } from '../../src/core/per-key/mover.ts';
 import { messageGroupId } from '../../src/queue/fifo.ts';
 import { DLQ_ATTRIBUTE_REASON } from '../../src/contract/dlq.ts';
-import { defineController } from '../../src/core/controller.ts';
-import { toSqsHandler } from '../../src/core/handler.ts';
-import { done } from '../../src/core/result.ts';
+import { defineController } from '../../src/core/controller/controller.ts';
+import { toSqsHandler } from '../../src/core/handler/handler.ts';
+import { done } from '../../src/core/controller/result.ts';
 import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
 import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts';
 import { startLambdaRunner, type LambdaRunner } from '../../src/local/lambda-runner.ts';
 import { createSqsSender } from '../../src/queue/sqs.ts';
 import { silentLogger } from '../../src/observability/log.ts';
-import { noMetrics } from '../../src/core/metrics.ts';
+import { noMetrics } from '../../src/core/reconcile/metrics.ts';
 import { API_VERSION, GADGET_CRD, gadgetConfig, Objects } from './forwarder-env.ts';
 
 const GADGET: KindRef = { apiVersion: API_VERSION, kind: 'Gadget', plural: 'gadgets', namespaced: true };
@@ -87,11 +87,17 @@ before(async () => {
   busArn = await eb.createBus(BUS);
   workUrl = await eb.routeToQueue({ bus: BUS, rule: 'gadget-work', source: SOURCE, kind: 'Gadget', queueName: 'work', input: { InputPath: '$.detail' } });
   auditUrl = await eb.routeToQueue({
-    bus: BUS, rule: 'gadget-audit', source: SOURCE, kind: 'Gadget', queueName: 'audit',
+    bus: BUS,
+    rule: 'gadget-audit',
+    source: SOURCE,
+    kind: 'Gadget',
+    queueName: 'audit',
     input: { InputTransformer: { InputPathsMap: { detail: '$.detail' }, InputTemplate: '<detail>' } },
   });
   dlqUrl = await eb.routeToQueue({ bus: BUS, rule: 'nothing', source: 'never', queueName: 'work-dlq' });
-  archiveArn = (await eb.events().send(new CreateArchiveCommand({ ArchiveName: 'changes', EventSourceArn: busArn, EventPattern: JSON.stringify({ source: [SOURCE] }) }))).ArchiveArn ?? '';
+  archiveArn =
+    (await eb.events().send(new CreateArchiveCommand({ ArchiveName: 'changes', EventSourceArn: busArn, EventPattern: JSON.stringify({ source: [SOURCE] }) })))
+      .ArchiveArn ?? '';
 });
 after(async () => {
   await runner?.stop();
@@ -110,31 +116,46 @@ async function receive(queueUrl: string): Promise<{ body: string; attributes: Re
 
 test('a change goes forwarder → bus → rule → queue → function, and the status is written', async () => {
   const base = gadgetConfig('', EMULATOR_REGION, { coalesceWindowMs: 0 });
-  forwarder = startForwarder({
-    ...base,
-    queue: { region: EMULATOR_REGION },
-    sink: 'eventbridge',
-    eventBus: { name: BUS, source: SOURCE, endpoint: eb.endpoint },
-    primaries: base.primaries!.map((p) => ({ ...p, namespaces: [NS] })),
-    owned: [],
-  }, { kubeConfig: cp.kubeConfig, logger: silentLogger });
+  forwarder = startForwarder(
+    {
+      ...base,
+      queue: { region: EMULATOR_REGION },
+      sink: 'eventbridge',
+      eventBus: { name: BUS, source: SOURCE, endpoint: eb.endpoint },
+      primaries: base.primaries!.map((p) => ({ ...p, namespaces: [NS] })),
+      owned: [],
+    },
+    { kubeConfig: cp.kubeConfig, logger: silentLogger },
+  );
   await forwarder.ready;
 
-  const handler = toSqsHandler(defineController<Gadget>({
-    ...GADGET,
-    reconcile: async (gadget, ctx) => {
-      await ctx.updateStatus({ reconciledGeneration: gadget.metadata.generation });
-      return done();
+  const handler = toSqsHandler(
+    defineController<Gadget>({
+      ...GADGET,
+      reconcile: async (gadget, ctx) => {
+        await ctx.updateStatus({ reconciledGeneration: gadget.metadata.generation });
+        return done();
+      },
+    }),
+    {
+      queueUrl: workUrl,
+      deadLetterQueueUrl: dlqUrl,
+      clients: createClientFactory({ env: { OPERLESS_KUBECONFIG: cp.kubeconfigPath, OPERLESS_CLUSTER: 'test' } }),
+      sender: createSqsSender(sqs),
+      log: silentLogger,
+      metrics: noMetrics,
     },
-  }), {
+  );
+  runner = await startLambdaRunner({
     queueUrl: workUrl,
-    deadLetterQueueUrl: dlqUrl,
-    clients: createClientFactory({ env: { OPERLESS_KUBECONFIG: cp.kubeconfigPath, OPERLESS_CLUSTER: 'test' } }),
-    sender: createSqsSender(sqs),
-    log: silentLogger,
-    metrics: noMetrics,
+    sqs,
+    handler,
+    batchSize: 10,
+    batchWindowSeconds: 0,
+    maxConcurrency: 1,
+    timeoutSeconds: 30,
+    logger: silentLogger,
   });
-  runner = await startLambdaRunner({ queueUrl: workUrl, sqs, handler, batchSize: 10, batchWindowSeconds: 0, maxConcurrency: 1, timeoutSeconds: 30, logger: silentLogger });
 
   await objects.createGadget(NS, 'g1', { size: 1 });
   await objects.api.requestJson('PATCH', objects.gadgetPath(NS, 'g1'), { body: { spec: { size: 2 } }, contentType: 'application/merge-patch+json' });
@@ -153,16 +174,27 @@ test('a change goes forwarder → bus → rule → queue → function, and the s
     assert.ok(!('detail-type' in JSON.parse(body)), 'the detail-only rule delivered an envelope');
   }
   const sent = (await forwarder.metrics.registry.getMetricsAsJSON()).find((m) => m.name === 'operless_forwarder_messages_sent_total');
-  assert.ok((sent?.values ?? []).some((v) => String(v.labels.queue).includes(BUS) && v.value > 0), `no message counted as sent to the bus: ${JSON.stringify(sent?.values)}`);
+  assert.ok(
+    (sent?.values ?? []).some((v) => String(v.labels.queue).includes(BUS) && v.value > 0),
+    `no message counted as sent to the bus: ${JSON.stringify(sent?.values)}`,
+  );
   assert.equal(forwarder.readiness().ok, true, forwarder.readiness().reasons.join('; '));
 
   // One trace across the bus: the reconcile of the envelope continues the forwarder's span.
   const finished = spans.getFinishedSpans();
   const forwards = finished.filter((s) => s.name === 'operless.forward' && s.attributes['operless.key'] === `Gadget/${NS}/g1`);
-  const continued = finished.filter((s) => s.name === 'operless.reconcile' && forwards.some((f) => f.spanContext().spanId === s.parentSpanContext?.spanId && f.spanContext().traceId === s.spanContext().traceId));
-  assert.ok(continued.length > 0, `no reconcile continues a forward span: ${finished.map((s) => `${s.name} ${s.spanContext().traceId} parent ${s.parentSpanContext?.spanId}`).join('; ')}`);
+  const continued = finished.filter(
+    (s) =>
+      s.name === 'operless.reconcile' &&
+      forwards.some((f) => f.spanContext().spanId === s.parentSpanContext?.spanId && f.spanContext().traceId === s.spanContext().traceId),
+  );
+  assert.ok(
+    continued.length > 0,
+    `no reconcile continues a forward span: ${finished.map((s) => `${s.name} ${s.spanContext().traceId} parent ${s.parentSpanContext?.spanId}`).join('; ')}`,
+  );
   const forwardParents = new Set(forwards.map((f) => formatTraceparent(f.spanContext())));
-  for (const { body } of audit) assert.ok(forwardParents.has(JSON.parse(body).traceparent), `the detail-only rule's body carries no forward span's traceparent: ${body}`);
+  for (const { body } of audit)
+    assert.ok(forwardParents.has(JSON.parse(body).traceparent), `the detail-only rule's body carries no forward span's traceparent: ${body}`);
 });
 
 test('a hostile envelope on the work queue is dead-lettered with the reason of any invalid message', async () => {
@@ -179,14 +211,17 @@ test('a hostile envelope on the work queue is dead-lettered with the reason of a
 
 test('a bus that does not exist makes the forwarder not ready, naming the bus', async () => {
   const base = gadgetConfig('', EMULATOR_REGION, { coalesceWindowMs: 0 });
-  const lost = startForwarder({
-    ...base,
-    queue: { region: EMULATOR_REGION },
-    sink: 'eventbridge',
-    eventBus: { name: 'no-such-bus', source: SOURCE, endpoint: eb.endpoint },
-    primaries: base.primaries!.map((p) => ({ ...p, namespaces: [NS] })),
-    owned: [],
-  }, { kubeConfig: cp.kubeConfig, logger: silentLogger });
+  const lost = startForwarder(
+    {
+      ...base,
+      queue: { region: EMULATOR_REGION },
+      sink: 'eventbridge',
+      eventBus: { name: 'no-such-bus', source: SOURCE, endpoint: eb.endpoint },
+      primaries: base.primaries!.map((p) => ({ ...p, namespaces: [NS] })),
+      owned: [],
+    },
+    { kubeConfig: cp.kubeConfig, logger: silentLogger },
+  );
   try {
     await lost.ready;
     await waitUntil('readiness to name the missing bus', () => lost.readiness().reasons.some((r) => r.includes('eventbridge:no-such-bus')));
@@ -197,7 +232,25 @@ test('a bus that does not exist makes the forwarder not ready, naming the bus', 
 });
 
 test('operless replay sends the archived changes to the bus again, and its rules deliver them', async () => {
-  const result = await replay(['--archive', archiveArn, '--bus', busArn, '--from', startedAt, '--to', new Date().toISOString(), '--name', 'it-replay', '--wait', '--timeout', '60', '--json'], eb.events());
+  const result = await replay(
+    [
+      '--archive',
+      archiveArn,
+      '--bus',
+      busArn,
+      '--from',
+      startedAt,
+      '--to',
+      new Date().toISOString(),
+      '--name',
+      'it-replay',
+      '--wait',
+      '--timeout',
+      '60',
+      '--json',
+    ],
+    eb.events(),
+  );
   assert.equal(result.exitCode ?? 0, 0, result.output);
   assert.equal(JSON.parse(result.output).state, 'COMPLETED');
   // The audit rule's queue gets the archived Gadget events again (moto replays them untransformed: whole events).
@@ -220,24 +273,43 @@ test('per-key: the rule delivers to the standard delay queue, and the mover move
   const bus = `${BUS}-per-key`;
   await eb.createBus(bus);
   const delayUrl = await eb.routeToQueue({
-    bus, rule: 'gadget-per-key', source: SOURCE, kind: 'Gadget', queueName: 'pk-delay',
+    bus,
+    rule: 'gadget-per-key',
+    source: SOURCE,
+    kind: 'Gadget',
+    queueName: 'pk-delay',
     // serverless.yml's InputPath $.detail, which moto ignores; its InputTransformer gives the same body.
     input: { InputTransformer: { InputPathsMap: { detail: '$.detail' }, InputTemplate: '<detail>' } },
   });
-  const { QueueUrl: fifoUrl = '' } = await sqs.send(new CreateQueueCommand({
-    QueueName: 'pk-work.fifo', Attributes: { FifoQueue: 'true', DeduplicationScope: 'messageGroup', FifoThroughputLimit: 'perMessageGroupId' },
-  }));
+  const { QueueUrl: fifoUrl = '' } = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: 'pk-work.fifo',
+      Attributes: { FifoQueue: 'true', DeduplicationScope: 'messageGroup', FifoThroughputLimit: 'perMessageGroupId' },
+    }),
+  );
   const mover = await startLambdaRunner({
-    queueUrl: delayUrl, sqs, batchSize: 10, batchWindowSeconds: 0, maxConcurrency: 1, timeoutSeconds: 30, logger: silentLogger,
+    queueUrl: delayUrl,
+    sqs,
+    batchSize: 10,
+    batchWindowSeconds: 0,
+    maxConcurrency: 1,
+    timeoutSeconds: 30,
+    logger: silentLogger,
     handler: toDelayMoverHandler({ queueUrl: fifoUrl, delayQueueUrl: delayUrl, sender: createSqsSender(sqs), log: silentLogger }),
   });
   try {
-    const sent = ['a', 'b', 'a', 'c'].map((name, i) => encodeMessage(newMessage({ cluster: 'test', apiVersion: API_VERSION, kind: 'Gadget', namespace: NS, name }, 'Modified', 1_767_225_600_000 + i)));
-    const out = await eb.events().send(new PutEventsCommand({ Entries: sent.map((detail) => ({ EventBusName: bus, Source: SOURCE, DetailType: 'Reconcile Modified', Detail: detail })) }));
+    const sent = ['a', 'b', 'a', 'c'].map((name, i) =>
+      encodeMessage(newMessage({ cluster: 'test', apiVersion: API_VERSION, kind: 'Gadget', namespace: NS, name }, 'Modified', 1_767_225_600_000 + i)),
+    );
+    const out = await eb
+      .events()
+      .send(new PutEventsCommand({ Entries: sent.map((detail) => ({ EventBusName: bus, Source: SOURCE, DetailType: 'Reconcile Modified', Detail: detail })) }));
     assert.equal(out.FailedEntryCount ?? 0, 0, JSON.stringify(out.Entries));
     const moved: { body: string; group: string }[] = [];
     await waitUntil('every event moved into the FIFO work queue', async () => {
-      const got = await sqs.send(new ReceiveMessageCommand({ QueueUrl: fifoUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageSystemAttributeNames: ['MessageGroupId'] }));
+      const got = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: fifoUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageSystemAttributeNames: ['MessageGroupId'] }),
+      );
       for (const m of got.Messages ?? []) {
         moved.push({ body: m.Body ?? '', group: m.Attributes?.MessageGroupId ?? '' });
         await sqs.send(new DeleteMessageCommand({ QueueUrl: fifoUrl, ReceiptHandle: m.ReceiptHandle }));
@@ -250,7 +322,7 @@ test('per-key: the rule delivers to the standard delay queue, and the mover move
     for (const { body, group } of moved) {
       const decoded = decodeMessage(body);
       assert.ok(decoded.ok, body);
-      assert.equal(group, messageGroupId(objectKey(decoded.message)), 'the group is the event\'s own object key');
+      assert.equal(group, messageGroupId(objectKey(decoded.message)), "the group is the event's own object key");
     }
     assert.equal(new Set(moved.map((m) => m.group)).size, 3, 'three objects, three groups: not one static group for the kind');
   } finally {

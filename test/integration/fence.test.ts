@@ -16,14 +16,14 @@ import { DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand,
 import { startBroker, startControlPlane, type Broker, type ControlPlane, type Identity } from '../../src/testing/index.ts';
 import { crdPaths } from '../../src/crd/generate.ts';
 import { CRD_DIR, resources } from '../../src/resources.ts';
-import { defineController } from '../../src/core/controller.ts';
-import { toSqsHandler, type SqsBatchHandler } from '../../src/core/handler.ts';
+import { defineController } from '../../src/core/controller/controller.ts';
+import { toSqsHandler, type SqsBatchHandler } from '../../src/core/handler/handler.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
 import { createSqsSender } from '../../src/queue/sqs.ts';
 import { buildSqsEvent, createLambdaContext, queueArnFromUrl } from '../../src/local/lambda-runner.ts';
 import { encodeMessage, newMessage } from '../../src/contract/message.ts';
 import { silentLogger } from '../../src/observability/log.ts';
-import { noMetrics } from '../../src/core/metrics.ts';
+import { noMetrics } from '../../src/core/reconcile/metrics.ts';
 import { applyOwnedIfChanged, OWNER_GENERATION_ANNOTATION } from '../../src/kube/owned.ts';
 import { isConflict } from '../../src/kube/errors.ts';
 import { memcachedController, FIELD_MANAGER } from '../../src/memcached/controller.ts';
@@ -83,13 +83,25 @@ after(async () => {
 async function reconcile(name: string) {
   const body = encodeMessage(newMessage({ cluster: CLUSTER, apiVersion: MEMCACHED.apiVersion, kind: MEMCACHED.kind, namespace: NS, name }, 'Modified'));
   await sqs.send(new SendMessageCommand({ QueueUrl: workQueue, MessageBody: body }));
-  const received = await sqs.send(new ReceiveMessageCommand({
-    QueueUrl: workQueue, MaxNumberOfMessages: 10, WaitTimeSeconds: 5, MessageSystemAttributeNames: ['All'], MessageAttributeNames: ['All'],
-  }));
+  const received = await sqs.send(
+    new ReceiveMessageCommand({
+      QueueUrl: workQueue,
+      MaxNumberOfMessages: 10,
+      WaitTimeSeconds: 5,
+      MessageSystemAttributeNames: ['All'],
+      MessageAttributeNames: ['All'],
+    }),
+  );
   const ours = (received.Messages ?? []).filter((m) => m.Body === body);
   assert.equal(ours.length, 1, 'the message came back from the queue');
   const event = buildSqsEvent(ours, { eventSourceARN: queueArnFromUrl(workQueue, broker.region), awsRegion: broker.region });
-  const context = createLambdaContext({ functionName: 'memcached', region: broker.region, requestId: randomUUID(), deadline: Date.now() + 60_000, memoryLimitMB: 256 });
+  const context = createLambdaContext({
+    functionName: 'memcached',
+    region: broker.region,
+    requestId: randomUUID(),
+    deadline: Date.now() + 60_000,
+    memoryLimitMB: 256,
+  });
   const response = await handler(event, context);
   // As Lambda's event source does: a record the function did not report failed is deleted.
   if (response.batchItemFailures.length === 0) await sqs.send(new DeleteMessageCommand({ QueueUrl: workQueue, ReceiptHandle: ours[0]!.ReceiptHandle }));
@@ -120,38 +132,56 @@ async function scaleAndExpectFollow(name: string, size: number): Promise<void> {
   const deployment = await getJson(['get', 'deployment', name, '-n', NS]);
   assert.equal(deployment.spec.replicas, size, 'the child follows its owner');
   const owner = await getJson(['get', 'memcached', name, '-n', NS]);
-  assert.equal(deployment.metadata.annotations[OWNER_GENERATION_ANNOTATION], String(owner.metadata.generation), 'the forged value is replaced by the live generation');
+  assert.equal(
+    deployment.metadata.annotations[OWNER_GENERATION_ANNOTATION],
+    String(owner.metadata.generation),
+    'the forged value is replaced by the live generation',
+  );
   assert.equal(await depth(workQueue), 0, 'no retry was sent (no 409 Overtaken)');
   assert.equal(await depth(dlq), 0, 'nothing dead-lettered');
 }
 
-test('a tenant\'s `kubectl annotate --field-manager=operless-memcached` of a huge owner generation does not freeze the Deployment', async () => {
+test("a tenant's `kubectl annotate --field-manager=operless-memcached` of a huge owner generation does not freeze the Deployment", async () => {
   await createMemcached('spoofed', 1);
   const forged = await kubectl([
-    'annotate', 'deploy', 'spoofed', '-n', NS, `${OWNER_GENERATION_ANNOTATION}=999999999999`, '--overwrite', '--field-manager=operless-memcached',
+    'annotate',
+    'deploy',
+    'spoofed',
+    '-n',
+    NS,
+    `${OWNER_GENERATION_ANNOTATION}=999999999999`,
+    '--overwrite',
+    '--field-manager=operless-memcached',
   ]);
   assert.equal(forged.code, 0, forged.stderr);
   assert.equal((await getJson(['get', 'deployment', 'spoofed', '-n', NS])).metadata.annotations[OWNER_GENERATION_ANNOTATION], '999999999999');
   await scaleAndExpectFollow('spoofed', 3);
 });
 
-test('a forged generation server-side applied under the controller\'s own field manager refuses nothing either (bounded by the live owner\'s generation)', async () => {
+test("a forged generation server-side applied under the controller's own field manager refuses nothing either (bounded by the live owner's generation)", async () => {
   await createMemcached('applied', 1);
   const live = await getJson(['get', 'deployment', 'applied', '-n', NS]);
   // A tenant copies the live Deployment and applies it as if they were the controller.
   const { managedFields: _m, resourceVersion: _rv, uid: _uid, creationTimestamp: _c, generation: _g, ...metadata } = live.metadata;
-  const copy = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { ...metadata, annotations: { ...metadata.annotations, [OWNER_GENERATION_ANNOTATION]: '999999999999' } }, spec: live.spec };
+  const copy = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { ...metadata, annotations: { ...metadata.annotations, [OWNER_GENERATION_ANNOTATION]: '999999999999' } },
+    spec: live.spec,
+  };
   const forged = await kubectl(['apply', '--server-side', `--field-manager=${FIELD_MANAGER}`, '--force-conflicts', '-f', '-'], JSON.stringify(copy));
   assert.equal(forged.code, 0, forged.stderr);
   const after = await getJson(['get', 'deployment', 'applied', '-n', NS, '--show-managed-fields']);
   const entry = (after.metadata.managedFields as Json[]).find((e) => JSON.stringify(e.fieldsV1 ?? {}).includes(OWNER_GENERATION_ANNOTATION));
-  assert.deepEqual([entry?.manager, entry?.operation], [FIELD_MANAGER, 'Apply'], 'indistinguishable from the controller\'s own apply');
+  assert.deepEqual([entry?.manager, entry?.operation], [FIELD_MANAGER, 'Apply'], "indistinguishable from the controller's own apply");
   await scaleAndExpectFollow('applied', 2);
 });
 
 test('the fence still refuses a reconcile of an older owner generation after a newer one applied (real API server)', async () => {
   await createMemcached('stale', 1);
-  const client = (await createClientFactory({ sources: { [CLUSTER]: { type: 'file', path: fn.kubeconfigPath } }, env: {} })(CLUSTER)).with({ fieldManager: FIELD_MANAGER });
+  const client = (await createClientFactory({ sources: { [CLUSTER]: { type: 'file', path: fn.kubeconfigPath } }, env: {} })(CLUSTER)).with({
+    fieldManager: FIELD_MANAGER,
+  });
   const older = await client.get<Memcached>(MEMCACHED, 'stale', NS);
   assert.ok(older);
   // A newer reconcile: the owner moves to size 4 and the function applies it.

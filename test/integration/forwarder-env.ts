@@ -1,16 +1,23 @@
 /**
  * Shared setup for the forwarder's integration tests: a small test CRD (`Gadget`, with a
  * status subresource), helpers to create/patch objects through the REAL API server, and a
- * queue reader that drains the REAL broker and decodes messages with the shared contract, and
- * `spawnLogged` for the forwarder bundle run as a child process (its JSON log lines).
+ * queue reader that drains the REAL broker and decodes messages with the shared contract,
+ * `spawnLogged` for the forwarder bundle run as a child process (its JSON log lines), and
+ * `startBundleEnv`: the control plane + broker + forwarder bundle the process tests share.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { stringify } from 'yaml';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { decodeMessage, type ReconcileMessage } from '../../src/contract/message.ts';
 import { createKubeApi, type KubeApi } from '../../src/kube/api.ts';
-import type { ForwarderConfigInput } from '../../src/forwarder/config.ts';
+import type { ForwarderConfigInput } from '../../src/forwarder/config/config.ts';
+import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
+import { startBroker, startControlPlane, type Broker, type ControlPlane, type QueueSpec } from '../../src/testing/index.ts';
 
 export const GROUP = 'forwarder.test.operless.dev';
 export const API_VERSION = `${GROUP}/v1`;
@@ -23,21 +30,23 @@ export const GADGET_CRD = {
     group: GROUP,
     scope: 'Namespaced',
     names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
-    versions: [{
-      name: 'v1',
-      served: true,
-      storage: true,
-      subresources: { status: {} },
-      schema: {
-        openAPIV3Schema: {
-          type: 'object',
-          properties: {
-            spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-            status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+              status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+            },
           },
         },
       },
-    }],
+    ],
   },
 };
 
@@ -79,7 +88,10 @@ export class Objects {
   }
 
   async patchGadget(namespace: string, name: string, patch: Record<string, unknown>, subresource = ''): Promise<Record<string, any>> {
-    return this.api.requestJson('PATCH', `${this.gadgetPath(namespace, name)}${subresource ? `/${subresource}` : ''}`, { body: patch, contentType: 'application/merge-patch+json' });
+    return this.api.requestJson('PATCH', `${this.gadgetPath(namespace, name)}${subresource ? `/${subresource}` : ''}`, {
+      body: patch,
+      contentType: 'application/merge-patch+json',
+    });
   }
 
   async deleteGadget(namespace: string, name: string): Promise<void> {
@@ -102,7 +114,8 @@ export class Objects {
   async createOwnedConfigMap(namespace: string, name: string, owner: { kind: string; name: string; uid: string }): Promise<Record<string, any>> {
     return this.api.requestJson('POST', `/api/v1/namespaces/${namespace}/configmaps`, {
       body: {
-        apiVersion: 'v1', kind: 'ConfigMap',
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
         metadata: { name, namespace, ownerReferences: [{ apiVersion: API_VERSION, kind: owner.kind, name: owner.name, uid: owner.uid, controller: true }] },
         data: { a: '1' },
       },
@@ -157,10 +170,12 @@ export async function collect(
       if (!decoded.ok) throw new Error(`the forwarder sent an invalid message: ${decoded.error}`);
       all.push(decoded.message);
     }
-    await sqs.send(new DeleteMessageBatchCommand({
-      QueueUrl: queueUrl,
-      Entries: messages.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle! })),
-    }));
+    await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: messages.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle! })),
+      }),
+    );
   }
   return all;
 }
@@ -217,9 +232,94 @@ export function spawnLogged(args: readonly string[], options: { cwd: string; env
       const found = lines.find((l) => re.test(String(l.msg)));
       if (found) return Promise.resolve(found);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no log line ${re} within ${timeoutMs} ms; stderr:\n${stderr}\nlast lines:\n${lines.slice(-10).map((l) => JSON.stringify(l).slice(0, 600)).join('\n')}`)), timeoutMs);
-        waiters.push({ re, resolve: (l) => { clearTimeout(timer); resolve(l); }, reject: (err) => { clearTimeout(timer); reject(err); } });
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `no log line ${re} within ${timeoutMs} ms; stderr:\n${stderr}\nlast lines:\n${lines
+                  .slice(-10)
+                  .map((l) => JSON.stringify(l).slice(0, 600))
+                  .join('\n')}`,
+              ),
+            ),
+          timeoutMs,
+        );
+        waiters.push({
+          re,
+          resolve: (l) => {
+            clearTimeout(timer);
+            resolve(l);
+          },
+          reject: (err) => {
+            clearTimeout(timer);
+            reject(err);
+          },
+        });
       });
     },
   };
+}
+
+/** A real control plane and broker, and the forwarder bundle the image runs, for tests of the forwarder as a process. */
+export interface BundleEnv {
+  readonly cp: ControlPlane;
+  readonly broker: Broker;
+  /** The bundle's folder and its runs' config files (removed by `stop()`). */
+  readonly work: string;
+  /**
+   * Runs the bundle with `config` (written to `<work>/<name>.yaml`) against the control plane,
+   * as `kubeconfigPath` (default: the admin's), sending to the broker; killed by `stop()` if still running.
+   */
+  runBundle(
+    name: string,
+    config: ForwarderConfigInput | Record<string, unknown>,
+    options?: { kubeconfigPath?: string; nodeArgs?: readonly string[] },
+  ): LoggedChild;
+  /** SIGKILLs every run still going, stops the control plane and the broker, removes `work`. */
+  stop(): Promise<void>;
+}
+
+/** Starts the control plane (with `crds`) and the broker (with `queues`) side by side, and builds the bundle; on failure stops what started. */
+export async function startBundleEnv(options: { name: string; crds: readonly (string | object)[]; queues: readonly QueueSpec[] }): Promise<BundleEnv> {
+  const work = mkdtempSync(join(tmpdir(), `${options.name}-`));
+  const children = new Set<ChildProcess>();
+  const started = await Promise.allSettled([startControlPlane({ crds: options.crds }), startBroker({ queues: options.queues })]);
+  const [planeResult, brokerResult] = started;
+  const stop = async () => {
+    for (const child of children) child.kill('SIGKILL');
+    await Promise.all(started.map((s) => (s.status === 'fulfilled' ? s.value.stop() : undefined)));
+    rmSync(work, { recursive: true, force: true });
+  };
+  if (planeResult.status === 'rejected' || brokerResult.status === 'rejected') {
+    await stop();
+    throw planeResult.status === 'rejected' ? planeResult.reason : (brokerResult as PromiseRejectedResult).reason;
+  }
+  const cp = planeResult.value;
+  const broker = brokerResult.value;
+  let bundle: string;
+  try {
+    bundle = (await bundleForwarder(join(work, 'forwarder.mjs'))).outFile;
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  const runBundle: BundleEnv['runBundle'] = (name, config, runOptions = {}) => {
+    const path = join(work, `${name}.yaml`);
+    writeFileSync(path, stringify(config));
+    const run = spawnLogged([...(runOptions.nodeArgs ?? []), bundle], {
+      cwd: work,
+      env: {
+        PATH: process.env.PATH,
+        OPERLESS_FORWARDER_CONFIG: path,
+        KUBECONFIG: runOptions.kubeconfigPath ?? cp.kubeconfigPath,
+        AWS_ACCESS_KEY_ID: 'test',
+        AWS_SECRET_ACCESS_KEY: 'test',
+        AWS_ENDPOINT_URL_SQS: broker.endpoint,
+      },
+    });
+    children.add(run.child);
+    void run.exited.then(() => children.delete(run.child));
+    return run;
+  };
+  return { cp, broker, work, runBundle, stop };
 }

@@ -20,20 +20,16 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
-import { stringify } from 'yaml';
-import { startBroker, startControlPlane, waitUntil, type Broker, type ControlPlane } from '../../src/testing/index.ts';
-import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
+import { waitUntil, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { createKubeApi, KubeApiError, type KubeApi } from '../../src/kube/api.ts';
 import { checkMessageField, type ReconcileMessage } from '../../src/contract/message.ts';
 import { applyForwarderIdentity, type ForwarderIdentity } from '../support/identities.ts';
 import { replayFromEnv } from '../support/fast-check.ts';
-import { collect, spawnLogged, type LoggedChild } from './forwarder-env.ts';
+import { collect, startBundleEnv, type BundleEnv, type LoggedChild } from './forwarder-env.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const MEMCACHED_CRD = join(ROOT, 'infra/crds/memcacheds.cache.example.com.yaml');
@@ -43,30 +39,32 @@ let cp: ControlPlane;
 let broker: Broker;
 let admin: KubeApi;
 let identity: ForwarderIdentity;
-let bundle: string;
-const work = mkdtempSync(join(tmpdir(), 'fwd-hostile-'));
-const children = new Set<ChildProcess>();
+let env: BundleEnv;
 
 before(async () => {
-  [cp, broker] = await Promise.all([
-    startControlPlane({ crds: [MEMCACHED_CRD] }),
-    startBroker({ queues: [{ name: 'issue' }, { name: 'fuzz' }, { name: 'crash-throw' }, { name: 'crash-reject' }] }),
-  ]);
+  env = await startBundleEnv({
+    name: 'fwd-hostile',
+    crds: [MEMCACHED_CRD],
+    queues: [{ name: 'issue' }, { name: 'fuzz' }, { name: 'crash-throw' }, { name: 'crash-reject' }],
+  });
+  ({ cp, broker } = env);
   admin = createKubeApi(cp.kubeConfig);
   identity = await applyForwarderIdentity(cp);
-  bundle = (await bundleForwarder(join(work, 'forwarder.mjs'))).outFile;
 });
 after(async () => {
-  for (const child of children) child.kill('SIGKILL');
   await admin?.close?.();
-  await Promise.all([cp?.stop(), broker?.stop()]);
-  rmSync(work, { recursive: true, force: true });
+  await env?.stop();
 });
 
 // ---- the forwarder process -----------------------------------------------------------------
 
 /** The bundle as the image runs it, with the shipped watches scoped to `namespaces`, as the shipped ServiceAccount. */
-function runForwarder(name: string, queue: string, namespaces: readonly string[], options: { config?: Record<string, unknown>; nodeArgs?: readonly string[] } = {}): LoggedChild {
+function runForwarder(
+  name: string,
+  queue: string,
+  namespaces: readonly string[],
+  options: { config?: Record<string, unknown>; nodeArgs?: readonly string[] } = {},
+): LoggedChild {
   const shipped = identity.config as { primaries?: object[]; owned?: object[] };
   const scoped = (list: readonly object[] | undefined) => (list ?? []).map((w) => ({ ...w, namespaces: [...namespaces] }));
   const config = {
@@ -82,22 +80,7 @@ function runForwarder(name: string, queue: string, namespaces: readonly string[]
     watch: { backoffInitialMs: 100, backoffMaxMs: 2000 },
     ...options.config,
   };
-  const path = join(work, `${name}.yaml`);
-  writeFileSync(path, stringify(config));
-  const run = spawnLogged([...(options.nodeArgs ?? []), bundle], {
-    cwd: work,
-    env: {
-      PATH: process.env.PATH,
-      OPERLESS_FORWARDER_CONFIG: path,
-      KUBECONFIG: identity.identity.kubeconfigPath,
-      AWS_ACCESS_KEY_ID: 'test',
-      AWS_SECRET_ACCESS_KEY: 'test',
-      AWS_ENDPOINT_URL_SQS: broker.endpoint,
-    },
-  });
-  children.add(run.child);
-  void run.exited.then(() => children.delete(run.child));
-  return run;
+  return env.runBundle(name, config, { kubeconfigPath: identity.identity.kubeconfigPath, ...(options.nodeArgs ? { nodeArgs: options.nodeArgs } : {}) });
 }
 
 /** The samples of a Prometheus metric, by their label text (`reason="invalid_name"`). */
@@ -130,8 +113,14 @@ function body(kind: WatchedKind, metadata: Record<string, unknown>): Record<stri
       return { apiVersion: MC_API, kind, metadata, spec: { size: 1 } };
     case 'Deployment':
       return {
-        apiVersion: 'apps/v1', kind, metadata,
-        spec: { replicas: 1, selector: { matchLabels: { app: 'h' } }, template: { metadata: { labels: { app: 'h' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } },
+        apiVersion: 'apps/v1',
+        kind,
+        metadata,
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: 'h' } },
+          template: { metadata: { labels: { app: 'h' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
+        },
       };
     case 'Service':
       return { apiVersion: 'v1', kind, metadata, spec: { clusterIP: 'None', ports: [{ port: 80 }] } }; // headless: no IP range to exhaust
@@ -144,7 +133,10 @@ const refusals = new Map<string, number>();
 /** Creates the object; the stored object when the API server accepts it, undefined when it refuses it. */
 async function tryCreate(kind: WatchedKind, namespace: string, metadata: Record<string, unknown>): Promise<Record<string, any> | undefined> {
   try {
-    return await admin.requestJson<Record<string, any>>('POST', `${PATHS[kind](namespace)}?fieldManager=hostile-test`, { body: body(kind, { ...metadata, namespace }), timeoutMs: 120_000 });
+    return await admin.requestJson<Record<string, any>>('POST', `${PATHS[kind](namespace)}?fieldManager=hostile-test`, {
+      body: body(kind, { ...metadata, namespace }),
+      timeoutMs: 120_000,
+    });
   } catch (err) {
     if (!(err instanceof KubeApiError) || err.status < 400) throw err;
     const field = err.message.match(/(metadata\.[a-zA-Z]+)/)?.[1] ?? `${err.status} ${err.reason}`;
@@ -171,7 +163,8 @@ function expectation(kind: WatchedKind, stored: Record<string, any>): { key: str
   if (kind === 'Memcached') return { key: `Memcached/${ns}/${stored.metadata.name}` };
   const refs = (stored.metadata.ownerReferences ?? []) as { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
   const controller = refs.find((r) => r.controller === true);
-  if (!controller || controller.kind !== 'Memcached' || controller.apiVersion.split('/')[0] !== 'cache.example.com' || !controller.apiVersion.includes('/')) return undefined;
+  if (!controller || controller.kind !== 'Memcached' || controller.apiVersion.split('/')[0] !== 'cache.example.com' || !controller.apiVersion.includes('/'))
+    return undefined;
   if (checkMessageField('name', controller.name)) return { drop: 'invalid_name' };
   if (checkMessageField('uid', controller.uid)) return { drop: 'invalid_uid' };
   return { key: `Memcached/${ns}/${controller.name}` };
@@ -199,7 +192,7 @@ test('issue 20: a Deployment controlled by "Memcached Bad_Name" is dropped with 
   assert.deepEqual(messages.map(keyOf), [`Memcached/${ns}/after-the-bad-one`], 'nothing for Bad_Name; the next object forwarded');
   assert.equal(run.child.exitCode, null, `the forwarder is still running; stderr:\n${run.stderr()}`);
   assert.equal(await readyz(probes), 200);
-  assert.deepEqual([...await metric(probes, 'operless_forwarder_events_dropped_total')], [['reason="invalid_name"', 1]]);
+  assert.deepEqual([...(await metric(probes, 'operless_forwarder_events_dropped_total'))], [['reason="invalid_name"', 1]]);
   run.child.kill('SIGTERM');
   assert.equal(await run.exited, 0);
 });
@@ -211,33 +204,62 @@ const hostileString = fc.oneof(
   { arbitrary: validName, weight: 4 },
   { arbitrary: fc.string({ maxLength: 40 }), weight: 2 },
   { arbitrary: fc.string({ unit: 'grapheme', maxLength: 12 }), weight: 1 },
-  { arbitrary: fc.constantFrom('Bad_Name', '-a', 'a-', 'a..b', 'UPPER', 'a.b', 'a/b', 'x:y', ' ', '日本語', '\u0000', 'a'.repeat(253), 'a'.repeat(254)), weight: 2 },
+  {
+    arbitrary: fc.constantFrom('Bad_Name', '-a', 'a-', 'a..b', 'UPPER', 'a.b', 'a/b', 'x:y', ' ', '日本語', '\u0000', 'a'.repeat(253), 'a'.repeat(254)),
+    weight: 2,
+  },
   { arbitrary: fc.constantFrom(129, 254, 4_000, 100_000).map((n) => 'n'.repeat(n)), weight: 1 },
 );
-const ownerRef = fc.record({
-  apiVersion: fc.oneof(
-    { arbitrary: fc.constantFrom(MC_API, MC_API, MC_API, 'cache.example.com/v1', 'cache.example.com/v9beta9', 'apps/v1', 'v1', 'Cache.Example.com/v1alpha1'), weight: 8 },
-    { arbitrary: fc.constantFrom('cache.example.com/', 'x/y/z', '/v1'), weight: 1 }, // refused: no version
-    { arbitrary: hostileString, weight: 1 },
-  ),
-  kind: fc.oneof({ arbitrary: fc.constantFrom('Memcached', 'Memcached', 'Memcached', 'Deployment', 'Service', 'memcached', 'Tenant'), weight: 6 }, { arbitrary: hostileString, weight: 1 }),
-  name: hostileString,
-  uid: fc.oneof({ arbitrary: fc.uuid(), weight: 3 }, { arbitrary: hostileString, weight: 1 }, { arbitrary: fc.constantFrom(128, 129, 1000).map((n) => 'u'.repeat(n)), weight: 1 }),
-  controller: fc.option(fc.boolean(), { nil: undefined }),
-}, { requiredKeys: ['apiVersion', 'kind', 'name', 'uid'] });
+const ownerRef = fc.record(
+  {
+    apiVersion: fc.oneof(
+      {
+        arbitrary: fc.constantFrom(MC_API, MC_API, MC_API, 'cache.example.com/v1', 'cache.example.com/v9beta9', 'apps/v1', 'v1', 'Cache.Example.com/v1alpha1'),
+        weight: 8,
+      },
+      { arbitrary: fc.constantFrom('cache.example.com/', 'x/y/z', '/v1'), weight: 1 }, // refused: no version
+      { arbitrary: hostileString, weight: 1 },
+    ),
+    kind: fc.oneof(
+      { arbitrary: fc.constantFrom('Memcached', 'Memcached', 'Memcached', 'Deployment', 'Service', 'memcached', 'Tenant'), weight: 6 },
+      { arbitrary: hostileString, weight: 1 },
+    ),
+    name: hostileString,
+    uid: fc.oneof(
+      { arbitrary: fc.uuid(), weight: 3 },
+      { arbitrary: hostileString, weight: 1 },
+      { arbitrary: fc.constantFrom(128, 129, 1000).map((n) => 'u'.repeat(n)), weight: 1 },
+    ),
+    controller: fc.option(fc.boolean(), { nil: undefined }),
+  },
+  { requiredKeys: ['apiVersion', 'kind', 'name', 'uid'] },
+);
 const labelKey = fc.oneof(validName, fc.string({ maxLength: 70 }), fc.constantFrom('example.com/a', 'a/b/c', 'kubernetes.io/x', 'x'.repeat(64)));
 const labelValue = fc.oneof(validName, fc.string({ maxLength: 70 }), fc.constant(''), fc.constant('v'.repeat(64)));
-const hostileMetadata = fc.record({
-  ownerReferences: fc.array(ownerRef, { maxLength: 3 }),
-  // mostly keys the API server takes (a refused object tests nothing), sometimes anything
-  labels: fc.oneof({ arbitrary: fc.dictionary(validName, validName, { maxKeys: 4 }), weight: 6 }, { arbitrary: fc.dictionary(labelKey, labelValue, { maxKeys: 3 }), weight: 1 }),
-  annotations: fc.oneof(
-    { arbitrary: fc.dictionary(validName.map((k) => `hostile.example.com/${k}`), fc.string({ unit: 'grapheme', maxLength: 200 }), { maxKeys: 3 }), weight: 6 },
-    { arbitrary: fc.dictionary(labelKey, fc.string({ maxLength: 100 }), { maxKeys: 3 }), weight: 1 },
-  ),
-  // up to the limits: 256 KiB of annotations in all, an object near etcd's 1.5 MiB request limit
-  bulk: fc.constantFrom(0, 0, 0, 100_000, 261_000, 263_000, 1_400_000),
-}, { requiredKeys: ['ownerReferences', 'labels', 'annotations', 'bulk'] });
+const hostileMetadata = fc.record(
+  {
+    ownerReferences: fc.array(ownerRef, { maxLength: 3 }),
+    // mostly keys the API server takes (a refused object tests nothing), sometimes anything
+    labels: fc.oneof(
+      { arbitrary: fc.dictionary(validName, validName, { maxKeys: 4 }), weight: 6 },
+      { arbitrary: fc.dictionary(labelKey, labelValue, { maxKeys: 3 }), weight: 1 },
+    ),
+    annotations: fc.oneof(
+      {
+        arbitrary: fc.dictionary(
+          validName.map((k) => `hostile.example.com/${k}`),
+          fc.string({ unit: 'grapheme', maxLength: 200 }),
+          { maxKeys: 3 },
+        ),
+        weight: 6,
+      },
+      { arbitrary: fc.dictionary(labelKey, fc.string({ maxLength: 100 }), { maxKeys: 3 }), weight: 1 },
+    ),
+    // up to the limits: 256 KiB of annotations in all, an object near etcd's 1.5 MiB request limit
+    bulk: fc.constantFrom(0, 0, 0, 100_000, 261_000, 263_000, 1_400_000),
+  },
+  { requiredKeys: ['ownerReferences', 'labels', 'annotations', 'bulk'] },
+);
 const hostileObject = fc.record({
   kind: fc.constantFrom<WatchedKind>('Memcached', 'Deployment', 'Service'),
   nameSuffix: fc.oneof({ arbitrary: validName, weight: 5 }, { arbitrary: hostileString, weight: 1 }),
@@ -257,7 +279,9 @@ function runsFromEnv(fallback: number): number {
 
 type HostileObject = typeof hostileObject extends fc.Arbitrary<infer T> ? T : never;
 
-const controlledBy = (ref: Record<string, unknown>) => ({ ownerReferences: [{ apiVersion: MC_API, kind: 'Memcached', uid: '22222222-2222-2222-2222-222222222222', controller: true, ...ref }] });
+const controlledBy = (ref: Record<string, unknown>) => ({
+  ownerReferences: [{ apiVersion: MC_API, kind: 'Memcached', uid: '22222222-2222-2222-2222-222222222222', controller: true, ...ref }],
+});
 
 /** Objects every fuzz run applies first: one per reason and per case the issue names. */
 const EDGE_CASES: { kind: WatchedKind; metadata: Record<string, unknown> }[] = [
@@ -267,15 +291,31 @@ const EDGE_CASES: { kind: WatchedKind; metadata: Record<string, unknown> }[] = [
   { kind: 'Service', metadata: { name: 'edge-huge-owner', ...controlledBy({ name: 'n'.repeat(1_400_000) }) } },
   { kind: 'Service', metadata: { name: 'edge-owned-owner', ...controlledBy({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'edge-bad-name' }) } },
   { kind: 'Deployment', metadata: { name: 'edge-other-version', ...controlledBy({ apiVersion: 'cache.example.com/v9', name: 'edge-versioned' }) } },
-  { kind: 'Deployment', metadata: { name: 'edge-two-refs', ownerReferences: [
-    { apiVersion: MC_API, kind: 'Memcached', name: 'edge-not-controller', uid: 'x' },
-    { apiVersion: MC_API, kind: 'Memcached', name: 'edge-controller', uid: 'y', controller: true },
-  ] } },
-  { kind: 'Deployment', metadata: { name: 'edge-two-controllers', ownerReferences: [ // refused by the API server
-    { apiVersion: MC_API, kind: 'Memcached', name: 'edge-c1', uid: 'x', controller: true },
-    { apiVersion: MC_API, kind: 'Memcached', name: 'edge-c2', uid: 'y', controller: true },
-  ] } },
-  { kind: 'Memcached', metadata: { name: 'a'.repeat(253), labels: { ['l'.repeat(63)]: 'v'.repeat(63) }, annotations: { 'hostile.example.com/big': 'b'.repeat(250_000) } } },
+  {
+    kind: 'Deployment',
+    metadata: {
+      name: 'edge-two-refs',
+      ownerReferences: [
+        { apiVersion: MC_API, kind: 'Memcached', name: 'edge-not-controller', uid: 'x' },
+        { apiVersion: MC_API, kind: 'Memcached', name: 'edge-controller', uid: 'y', controller: true },
+      ],
+    },
+  },
+  {
+    kind: 'Deployment',
+    metadata: {
+      name: 'edge-two-controllers',
+      ownerReferences: [
+        // refused by the API server
+        { apiVersion: MC_API, kind: 'Memcached', name: 'edge-c1', uid: 'x', controller: true },
+        { apiVersion: MC_API, kind: 'Memcached', name: 'edge-c2', uid: 'y', controller: true },
+      ],
+    },
+  },
+  {
+    kind: 'Memcached',
+    metadata: { name: 'a'.repeat(253), labels: { ['l'.repeat(63)]: 'v'.repeat(63) }, annotations: { 'hostile.example.com/big': 'b'.repeat(250_000) } },
+  },
 ];
 
 function materialise(i: number, j: number, o: HostileObject): Record<string, unknown> {
@@ -284,7 +324,11 @@ function materialise(i: number, j: number, o: HostileObject): Record<string, unk
   let ownerReferences = meta.ownerReferences;
   if (bulk > 0 && bulk < 1_000_000) annotations['hostile.example.com/bulk'] = 'b'.repeat(bulk);
   // the API server refuses a second controller reference, so the huge one is the only one
-  if (bulk >= 1_000_000) ownerReferences = [{ apiVersion: MC_API, kind: 'Memcached', name: 'n'.repeat(bulk), uid: 'huge', controller: true }, ...ownerReferences.map((r) => ({ ...r, controller: false }))];
+  if (bulk >= 1_000_000)
+    ownerReferences = [
+      { apiVersion: MC_API, kind: 'Memcached', name: 'n'.repeat(bulk), uid: 'huge', controller: true },
+      ...ownerReferences.map((r) => ({ ...r, controller: false })),
+    ];
   return { name: `h${i}-${j}-${o.nameSuffix}`.slice(0, 300), labels: meta.labels, annotations, ownerReferences };
 }
 
@@ -329,7 +373,13 @@ test('fuzz: whatever the API server accepts in a watched kind is routed to a val
   for (const ns of namespaces) {
     for (const kind of ['Memcached', 'Deployment', 'Service'] as const) {
       const owner = `sentinel-${kind.toLowerCase()}`;
-      const metadata = kind === 'Memcached' ? { name: owner } : { name: `sentinel-${kind.toLowerCase()}`, ownerReferences: [{ apiVersion: MC_API, kind: 'Memcached', name: owner, uid: '11111111-1111-1111-1111-111111111111', controller: true }] };
+      const metadata =
+        kind === 'Memcached'
+          ? { name: owner }
+          : {
+              name: `sentinel-${kind.toLowerCase()}`,
+              ownerReferences: [{ apiVersion: MC_API, kind: 'Memcached', name: owner, uid: '11111111-1111-1111-1111-111111111111', controller: true }],
+            };
       assert.ok(await tryCreate(kind, ns, metadata));
       expectedKeys.add(`Memcached/${ns}/${owner}`);
     }
@@ -355,7 +405,11 @@ test('fuzz: whatever the API server accepts in a watched kind is routed to a val
   const want = new Map([...expectedDrops].map(([reason, n]) => [`reason="${reason}"`, n]));
   assert.deepEqual(new Map([...dropped].filter(([, n]) => n > 0)), want, `every drop counted with its reason (${replay})`);
   const warned = run.lines.filter((l) => l.level === 'warn' && /change dropped/.test(String(l.msg)));
-  assert.equal(warned.length, [...expectedDrops.values()].reduce((a, b) => a + b, 0), `one WARN line per drop (${replay})`);
+  assert.equal(
+    warned.length,
+    [...expectedDrops.values()].reduce((a, b) => a + b, 0),
+    `one WARN line per drop (${replay})`,
+  );
   for (const w of warned) assert.ok(String(w.key).length <= 400 && JSON.stringify(w).length < 4000, 'log lines stay small whatever the object holds');
   assert.equal(await readyz(probes), 200, `ready (${replay})`);
   run.child.kill('SIGTERM');
@@ -369,11 +423,17 @@ for (const fault of ['throw', 'reject'] as const) {
     const ns = `crash-${fault}`;
     await createNamespace(ns);
     // Injected from outside the product: a module preloaded with --import fails on SIGUSR2.
-    const injector = join(work, `fault-${fault}.mjs`);
-    writeFileSync(injector, fault === 'throw'
-      ? "process.on('SIGUSR2', () => setImmediate(() => { throw new Error('injected exception'); }));\n"
-      : "process.on('SIGUSR2', () => setImmediate(() => { Promise.reject(new Error('injected rejection')); }));\n");
-    const run = runForwarder(`crash-${fault}`, `crash-${fault}`, [ns], { nodeArgs: ['--import', pathToFileURL(injector).href], config: { coalesceWindowMs: 60_000 } });
+    const injector = join(env.work, `fault-${fault}.mjs`);
+    writeFileSync(
+      injector,
+      fault === 'throw'
+        ? "process.on('SIGUSR2', () => setImmediate(() => { throw new Error('injected exception'); }));\n"
+        : "process.on('SIGUSR2', () => setImmediate(() => { Promise.reject(new Error('injected rejection')); }));\n",
+    );
+    const run = runForwarder(`crash-${fault}`, `crash-${fault}`, [ns], {
+      nodeArgs: ['--import', pathToFileURL(injector).href],
+      config: { coalesceWindowMs: 60_000 },
+    });
     const probes = String((await run.line(/forwarder running/)).probes);
     const queueUrl = broker.queueUrl(`crash-${fault}`);
     assert.ok(await tryCreate('Memcached', ns, { name: 'held' }));
@@ -381,7 +441,9 @@ for (const fault of ['throw', 'reject'] as const) {
     // The next change is held by the 60 s window: only a flush sends it.
     await admin.requestJson('PATCH', `${PATHS.Memcached(ns)}/held`, { body: { spec: { size: 2 } }, contentType: 'application/merge-patch+json' });
     const total = async (name: string) => [...(await metric(probes, name)).values()].reduce((a, b) => a + b, 0);
-    await waitUntil('the change is held in the coalescing window', async () => (await total('operless_forwarder_messages_enqueued_total')) >= 2, { timeoutMs: 30_000 });
+    await waitUntil('the change is held in the coalescing window', async () => (await total('operless_forwarder_messages_enqueued_total')) >= 2, {
+      timeoutMs: 30_000,
+    });
     assert.equal(await total('operless_forwarder_messages_sent_total'), 1, 'only the leading edge was sent');
     run.child.kill('SIGUSR2');
     assert.equal(await run.exited, 4, `exit code 4; stderr:\n${run.stderr()}`);
@@ -389,6 +451,10 @@ for (const fault of ['throw', 'reject'] as const) {
     assert.equal(errors.length, 1, `one ERROR line: ${JSON.stringify(errors)}`);
     assert.match(String(errors[0]!.msg), fault === 'throw' ? /^uncaughtException: injected exception/ : /^unhandledRejection: injected rejection/);
     const flushed = await collect(broker.sqs(), queueUrl, { until: (m) => m.length >= 1, timeoutMs: 15_000 });
-    assert.deepEqual(flushed.map((m) => `${m.reason} ${keyOf(m)}`), [`Modified Memcached/${ns}/held`], 'the held change was flushed before exiting');
+    assert.deepEqual(
+      flushed.map((m) => `${m.reason} ${keyOf(m)}`),
+      [`Modified Memcached/${ns}/held`],
+      'the held change was flushed before exiting',
+    );
   });
 }

@@ -14,7 +14,7 @@ import { parseAllDocuments } from 'yaml';
 import { startBroker, startControlPlane, provision, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
 import { CHART_DIR, CI_VALUES_DIR, EXAMPLE_VALUES, MANIFESTS_PATH, renderChart, renderPlainManifests, runHelm } from '../../src/build/forwarder-chart.ts';
-import { parseConfig } from '../../src/forwarder/config.ts';
+import { parseConfig } from '../../src/forwarder/config/config.ts';
 import { startForwarder } from '../../src/forwarder/forwarder.ts';
 import { createSqsQueue } from '../../src/queue/sqs.ts';
 import { KubeApiError, createKubeApi } from '../../src/kube/api.ts';
@@ -38,7 +38,9 @@ after(async () => {
 });
 
 function objectsOf(yamlText: string): Record<string, any>[] {
-  return parseAllDocuments(yamlText).map((d) => d.toJS()).filter((o) => o && typeof o === 'object');
+  return parseAllDocuments(yamlText)
+    .map((d) => d.toJS())
+    .filter((o) => o && typeof o === 'object');
 }
 
 test('the esbuild bundle is one self-contained file that runs and reports bad config clearly', async () => {
@@ -49,15 +51,25 @@ test('the esbuild bundle is one self-contained file that runs and reports bad co
   assert.equal(help.status, 0, help.stderr);
   assert.match(help.stdout, /OPERLESS_FORWARDER_CONFIG/);
   const config = join(work, 'bad.yaml');
-  writeFileSync(config, 'clusterId: ok\nqueue: { url: "https://sqs.eu-west-1.amazonaws.com/1/q" }\nprimaries:\n  - apiVersion: apps/v1\n    kind: deployment\n');
+  writeFileSync(
+    config,
+    'clusterId: ok\nqueue: { url: "https://sqs.eu-west-1.amazonaws.com/1/q" }\nprimaries:\n  - apiVersion: apps/v1\n    kind: deployment\n',
+  );
   // cwd outside the repo and no NODE_PATH: the bundle must not need node_modules.
   const bad = spawnSync(process.execPath, [out], { encoding: 'utf8', cwd: work, env: { PATH: process.env.PATH, OPERLESS_FORWARDER_CONFIG: config } });
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /primaries\[0\]\.kind: must be a Kind in PascalCase/);
   // A tracing variable it cannot use is a configuration error too, naming the variable.
   const good = join(work, 'good.yaml');
-  writeFileSync(good, 'clusterId: ok\nqueue: { url: "https://sqs.eu-west-1.amazonaws.com/1/q" }\nprimaries:\n  - { apiVersion: v1, kind: ConfigMap, plural: configmaps, namespaced: true }\n');
-  const badTracing = spawnSync(process.execPath, [out], { encoding: 'utf8', cwd: work, env: { PATH: process.env.PATH, OPERLESS_FORWARDER_CONFIG: good, OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' } });
+  writeFileSync(
+    good,
+    'clusterId: ok\nqueue: { url: "https://sqs.eu-west-1.amazonaws.com/1/q" }\nprimaries:\n  - { apiVersion: v1, kind: ConfigMap, plural: configmaps, namespaced: true }\n',
+  );
+  const badTracing = spawnSync(process.execPath, [out], {
+    encoding: 'utf8',
+    cwd: work,
+    env: { PATH: process.env.PATH, OPERLESS_FORWARDER_CONFIG: good, OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' },
+  });
   assert.equal(badTracing.status, 2, badTracing.stderr);
   assert.match(badTracing.stderr, /OTEL_EXPORTER_OTLP_PROTOCOL: gRPC is not bundled/);
 });
@@ -65,28 +77,55 @@ test('the esbuild bundle is one self-contained file that runs and reports bad co
 test('helm lint passes with the example values; the schema rejects bad values at install time', async () => {
   const lint = await runHelm(helm, ['lint', CHART_DIR, '--values', EXAMPLE_VALUES, '--kube-version', '1.34.4']);
   assert.equal(lint.code, 0, lint.stdout + lint.stderr);
-  const noPlural = await renderChart(helm, { values: { clusterId: 'c', queue: { url: 'https://sqs.eu-west-1.amazonaws.com/1/q' }, primaries: [{ apiVersion: 'v1', kind: 'ConfigMap', namespaced: true }] } });
+  const noPlural = await renderChart(helm, {
+    values: {
+      clusterId: 'c',
+      queue: { url: 'https://sqs.eu-west-1.amazonaws.com/1/q' },
+      primaries: [{ apiVersion: 'v1', kind: 'ConfigMap', namespaced: true }],
+    },
+  });
   assert.notEqual(noPlural.code, 0);
   assert.match(noPlural.stderr, /plural/);
-  const noQueue = await renderChart(helm, { values: { clusterId: 'c', primaries: [{ apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true }] } });
+  const noQueue = await renderChart(helm, {
+    values: { clusterId: 'c', primaries: [{ apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true }] },
+  });
   assert.notEqual(noQueue.code, 0);
   assert.match(noQueue.stderr, /url/);
 });
 
 test('a queue per primary: queueUrl on each primary renders into the config (queue.url may be left out); owned kinds cannot name one', async () => {
   const primaries = [
-    { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', plural: 'memcacheds', namespaced: true, queueUrl: 'https://sqs.eu-west-1.amazonaws.com/1/memcached' },
-    { apiVersion: 'tenancy.example.com/v1alpha1', kind: 'Tenant', plural: 'tenants', namespaced: false, queueUrl: 'https://sqs.eu-west-1.amazonaws.com/1/tenant' },
+    {
+      apiVersion: 'cache.example.com/v1alpha1',
+      kind: 'Memcached',
+      plural: 'memcacheds',
+      namespaced: true,
+      queueUrl: 'https://sqs.eu-west-1.amazonaws.com/1/memcached',
+    },
+    {
+      apiVersion: 'tenancy.example.com/v1alpha1',
+      kind: 'Tenant',
+      plural: 'tenants',
+      namespaced: false,
+      queueUrl: 'https://sqs.eu-west-1.amazonaws.com/1/tenant',
+    },
   ];
   const owned = [{ apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true }];
   const rendered = await renderChart(helm, { values: { clusterId: 'c', primaries, owned } });
   assert.equal(rendered.code, 0, rendered.stderr);
   const cm = objectsOf(rendered.stdout).find((o) => o.kind === 'ConfigMap')!;
   const config = parseConfig(objectsOf(cm.data['forwarder.yaml'])[0], { POD_NAMESPACE: 'operless', POD_NAME: 'p' });
-  assert.deepEqual(config.queues, primaries.map((p) => p.queueUrl));
-  const rules = objectsOf(rendered.stdout).filter((o) => o.kind === 'ClusterRole').flatMap((o) => o.rules.flatMap((r: { resources: string[] }) => r.resources));
+  assert.deepEqual(
+    config.queues,
+    primaries.map((p) => p.queueUrl),
+  );
+  const rules = objectsOf(rendered.stdout)
+    .filter((o) => o.kind === 'ClusterRole')
+    .flatMap((o) => o.rules.flatMap((r: { resources: string[] }) => r.resources));
   assert.deepEqual(new Set(rules), new Set(['memcacheds', 'tenants', 'deployments']), 'RBAC still exactly the watched resources');
-  const ownedQueue = await renderChart(helm, { values: { clusterId: 'c', primaries, owned: [{ ...owned[0], queueUrl: 'https://sqs.eu-west-1.amazonaws.com/1/x' }] } });
+  const ownedQueue = await renderChart(helm, {
+    values: { clusterId: 'c', primaries, owned: [{ ...owned[0], queueUrl: 'https://sqs.eu-west-1.amazonaws.com/1/x' }] },
+  });
   assert.notEqual(ownedQueue.code, 0);
   assert.match(ownedQueue.stderr, /owned\/0\/queueUrl/);
   const badQueue = await renderChart(helm, { values: { clusterId: 'c', primaries: [{ ...primaries[0], queueUrl: 'memcached' }] } });
@@ -121,7 +160,12 @@ test('the plain manifests are accepted by a real API server (kubectl apply --dry
   assert.equal(ns.code, 0, ns.stderr);
   const applied = await cp.kubectl(['apply', '--dry-run=server', '-f', MANIFESTS_PATH]);
   assert.equal(applied.code, 0, applied.stderr);
-  for (const kind of ['deployment.apps/operless-forwarder', 'clusterrole.rbac.authorization.k8s.io/operless-forwarder', 'role.rbac.authorization.k8s.io/operless-forwarder', 'poddisruptionbudget.policy/operless-forwarder']) {
+  for (const kind of [
+    'deployment.apps/operless-forwarder',
+    'clusterrole.rbac.authorization.k8s.io/operless-forwarder-operless',
+    'role.rbac.authorization.k8s.io/operless-forwarder',
+    'poddisruptionbudget.policy/operless-forwarder',
+  ]) {
     assert.match(applied.stdout, new RegExp(`${kind.replace(/\./g, '\\.')} created \\(server dry run\\)`));
   }
 });
@@ -134,7 +178,12 @@ test('the chart with its hardened ci/ values (NetworkPolicy on) is accepted by a
   assert.ok(rule && objs.some((o) => o.kind === 'NetworkPolicy'));
   const ns = await cp.kubectl(['create', 'namespace', 'operless-hardened']);
   assert.equal(ns.code, 0, ns.stderr);
-  const applied = await cp.kubectl(['apply', '--dry-run=server', '-f', '-'], { input: objs.filter((o) => o.kind !== 'PrometheusRule').map((o) => JSON.stringify(o)).join('\n') });
+  const applied = await cp.kubectl(['apply', '--dry-run=server', '-f', '-'], {
+    input: objs
+      .filter((o) => o.kind !== 'PrometheusRule')
+      .map((o) => JSON.stringify(o))
+      .join('\n'),
+  });
   assert.equal(applied.code, 0, applied.stderr);
   assert.match(applied.stdout, /networkpolicy\.networking\.k8s\.io\/operless-forwarder created \(server dry run\)/);
   // No Prometheus Operator here: the API server does not know the kind (it is the only object left out above).
@@ -149,7 +198,8 @@ test('under its own least-privilege identity (the RBAC the chart renders) the fo
     release,
     namespace: 'fwd-system',
     values: {
-      clusterId: 'lp', replicaCount: 2,
+      clusterId: 'lp',
+      replicaCount: 2,
       queue: { url: broker.queueUrl('packaging') },
       primaries: [{ apiVersion: API_VERSION, kind: 'Gadget', plural: 'gadgets', namespaced: true }],
       owned: [{ apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true }],
@@ -179,16 +229,19 @@ test('under its own least-privilege identity (the RBAC the chart renders) the fo
   );
 
   const queueUrl = broker.queueUrl('packaging');
-  const forwarder = startForwarder({
-    clusterId: 'lp',
-    queue: { url: queueUrl, region: broker.region },
-    primaries: [{ apiVersion: API_VERSION, kind: 'Gadget', plural: 'gadgets', namespaced: true }],
-    owned: [{ apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true }],
-    resyncOnStart: false,
-    coalesceWindowMs: 100,
-    leaderElection: { enabled: true, namespace: 'fwd-system', leaseName: `${release}-operless-forwarder`, identity: 'pod-a' },
-    server: { port: 0, host: '127.0.0.1' },
-  }, { kubeConfig: sa.kubeConfig, queue: createSqsQueue({ queueUrl, region: broker.region, client: broker.sqs() }), logger: silentLogger });
+  const forwarder = startForwarder(
+    {
+      clusterId: 'lp',
+      queue: { url: queueUrl, region: broker.region },
+      primaries: [{ apiVersion: API_VERSION, kind: 'Gadget', plural: 'gadgets', namespaced: true }],
+      owned: [{ apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true }],
+      resyncOnStart: false,
+      coalesceWindowMs: 100,
+      leaderElection: { enabled: true, namespace: 'fwd-system', leaseName: `${release}-operless-forwarder`, identity: 'pod-a' },
+      server: { port: 0, host: '127.0.0.1' },
+    },
+    { kubeConfig: sa.kubeConfig, queue: createSqsQueue({ queueUrl, region: broker.region, client: broker.sqs() }), logger: silentLogger },
+  );
   try {
     await forwarder.ready;
     assert.equal(forwarder.isLeader(), true, 'it may create and renew its lease');

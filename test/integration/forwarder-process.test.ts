@@ -6,61 +6,35 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { stringify } from 'yaml';
-import { startBroker, startControlPlane, type Broker, type ControlPlane } from '../../src/testing/index.ts';
-import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
+import type { Broker, ControlPlane } from '../../src/testing/index.ts';
 import { startForwarder } from '../../src/forwarder/forwarder.ts';
 import { createSqsQueue } from '../../src/queue/sqs.ts';
-import type { ForwarderConfigInput } from '../../src/forwarder/config.ts';
+import type { ForwarderConfigInput } from '../../src/forwarder/config/config.ts';
 import { silentLogger } from '../../src/observability/log.ts';
-import { GADGET_CRD, Objects, collect, gadgetConfig, spawnLogged, summary, type LoggedChild } from './forwarder-env.ts';
+import { GADGET_CRD, Objects, collect, gadgetConfig, startBundleEnv, summary, type BundleEnv, type LoggedChild } from './forwarder-env.ts';
 
+let env: BundleEnv;
 let cp: ControlPlane;
 let broker: Broker;
 let objects: Objects;
-let bundle: string;
-const work = mkdtempSync(join(tmpdir(), 'fwd-process-'));
-const children = new Set<ChildProcess>();
 
 before(async () => {
-  [cp, broker] = await Promise.all([startControlPlane({ crds: [GADGET_CRD] }), startBroker({ queues: [{ name: 'sigterm' }, { name: 'handover' }] })]);
+  env = await startBundleEnv({ name: 'fwd-process', crds: [GADGET_CRD], queues: [{ name: 'sigterm' }, { name: 'handover' }] });
+  ({ cp, broker } = env);
   objects = new Objects(cp.kubeConfig);
-  bundle = (await bundleForwarder(join(work, 'forwarder.mjs'))).outFile;
 });
-after(async () => {
-  for (const child of children) child.kill('SIGKILL');
-  await Promise.all([cp?.stop(), broker?.stop()]);
-  rmSync(work, { recursive: true, force: true });
-});
+after(() => env?.stop());
 
 type Running = LoggedChild;
 
-function runBundle(name: string, config: ForwarderConfigInput): Running {
-  const path = join(work, `${name}.yaml`);
-  writeFileSync(path, stringify(config));
-  const run = spawnLogged([bundle], {
-    cwd: work,
-    env: {
-      PATH: process.env.PATH,
-      OPERLESS_FORWARDER_CONFIG: path,
-      KUBECONFIG: cp.kubeconfigPath,
-      AWS_ACCESS_KEY_ID: 'test',
-      AWS_SECRET_ACCESS_KEY: 'test',
-      AWS_ENDPOINT_URL_SQS: broker.endpoint,
-    },
-  });
-  children.add(run.child);
-  void run.exited.then(() => children.delete(run.child));
-  return run;
-}
+const runBundle = (name: string, config: ForwarderConfigInput): Running => env.runBundle(name, config);
 
 async function metricSum(url: string, name: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  return text.split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `)).reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
+    .reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
 }
 
 test('SIGTERM: pending messages are flushed to the queue and the process exits 0', async () => {
@@ -76,7 +50,11 @@ test('SIGTERM: pending messages are flushed to the queue and the process exits 0
   for (let i = 0; i < 100 && (await metricSum(url, 'operless_forwarder_messages_sent_total')) < 3; i++) await new Promise((r) => setTimeout(r, 100));
   for (const n of ['s1', 's2', 's3']) await objects.patchGadget('sigterm', n, { spec: { size: 2 } });
   for (let i = 0; i < 100 && (await metricSum(url, 'operless_forwarder_messages_enqueued_total')) < 6; i++) await new Promise((r) => setTimeout(r, 100));
-  assert.equal(await metricSum(url, 'operless_forwarder_messages_sent_total'), 3, 'the leading edges were sent; the changes after them are still held by the 60 s window');
+  assert.equal(
+    await metricSum(url, 'operless_forwarder_messages_sent_total'),
+    3,
+    'the leading edges were sent; the changes after them are still held by the 60 s window',
+  );
   run.child.kill('SIGTERM');
   assert.equal(await run.exited, 0);
   const messages = await collect(broker.sqs(), queueUrl, { until: (m) => m.length >= 6 });
@@ -95,7 +73,15 @@ test('two replicas: only the leader sends; SIGKILL of the leader hands over with
     ...base,
     primaries: base.primaries!.map((p) => ({ ...p, namespaces: [ns] })),
     owned: base.owned!.map((o) => ({ ...o, namespaces: [ns] })),
-    leaderElection: { enabled: true, namespace: 'default', leaseName: 'handover', identity, leaseDurationSeconds: 3, renewDeadlineSeconds: 2, retryPeriodSeconds: 0.5 },
+    leaderElection: {
+      enabled: true,
+      namespace: 'default',
+      leaseName: 'handover',
+      identity,
+      leaseDurationSeconds: 3,
+      renewDeadlineSeconds: 2,
+      retryPeriodSeconds: 0.5,
+    },
   });
   const a = runBundle('replica-a', config('replica-a'));
   await a.line(/became the leader/);

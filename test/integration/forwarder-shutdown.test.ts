@@ -1,7 +1,8 @@
 /**
  * Shutdown never hangs, against a REAL kube-apiserver + etcd and a REAL broker (ElasticMQ):
- * with a watch that never syncs — a kind whose CRD is missing (404), RBAC that forbids it
- * (403), a CRD deleted while running — or after leadership was lost before the first sync,
+ * with a watch that waits for its kind — its CRD missing (404) or deleted while running — or
+ * one that never syncs (RBAC forbids it: 403), or after leadership was lost before the first
+ * sync (with a forbidden watch, so `ready` had not resolved),
  * SIGTERM / stop() still flushes what is pending, releases the Lease (holder cleared, as
  * client-go's ReleaseOnCancel) when it holds it, and ends.
  */
@@ -16,7 +17,7 @@ import { stringify } from 'yaml';
 import { startBroker, startControlPlane, waitUntil, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts';
 import { createSqsQueue } from '../../src/queue/sqs.ts';
-import type { ForwarderConfigInput } from '../../src/forwarder/config.ts';
+import type { ForwarderConfigInput } from '../../src/forwarder/config/config.ts';
 import type { Lease } from '../../src/kube/lease.ts';
 import { createLogger } from '../../src/observability/log.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -58,7 +59,15 @@ async function setup(extra: ForwarderConfigInput['primaries'] = [], overrides: F
     ...base,
     primaries: [...base.primaries!, ...extra].map((p) => ({ ...p, namespaces: [ns] })),
     owned: [],
-    leaderElection: { enabled: true, namespace: ns, leaseName: lease, identity: `fwd-${counter}`, leaseDurationSeconds: 3, renewDeadlineSeconds: 2, retryPeriodSeconds: 0.5 },
+    leaderElection: {
+      enabled: true,
+      namespace: ns,
+      leaseName: lease,
+      identity: `fwd-${counter}`,
+      leaseDurationSeconds: 3,
+      renewDeadlineSeconds: 2,
+      retryPeriodSeconds: 0.5,
+    },
   };
   const readLease = () => objects.api.requestJson<Lease>('GET', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/${lease}`);
   return { ns, lease, queueUrl, config, readLease };
@@ -78,7 +87,7 @@ function inProcess(config: ForwarderConfigInput, queueUrl: string, kubeConfig: K
 /** A change held by the 60 s coalescing window (a trailing message), which only the shutdown flush sends. */
 async function holdOneMessage(ns: string, queueUrl: string, sent: () => Promise<number> | number): Promise<void> {
   await objects.createGadget(ns, 'held');
-  await waitUntil('the leading edge was sent', async () => await sent() >= 1);
+  await waitUntil('the leading edge was sent', async () => (await sent()) >= 1);
   assert.deepEqual(summary(await collect(broker.sqs(), queueUrl, { until: (m) => m.length >= 1 })), [`Added Gadget/${ns}/held`]);
   await objects.patchGadget(ns, 'held', { spec: { size: 2 } });
 }
@@ -95,20 +104,38 @@ test('SIGTERM with a watch whose CRD is missing (404): the process flushes, rele
   const child = spawn(process.execPath, [join(ROOT, 'src/forwarder/main.ts')], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH, OPERLESS_LOG_LEVEL: 'debug', OPERLESS_FORWARDER_CONFIG: path, KUBECONFIG: cp.kubeconfigPath, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', AWS_ENDPOINT_URL_SQS: broker.endpoint },
+    env: {
+      PATH: process.env.PATH,
+      OPERLESS_LOG_LEVEL: 'debug',
+      OPERLESS_FORWARDER_CONFIG: path,
+      KUBECONFIG: cp.kubeconfigPath,
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      AWS_ENDPOINT_URL_SQS: broker.endpoint,
+    },
   });
   const lines: Record<string, unknown>[] = [];
   createInterface({ input: child.stdout! }).on('line', (text) => {
     try {
       lines.push(JSON.parse(text));
-    } catch { /* not a log line */ }
+    } catch {
+      /* not a log line */
+    }
   });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   try {
-    const context = () => `stderr:\n${stderr}\nlast lines:\n${lines.slice(-8).map((l) => JSON.stringify(l)).join('\n')}`;
-    await waitUntil('the Missing watch fails with 404', () => lines.some((l) => l.level === 'warn' && /LIST .*missings failed: not found \(404\)/.test(String(l.msg))), { context });
+    const context = () =>
+      `stderr:\n${stderr}\nlast lines:\n${lines
+        .slice(-8)
+        .map((l) => JSON.stringify(l))
+        .join('\n')}`;
+    await waitUntil(
+      'the Missing watch waits for its kind (404)',
+      () => lines.some((l) => l.level === 'warn' && /^Missing .* is not served \(404/.test(String(l.msg))),
+      { context },
+    );
     await waitUntil('the Gadget watch synced', () => lines.some((l) => l.msg === 'watch synced' && l.watch === 'Gadget'), { context });
     const forwarded = () => lines.filter((l) => l.msg === 'change forwarded').length;
     await holdOneMessage(s.ns, s.queueUrl, forwarded);
@@ -118,18 +145,41 @@ test('SIGTERM with a watch whose CRD is missing (404): the process flushes, rele
   } finally {
     child.kill('SIGKILL');
   }
-  assert.deepEqual(summary(await collect(broker.sqs(), s.queueUrl, { until: (m) => m.length >= 1 })), [`Modified Gadget/${s.ns}/held`], 'the held change was flushed');
+  assert.deepEqual(
+    summary(await collect(broker.sqs(), s.queueUrl, { until: (m) => m.length >= 1 })),
+    [`Modified Gadget/${s.ns}/held`],
+    'the held change was flushed',
+  );
   const lease = await s.readLease();
   assert.equal(lease.spec?.holderIdentity ?? '', '', 'the Lease was released');
 });
 
+/** An identity that may use its Lease in `ns`, but not list or watch Gadgets: its Gadget watch never syncs. */
+async function leaseOnlyIdentity(ns: string): Promise<KubeConfig> {
+  const sa = await cp.serviceAccount(ns, 'no-gadgets');
+  await objects.api.requestJson('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'lease-only' },
+      rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }],
+    },
+  });
+  await objects.api.requestJson('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'lease-only' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'lease-only' },
+      subjects: [{ kind: 'ServiceAccount', name: 'no-gadgets', namespace: ns }],
+    },
+  });
+  return sa.kubeConfig;
+}
+
 test('stop() with a watch forbidden by RBAC (403): flushes, releases the Lease and returns', async () => {
   const s = await setup();
-  // An identity that may use its Lease, but not list or watch Gadgets.
-  const sa = await cp.serviceAccount(s.ns, 'no-gadgets');
-  await objects.api.requestJson('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${s.ns}/roles`, { body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'lease-only' }, rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }] } });
-  await objects.api.requestJson('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${s.ns}/rolebindings`, { body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'lease-only' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'lease-only' }, subjects: [{ kind: 'ServiceAccount', name: 'no-gadgets', namespace: s.ns }] } });
-  const f = inProcess(s.config, s.queueUrl, sa.kubeConfig);
+  const f = inProcess(s.config, s.queueUrl, await leaseOnlyIdentity(s.ns));
   await waitUntil('the watch is forbidden', () => f.warned(/forbidden \(403\)/));
   assert.equal(f.forwarder.isLeader(), true);
   const { unsent } = await f.forwarder.stop();
@@ -143,21 +193,39 @@ test('stop() after the watched CRD was deleted while running: flushes, releases 
   await f.forwarder.ready;
   await holdOneMessage(s.ns, s.queueUrl, () => sentTotal(f.forwarder));
   await objects.api.requestJson('DELETE', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${DOOMED_CRD.metadata.name}`);
-  await waitUntil('the Doomed watch fails', () => f.warned(/doomeds failed/), { timeoutMs: 60_000 });
+  await waitUntil('the Doomed watch waits for its kind again', () => f.warned(/^Doomed .* is not served \(404/), { timeoutMs: 60_000 });
   const { unsent } = await f.forwarder.stop();
   assert.equal(unsent, 0);
-  assert.deepEqual(summary(await collect(broker.sqs(), s.queueUrl, { until: (m) => m.length >= 1 })), [`Modified Gadget/${s.ns}/held`], 'the held change was flushed');
-  assert.equal((await s.readLease()).spec?.holderIdentity ?? '', '', 'the Lease was released');
+  assert.deepEqual(
+    summary(await collect(broker.sqs(), s.queueUrl, { until: (m) => m.length >= 1 })),
+    [`Modified Gadget/${s.ns}/held`],
+    'the held change was flushed',
+  );
+  assert.equal(
+    (await s.readLease()).spec?.holderIdentity ?? '',
+    '',
+    `the Lease was released; the lease's log lines:\n${f.lines
+      .filter((l) => /lease|lead/.test(String(l.msg)))
+      .map((l) => JSON.stringify(l))
+      .join('\n')}`,
+  );
 });
 
-test('leadership lost before the first sync: ready resolves (standing by) and stop() returns without touching the new holder\'s Lease', async () => {
-  const s = await setup([MISSING]);
-  const f = inProcess(s.config, s.queueUrl);
-  await waitUntil('it leads and the Missing watch fails', () => f.forwarder.isLeader() && f.warned(/missings failed/));
+test("leadership lost before the first sync: ready resolves (standing by) and stop() returns without touching the new holder's Lease", async () => {
+  // A watch that never syncs: forbidden (403). (A kind whose CRD is missing waits for it, which lets `ready` resolve.)
+  const s = await setup();
+  const f = inProcess(s.config, s.queueUrl, await leaseOnlyIdentity(s.ns));
+  let ready = false;
+  void f.forwarder.ready.then(() => (ready = true));
+  await waitUntil('it leads and the watch is forbidden', () => f.forwarder.isLeader() && f.warned(/forbidden \(403\)/));
+  assert.equal(ready, false, 'leading with a watch that never synced: not ready yet');
   // Another replica takes the Lease (as after a partition): the next round sees it and steps down.
   const lease = await s.readLease();
   await objects.api.requestJson('PUT', `/apis/coordination.k8s.io/v1/namespaces/${s.ns}/leases/${s.lease}`, {
-    body: { ...lease, spec: { ...lease.spec, holderIdentity: 'usurper', leaseDurationSeconds: 3600, renewTime: new Date().toISOString().replace('Z', '000Z') } },
+    body: {
+      ...lease,
+      spec: { ...lease.spec, holderIdentity: 'usurper', leaseDurationSeconds: 3600, renewTime: new Date().toISOString().replace('Z', '000Z') },
+    },
   });
   await waitUntil('it stepped down', () => !f.forwarder.isLeader());
   await f.forwarder.ready;
@@ -177,7 +245,10 @@ test('stop() while start-up discovery hangs (an API server that accepts and neve
     await waitUntil('discovery is under way', () => proxy.requests.some((r) => r.handled === 'hang'));
     const stopped = f.forwarder.stop({ graceMs: 1_000 });
     // The discovery request's own deadline is 30 s: stop() must not wait for it.
-    const outcome = await Promise.race([stopped.then(() => 'stopped'), new Promise<string>((r) => setTimeout(() => r('still waiting on discovery'), 15_000).unref())]);
+    const outcome = await Promise.race([
+      stopped.then(() => 'stopped'),
+      new Promise<string>((r) => setTimeout(() => r('still waiting on discovery'), 15_000).unref()),
+    ]);
     assert.equal(outcome, 'stopped');
     await waitUntil('the hung discovery request was aborted by the client', () => proxy.requests.some((r) => r.handled === 'hang' && r.aborted));
     assert.equal(f.forwarder.isLeader(), false);

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { closedPort, startBroker, startControlPlane, waitUntil, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts';
 import { createSqsQueue } from '../../src/queue/sqs.ts';
-import type { ForwarderConfigInput } from '../../src/forwarder/config.ts';
+import type { ForwarderConfigInput } from '../../src/forwarder/config/config.ts';
 import { silentLogger } from '../../src/observability/log.ts';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { encodeMessage, newMessage, type ReconcileMessage } from '../../src/contract/message.ts';
@@ -51,9 +51,7 @@ async function setup(overrides: ForwarderConfigInput = {}): Promise<{ ns: string
 async function metric(forwarder: Forwarder, name: string, labels: Record<string, string> = {}): Promise<number> {
   const all = await forwarder.metrics.registry.getMetricsAsJSON();
   const m = all.find((x) => x.name === name);
-  return (m?.values ?? [])
-    .filter((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val))
-    .reduce((n, v) => n + v.value, 0);
+  return (m?.values ?? []).filter((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val)).reduce((n, v) => n + v.value, 0);
 }
 
 test('create, update and delete of a primary: one message each, with the right reason; status-only: none', async () => {
@@ -80,7 +78,7 @@ test('create, update and delete of a primary: one message each, with the right r
 
     await objects.deleteGadget(ns, 'g1');
     assert.deepEqual(summary(await collect(sqs, queueUrl, { quietMs: 1500 })), [`Deleted Gadget/${ns}/g1`]);
-    assert.ok(await metric(forwarder, 'operless_forwarder_events_filtered_total') >= 2);
+    assert.ok((await metric(forwarder, 'operless_forwarder_events_filtered_total')) >= 2);
   } finally {
     await forwarder.stop();
   }
@@ -98,7 +96,8 @@ test('an owned Deployment created, changed (status too) or deleted: a message fo
     assert.equal(onCreate[0]!.uid, gadget.metadata.uid, 'the owner uid from the owner reference');
 
     await objects.api.requestJson('PATCH', `/apis/apps/v1/namespaces/${ns}/deployments/child/status`, {
-      body: { status: { observedGeneration: 1, replicas: 1 } }, contentType: 'application/merge-patch+json',
+      body: { status: { observedGeneration: 1, replicas: 1 } },
+      contentType: 'application/merge-patch+json',
     });
     assert.deepEqual(summary(await collect(sqs, queueUrl, { quietMs: 1500 })), [`Owned Gadget/${ns}/owner`], 'owned status change forwarded');
 
@@ -110,7 +109,8 @@ test('an owned Deployment created, changed (status too) or deleted: a message fo
     await objects.createOwnedDeployment(ns, 'made-by-reconcile', { name: 'owner', uid: gadget.metadata.uid }, 'operless-gadget');
     assert.deepEqual(summary(await collect(sqs, queueUrl, { quietMs: 1500 })), [], 'no message for the creation echo');
     await objects.api.requestJson('PATCH', `/apis/apps/v1/namespaces/${ns}/deployments/made-by-reconcile/status`, {
-      body: { status: { observedGeneration: 1, replicas: 1 } }, contentType: 'application/merge-patch+json',
+      body: { status: { observedGeneration: 1, replicas: 1 } },
+      contentType: 'application/merge-patch+json',
     });
     assert.deepEqual(summary(await collect(sqs, queueUrl, { quietMs: 1500 })), [`Owned Gadget/${ns}/owner`], 'its status change is forwarded');
   } finally {
@@ -131,20 +131,32 @@ test('many rapid updates of one object are coalesced', async () => {
     // waits for exactly that, then asserts that the coalescer merged changes.
     const messages: ReconcileMessage[] = [];
     const coalesced = () => metric(forwarder, 'operless_forwarder_messages_coalesced_total');
-    await waitUntil('the forwarder saw the 21 changes, holds none, and every message it sent was received', async () => {
-      messages.push(...await collect(sqs, queueUrl, { timeoutMs: 1000 }));
-      return await metric(forwarder, 'operless_forwarder_messages_enqueued_total') === 21
-        // Nothing held: neither in a coalescing window (the trailing message waits there up to
-        // 3 s after the last PATCH) nor in the send buffer. The buffer-depth gauge alone missed the
-        // window and let a run end with the trailing message still held (seen in CI).
-        && forwarder.pending() === 0
-        && await metric(forwarder, 'operless_forwarder_messages_sent_total') === messages.length;
-    }, { timeoutMs: 60_000, context: () => `messages so far: ${summary(messages).join(', ')}` });
-    assert.ok(await coalesced() > 0 && messages.length < 21, `21 changes became ${messages.length} messages (${await coalesced()} merged by the coalescer): ${summary(messages)}`);
+    await waitUntil(
+      'the forwarder saw the 21 changes, holds none, and every message it sent was received',
+      async () => {
+        messages.push(...(await collect(sqs, queueUrl, { timeoutMs: 1000 })));
+        return (
+          (await metric(forwarder, 'operless_forwarder_messages_enqueued_total')) === 21 &&
+          // Nothing held: neither in a coalescing window (the trailing message waits there up to
+          // 3 s after the last PATCH) nor in the send buffer. The buffer-depth gauge alone missed the
+          // window and let a run end with the trailing message still held (seen in CI).
+          forwarder.pending() === 0 &&
+          (await metric(forwarder, 'operless_forwarder_messages_sent_total')) === messages.length
+        );
+      },
+      { timeoutMs: 60_000, context: () => `messages so far: ${summary(messages).join(', ')}` },
+    );
+    assert.ok(
+      (await coalesced()) > 0 && messages.length < 21,
+      `21 changes became ${messages.length} messages (${await coalesced()} merged by the coalescer): ${summary(messages)}`,
+    );
     // The trailing message stands for several changes (no single resourceVersion names them),
     // unless a slow machine left only the newest change in the last window.
     assert.ok([undefined, last.metadata.resourceVersion].includes(messages.at(-1)!.resourceVersion), `last message: ${JSON.stringify(messages.at(-1))}`);
-    assert.ok(messages.some((m) => m.resourceVersion === undefined), 'some message merged several changes');
+    assert.ok(
+      messages.some((m) => m.resourceVersion === undefined),
+      'some message merged several changes',
+    );
     assert.equal(messages.at(-1)!.reason, 'Modified');
   } finally {
     await forwarder.stop();
@@ -158,7 +170,9 @@ test('a backlogged queue widens the coalescing window (its depth read from the b
     // A backlog nobody consumes: 300 messages about another object already wait in the queue.
     const filler = encodeMessage(newMessage({ cluster: 'test', apiVersion: API_VERSION, kind: 'Gadget', namespace: ns, name: 'filler' }, 'Resync'));
     for (let i = 0; i < 30; i++) {
-      await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: Array.from({ length: 10 }, (_, j) => ({ Id: `f${j}`, MessageBody: filler })) }));
+      await sqs.send(
+        new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: Array.from({ length: 10 }, (_, j) => ({ Id: `f${j}`, MessageBody: filler })) }),
+      );
     }
     await objects.createGadget(ns, 'slow');
     // The lane samples its queue every 2 s once it forwarded something; two samples give a drain rate (none here).
@@ -179,7 +193,11 @@ test('a backlogged queue widens the coalescing window (its depth read from the b
     const { unsent } = await forwarder.stop();
     assert.equal(unsent, 0);
     const ours = (await collect(sqs, queueUrl, { quietMs: 3000, timeoutMs: 60_000 })).filter((m) => m.name === 'slow');
-    assert.deepEqual(ours.map((m) => m.reason), ['Added', 'Modified', 'Modified'], `the leading change and one trailing message: ${summary(ours)}`);
+    assert.deepEqual(
+      ours.map((m) => m.reason),
+      ['Added', 'Modified', 'Modified'],
+      `the leading change and one trailing message: ${summary(ours)}`,
+    );
     assert.ok([undefined, lastVersion].includes(ours.at(-1)!.resourceVersion), 'the trailing message stands for the newest change');
   } finally {
     await forwarder.stop();
@@ -198,7 +216,7 @@ test('API server restarted mid-stream: every change still arrives', async () => 
     await objects.deleteGadget(ns, 'b');
     const messages = await collect(sqs, queueUrl, { until: (m) => m.length >= 3, timeoutMs: 60_000 });
     assert.deepEqual(summary(messages).sort(), [`Added Gadget/${ns}/c`, `Deleted Gadget/${ns}/b`, `Modified Gadget/${ns}/a`]);
-    assert.ok(await metric(forwarder, 'operless_forwarder_watch_restarts_total') >= 1);
+    assert.ok((await metric(forwarder, 'operless_forwarder_watch_restarts_total')) >= 1);
     assert.equal(forwarder.readiness().ok, true, forwarder.readiness().reasons.join('; '));
   } finally {
     await forwarder.stop();
@@ -220,7 +238,7 @@ test('forced 410 Gone (etcd compaction + API server restart): relist without a f
     for (let i = 0; i < 100 && (await metric(forwarder, 'operless_forwarder_relists_total', { cause: 'gone' })) === 0; i++) {
       await new Promise((r) => setTimeout(r, 200));
     }
-    assert.ok(await metric(forwarder, 'operless_forwarder_relists_total', { cause: 'gone' }) >= 1, 'the forwarder saw 410 Gone and relisted');
+    assert.ok((await metric(forwarder, 'operless_forwarder_relists_total', { cause: 'gone' })) >= 1, 'the forwarder saw 410 Gone and relisted');
     assert.deepEqual(summary(await collect(sqs, queueUrl, { quietMs: 2000 })), [], 'no re-flood of unchanged objects');
     await objects.patchGadget(ns, 'g3', { spec: { size: 9 } });
     assert.deepEqual(summary(await collect(sqs, queueUrl, { quietMs: 1500 })), [`Modified Gadget/${ns}/g3`]);
@@ -237,14 +255,23 @@ test('broker down then back: messages buffered during the outage are all deliver
     const probe = createSqsQueue({ queueUrl, region: broker.region, client: broker.sqs() });
     const restarting = broker.restart();
     for (let i = 0; i < 200; i++) {
-      if (await probe.probe().then(() => false, () => true)) break;
+      if (
+        await probe.probe().then(
+          () => false,
+          () => true,
+        )
+      )
+        break;
       await new Promise((r) => setTimeout(r, 25));
     }
     for (const n of ['p', 'q', 'r']) await objects.createGadget(ns, n);
     await restarting;
     const messages = await collect(broker.sqs(), queueUrl, { until: (m) => m.length >= 3, timeoutMs: 30_000 });
-    assert.deepEqual(summary(messages).sort(), ['p', 'q', 'r'].map((n) => `Added Gadget/${ns}/${n}`));
-    assert.ok(await metric(forwarder, 'operless_forwarder_send_errors_total', { kind: 'request' }) >= 1, 'the sends really failed during the outage');
+    assert.deepEqual(
+      summary(messages).sort(),
+      ['p', 'q', 'r'].map((n) => `Added Gadget/${ns}/${n}`),
+    );
+    assert.ok((await metric(forwarder, 'operless_forwarder_send_errors_total', { kind: 'request' })) >= 1, 'the sends really failed during the outage');
     for (let i = 0; i < 50 && !forwarder.readiness().ok; i++) await new Promise((r) => setTimeout(r, 100));
     assert.equal(forwarder.readiness().ok, true, forwarder.readiness().reasons.join('; '));
   } finally {
@@ -260,11 +287,14 @@ test('an unreachable queue: readiness says so, changes stay buffered, stop repor
   const deadEndpoint = `http://127.0.0.1:${await closedPort()}`;
   const deadQueue = `${deadEndpoint}/000000000000/nowhere`;
   const config = gadgetConfig(deadQueue, 'us-east-1');
-  const forwarder = startForwarder({ ...config, primaries: config.primaries!.map((p) => ({ ...p, namespaces: [ns] })), owned: [] }, {
-    kubeConfig: cp.kubeConfig,
-    queue: createSqsQueue({ queueUrl: deadQueue, region: 'us-east-1', endpoint: deadEndpoint }),
-    logger: silentLogger,
-  });
+  const forwarder = startForwarder(
+    { ...config, primaries: config.primaries!.map((p) => ({ ...p, namespaces: [ns] })), owned: [] },
+    {
+      kubeConfig: cp.kubeConfig,
+      queue: createSqsQueue({ queueUrl: deadQueue, region: 'us-east-1', endpoint: deadEndpoint }),
+      logger: silentLogger,
+    },
+  );
   try {
     await forwarder.ready;
     await objects.createGadget(ns, 'stuck');
@@ -283,31 +313,37 @@ test('an unreachable queue: readiness says so, changes stay buffered, stop repor
 });
 
 /** Two primaries, each with its own queue: Gadgets (and their Deployments) → A, Widgets (and their ConfigMaps) → B. */
-async function twoQueueSetup(queueB: (ns: string) => Promise<{ url: string; endpoint?: string }>): Promise<{ ns: string; queueA: string; queueB: string; forwarder: Forwarder }> {
+async function twoQueueSetup(
+  queueB: (ns: string) => Promise<{ url: string; endpoint?: string }>,
+): Promise<{ ns: string; queueA: string; queueB: string; forwarder: Forwarder }> {
   counter += 1;
   const ns = `fwd-${counter}`;
   await objects.createNamespace(ns);
   const queueA = await broker.createQueue({ name: `fwd-${counter}-gadgets` });
   const b = await queueB(ns);
   const base = gadgetConfig(queueA, broker.region);
-  const forwarder = startForwarder({
-    ...base,
-    primaries: [
-      { ...base.primaries![0]!, namespaces: [ns] }, // no queueUrl: the default queue.url (A)
-      { apiVersion: base.primaries![0]!.apiVersion, kind: 'Widget', plural: 'widgets', namespaced: false, queueUrl: b.url },
-    ],
-    owned: [
-      { ...base.owned![0]!, namespaces: [ns] },
-      { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true, namespaces: [ns] },
-    ],
-  }, {
-    kubeConfig: cp.kubeConfig,
-    // One SQS client per queue, as in a cluster (here both point at the broker, or B at nothing).
-    queues: (url) => (url === b.url && b.endpoint
-      ? createSqsQueue({ queueUrl: url, region: broker.region, endpoint: b.endpoint })
-      : createSqsQueue({ queueUrl: url, region: broker.region, client: broker.sqs() })),
-    logger: silentLogger,
-  });
+  const forwarder = startForwarder(
+    {
+      ...base,
+      primaries: [
+        { ...base.primaries![0]!, namespaces: [ns] }, // no queueUrl: the default queue.url (A)
+        { apiVersion: base.primaries![0]!.apiVersion, kind: 'Widget', plural: 'widgets', namespaced: false, queueUrl: b.url },
+      ],
+      owned: [
+        { ...base.owned![0]!, namespaces: [ns] },
+        { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true, namespaces: [ns] },
+      ],
+    },
+    {
+      kubeConfig: cp.kubeConfig,
+      // One SQS client per queue, as in a cluster (here both point at the broker, or B at nothing).
+      queues: (url) =>
+        url === b.url && b.endpoint
+          ? createSqsQueue({ queueUrl: url, region: broker.region, endpoint: b.endpoint })
+          : createSqsQueue({ queueUrl: url, region: broker.region, client: broker.sqs() }),
+      logger: silentLogger,
+    },
+  );
   await forwarder.ready;
   return { ns, queueA, queueB: b.url, forwarder };
 }
@@ -328,7 +364,10 @@ test('two kinds, two queues: each kind and its owned objects reach only their ow
     assert.ok(summary(b).includes(`Added Widget//${widget}`), summary(b).join(', '));
 
     // A change of an owned object alone: its owner's message, on its owner's queue.
-    await objects.api.requestJson('PATCH', `/api/v1/namespaces/${ns}/configmaps/w-cm`, { body: { data: { a: '2' } }, contentType: 'application/merge-patch+json' });
+    await objects.api.requestJson('PATCH', `/api/v1/namespaces/${ns}/configmaps/w-cm`, {
+      body: { data: { a: '2' } },
+      contentType: 'application/merge-patch+json',
+    });
     const [a2, b2] = await Promise.all([collect(sqs, queueA, { quietMs: 1500 }), collect(sqs, queueB, { quietMs: 1500 })]);
     assert.deepEqual(summary(a2), [], 'nothing for the Gadget queue');
     assert.deepEqual(summary(b2), [`Owned Widget//${widget}`]);

@@ -4,7 +4,10 @@
  * node_modules), `npm ci` at its root, then
  * - `cd examples/tenancy && npm install && npm test` (the example depends on `file:../..`), and
  * - `operless init my-op --operless-version file:<clone>` → `operless create api` →
- *   `npm install` → `npm test` in the generated project.
+ *   `npm install` → `npm test` in the generated project, and
+ * - `npm pack` of the clone (what `npm publish` would upload): the tarball holds dist/, bin/,
+ *   the message schema and the LICENSE and none of the repository's sources, tests or scripts,
+ *   and a project generated with `--operless-version file:<tarball>` passes the same steps.
  *
  * Why it exists: npm runs only `prepare` (not `prepack`) when it installs a package from a
  * directory or a git URL, so a package whose dist/ is built on `prepack` installs without it and
@@ -14,12 +17,13 @@
  * projects' `npm install` must.
  *
  * Slow by nature (three npm installs from the registry cache, two package builds, the generated
- * projects' tests on a real control plane from ~/.cache/operless): one clone, one project.
+ * projects' tests on a real control plane from ~/.cache/operless): one clone, one project from
+ * it and one from its tarball.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +31,8 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 let work: string;
 let clone: string;
+/** The tarball `npm pack` made of the clone. */
+let tarball: string | undefined;
 
 /** Runs a command as a user's shell would (this repository's Node 24 first on PATH); returns its output. */
 function run(command: string, args: string[], cwd: string) {
@@ -76,19 +82,58 @@ test('examples/tenancy: npm install && npm test, as docs/scaffolding.md says', (
   assert.match(tested.out, /\bfail 0\b/);
 });
 
-test('a project from operless init --operless-version file:<clone> installs, compiles and passes its own tests', () => {
+/** `operless init <name> --operless-version <spec>` → `create api` → `npm install` → `npm test`, asserted step by step. */
+function generatedProjectPasses(name: string, spec: string): void {
   const cli = join(clone, 'bin', 'operless.js');
-  const project = join(work, 'my-op');
-  const init = run(process.execPath, [cli, 'init', project, '--domain', 'example.com', '--operless-version', `file:${clone}`], work);
+  const project = join(work, name);
+  const init = run(process.execPath, [cli, 'init', project, '--domain', 'example.com', '--operless-version', spec], work);
   assert.equal(init.code, 0, init.out);
   const api = run(process.execPath, [cli, 'create', 'api', '--group', 'web', '--version', 'v1alpha1', '--kind', 'Site', '--owns', 'Deployment'], project);
   assert.equal(api.code, 0, api.out);
   const install = run('npm', ['install', '--prefer-offline', '--loglevel=error'], project);
   assert.equal(install.code, 0, install.out);
   const version = run(join(project, 'node_modules', '.bin', 'operless'), ['--version'], project);
-  assert.equal(version.out, `operless ${(JSON.parse(readFileSync(join(clone, 'package.json'), 'utf8')) as { version: string }).version}\n`, 'the installed command (dist/) knows its version');
+  assert.equal(
+    version.out,
+    `operless ${(JSON.parse(readFileSync(join(clone, 'package.json'), 'utf8')) as { version: string }).version}\n`,
+    'the installed command (dist/) knows its version',
+  );
   const tested = run('npm', ['test'], project);
   assert.equal(tested.code, 0, tested.out);
   assert.match(tested.out, /\bpass [1-9]\d*\b/);
   assert.match(tested.out, /\bfail 0\b/);
+}
+
+test('a project from operless init --operless-version file:<clone> installs, compiles and passes its own tests', () => {
+  generatedProjectPasses('my-op', `file:${clone}`);
+});
+
+test('npm pack of the clone holds what the package needs and nothing of the repository else', () => {
+  const packed = join(work, 'packed');
+  mkdirSync(packed);
+  const r = run('npm', ['pack', '--loglevel=error', '--pack-destination', packed], clone);
+  assert.equal(r.code, 0, r.out);
+  const made = readdirSync(packed);
+  assert.equal(made.length, 1, `one tarball: ${made.join(', ')}`);
+  tarball = join(packed, made[0] ?? '');
+  const listed = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  for (const needed of [
+    'package/package.json',
+    'package/bin/operless.js',
+    'package/dist/index.js',
+    'package/dist/index.d.ts',
+    'package/dist/kube/kinds.js',
+    'package/dist/testing/index.js',
+    'package/events/message.schema.json',
+    'package/LICENSE',
+  ]) {
+    assert.ok(listed.includes(needed), `the tarball has ${needed}`);
+  }
+  const stray = listed.filter((path) => /^package\/(src|test|scripts|examples|bench|docs|node_modules|functions)\//.test(path));
+  assert.deepEqual(stray, [], 'the tarball ships no sources, tests, scripts, examples, benchmarks, docs or node_modules');
+});
+
+test('a project from operless init --operless-version file:<tarball> installs, compiles and passes its own tests', () => {
+  assert.ok(tarball, 'npm pack ran');
+  generatedProjectPasses('my-packed-op', `file:${tarball}`);
 });

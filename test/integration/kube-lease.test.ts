@@ -41,12 +41,26 @@ const configMap = (name: string, labels: Record<string, string> = {}) => ({ apiV
 test('requestJson: create and list on collectionPath with a label selector; a missing object is a 404 KubeApiError', async () => {
   await api.requestJson('POST', collectionPath(CONFIGMAP, NS), { body: configMap('red', { colour: 'red' }) });
   await api.requestJson('POST', collectionPath(CONFIGMAP, NS), { body: configMap('blue', { colour: 'blue' }) });
-  const list = await api.requestJson<{ items: { metadata: { name: string } }[]; metadata: { resourceVersion: string } }>('GET', collectionPath(CONFIGMAP, NS), { query: { labelSelector: 'colour=red' } });
-  assert.deepEqual(list.items.map((i) => i.metadata.name), ['red']);
+  const list = await api.requestJson<{ items: { metadata: { name: string } }[]; metadata: { resourceVersion: string } }>('GET', collectionPath(CONFIGMAP, NS), {
+    query: { labelSelector: 'colour=red' },
+  });
+  assert.deepEqual(
+    list.items.map((i) => i.metadata.name),
+    ['red'],
+  );
   assert.match(list.metadata.resourceVersion, /^\d+$/);
-  const inAll = await api.requestJson<{ items: { metadata: { name: string; namespace: string } }[] }>('GET', `${collectionPath(CONFIGMAP)}?labelSelector=colour%3Dblue`);
-  assert.deepEqual(inAll.items.map((i) => `${i.metadata.namespace}/${i.metadata.name}`), [`${NS}/blue`]);
-  await assert.rejects(api.requestJson('GET', resourcePath(CONFIGMAP, { namespace: NS, name: 'absent' })), (err: unknown) => err instanceof KubeApiError && err.status === 404 && err.reason === 'NotFound');
+  const inAll = await api.requestJson<{ items: { metadata: { name: string; namespace: string } }[] }>(
+    'GET',
+    `${collectionPath(CONFIGMAP)}?labelSelector=colour%3Dblue`,
+  );
+  assert.deepEqual(
+    inAll.items.map((i) => `${i.metadata.namespace}/${i.metadata.name}`),
+    [`${NS}/blue`],
+  );
+  await assert.rejects(
+    api.requestJson('GET', resourcePath(CONFIGMAP, { namespace: NS, name: 'absent' })),
+    (err: unknown) => err instanceof KubeApiError && err.status === 404 && err.reason === 'NotFound',
+  );
 });
 
 test('discovery on groupVersionPrefix names the Lease resource as lease.ts addresses it', async () => {
@@ -59,10 +73,14 @@ test('watch: events of a collection arrive in order from a resourceVersion; an a
   const start = await api.requestJson<{ metadata: { resourceVersion: string } }>('GET', collectionPath(CONFIGMAP, NS));
   const seen: string[] = [];
   const stop = new AbortController();
-  const stream = await api.watch(`${collectionPath(CONFIGMAP, NS)}?resourceVersion=${start.metadata.resourceVersion}&labelSelector=watched%3Dyes`, (event: WatchEvent) => {
-    const meta = event.object.metadata as { name?: string } | undefined;
-    seen.push(`${event.type} ${meta?.name ?? ''}`);
-  }, stop.signal);
+  const stream = await api.watch(
+    `${collectionPath(CONFIGMAP, NS)}?resourceVersion=${start.metadata.resourceVersion}&labelSelector=watched%3Dyes`,
+    (event: WatchEvent) => {
+      const meta = event.object.metadata as { name?: string } | undefined;
+      seen.push(`${event.type} ${meta?.name ?? ''}`);
+    },
+    stop.signal,
+  );
   for (const name of ['w1', 'w2', 'w3']) await api.requestJson('POST', collectionPath(CONFIGMAP, NS), { body: configMap(name, { watched: 'yes' }) });
   await api.requestJson('DELETE', resourcePath(CONFIGMAP, { namespace: NS, name: 'w2' }));
   await waitUntil('the watch delivered four events', () => seen.length >= 4);
@@ -76,7 +94,9 @@ test('Lease: get of none is undefined; create, update guarded by resourceVersion
   assert.equal(await leases.get(NS, 'leader'), undefined);
   const now = Date.UTC(2026, 0, 2, 3, 4, 5, 67);
   const created = await leases.create({
-    apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'leader', namespace: NS },
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name: 'leader', namespace: NS },
     spec: { holderIdentity: 'a', leaseDurationSeconds: 15, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 },
   });
   assert.ok(created.metadata.resourceVersion);
@@ -90,9 +110,15 @@ test('Lease: get of none is undefined; create, update guarded by resourceVersion
 
   const stale: Lease = { ...created, spec: { ...created.spec, holderIdentity: 'b' } };
   await assert.rejects(leases.update(stale), (err: unknown) => isConflict(err));
-  await assert.rejects(leases.create({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'leader', namespace: NS }, spec: { holderIdentity: 'b' } }), (err: unknown) => isConflict(err));
+  await assert.rejects(
+    leases.create({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'leader', namespace: NS }, spec: { holderIdentity: 'b' } }),
+    (err: unknown) => isConflict(err),
+  );
   assert.equal((await leases.get(NS, 'leader'))?.spec?.holderIdentity, 'a', 'neither failed write changed the holder');
 
   const listed = await api.requestJson<{ items: Lease[] }>('GET', leasePath(NS));
-  assert.deepEqual(listed.items.map((l) => l.metadata.name), ['leader']);
+  assert.deepEqual(
+    listed.items.map((l) => l.metadata.name),
+    ['leader'],
+  );
 });

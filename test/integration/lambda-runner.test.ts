@@ -30,20 +30,33 @@ function createQueues(sqs: SQSClient, visibilityTimeoutSeconds: number, maxRecei
 
 async function send(sqs: SQSClient, url: string, bodies: readonly string[]) {
   for (let i = 0; i < bodies.length; i += 10) {
-    const sent = await sqs.send(new SendMessageBatchCommand({
-      QueueUrl: url,
-      Entries: bodies.slice(i, i + 10).map((body, index) => ({ Id: `m${index}`, MessageBody: body, MessageAttributes: { source: { DataType: 'String', StringValue: 'test' } } })),
-    }));
+    const sent = await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: url,
+        Entries: bodies
+          .slice(i, i + 10)
+          .map((body, index) => ({ Id: `m${index}`, MessageBody: body, MessageAttributes: { source: { DataType: 'String', StringValue: 'test' } } })),
+      }),
+    );
     assert.equal(sent.Failed?.length ?? 0, 0);
   }
 }
 
 async function depth(sqs: SQSClient, url: string): Promise<number> {
-  const attributes = (await sqs.send(new GetQueueAttributesCommand({
-    QueueUrl: url,
-    AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
-  }))).Attributes ?? {};
-  return Number(attributes.ApproximateNumberOfMessages) + Number(attributes.ApproximateNumberOfMessagesNotVisible) + Number(attributes.ApproximateNumberOfMessagesDelayed);
+  const attributes =
+    (
+      await sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: url,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+        }),
+      )
+    ).Attributes ?? {};
+  return (
+    Number(attributes.ApproximateNumberOfMessages) +
+    Number(attributes.ApproximateNumberOfMessagesNotVisible) +
+    Number(attributes.ApproximateNumberOfMessagesDelayed)
+  );
 }
 
 async function dlqBodies(sqs: SQSClient, dlqUrl: string): Promise<string[]> {
@@ -64,10 +77,18 @@ async function eventually(what: string, check: () => Promise<boolean> | boolean,
 /** Established TCP connections (from any local socket) to a loopback port, from /proc/net/tcp{,6}. */
 function connectionsTo(port: number): number {
   const hex = port.toString(16).toUpperCase().padStart(4, '0');
-  return ['/proc/net/tcp', '/proc/net/tcp6'].reduce((n, file) => n + readFileSync(file, 'utf8').split('\n').slice(1).filter((line) => {
-    const [, , remote, state] = line.trim().split(/\s+/);
-    return state === '01' && remote?.endsWith(`:${hex}`);
-  }).length, 0);
+  return ['/proc/net/tcp', '/proc/net/tcp6'].reduce(
+    (n, file) =>
+      n +
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .slice(1)
+        .filter((line) => {
+          const [, , remote, state] = line.trim().split(/\s+/);
+          return state === '01' && remote?.endsWith(`:${hex}`);
+        }).length,
+    0,
+  );
 }
 
 /** Seen records by body: the receive counts of each delivery, in order. */
@@ -90,8 +111,7 @@ describeOnEachQueue('lambda runner', (client) => {
     sqs = client();
   });
 
-  const run = (options: Omit<LambdaRunnerOptions, 'sqs' | 'logger'>) =>
-    startLambdaRunner({ sqs, logger: silentLogger, timeoutSeconds: 5, ...options });
+  const run = (options: Omit<LambdaRunnerOptions, 'sqs' | 'logger'>) => startLambdaRunner({ sqs, logger: silentLogger, timeoutSeconds: 5, ...options });
 
   test('records reported in batchItemFailures come back with higher receive counts until redrive; the others are deleted once', async () => {
     // The visibility timeout must outlast gathering and handling a batch (AWS: 6x the
@@ -188,7 +208,10 @@ describeOnEachQueue('lambda runner', (client) => {
     } finally {
       await runner.stop();
     }
-    assert.deepEqual(reports.map((r) => r.outcome), ['timeout', 'success']);
+    assert.deepEqual(
+      reports.map((r) => r.outcome),
+      ['timeout', 'success'],
+    );
     assert.match(reports[0]!.error ?? '', /Task timed out after 1\.00 seconds/);
     assert.deepEqual(seen.seen.get('slow'), [1, 2]);
     await eventually('the queue is empty', async () => (await depth(sqs, url)) === 0);
@@ -254,19 +277,26 @@ describeOnEachQueue('lambda runner', (client) => {
     const { url } = await createQueues(sqs, 30, 5);
     const dir = mkdtempSync(join(tmpdir(), 'operless-runner-'));
     const module = join(dir, 'bundle.mjs');
-    writeFileSync(module, [
-      'export const handler = async (event, context) => {',
-      '  await new Promise((resolve) => setTimeout(resolve, 300));',
-      '  globalThis.__operlessRunnerTest = { records: event.Records.length, requestId: context.awsRequestId };',
-      '  return { batchItemFailures: [] };',
-      '};',
-    ].join('\n'));
+    writeFileSync(
+      module,
+      [
+        'export const handler = async (event, context) => {',
+        '  await new Promise((resolve) => setTimeout(resolve, 300));',
+        '  globalThis.__operlessRunnerTest = { records: event.Records.length, requestId: context.awsRequestId };',
+        '  return { batchItemFailures: [] };',
+        '};',
+      ].join('\n'),
+    );
     let started!: () => void;
-    const invoked = new Promise<void>((resolve) => { started = resolve; });
+    const invoked = new Promise<void>((resolve) => {
+      started = resolve;
+    });
     const reports: InvocationReport[] = [];
     const runner = await run({ queueUrl: url, handler: { module, export: 'handler' }, onInvoke: (report) => reports.push(report) });
     await send(sqs, url, ['one']);
-    const poll = setInterval(() => { if (runner.stats.inFlight > 0) started(); }, 10);
+    const poll = setInterval(() => {
+      if (runner.stats.inFlight > 0) started();
+    }, 10);
     await invoked;
     clearInterval(poll);
     await runner.stop();
@@ -277,7 +307,7 @@ describeOnEachQueue('lambda runner', (client) => {
     assert.equal(result?.requestId, reports[0]?.requestId);
     assert.equal(await depth(sqs, url), 0);
   });
-  test('pollers use connections of their own: with more pollers than the SDK has sockets, the caller\'s client still sends at once', async () => {
+  test("pollers use connections of their own: with more pollers than the SDK has sockets, the caller's client still sends at once", async () => {
     // 60 pollers long-poll an empty queue (each holds a request for 20 s). Had they shared the
     // caller's client (50 sockets by default), this send would queue behind them until a long
     // poll returned empty. So: the send must complete while every long poll is still waiting —
@@ -292,7 +322,11 @@ describeOnEachQueue('lambda runner', (client) => {
       await eventually('all 60 long polls hold a connection of their own', () => runner.stats.receivesPending === 60 && connectionsTo(Number(port)) >= 60);
       const answeredBefore = runner.stats.receivesAnswered;
       await send(sqs, other.url, ['not starved']);
-      assert.equal(runner.stats.receivesAnswered, answeredBefore, 'the send on the caller\'s client went out only after one of the runner\'s long polls returned');
+      assert.equal(
+        runner.stats.receivesAnswered,
+        answeredBefore,
+        "the send on the caller's client went out only after one of the runner's long polls returned",
+      );
       assert.equal(runner.stats.receivesPending, 60, 'every long poll was still waiting when the send completed');
     } finally {
       await runner.stop();
@@ -300,7 +334,9 @@ describeOnEachQueue('lambda runner', (client) => {
   });
 
   test('FIFO: a group is consumed in order; a failed record keeps the later ones of its group even when the handler acknowledged them', async () => {
-    const url = (await sqs.send(new CreateQueueCommand({ QueueName: `f-${randomUUID().slice(0, 8)}.fifo`, Attributes: { FifoQueue: 'true', VisibilityTimeout: '1' } }))).QueueUrl!;
+    const url = (
+      await sqs.send(new CreateQueueCommand({ QueueName: `f-${randomUUID().slice(0, 8)}.fifo`, Attributes: { FifoQueue: 'true', VisibilityTimeout: '1' } }))
+    ).QueueUrl!;
     const bodies = ['a1', 'a2', 'a3', 'b1'];
     for (const body of bodies) {
       await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: body, MessageGroupId: body[0]!, MessageDeduplicationId: randomUUID() }));
@@ -308,7 +344,9 @@ describeOnEachQueue('lambda runner', (client) => {
     const batches: string[][] = [];
     let failedOnce = false;
     const runner = await run({
-      queueUrl: url, maxConcurrency: 1, batchSize: 10,
+      queueUrl: url,
+      maxConcurrency: 1,
+      batchSize: 10,
       // Fails a2 once and (against Lambda's rule) acknowledges what follows it.
       handler: async (event: SQSEvent) => {
         batches.push(event.Records.map((r) => r.body));
@@ -326,10 +364,16 @@ describeOnEachQueue('lambda runner', (client) => {
       await runner.stop();
     }
     const seen = batches.flat();
-    assert.ok(seen.lastIndexOf('a1') < seen.lastIndexOf('a2') && seen.lastIndexOf('a2') < seen.lastIndexOf('a3'), `group a handled for good in order: ${JSON.stringify(batches)}`);
+    assert.ok(
+      seen.lastIndexOf('a1') < seen.lastIndexOf('a2') && seen.lastIndexOf('a2') < seen.lastIndexOf('a3'),
+      `group a handled for good in order: ${JSON.stringify(batches)}`,
+    );
     const failedIn = batches.findIndex((b) => b.includes('a2'));
     if (batches[failedIn]!.includes('a3')) {
-      assert.ok(batches.slice(failedIn + 1).some((b) => b.includes('a3')), `a3 followed the failed a2 in its batch, so it came again: ${JSON.stringify(batches)}`);
+      assert.ok(
+        batches.slice(failedIn + 1).some((b) => b.includes('a3')),
+        `a3 followed the failed a2 in its batch, so it came again: ${JSON.stringify(batches)}`,
+      );
     }
     assert.equal(seen.filter((b) => b === 'b1').length, 1, 'the other group is not held back');
   });

@@ -45,7 +45,11 @@ function candidates(timings: Pick<LeaderElectorOptions, 'leaseDurationSeconds' |
   const make = (identity: string, api: KubeApi): Candidate => {
     const lines: Record<string, unknown>[] = [];
     const elector = new LeaderElector({
-      api, namespace: 'default', name, identity, ...timings,
+      api,
+      namespace: 'default',
+      name,
+      identity,
+      ...timings,
       log: createLogger({ level: 'debug', write: (l) => lines.push(JSON.parse(l)) }),
       onStartedLeading: () => happenings.push(`${identity} leads`),
       onStoppedLeading: () => happenings.push(`${identity} stepped down`),
@@ -110,13 +114,23 @@ test('409 Conflict on a renewal is a quiet retry; 422 Invalid is a WARN; neither
   const a = c.viaProxy('a');
   a.elector.start();
   await waitUntil('a leads', () => a.elector.leading);
-  proxy.inject({ method: 'PUT', path: c.leasePath, times: 1, action: { respond: 409, reason: 'Conflict', message: 'Operation cannot be fulfilled on leases.coordination.k8s.io: the object has been modified' } });
+  proxy.inject({
+    method: 'PUT',
+    path: c.leasePath,
+    times: 1,
+    action: { respond: 409, reason: 'Conflict', message: 'Operation cannot be fulfilled on leases.coordination.k8s.io: the object has been modified' },
+  });
   await waitUntil('the 409 was answered and a later renewal went through', async () => {
     const puts = proxy.requests.filter((r) => r.method === 'PUT' && c.leasePath.test(r.path));
     return puts.some((r) => r.handled === 'respond') && puts.at(-1)!.handled === 'forwarded';
   });
   assert.deepEqual(a.warnings(), [], 'a conflict is normal: no WARN');
-  proxy.inject({ method: 'PUT', path: c.leasePath, times: 1, action: { respond: 422, reason: 'Invalid', message: 'Lease.coordination.k8s.io "x" is invalid: spec.leaseDurationSeconds: Invalid value' } });
+  proxy.inject({
+    method: 'PUT',
+    path: c.leasePath,
+    times: 1,
+    action: { respond: 422, reason: 'Invalid', message: 'Lease.coordination.k8s.io "x" is invalid: spec.leaseDurationSeconds: Invalid value' },
+  });
   await waitUntil('the 422 was reported', () => a.warnings().some((w) => /422/.test(String(w.msg))));
   assert.equal(a.elector.leading, true);
   assert.deepEqual(c.happenings, ['a leads']);
@@ -132,7 +146,10 @@ test('a request that hangs is cut inside the renew deadline: the leader has step
   await waitUntil('b leads', () => b.elector.leading, { timeoutMs: 30_000 });
   assert.deepEqual(c.happenings.slice(0, 3), ['a leads', 'a stepped down', 'b leads'], `never two leaders: ${c.happenings.join(', ')}`);
   const cut = proxy.requests.filter((r) => c.leasePath.test(r.path) && r.handled !== 'forwarded');
-  assert.ok(cut.some((r) => r.aborted), 'a gave up on a request the server never answered');
+  assert.ok(
+    cut.some((r) => r.aborted),
+    'a gave up on a request the server never answered',
+  );
 });
 
 test('stop() while a renewal hangs returns promptly: the request is aborted and the Lease released', async () => {

@@ -13,16 +13,16 @@ import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, t
 import { startBroker, startControlPlane, type Broker, type ControlPlane, type Identity } from '../../src/testing/index.ts';
 import { crdPaths } from '../../src/crd/generate.ts';
 import { CRD_DIR, resources } from '../../src/resources.ts';
-import { defineController } from '../../src/core/controller.ts';
-import { toSqsHandler, type SqsBatchHandler } from '../../src/core/handler.ts';
+import { defineController } from '../../src/core/controller/controller.ts';
+import { toSqsHandler, type SqsBatchHandler } from '../../src/core/handler/handler.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
 import { createSqsSender } from '../../src/queue/sqs.ts';
 import { buildSqsEvent, createLambdaContext, queueArnFromUrl } from '../../src/local/lambda-runner.ts';
 import { encodeMessage, newMessage, type Reason } from '../../src/contract/message.ts';
 import { requestDelta, scrapeRequestTotals } from '../../bench/lib/apiserver-metrics.ts';
 import { silentLogger } from '../../src/observability/log.ts';
-import { noMetrics } from '../../src/core/metrics.ts';
-import { createResyncHandler } from '../../src/queue/resync.ts';
+import { noMetrics } from '../../src/core/reconcile/metrics.ts';
+import { createResyncHandler } from '../../src/core/resync/resync.ts';
 import { memcachedController, MEMCACHED_FINALIZER } from '../../src/memcached/controller.ts';
 import { MEMCACHED, DEFAULT_IMAGE, type Memcached } from '../../src/memcached/types.ts';
 
@@ -88,7 +88,10 @@ describe('the generated CRD on a real API server', () => {
     assert.equal(r.code, 0, r.stderr);
     const [header, ...rows] = r.stdout.trim().split('\n');
     assert.deepEqual(header?.split(/\s+/), ['NAME', 'SIZE', 'READY', 'AVAILABLE', 'AGE']);
-    assert.ok(rows.some((row) => /^defaults\s+2\s/.test(row)), r.stdout);
+    assert.ok(
+      rows.some((row) => /^defaults\s+2\s/.test(row)),
+      r.stdout,
+    );
     const wide = await kubectl(['get', 'mc', '-n', NS, '-o', 'wide']);
     assert.match(wide.stdout.split('\n')[0] ?? '', /IMAGE/);
     const scaled = await kubectl(['scale', 'mc/defaults', '-n', NS, '--replicas=4']);
@@ -134,15 +137,32 @@ describe('the reconcile handler, least-privilege RBAC, real SQS events', () => {
    * handler invocation for it, not yet run (so a test can measure around exactly that).
    */
   async function deliver(name: string, reason: Reason = 'Modified', resourceVersion?: string) {
-    const body = encodeMessage(newMessage({ cluster: CLUSTER, apiVersion: MEMCACHED.apiVersion, kind: MEMCACHED.kind, namespace: NS, name, ...(resourceVersion ? { resourceVersion } : {}) }, reason));
+    const body = encodeMessage(
+      newMessage(
+        { cluster: CLUSTER, apiVersion: MEMCACHED.apiVersion, kind: MEMCACHED.kind, namespace: NS, name, ...(resourceVersion ? { resourceVersion } : {}) },
+        reason,
+      ),
+    );
     await sqs.send(new SendMessageCommand({ QueueUrl: workQueue, MessageBody: body }));
-    const received = await sqs.send(new ReceiveMessageCommand({
-      QueueUrl: workQueue, MaxNumberOfMessages: 10, WaitTimeSeconds: 5, MessageSystemAttributeNames: ['All'], MessageAttributeNames: ['All'],
-    }));
+    const received = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: workQueue,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 5,
+        MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }),
+    );
     const ours = (received.Messages ?? []).filter((m) => m.Body === body);
     assert.equal(ours.length, 1, 'the message came back from the queue');
     const event = buildSqsEvent(ours, { eventSourceARN: queueArnFromUrl(workQueue, broker.region), awsRegion: broker.region });
-    const context = createLambdaContext({ functionName: 'memcached', region: broker.region, requestId: randomUUID(), deadline: Date.now() + 60_000, memoryLimitMB: 256 });
+    const context = createLambdaContext({
+      functionName: 'memcached',
+      region: broker.region,
+      requestId: randomUUID(),
+      deadline: Date.now() + 60_000,
+      memoryLimitMB: 256,
+    });
     return () => handler(event, context);
   }
 
@@ -176,7 +196,8 @@ describe('the reconcile handler, least-privilege RBAC, real SQS events', () => {
 
   async function createReadyPod(mc: Json, name: string) {
     const pod = {
-      apiVersion: 'v1', kind: 'Pod',
+      apiVersion: 'v1',
+      kind: 'Pod',
       metadata: { name, namespace: NS, labels: { 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': mc.metadata.name } },
       spec: { containers: [{ name: 'memcached', image: DEFAULT_IMAGE }] },
     };
@@ -217,11 +238,16 @@ describe('the reconcile handler, least-privilege RBAC, real SQS events', () => {
     assert.equal(condition(mc, 'Available')?.observedGeneration, mc.metadata.generation);
 
     const events = await getJson(['get', 'events.events.k8s.io', '-n', NS, '--field-selector', `regarding.name=sample`]);
-    assert.ok(events.items.some((e: Json) => e.reason === 'Created'), JSON.stringify(events.items.map((e: Json) => e.reason)));
+    assert.ok(
+      events.items.some((e: Json) => e.reason === 'Created'),
+      JSON.stringify(events.items.map((e: Json) => e.reason)),
+    );
 
     // While progressing, the function did not requeue itself: the Deployment's status changes
     // (Owned events, next test) bring the next reconcile. Nothing waits on the queue.
-    const attributes = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: workQueue, AttributeNames: ['ApproximateNumberOfMessagesDelayed', 'ApproximateNumberOfMessages'] }));
+    const attributes = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: workQueue, AttributeNames: ['ApproximateNumberOfMessagesDelayed', 'ApproximateNumberOfMessages'] }),
+    );
     assert.equal(attributes.Attributes?.ApproximateNumberOfMessagesDelayed, '0', 'no delayed Requeue: Memcached does not poll');
     assert.equal(attributes.Attributes?.ApproximateNumberOfMessages, '0');
   });
@@ -248,12 +274,15 @@ describe('the reconcile handler, least-privilege RBAC, real SQS events', () => {
     assert.equal(again.metadata.resourceVersion, before.metadata.resourceVersion, 'no write when nothing changed');
   });
 
-  test('a no-op reconcile costs two requests, GET Memcached and GET Deployment (Requeue, the Deployment\'s own Owned event); the periodic Resync also applies the Service', async () => {
+  test("a no-op reconcile costs two requests, GET Memcached and GET Deployment (Requeue, the Deployment's own Owned event); the periodic Resync also applies the Service", async () => {
     const deploymentVersion = (await getJson(['get', 'deployment', 'sample', '-n', NS])).metadata.resourceVersion as string;
     const before = await getJson(['get', 'mc', 'sample', '-n', NS]);
     const serviceVersion = (await getJson(['get', 'service', 'sample', '-n', NS])).metadata.resourceVersion as string;
     assert.equal(before.status.deploymentResourceVersion, deploymentVersion, 'the status records the Deployment version it was computed from');
-    for (const [reason, version] of [['Requeue', undefined], ['Owned', deploymentVersion]] as const) {
+    for (const [reason, version] of [
+      ['Requeue', undefined],
+      ['Owned', deploymentVersion],
+    ] as const) {
       const invoke = await deliver('sample', reason, version);
       const requests = await requestsOf(invoke);
       assert.deepEqual(requests, { 'GET memcacheds': 1, 'GET deployments': 1 }, reason);
@@ -297,7 +326,7 @@ describe('the reconcile handler, least-privilege RBAC, real SQS events', () => {
     assert.notEqual(recreated.metadata.uid, service.metadata.uid);
   });
 
-  test('a replaced pod: the Deployment\'s status moves, the pods are listed again, status.nodes follows', async () => {
+  test("a replaced pod: the Deployment's status moves, the pods are listed again, status.nodes follows", async () => {
     const mc = await getJson(['get', 'mc', 'sample', '-n', NS]);
     assert.deepEqual(mc.status.nodes, ['sample-a', 'sample-b', 'sample-c']);
     assert.equal((await kubectl(['delete', 'pod', 'sample-c', '-n', NS, '--grace-period=0', '--force'])).code, 0);
@@ -348,7 +377,10 @@ describe('the reconcile handler, least-privilege RBAC, real SQS events', () => {
     const gone = await kubectl(['get', 'mc', 'sample', '-n', NS]);
     assert.match(gone.stderr, /NotFound/);
     const events = await getJson(['get', 'events.events.k8s.io', '-n', NS, '--field-selector', `regarding.uid=${mc.metadata.uid}`]);
-    assert.ok(events.items.some((e: Json) => e.reason === 'Finalizing'), JSON.stringify(events.items.map((e: Json) => e.reason)));
+    assert.ok(
+      events.items.some((e: Json) => e.reason === 'Finalizing'),
+      JSON.stringify(events.items.map((e: Json) => e.reason)),
+    );
   });
 
   test('resync: every Memcached in every namespace, over several list pages, gets one Resync message', async () => {

@@ -31,9 +31,9 @@ import { rateLimiter } from '../../src/kube/recording-transport.ts';
 import type { KubeTransport } from '../../src/kube/transport.ts';
 import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 import { EVENTS } from '../../src/kube/kinds.ts';
-import { defineController, type Controller } from '../../src/core/controller.ts';
-import { reconcileKey } from '../../src/core/reconciler.ts';
-import { done } from '../../src/core/result.ts';
+import { defineController, type Controller } from '../../src/core/controller/controller.ts';
+import { reconcileKey } from '../../src/core/reconcile/reconciler.ts';
+import { done } from '../../src/core/controller/result.ts';
 import { newMessage } from '../../src/contract/message.ts';
 import { silentLogger } from '../../src/observability/log.ts';
 import { previewObject, type ObjectPreview } from '../../src/preview/run.ts';
@@ -53,13 +53,23 @@ const APP_CRD = {
     group: 'preview.operless.dev',
     scope: 'Namespaced',
     names: { plural: 'apps', singular: 'app', kind: 'App', listKind: 'AppList' },
-    versions: [{
-      name: 'v1', served: true, storage: true, subresources: { status: {} },
-      schema: { openAPIV3Schema: { type: 'object', properties: {
-        spec: { type: 'object', properties: { size: { type: 'integer' } } },
-        status: { type: 'object', properties: { image: { type: 'string' }, replicas: { type: 'integer' }, observedGeneration: { type: 'integer' } } },
-      } } },
-    }],
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: { type: 'object', properties: { size: { type: 'integer' } } },
+              status: { type: 'object', properties: { image: { type: 'string' }, replicas: { type: 'integer' }, observedGeneration: { type: 'integer' } } },
+            },
+          },
+        },
+      },
+    ],
   },
 };
 
@@ -79,8 +89,14 @@ function appController(build: 1 | 2): Controller<App> {
       const image = build === 2 && app.spec.size > 2 ? 'registry.example/web:2' : 'registry.example/web:1';
       const labels = { app: app.metadata.name };
       await ctx.applyOwned(DEPLOYMENT, {
-        apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: app.metadata.name },
-        spec: { replicas: app.spec.size, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'web', image }] } } },
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: app.metadata.name },
+        spec: {
+          replicas: app.spec.size,
+          selector: { matchLabels: labels },
+          template: { metadata: { labels }, spec: { containers: [{ name: 'web', image }] } },
+        },
       });
       await ctx.updateStatus({ image, replicas: app.spec.size });
       if (build === 2 && !ctx.preview) externalCalls.push(app.metadata.name);
@@ -96,9 +112,13 @@ const SIZES: Record<string, number> = { 'app-small': 1, 'app-two': 2, 'app-three
 
 async function reconcileForReal(controller: Controller<App>, name: string): Promise<void> {
   const ran = await reconcileKey(controller as unknown as Controller<KubeObject>, newMessage({ cluster: 'it', ...APP, namespace: NS, name }, 'Added'), {
-    client: admin, events: { async record() {} }, log: silentLogger, signal: new AbortController().signal, reconcileId: `real-${name}`,
+    client: admin,
+    events: { async record() {} },
+    log: silentLogger,
+    signal: new AbortController().signal,
+    reconcileId: `real-${name}`,
   });
-  assert.equal(ran.outcome.type, 'result', JSON.stringify(ran.outcome));
+  assert.equal(ran.ending.type, 'result', JSON.stringify(ran.ending));
 }
 
 /** resourceVersions of every App and Deployment, and the Events in the namespace: what a preview must leave as it was. */
@@ -145,10 +165,16 @@ test('the v2 build changes the template of size > 2 only: listed with the diff, 
     const deployment = p.changes.find((c) => c.kind === 'Deployment' && c.action === 'change');
     assert.ok(deployment, `${name}: the Deployment would change (${JSON.stringify(p.changes)})`);
     assert.equal(deployment.name, name);
-    assert.deepEqual(deployment.diff, [{ op: '~', path: 'spec.template.spec.containers[0].image', before: 'registry.example/web:1', after: 'registry.example/web:2' }]);
+    assert.deepEqual(deployment.diff, [
+      { op: '~', path: 'spec.template.spec.containers[0].image', before: 'registry.example/web:1', after: 'registry.example/web:2' },
+    ]);
     const status = p.changes.find((c) => c.subresource === 'status');
     assert.deepEqual(status?.diff, [{ op: '~', path: 'status.image', before: 'registry.example/web:1', after: 'registry.example/web:2' }]);
-    assert.deepEqual(p.events.map((e) => e.reason), ['Deployed'], 'the Event is reported, not recorded');
+    assert.deepEqual(
+      p.events.map((e) => e.reason),
+      ['Deployed'],
+      'the Event is reported, not recorded',
+    );
   }
   const broken = byName.get('app-broken')!;
   assert.equal(broken.result.type, 'error');
@@ -157,25 +183,60 @@ test('the v2 build changes the template of size > 2 only: listed with the diff, 
   assert.equal(previewExitCode(previews.filter((p) => p.name !== 'app-broken')), PREVIEW_EXIT.changes);
   assert.equal(previewExitCode(previews.filter((p) => p.name === 'app-small' || p.name === 'app-two')), PREVIEW_EXIT.unchanged);
   const text = previewText(previews);
-  assert.match(text, /App\/default\/app-three: done\n {2}~ would change Deployment\/default\/app-three\n {6}~ spec\.template\.spec\.containers\[0\]\.image: "registry\.example\/web:1" → "registry\.example\/web:2"/);
+  assert.match(
+    text,
+    /App\/default\/app-three: done\n {2}~ would change Deployment\/default\/app-three\n {6}~ spec\.template\.spec\.containers\[0\]\.image: "registry\.example\/web:1" → "registry\.example\/web:2"/,
+  );
   assert.doesNotMatch(text, /app-small|app-two/);
   assert.deepEqual(await clusterState(), beforeState, 'no resourceVersion moved and no Event was recorded');
   assert.deepEqual(externalCalls, [], 'ctx.preview let the author skip the external call');
 });
 
+test('declared timers are named, not run: each object reports whether its chain would start; no mark is written', async () => {
+  const beforeState = await clusterState();
+  let runs = 0;
+  const timed = defineController<App>({
+    ...appController(1).spec,
+    timers: [
+      {
+        name: 'health',
+        everySeconds: 300,
+        async run() {
+          runs++;
+        },
+      },
+    ],
+  });
+  const previews = await previewAll(timed, ['app-small', 'app-two'], admin.transport);
+  assert.equal(runs, 0, 'a preview does not run a timer');
+  for (const p of previews)
+    assert.deepEqual(p.timers, [{ name: 'health', everySeconds: 300, wouldStart: true }], `${p.name}: no chain marked, the reconcile would start one`);
+  assert.match(previewText(previews), /^timer App health every 300 s: not run by a preview; a reconcile would start its chain for 2 object\(s\)$/m);
+  assert.equal(previewExitCode(previews), PREVIEW_EXIT.unchanged, 'a timer is no change');
+  assert.deepEqual(await clusterState(), beforeState, 'no mark written, nothing moved');
+});
+
 test('a write an admission policy denies is reported with its message', async () => {
-  await cp.kubectl(['apply', '-f', '-'], { input: JSON.stringify({
-    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name: 'max-replicas' },
-    spec: {
-      failurePolicy: 'Fail',
-      matchConstraints: { resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['deployments'] }] },
-      validations: [{ expression: 'object.spec.replicas <= 4', message: 'at most 4 replicas here' }],
-    },
-  }) });
-  await cp.kubectl(['apply', '-f', '-'], { input: JSON.stringify({
-    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'max-replicas' },
-    spec: { policyName: 'max-replicas', validationActions: ['Deny'] },
-  }) });
+  await cp.kubectl(['apply', '-f', '-'], {
+    input: JSON.stringify({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: 'max-replicas' },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: { resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['deployments'] }] },
+        validations: [{ expression: 'object.spec.replicas <= 4', message: 'at most 4 replicas here' }],
+      },
+    }),
+  });
+  await cp.kubectl(['apply', '-f', '-'], {
+    input: JSON.stringify({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: 'max-replicas' },
+      spec: { policyName: 'max-replicas', validationActions: ['Deny'] },
+    }),
+  });
   try {
     const beforeState = await clusterState();
     // The policy's own informer catches up asynchronously: wait for its first denial.
@@ -201,20 +262,36 @@ test('a write an admission policy denies is reported with its message', async ()
 /** Every request the API server has served so far, by its own count (`apiserver_request_total`). */
 async function apiServerRequests(): Promise<number> {
   const r = await cp.kubectl(['get', '--raw', '/metrics']);
-  return r.stdout.split('\n').filter((l) => l.startsWith('apiserver_request_total{')).reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  return r.stdout
+    .split('\n')
+    .filter((l) => l.startsWith('apiserver_request_total{'))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
 }
 
-test('a preview of 1,000 objects keeps to its request rate, by the API server\'s own count', async () => {
+test("a preview of 1,000 objects keeps to its request rate, by the API server's own count", async () => {
   const names = Array.from({ length: 1000 }, (_, i) => `rate-${i}`);
   for (let i = 0; i < names.length; i += 50) {
-    await Promise.all(names.slice(i, i + 50).map((name) => admin.create(APP, { apiVersion: APP.apiVersion, kind: 'App', metadata: { name, namespace: NS }, spec: { size: 1 } })));
+    await Promise.all(
+      names
+        .slice(i, i + 50)
+        .map((name) => admin.create(APP, { apiVersion: APP.apiVersion, kind: 'App', metadata: { name, namespace: NS }, spec: { size: 1 } })),
+    );
   }
   let requests = 0;
   const counting: KubeTransport = {
     server: admin.transport.server,
-    request: (req) => { requests += 1; return admin.transport.request(req); },
-    watch: (req, onEvent) => { requests += 1; return admin.transport.watch(req, onEvent); },
-    list: (req, onItem) => { requests += 1; return admin.transport.list(req, onItem); },
+    request: (req) => {
+      requests += 1;
+      return admin.transport.request(req);
+    },
+    watch: (req, onEvent) => {
+      requests += 1;
+      return admin.transport.watch(req, onEvent);
+    },
+    list: (req, onItem) => {
+      requests += 1;
+      return admin.transport.list(req, onItem);
+    },
     close: async () => {},
   };
   const qps = 200;
@@ -223,16 +300,22 @@ test('a preview of 1,000 objects keeps to its request rate, by the API server\'s
   const started = Date.now();
   const previews: ObjectPreview[] = [];
   let next = 0;
-  await Promise.all(Array.from({ length: 16 }, async () => {
-    while (next < names.length) {
-      const name = names[next++]!;
-      previews.push(await previewObject(appController(1) as unknown as Controller<KubeObject>, { namespace: NS, name }, { transport: counting, take }));
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < names.length) {
+        const name = names[next++]!;
+        previews.push(await previewObject(appController(1) as unknown as Controller<KubeObject>, { namespace: NS, name }, { transport: counting, take }));
+      }
+    }),
+  );
   const seconds = (Date.now() - started) / 1000;
   const byServer = (await apiServerRequests()) - served;
   assert.equal(previews.length, names.length);
-  for (const p of previews) assert.ok(p.changes.some((c) => c.kind === 'Deployment' && c.action === 'create'), `${p.name}: would create its Deployment`);
+  for (const p of previews)
+    assert.ok(
+      p.changes.some((c) => c.kind === 'Deployment' && c.action === 'create'),
+      `${p.name}: would create its Deployment`,
+    );
   assert.ok(requests >= names.length * 3, `a GET, an apply and a status write per object at least (${requests})`);
   // The server's count holds the preview's requests, the two metric scrapes and its own few (leases): a small allowance.
   assert.ok(byServer >= requests, `the API server served at least the ${requests} requests made (${byServer})`);
@@ -242,10 +325,12 @@ test('a preview of 1,000 objects keeps to its request rate, by the API server\'s
 });
 
 test('operless preview --all in this repository (Memcached), as a user runs it: would-be Deployments, exit 3, nothing written', async () => {
-  await admin.create(MEMCACHED,
-    { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name: 'cache', namespace: NS }, spec: { size: 2 } });
+  await admin.create(MEMCACHED, { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name: 'cache', namespace: NS }, spec: { size: 2 } });
   const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'operless.js'), 'preview', 'memcached', '--all', '--kubeconfig', cp.kubeconfigPath], {
-    cwd: ROOT, encoding: 'utf8', env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` }, timeout: 120_000,
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` },
+    timeout: 120_000,
   });
   assert.equal(r.status, PREVIEW_EXIT.changes, `${r.stdout}${r.stderr}`);
   assert.match(r.stdout, /Memcached\/default\/cache: /);
@@ -253,7 +338,10 @@ test('operless preview --all in this repository (Memcached), as a user runs it: 
   assert.match(r.stdout, /1 object\(s\) previewed: 1 would change, 0 would fail, 0 unchanged; nothing was written\./);
   assert.equal(await admin.get(DEPLOYMENT, 'cache', NS), undefined, 'no Deployment was created');
   const json = spawnSync(process.execPath, [join(ROOT, 'bin', 'operless.js'), 'preview', 'mc/default/cache', '--json', '--kubeconfig', cp.kubeconfigPath], {
-    cwd: ROOT, encoding: 'utf8', env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` }, timeout: 120_000,
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` },
+    timeout: 120_000,
   });
   assert.equal(json.status, PREVIEW_EXIT.changes, json.stderr);
   const parsed = JSON.parse(json.stdout) as { exitCode: number; previews: ObjectPreview[] };
@@ -266,28 +354,69 @@ test('operless dlq replay <id>: the dead-lettered message through the current co
   try {
     const sqs = broker.sqs();
     const dlq = broker.queueUrl('work-dlq');
-    const live = await admin.get(MEMCACHED, 'cache', NS) ?? await admin.create(MEMCACHED, { apiVersion: MEMCACHED.apiVersion, kind: 'Memcached', metadata: { name: 'cache', namespace: NS }, spec: { size: 2 } });
-    const body = encodeMessage({ ...newMessage({ cluster: 'it', apiVersion: MEMCACHED.apiVersion, kind: 'Memcached', namespace: NS, name: 'cache', uid: live.metadata.uid }, 'Retry'), attempt: 9 });
-    const sent = await sqs.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: body, MessageAttributes: {
-      [DLQ_ATTRIBUTE_REASON]: { DataType: 'String', StringValue: 'RetriesExhausted' },
-      [DLQ_ATTRIBUTE_ERROR]: { DataType: 'String', StringValue: 'gave up after 10 attempts: deployments.apps is forbidden' },
-    } }));
+    const live =
+      (await admin.get(MEMCACHED, 'cache', NS)) ??
+      (await admin.create(MEMCACHED, { apiVersion: MEMCACHED.apiVersion, kind: 'Memcached', metadata: { name: 'cache', namespace: NS }, spec: { size: 2 } }));
+    const body = encodeMessage({
+      ...newMessage({ cluster: 'it', apiVersion: MEMCACHED.apiVersion, kind: 'Memcached', namespace: NS, name: 'cache', uid: live.metadata.uid }, 'Retry'),
+      attempt: 9,
+    });
+    const sent = await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: dlq,
+        MessageBody: body,
+        MessageAttributes: {
+          [DLQ_ATTRIBUTE_REASON]: { DataType: 'String', StringValue: 'RetriesExhausted' },
+          [DLQ_ATTRIBUTE_ERROR]: { DataType: 'String', StringValue: 'gave up after 10 attempts: deployments.apps is forbidden' },
+        },
+      }),
+    );
     const beforeState = await admin.list(DEPLOYMENT, { namespace: NS });
     const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'operless.js'), 'dlq', 'replay', sent.MessageId ?? '', '--kubeconfig', cp.kubeconfigPath], {
-      cwd: ROOT, encoding: 'utf8', timeout: 120_000,
-      env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`, AWS_ENDPOINT_URL_SQS: broker.endpoint, AWS_REGION: broker.region, OPERLESS_DLQ_URL: dlq, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' },
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: {
+        ...process.env,
+        PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+        AWS_ENDPOINT_URL_SQS: broker.endpoint,
+        AWS_REGION: broker.region,
+        OPERLESS_DLQ_URL: dlq,
+        AWS_ACCESS_KEY_ID: 'local',
+        AWS_SECRET_ACCESS_KEY: 'local',
+      },
     });
     assert.equal(r.status, PREVIEW_EXIT.changes, `${r.stdout}${r.stderr}`);
     assert.match(r.stdout, /dead-lettered: RetriesExhausted: gave up after 10 attempts: deployments\.apps is forbidden/);
     assert.match(r.stdout, /replayed with the current code \(Retry, attempt 9\); the message stays in the DLQ; nothing was written\./);
-    assert.match(r.stdout, /"preview":true/, 'the reconcile\'s own log lines, marked as a preview');
+    assert.match(r.stdout, /"preview":true/, "the reconcile's own log lines, marked as a preview");
     assert.match(r.stdout, /\+ would create Deployment\/default\/cache/);
-    const attributes = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
-    assert.equal(Number(attributes.Attributes?.ApproximateNumberOfMessages) + Number(attributes.Attributes?.ApproximateNumberOfMessagesNotVisible), 1, 'the message is still in the DLQ');
-    assert.deepEqual((await admin.list(DEPLOYMENT, { namespace: NS })).items.map((d) => d.metadata.name), beforeState.items.map((d) => d.metadata.name), 'nothing was created');
+    const attributes = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: dlq, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+    );
+    assert.equal(
+      Number(attributes.Attributes?.ApproximateNumberOfMessages) + Number(attributes.Attributes?.ApproximateNumberOfMessagesNotVisible),
+      1,
+      'the message is still in the DLQ',
+    );
+    assert.deepEqual(
+      (await admin.list(DEPLOYMENT, { namespace: NS })).items.map((d) => d.metadata.name),
+      beforeState.items.map((d) => d.metadata.name),
+      'nothing was created',
+    );
     const unknown = spawnSync(process.execPath, [join(ROOT, 'bin', 'operless.js'), 'dlq', 'replay', 'no-such-id', '--kubeconfig', cp.kubeconfigPath], {
-      cwd: ROOT, encoding: 'utf8', timeout: 120_000,
-      env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`, AWS_ENDPOINT_URL_SQS: broker.endpoint, AWS_REGION: broker.region, OPERLESS_DLQ_URL: dlq, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' },
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: {
+        ...process.env,
+        PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+        AWS_ENDPOINT_URL_SQS: broker.endpoint,
+        AWS_REGION: broker.region,
+        OPERLESS_DLQ_URL: dlq,
+        AWS_ACCESS_KEY_ID: 'local',
+        AWS_SECRET_ACCESS_KEY: 'local',
+      },
     });
     assert.equal(unknown.status, 2);
     assert.match(unknown.stderr, /no message no-such-id among the 1 in/);

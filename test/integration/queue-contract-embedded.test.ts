@@ -5,11 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  ListQueueTagsCommand,
-  ReceiveMessageCommand,
-  SendMessageCommand,
-} from '@aws-sdk/client-sqs';
+import { ListQueueTagsCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { startMemoryQueueServer } from '../../src/local/memory-queue-server.ts';
 
 test('an aborted long poll takes no message: the next receive gets it', async () => {

@@ -13,8 +13,14 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import * as sdk from '@aws-sdk/client-sqs';
 import {
-  ChangeMessageVisibilityCommand, CreateQueueCommand, DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand,
-  type Message, type SQSClient,
+  ChangeMessageVisibilityCommand,
+  CreateQueueCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type Message,
+  type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { encodeMessage, newMessage, objectKey } from '../../src/contract/message.ts';
 import { sqsQueuePort } from '../../src/queue/sqs-port.ts';
@@ -26,7 +32,9 @@ async function createFifo(sqs: SQSClient, visibility = 30): Promise<string> {
 }
 
 async function receive(sqs: SQSClient, url: string, max = 10): Promise<Message[]> {
-  const result = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: max, WaitTimeSeconds: 0, MessageSystemAttributeNames: ['All'] }));
+  const result = await sqs.send(
+    new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: max, WaitTimeSeconds: 0, MessageSystemAttributeNames: ['All'] }),
+  );
   return result.Messages ?? [];
 }
 
@@ -35,7 +43,7 @@ async function receiveUntil(sqs: SQSClient, url: string, want: (got: Message[]) 
   const got: Message[] = [];
   const deadline = Date.now() + seconds * 1000;
   while (Date.now() < deadline) {
-    got.push(...await receive(sqs, url));
+    got.push(...(await receive(sqs, url)));
     if (want(got)) return got;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -65,10 +73,17 @@ describeOnEachQueue('FIFO queue contract', (client) => {
     assert.ok(a1?.Attributes?.SequenceNumber);
     await send(sqs, url, 'a2', 'A');
     await send(sqs, url, 'b1', 'B');
-    assert.deepEqual((await receive(sqs, url)).map((m) => m.Body), ['b1'], 'A is held while a1 is in flight');
+    assert.deepEqual(
+      (await receive(sqs, url)).map((m) => m.Body),
+      ['b1'],
+      'A is held while a1 is in flight',
+    );
     assert.deepEqual(await receive(sqs, url), [], 'B is held while b1 is in flight');
     await sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: a1!.ReceiptHandle! }));
-    assert.deepEqual((await receive(sqs, url)).map((m) => m.Body), ['a2']);
+    assert.deepEqual(
+      (await receive(sqs, url)).map((m) => m.Body),
+      ['a2'],
+    );
   });
 
   test('a message that becomes visible again comes before the later ones of its group', async () => {
@@ -76,7 +91,10 @@ describeOnEachQueue('FIFO queue contract', (client) => {
     const url = await createFifo(sqs);
     for (const body of ['a1', 'a2', 'a3']) await send(sqs, url, body, 'A');
     const first = await receive(sqs, url, 1);
-    assert.deepEqual(first.map((m) => m.Body), ['a1']);
+    assert.deepEqual(
+      first.map((m) => m.Body),
+      ['a1'],
+    );
     await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: url, ReceiptHandle: first[0]!.ReceiptHandle!, VisibilityTimeout: 0 }));
     const again = await receiveUntil(sqs, url, (got) => got.length > 0);
     assert.equal(again[0]?.Body, 'a1');
@@ -90,11 +108,17 @@ describeOnEachQueue('FIFO queue contract', (client) => {
     const second = await send(sqs, url, 'two', 'A', 'same');
     assert.ok(second.MessageId, 'the duplicate is accepted (the SDK checked the MD5 of what it sent)');
     const got = await receive(sqs, url);
-    assert.deepEqual(got.map((m) => m.Body), ['one']);
+    assert.deepEqual(
+      got.map((m) => m.Body),
+      ['one'],
+    );
     await sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: got[0]!.ReceiptHandle! }));
     await send(sqs, url, 'three', 'A', 'same');
     await send(sqs, url, 'four', 'A', 'other');
-    assert.deepEqual((await receive(sqs, url)).map((m) => m.Body), ['four']);
+    assert.deepEqual(
+      (await receive(sqs, url)).map((m) => m.Body),
+      ['four'],
+    );
   });
 
   test('FIFO sends need a group and a deduplication id, and take no per-message delay', async () => {
@@ -102,7 +126,10 @@ describeOnEachQueue('FIFO queue contract', (client) => {
     const url = await createFifo(sqs);
     assert.equal(await errorName(sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'x', MessageDeduplicationId: 'd' }))), 'MissingParameter');
     assert.equal(await errorName(sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'x', MessageGroupId: 'A' }))), 'InvalidParameterValue');
-    assert.equal(await errorName(sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'x', MessageGroupId: 'A', MessageDeduplicationId: 'd', DelaySeconds: 5 }))), 'InvalidParameterValue');
+    assert.equal(
+      await errorName(sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'x', MessageGroupId: 'A', MessageDeduplicationId: 'd', DelaySeconds: 5 }))),
+      'InvalidParameterValue',
+    );
     const attributes = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['FifoQueue'] }))).Attributes;
     assert.equal(attributes?.FifoQueue, 'true');
   });
@@ -113,7 +140,11 @@ describeOnEachQueue('FIFO queue contract', (client) => {
     const port = sqsQueuePort(sdk, sqs, url);
     const ref = { cluster: 'c1', apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: 'ns', name: 'web' };
     const body = encodeMessage(newMessage(ref, 'Requeue', 1_000));
-    const result = await port.sendBatch([{ id: 'a', body, deduplicationId: 'merge-1' }, { id: 'b', body, deduplicationId: 'merge-1' }, { id: 'c', body }]);
+    const result = await port.sendBatch([
+      { id: 'a', body, deduplicationId: 'merge-1' },
+      { id: 'b', body, deduplicationId: 'merge-1' },
+      { id: 'c', body },
+    ]);
     assert.deepEqual(result.failed, []);
     const got = await receiveUntil(sqs, url, (m) => m.length >= 2);
     assert.equal(got.length, 2, 'the second merge-1 was dropped; the unnamed one was not');

@@ -31,17 +31,22 @@ interface Queues {
 }
 
 function createQueues(sqs: SQSClient, options: { visibility?: number; maxReceiveCount?: number } = {}): Promise<Queues> {
-  return createQueuePair(sqs, { visibilityTimeoutSeconds: options.visibility ?? 30, ...(options.maxReceiveCount ? { maxReceiveCount: options.maxReceiveCount } : {}) });
+  return createQueuePair(sqs, {
+    visibilityTimeoutSeconds: options.visibility ?? 30,
+    ...(options.maxReceiveCount ? { maxReceiveCount: options.maxReceiveCount } : {}),
+  });
 }
 
 async function receive(sqs: SQSClient, url: string, waitSeconds = 0, max = 10): Promise<Message[]> {
-  const result = await sqs.send(new ReceiveMessageCommand({
-    QueueUrl: url,
-    MaxNumberOfMessages: max,
-    WaitTimeSeconds: waitSeconds,
-    MessageSystemAttributeNames: ['All'],
-    MessageAttributeNames: ['All'],
-  }));
+  const result = await sqs.send(
+    new ReceiveMessageCommand({
+      QueueUrl: url,
+      MaxNumberOfMessages: max,
+      WaitTimeSeconds: waitSeconds,
+      MessageSystemAttributeNames: ['All'],
+      MessageAttributeNames: ['All'],
+    }),
+  );
   return result.Messages ?? [];
 }
 
@@ -56,10 +61,12 @@ async function receiveSoon(sqs: SQSClient, url: string, seconds = 10): Promise<M
 }
 
 async function counts(sqs: SQSClient, url: string) {
-  const result = await sqs.send(new GetQueueAttributesCommand({
-    QueueUrl: url,
-    AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
-  }));
+  const result = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: url,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+    }),
+  );
   return {
     visible: Number(result.Attributes?.ApproximateNumberOfMessages),
     notVisible: Number(result.Attributes?.ApproximateNumberOfMessagesNotVisible),
@@ -86,7 +93,20 @@ describeOnEachQueue('queue contract', (client, targetName) => {
     const { url } = await createQueues(sqs);
     const entries = (n: number) => Array.from({ length: n }, (_, i) => ({ Id: `e${i}`, MessageBody: `body-${i}` }));
     assert.equal(await errorName(sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: entries(11) }))), 'TooManyEntriesInBatchRequest');
-    assert.equal(await errorName(sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: [{ Id: 'a', MessageBody: 'x' }, { Id: 'a', MessageBody: 'y' }] }))), 'BatchEntryIdsNotDistinct');
+    assert.equal(
+      await errorName(
+        sqs.send(
+          new SendMessageBatchCommand({
+            QueueUrl: url,
+            Entries: [
+              { Id: 'a', MessageBody: 'x' },
+              { Id: 'a', MessageBody: 'y' },
+            ],
+          }),
+        ),
+      ),
+      'BatchEntryIdsNotDistinct',
+    );
     const sent = await sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: entries(10) }));
     assert.equal(sent.Successful?.length, 10);
     assert.equal(sent.Failed?.length ?? 0, 0);
@@ -99,7 +119,15 @@ describeOnEachQueue('queue contract', (client, targetName) => {
     const { url } = await createQueues(sqs);
     let failedIds: string[] = [];
     try {
-      const sent = await sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: [{ Id: 'ok', MessageBody: 'x' }, { Id: 'bad', MessageBody: 'y', DelaySeconds: 901 }] }));
+      const sent = await sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: url,
+          Entries: [
+            { Id: 'ok', MessageBody: 'x' },
+            { Id: 'bad', MessageBody: 'y', DelaySeconds: 901 },
+          ],
+        }),
+      );
       failedIds = (sent.Failed ?? []).map((f) => f.Id!);
       assert.deepEqual(failedIds, ['bad']);
     } catch (err) {
@@ -185,10 +213,7 @@ describeOnEachQueue('queue contract', (client, targetName) => {
     // the test notices when ElasticMQ changes. Operless code asks for "All".
     const byPrefix = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MessageAttributeNames: ['operless.*'], VisibilityTimeout: 0 }));
     assert.equal(byPrefix.Messages?.length, 1);
-    assert.deepEqual(
-      Object.keys(byPrefix.Messages?.[0]?.MessageAttributes ?? {}),
-      targetName === 'elasticmq' ? [] : ['operless.reason'],
-    );
+    assert.deepEqual(Object.keys(byPrefix.Messages?.[0]?.MessageAttributes ?? {}), targetName === 'elasticmq' ? [] : ['operless.reason']);
     const [message] = await receiveSoon(sqs, url);
     assert.equal(message?.MessageAttributes?.['operless.reason']?.StringValue, 'TerminalError');
     assert.equal(message?.MessageAttributes?.attempt?.StringValue, '3');
@@ -199,14 +224,16 @@ describeOnEachQueue('queue contract', (client, targetName) => {
 
   test('queue attributes count visible, in-flight and delayed messages', async () => {
     const { url } = await createQueues(sqs, { visibility: 60 });
-    await sqs.send(new SendMessageBatchCommand({
-      QueueUrl: url,
-      Entries: [
-        { Id: 'a', MessageBody: 'a' },
-        { Id: 'b', MessageBody: 'b' },
-        { Id: 'c', MessageBody: 'c', DelaySeconds: 60 },
-      ],
-    }));
+    await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: url,
+        Entries: [
+          { Id: 'a', MessageBody: 'a' },
+          { Id: 'b', MessageBody: 'b' },
+          { Id: 'c', MessageBody: 'c', DelaySeconds: 60 },
+        ],
+      }),
+    );
     assert.equal((await receive(sqs, url, 0, 1)).length, 1);
     assert.deepEqual(await counts(sqs, url), { visible: 1, notVisible: 1, delayed: 1 });
   });

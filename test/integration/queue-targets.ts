@@ -50,10 +50,7 @@ export interface QueuePair {
 }
 
 /** A new queue and its DLQ; with `maxReceiveCount` the queue redrives to the DLQ. */
-export async function createQueuePair(
-  sqs: SQSClient,
-  options: { visibilityTimeoutSeconds?: number; maxReceiveCount?: number } = {},
-): Promise<QueuePair> {
+export async function createQueuePair(sqs: SQSClient, options: { visibilityTimeoutSeconds?: number; maxReceiveCount?: number } = {}): Promise<QueuePair> {
   const name = `q-${randomUUID().slice(0, 8)}`;
   const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${name}-dlq` }));
   const dlqArn = await queueArn(sqs, dlq.QueueUrl!);

@@ -29,10 +29,10 @@ import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@
 import { stringify } from 'yaml';
 import { startBroker, startControlPlane, waitUntil, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { encodeMessage, followUp, newMessage, type ReconcileMessage } from '../../src/contract/message.ts';
-import { defineController } from '../../src/core/controller.ts';
-import { toSqsHandler } from '../../src/core/handler.ts';
-import { done } from '../../src/core/result.ts';
-import type { ReconcileContext } from '../../src/core/types.ts';
+import { defineController } from '../../src/core/controller/controller.ts';
+import { toSqsHandler } from '../../src/core/handler/handler.ts';
+import { done } from '../../src/core/controller/result.ts';
+import type { ReconcileContext } from '../../src/core/controller/types.ts';
 import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 import { createKubeClient, type BoundKubeClient } from '../../src/kube/client.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
@@ -40,7 +40,7 @@ import { createTransport } from '../../src/kube/transport.ts';
 import { startLambdaRunner, type LambdaRunner } from '../../src/local/lambda-runner.ts';
 import { createSqsSender } from '../../src/queue/sqs.ts';
 import { silentLogger } from '../../src/observability/log.ts';
-import { noMetrics } from '../../src/core/metrics.ts';
+import { noMetrics } from '../../src/core/reconcile/metrics.ts';
 import { API_VERSION, GADGET_CRD, gadgetConfig } from './forwarder-env.ts';
 
 const CLUSTER = 'it';
@@ -73,7 +73,8 @@ async function reconcileGadget(gadget: Gadget, ctx: ReconcileContext<Gadget>) {
   if (gadget.spec.child) {
     // A child named after its owner's uid, so the old object's child and the new one's never meet.
     await ctx.applyOwned(CONFIGMAP, {
-      apiVersion: 'v1', kind: 'ConfigMap',
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
       metadata: { name: `${name}-${uid}`, ...(gadget.spec.child === 'held' ? { finalizers: [HOLD] } : {}) },
       data: { owner: String(uid) },
     });
@@ -83,10 +84,7 @@ async function reconcileGadget(gadget: Gadget, ctx: ReconcileContext<Gadget>) {
 }
 
 before(async () => {
-  [cp, broker] = await Promise.all([
-    startControlPlane({ crds: [GADGET_CRD], controllers: true }),
-    startBroker({ queues: [] }),
-  ]);
+  [cp, broker] = await Promise.all([startControlPlane({ crds: [GADGET_CRD], controllers: true }), startBroker({ queues: [] })]);
   sqs = broker.sqs();
   admin = createKubeClient(createTransport(cp.kubeConfig), { fieldManager: 'recreate-test' });
   work = mkdtempSync(join(tmpdir(), 'operless-recreate-'));
@@ -122,7 +120,16 @@ function startFunction(c: Case, batchWindowSeconds = 0): Promise<LambdaRunner> {
     log: silentLogger,
     metrics: noMetrics,
   });
-  return startLambdaRunner({ queueUrl: c.queueUrl, sqs, handler, batchSize: 10, batchWindowSeconds, maxConcurrency: 1, timeoutSeconds: 30, logger: silentLogger });
+  return startLambdaRunner({
+    queueUrl: c.queueUrl,
+    sqs,
+    handler,
+    batchSize: 10,
+    batchWindowSeconds,
+    maxConcurrency: 1,
+    timeoutSeconds: 30,
+    logger: silentLogger,
+  });
 }
 
 interface ForwarderProcess {
@@ -146,14 +153,21 @@ async function startForwarderProcess(c: Case, coalesceWindowMs: number): Promise
   const child = spawn(process.execPath, [MAIN], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
-      PATH: process.env.PATH, OPERLESS_FORWARDER_CONFIG: path, KUBECONFIG: cp.kubeconfigPath, OPERLESS_LOG_LEVEL: 'info',
-      AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', AWS_ENDPOINT_URL_SQS: broker.endpoint,
+      PATH: process.env.PATH,
+      OPERLESS_FORWARDER_CONFIG: path,
+      KUBECONFIG: cp.kubeconfigPath,
+      OPERLESS_LOG_LEVEL: 'info',
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      AWS_ENDPOINT_URL_SQS: broker.endpoint,
     },
   });
   children.add(child);
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4000);
+  });
   const lines: Record<string, unknown>[] = [];
   createInterface({ input: child.stdout! }).on('line', (text) => {
     try {
@@ -168,7 +182,13 @@ async function startForwarderProcess(c: Case, coalesceWindowMs: number): Promise
     async line(msg, timeoutMs = 60_000, where = () => true) {
       let found: Record<string, unknown> | undefined;
       await waitUntil(`the forwarder logs ${msg}`, () => (found = lines.find((l) => msg.test(String(l.msg)) && where(l))) !== undefined, {
-        timeoutMs, intervalMs: 100, context: () => `stderr: ${stderr}\nlast lines:\n${lines.slice(-8).map((l) => JSON.stringify(l)).join('\n')}`,
+        timeoutMs,
+        intervalMs: 100,
+        context: () =>
+          `stderr: ${stderr}\nlast lines:\n${lines
+            .slice(-8)
+            .map((l) => JSON.stringify(l))
+            .join('\n')}`,
       });
       return found!;
     },
@@ -190,10 +210,14 @@ async function createGadget(ns: string, name: string, spec: Gadget['spec']): Pro
 /** Waits until the live object of that name is `uid` and its status says a reconcile of it ran. */
 async function untilReconciled(ns: string, name: string, uid: string, timeoutMs: number): Promise<number> {
   const started = Date.now();
-  await waitUntil(`${ns}/${name} (uid ${uid}) is reconciled`, async () => {
-    const live = await admin.get<Gadget>(GADGET, name, ns);
-    return live?.metadata.uid === uid && live.status?.reconciledUid === uid;
-  }, { timeoutMs, context: () => `reconciles of ${ns}/${name}: ${JSON.stringify(seen.get(`${ns}/${name}`) ?? [])}` });
+  await waitUntil(
+    `${ns}/${name} (uid ${uid}) is reconciled`,
+    async () => {
+      const live = await admin.get<Gadget>(GADGET, name, ns);
+      return live?.metadata.uid === uid && live.status?.reconciledUid === uid;
+    },
+    { timeoutMs, context: () => `reconciles of ${ns}/${name}: ${JSON.stringify(seen.get(`${ns}/${name}`) ?? [])}` },
+  );
   return Date.now() - started;
 }
 
@@ -203,26 +227,40 @@ async function untilReconciled(ns: string, name: string, uid: string, timeoutMs:
  */
 async function reconciledGadget(c: Case, spec: Gadget['spec']): Promise<Gadget> {
   const g = await createGadget(c.ns, 'g', spec);
-  const message = newMessage({ cluster: CLUSTER, ...GADGET, namespace: c.ns, name: 'g', uid: g.metadata.uid, resourceVersion: g.metadata.resourceVersion }, 'Added');
+  const message = newMessage(
+    { cluster: CLUSTER, ...GADGET, namespace: c.ns, name: 'g', uid: g.metadata.uid, resourceVersion: g.metadata.resourceVersion },
+    'Added',
+  );
   await sqs.send(new SendMessageCommand({ QueueUrl: c.queueUrl, MessageBody: encodeMessage(message) }));
   await untilReconciled(c.ns, 'g', g.metadata.uid!, 30_000);
   return g;
 }
 
 async function depth(queueUrl: string): Promise<{ visible: number; inFlight: number; delayed: number }> {
-  const out = await sqs.send(new GetQueueAttributesCommand({
-    QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
-  }));
+  const out = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+    }),
+  );
   const a = out.Attributes ?? {};
-  return { visible: Number(a.ApproximateNumberOfMessages), inFlight: Number(a.ApproximateNumberOfMessagesNotVisible), delayed: Number(a.ApproximateNumberOfMessagesDelayed) };
+  return {
+    visible: Number(a.ApproximateNumberOfMessages),
+    inFlight: Number(a.ApproximateNumberOfMessagesNotVisible),
+    delayed: Number(a.ApproximateNumberOfMessagesDelayed),
+  };
 }
 
 /** Nothing lost: the work queue drains (delayed messages included) and the DLQ stays empty. */
 async function assertSettled(c: Case): Promise<void> {
-  await waitUntil('the work queue drained', async () => {
-    const d = await depth(c.queueUrl);
-    return d.visible + d.inFlight + d.delayed === 0;
-  }, { timeoutMs: 60_000 });
+  await waitUntil(
+    'the work queue drained',
+    async () => {
+      const d = await depth(c.queueUrl);
+      return d.visible + d.inFlight + d.delayed === 0;
+    },
+    { timeoutMs: 60_000 },
+  );
   assert.deepEqual(await depth(c.dlqUrl), { visible: 0, inFlight: 0, delayed: 0 }, 'nothing in the DLQ');
 }
 
@@ -238,7 +276,7 @@ test('deleted and recreated inside one coalescing window, with a child of the ol
   try {
     const old = await reconciledGadget(c, { child: 'held' });
     const heldChild = `g-${old.metadata.uid}`;
-    assert.ok(await admin.get(CONFIGMAP, heldChild, c.ns), 'the old object\'s child exists (held by a finalizer)');
+    assert.ok(await admin.get(CONFIGMAP, heldChild, c.ns), "the old object's child exists (held by a finalizer)");
     // Started now, the forwarder has no open window for the key: the deletion leads one.
     forwarder = await startForwarderProcess(c, 10_000);
 
@@ -246,14 +284,21 @@ test('deleted and recreated inside one coalescing window, with a child of the ol
     const recreated = await createGadget(c.ns, 'g', { size: 2 });
     // The garbage collector deletes the old object's child; its finalizer keeps it until the
     // new object exists, so its last event (an Owned naming the OLD uid) comes after the new Added.
-    await waitUntil('the garbage collector is deleting the old object\'s child', async () => {
-      const child = await admin.get(CONFIGMAP, heldChild, c.ns);
-      return child?.metadata.deletionTimestamp !== undefined;
-    }, { timeoutMs: 30_000 });
+    await waitUntil(
+      "the garbage collector is deleting the old object's child",
+      async () => {
+        const child = await admin.get(CONFIGMAP, heldChild, c.ns);
+        return child?.metadata.deletionTimestamp !== undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     await admin.mergePatch(CONFIGMAP, heldChild, c.ns, { metadata: { finalizers: null } });
 
     const waitedMs = await untilReconciled(c.ns, 'g', recreated.metadata.uid!, 45_000);
-    assert.ok(reconciledForBoth(c.ns, 'g', recreated.metadata.uid!), `the new object was reconciled through the merged message (the case happened inside one window): ${JSON.stringify(seen.get(`${c.ns}/g`))}`);
+    assert.ok(
+      reconciledForBoth(c.ns, 'g', recreated.metadata.uid!),
+      `the new object was reconciled through the merged message (the case happened inside one window): ${JSON.stringify(seen.get(`${c.ns}/g`))}`,
+    );
     await assertSettled(c);
     t.diagnostic(`the recreated object was reconciled ${waitedMs} ms after the old child was released (window 10 s)`);
   } finally {
@@ -273,7 +318,9 @@ test('deleted and recreated while the forwarder was away, seen through a forced 
     forwarder = await startForwarderProcess(c, WINDOW_MS);
     // A change of the old object leads a window (its change of the object itself is sent)...
     await admin.mergePatch(GADGET, 'g', c.ns, { spec: { child: 'plain', size: 3 } });
-    await waitUntil('the old object\'s change was reconciled', () => (seen.get(`${c.ns}/g`) ?? []).some((r) => r.message.reason === 'Modified'), { timeoutMs: 30_000 });
+    await waitUntil("the old object's change was reconciled", () => (seen.get(`${c.ns}/g`) ?? []).some((r) => r.message.reason === 'Modified'), {
+      timeoutMs: 30_000,
+    });
     const windowOpenedAt = Date.now();
     // ...and the forwarder is frozen, its watch connections closed by an API server restart
     // (events sent to a frozen process would wait in its socket), before the recreate: it never
@@ -287,19 +334,27 @@ test('deleted and recreated while the forwarder was away, seen through a forced 
     const relisted = await forwarder.line(/^relisted$/, 60_000, (l) => l.watch === 'Gadget');
     assert.equal(relisted.changes, 2, `the relist saw the old uid gone and the new one present: ${JSON.stringify(relisted)}`);
     const relistAfterMs = Date.parse(String(relisted.time)) - windowOpenedAt;
-    assert.ok(relistAfterMs < WINDOW_MS, `the relist came ${relistAfterMs} ms after the window opened, after its ${WINDOW_MS} ms: the machine was too slow for this case`);
+    assert.ok(
+      relistAfterMs < WINDOW_MS,
+      `the relist came ${relistAfterMs} ms after the window opened, after its ${WINDOW_MS} ms: the machine was too slow for this case`,
+    );
 
     const waitedMs = await untilReconciled(c.ns, 'g', recreated.metadata.uid!, WINDOW_MS + 30_000);
-    assert.ok(reconciledForBoth(c.ns, 'g', recreated.metadata.uid!), `the relist's changes were merged inside the window: ${JSON.stringify(seen.get(`${c.ns}/g`))}`);
+    assert.ok(
+      reconciledForBoth(c.ns, 'g', recreated.metadata.uid!),
+      `the relist's changes were merged inside the window: ${JSON.stringify(seen.get(`${c.ns}/g`))}`,
+    );
     await assertSettled(c);
-    t.diagnostic(`relist ${relistAfterMs} ms into the window; the recreated object was reconciled ${waitedMs} ms after the relist (window ${WINDOW_MS / 1000} s)`);
+    t.diagnostic(
+      `relist ${relistAfterMs} ms into the window; the recreated object was reconciled ${waitedMs} ms after the relist (window ${WINDOW_MS / 1000} s)`,
+    );
   } finally {
     await forwarder?.stop();
     await fn.stop();
   }
 });
 
-test('deleted and recreated while a Retry of the old uid is pending in the queue (one batch with the new object\'s messages): the new object is reconciled, with its own attempt', async (t) => {
+test("deleted and recreated while a Retry of the old uid is pending in the queue (one batch with the new object's messages): the new object is reconciled, with its own attempt", async (t) => {
   const c = await newCase();
   let fn = await startFunction(c);
   let forwarder: ForwarderProcess | undefined;
@@ -308,12 +363,15 @@ test('deleted and recreated while a Retry of the old uid is pending in the queue
     forwarder = await startForwarderProcess(c, 200);
     await fn.stop();
     // The old object failed three times: its retry waits in the queue.
-    const retryOfOld = followUp(newMessage({ cluster: CLUSTER, ...GADGET, namespace: c.ns, name: 'g', uid: old.metadata.uid }, 'Modified', Date.now() - 30_000), { reason: 'Retry', attempt: 3 });
+    const retryOfOld = followUp(
+      newMessage({ cluster: CLUSTER, ...GADGET, namespace: c.ns, name: 'g', uid: old.metadata.uid }, 'Modified', Date.now() - 30_000),
+      { reason: 'Retry', attempt: 3 },
+    );
     await sqs.send(new SendMessageCommand({ QueueUrl: c.queueUrl, MessageBody: encodeMessage(retryOfOld) }));
     await admin.delete(GADGET, 'g', c.ns);
     const recreated = await createGadget(c.ns, 'g', { child: 'plain', size: 2 });
     // The retry, the old object's Deleted and the new one's Added wait together.
-    await waitUntil('the forwarder\'s messages joined the retry in the queue', async () => (await depth(c.queueUrl)).visible >= 3, { timeoutMs: 30_000 });
+    await waitUntil("the forwarder's messages joined the retry in the queue", async () => (await depth(c.queueUrl)).visible >= 3, { timeoutMs: 30_000 });
     const started = Date.now();
     fn = await startFunction(c, 2);
     const waitedMs = await untilReconciled(c.ns, 'g', recreated.metadata.uid!, 30_000);

@@ -35,13 +35,23 @@ const GADGET_CRD = {
     group: 'test.operless.dev',
     scope: 'Namespaced',
     names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
-    versions: [{
-      name: 'v1', served: true, storage: true, subresources: { status: {} },
-      schema: { openAPIV3Schema: { type: 'object', properties: {
-        spec: { type: 'object', properties: { size: { type: 'integer', minimum: 0 } } },
-        status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-      } } },
-    }],
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: { type: 'object', properties: { size: { type: 'integer', minimum: 0 } } },
+              status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+            },
+          },
+        },
+      },
+    ],
   },
 };
 
@@ -87,7 +97,9 @@ test('owned children get a controller owner reference the API server accepts', a
   const owner = await client.create(GADGET, gadget('owner'));
   const child = await applyOwned<KubeObject>(client, owner, CONFIGMAP, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owned' }, data: {} });
   assert.equal(child.metadata.namespace, NS);
-  assert.deepEqual(child.metadata.ownerReferences, [{ apiVersion: GADGET.apiVersion, kind: 'Gadget', name: 'owner', uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+  assert.deepEqual(child.metadata.ownerReferences, [
+    { apiVersion: GADGET.apiVersion, kind: 'Gadget', name: 'owner', uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true },
+  ]);
 });
 
 test('status goes through the subresource, only when changed; spec writes do not touch it', async () => {
@@ -104,8 +116,15 @@ test('finalizers: added and removed with a resourceVersion guard; a stale guard 
   const g = await client.create(GADGET, gadget('fin'));
   const withFinalizer = await ensureFinalizer(client, GADGET, g, 'test.operless.dev/finalizer');
   assert.deepEqual(withFinalizer.metadata.finalizers, ['test.operless.dev/finalizer']);
-  await assert.rejects(removeFinalizer(client, GADGET, { ...withFinalizer, metadata: { ...withFinalizer.metadata, resourceVersion: g.metadata.resourceVersion } }, 'test.operless.dev/finalizer'),
-    (err: unknown) => isKubeApiError(err) && err.status === 409 && err.reason === 'Conflict');
+  await assert.rejects(
+    removeFinalizer(
+      client,
+      GADGET,
+      { ...withFinalizer, metadata: { ...withFinalizer.metadata, resourceVersion: g.metadata.resourceVersion } },
+      'test.operless.dev/finalizer',
+    ),
+    (err: unknown) => isKubeApiError(err) && err.status === 409 && err.reason === 'Conflict',
+  );
   const removed = await removeFinalizer(client, GADGET, withFinalizer, 'test.operless.dev/finalizer');
   assert.equal(removed.metadata.finalizers, undefined);
 });
@@ -161,15 +180,25 @@ test('Events: recorded once, repeats bump series.count instead of creating new E
 
 test('least privilege: a restricted identity gets 403 with a hint, and what RBAC grants works', async () => {
   const sa = await cp.serviceAccount(NS, 'reconciler');
-  await client.apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', plural: 'roles', namespaced: true }, {
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'gadget-reader', namespace: NS },
-    rules: [{ apiGroups: ['test.operless.dev'], resources: ['gadgets'], verbs: ['get', 'list'] }],
-  });
-  await client.apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', plural: 'rolebindings', namespaced: true }, {
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'gadget-reader', namespace: NS },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'gadget-reader' },
-    subjects: [{ kind: 'ServiceAccount', name: 'reconciler', namespace: NS }],
-  });
+  await client.apply(
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', plural: 'roles', namespaced: true },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'gadget-reader', namespace: NS },
+      rules: [{ apiGroups: ['test.operless.dev'], resources: ['gadgets'], verbs: ['get', 'list'] }],
+    },
+  );
+  await client.apply(
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', plural: 'rolebindings', namespaced: true },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'gadget-reader', namespace: NS },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'gadget-reader' },
+      subjects: [{ kind: 'ServiceAccount', name: 'reconciler', namespace: NS }],
+    },
+  );
   const restricted = createKubeClient(createTransport(sa.kubeConfig), { fieldManager: 'restricted' });
   try {
     const g = await client.create(GADGET, gadget('rbac'));
@@ -207,7 +236,7 @@ test('an unreachable API server is a NetworkError naming the server', async () =
   });
 });
 
-test('an aborted signal stops a request with the signal\'s reason', async () => {
+test("an aborted signal stops a request with the signal's reason", async () => {
   const controller = new AbortController();
   controller.abort(new Error('budget ran out'));
   await assert.rejects(client.with({ signal: controller.signal }).get(GADGET, 'x', NS), /budget ran out/);
@@ -226,7 +255,11 @@ const cmName = (e: WatchEvent) => (e.object.metadata as { name: string }).name;
 /** A TCP listener on loopback; `forwardTo` relays to that port (a real server), else it accepts and never answers. */
 async function tcpRelay(forwardTo?: { host: string; port: number }): Promise<{ url: string; cut(): void; close(): Promise<void> }> {
   const sockets = new Set<net.Socket>();
-  const track = (s: net.Socket) => { sockets.add(s); s.on('close', () => sockets.delete(s)); s.on('error', () => {}); };
+  const track = (s: net.Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => {});
+  };
   const server = net.createServer((client) => {
     track(client);
     if (!forwardTo) return;
@@ -237,8 +270,17 @@ async function tcpRelay(forwardTo?: { host: string; port: number }): Promise<{ u
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as net.AddressInfo;
-  const cut = () => { for (const s of sockets) s.destroy(); };
-  return { url: `https://127.0.0.1:${port}`, cut, close: () => { cut(); return new Promise((resolve) => server.close(() => resolve())); } };
+  const cut = () => {
+    for (const s of sockets) s.destroy();
+  };
+  return {
+    url: `https://127.0.0.1:${port}`,
+    cut,
+    close: () => {
+      cut();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
 }
 
 test('watch: events arrive in the order of the changes; abort ends the stream and resolves ended', async () => {
@@ -249,20 +291,28 @@ test('watch: events arrive in the order of the changes; abort ends the stream an
   const seen: string[] = [];
   let deleted!: () => void;
   const sawDelete = new Promise<void>((resolve) => (deleted = resolve));
-  const { ended } = await t.watch({
-    path: CM_PATH,
-    query: { labelSelector: selector, resourceVersion: (listed.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion },
-    signal: controller.signal,
-  }, (e) => {
-    seen.push(`${e.type} ${cmName(e)} ${(e.object.data as { v: string }).v}`);
-    if (e.type === 'DELETED') deleted();
-  });
+  const { ended } = await t.watch(
+    {
+      path: CM_PATH,
+      query: { labelSelector: selector, resourceVersion: (listed.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion },
+      signal: controller.signal,
+    },
+    (e) => {
+      seen.push(`${e.type} ${cmName(e)} ${(e.object.data as { v: string }).v}`);
+      if (e.type === 'DELETED') deleted();
+    },
+  );
   const metadata = { name: 'watched', namespace: NS, labels: { 'transport-watch': 'order' } };
   await t.request({ method: 'POST', path: CM_PATH, body: { apiVersion: 'v1', kind: 'ConfigMap', metadata, data: { v: '1' } } });
   await t.request({ method: 'PATCH', path: `${CM_PATH}/watched`, body: { data: { v: '2' } }, contentType: 'application/merge-patch+json' });
   await t.request({ method: 'PATCH', path: `${CM_PATH}/watched`, body: { data: { v: '3' } }, contentType: 'application/merge-patch+json' });
   await t.request({ method: 'DELETE', path: `${CM_PATH}/watched` });
-  await Promise.race([sawDelete, ended.then(() => { throw new Error(`the watch ended before the DELETED event; saw ${seen.join(', ')}`); })]);
+  await Promise.race([
+    sawDelete,
+    ended.then(() => {
+      throw new Error(`the watch ended before the DELETED event; saw ${seen.join(', ')}`);
+    }),
+  ]);
   controller.abort();
   await ended;
   assert.deepEqual(seen, ['ADDED watched 1', 'MODIFIED watched 2', 'MODIFIED watched 3', 'DELETED watched 3']);
@@ -271,12 +321,20 @@ test('watch: events arrive in the order of the changes; abort ends the stream an
 test('watch: the server closing the stream (timeoutSeconds) resolves ended', async () => {
   // An object there before the watch starts: without a resourceVersion the server opens the
   // stream with its ADDED event, so the stream is seen working before the server closes it.
-  await client.apply(CONFIGMAP, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'timeout', namespace: NS, labels: { 'transport-watch': 'timeout' } }, data: { v: '1' } });
+  await client.apply(CONFIGMAP, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'timeout', namespace: NS, labels: { 'transport-watch': 'timeout' } },
+    data: { v: '1' },
+  });
   const controller = new AbortController();
   const seen: string[] = [];
-  const { ended } = await client.transport.watch({ path: CM_PATH, query: { labelSelector: 'transport-watch=timeout', timeoutSeconds: 1 }, signal: controller.signal }, (e) => {
-    seen.push(`${e.type} ${cmName(e)}`);
-  });
+  const { ended } = await client.transport.watch(
+    { path: CM_PATH, query: { labelSelector: 'transport-watch=timeout', timeoutSeconds: 1 }, signal: controller.signal },
+    (e) => {
+      seen.push(`${e.type} ${cmName(e)}`);
+    },
+  );
   await ended;
   // It ended because the server closed it: nobody aborted, and it had delivered the stream's event first.
   assert.equal(controller.signal.aborted, false);
@@ -285,35 +343,49 @@ test('watch: the server closing the stream (timeoutSeconds) resolves ended', asy
 
 test('watch: a non-200 answer rejects with the shared KubeApiError (404 unknown resource, 403 without RBAC)', async () => {
   const signal = new AbortController().signal;
-  await assert.rejects(client.transport.watch({ path: `/apis/test.operless.dev/v1/namespaces/${NS}/nothings`, signal }, () => {}), (err: unknown) => {
-    assert.ok(err instanceof KubeApiError);
-    assert.equal(err.status, 404);
-    assert.equal(err.request, `GET /apis/test.operless.dev/v1/namespaces/${NS}/nothings`);
-    return true;
-  });
+  await assert.rejects(
+    client.transport.watch({ path: `/apis/test.operless.dev/v1/namespaces/${NS}/nothings`, signal }, () => {}),
+    (err: unknown) => {
+      assert.ok(err instanceof KubeApiError);
+      assert.equal(err.status, 404);
+      assert.equal(err.request, `GET /apis/test.operless.dev/v1/namespaces/${NS}/nothings`);
+      return true;
+    },
+  );
   const user = await cp.identity('watch-user');
   const t = createTransport(user.kubeConfig);
   try {
-    await assert.rejects(t.watch({ path: `/apis/test.operless.dev/v1/namespaces/${NS}/gadgets`, signal }, () => {}), (err: unknown) => {
-      assert.ok(err instanceof KubeApiError);
-      assert.equal(err.status, 403);
-      assert.equal(err.reason, 'Forbidden');
-      assert.match(err.message, /watch-user.*\(grant this verb/);
-      return true;
-    });
+    await assert.rejects(
+      t.watch({ path: `/apis/test.operless.dev/v1/namespaces/${NS}/gadgets`, signal }, () => {}),
+      (err: unknown) => {
+        assert.ok(err instanceof KubeApiError);
+        assert.equal(err.status, 403);
+        assert.equal(err.reason, 'Forbidden');
+        assert.match(err.message, /watch-user.*\(grant this verb/);
+        return true;
+      },
+    );
   } finally {
     await t.close();
   }
 });
 
 test('watch: an onEvent that throws closes the stream and rejects ended with its error', async () => {
-  await client.apply(CONFIGMAP, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'throw', namespace: NS, labels: { 'transport-watch': 'throw' } }, data: { a: '1' } });
+  await client.apply(CONFIGMAP, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'throw', namespace: NS, labels: { 'transport-watch': 'throw' } },
+    data: { a: '1' },
+  });
   let calls = 0;
   // Without a resourceVersion the server starts with an ADDED event per existing object.
-  const { ended } = await client.transport.watch({ path: CM_PATH, query: { labelSelector: 'transport-watch=throw' }, signal: new AbortController().signal }, () => {
-    calls++;
-    throw new Error('handler failed');
-  });
+  const { ended } = await client.transport.watch(
+    { path: CM_PATH, query: { labelSelector: 'transport-watch=throw' }, signal: new AbortController().signal },
+    () => {
+      calls++;
+      throw new Error('handler failed');
+    },
+  );
   await assert.rejects(ended, /handler failed/);
   assert.equal(calls, 1);
 });
@@ -341,7 +413,12 @@ test('watch: a connection cut mid-stream rejects ended with a NetworkError', asy
 test('a request deadline covers the whole response: an endless body fails with a Timeout KubeApiError', async () => {
   // A watch never completes its body: the headers arrive at once, then the deadline passes.
   await assert.rejects(
-    client.transport.request({ method: 'GET', path: CM_PATH, query: { watch: true, labelSelector: 'transport-watch=none', timeoutSeconds: 120 }, timeoutMs: 500 }),
+    client.transport.request({
+      method: 'GET',
+      path: CM_PATH,
+      query: { watch: true, labelSelector: 'transport-watch=none', timeoutSeconds: 120 },
+      timeoutMs: 500,
+    }),
     (err: unknown) => {
       assert.ok(err instanceof KubeApiError);
       assert.equal(err.status, 0);
@@ -358,7 +435,10 @@ test('a server that accepts connections but never answers: request and watch fai
   const isTimeout = (err: unknown) => err instanceof KubeApiError && err.status === 0 && err.reason === 'Timeout' && /within 300 ms/.test(err.message);
   try {
     await assert.rejects(t.request({ method: 'GET', path: CM_PATH, timeoutMs: 300 }), isTimeout);
-    await assert.rejects(t.watch({ path: CM_PATH, signal: new AbortController().signal, timeoutMs: 300 }, () => {}), isTimeout);
+    await assert.rejects(
+      t.watch({ path: CM_PATH, signal: new AbortController().signal, timeoutMs: 300 }, () => {}),
+      isTimeout,
+    );
   } finally {
     await t.close();
     await hole.close();

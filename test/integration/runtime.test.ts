@@ -9,19 +9,24 @@ import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  DeleteMessageBatchCommand, GetQueueAttributesCommand, PurgeQueueCommand, ReceiveMessageCommand, SendMessageCommand,
-  SQSClient, type Message,
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  PurgeQueueCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+  type Message,
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { startBroker, startControlPlane, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { buildSqsEvent, createLambdaContext, queueArnFromUrl, settleBatch } from '../../src/local/lambda-runner.ts';
 import { decodeMessage, encodeMessage, newMessage, type ReconcileMessage } from '../../src/contract/message.ts';
 import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_REASON } from '../../src/contract/dlq.ts';
-import { defineController, type Controller } from '../../src/core/controller.ts';
-import { toSqsHandler, type HandlerOptions, type SqsBatchHandler } from '../../src/core/handler.ts';
-import { done, requeueAfter } from '../../src/core/result.ts';
-import { TerminalError } from '../../src/core/errors.ts';
-import type { ReconcileContext } from '../../src/core/types.ts';
+import { defineController, type Controller } from '../../src/core/controller/controller.ts';
+import { toSqsHandler, type HandlerOptions, type SqsBatchHandler } from '../../src/core/handler/handler.ts';
+import { done, requeueAfter } from '../../src/core/controller/result.ts';
+import { TerminalError } from '../../src/core/controller/errors.ts';
+import type { ReconcileContext } from '../../src/core/controller/types.ts';
 import type { KindRef, KubeObject } from '../../src/kube/types.ts';
 import { applyOwnedIfChanged, OWNER_GENERATION_ANNOTATION } from '../../src/kube/owned.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
@@ -32,7 +37,7 @@ import { setCondition } from '../../src/kube/conditions.ts';
 import { PAUSED_ANNOTATION } from '../../src/contract/pause.ts';
 import { createSqsSender } from '../../src/queue/sqs.ts';
 import { createLogger, silentLogger } from '../../src/observability/log.ts';
-import { noMetrics } from '../../src/core/metrics.ts';
+import { noMetrics } from '../../src/core/reconcile/metrics.ts';
 
 const WIDGET: KindRef = { apiVersion: 'test.operless.dev/v1', kind: 'Widget', plural: 'widgets', namespaced: true };
 const CONFIGMAP: KindRef = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
@@ -48,14 +53,23 @@ const WIDGET_CRD = {
     group: 'test.operless.dev',
     scope: 'Namespaced',
     names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-    versions: [{
-      name: 'v1', served: true, storage: true,
-      subresources: { status: {} },
-      schema: { openAPIV3Schema: { type: 'object', properties: {
-        spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-        status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-      } } },
-    }],
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+              status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+            },
+          },
+        },
+      },
+    ],
   },
 };
 
@@ -84,7 +98,10 @@ const finalized: string[] = [];
 type ChildRace = 'before-read' | 'after-read' | 'created-meanwhile' | 'duplicate';
 
 const desiredChild = (widget: Widget): KubeObject => ({
-  apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${widget.metadata.name}-desired`, namespace: NS }, data: { note: widget.spec.note ?? '' },
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: `${widget.metadata.name}-desired`, namespace: NS },
+  data: { note: widget.spec.note ?? '' },
 });
 
 /**
@@ -151,13 +168,24 @@ async function widgetReconcile(obj: Widget, ctx: ReconcileContext<Widget>) {
         // A newer change (and a newer reconcile's status) lands while this one still runs on
         // what it read: its status write must not overwrite them.
         const newer = await admin.mergePatch<Widget>(WIDGET, name, NS, { spec: { note: 'newer' } });
-        await admin.applyStatus(WIDGET, { apiVersion: WIDGET.apiVersion, kind: 'Widget', metadata: { name, namespace: NS }, status: { phase: 'Newer', observedGeneration: newer.metadata.generation } });
+        await admin.applyStatus(WIDGET, {
+          apiVersion: WIDGET.apiVersion,
+          kind: 'Widget',
+          metadata: { name, namespace: NS },
+          status: { phase: 'Newer', observedGeneration: newer.metadata.generation },
+        });
       }
       break;
   }
   await ctx.updateStatus({
     phase: 'Ready',
-    conditions: setCondition(obj.status?.conditions, { type: 'Ready', status: 'True', reason: 'Reconciled', message: 'ok', observedGeneration: obj.metadata.generation }),
+    conditions: setCondition(obj.status?.conditions, {
+      type: 'Ready',
+      status: 'True',
+      reason: 'Reconciled',
+      message: 'ok',
+      observedGeneration: obj.metadata.generation,
+    }),
   });
   return done();
 }
@@ -187,21 +215,30 @@ function handlerWith(options: Partial<HandlerOptions> = {}, retry: { maxAttempts
 }
 
 async function receive(queueUrl: string, waitSeconds = 0, max = 10): Promise<Message[]> {
-  const out = await sqs.send(new ReceiveMessageCommand({
-    QueueUrl: queueUrl, MaxNumberOfMessages: max, WaitTimeSeconds: waitSeconds,
-    MessageSystemAttributeNames: ['All'], MessageAttributeNames: ['All'],
-  }));
+  const out = await sqs.send(
+    new ReceiveMessageCommand({
+      QueueUrl: queueUrl,
+      MaxNumberOfMessages: max,
+      WaitTimeSeconds: waitSeconds,
+      MessageSystemAttributeNames: ['All'],
+      MessageAttributeNames: ['All'],
+    }),
+  );
   return out.Messages ?? [];
 }
 
 async function counts(queueUrl: string) {
-  const out = await sqs.send(new GetQueueAttributesCommand({
-    QueueUrl: queueUrl,
-    AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
-  }));
+  const out = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+    }),
+  );
   const a = out.Attributes ?? {};
   return {
-    visible: Number(a.ApproximateNumberOfMessages), inFlight: Number(a.ApproximateNumberOfMessagesNotVisible), delayed: Number(a.ApproximateNumberOfMessagesDelayed),
+    visible: Number(a.ApproximateNumberOfMessages),
+    inFlight: Number(a.ApproximateNumberOfMessagesNotVisible),
+    delayed: Number(a.ApproximateNumberOfMessagesDelayed),
   };
 }
 
@@ -216,10 +253,20 @@ async function receiveN(n: number): Promise<Message[]> {
 /** Invokes the handler with these received messages as one batch, then settles it (deletes what was acknowledged). */
 async function invokeWith(handler: SqsBatchHandler, messages: Message[], timeoutMs = 30_000, settle = true) {
   const event = buildSqsEvent(messages, { eventSourceARN: queueArnFromUrl(WORK, broker.region), awsRegion: broker.region });
-  const response = (await handler(event, createLambdaContext({
-    functionName: 'widgets', region: broker.region, requestId: `req-${Date.now()}`, deadline: Date.now() + timeoutMs, memoryLimitMB: 512,
-  }))) as SQSBatchResponse;
-  const settlement = settleBatch(event.Records.map((r) => r.messageId), response);
+  const response = (await handler(
+    event,
+    createLambdaContext({
+      functionName: 'widgets',
+      region: broker.region,
+      requestId: `req-${Date.now()}`,
+      deadline: Date.now() + timeoutMs,
+      memoryLimitMB: 512,
+    }),
+  )) as SQSBatchResponse;
+  const settlement = settleBatch(
+    event.Records.map((r) => r.messageId),
+    response,
+  );
   const toDelete = messages.filter((m) => settlement.deleteIds.includes(m.MessageId ?? ''));
   if (settle && toDelete.length) {
     await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: WORK, Entries: toDelete.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })) }));
@@ -250,7 +297,21 @@ async function createWidget(name: string, spec: Widget['spec'] = { behaviour: 'o
 }
 
 function messageFor(w: KubeObject, extra: Partial<ReconcileMessage> = {}): ReconcileMessage {
-  return { ...newMessage({ cluster: CLUSTER, apiVersion: w.apiVersion, kind: w.kind, namespace: NS, name: w.metadata.name, uid: w.metadata.uid, resourceVersion: w.metadata.resourceVersion }, 'Added'), ...extra };
+  return {
+    ...newMessage(
+      {
+        cluster: CLUSTER,
+        apiVersion: w.apiVersion,
+        kind: w.kind,
+        namespace: NS,
+        name: w.metadata.name,
+        uid: w.metadata.uid,
+        resourceVersion: w.metadata.resourceVersion,
+      },
+      'Added',
+    ),
+    ...extra,
+  };
 }
 
 async function sendWork(body: string | ReconcileMessage) {
@@ -296,7 +357,9 @@ test('done: status written with observedGeneration, finalizer added, owned child
   assert.equal(live?.status?.observedGeneration, 1);
   assert.deepEqual(live?.metadata.finalizers, [FINALIZER]);
   const child = await admin.get(CONFIGMAP, 'w-done-child', NS);
-  assert.deepEqual(child?.metadata.ownerReferences, [{ apiVersion: WIDGET.apiVersion, kind: 'Widget', name: 'w-done', uid: w.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+  assert.deepEqual(child?.metadata.ownerReferences, [
+    { apiVersion: WIDGET.apiVersion, kind: 'Widget', name: 'w-done', uid: w.metadata.uid, controller: true, blockOwnerDeletion: true },
+  ]);
   const managers = (child?.metadata.managedFields as { manager?: string }[] | undefined)?.map((f) => f.manager);
   assert.ok(managers?.includes('operless-widget'), `applied with the controller field manager (managers: ${managers})`);
   await drain(handlerWith());
@@ -322,12 +385,18 @@ test('requeue after: a delayed Requeue message comes back and the next run compl
   assert.ok(body.ok);
   assert.equal(body.message.reason, 'Requeue');
   assert.equal(body.message.attempt, 0);
-  assert.ok(Number(requeued.Attributes?.ApproximateFirstReceiveTimestamp) - Number(requeued.Attributes?.SentTimestamp) >= 900, 'it was delayed by about a second');
+  assert.ok(
+    Number(requeued.Attributes?.ApproximateFirstReceiveTimestamp) - Number(requeued.Attributes?.SentTimestamp) >= 900,
+    'it was delayed by about a second',
+  );
   // put it back for the handler (visibility 0)
   await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: WORK, Entries: [{ Id: '0', ReceiptHandle: requeued.ReceiptHandle }] }));
   await sendWork(body.message);
   await drain(handler);
-  assert.deepEqual(seen.get('w-poll')?.map((m) => m.reason), ['Added', 'Requeue']);
+  assert.deepEqual(
+    seen.get('w-poll')?.map((m) => m.reason),
+    ['Added', 'Requeue'],
+  );
   assert.equal((await admin.get<Widget>(WIDGET, 'w-poll', NS))?.status?.phase, 'Ready');
 });
 
@@ -335,7 +404,14 @@ test('retry then success: attempts climb with backoff, then the status is writte
   const w = await createWidget('w-flaky', { behaviour: 'flaky', failTimes: 2 });
   await sendWork(messageFor(w));
   await drain(handlerWith());
-  assert.deepEqual(seen.get('w-flaky')?.map((m) => [m.reason, m.attempt]), [['Added', 0], ['Retry', 1], ['Retry', 2]]);
+  assert.deepEqual(
+    seen.get('w-flaky')?.map((m) => [m.reason, m.attempt]),
+    [
+      ['Added', 0],
+      ['Retry', 1],
+      ['Retry', 2],
+    ],
+  );
   assert.equal((await admin.get<Widget>(WIDGET, 'w-flaky', NS))?.status?.phase, 'Ready');
   assert.deepEqual(await counts(DLQ), { visible: 0, inFlight: 0, delayed: 0 });
 });
@@ -485,7 +561,10 @@ test('deletion with finalizer: finalize runs, the finalizer is removed and the o
   assert.ok(deleting?.metadata.deletionTimestamp, 'held by the finalizer');
   await sendWork(messageFor(w, { reason: 'Modified' }));
   await drain(handlerWith());
-  assert.deepEqual(finalized.filter((n) => n === 'w-delete'), ['w-delete']);
+  assert.deepEqual(
+    finalized.filter((n) => n === 'w-delete'),
+    ['w-delete'],
+  );
   assert.equal(await admin.get(WIDGET, 'w-delete', NS), undefined);
 });
 
@@ -496,7 +575,10 @@ test('pause: a paused object is reconciled by no trigger, shows Paused, still fi
   await sendWork(messageFor(w));
   await drain(handler);
   assert.equal(seen.get('w-paused')?.length, 1);
-  const paused = await admin.mergePatch<Widget>(WIDGET, 'w-paused', NS, { metadata: { annotations: { [PAUSED_ANNOTATION]: 'true' } }, spec: { note: 'while paused' } });
+  const paused = await admin.mergePatch<Widget>(WIDGET, 'w-paused', NS, {
+    metadata: { annotations: { [PAUSED_ANNOTATION]: 'true' } },
+    spec: { note: 'while paused' },
+  });
   for (const reason of ['Modified', 'Owned', 'Related', 'Resync', 'Requeue', 'Retry'] as const) {
     await sendWork(messageFor(paused, { reason, ...(reason === 'Retry' ? { attempt: 1 } : {}) }));
     await drain(handler); // one trigger at a time: one batch would coalesce them into one reconcile decision
@@ -507,8 +589,11 @@ test('pause: a paused object is reconciled by no trigger, shows Paused, still fi
   const pausedCondition = (live?.status?.conditions as { type: string; status: string; reason: string }[] | undefined)?.find((c) => c.type === 'Paused');
   assert.equal(pausedCondition?.status, 'True');
   assert.equal(pausedCondition?.reason, 'PausedByAnnotation');
-  assert.ok(((live?.status?.conditions ?? []) as { type: string }[]).some((c) => c.type === 'Ready'), 'the author\'s Ready condition is kept');
-  assert.equal(live?.status?.observedGeneration, 1, 'the author\'s status is untouched: the new generation is not observed');
+  assert.ok(
+    ((live?.status?.conditions ?? []) as { type: string }[]).some((c) => c.type === 'Ready'),
+    "the author's Ready condition is kept",
+  );
+  assert.equal(live?.status?.observedGeneration, 1, "the author's status is untouched: the new generation is not observed");
   const pausedEvents = (await eventsFor(w)).filter((e) => e.reason === 'Paused');
   assert.equal(pausedEvents.length, 1, 'one Paused Event for the transition, not one per trigger');
   const skipped = lines.map((l) => JSON.parse(l)).filter((l) => l.result === 'paused');
@@ -528,7 +613,11 @@ test('pause: a paused object is reconciled by no trigger, shows Paused, still fi
   await admin.delete(WIDGET, 'w-paused', NS);
   await sendWork(messageFor(w, { reason: 'Modified' }));
   await drain(handler);
-  assert.deepEqual(finalized.filter((n) => n === 'w-paused'), ['w-paused'], 'deletion is honoured while paused');
+  assert.deepEqual(
+    finalized.filter((n) => n === 'w-paused'),
+    ['w-paused'],
+    'deletion is honoured while paused',
+  );
   assert.equal(await admin.get(WIDGET, 'w-paused', NS), undefined);
 });
 
@@ -555,7 +644,13 @@ test('budget exhaustion: keys not started are handed back unchanged, not failed'
   assert.equal(started.length, 1, 'only one key had time to start');
   const handedBack = await receive(WORK, 2);
   const decoded = handedBack.map((m) => decodeMessage(m.Body ?? '')).flatMap((d) => (d.ok ? [d.message] : []));
-  assert.deepEqual(decoded.map((m) => m.name).sort(), ws.filter((w) => !seen.has(w.metadata.name)).map((w) => w.metadata.name).sort());
+  assert.deepEqual(
+    decoded.map((m) => m.name).sort(),
+    ws
+      .filter((w) => !seen.has(w.metadata.name))
+      .map((w) => w.metadata.name)
+      .sort(),
+  );
   for (const m of decoded) {
     assert.equal(m.reason, 'Retry');
     assert.equal(m.attempt, 1, 'attempt unchanged: a deferral is not a failure');
@@ -569,7 +664,12 @@ test('broker unreachable during the follow-up: the record is in batchItemFailure
   assert.ok(message);
   // The function's queue endpoint: a real broker that then goes away.
   const gone = await startBroker({ queues: [{ name: 'work' }] });
-  const unreachable = new SQSClient({ endpoint: gone.endpoint, region: gone.region, credentials: { accessKeyId: 'test', secretAccessKey: 'test' }, maxAttempts: 2 });
+  const unreachable = new SQSClient({
+    endpoint: gone.endpoint,
+    region: gone.region,
+    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    maxAttempts: 2,
+  });
   const goneUrl = gone.queueUrl('work');
   await gone.stop();
   try {
@@ -587,11 +687,26 @@ test('broker unreachable during the follow-up: the record is in batchItemFailure
 
 test('configuration from the environment: queue URLs, cluster, kubeconfig and AWS_ENDPOINT_URL_SQS', async () => {
   const w = await createWidget('w-env', { behaviour: 'poll' });
-  const names = ['OPERLESS_QUEUE_URL', 'OPERLESS_DLQ_URL', 'OPERLESS_CLUSTER', 'OPERLESS_KUBECONFIG', 'AWS_ENDPOINT_URL_SQS', 'AWS_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'] as const;
+  const names = [
+    'OPERLESS_QUEUE_URL',
+    'OPERLESS_DLQ_URL',
+    'OPERLESS_CLUSTER',
+    'OPERLESS_KUBECONFIG',
+    'AWS_ENDPOINT_URL_SQS',
+    'AWS_REGION',
+    'AWS_ACCESS_KEY_ID',
+    'AWS_SECRET_ACCESS_KEY',
+  ] as const;
   const saved = Object.fromEntries(names.map((n) => [n, process.env[n]]));
   Object.assign(process.env, {
-    OPERLESS_QUEUE_URL: WORK, OPERLESS_DLQ_URL: DLQ, OPERLESS_CLUSTER: CLUSTER, OPERLESS_KUBECONFIG: cp.kubeconfigPath,
-    AWS_ENDPOINT_URL_SQS: broker.endpoint, AWS_REGION: broker.region, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test',
+    OPERLESS_QUEUE_URL: WORK,
+    OPERLESS_DLQ_URL: DLQ,
+    OPERLESS_CLUSTER: CLUSTER,
+    OPERLESS_KUBECONFIG: cp.kubeconfigPath,
+    AWS_ENDPOINT_URL_SQS: broker.endpoint,
+    AWS_REGION: broker.region,
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
   });
   try {
     // No options: everything from the environment, the SDK's default client included.

@@ -80,10 +80,12 @@ test('default parameters: queues, event source mapping, runtime, IAM', async (t)
       assert.ok(!resourcesOf.includes('*'), `statement ${JSON.stringify(s.Action)} has Resource "*"`);
       for (const action of s.Action as string[]) {
         if (action.startsWith('sqs:')) {
-          const allowed = action === 'sqs:SendMessage'
-            ? [getAtt('WorkQueue'), getAtt('DeadLetterQueue')]
-            : [getAtt('WorkQueue')];
-          for (const r of resourcesOf) assert.ok(allowed.some((a) => JSON.stringify(a) === JSON.stringify(r)), `${action} on ${JSON.stringify(r)}`);
+          const allowed = action === 'sqs:SendMessage' ? [getAtt('WorkQueue'), getAtt('DeadLetterQueue')] : [getAtt('WorkQueue')];
+          for (const r of resourcesOf)
+            assert.ok(
+              allowed.some((a) => JSON.stringify(a) === JSON.stringify(r)),
+              `${action} on ${JSON.stringify(r)}`,
+            );
         } else {
           assert.ok(action.startsWith('logs:'), `unexpected action ${action}`);
           for (const r of resourcesOf) assert.match(JSON.stringify(r), /log-group:\/aws\/lambda\/operless-memcached-ci/);
@@ -119,7 +121,12 @@ test('default parameters: queues, event source mapping, runtime, IAM', async (t)
 
   await t.test('hardening: deployment bucket private and versioned, failed resyncs to the DLQ', () => {
     const bucket = resources.ServerlessDeploymentBucket?.Properties as Json;
-    assert.deepEqual(bucket.PublicAccessBlockConfiguration, { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
+    assert.deepEqual(bucket.PublicAccessBlockConfiguration, {
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
     assert.deepEqual(bucket.VersioningConfiguration, { Status: 'Enabled' });
     assert.deepEqual((resources.ResyncLambdaFunction!.Properties as Json).DeadLetterConfig, { TargetArn: getAtt('DeadLetterQueue') });
     for (const id of ['MemcachedLogGroup', 'ResyncLogGroup']) {
@@ -130,9 +137,14 @@ test('default parameters: queues, event source mapping, runtime, IAM', async (t)
   });
 
   await t.test('bundles: per function an ESM entry and its own chunks that load and export handler; sizes recorded', async () => {
-    assert.deepEqual(result.functions.map((f) => f.name), ['memcached', 'resync', 'webhooks']);
+    assert.deepEqual(
+      result.functions.map((f) => f.name),
+      ['memcached', 'resync', 'webhooks'],
+    );
     for (const fn of result.functions) {
-      t.diagnostic(`${fn.name}: zip ${fn.zipBytes} bytes, bundle ${fn.bundleEntry}: cold start loads ${fn.bundleBytes} bytes, ${fn.bundleTotalBytes} bytes in ${fn.bundleFiles.length} files`);
+      t.diagnostic(
+        `${fn.name}: zip ${fn.zipBytes} bytes, bundle ${fn.bundleEntry}: cold start loads ${fn.bundleBytes} bytes, ${fn.bundleTotalBytes} bytes in ${fn.bundleFiles.length} files`,
+      );
       assert.equal(fn.bundleEntry, `functions/${fn.name}.mjs`);
       // Code splitting (serverless.yml): the chunks sit in the function's own folder, and its
       // zip holds no other function's chunks (describeZip refuses a module the entry never imports).
@@ -169,19 +181,23 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
   });
   const resources = result.template.Resources;
   const eks = (resources.EksAccessPolicy?.Properties as Json | undefined)?.PolicyDocument.Statement;
-  assert.deepEqual(eks, [{
-    Effect: 'Allow',
-    Action: ['eks:DescribeCluster'],
-    Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/${ClusterName}' },
-  }]);
+  assert.deepEqual(eks, [
+    {
+      Effect: 'Allow',
+      Action: ['eks:DescribeCluster'],
+      Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/${ClusterName}' },
+    },
+  ]);
   assert.equal(resolveValue(result.template, eks?.[0]?.Resource), 'arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/shop-eks');
   assert.deepEqual((resources.EksAccessPolicy?.Properties as Json | undefined)?.Roles, [{ Ref: 'IamRoleLambdaExecution' }]);
   const ssm = (resources.KubeconfigParameterPolicy?.Properties as Json | undefined)?.PolicyDocument.Statement;
-  assert.deepEqual(ssm, [{
-    Effect: 'Allow',
-    Action: ['ssm:GetParameter'],
-    Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${KubeconfigParameter}' },
-  }]);
+  assert.deepEqual(ssm, [
+    {
+      Effect: 'Allow',
+      Action: ['ssm:GetParameter'],
+      Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter${KubeconfigParameter}' },
+    },
+  ]);
   assert.equal(resolveValue(result.template, ssm?.[0]?.Resource), 'arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/operless/kubeconfig');
   const fn = resources.MemcachedLambdaFunction?.Properties as Json;
   assert.equal(fn.Environment.Variables.OPERLESS_EKS_CLUSTER, 'shop-eks');
@@ -206,15 +222,22 @@ test('EKS, kubeconfig parameter and VPC parameters: scoped policies and VPC conf
   assert.equal(resolveValue(result.template, (resources.EventBus?.Properties as Json | undefined)?.Name), 'shop-events');
   const rule = resources.MemcachedEventRule?.Properties as Json;
   assert.deepEqual(rule.EventPattern, { source: ['operless'], detail: { kind: ['Memcached'] } });
-  assert.deepEqual(resolveValue(result.template, rule.Targets), [{
-    Id: 'work-queue', Arn: getAtt('WorkQueue'), InputPath: '$.detail',
-    RetryPolicy: { MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86400 },
-    DeadLetterConfig: { Arn: getAtt('EventRuleDeadLetterQueue') },
-  }]);
+  assert.deepEqual(resolveValue(result.template, rule.Targets), [
+    {
+      Id: 'work-queue',
+      Arn: getAtt('WorkQueue'),
+      InputPath: '$.detail',
+      RetryPolicy: { MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86400 },
+      DeadLetterConfig: { Arn: getAtt('EventRuleDeadLetterQueue') },
+    },
+  ]);
   assertRuleDeadLetters(result);
   // One queue policy (a queue has one): the rule's Allow; no forwarderRoleArn here, so no Deny.
   const statements = resolveValue(result.template, (resources.WorkQueuePolicy?.Properties as Json | undefined)?.PolicyDocument.Statement) as Json[];
-  assert.deepEqual(statements.map((st) => st.Sid), ['EventRuleSends']);
+  assert.deepEqual(
+    statements.map((st) => st.Sid),
+    ['EventRuleSends'],
+  );
   assert.deepEqual(statements[0]!.Condition, { ArnEquals: { 'aws:SourceArn': getAtt('MemcachedEventRule') } });
   assert.deepEqual(statements[0]!.Principal, { Service: 'events.amazonaws.com' });
   assert.equal(Number((resources.EventArchive?.Properties as Json | undefined)?.RetentionDays), 30); // a --param is a string; CloudFormation takes either
@@ -239,10 +262,28 @@ function assertRuleDeadLetters(result: PackageResult): void {
   assert.equal(dlq.SqsManagedSseEnabled, true);
   const policy = resources.EventRuleDeadLetterQueuePolicy!.Properties as Json;
   assert.deepEqual(policy.Queues, [{ Ref: 'EventRuleDeadLetterQueue' }]);
-  assert.deepEqual(policy.PolicyDocument.Statement, [{
-    Sid: 'EventRuleDeadLetters', Effect: 'Allow', Principal: { Service: 'events.amazonaws.com' }, Action: 'sqs:SendMessage',
-    Resource: getAtt('EventRuleDeadLetterQueue'), Condition: { ArnEquals: { 'aws:SourceArn': getAtt('MemcachedEventRule') } },
-  }], 'only the rule writes its dead letters');
+  assert.deepEqual(
+    policy.PolicyDocument.Statement,
+    [
+      {
+        Sid: 'EventRuleDeadLetters',
+        Effect: 'Allow',
+        Principal: { Service: 'events.amazonaws.com' },
+        Action: 'sqs:SendMessage',
+        Resource: getAtt('EventRuleDeadLetterQueue'),
+        Condition: { ArnEquals: { 'aws:SourceArn': getAtt('MemcachedEventRule') } },
+      },
+      {
+        Sid: 'OnlyEventRuleSends',
+        Effect: 'Deny',
+        Principal: '*',
+        Action: ['sqs:SendMessage'],
+        Resource: getAtt('EventRuleDeadLetterQueue'),
+        Condition: { ArnNotEquals: { 'aws:SourceArn': getAtt('MemcachedEventRule') } },
+      },
+    ],
+    'only the rule writes its dead letters; every other sender is denied',
+  );
   const depth = resolveValue(result.template, resources.EventRuleDeadLetterQueueAlarm!.Properties) as Json;
   assert.equal(depth.MetricName, 'ApproximateNumberOfMessagesVisible');
   assert.deepEqual(depth.Dimensions, [{ Name: 'QueueName', Value: { 'Fn::GetAtt': ['EventRuleDeadLetterQueue', 'QueueName'] } }]);
@@ -252,10 +293,14 @@ function assertRuleDeadLetters(result: PackageResult): void {
   const failed = resolveValue(result.template, resources.EventRuleFailedInvocationsAlarm!.Properties) as Json;
   assert.equal(failed.Namespace, 'AWS/Events');
   assert.equal(failed.MetricName, 'FailedInvocations');
-  assert.deepEqual(failed.Dimensions, [
-    { Name: 'EventBusName', Value: resolveValue(result.template, { Ref: 'EventBusName' }) },
-    { Name: 'RuleName', Value: rule.Name },
-  ], 'the rule\'s own name on its own bus');
+  assert.deepEqual(
+    failed.Dimensions,
+    [
+      { Name: 'EventBusName', Value: resolveValue(result.template, { Ref: 'EventBusName' }) },
+      { Name: 'RuleName', Value: rule.Name },
+    ],
+    "the rule's own name on its own bus",
+  );
   assert.equal(failed.Statistic, 'Sum');
   assert.equal(failed.TreatMissingData, 'notBreaching', 'EventBridge emits it only when non-zero');
 }
@@ -266,7 +311,11 @@ function assertRuleDeadLetters(result: PackageResult): void {
 // undeployable, or every event lost).
 test('eventBusName with ordering per-key: the rule delivers to the standard delay queue, which only the functions and the rule may send to', async () => {
   const forwarder = 'arn:aws:iam::123456789012:role/operless-forwarder';
-  const result = await packageService({ stage: 'ci', outDir: join(work, 'per-key-bus'), params: { ordering: 'per-key', eventBusName: 'b', forwarderRoleArn: forwarder } });
+  const result = await packageService({
+    stage: 'ci',
+    outDir: join(work, 'per-key-bus'),
+    params: { ordering: 'per-key', eventBusName: 'b', forwarderRoleArn: forwarder },
+  });
   const resources = result.template.Resources;
   const rule = resources.MemcachedEventRule!.Properties as Json;
   const [target, ...others] = resolveValue(result.template, rule.Targets) as Json[];
@@ -287,17 +336,34 @@ test('eventBusName with ordering per-key: the rule delivers to the standard dela
   // admits it; the delay queue's admits it and the functions only.
   const statementsOf = (id: string) => resolveValue(result.template, (resources[id]!.Properties as Json).PolicyDocument.Statement) as Json[];
   const role = getAtt('IamRoleLambdaExecution');
-  assert.deepEqual(statementsOf('WorkQueuePolicy'), [{
-    Sid: 'OnlyForwarderAndFunctionsSend', Effect: 'Deny', Principal: '*', Action: ['sqs:SendMessage'], Resource: getAtt('WorkQueue'),
-    Condition: { ArnNotEquals: { 'aws:PrincipalArn': [forwarder, role] } },
-  }]);
-  assert.deepEqual(statementsOf('DelayQueueSendPolicy'), [{
-    Sid: 'OnlyFunctionsSend', Effect: 'Deny', Principal: '*', Action: ['sqs:SendMessage'], Resource: getAtt('DelayQueue'),
-    Condition: { ArnNotEquals: { 'aws:PrincipalArn': [role], 'aws:SourceArn': getAtt('MemcachedEventRule') } },
-  }, {
-    Sid: 'EventRuleSends', Effect: 'Allow', Principal: { Service: 'events.amazonaws.com' }, Action: 'sqs:SendMessage', Resource: getAtt('DelayQueue'),
-    Condition: { ArnEquals: { 'aws:SourceArn': getAtt('MemcachedEventRule') } },
-  }]);
+  assert.deepEqual(statementsOf('WorkQueuePolicy'), [
+    {
+      Sid: 'OnlyForwarderAndFunctionsSend',
+      Effect: 'Deny',
+      Principal: '*',
+      Action: ['sqs:SendMessage'],
+      Resource: getAtt('WorkQueue'),
+      Condition: { ArnNotEquals: { 'aws:PrincipalArn': [forwarder, role] } },
+    },
+  ]);
+  assert.deepEqual(statementsOf('DelayQueueSendPolicy'), [
+    {
+      Sid: 'OnlyFunctionsSend',
+      Effect: 'Deny',
+      Principal: '*',
+      Action: ['sqs:SendMessage'],
+      Resource: getAtt('DelayQueue'),
+      Condition: { ArnNotEquals: { 'aws:PrincipalArn': [role], 'aws:SourceArn': getAtt('MemcachedEventRule') } },
+    },
+    {
+      Sid: 'EventRuleSends',
+      Effect: 'Allow',
+      Principal: { Service: 'events.amazonaws.com' },
+      Action: 'sqs:SendMessage',
+      Resource: getAtt('DelayQueue'),
+      Condition: { ArnEquals: { 'aws:SourceArn': getAtt('MemcachedEventRule') } },
+    },
+  ]);
 });
 
 test('ordering per-key: FIFO work queue and DLQ, a standard delay queue consumed by the same function, its URL in the environment', async () => {
@@ -311,15 +377,28 @@ test('ordering per-key: FIFO work queue and DLQ, a standard delay queue consumed
   assert.deepEqual(queue.FifoQueue, perKey(true));
   assert.deepEqual(queue.DeduplicationScope, perKey('messageGroup'));
   assert.equal((resources.DeadLetterQueue!.Properties as Json).QueueName['Fn::If'][1], 'operless-memcached-ci-dlq.fifo');
-  for (const id of ['DelayQueue', 'DelayDeadLetterQueue', 'DelayQueueEventSource', 'DelayQueuePolicy']) assert.equal(resources[id]?.Condition, 'PerKeyOrdering', id);
+  for (const id of ['DelayQueue', 'DelayDeadLetterQueue', 'DelayQueueEventSource', 'DelayQueuePolicy'])
+    assert.equal(resources[id]?.Condition, 'PerKeyOrdering', id);
   const delayEsm = resources.DelayQueueEventSource?.Properties as Json;
   assert.deepEqual(delayEsm.EventSourceArn, getAtt('DelayQueue'));
   assert.deepEqual(delayEsm.FunctionName, getAtt('MemcachedLambdaFunction'));
   assert.deepEqual(delayEsm.FunctionResponseTypes, ['ReportBatchItemFailures']);
   const fn = resources.MemcachedLambdaFunction?.Properties as Json;
-  assert.deepEqual(fn.Environment.Variables.OPERLESS_DELAY_QUEUE_URL, { 'Fn::If': ['PerKeyOrdering', { Ref: 'DelayQueue' }, ''] }, 'follows the stack\'s Ordering parameter (a plain Ref breaks Ordering=unordered, cfn-lint W1001)');
+  assert.deepEqual(
+    fn.Environment.Variables.OPERLESS_DELAY_QUEUE_URL,
+    { 'Fn::If': ['PerKeyOrdering', { Ref: 'DelayQueue' }, ''] },
+    "follows the stack's Ordering parameter (a plain Ref breaks Ordering=unordered, cfn-lint W1001)",
+  );
+  assert.deepEqual(
+    fn.Environment.Variables.OPERLESS_ORDERING,
+    { Ref: 'Ordering' },
+    "the function is told its ordering, the stack's, and checks its queues against it at cold start",
+  );
   const policy = (resources.DelayQueuePolicy!.Properties as Json).PolicyDocument.Statement as Json[];
-  assert.deepEqual(policy.map((s) => s.Resource), [getAtt('DelayQueue')]);
+  assert.deepEqual(
+    policy.map((s) => s.Resource),
+    [getAtt('DelayQueue')],
+  );
 
   // Issue 29 item 10: what reaches the delay queue reaches the work queue through the mover, so
   // only the functions may send to it — without forwarderRoleArn too (the forwarder never does).
@@ -329,11 +408,21 @@ test('ordering per-key: FIFO work queue and DLQ, a standard delay queue consumed
   }
   const sendPolicy = resources.DelayQueueSendPolicy!.Properties as Json;
   assert.deepEqual(sendPolicy.Queues, [{ Ref: 'DelayQueue' }]);
-  assert.deepEqual(resolveValue(result.template, sendPolicy.PolicyDocument.Statement), [{
-    Sid: 'OnlyFunctionsSend', Effect: 'Deny', Principal: '*', Action: ['sqs:SendMessage'], Resource: getAtt('DelayQueue'),
-    Condition: { ArnNotEquals: { 'aws:PrincipalArn': [getAtt('IamRoleLambdaExecution')] } },
-  }], 'every principal but the functions\' role is denied SendMessage on the delay queue');
-  assert.equal(delayEsm.ScalingConfig?.MaximumConcurrency, 5, 'the mover\'s invocations are capped as the work queue\'s');
+  assert.deepEqual(
+    resolveValue(result.template, sendPolicy.PolicyDocument.Statement),
+    [
+      {
+        Sid: 'OnlyFunctionsSend',
+        Effect: 'Deny',
+        Principal: '*',
+        Action: ['sqs:SendMessage'],
+        Resource: getAtt('DelayQueue'),
+        Condition: { ArnNotEquals: { 'aws:PrincipalArn': [getAtt('IamRoleLambdaExecution')] } },
+      },
+    ],
+    "every principal but the functions' role is denied SendMessage on the delay queue",
+  );
+  assert.equal(delayEsm.ScalingConfig?.MaximumConcurrency, 5, "the mover's invocations are capped as the work queue's");
   const delayDlqAlarm = resolveValue(result.template, resources.DelayDeadLetterQueueAlarm!.Properties) as Json;
   assert.equal(delayDlqAlarm.MetricName, 'ApproximateNumberOfMessagesVisible');
   assert.deepEqual(delayDlqAlarm.Dimensions, [{ Name: 'QueueName', Value: { 'Fn::GetAtt': ['DelayDeadLetterQueue', 'QueueName'] } }]);
@@ -341,6 +430,57 @@ test('ordering per-key: FIFO work queue and DLQ, a standard delay queue consumed
   const delayAgeAlarm = resolveValue(result.template, resources.DelayQueueAgeAlarm!.Properties) as Json;
   assert.equal(delayAgeAlarm.MetricName, 'ApproximateAgeOfOldestMessage');
   assert.deepEqual(delayAgeAlarm.Dimensions, [{ Name: 'QueueName', Value: { 'Fn::GetAtt': ['DelayQueue', 'QueueName'] } }]);
-  assert.ok(Number(delayAgeAlarm.Threshold) > 900, 'above one hop (SQS\'s longest delay), or every long requeue would alarm');
+  assert.ok(Number(delayAgeAlarm.Threshold) > 900, "above one hop (SQS's longest delay), or every long requeue would alarm");
 });
 
+test("the bulk queue (unordered): its own mapping capped below the work queue's, the resync sends to it, alarmed, only the forwarder and the functions send; none with per-key ordering", async () => {
+  const forwarder = 'arn:aws:iam::123456789012:role/forwarder';
+  const result = await packageService({ stage: 'ci', outDir: join(work, 'bulk'), params: { forwarderRoleArn: forwarder } });
+  const resources = result.template.Resources;
+  const created = createdResources(result.template);
+  for (const id of ['BulkQueue', 'BulkQueueEventSource', 'BulkQueueAccessPolicy', 'BulkQueuePolicy', 'BulkQueueAgeAlarm'])
+    assert.ok(created.includes(id), `${id} is created`);
+  const queue = resources.BulkQueue!.Properties as Json;
+  assert.equal(queue.QueueName, 'operless-memcached-ci-bulk');
+  assert.deepEqual(queue.RedrivePolicy.deadLetterTargetArn, getAtt('DeadLetterQueue'), 'what the backlog cannot reconcile ends in the DLQ');
+  assert.equal(queue.VisibilityTimeout, (resources.WorkQueue!.Properties as Json).VisibilityTimeout);
+  const esm = resources.BulkQueueEventSource!.Properties as Json;
+  assert.deepEqual(esm.EventSourceArn, getAtt('BulkQueue'));
+  assert.deepEqual(esm.FunctionName, getAtt('MemcachedLambdaFunction'));
+  assert.deepEqual(esm.FunctionResponseTypes, ['ReportBatchItemFailures']);
+  const [, workEsm] = byType(result, 'AWS::Lambda::EventSourceMapping').find(([, r]) => r.Condition === undefined)!;
+  const live = (workEsm.Properties as Json).ScalingConfig.MaximumConcurrency;
+  assert.ok(
+    esm.ScalingConfig.MaximumConcurrency >= 2 && esm.ScalingConfig.MaximumConcurrency < live,
+    `bulk ${esm.ScalingConfig.MaximumConcurrency} below live ${live}`,
+  );
+  const resync = resources.ResyncLambdaFunction!.Properties as Json;
+  assert.deepEqual(resolveValue(result.template, resync.Environment.Variables.OPERLESS_BULK_QUEUE_URL), { Ref: 'BulkQueue' });
+  assert.deepEqual(
+    (resources.BulkQueueAccessPolicy!.Properties as Json).PolicyDocument.Statement.map((s: Json) => s.Resource),
+    [getAtt('BulkQueue')],
+  );
+  assert.deepEqual(resolveValue(result.template, (resources.BulkQueuePolicy!.Properties as Json).PolicyDocument.Statement), [
+    {
+      Sid: 'OnlyForwarderAndFunctionsSend',
+      Effect: 'Deny',
+      Principal: '*',
+      Action: ['sqs:SendMessage'],
+      Resource: getAtt('BulkQueue'),
+      Condition: { ArnNotEquals: { 'aws:PrincipalArn': [forwarder, getAtt('IamRoleLambdaExecution')] } },
+    },
+  ]);
+  const alarm = resolveValue(result.template, resources.BulkQueueAgeAlarm!.Properties) as Json;
+  assert.equal(alarm.MetricName, 'ApproximateAgeOfOldestMessage');
+  assert.equal(Number(alarm.Threshold), 3600);
+
+  const perKey = await packageService({ stage: 'ci', outDir: join(work, 'bulk-per-key'), params: { ordering: 'per-key' } });
+  const perKeyCreated = createdResources(perKey.template);
+  for (const id of ['BulkQueue', 'BulkQueueEventSource', 'BulkQueueAccessPolicy', 'BulkQueuePolicy', 'BulkQueueAgeAlarm'])
+    assert.ok(!perKeyCreated.includes(id), `${id} is not created with per-key ordering`);
+  assert.equal(
+    resolveValue(perKey.template, (perKey.template.Resources.ResyncLambdaFunction!.Properties as Json).Environment.Variables.OPERLESS_BULK_QUEUE_URL),
+    '',
+    'per-key: the resync sends to the FIFO work queue',
+  );
+});

@@ -5,13 +5,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  DeleteMessageCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  SendMessageBatchCommand,
-  SendMessageCommand,
-} from '@aws-sdk/client-sqs';
+import { DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import { startBroker } from '../../src/testing/index.ts';
 import type { Broker } from '../../src/testing/index.ts';
@@ -64,7 +58,10 @@ describe('startBroker', () => {
     assert.equal(sent.Successful?.length, 10);
     assert.equal(sent.Failed?.length ?? 0, 0);
     const got = await receiveAll(sqs, url, 10);
-    assert.deepEqual(got.map((m) => (JSON.parse(m.Body!) as { i: number }).i).sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.deepEqual(
+      got.map((m) => (JSON.parse(m.Body!) as { i: number }).i).sort((a, b) => a - b),
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+    );
     for (const m of got) await sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: m.ReceiptHandle }));
   });
 

@@ -67,7 +67,10 @@ describe('startControlPlane({ controllers: true })', () => {
   test('deleting a custom resource garbage-collects the ConfigMap it controls', async () => {
     const custom = cp.kubeConfig.makeApiClient(CustomObjectsApi);
     const owner = (await custom.createNamespacedCustomObject({
-      group: 'test.operless.dev', version: 'v1', namespace: 'default', plural: 'owners',
+      group: 'test.operless.dev',
+      version: 'v1',
+      namespace: 'default',
+      plural: 'owners',
       body: { apiVersion: 'test.operless.dev/v1', kind: 'Owner', metadata: { name: 'cr-owner' } },
     })) as { metadata: { uid: string } };
     await core.createNamespacedConfigMap({

@@ -57,7 +57,10 @@ for (const signal of ['SIGKILL', 'SIGTERM'] as const) {
       const before = [dataDir, brokerDir].flatMap(processesMentioning);
       // etcd, kube-apiserver, kube-controller-manager (+ their wrappers) and ElasticMQ all run.
       for (const component of ['etcd', 'kube-apiserver', 'kube-controller-manager', 'org.elasticmq.server.Main']) {
-        assert.ok(before.some((p) => p.includes(component)), `${component} is not running:\n${before.join('\n')}`);
+        assert.ok(
+          before.some((p) => p.includes(component)),
+          `${component} is not running:\n${before.join('\n')}`,
+        );
       }
     } finally {
       process.kill(pid, signal);

@@ -7,19 +7,34 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { reconcileTester, startControlPlane, type ControlPlane } from '../../src/testing/index.ts';
-import { done, requeueAfter } from '../../src/core/result.ts';
-import type { ControllerSpec } from '../../src/core/types.ts';
+import { done, requeueAfter } from '../../src/core/controller/result.ts';
+import type { ControllerSpec } from '../../src/core/controller/types.ts';
 import { CONFIGMAPS, EVENTS } from '../../src/kube/kinds.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
 
-interface Thing extends KubeObject { spec: { mode: 'ok' | 'poll' | 'fail' }; status?: { seen?: string } }
+interface Thing extends KubeObject {
+  spec: { mode: 'ok' | 'poll' | 'fail' };
+  status?: { seen?: string };
+}
 const THING = { apiVersion: 'test.operless.dev/v1', kind: 'Thing', plural: 'things', namespaced: true } as const;
 const CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'things.test.operless.dev' },
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'things.test.operless.dev' },
   spec: {
-    group: 'test.operless.dev', scope: 'Namespaced', names: { plural: 'things', singular: 'thing', kind: 'Thing', listKind: 'ThingList' },
-    versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    group: 'test.operless.dev',
+    scope: 'Namespaced',
+    names: { plural: 'things', singular: 'thing', kind: 'Thing', listKind: 'ThingList' },
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+      },
+    ],
   },
 };
 
@@ -28,7 +43,12 @@ const thingController: ControllerSpec<Thing> = {
   owns: [CONFIGMAPS],
   retry: { baseSeconds: 1, capSeconds: 4, maxAttempts: 3 },
   async reconcile(thing, ctx) {
-    await ctx.applyOwned(CONFIGMAPS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${thing.metadata.name}-config` }, data: { mode: thing.spec.mode } });
+    await ctx.applyOwned(CONFIGMAPS, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: `${thing.metadata.name}-config` },
+      data: { mode: thing.spec.mode },
+    });
     await ctx.events.record(thing, { type: 'Normal', reason: 'Configured', action: 'Reconcile', note: `mode ${thing.spec.mode}` });
     if (thing.spec.mode === 'fail') throw new Error('the backend is down');
     await ctx.updateStatus({ seen: thing.spec.mode });
@@ -54,15 +74,19 @@ test('as the admin: done, requeue, retry and dead letter are reported as the run
   const ok = await tester.reconcile(thingController, { namespace: 'default', name: 't-ok' });
   assert.deepEqual(ok.result, { type: 'done' });
   assert.deepEqual(ok.followUp, { type: 'none' });
-  assert.deepEqual(ok.writes.map((w) => `${w.method} ${w.path}`), [
-    'PATCH /api/v1/namespaces/default/configmaps/t-ok-config',
-    'PATCH /apis/test.operless.dev/v1/namespaces/default/things/t-ok/status',
-  ]);
+  assert.deepEqual(
+    ok.writes.map((w) => `${w.method} ${w.path}`),
+    ['PATCH /api/v1/namespaces/default/configmaps/t-ok-config', 'PATCH /apis/test.operless.dev/v1/namespaces/default/things/t-ok/status'],
+  );
   assert.equal(ok.object?.status?.seen, 'ok', 'the object as it is after the reconcile');
   assert.deepEqual(ok.events, [{ type: 'Normal', reason: 'Configured', note: 'mode ok' }]);
   const admin = await createClientFactory({ env: { OPERLESS_KUBECONFIG: cp.kubeconfigPath } })('admin');
   const recorded = (await admin.list(EVENTS, { namespace: 'default' })).items.filter((e) => e.regarding?.name === 't-ok');
-  assert.deepEqual(recorded.map((e) => e.reason), ['Configured'], 'the Event is on the cluster too');
+  assert.deepEqual(
+    recorded.map((e) => e.reason),
+    ['Configured'],
+    'the Event is on the cluster too',
+  );
 
   const poll = await tester.reconcile(thingController, { namespace: 'default', name: 't-poll', reason: 'Modified' });
   assert.deepEqual(poll.result, { type: 'requeueAfter', seconds: 30 });
@@ -73,7 +97,11 @@ test('as the admin: done, requeue, retry and dead letter are reported as the run
   assert.equal(fail.followUp.type, 'send');
   assert.deepEqual(fail.followUp.type === 'send' ? [fail.followUp.reason, fail.followUp.attempt] : [], ['Retry', 1]);
   const last = await tester.reconcile(thingController, { namespace: 'default', name: 't-fail', attempt: 2 });
-  assert.deepEqual(last.followUp.type === 'deadLetter' ? last.followUp.reason : last.followUp.type, 'RetriesExhausted', 'the third failure of three attempts is dead-lettered');
+  assert.deepEqual(
+    last.followUp.type === 'deadLetter' ? last.followUp.reason : last.followUp.type,
+    'RetriesExhausted',
+    'the third failure of three attempts is dead-lettered',
+  );
 
   const gone = await tester.reconcile(thingController, { namespace: 'default', name: 'no-such-thing' });
   assert.deepEqual([gone.result, gone.followUp, gone.object], [{ type: 'gone' }, { type: 'none' }, undefined]);
@@ -81,7 +109,9 @@ test('as the admin: done, requeue, retry and dead letter are reported as the run
 
 test('as an identity without RBAC for the child: the refused write is reported and the runtime would retry', async () => {
   const rbac = {
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'thing-function' },
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: 'thing-function' },
     rules: [
       { apiGroups: ['test.operless.dev'], resources: ['things'], verbs: ['get', 'list', 'patch'] },
       { apiGroups: ['test.operless.dev'], resources: ['things/status'], verbs: ['patch'] },
@@ -89,7 +119,9 @@ test('as an identity without RBAC for the child: the refused write is reported a
     ],
   };
   const binding = {
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'thing-function' },
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'thing-function' },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'thing-function' },
     subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'my-op:thing' }],
   };
@@ -101,4 +133,56 @@ test('as an identity without RBAC for the child: the refused write is reported a
   assert.equal(run.writes[0]?.refused?.status, 403, JSON.stringify(run.writes[0]));
   assert.match(run.writes[0]?.refused?.message ?? '', /configmaps/);
   assert.equal(run.followUp.type, 'send');
+});
+
+test('fireTimer: a declared timer runs for an object without an event; its next tick is reported, marked, not sent; a throw is TimerFailed; a paused object ends the chain', async () => {
+  const checks: string[] = [];
+  const timed: ControllerSpec<Thing> = {
+    ...thingController,
+    timers: [
+      {
+        name: 'health',
+        everySeconds: 300,
+        async run(thing, ctx) {
+          checks.push(thing.metadata.name);
+          if (thing.spec.mode === 'fail') throw new Error('health endpoint down');
+          await ctx.updateStatus({ seen: 'healthy' });
+        },
+      },
+    ],
+  };
+  const tester = await reconcileTester(cp);
+  const reconciled = await tester.reconcile(timed, { namespace: 'default', name: 't-ok' });
+  assert.deepEqual(reconciled.timersToStart, ['health'], 'a reconcile would start the chain the object lacks');
+  assert.deepEqual(checks, [], 'a reconcile does not run the timer');
+
+  const before = Date.now();
+  const first = await tester.fireTimer(timed, { namespace: 'default', name: 't-ok', timer: 'health' });
+  assert.deepEqual(first.result, { type: 'ran' });
+  assert.deepEqual(checks, ['t-ok']);
+  assert.equal(first.object?.status?.seen, 'healthy', "the timer's status write is real");
+  assert.equal(first.nextTick?.delaySeconds, 300, 'the next tick, one period later (not sent)');
+  const mark = first.object?.metadata.annotations?.['timer.operless.dev/health'];
+  assert.ok(mark && Number(mark) >= before + 300_000, `the next tick is marked on the object: ${JSON.stringify(first.object?.metadata.annotations)}`);
+  const again = await tester.reconcile(timed, { namespace: 'default', name: 't-ok' });
+  assert.deepEqual(again.timersToStart, [], 'with its chain marked, a reconcile starts none');
+  const second = await tester.fireTimer(timed, { namespace: 'default', name: 't-ok', timer: 'health' });
+  assert.deepEqual([second.result, second.nextTick?.dueAt], [{ type: 'ran' }, Number(mark) + 300_000], 'firing again runs the pending tick, early');
+
+  const failed = await tester.fireTimer(timed, { namespace: 'default', name: 't-fail', timer: 'health' });
+  assert.deepEqual(failed.result, { type: 'failed', message: 'health endpoint down' });
+  assert.deepEqual(
+    failed.events.map((e) => e.reason),
+    ['TimerFailed'],
+  );
+  assert.equal(failed.nextTick?.delaySeconds, 300, 'the next tick is the retry');
+
+  const unknown = await tester.fireTimer(timed, { namespace: 'default', name: 't-ok', timer: 'nightly' });
+  assert.equal(unknown.result.type, 'stopped');
+  assert.equal(unknown.nextTick, undefined);
+  assert.equal((await cp.kubectl(['annotate', 'things.test.operless.dev', 't-poll', '-n', 'default', 'operless.dev/paused=true'])).code, 0);
+  const paused = await tester.fireTimer(timed, { namespace: 'default', name: 't-poll', timer: 'health' });
+  assert.match(paused.result.type === 'stopped' ? paused.result.why : JSON.stringify(paused.result), /paused/);
+  assert.equal(paused.nextTick, undefined);
+  assert.deepEqual(checks, ['t-ok', 't-ok', 't-fail'], 'neither the undeclared timer nor the paused object ran');
 });

@@ -9,15 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  ApiException,
-  CoreV1Api,
-  CustomObjectsApi,
-  PatchStrategy,
-  RbacAuthorizationV1Api,
-  setHeaderOptions,
-  Watch,
-} from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, CustomObjectsApi, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, Watch } from '@kubernetes/client-node';
 import { startControlPlane } from '../../src/testing/index.ts';
 import type { ControlPlane } from '../../src/testing/index.ts';
 
@@ -131,16 +123,26 @@ describe('startControlPlane', () => {
   test('create, get, list, status subresource, server-side apply', async () => {
     const namespace = 'default';
     const created = (await custom.createNamespacedCustomObject({
-      group: GROUP, version: VERSION, namespace, plural: PLURAL,
+      group: GROUP,
+      version: VERSION,
+      namespace,
+      plural: PLURAL,
       body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 1 } },
     })) as { metadata: { uid: string; generation: number } };
     assert.ok(created.metadata.uid);
 
-    const got = (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name: 'w1' })) as { spec: { size: number } };
+    const got = (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name: 'w1' })) as {
+      spec: { size: number };
+    };
     assert.equal(got.spec.size, 1);
 
-    const listed = (await custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL })) as { items: { metadata: { name: string } }[] };
-    assert.deepEqual(listed.items.map((i) => i.metadata.name), ['w1']);
+    const listed = (await custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL })) as {
+      items: { metadata: { name: string } }[];
+    };
+    assert.deepEqual(
+      listed.items.map((i) => i.metadata.name),
+      ['w1'],
+    );
 
     // Status through the status subresource: spec changes there are ignored, generation stays.
     await custom.patchNamespacedCustomObjectStatus(
@@ -148,7 +150,9 @@ describe('startControlPlane', () => {
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     const afterStatus = (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name: 'w1' })) as {
-      spec: { size: number }; status: { ready: number }; metadata: { generation: number };
+      spec: { size: number };
+      status: { ready: number };
+      metadata: { generation: number };
     };
     assert.equal(afterStatus.status.ready, 1);
     assert.equal(afterStatus.spec.size, 1);
@@ -157,14 +161,20 @@ describe('startControlPlane', () => {
     // Server-side apply with a field manager: the manager owns the fields it applied.
     await custom.patchNamespacedCustomObject(
       {
-        group: GROUP, version: VERSION, namespace, plural: PLURAL, name: 'w1',
+        group: GROUP,
+        version: VERSION,
+        namespace,
+        plural: PLURAL,
+        name: 'w1',
         body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Widget', metadata: { name: 'w1' }, spec: { color: 'blue' } },
-        fieldManager: 'painter', force: true,
+        fieldManager: 'painter',
+        force: true,
       },
       setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
     );
     const applied = (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name: 'w1' })) as {
-      spec: { size: number; color: string }; metadata: { managedFields: { manager: string; operation: string; fieldsV1: unknown }[] };
+      spec: { size: number; color: string };
+      metadata: { managedFields: { manager: string; operation: string; fieldsV1: unknown }[] };
     };
     assert.deepEqual(applied.spec, { size: 1, color: 'blue' });
     const painter = applied.metadata.managedFields.find((f) => f.manager === 'painter');
@@ -175,7 +185,11 @@ describe('startControlPlane', () => {
     await assert.rejects(
       custom.patchNamespacedCustomObject(
         {
-          group: GROUP, version: VERSION, namespace, plural: PLURAL, name: 'w1',
+          group: GROUP,
+          version: VERSION,
+          namespace,
+          plural: PLURAL,
+          name: 'w1',
           body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Widget', metadata: { name: 'w1' }, spec: { color: 'red' } },
           fieldManager: 'other',
         },
@@ -199,7 +213,10 @@ describe('startControlPlane', () => {
     );
     try {
       await custom.createNamespacedCustomObject({
-        group: GROUP, version: VERSION, namespace, plural: PLURAL,
+        group: GROUP,
+        version: VERSION,
+        namespace,
+        plural: PLURAL,
         body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Widget', metadata: { name: 'watched' }, spec: { size: 1 } },
       });
       await custom.patchNamespacedCustomObject(
@@ -238,7 +255,10 @@ describe('startControlPlane', () => {
     const asReader = reader.kubeConfig.makeApiClient(CoreV1Api);
     const cm = await asReader.readNamespacedConfigMap({ namespace: 'rbac-test', name: 'cm' });
     assert.equal(cm.data?.a, '1');
-    await assert.rejects(asReader.createNamespacedConfigMap({ namespace: 'rbac-test', body: { metadata: { name: 'nope' } } }), (e: unknown) => statusOf(e) === 403);
+    await assert.rejects(
+      asReader.createNamespacedConfigMap({ namespace: 'rbac-test', body: { metadata: { name: 'nope' } } }),
+      (e: unknown) => statusOf(e) === 403,
+    );
     await assert.rejects(asReader.readNamespacedConfigMap({ namespace: 'default', name: 'kube-root-ca.crt' }), (e: unknown) => statusOf(e) === 403);
     await assert.rejects(asReader.listNamespacedSecret({ namespace: 'rbac-test' }), (e: unknown) => statusOf(e) === 403);
 
@@ -385,15 +405,12 @@ describe('startControlPlane errors', () => {
 
   test('a component that cannot start fails with its log tail, and leaves nothing running', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'operless-failing-'));
-    await assert.rejects(
-      startControlPlane({ apiServerArgs: ['--no-such-flag=1'], readyTimeoutMs: 30_000, dataDir }),
-      (err: Error) => {
-        assert.equal(err.name, 'ComponentNotReadyError');
-        assert.match(err.message, /kube-apiserver exited/);
-        assert.match(err.message, /unknown flag: --no-such-flag/);
-        return true;
-      },
-    );
+    await assert.rejects(startControlPlane({ apiServerArgs: ['--no-such-flag=1'], readyTimeoutMs: 30_000, dataDir }), (err: Error) => {
+      assert.equal(err.name, 'ComponentNotReadyError');
+      assert.match(err.message, /kube-apiserver exited/);
+      assert.match(err.message, /unknown flag: --no-such-flag/);
+      return true;
+    });
     assert.deepEqual(processesMentioning(dataDir), [], 'etcd (started first) must have been stopped');
     rmSync(dataDir, { recursive: true, force: true });
   });

@@ -13,7 +13,7 @@ import { startControlPlane, waitUntil, type ControlPlane } from '../../src/testi
 import { createKubeApi, PARTIAL_METADATA_LIST } from '../../src/kube/api.ts';
 import { snapshotOf } from '../../src/forwarder/source/snapshot.ts';
 import { createForwarderMetrics, type ForwarderMetrics } from '../../src/forwarder/metrics.ts';
-import type { ResolvedWatch } from '../../src/forwarder/source/resources.ts';
+import type { ResolvedWatch } from '../../src/forwarder/source/watches.ts';
 import { WatchStream, type ListResult, type WatchStreamOptions } from '../../src/forwarder/source/watcher.ts';
 import { createLogger } from '../../src/observability/log.ts';
 import type { Change } from '../../src/forwarder/source/store.ts';
@@ -58,7 +58,16 @@ async function harness(overrides: Partial<WatchStreamOptions> = {}): Promise<Har
   const changes: Change[] = [];
   const lines: Record<string, unknown>[] = [];
   const metrics = createForwarderMetrics();
-  const watch: ResolvedWatch = { role: 'primary', apiVersion: API_VERSION, kind: 'Gadget', plural: 'gadgets', namespaced: true, namespaces: [ns], triggers: ['generation'], objectFields: [] } as unknown as ResolvedWatch;
+  const watch: ResolvedWatch = {
+    role: 'primary',
+    apiVersion: API_VERSION,
+    kind: 'Gadget',
+    plural: 'gadgets',
+    namespaced: true,
+    namespaces: [ns],
+    triggers: ['generation'],
+    objectFields: [],
+  } as unknown as ResolvedWatch;
   const stream = new WatchStream({
     api: createKubeApi(proxy.kubeConfig()),
     watch,
@@ -77,9 +86,15 @@ async function harness(overrides: Partial<WatchStreamOptions> = {}): Promise<Har
   });
   const path = `/apis/${API_VERSION}/namespaces/${ns}/gadgets`;
   return {
-    ns, stream, lists, changes, lines, metrics,
+    ns,
+    stream,
+    lists,
+    changes,
+    lines,
+    metrics,
     warnings: () => lines.filter((l) => l.level === 'warn'),
-    requests: (kind) => proxy.requests.filter((r) => r.path === path && (r.query.get('watch') === 'true') === (kind === 'watch') && r.query.get('limit') !== '1'),
+    requests: (kind) =>
+      proxy.requests.filter((r) => r.path === path && (r.query.get('watch') === 'true') === (kind === 'watch') && r.query.get('limit') !== '1'),
     async metric(name, labels = {}) {
       const m = (await metrics.registry.getMetricsAsJSON()).find((x) => x.name === name);
       return (m?.values ?? []).filter((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val)).reduce((n, v) => n + v.value, 0);
@@ -119,11 +134,14 @@ test('an idle, healthy watch is closed by the server inside the silence timeout:
   await using h = await harness({ silenceTimeoutMs: 4_000, serverTimeoutSeconds: 300 });
   h.stream.start();
   await h.stream.whenSynced;
-  await waitUntil('the idle watch was restarted twice', async () => await h.metric('operless_forwarder_watch_restarts_total') >= 2, { timeoutMs: 30_000 });
+  await waitUntil('the idle watch was restarted twice', async () => (await h.metric('operless_forwarder_watch_restarts_total')) >= 2, { timeoutMs: 30_000 });
   assert.deepEqual(h.warnings(), [], 'no WARN for a healthy idle watch');
   assert.equal(await h.metric('operless_forwarder_watch_restarts_total', { cause: 'silence' }), 0);
-  assert.ok(await h.metric('operless_forwarder_watch_restarts_total', { cause: 'closed' }) >= 2, 'closed by the server at its timeout');
-  assert.ok(h.requests('watch').every((r) => Number(r.query.get('timeoutSeconds')) < 4), 'every watch asked the server to close it inside the silence timeout');
+  assert.ok((await h.metric('operless_forwarder_watch_restarts_total', { cause: 'closed' })) >= 2, 'closed by the server at its timeout');
+  assert.ok(
+    h.requests('watch').every((r) => Number(r.query.get('timeoutSeconds')) < 4),
+    'every watch asked the server to close it inside the silence timeout',
+  );
 });
 
 test('a metadata-only stream lists and watches PartialObjectMetadata: no spec or status crosses the wire, the snapshots are those of the whole objects', async () => {
@@ -131,7 +149,9 @@ test('a metadata-only stream lists and watches PartialObjectMetadata: no spec or
   await objects.createGadget(h.ns, 'listed', { size: 1, payload: 'x'.repeat(2000) });
   await objects.patchGadget(h.ns, 'listed', { status: { ready: true } }, 'status');
   // What kube-apiserver answers for a custom resource's LIST under that media type.
-  const list = await objects.api.requestJson<{ kind: string; items: Record<string, unknown>[] }>('GET', `/apis/${API_VERSION}/namespaces/${h.ns}/gadgets`, { accept: PARTIAL_METADATA_LIST });
+  const list = await objects.api.requestJson<{ kind: string; items: Record<string, unknown>[] }>('GET', `/apis/${API_VERSION}/namespaces/${h.ns}/gadgets`, {
+    accept: PARTIAL_METADATA_LIST,
+  });
   assert.equal(list.kind, 'PartialObjectMetadataList');
   assert.deepEqual(Object.keys(list.items[0]!).sort(), ['apiVersion', 'kind', 'metadata']);
   h.stream.start();
@@ -142,7 +162,10 @@ test('a metadata-only stream lists and watches PartialObjectMetadata: no spec or
   assert.match(h.requests('list')[0]!.accept, /^application\/json;as=PartialObjectMetadataList;g=meta\.k8s\.io;v=v1/);
   const watchRequest = h.requests('watch')[0]!;
   assert.match(watchRequest.accept, /^application\/json;as=PartialObjectMetadata;g=meta\.k8s\.io;v=v1/);
-  const events = watchRequest.lines.filter((l) => l.trim()).map((l) => JSON.parse(l) as { type: string; object: Record<string, unknown> }).filter((e) => e.type !== 'BOOKMARK');
+  const events = watchRequest.lines
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as { type: string; object: Record<string, unknown> })
+    .filter((e) => e.type !== 'BOOKMARK');
   assert.ok(events.length >= 2);
   for (const e of events) {
     assert.equal(e.object.kind, 'PartialObjectMetadata', 'the server sent metadata only');
@@ -157,7 +180,19 @@ test('a metadata-only stream lists and watches PartialObjectMetadata: no spec or
 });
 
 test('a stream whose watch reads the status gets whole objects', async () => {
-  await using h = await harness({ watch: { role: 'primary', apiVersion: API_VERSION, kind: 'Gadget', group: GROUP, plural: 'gadgets', namespaced: true, namespaces: [], triggers: ['status'], objectFields: ['status'] } });
+  await using h = await harness({
+    watch: {
+      role: 'primary',
+      apiVersion: API_VERSION,
+      kind: 'Gadget',
+      group: GROUP,
+      plural: 'gadgets',
+      namespaced: true,
+      namespaces: [],
+      triggers: ['status'],
+      objectFields: ['status'],
+    },
+  });
   await objects.createGadget(h.ns, 'whole');
   h.stream.start();
   await h.stream.whenSynced;
@@ -175,18 +210,32 @@ test('bookmarks: the watch resumes from the resourceVersion of the last bookmark
   await using h = await harness({ serverTimeoutSeconds: 3600, silenceTimeoutMs: 3_600_000 });
   h.stream.start();
   await h.stream.whenSynced;
-  await objects.api.requestJson('POST', `/api/v1/namespaces/${h.ns}/configmaps`, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'moves-etcd-on' } } });
-  const current = (await objects.api.requestJson<{ metadata: { resourceVersion: string } }>('GET', `/api/v1/namespaces/${h.ns}/configmaps`)).metadata.resourceVersion;
+  await objects.api.requestJson('POST', `/api/v1/namespaces/${h.ns}/configmaps`, {
+    body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'moves-etcd-on' } },
+  });
+  const current = (await objects.api.requestJson<{ metadata: { resourceVersion: string } }>('GET', `/api/v1/namespaces/${h.ns}/configmaps`)).metadata
+    .resourceVersion;
   const listedAt = h.requests('watch')[0]!.query.get('resourceVersion');
   assert.ok(BigInt(current) > BigInt(listedAt!));
-  proxy.inject({ path: watchPath(h.ns), watch: true, times: 1, action: { events: [{ type: 'BOOKMARK', object: { apiVersion: API_VERSION, kind: 'Gadget', metadata: { resourceVersion: current } } }] } });
+  proxy.inject({
+    path: watchPath(h.ns),
+    watch: true,
+    times: 1,
+    action: { events: [{ type: 'BOOKMARK', object: { apiVersion: API_VERSION, kind: 'Gadget', metadata: { resourceVersion: current } } }] },
+  });
   h.stream.requestResync();
-  await waitUntil('the stream resumed after the bookmark', () => h.requests('watch').some((r, i, all) => i > 0 && all[i - 1]!.handled === 'events' && r.handled === 'forwarded'));
+  await waitUntil('the stream resumed after the bookmark', () =>
+    h.requests('watch').some((r, i, all) => i > 0 && all[i - 1]!.handled === 'events' && r.handled === 'forwarded'),
+  );
   const resumed = h.requests('watch').find((r, i, all) => i > 0 && all[i - 1]!.handled === 'events')!;
   assert.equal(resumed.query.get('resourceVersion'), current, 'resumed from the bookmark, not from the list');
   await objects.createGadget(h.ns, 'after-bookmark');
   await waitUntil('the resumed watch delivers events', () => h.changes.some((c) => c.current.name === 'after-bookmark'));
-  assert.deepEqual(h.changes.map((c) => c.current.name), ['after-bookmark'], 'bookmarks are not changes');
+  assert.deepEqual(
+    h.changes.map((c) => c.current.name),
+    ['after-bookmark'],
+    'bookmarks are not changes',
+  );
 });
 
 test('410 Gone after etcd compaction: the stream relists and reports only what changed', async () => {
@@ -209,7 +258,9 @@ test('410 Gone after etcd compaction: the stream relists and reports only what c
   } finally {
     remove();
   }
-  await waitUntil('the stream relisted after 410 Gone', async () => await h.metric('operless_forwarder_relists_total', { cause: 'gone' }) >= 1, { timeoutMs: 60_000 });
+  await waitUntil('the stream relisted after 410 Gone', async () => (await h.metric('operless_forwarder_relists_total', { cause: 'gone' })) >= 1, {
+    timeoutMs: 60_000,
+  });
   await waitUntil('the relist was reported', () => h.lists.length >= 2);
   const relist = h.lists.at(-1)!;
   assert.equal(relist.first, false);
@@ -222,13 +273,28 @@ test('504 Too large resource version on a resumed watch: relist, not resume fore
   await h.stream.whenSynced;
   // The next watch is answered with the Status kube-apiserver uses for a resourceVersion it does not have yet.
   proxy.inject({
-    path: watchPath(h.ns), watch: true, times: 1,
-    action: { respond: 504, body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 504, reason: 'Timeout', message: 'Timeout: Too large resource version: 99999999, current: 512', details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 } } },
+    path: watchPath(h.ns),
+    watch: true,
+    times: 1,
+    action: {
+      respond: 504,
+      body: {
+        kind: 'Status',
+        apiVersion: 'v1',
+        status: 'Failure',
+        code: 504,
+        reason: 'Timeout',
+        message: 'Timeout: Too large resource version: 99999999, current: 512',
+        details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 },
+      },
+    },
   });
   h.stream.requestResync(); // ends the current watch: resync LIST, then the watch that gets the 504
   await waitUntil('the watch after the resync got the 504', () => h.requests('watch').some((r) => r.handled === 'respond'));
   const answered = h.requests('watch').findIndex((r) => r.handled === 'respond');
-  await waitUntil('a 504 Too large made the stream relist', async () => await h.metric('operless_forwarder_relists_total', { cause: 'too-large' }) >= 1, { timeoutMs: 30_000 });
+  await waitUntil('a 504 Too large made the stream relist', async () => (await h.metric('operless_forwarder_relists_total', { cause: 'too-large' })) >= 1, {
+    timeoutMs: 30_000,
+  });
   await waitUntil('the relist was reported', () => h.lists.length >= 3);
   assert.equal(h.lists.at(-1)!.resync, false, 'a relist, not a resync: only changes are forwarded');
   assert.ok(h.requests('watch').length >= answered + 1);
@@ -240,13 +306,25 @@ test('a server behind our resourceVersion (etcd restored): kube-apiserver keeps 
   h.stream.start();
   await h.stream.whenSynced;
   // What the stream saw before the restore: a bookmark far ahead of what etcd has now.
-  proxy.inject({ path: watchPath(h.ns), watch: true, times: 1, action: { events: [{ type: 'BOOKMARK', object: { apiVersion: API_VERSION, kind: 'Gadget', metadata: { resourceVersion: '99999999' } } }] } });
+  proxy.inject({
+    path: watchPath(h.ns),
+    watch: true,
+    times: 1,
+    action: { events: [{ type: 'BOOKMARK', object: { apiVersion: API_VERSION, kind: 'Gadget', metadata: { resourceVersion: '99999999' } } }] },
+  });
   h.stream.requestResync();
-  await waitUntil('the stream resumed from the restored-away resourceVersion', () => h.requests('watch').some((r) => r.query.get('resourceVersion') === '99999999'));
-  await waitUntil('the stream relisted because the server is behind', async () => await h.metric('operless_forwarder_relists_total', { cause: 'too-large' }) >= 1, { timeoutMs: 30_000 });
+  await waitUntil('the stream resumed from the restored-away resourceVersion', () =>
+    h.requests('watch').some((r) => r.query.get('resourceVersion') === '99999999'),
+  );
+  await waitUntil(
+    'the stream relisted because the server is behind',
+    async () => (await h.metric('operless_forwarder_relists_total', { cause: 'too-large' })) >= 1,
+    { timeoutMs: 30_000 },
+  );
   await objects.createGadget(h.ns, 'after-restore');
   // Created while the relist's LIST may still run: it arrives as a watch event or in that list's changes.
-  const seen = () => h.changes.some((c) => c.current.name === 'after-restore') || h.lists.some((l) => l.changes.some((c) => c.current.name === 'after-restore'));
+  const seen = () =>
+    h.changes.some((c) => c.current.name === 'after-restore') || h.lists.some((l) => l.changes.some((c) => c.current.name === 'after-restore'));
   await waitUntil('events flow again after the relist', seen, { timeoutMs: 30_000 });
 });
 
@@ -266,7 +344,10 @@ test('a resync requested during a LIST lists again right after it, not at the ne
   }
   assert.equal(h.lists[0]!.resync, false);
   assert.equal(h.lists[1]!.resync, true, 'the second list is the resync (every primary forwarded)');
-  assert.deepEqual(h.lists[1]!.listed.map((o) => o.name), ['g']);
+  assert.deepEqual(
+    h.lists[1]!.listed.map((o) => o.name),
+    ['g'],
+  );
 });
 
 test('a resync whose LIST fails stays requested: the LIST that succeeds is the resync', async () => {
@@ -285,7 +366,9 @@ test('stop() during a long backoff returns at once', async () => {
   const remove = proxy.inject({ path: watchPath(h.ns), watch: false, action: { respond: 500 } });
   try {
     h.stream.start();
-    await waitUntil('the LIST failed and the stream backs off', () => h.warnings().some((w) => /LIST .* failed/.test(String(w.msg)) && Number(w.retryInMs) >= 300_000));
+    await waitUntil('the LIST failed and the stream backs off', () =>
+      h.warnings().some((w) => /LIST .* failed/.test(String(w.msg)) && Number(w.retryInMs) >= 300_000),
+    );
     await h.stream.stop();
     assert.equal(h.stream.synced, false);
   } finally {

@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { startBroker, startControlPlane, waitUntil, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
-import { FORWARDER_NODE_FLAGS } from '../../src/forwarder/node-options.ts';
+import { FORWARDER_NODE_FLAGS } from '../../src/build/forwarder-node-flags.ts';
 import { createCertificateAuthority, issueCertificate, type KeyPair } from '../../src/testing/x509.ts';
 import { startLambdaInvokeServer, type LambdaInvokeServer } from '../../src/local/lambda-invoke-server.ts';
 import { startStallProxy, type StallProxy } from '../support/stall-proxy.ts';
@@ -77,8 +77,14 @@ before(async () => {
     send: { backoffInitialMs: 100, backoffMaxMs: 1000, connectTimeoutMs: 500, requestTimeoutMs: 1500 },
     shutdownGraceMs: 10_000,
     webhooks: {
-      enabled: true, host: '127.0.0.1', port: 0, certFile: join(work, 'tls.crt'), keyFile: join(work, 'tls.key'),
-      functions: { memcached: FUNCTION }, lambdaEndpoint: invokeServer.endpoint, drainSeconds: DRAIN_SECONDS,
+      enabled: true,
+      host: '127.0.0.1',
+      port: 0,
+      certFile: join(work, 'tls.crt'),
+      keyFile: join(work, 'tls.key'),
+      functions: { memcached: FUNCTION },
+      lambdaEndpoint: invokeServer.endpoint,
+      drainSeconds: DRAIN_SECONDS,
     },
   };
   writeFileSync(join(work, 'forwarder.yaml'), stringify(config));
@@ -116,10 +122,14 @@ const agent = new https.Agent({ keepAlive: true });
 function review(): Promise<{ status: number; connection: string | undefined }> {
   const body = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'availability', operation: 'CREATE' } });
   return new Promise((resolve, reject) => {
-    const req = https.request(`${webhookUrl}/memcached/validate?timeout=10s`, { method: 'POST', ca: ca.certPem, agent, headers: { 'Content-Type': 'application/json' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
-    });
+    const req = https.request(
+      `${webhookUrl}/memcached/validate?timeout=10s`,
+      { method: 'POST', ca: ca.certPem, agent, headers: { 'Content-Type': 'application/json' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+      },
+    );
     req.once('error', reject);
     req.end(body);
   });
@@ -131,10 +141,14 @@ test('the queue unreachable: /readyz fails naming it, /readyz/webhooks stays rea
   const memcached = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name: 'during-stall', namespace: NS }, spec: { size: 1 } };
   const created = await cp.kubectl(['create', '-f', '-'], { input: JSON.stringify(memcached) });
   assert.equal(created.code, 0, created.stderr);
-  await waitUntil('/readyz names the unreachable queue', async () => {
-    const readyz = await probe('/readyz');
-    return readyz.status === 503 && readyz.text.includes(`queue unreachable: ${QUEUE}`);
-  }, { timeoutMs: 30_000 });
+  await waitUntil(
+    '/readyz names the unreachable queue',
+    async () => {
+      const readyz = await probe('/readyz');
+      return readyz.status === 503 && readyz.text.includes(`queue unreachable: ${QUEUE}`);
+    },
+    { timeoutMs: 30_000 },
+  );
   const webhooks = await probe('/readyz/webhooks');
   assert.equal(webhooks.status, 200, `webhook readiness is its own: ${webhooks.text}`);
   const before = invocations;
@@ -147,10 +161,14 @@ test('the queue unreachable: /readyz fails naming it, /readyz/webhooks stays rea
 test('SIGTERM: /readyz/webhooks turns not ready at once while the endpoint answers for the drain period, then the process exits 0', async () => {
   assert.equal((await review()).status, 200);
   forwarder.child.kill('SIGTERM');
-  await waitUntil('/readyz/webhooks says the endpoint drains', async () => {
-    const res = await fetch(`${probesUrl}/readyz/webhooks`).catch(() => undefined);
-    return res?.status === 503 && (await res.text()).includes('drains');
-  }, { timeoutMs: 10_000 });
+  await waitUntil(
+    '/readyz/webhooks says the endpoint drains',
+    async () => {
+      const res = await fetch(`${probesUrl}/readyz/webhooks`).catch(() => undefined);
+      return res?.status === 503 && (await res.text()).includes('drains');
+    },
+    { timeoutMs: 10_000 },
+  );
   // Within the drain window (the probe just said it drains): requests are still answered, each closing its connection.
   const during = await review();
   assert.equal(during.status, 200, 'a request in the drain window is answered');

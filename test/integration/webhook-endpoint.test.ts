@@ -31,7 +31,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { startBroker, startControlPlane, waitUntil, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
-import { FORWARDER_NODE_FLAGS } from '../../src/forwarder/node-options.ts';
+import { FORWARDER_NODE_FLAGS } from '../../src/build/forwarder-node-flags.ts';
 import { createCertificateAuthority, issueCertificate, type KeyPair } from '../../src/testing/x509.ts';
 import { startLambdaInvokeServer, type LambdaInvokeServer } from '../../src/local/lambda-invoke-server.ts';
 import { spawnLogged, type LoggedChild } from './forwarder-env.ts';
@@ -76,7 +76,13 @@ async function webhookFunction(event: unknown): Promise<unknown> {
       await gate.promise;
       waitingAtGate--;
     }
-    return { review: { apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', response: { uid: review.request?.uid ?? '', result: { status: 'Success' }, convertedObjects: [] } } };
+    return {
+      review: {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'ConversionReview',
+        response: { uid: review.request?.uid ?? '', result: { status: 'Success' }, convertedObjects: [] },
+      },
+    };
   }
   invoked.admission++;
   return { review: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request?.uid ?? '', allowed: true } } };
@@ -99,15 +105,22 @@ function post(path: string, bytes: number, kind = 'AdmissionReview', options: { 
   body.write('"}', bytes - 2);
   return new Promise((resolve) => {
     let answered: Answer | undefined;
-    const req = https.request(`${options.base ?? webhookUrl}${path}`, {
-      method: 'POST', ca: ca.certPem, agent: false, ...(options.client ? { cert: options.client.certPem, key: options.client.keyPem } : {}),
-      headers: { 'Content-Type': 'application/json', 'Content-Length': String(bytes) },
-    }, (res) => {
-      answered = { status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] };
-      res.resume();
-      res.on('end', () => resolve(answered as Answer));
-      res.on('error', () => resolve(answered as Answer));
-    });
+    const req = https.request(
+      `${options.base ?? webhookUrl}${path}`,
+      {
+        method: 'POST',
+        ca: ca.certPem,
+        agent: false,
+        ...(options.client ? { cert: options.client.certPem, key: options.client.keyPem } : {}),
+        headers: { 'Content-Type': 'application/json', 'Content-Length': String(bytes) },
+      },
+      (res) => {
+        answered = { status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] };
+        res.resume();
+        res.on('end', () => resolve(answered as Answer));
+        res.on('error', () => resolve(answered as Answer));
+      },
+    );
     req.on('error', (err) => resolve(answered ?? { status: 'reset', error: err.message }));
     req.end(body);
   });
@@ -117,13 +130,18 @@ function post(path: string, bytes: number, kind = 'AdmissionReview', options: { 
 async function answered(): Promise<Record<string, number>> {
   const text = await (await fetch(`${probesUrl}/metrics`)).text();
   const out: Record<string, number> = {};
-  for (const m of text.matchAll(/^operless_forwarder_webhook_requests_total\{function="[^"]*",route="([^"]*)",code="(\d+)"\} (\d+)$/gm)) out[`${m[1]} ${m[2]}`] = Number(m[3]);
+  for (const m of text.matchAll(/^operless_forwarder_webhook_requests_total\{function="[^"]*",route="([^"]*)",code="(\d+)"\} (\d+)$/gm))
+    out[`${m[1]} ${m[2]}`] = Number(m[3]);
   return out;
 }
 
 /** The increase of each count from `before` to `after` (zero increases left out). */
 function increase(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]).filter(([, v]) => v !== 0));
+  return Object.fromEntries(
+    Object.entries(after)
+      .map(([k, v]) => [k, v - (before[k] ?? 0)])
+      .filter(([, v]) => v !== 0),
+  );
 }
 
 /** The statuses the callers read; a caller still uploading when the server closed the connection reads a reset instead. */
@@ -140,15 +158,29 @@ before(async () => {
   writeFileSync(join(work, 'apiserver-client.crt'), client.certPem);
   writeFileSync(join(work, 'apiserver-client.key'), client.keyPem, { mode: 0o600 });
   writeFileSync(join(work, 'apiserver-client-ca.crt'), apiServerClientCa.certPem);
-  writeFileSync(join(work, 'webhook-kubeconfig.yaml'), stringify({
-    apiVersion: 'v1', kind: 'Config', clusters: [], contexts: [],
-    users: [{ name: '*', user: { 'client-certificate': join(work, 'apiserver-client.crt'), 'client-key': join(work, 'apiserver-client.key') } }],
-  }));
-  const webhookAdmission = { apiVersion: 'apiserver.config.k8s.io/v1', kind: 'WebhookAdmissionConfiguration', kubeConfigFile: join(work, 'webhook-kubeconfig.yaml') };
-  writeFileSync(join(work, 'admission.yaml'), stringify({
-    apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AdmissionConfiguration',
-    plugins: ['ValidatingAdmissionWebhook', 'MutatingAdmissionWebhook'].map((name) => ({ name, configuration: webhookAdmission })),
-  }));
+  writeFileSync(
+    join(work, 'webhook-kubeconfig.yaml'),
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [],
+      contexts: [],
+      users: [{ name: '*', user: { 'client-certificate': join(work, 'apiserver-client.crt'), 'client-key': join(work, 'apiserver-client.key') } }],
+    }),
+  );
+  const webhookAdmission = {
+    apiVersion: 'apiserver.config.k8s.io/v1',
+    kind: 'WebhookAdmissionConfiguration',
+    kubeConfigFile: join(work, 'webhook-kubeconfig.yaml'),
+  };
+  writeFileSync(
+    join(work, 'admission.yaml'),
+    stringify({
+      apiVersion: 'apiserver.config.k8s.io/v1',
+      kind: 'AdmissionConfiguration',
+      plugins: ['ValidatingAdmissionWebhook', 'MutatingAdmissionWebhook'].map((name) => ({ name, configuration: webhookAdmission })),
+    }),
+  );
   [cp, broker] = await Promise.all([
     startControlPlane({ crds: [MEMCACHED_CRD], apiServerArgs: [`--admission-control-config-file=${join(work, 'admission.yaml')}`] }),
     startBroker({ queues: [{ name: 'endpoint' }, { name: 'endpoint-auth' }] }),
@@ -175,7 +207,16 @@ function runForwarder(name: string, webhooks: Record<string, unknown>): LoggedCh
     leaderElection: { enabled: false },
     resyncOnStart: false,
     server: { port: 0, host: '127.0.0.1' },
-    webhooks: { enabled: true, host: '127.0.0.1', port: 0, certFile: join(work, 'tls.crt'), keyFile: join(work, 'tls.key'), functions: { memcached: FUNCTION }, lambdaEndpoint: invokeServer.endpoint, ...webhooks },
+    webhooks: {
+      enabled: true,
+      host: '127.0.0.1',
+      port: 0,
+      certFile: join(work, 'tls.crt'),
+      keyFile: join(work, 'tls.key'),
+      functions: { memcached: FUNCTION },
+      lambdaEndpoint: invokeServer.endpoint,
+      ...webhooks,
+    },
   };
   writeFileSync(join(work, `${name}.yaml`), stringify(config));
   const run = spawnLogged([...FORWARDER_NODE_FLAGS, bundle], {
@@ -200,25 +241,31 @@ async function applyValidatingWebhook(name: string, namespace: string, url: stri
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingWebhookConfiguration',
     metadata: { name },
-    webhooks: [{
-      name: 'validate.memcacheds.cache.example.com',
-      admissionReviewVersions: ['v1'],
-      sideEffects: 'None',
-      failurePolicy: 'Fail',
-      timeoutSeconds: 10,
-      clientConfig: { url, caBundle: Buffer.from(ca.certPem).toString('base64') },
-      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } },
-      rules: [{ apiGroups: ['cache.example.com'], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: ['memcacheds'] }],
-    }],
+    webhooks: [
+      {
+        name: 'validate.memcacheds.cache.example.com',
+        admissionReviewVersions: ['v1'],
+        sideEffects: 'None',
+        failurePolicy: 'Fail',
+        timeoutSeconds: 10,
+        clientConfig: { url, caBundle: Buffer.from(ca.certPem).toString('base64') },
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } },
+        rules: [{ apiGroups: ['cache.example.com'], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: ['memcacheds'] }],
+      },
+    ],
   };
   const applied = await cp.kubectl(['apply', '-f', '-'], { input: JSON.stringify(configuration) });
   assert.equal(applied.code, 0, applied.stderr);
   // The API server picks the configuration up asynchronously: wait until its call reaches the function.
-  await waitUntil(`the API server calls the validating webhook ${name}`, async () => {
-    const before = invoked.admission;
-    const res = await admissionThroughApiServer(namespace);
-    return res.code === 0 && invoked.admission > before;
-  }, { timeoutMs: 30_000 });
+  await waitUntil(
+    `the API server calls the validating webhook ${name}`,
+    async () => {
+      const before = invoked.admission;
+      const res = await admissionThroughApiServer(namespace);
+      return res.code === 0 && invoked.admission > before;
+    },
+    { timeoutMs: 30_000 },
+  );
 }
 
 after(async () => {
@@ -245,16 +292,32 @@ test('40 concurrent 6 MB POSTs to a path that serves nothing, then to an admissi
   const countedNowhere = await answered();
   const tooLarge = await Promise.all(Array.from({ length: BURST }, () => post('/memcached/validate?timeout=10s', BODY_BYTES)));
   const end = memoryOf(pid);
-  t.diagnostic(`forwarder RSS ${start.rss.toFixed(0)} MiB (peak so far ${start.peak.toFixed(0)}); after the 404 burst peak ${afterNowhere.peak.toFixed(0)} MiB; after the 413 burst peak ${end.peak.toFixed(0)} MiB, RSS ${end.rss.toFixed(0)} MiB`);
-  t.diagnostic(`callers read: ${JSON.stringify(tally(nowhere))}, then ${JSON.stringify(tally(tooLarge))}; resets: ${[...new Set([...nowhere, ...tooLarge].flatMap((a) => ('error' in a ? [a.error] : [])))].join('; ')}`);
+  t.diagnostic(
+    `forwarder RSS ${start.rss.toFixed(0)} MiB (peak so far ${start.peak.toFixed(0)}); after the 404 burst peak ${afterNowhere.peak.toFixed(0)} MiB; after the 413 burst peak ${end.peak.toFixed(0)} MiB, RSS ${end.rss.toFixed(0)} MiB`,
+  );
+  t.diagnostic(
+    `callers read: ${JSON.stringify(tally(nowhere))}, then ${JSON.stringify(tally(tooLarge))}; resets: ${[...new Set([...nowhere, ...tooLarge].flatMap((a) => ('error' in a ? [a.error] : [])))].join('; ')}`,
+  );
   assert.deepEqual(increase(counted, countedNowhere), { ' 404': BURST }, 'every POST to a path that serves nothing is answered 404');
   assert.deepEqual(increase(countedNowhere, await answered()), { 'validate 413': BURST }, 'every 6 MB admission review is answered 413 (limit 4 MiB)');
-  for (const [answers, status] of [[nowhere, 404], [tooLarge, 413]] as const) {
-    assert.ok(answers.every((a) => a.status === status || a.status === 'reset'), `callers read ${status} (or a reset, when still uploading as the connection closed): ${JSON.stringify(tally(answers))}`);
+  for (const [answers, status] of [
+    [nowhere, 404],
+    [tooLarge, 413],
+  ] as const) {
+    assert.ok(
+      answers.every((a) => a.status === status || a.status === 'reset'),
+      `callers read ${status} (or a reset, when still uploading as the connection closed): ${JSON.stringify(tally(answers))}`,
+    );
   }
   assert.deepEqual(invoked, before, 'the function is invoked for none of them');
   // The old endpoint read every body whole before routing: 40 × 6 MB held at once (+150 MiB measured).
-  assert.ok(end.peak - Math.max(start.rss, 0) < 48, `peak resident memory grew ${(end.peak - start.rss).toFixed(0)} MiB over ${start.rss.toFixed(0)} MiB; bodies answered before reading must not be held`);
+  // What is discarded is still read, in chunks that are garbage at once: how much of it the peak
+  // shows depends on when the collector runs, and how fast the callers upload (+30 MiB in one
+  // full run, +66 MiB in another on a quieter machine). Held bodies sit above that band.
+  assert.ok(
+    end.peak - Math.max(start.rss, 0) < 96,
+    `peak resident memory grew ${(end.peak - start.rss).toFixed(0)} MiB over ${start.rss.toFixed(0)} MiB; bodies answered before reading must not be held`,
+  );
 });
 
 test('40 concurrent 6 MB conversion reviews: those within maxInFlightBytes are invoked, the rest answered 429 with Retry-After', async (t) => {
@@ -265,25 +328,40 @@ test('40 concurrent 6 MB conversion reviews: those within maxInFlightBytes are i
   gate = Promise.withResolvers<void>();
   const burst = Promise.all(Array.from({ length: BURST }, () => post('/memcached/convert?timeout=30s', BODY_BYTES, 'ConversionReview')));
   // Every request is either refused or waiting in the function: then what was in flight at once is known.
-  await waitUntil('every conversion review is refused or invoked', async () => (await answered())['convert 429'] === (counted['convert 429'] ?? 0) + BURST - waitingAtGate && waitingAtGate > 0, { timeoutMs: 60_000 });
+  await waitUntil(
+    'every conversion review is refused or invoked',
+    async () => (await answered())['convert 429'] === (counted['convert 429'] ?? 0) + BURST - waitingAtGate && waitingAtGate > 0,
+    { timeoutMs: 60_000 },
+  );
   const inFlightAtOnce = waitingAtGate;
   gate.resolve();
   gate = undefined;
   const all = await burst;
   const end = memoryOf(pid);
   const counts = tally(all);
-  t.diagnostic(`answers ${JSON.stringify(counts)}; invoked at once ${inFlightAtOnce}; forwarder RSS ${start.rss.toFixed(0)} MiB before, peak ${end.peak.toFixed(0)} MiB`);
+  t.diagnostic(
+    `answers ${JSON.stringify(counts)}; invoked at once ${inFlightAtOnce}; forwarder RSS ${start.rss.toFixed(0)} MiB before, peak ${end.peak.toFixed(0)} MiB`,
+  );
   // The default maxInFlightBytes (16 MiB) holds two reviews of 6 MB.
   assert.equal(inFlightAtOnce, 2, 'two 6 MB reviews fit the default 16 MiB in flight');
   assert.deepEqual(increase(counted, await answered()), { 'convert 200': 2, 'convert 429': BURST - 2 });
   assert.equal(counts[200], 2, 'the accepted reviews are answered by the function');
-  assert.ok(all.every((a) => a.status === 200 || a.status === 429 || a.status === 'reset'), JSON.stringify(counts));
-  assert.ok(all.every((a) => a.status !== 429 || ('retryAfter' in a && a.retryAfter === '1')), 'a 429 says when to retry');
+  assert.ok(
+    all.every((a) => a.status === 200 || a.status === 429 || a.status === 'reset'),
+    JSON.stringify(counts),
+  );
+  assert.ok(
+    all.every((a) => a.status !== 429 || ('retryAfter' in a && a.retryAfter === '1')),
+    'a 429 says when to retry',
+  );
   assert.equal(invoked.conversion - before, 2, 'the function is invoked once per accepted review, for nothing else');
-  assert.ok(end.peak - start.rss < 128, `peak resident memory grew ${(end.peak - start.rss).toFixed(0)} MiB over ${start.rss.toFixed(0)} MiB with two 6 MB reviews in flight`);
+  assert.ok(
+    end.peak - start.rss < 128,
+    `peak resident memory grew ${(end.peak - start.rss).toFixed(0)} MiB over ${start.rss.toFixed(0)} MiB with two 6 MB reviews in flight`,
+  );
 });
 
-test('after the bursts the API server\'s admission calls are still answered', async () => {
+test("after the bursts the API server's admission calls are still answered", async () => {
   const before = invoked.admission;
   const res = await admissionThroughApiServer();
   assert.equal(res.code, 0, res.stderr);
@@ -291,7 +369,7 @@ test('after the bursts the API server\'s admission calls are still answered', as
   assert.equal((await fetch(`${probesUrl}/healthz`)).status, 200);
 });
 
-test('caller authentication: with webhooks.clientAuth the admission routes answer the API server\'s client certificate only; convert stays open', async (t) => {
+test("caller authentication: with webhooks.clientAuth the admission routes answer the API server's client certificate only; convert stays open", async (t) => {
   const secured = runForwarder('endpoint-auth', { clientAuth: { caFile: join(work, 'apiserver-client-ca.crt'), names: [API_SERVER_CLIENT_NAME] } });
   const url = String((await secured.line(/^webhook endpoint serving$/, 60_000)).url);
   await secured.line(/^forwarder running$/, 60_000);
@@ -300,17 +378,32 @@ test('caller authentication: with webhooks.clientAuth the admission routes answe
   const before = { ...invoked };
   const tenant = await post('/memcached/validate', 2_000, 'AdmissionReview', { base: url });
   const strangerCa = await createCertificateAuthority('stranger-ca');
-  const stranger = await post('/memcached/validate', 2_000, 'AdmissionReview', { base: url, client: await issueCertificate(strangerCa, { commonName: API_SERVER_CLIENT_NAME, usage: 'client' }) });
-  const otherName = await post('/memcached/default', 2_000, 'AdmissionReview', { base: url, client: await issueCertificate(apiServerClientCa, { commonName: 'tenant', usage: 'client' }) });
-  const apiServerCert = await post('/memcached/validate', 2_000, 'AdmissionReview', { base: url, client: await issueCertificate(apiServerClientCa, { commonName: API_SERVER_CLIENT_NAME, usage: 'client' }) });
+  const stranger = await post('/memcached/validate', 2_000, 'AdmissionReview', {
+    base: url,
+    client: await issueCertificate(strangerCa, { commonName: API_SERVER_CLIENT_NAME, usage: 'client' }),
+  });
+  const otherName = await post('/memcached/default', 2_000, 'AdmissionReview', {
+    base: url,
+    client: await issueCertificate(apiServerClientCa, { commonName: 'tenant', usage: 'client' }),
+  });
+  const apiServerCert = await post('/memcached/validate', 2_000, 'AdmissionReview', {
+    base: url,
+    client: await issueCertificate(apiServerClientCa, { commonName: API_SERVER_CLIENT_NAME, usage: 'client' }),
+  });
   const convert = await post('/memcached/convert', 2_000, 'ConversionReview', { base: url });
-  t.diagnostic(`no certificate ${tenant.status}, another CA ${stranger.status}, another name ${otherName.status}, the API server's ${apiServerCert.status}, convert without one ${convert.status}`);
+  t.diagnostic(
+    `no certificate ${tenant.status}, another CA ${stranger.status}, another name ${otherName.status}, the API server's ${apiServerCert.status}, convert without one ${convert.status}`,
+  );
   assert.equal(tenant.status, 401, 'a caller without a client certificate (any pod) is refused');
   assert.equal(stranger.status, 401, 'a certificate of another CA is refused');
   assert.equal(otherName.status, 401, 'a certificate of the CA with another name is refused');
   assert.equal(apiServerCert.status, 200);
   assert.equal(convert.status, 200, 'the API server presents no client certificate to conversion webhooks: convert stays open');
-  assert.deepEqual({ admission: invoked.admission - before.admission, conversion: invoked.conversion - before.conversion }, { admission: 1, conversion: 1 }, 'the function is invoked for the authenticated caller and the open route only');
+  assert.deepEqual(
+    { admission: invoked.admission - before.admission, conversion: invoked.conversion - before.conversion },
+    { admission: 1, conversion: 1 },
+    'the function is invoked for the authenticated caller and the open route only',
+  );
   // The unauthenticated forwarder of the first tests still serves anyone: authentication is opt-in.
   assert.equal((await post('/memcached/validate', 2_000)).status, 200);
 });

@@ -41,7 +41,7 @@ import { startMemoryQueueServer, type MemoryQueueServer } from '../../src/local/
 import { createSqsQueue } from '../../src/queue/sqs.ts';
 import { lambdaInvoker } from '../../src/forwarder/webhook/lambda-invoker.ts';
 import { MemcachedResource } from '../../src/memcached/types.ts';
-import { MAX_PODS_LABEL, } from '../../src/memcached/webhook.ts';
+import { MAX_PODS_LABEL } from '../../src/memcached/webhook.ts';
 
 const OPERATOR_NS = 'operless-system';
 const APPS = 'apps';
@@ -92,7 +92,8 @@ function mountSecret(dir: string, files: Record<string, string>): void {
       symlinkSync(join('..data', key), join(dir, key));
     }
   }
-  for (const old of readdirSync(dir).filter((name) => name.startsWith('..gen-') && name !== generation)) rmSync(join(dir, old), { recursive: true, force: true });
+  for (const old of readdirSync(dir).filter((name) => name.startsWith('..gen-') && name !== generation))
+    rmSync(join(dir, old), { recursive: true, force: true });
 }
 
 /** The chart rendered for the reference operator's webhooks, trusting `caBundle` (base64 PEM). */
@@ -108,21 +109,31 @@ async function renderWebhookChart(caBundle: string): Promise<Record<string, any>
       settings: { webhooks: { enabled: true, functions: { memcached: FUNCTION } } },
       webhooks: {
         caBundle,
-        resources: [{
-          alias: 'memcached', apiVersion: 'cache.example.com/v1alpha1', plural: 'memcacheds', namespaced: true, default: {}, validate: {},
-          conversion: { crd: readFileSync(join(CRD_DIR, 'memcacheds.cache.example.com.yaml'), 'utf8'), preferredSpoke: true },
-        }],
+        resources: [
+          {
+            alias: 'memcached',
+            apiVersion: 'cache.example.com/v1alpha1',
+            plural: 'memcacheds',
+            namespaced: true,
+            default: {},
+            validate: {},
+            conversion: { crd: readFileSync(join(CRD_DIR, 'memcacheds.cache.example.com.yaml'), 'utf8'), preferredSpoke: true },
+          },
+        ],
       },
     },
   });
   assert.equal(r.code, 0, r.stderr);
-  return parseAllDocuments(r.stdout).map((d) => d.toJS() as Record<string, any>).filter((o) => o && typeof o === 'object');
+  return parseAllDocuments(r.stdout)
+    .map((d) => d.toJS() as Record<string, any>)
+    .filter((o) => o && typeof o === 'object');
 }
 
 /** A rendered object with every `clientConfig.service` replaced by the URL `urlOf(path)` (no Service routing in the test environment). */
 function pointedAt(object: Record<string, any>, urlOf: (path: string) => string): Record<string, any> {
   const copy = structuredClone(object);
-  const configs = copy.kind === 'CustomResourceDefinition' ? [copy.spec.conversion.webhook.clientConfig] : copy.webhooks.map((w: Record<string, any>) => w.clientConfig);
+  const configs =
+    copy.kind === 'CustomResourceDefinition' ? [copy.spec.conversion.webhook.clientConfig] : copy.webhooks.map((w: Record<string, any>) => w.clientConfig);
   for (const config of configs) {
     config.url = urlOf(config.service.path);
     delete config.service;
@@ -158,15 +169,23 @@ before(async () => {
   queue = await startMemoryQueueServer({ queues: [{ name: 'work' }] });
   const queueUrl = queue.queueUrl('work');
   for (const identity of ['replica-a', 'replica-b']) {
-    const forwarder = startForwarder({
-      clusterId: 'test',
-      queue: { url: queueUrl, region: queue.region },
-      primaries: [{ apiVersion: MemcachedResource.kindRef.apiVersion, kind: 'Memcached', plural: 'memcacheds', namespaced: true }],
-      resyncOnStart: false,
-      leaderElection: { enabled: true, namespace: OPERATOR_NS, identity, leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 1 },
-      server: { port: 0, host: '127.0.0.1' },
-      webhooks: { enabled: true, host: '127.0.0.1', port: 0, certFile, keyFile, functions: { memcached: FUNCTION } },
-    }, { kubeConfig: cp.kubeConfig, queue: createSqsQueue({ queueUrl, region: queue.region, client: queue.sqs() }), logger: silentLogger, invokeWebhook: lambdaInvoker({ client: lambda }) });
+    const forwarder = startForwarder(
+      {
+        clusterId: 'test',
+        queue: { url: queueUrl, region: queue.region },
+        primaries: [{ apiVersion: MemcachedResource.kindRef.apiVersion, kind: 'Memcached', plural: 'memcacheds', namespaced: true }],
+        resyncOnStart: false,
+        leaderElection: { enabled: true, namespace: OPERATOR_NS, identity, leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 1 },
+        server: { port: 0, host: '127.0.0.1' },
+        webhooks: { enabled: true, host: '127.0.0.1', port: 0, certFile, keyFile, functions: { memcached: FUNCTION } },
+      },
+      {
+        kubeConfig: cp.kubeConfig,
+        queue: createSqsQueue({ queueUrl, region: queue.region, client: queue.sqs() }),
+        logger: silentLogger,
+        invokeWebhook: lambdaInvoker({ client: lambda }),
+      },
+    );
     replicas.push(forwarder);
     await forwarder.ready;
   }
@@ -180,10 +199,14 @@ before(async () => {
   assert.equal(configurations.length, 2);
   for (const configuration of configurations) await kubectlOk(['apply', '-f', '-'], JSON.stringify(pointedAt(configuration, urlOf)));
   // The API server picks configurations up asynchronously: wait until a server-side dry run is defaulted.
-  await waitUntil('the defaulting webhook is called', async () => {
-    const res = await cp.kubectl(['create', '--dry-run=server', '-o', 'json', '-f', '-'], { input: memcached('probe', APPS, { size: 1 }) });
-    return res.code === 0 && (JSON.parse(res.stdout) as { spec: { resources?: unknown } }).spec.resources !== undefined;
-  }, { timeoutMs: 30_000 });
+  await waitUntil(
+    'the defaulting webhook is called',
+    async () => {
+      const res = await cp.kubectl(['create', '--dry-run=server', '-o', 'json', '-f', '-'], { input: memcached('probe', APPS, { size: 1 }) });
+      return res.code === 0 && (JSON.parse(res.stdout) as { spec: { resources?: unknown } }).spec.resources !== undefined;
+    },
+    { timeoutMs: 30_000 },
+  );
 });
 
 after(async () => {
@@ -200,17 +223,27 @@ test('a plain install (the checked-in CRD, no webhook running) serves v1alpha1 o
   assert.match(plainInstall.beta.stderr, /the server doesn't have a resource type|could not find the requested resource|NotFound/i);
 });
 
-test('the chart\'s webhook objects as rendered (Service clientConfig, every version served) are accepted by the API server', async () => {
+test("the chart's webhook objects as rendered (Service clientConfig, every version served) are accepted by the API server", async () => {
   const kinds = ['Service', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'CustomResourceDefinition'];
   const objects = rendered.filter((o) => kinds.includes(o.kind) && (o.kind !== 'Service' || o.metadata.name.endsWith('-webhook')));
   assert.deepEqual(objects.map((o) => o.kind).sort(), [...kinds].sort());
   const crd = objects.find((o) => o.kind === 'CustomResourceDefinition');
-  assert.deepEqual(crd?.spec.versions.map((v: { name: string; served: boolean; storage: boolean }) => [v.name, v.served, v.storage]), [['v1alpha1', true, true], ['v1beta1', true, false]]);
+  assert.deepEqual(
+    crd?.spec.versions.map((v: { name: string; served: boolean; storage: boolean }) => [v.name, v.served, v.storage]),
+    [
+      ['v1alpha1', true, true],
+      ['v1beta1', true, false],
+    ],
+  );
   assert.equal(crd?.metadata.annotations['helm.sh/resource-policy'], 'keep');
   // The Service is new; the configurations and the CRD exist (pointed at the replicas' URLs): replaced as rendered.
-  const service = await cp.kubectl(['apply', '--dry-run=server', '-n', OPERATOR_NS, '-f', '-'], { input: JSON.stringify(objects.find((o) => o.kind === 'Service')) });
+  const service = await cp.kubectl(['apply', '--dry-run=server', '-n', OPERATOR_NS, '-f', '-'], {
+    input: JSON.stringify(objects.find((o) => o.kind === 'Service')),
+  });
   assert.equal(service.code, 0, service.stderr);
-  const replaced = await cp.kubectl(['replace', '--dry-run=server', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects.filter((o) => o.kind !== 'Service') }) });
+  const replaced = await cp.kubectl(['replace', '--dry-run=server', '-f', '-'], {
+    input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects.filter((o) => o.kind !== 'Service') }),
+  });
   assert.equal(replaced.code, 0, replaced.stderr);
   assert.equal((replaced.stdout.match(/replaced \(server dry run\)/g) ?? []).length, 3, replaced.stdout);
 });
@@ -229,7 +262,7 @@ test('defaulting: resources appear on create when not given (through v1alpha1 an
   assert.deepEqual((await getJson('memcacheds.v1alpha1.cache.example.com', 'given', APPS)).spec.resources, given);
 });
 
-test('validation: a write past the namespace cap (read from the namespace label) is denied with the handler\'s message', async (t) => {
+test("validation: a write past the namespace cap (read from the namespace label) is denied with the handler's message", async (t) => {
   await kubectlOk(['apply', '-f', '-'], memcached('first', CAPPED, { size: 2 }));
   const denied = await cp.kubectl(['apply', '-f', '-'], { input: memcached('second', CAPPED, { size: 2 }) });
   assert.notEqual(denied.code, 0, 'the second Memcached must be refused');
@@ -245,7 +278,9 @@ test('validation: a write past the namespace cap (read from the namespace label)
 });
 
 test('validation: a spec check refuses the write before it reaches the controller', async () => {
-  const res = await cp.kubectl(['apply', '-f', '-'], { input: memcached('tight', APPS, { size: 1, memoryLimitMB: 128, resources: { limits: { memory: '64Mi' } } }) });
+  const res = await cp.kubectl(['apply', '-f', '-'], {
+    input: memcached('tight', APPS, { size: 1, memoryLimitMB: 128, resources: { limits: { memory: '64Mi' } } }),
+  });
   assert.notEqual(res.code, 0);
   assert.match(res.stderr, /OOM-killed/);
 });
@@ -265,21 +300,24 @@ test('conversion: written as v1alpha1, read as v1beta1 and back; patches through
   await kubectlOk(['patch', 'memcacheds.v1alpha1.cache.example.com', 'conv', '-n', APPS, '--type=merge', '-p', '{"spec":{"size":3}}']);
   assert.equal((await getJson('memcacheds.v1beta1.cache.example.com', 'conv', APPS)).spec.replicas, 3);
   // A list through v1beta1 converts every item.
-  const list = JSON.parse(await kubectlOk(['get', 'memcacheds.v1beta1.cache.example.com', '-n', APPS, '-o', 'json'])) as { items: { spec: Record<string, unknown> }[] };
+  const list = JSON.parse(await kubectlOk(['get', 'memcacheds.v1beta1.cache.example.com', '-n', APPS, '-o', 'json'])) as {
+    items: { spec: Record<string, unknown> }[];
+  };
   assert.ok(list.items.length >= 2 && list.items.every((item) => typeof item.spec.replicas === 'number' && item.spec.size === undefined));
 });
 
 test('the endpoint refuses hostile requests without invoking the function', async () => {
   const before = invokeServer.invocations[FUNCTION] ?? 0;
-  const call = (path: string, body: string, method = 'POST') => new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const req = https.request(`${replicas[0]?.webhookUrl}${path}`, { method, ca: caPem, headers: { 'Content-Type': 'application/json' } }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+  const call = (path: string, body: string, method = 'POST') =>
+    new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = https.request(`${replicas[0]?.webhookUrl}${path}`, { method, ca: caPem, headers: { 'Content-Type': 'application/json' } }, (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.once('error', reject);
+      req.end(body);
     });
-    req.once('error', reject);
-    req.end(body);
-  });
   assert.equal((await call('/memcached/validate', '{not json')).status, 400);
   assert.equal((await call('/other/validate', '{}')).status, 404);
   assert.equal((await call('/memcached/../validate', '{}')).status, 404);
@@ -288,13 +326,16 @@ test('the endpoint refuses hostile requests without invoking the function', asyn
   assert.equal(oversized.status, 413);
   assert.match(oversized.text, /larger than 4194304, the limit of the validate route/);
   assert.equal(invokeServer.invocations[FUNCTION] ?? 0, before);
-  const refused = await call('/memcached/validate', JSON.stringify({ kind: 'AdmissionReview', apiVersion: 'admission.k8s.io/v1', request: { uid: 'x', operation: 'NUKE' } }));
+  const refused = await call(
+    '/memcached/validate',
+    JSON.stringify({ kind: 'AdmissionReview', apiVersion: 'admission.k8s.io/v1', request: { uid: 'x', operation: 'NUKE' } }),
+  );
   assert.equal(refused.status, 400);
   assert.match(refused.text, /request\.operation must be one of/);
   assert.equal((JSON.parse(refused.text) as { kind: string; code: number }).kind, 'Status');
 });
 
-test('certificate rotation: a new CA\'s pair swapped in as kubelet does and every caBundle updated: admission and conversion keep answering without a restart; an invalid pair is not served', async (t) => {
+test("certificate rotation: a new CA's pair swapped in as kubelet does and every caBundle updated: admission and conversion keep answering without a restart; an invalid pair is not served", async (t) => {
   const reloads = async (result: string) => {
     let sum = 0;
     for (const replica of replicas) sum += (await replica.metrics.webhookCertificateReloads.get()).values.find((v) => v.labels.result === result)?.value ?? 0;
@@ -310,17 +351,26 @@ test('certificate rotation: a new CA\'s pair swapped in as kubelet does and ever
   const urlOf = (path: string) => `${replicas[path.endsWith('/default') ? 1 : 0]?.webhookUrl}${path}`;
   const withBundle = (object: Record<string, any>) => {
     const copy = pointedAt(object, urlOf);
-    const configs = copy.kind === 'CustomResourceDefinition' ? [copy.spec.conversion.webhook.clientConfig] : copy.webhooks.map((w: Record<string, any>) => w.clientConfig);
+    const configs =
+      copy.kind === 'CustomResourceDefinition' ? [copy.spec.conversion.webhook.clientConfig] : copy.webhooks.map((w: Record<string, any>) => w.clientConfig);
     for (const config of configs) config.caBundle = caBundle;
     return copy;
   };
   const objects = rendered.filter((o) => /^(Mutating|Validating)WebhookConfiguration$|^CustomResourceDefinition$/.test(o.kind)).map(withBundle);
   await kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
-  await waitUntil('admission through the rotated certificate', async () => {
-    const res = await cp.kubectl(['create', '--dry-run=server', '-o', 'json', '-f', '-'], { input: memcached('rotated', APPS, { size: 1 }) });
-    return res.code === 0 && (JSON.parse(res.stdout) as { spec: { resources?: unknown } }).spec.resources !== undefined;
-  }, { timeoutMs: 30_000 });
-  await waitUntil('conversion through the rotated certificate', async () => (await cp.kubectl(['get', 'memcacheds.v1beta1.cache.example.com', 'conv', '-n', APPS, '-o', 'json'])).code === 0, { timeoutMs: 30_000 });
+  await waitUntil(
+    'admission through the rotated certificate',
+    async () => {
+      const res = await cp.kubectl(['create', '--dry-run=server', '-o', 'json', '-f', '-'], { input: memcached('rotated', APPS, { size: 1 }) });
+      return res.code === 0 && (JSON.parse(res.stdout) as { spec: { resources?: unknown } }).spec.resources !== undefined;
+    },
+    { timeoutMs: 30_000 },
+  );
+  await waitUntil(
+    'conversion through the rotated certificate',
+    async () => (await cp.kubectl(['get', 'memcacheds.v1beta1.cache.example.com', 'conv', '-n', APPS, '-o', 'json'])).code === 0,
+    { timeoutMs: 30_000 },
+  );
   assert.equal((await getJson('memcacheds.v1beta1.cache.example.com', 'conv', APPS)).apiVersion, 'cache.example.com/v1beta1');
 
   // A certificate with another certificate's key: logged, counted, the previous pair kept.
@@ -329,17 +379,20 @@ test('certificate rotation: a new CA\'s pair swapped in as kubelet does and ever
   mountSecret(tlsDir, { 'tls.crt': rotated.certPem, 'tls.key': stranger.keyPem });
   await waitUntil('both replicas refuse the mismatched pair', async () => (await reloads('invalid')) >= invalidBefore + replicas.length, { timeoutMs: 30_000 });
   await kubectlOk(['apply', '-f', '-'], memcached('after-invalid', APPS, { size: 1 }));
-  assert.ok((await getJson('memcacheds.v1beta1.cache.example.com', 'after-invalid', APPS)).spec.resources !== undefined, 'defaulted and converted with the pair still served');
+  assert.ok(
+    (await getJson('memcacheds.v1beta1.cache.example.com', 'after-invalid', APPS)).spec.resources !== undefined,
+    'defaulted and converted with the pair still served',
+  );
   t.diagnostic(`reloaded ${(await reloads('reloaded')) - reloadedBefore}, refused ${(await reloads('invalid')) - invalidBefore} (two replicas)`);
 });
 
-test('function down: failurePolicy Fail refuses writes naming the webhook; the operator\'s namespace keeps working', async (t) => {
+test("function down: failurePolicy Fail refuses writes naming the webhook; the operator's namespace keeps working", async (t) => {
   await invokeServer.close();
   const res = await cp.kubectl(['apply', '-f', '-'], { input: memcached('while-down', APPS, { size: 1 }) });
   assert.notEqual(res.code, 0, 'with failurePolicy Fail a write must not pass unchecked');
   t.diagnostic(`kubectl: ${res.stderr.trim()}`);
   assert.match(res.stderr, /failed calling webhook "default\.memcacheds\.cache\.example\.com"/);
-  assert.match(res.stderr, /webhook function memcached \(default\): cannot invoke it/, 'the forwarder\'s reason reaches the user');
+  assert.match(res.stderr, /webhook function memcached \(default\): cannot invoke it/, "the forwarder's reason reaches the user");
   // Excluded by the namespace selector: the operator can still write in its own namespace.
   await kubectlOk(['apply', '-f', '-'], memcached('operator-own', OPERATOR_NS, { size: 1 }));
   const own = await getJson('memcacheds.v1alpha1.cache.example.com', 'operator-own', OPERATOR_NS);

@@ -19,11 +19,18 @@ const CRD = join(ROOT, 'infra/crds/memcacheds.cache.example.com.yaml');
 const RUNS = Number(process.env.OPERLESS_CRD_FUZZ_RUNS ?? 100);
 
 let cp: ControlPlane;
-before(async () => { cp = await startControlPlane({ crds: [CRD] }); });
-after(async () => { await cp?.stop(); });
+before(async () => {
+  cp = await startControlPlane({ crds: [CRD] });
+});
+after(async () => {
+  await cp?.stop();
+});
 
 /** A value with the model's verdict. */
-interface Field { value: unknown; ok: boolean }
+interface Field {
+  value: unknown;
+  ok: boolean;
+}
 const good = (value: unknown): Field => ({ value, ok: true });
 const bad = (value: unknown): Field => ({ value, ok: false });
 const ABSENT = Symbol('absent');
@@ -42,7 +49,11 @@ const FIELDS: Record<string, { path: string; valid: fc.Arbitrary<unknown>; inval
   size: {
     path: 'spec.size',
     valid: fc.integer({ min: 0, max: 100 }),
-    invalid: fc.oneof(fc.integer({ min: -1000, max: -1 }), fc.integer({ min: 101, max: 1 << 30 }), fc.constantFrom<unknown>('3', 1.5, true, [3], { n: 3 }, ABSENT)),
+    invalid: fc.oneof(
+      fc.integer({ min: -1000, max: -1 }),
+      fc.integer({ min: 101, max: 1 << 30 }),
+      fc.constantFrom<unknown>('3', 1.5, true, [3], { n: 3 }, ABSENT),
+    ),
   },
   image: {
     path: 'spec.image',
@@ -60,47 +71,75 @@ const FIELDS: Record<string, { path: string; valid: fc.Arbitrary<unknown>; inval
     invalid: fc.constantFrom<unknown>(15, 0, 65537, '64', 64.5),
   },
 };
-const validQuantities = fc.dictionary(fc.constantFrom('cpu', 'memory'), quantity.filter((q) => q.ok).map((q) => q.value), { maxKeys: 2 });
+const validQuantities = fc.dictionary(
+  fc.constantFrom('cpu', 'memory'),
+  quantity.filter((q) => q.ok).map((q) => q.value),
+  { maxKeys: 2 },
+);
 const invalidQuantity = quantity.filter((q) => !q.ok).map((q) => q.value);
 
-interface Case { spec: unknown; ok: boolean; badPaths: string[] }
+interface Case {
+  spec: unknown;
+  ok: boolean;
+  badPaths: string[];
+}
 
 const MUTATIONS = ['size', 'image', 'port', 'memoryLimitMB', 'quantity', 'resourcesType', 'unknown', 'unknownInResources'] as const;
-const validSpec = fc.record({
-  size: FIELDS.size!.valid, image: FIELDS.image!.valid, port: FIELDS.port!.valid, memoryLimitMB: FIELDS.memoryLimitMB!.valid,
-  limits: fc.option(validQuantities, { nil: undefined }), requests: fc.option(validQuantities, { nil: undefined }),
-}).map(({ limits, requests, ...fields }) => {
-  const spec: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(fields)) if (v !== ABSENT) spec[k] = v;
-  if (limits || requests) spec.resources = { ...(limits ? { limits } : {}), ...(requests ? { requests } : {}) };
-  return spec;
-});
+const validSpec = fc
+  .record({
+    size: FIELDS.size!.valid,
+    image: FIELDS.image!.valid,
+    port: FIELDS.port!.valid,
+    memoryLimitMB: FIELDS.memoryLimitMB!.valid,
+    limits: fc.option(validQuantities, { nil: undefined }),
+    requests: fc.option(validQuantities, { nil: undefined }),
+  })
+  .map(({ limits, requests, ...fields }) => {
+    const spec: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(fields)) if (v !== ABSENT) spec[k] = v;
+    if (limits || requests) spec.resources = { ...(limits ? { limits } : {}), ...(requests ? { requests } : {}) };
+    return spec;
+  });
 /** One mutation of a valid spec, with the path the API server must name. */
 const mutation = fc.constantFrom(...MUTATIONS).chain((m): fc.Arbitrary<[string, (spec: Record<string, unknown>) => void]> => {
   if (m in FIELDS) {
     const f = FIELDS[m]!;
-    return f.invalid.map((v) => [f.path, (spec) => { if (v === ABSENT) delete spec[m]; else spec[m] = v; }]);
+    return f.invalid.map((v) => [
+      f.path,
+      (spec) => {
+        if (v === ABSENT) delete spec[m];
+        else spec[m] = v;
+      },
+    ]);
   }
   if (m === 'quantity') {
-    return fc.tuple(fc.constantFrom('limits', 'requests'), fc.constantFrom('cpu', 'memory'), invalidQuantity)
-      .map(([which, k, v]) => [`spec.resources.${which}.${k}`, (spec) => {
+    return fc.tuple(fc.constantFrom('limits', 'requests'), fc.constantFrom('cpu', 'memory'), invalidQuantity).map(([which, k, v]) => [
+      `spec.resources.${which}.${k}`,
+      (spec) => {
         const r = (spec.resources ??= {}) as Record<string, unknown>;
         // An earlier mutation may have made the map a non-object: this one replaces it.
-        const map = typeof r[which] === 'object' && r[which] !== null && !Array.isArray(r[which]) ? r[which] as Record<string, unknown> : {};
+        const map = typeof r[which] === 'object' && r[which] !== null && !Array.isArray(r[which]) ? (r[which] as Record<string, unknown>) : {};
         map[k] = v;
         r[which] = map;
-      }]);
+      },
+    ]);
   }
   if (m === 'resourcesType') {
-    return fc.tuple(fc.constantFrom('limits', 'requests'), fc.constantFrom<unknown>('1Gi', 5, ['cpu'])).map(([which, v]) => [`spec.resources.${which}`, (spec) => {
-      spec.resources = { ...(spec.resources as object | undefined), [which]: v };
-    }]);
+    return fc.tuple(fc.constantFrom('limits', 'requests'), fc.constantFrom<unknown>('1Gi', 5, ['cpu'])).map(([which, v]) => [
+      `spec.resources.${which}`,
+      (spec) => {
+        spec.resources = { ...(spec.resources as object | undefined), [which]: v };
+      },
+    ]);
   }
   const inResources = m === 'unknownInResources';
-  return fc.constantFrom('replicas', 'Size', 'imagePullPolicy').map((name) => [inResources ? `spec.resources.${name}` : `spec.${name}`, (spec) => {
-    if (inResources) spec.resources = { ...(spec.resources as object | undefined), [name]: 1 };
-    else spec[name] = 1;
-  }]);
+  return fc.constantFrom('replicas', 'Size', 'imagePullPolicy').map((name) => [
+    inResources ? `spec.resources.${name}` : `spec.${name}`,
+    (spec) => {
+      if (inResources) spec.resources = { ...(spec.resources as object | undefined), [name]: 1 };
+      else spec[name] = 1;
+    },
+  ]);
 });
 
 const specCase: fc.Arbitrary<Case> = fc.oneof(
@@ -118,15 +157,19 @@ const specCase: fc.Arbitrary<Case> = fc.oneof(
 async function create(api: CustomObjectsApi, name: string, spec: unknown): Promise<{ ok: true } | { ok: false; message: string }> {
   try {
     await api.createNamespacedCustomObject({
-      group: 'cache.example.com', version: 'v1alpha1', namespace: 'default', plural: 'memcacheds',
+      group: 'cache.example.com',
+      version: 'v1alpha1',
+      namespace: 'default',
+      plural: 'memcacheds',
       body: { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name }, spec },
-      dryRun: 'All', fieldValidation: 'Strict',
+      dryRun: 'All',
+      fieldValidation: 'Strict',
     });
     return { ok: true };
   } catch (err) {
     const e = err as { code?: number; body?: unknown; message?: string };
     assert.ok(e.code === 422 || e.code === 400, `a rejection is 400/422, got ${e.code}: ${e.message}`);
-    const body = typeof e.body === 'string' ? JSON.parse(e.body) as { message?: string } : (e.body as { message?: string } | undefined);
+    const body = typeof e.body === 'string' ? (JSON.parse(e.body) as { message?: string }) : (e.body as { message?: string } | undefined);
     return { ok: false, message: body?.message ?? String(e.message) };
   }
 }
@@ -136,20 +179,23 @@ test(`the API server accepts exactly the Memcached specs the CRD schema allows (
   let n = 0;
   const tally = { accepted: 0, rejected: 0 };
   const samples: string[] = [];
-  await fc.assert(fc.asyncProperty(specCase, async (c) => {
-    const got = await create(api, `fuzz-${n++}`, c.spec);
-    const shown = JSON.stringify(c.spec);
-    if (c.ok) {
-      assert.ok(got.ok, `a valid spec was rejected: ${shown}\n${got.ok ? '' : got.message}`);
-      tally.accepted++;
-    } else {
-      assert.ok(!got.ok, `an invalid spec (${c.badPaths.join(', ')}) was accepted: ${shown}`);
-      tally.rejected++;
-      const named = c.badPaths.some((p) => got.message.includes(p) || got.message.includes(`"${p.split('.').pop()}"`));
-      assert.ok(named, `the rejection names none of ${c.badPaths.join(', ')}: ${got.message}`);
-      if (samples.length < 6) samples.push(`${shown}\n    → ${got.message.slice(0, 220)}`);
-    }
-  }), fcParameters({ numRuns: RUNS }));
+  await fc.assert(
+    fc.asyncProperty(specCase, async (c) => {
+      const got = await create(api, `fuzz-${n++}`, c.spec);
+      const shown = JSON.stringify(c.spec);
+      if (c.ok) {
+        assert.ok(got.ok, `a valid spec was rejected: ${shown}\n${got.ok ? '' : got.message}`);
+        tally.accepted++;
+      } else {
+        assert.ok(!got.ok, `an invalid spec (${c.badPaths.join(', ')}) was accepted: ${shown}`);
+        tally.rejected++;
+        const named = c.badPaths.some((p) => got.message.includes(p) || got.message.includes(`"${p.split('.').pop()}"`));
+        assert.ok(named, `the rejection names none of ${c.badPaths.join(', ')}: ${got.message}`);
+        if (samples.length < 6) samples.push(`${shown}\n    → ${got.message.slice(0, 220)}`);
+      }
+    }),
+    fcParameters({ numRuns: RUNS }),
+  );
   console.log(`\nCRD validation: ${tally.accepted} valid specs accepted, ${tally.rejected} invalid specs rejected. Examples:\n  ${samples.join('\n  ')}`);
   assert.ok(tally.accepted > 5 && tally.rejected > 5, 'both kinds of spec were generated');
 });

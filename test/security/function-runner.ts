@@ -16,7 +16,12 @@ import { startLambdaRunner } from '../../src/local/lambda-runner.ts';
 import { createLogger } from '../../src/observability/log.ts';
 import { handler } from '../../functions/memcached.ts';
 
-interface RunnerConfig { queueUrl: string; endpoint: string; region: string; maxConcurrency?: number }
+interface RunnerConfig {
+  queueUrl: string;
+  endpoint: string;
+  region: string;
+  maxConcurrency?: number;
+}
 
 const raw = process.env.OPERLESS_TEST_RUNNER;
 if (!raw) {

@@ -19,7 +19,10 @@
  *   secretsmanager:GetSecretValue on the one secret behind /aws/reference/secretsmanager/, and
  *   the work queue's policy letting only the forwarder's and the functions' roles send, and the
  *   forwarder's role allowed lambda:InvokeFunction on exactly the webhooks function (a resource
- *   policy; no identity policy of the stack grants any lambda: action).
+ *   policy; no identity policy of the stack grants any lambda: action);
+ * - every queue the stack creates, dead-letter queues included, has a queue policy denying
+ *   SendMessage to every principal but the ones that must send (issue 29: the DLQs had none),
+ *   and every dead-letter queue admits only its own source queues' redrive (RedriveAllowPolicy).
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -35,11 +38,20 @@ after(() => rmSync(work, { recursive: true, force: true }));
 
 /** The IAM actions the runtime calls, and nothing else (src/queue, src/kube/eks.ts, src/kube/factory.ts, CloudWatch Logs). */
 const USED_ACTIONS = new Set([
-  'sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ChangeMessageVisibility',
-  'logs:CreateLogStream', 'logs:CreateLogGroup', 'logs:PutLogEvents', 'logs:TagResource',
-  'eks:DescribeCluster', 'ssm:GetParameter',
+  'sqs:SendMessage',
+  'sqs:ReceiveMessage',
+  'sqs:DeleteMessage',
+  'sqs:GetQueueAttributes',
+  'sqs:ChangeMessageVisibility',
+  'logs:CreateLogStream',
+  'logs:CreateLogGroup',
+  'logs:PutLogEvents',
+  'logs:TagResource',
+  'eks:DescribeCluster',
+  'ssm:GetParameter',
   // Only when configured: the SecureString's customer key, a Secrets Manager kubeconfig.
-  'kms:Decrypt', 'secretsmanager:GetSecretValue',
+  'kms:Decrypt',
+  'secretsmanager:GetSecretValue',
 ]);
 /** The grants that exist only when their parameter is set. */
 const OPTIONAL_GRANTS = ['KubeconfigKmsPolicy', 'SecretsManagerReferencePolicy', 'WorkQueuePolicy', 'WebhooksInvokePermission'];
@@ -52,10 +64,20 @@ function iamDocuments(result: PackageResult): { where: string; statements: Json[
       // The only managed policy: AWSLambdaVPCAccessExecutionRole, and only when the function runs in
       // a VPC (its ENI actions cannot be scoped to resources; AWS requires it for VPC functions).
       if (p.ManagedPolicyArns !== undefined) {
-        assert.deepEqual(p.ManagedPolicyArns, { 'Fn::If': ['UsesVpc', [{ 'Fn::Sub': 'arn:${AWS::Partition}:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole' }], { Ref: 'AWS::NoValue' }] },
-          `${id}: no managed policy but the VPC execution role, and that only in a VPC`);
+        assert.deepEqual(
+          p.ManagedPolicyArns,
+          {
+            'Fn::If': [
+              'UsesVpc',
+              [{ 'Fn::Sub': 'arn:${AWS::Partition}:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole' }],
+              { Ref: 'AWS::NoValue' },
+            ],
+          },
+          `${id}: no managed policy but the VPC execution role, and that only in a VPC`,
+        );
       }
-      for (const policy of p.Policies ?? []) docs.push({ where: `${id}/${policy.PolicyName?.['Fn::Join'] ? 'inline' : policy.PolicyName}`, statements: [].concat(policy.PolicyDocument.Statement) });
+      for (const policy of p.Policies ?? [])
+        docs.push({ where: `${id}/${policy.PolicyName?.['Fn::Join'] ? 'inline' : policy.PolicyName}`, statements: [].concat(policy.PolicyDocument.Statement) });
       const trust = [].concat(p.AssumeRolePolicyDocument.Statement) as Json[];
       for (const s of trust) {
         assert.equal(s.Effect, 'Allow');
@@ -103,7 +125,11 @@ function checkEnvironment(result: PackageResult): void {
     if (r.Type !== 'AWS::Lambda::Function') continue;
     const vars = ((r.Properties as Json).Environment?.Variables ?? {}) as Json;
     for (const name of Object.keys(vars)) {
-      assert.doesNotMatch(name, /^AWS_(ACCESS_KEY_ID|SECRET_ACCESS_KEY|SESSION_TOKEN)$|TOKEN|PASSWORD|SECRET|KUBECONFIG_INLINE/i, `${id} has ${name} in its environment`);
+      assert.doesNotMatch(
+        name,
+        /^AWS_(ACCESS_KEY_ID|SECRET_ACCESS_KEY|SESSION_TOKEN)$|TOKEN|PASSWORD|SECRET|KUBECONFIG_INLINE/i,
+        `${id} has ${name} in its environment`,
+      );
     }
   }
 }
@@ -118,7 +144,8 @@ test('default parameters: every IAM statement is scoped (no wildcard action or r
 
 test('with EKS and an SSM kubeconfig parameter: the extra policies are scoped too', async () => {
   const result = await packageService({
-    stage: 'prod', outDir: join(work, 'eks'),
+    stage: 'prod',
+    outDir: join(work, 'eks'),
     // The reference prefix inside the name, not at its start: not a Secrets Manager reference.
     params: { clusterName: 'shop-eks', kubeconfigParameter: '/team/aws/reference/secretsmanager/kubeconfig', clusterId: 'shop-eu' },
   });
@@ -126,7 +153,9 @@ test('with EKS and an SSM kubeconfig parameter: the extra policies are scoped to
   checkEnvironment(result);
   const created = createdResources(result.template);
   for (const id of OPTIONAL_GRANTS) assert.ok(!created.includes(id), `${id} is not created`);
-  const all = iamDocuments(result).filter((d) => created.includes(d.where.split('/')[0] ?? '')).flatMap((d) => d.statements.flatMap((s) => ([] as string[]).concat(s.Action)));
+  const all = iamDocuments(result)
+    .filter((d) => created.includes(d.where.split('/')[0] ?? ''))
+    .flatMap((d) => d.statements.flatMap((s) => ([] as string[]).concat(s.Action)));
   assert.ok(all.includes('eks:DescribeCluster') && all.includes('ssm:GetParameter'), 'the parameters add their scoped statements');
   for (const forbidden of ['iam:PassRole', 'sts:AssumeRole', 'kms:Decrypt', 'ssm:GetParameters', 'ssm:GetParametersByPath', 'eks:ListClusters']) {
     assert.ok(!all.includes(forbidden), `no ${forbidden}`);
@@ -139,7 +168,8 @@ const FORWARDER = `arn:aws:iam::${ACCOUNT}:role/operless-forwarder`;
 
 test('customer key, Secrets Manager kubeconfig and forwarder role: each grant exactly as narrow as configured', async () => {
   const result = await packageService({
-    stage: 'prod', outDir: join(work, 'configured'),
+    stage: 'prod',
+    outDir: join(work, 'configured'),
     params: { kubeconfigParameter: '/aws/reference/secretsmanager/operless/kubeconfig', kubeconfigKmsKeyArn: KEY, forwarderRoleArn: FORWARDER },
   });
   assert.deepEqual(checkStatements(result), []);
@@ -147,31 +177,147 @@ test('customer key, Secrets Manager kubeconfig and forwarder role: each grant ex
   for (const id of OPTIONAL_GRANTS) assert.ok(created.includes(id), `${id} is created`);
   const statementsOf = (id: string) => resolveValue(result.template, (result.template.Resources[id]!.Properties as Json).PolicyDocument.Statement) as Json[];
 
-  assert.deepEqual(statementsOf('KubeconfigKmsPolicy'), [{
-    Effect: 'Allow', Action: ['kms:Decrypt'], Resource: KEY,
-    Condition: { StringEquals: { 'kms:ViaService': 'ssm.${AWS::Region}.amazonaws.com' } },
-  }], 'decrypt with that key only, and only through SSM');
-  assert.deepEqual(statementsOf('SecretsManagerReferencePolicy'), [{
-    Effect: 'Allow', Action: ['secretsmanager:GetSecretValue'],
-    Resource: 'arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:operless/kubeconfig-??????',
-  }], 'the one secret behind the reference path');
+  assert.deepEqual(
+    statementsOf('KubeconfigKmsPolicy'),
+    [
+      {
+        Effect: 'Allow',
+        Action: ['kms:Decrypt'],
+        Resource: KEY,
+        Condition: { StringEquals: { 'kms:ViaService': 'ssm.${AWS::Region}.amazonaws.com' } },
+      },
+    ],
+    'decrypt with that key only, and only through SSM',
+  );
+  assert.deepEqual(
+    statementsOf('SecretsManagerReferencePolicy'),
+    [
+      {
+        Effect: 'Allow',
+        Action: ['secretsmanager:GetSecretValue'],
+        Resource: 'arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:operless/kubeconfig-??????',
+      },
+    ],
+    'the one secret behind the reference path',
+  );
 
   const queuePolicy = result.template.Resources.WorkQueuePolicy?.Properties as Json;
   assert.deepEqual(queuePolicy.Queues, [{ Ref: 'WorkQueue' }]);
-  assert.deepEqual(statementsOf('WorkQueuePolicy'), [{
-    Sid: 'OnlyForwarderAndFunctionsSend', Effect: 'Deny', Principal: '*', Action: ['sqs:SendMessage'],
-    Resource: { 'Fn::GetAtt': ['WorkQueue', 'Arn'] },
-    Condition: { ArnNotEquals: { 'aws:PrincipalArn': [FORWARDER, { 'Fn::GetAtt': ['IamRoleLambdaExecution', 'Arn'] }] } },
-  }], 'every other principal is denied SendMessage on the work queue');
+  assert.deepEqual(
+    statementsOf('WorkQueuePolicy'),
+    [
+      {
+        Sid: 'OnlyForwarderAndFunctionsSend',
+        Effect: 'Deny',
+        Principal: '*',
+        Action: ['sqs:SendMessage'],
+        Resource: { 'Fn::GetAtt': ['WorkQueue', 'Arn'] },
+        Condition: { ArnNotEquals: { 'aws:PrincipalArn': [FORWARDER, { 'Fn::GetAtt': ['IamRoleLambdaExecution', 'Arn'] }] } },
+      },
+    ],
+    'every other principal is denied SendMessage on the work queue',
+  );
 
   // The forwarder invokes the webhooks function (and only it): one Lambda resource policy, on that
   // function, for that role, for that action. No other Lambda permission names the role.
   const permissions = Object.entries(result.template.Resources).filter(([id, r]) => r.Type === 'AWS::Lambda::Permission' && created.includes(id));
   const forRole = permissions.filter(([, r]) => resolveValue(result.template, (r.Properties as Json).Principal) === FORWARDER);
-  assert.deepEqual(forRole.map(([id, r]) => [id, resolveValue(result.template, r.Properties)]), [['WebhooksInvokePermission', {
-    FunctionName: { 'Fn::GetAtt': ['WebhooksLambdaFunction', 'Arn'] }, Action: 'lambda:InvokeFunction', Principal: FORWARDER,
-  }]], 'lambda:InvokeFunction on exactly the webhooks function, for the forwarder role only');
+  assert.deepEqual(
+    forRole.map(([id, r]) => [id, resolveValue(result.template, r.Properties)]),
+    [
+      [
+        'WebhooksInvokePermission',
+        {
+          FunctionName: { 'Fn::GetAtt': ['WebhooksLambdaFunction', 'Arn'] },
+          Action: 'lambda:InvokeFunction',
+          Principal: FORWARDER,
+        },
+      ],
+    ],
+    'lambda:InvokeFunction on exactly the webhooks function, for the forwarder role only',
+  );
   const webhooksFunction = result.template.Resources.WebhooksLambdaFunction;
   assert.ok(webhooksFunction, 'the webhooks function is in the template');
   assert.equal((webhooksFunction.Properties as Json).Handler, 'functions/webhooks.handler', 'the function it names is the webhooks handler');
+});
+
+const getAtt = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
+const arnOf = (name: string) => `arn:\${AWS::Partition}:sqs:\${AWS::Region}:\${AWS::AccountId}:${name}`;
+
+/** Per created queue: the Deny-SendMessage statement of the queue policy naming it (undefined: none). */
+function sendDenials(result: PackageResult): Map<string, Json | undefined> {
+  const template = result.template;
+  const created = createdResources(template);
+  const queues = created.filter((id) => template.Resources[id]!.Type === 'AWS::SQS::Queue');
+  const policies = created
+    .filter((id) => template.Resources[id]!.Type === 'AWS::SQS::QueuePolicy')
+    .map((id) => resolveValue(template, template.Resources[id]!.Properties) as Json);
+  return new Map(
+    queues.map((queue) => {
+      const policy = policies.find((p) => (p.Queues as Json[]).some((q) => q.Ref === queue));
+      const deny = ([].concat(policy?.PolicyDocument.Statement ?? []) as Json[]).find(
+        (s) =>
+          s.Effect === 'Deny' &&
+          s.Principal === '*' &&
+          ([] as string[]).concat(s.Action).includes('sqs:SendMessage') &&
+          JSON.stringify(s.Resource) === JSON.stringify(getAtt(queue)),
+      );
+      return [queue, deny];
+    }),
+  );
+}
+
+test("every queue the stack creates, the dead-letter queues too, denies SendMessage to all but the principals that must send; a DLQ takes only its source queue's redrive", async () => {
+  const role = getAtt('IamRoleLambdaExecution');
+  const cases: { name: string; params: Record<string, string>; queues: string[] }[] = [
+    { name: 'default', params: {}, queues: ['DeadLetterQueue'] },
+    {
+      name: 'per-key-bus',
+      params: { ordering: 'per-key', eventBusName: 'b', forwarderRoleArn: FORWARDER },
+      queues: ['DeadLetterQueue', 'WorkQueue', 'EventRuleDeadLetterQueue', 'DelayQueue', 'DelayDeadLetterQueue'],
+    },
+    { name: 'unordered-bus', params: { eventBusName: 'b', forwarderRoleArn: FORWARDER }, queues: ['DeadLetterQueue', 'WorkQueue', 'EventRuleDeadLetterQueue'] },
+  ];
+  for (const c of cases) {
+    const result = await packageService({ stage: 'ci', outDir: join(work, `queues-${c.name}`), params: c.params });
+    const denials = sendDenials(result);
+    const perKey = c.params.ordering === 'per-key';
+    // Without forwarderRoleArn the work queue stays open to the account (docs/deploy.md): only listed queues are checked.
+    for (const queue of c.queues) assert.ok(denials.get(queue), `${c.name}: ${queue} has a queue policy denying SendMessage to other principals`);
+    assert.deepEqual(
+      denials.get('DeadLetterQueue')?.Condition,
+      { ArnNotEquals: { 'aws:PrincipalArn': [role] } },
+      `${c.name}: only the functions send to the DLQ`,
+    );
+    const resources = result.template.Resources;
+    const redrive = (id: string) => resolveValue(result.template, (resources[id]!.Properties as Json).RedriveAllowPolicy) as Json;
+    const sources = perKey ? [arnOf('operless-memcached-ci-work.fifo')] : [arnOf('operless-memcached-ci-work'), arnOf('operless-memcached-ci-bulk')];
+    assert.deepEqual(
+      redrive('DeadLetterQueue'),
+      { redrivePermission: 'byQueue', sourceQueueArns: sources },
+      `${c.name}: only the work queue (and, unordered, the bulk queue) redrives into the DLQ`,
+    );
+    assert.equal(
+      (resolveValue(result.template, resources.WorkQueue!.Properties) as Json).QueueName,
+      `operless-memcached-ci-work${perKey ? '.fifo' : ''}`,
+      'the ARN names the work queue',
+    );
+    if (!perKey)
+      assert.equal(
+        (resolveValue(result.template, resources.BulkQueue!.Properties) as Json).QueueName,
+        'operless-memcached-ci-bulk',
+        'the ARN names the bulk queue',
+      );
+    if (perKey) {
+      assert.equal(denials.get('DelayDeadLetterQueue')?.Condition, undefined, "nobody sends to the delay DLQ: only the delay queue's redrive fills it");
+      assert.deepEqual(redrive('DelayDeadLetterQueue'), { redrivePermission: 'byQueue', sourceQueueArns: [arnOf('operless-memcached-ci-delay')] });
+    }
+    if (c.params.eventBusName) {
+      assert.deepEqual(
+        denials.get('EventRuleDeadLetterQueue')?.Condition,
+        { ArnNotEquals: { 'aws:SourceArn': getAtt('MemcachedEventRule') } },
+        `${c.name}: only the rule sends its dead letters`,
+      );
+    }
+  }
 });

@@ -29,14 +29,24 @@ import { AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { startControlPlane, type ControlPlane, type Identity } from '../../src/testing/index.ts';
 import { MANIFESTS_PATH } from '../../src/build/forwarder-chart.ts';
-import { applyForwarderIdentity, applyMemcachedFunctionIdentity, applyScopedForwarderIdentity, applyScopedFunctionIdentity, MEMCACHED_FUNCTION_RBAC, SCOPED_FUNCTION_GROUP } from '../support/identities.ts';
+import {
+  applyForwarderIdentity,
+  applyMemcachedFunctionIdentity,
+  applyScopedForwarderIdentity,
+  applyScopedFunctionIdentity,
+  MEMCACHED_FUNCTION_RBAC,
+  SCOPED_FUNCTION_GROUP,
+} from '../support/identities.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const CRD = join(ROOT, 'infra/crds/memcacheds.cache.example.com.yaml');
 const FUNCTION_RBAC = MEMCACHED_FUNCTION_RBAC;
 
 type Obj = Record<string, any>;
-const docs = (path: string): Obj[] => parseAllDocuments(readFileSync(path, 'utf8')).map((d) => d.toJS() as Obj).filter((o) => o && typeof o === 'object');
+const docs = (path: string): Obj[] =>
+  parseAllDocuments(readFileSync(path, 'utf8'))
+    .map((d) => d.toJS() as Obj)
+    .filter((o) => o && typeof o === 'object');
 
 let cp: ControlPlane;
 let fn: Identity;
@@ -51,19 +61,39 @@ before(async () => {
   fwd = (await applyForwarderIdentity(cp)).identity;
   for (const ns of ['team-a', 'team-b', 'kube-system']) await cp.kubectl(['create', 'namespace', ns]);
 });
-after(async () => { await cp?.stop(); });
+after(async () => {
+  await cp?.stop();
+});
 
 // ---- the matrix -------------------------------------------------------------------------
 
-interface Attr { group: string; resource: string; subresource?: string; verb: string; namespace?: string; name?: string }
-const label = (a: Attr) => `${a.verb} ${a.group ? `${a.resource}.${a.group}` : a.resource}${a.subresource ? `/${a.subresource}` : ''}${a.name ? ` "${a.name}"` : ''} ${a.namespace ? `in ${a.namespace}` : '(all namespaces / cluster)'}`;
+interface Attr {
+  group: string;
+  resource: string;
+  subresource?: string;
+  verb: string;
+  namespace?: string;
+  name?: string;
+}
+const label = (a: Attr) =>
+  `${a.verb} ${a.group ? `${a.resource}.${a.group}` : a.resource}${a.subresource ? `/${a.subresource}` : ''}${a.name ? ` "${a.name}"` : ''} ${a.namespace ? `in ${a.namespace}` : '(all namespaces / cluster)'}`;
 
 async function can(kubeConfig: KubeConfig, a: Attr): Promise<boolean> {
   const api = kubeConfig.makeApiClient(AuthorizationV1Api);
   const review = await api.createSelfSubjectAccessReview({
     body: {
-      apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview',
-      spec: { resourceAttributes: { group: a.group, resource: a.resource, verb: a.verb, ...(a.subresource ? { subresource: a.subresource } : {}), ...(a.namespace ? { namespace: a.namespace } : {}), ...(a.name ? { name: a.name } : {}) } },
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SelfSubjectAccessReview',
+      spec: {
+        resourceAttributes: {
+          group: a.group,
+          resource: a.resource,
+          verb: a.verb,
+          ...(a.subresource ? { subresource: a.subresource } : {}),
+          ...(a.namespace ? { namespace: a.namespace } : {}),
+          ...(a.name ? { name: a.name } : {}),
+        },
+      },
     },
   });
   return review.status?.allowed === true;
@@ -72,18 +102,40 @@ async function can(kubeConfig: KubeConfig, a: Attr): Promise<boolean> {
 /** What the shipped rules grant (ClusterRole rules apply everywhere; Role rules in their namespace). */
 function granted(rules: { rules: Obj[]; namespace?: string }[], a: Attr): boolean {
   const res = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
-  return rules.some(({ rules: list, namespace }) => (namespace === undefined || namespace === a.namespace) && list.some((r) =>
-    (r.apiGroups ?? []).some((g: string) => g === a.group || g === '*') &&
-    (r.resources ?? []).some((x: string) => x === res || x === '*') &&
-    (r.verbs ?? []).some((v: string) => v === a.verb || v === '*') &&
-    (!r.resourceNames || (a.name !== undefined && r.resourceNames.includes(a.name)))));
+  return rules.some(
+    ({ rules: list, namespace }) =>
+      (namespace === undefined || namespace === a.namespace) &&
+      list.some(
+        (r) =>
+          (r.apiGroups ?? []).some((g: string) => g === a.group || g === '*') &&
+          (r.resources ?? []).some((x: string) => x === res || x === '*') &&
+          (r.verbs ?? []).some((v: string) => v === a.verb || v === '*') &&
+          (!r.resourceNames || (a.name !== undefined && r.resourceNames.includes(a.name))),
+      ),
+  );
 }
 
 const RESOURCES: [string, string, string?][] = [
-  ['cache.example.com', 'memcacheds'], ['cache.example.com', 'memcacheds', 'status'], ['cache.example.com', 'memcacheds', 'finalizers'],
-  ['apps', 'deployments'], ['apps', 'deployments', 'status'], ['apps', 'statefulsets'], ['', 'services'], ['', 'pods'], ['', 'pods', 'exec'],
-  ['events.k8s.io', 'events'], ['', 'events'], ['', 'secrets'], ['', 'configmaps'], ['', 'serviceaccounts'], ['', 'serviceaccounts', 'token'],
-  ['coordination.k8s.io', 'leases'], ['', 'namespaces'], ['', 'nodes'], ['rbac.authorization.k8s.io', 'clusterroles'], ['rbac.authorization.k8s.io', 'rolebindings'],
+  ['cache.example.com', 'memcacheds'],
+  ['cache.example.com', 'memcacheds', 'status'],
+  ['cache.example.com', 'memcacheds', 'finalizers'],
+  ['apps', 'deployments'],
+  ['apps', 'deployments', 'status'],
+  ['apps', 'statefulsets'],
+  ['', 'services'],
+  ['', 'pods'],
+  ['', 'pods', 'exec'],
+  ['events.k8s.io', 'events'],
+  ['', 'events'],
+  ['', 'secrets'],
+  ['', 'configmaps'],
+  ['', 'serviceaccounts'],
+  ['', 'serviceaccounts', 'token'],
+  ['coordination.k8s.io', 'leases'],
+  ['', 'namespaces'],
+  ['', 'nodes'],
+  ['rbac.authorization.k8s.io', 'clusterroles'],
+  ['rbac.authorization.k8s.io', 'rolebindings'],
   ['apiextensions.k8s.io', 'customresourcedefinitions'],
 ];
 const VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'];
@@ -108,13 +160,20 @@ function universe(): Attr[] {
 function rulesOf(objs: Obj[], subject: (o: Obj) => boolean): { rules: Obj[]; namespace?: string }[] {
   const bindings = objs.filter((o) => /RoleBinding$/.test(o.kind) && (o.subjects ?? []).some(subject));
   return bindings.map((b) => {
-    const role = objs.find((o) => o.kind === b.roleRef.kind && o.metadata.name === b.roleRef.name && (b.kind === 'ClusterRoleBinding' || o.metadata.namespace === b.metadata.namespace));
+    const role = objs.find(
+      (o) =>
+        o.kind === b.roleRef.kind && o.metadata.name === b.roleRef.name && (b.kind === 'ClusterRoleBinding' || o.metadata.namespace === b.metadata.namespace),
+    );
     assert.ok(role, `the role ${b.roleRef.kind}/${b.roleRef.name} of ${b.metadata.name} is shipped`);
     return { rules: role.rules ?? [], ...(b.kind === 'RoleBinding' ? { namespace: b.metadata.namespace } : {}) };
   });
 }
 
-async function matrix(who: string, kubeConfig: KubeConfig, rules: { rules: Obj[]; namespace?: string }[]): Promise<{ allowed: string[]; mismatches: string[]; check: (a: Attr) => Promise<boolean> }> {
+async function matrix(
+  who: string,
+  kubeConfig: KubeConfig,
+  rules: { rules: Obj[]; namespace?: string }[],
+): Promise<{ allowed: string[]; mismatches: string[]; check: (a: Attr) => Promise<boolean> }> {
   const all = universe();
   const answers = new Map<Attr, boolean>();
   for (let i = 0; i < all.length; i += 20) {
@@ -125,21 +184,29 @@ async function matrix(who: string, kubeConfig: KubeConfig, rules: { rules: Obj[]
   const mismatches: string[] = [];
   for (const a of all) {
     const want = granted(rules, a);
-    if (answers.get(a) !== want) mismatches.push(`${label(a)}: API server says ${answers.get(a) ? 'allowed' : 'denied'}, the shipped rules ${want ? 'grant' : 'do not grant'} it`);
+    if (answers.get(a) !== want)
+      mismatches.push(`${label(a)}: API server says ${answers.get(a) ? 'allowed' : 'denied'}, the shipped rules ${want ? 'grant' : 'do not grant'} it`);
   }
   const allowed = all.filter((a) => answers.get(a)).map(label);
   // A readable matrix: one row per resource, one column per verb (namespace-independent view).
   const rows = RESOURCES.map(([group, resource, sub]) => {
     const name = `${group ? `${resource}.${group}` : resource}${sub ? `/${sub}` : ''}`;
     const cells = VERBS.map((verb) => {
-      const where = NAMESPACES.filter((namespace) => all.some((a) => a.group === group && a.resource === resource && a.subresource === sub && a.verb === verb && a.namespace === namespace && !a.name && answers.get(a)));
+      const where = NAMESPACES.filter((namespace) =>
+        all.some(
+          (a) =>
+            a.group === group && a.resource === resource && a.subresource === sub && a.verb === verb && a.namespace === namespace && !a.name && answers.get(a),
+        ),
+      );
       if (where.length === NAMESPACES.length) return 'all';
       if (where.length === 0) return '-';
       return where.map((n) => n ?? 'cluster').join('+');
     });
     return `${name.padEnd(44)} ${cells.map((c) => c.padEnd(9)).join(' ')}`;
   });
-  console.log(`\npermission matrix of ${who} (SelfSubjectAccessReview; "all" = every namespace and cluster-wide, "-" = denied)\n${''.padEnd(44)} ${VERBS.map((v) => v.padEnd(9)).join(' ')}\n${rows.join('\n')}`);
+  console.log(
+    `\npermission matrix of ${who} (SelfSubjectAccessReview; "all" = every namespace and cluster-wide, "-" = denied)\n${''.padEnd(44)} ${VERBS.map((v) => v.padEnd(9)).join(' ')}\n${rows.join('\n')}`,
+  );
   return { allowed, mismatches, check: (a) => can(kubeConfig, a) };
 }
 
@@ -247,10 +314,15 @@ test('namespace-scoped: the function identity can do its work in the listed name
     { group: '', resource: 'configmaps', verb: 'get' },
     { group: 'events.k8s.io', resource: 'events', verb: 'create' },
   ];
-  for (const namespace of SCOPE) for (const a of work) assert.equal(await m.check({ ...a, namespace }), true, `the function needs: ${label({ ...a, namespace })}`);
+  for (const namespace of SCOPE)
+    for (const a of work) assert.equal(await m.check({ ...a, namespace }), true, `the function needs: ${label({ ...a, namespace })}`);
   for (const a of outsideScope(work)) assert.equal(await m.check(a), false, `outside its namespaces the function must not: ${label(a)}`);
   // The real requests, not only the reviews: a cluster-wide list and another namespace are 403.
-  for (const args of [['get', 'memcacheds', '-A'], ['get', 'memcacheds', '-n', 'default'], ['get', 'deployments', '-n', 'kube-system']]) {
+  for (const args of [
+    ['get', 'memcacheds', '-A'],
+    ['get', 'memcacheds', '-n', 'default'],
+    ['get', 'deployments', '-n', 'kube-system'],
+  ]) {
     const got = await cp.kubectl(args, { as: scoped.identity });
     assert.notEqual(got.code, 0, `kubectl ${args.join(' ')} as the scoped function succeeded`);
     assert.match(got.stderr, /forbidden/i);
@@ -260,10 +332,18 @@ test('namespace-scoped: the function identity can do its work in the listed name
 
 test('namespace-scoped: the forwarder ServiceAccount (chart with namespaces) reads its watches in the listed namespaces only, and its one Lease', async () => {
   const scoped = await applyScopedForwarderIdentity(cp, SCOPE);
-  assert.deepEqual(scoped.objects.filter((o) => /^Cluster/.test(o.kind)).map((o) => o.kind), [], 'no ClusterRole or ClusterRoleBinding: every watched kind is namespaced');
+  assert.deepEqual(
+    scoped.objects.filter((o) => /^Cluster/.test(o.kind)).map((o) => o.kind),
+    [],
+    'no ClusterRole or ClusterRoleBinding: every watched kind is namespaced',
+  );
   const rules = rulesOf(scoped.objects as Obj[], (s) => s.kind === 'ServiceAccount' && s.name === scoped.serviceAccount && s.namespace === scoped.namespace);
   assert.equal(rules.length, SCOPE.length + 1, 'a Role per listed namespace (watches) and one for its Lease');
-  const m = await matrix(`the forwarder, namespace-scoped to ${SCOPE.join(', ')} (ServiceAccount ${scoped.namespace}/${scoped.serviceAccount})`, scoped.identity.kubeConfig, rules);
+  const m = await matrix(
+    `the forwarder, namespace-scoped to ${SCOPE.join(', ')} (ServiceAccount ${scoped.namespace}/${scoped.serviceAccount})`,
+    scoped.identity.kubeConfig,
+    rules,
+  );
   assert.deepEqual(m.mismatches, []);
   const watches: Omit<Attr, 'namespace'>[] = ['list', 'watch'].flatMap((verb) => [
     { group: 'cache.example.com', resource: 'memcacheds', verb },
@@ -271,10 +351,19 @@ test('namespace-scoped: the forwarder ServiceAccount (chart with namespaces) rea
     { group: '', resource: 'services', verb },
     { group: '', resource: 'configmaps', verb },
   ]);
-  for (const namespace of SCOPE) for (const a of watches) assert.equal(await m.check({ ...a, namespace }), true, `the forwarder needs: ${label({ ...a, namespace })}`);
+  for (const namespace of SCOPE)
+    for (const a of watches) assert.equal(await m.check({ ...a, namespace }), true, `the forwarder needs: ${label({ ...a, namespace })}`);
   for (const a of outsideScope(watches)) assert.equal(await m.check(a), false, `outside its namespaces the forwarder must not: ${label(a)}`);
-  assert.equal(await m.check({ group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: scoped.namespace, name: scoped.leaseName }), true, 'its own Lease');
-  assert.equal(await m.check({ group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'team-a', name: scoped.leaseName }), false, 'no Lease in a watched namespace');
+  assert.equal(
+    await m.check({ group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: scoped.namespace, name: scoped.leaseName }),
+    true,
+    'its own Lease',
+  );
+  assert.equal(
+    await m.check({ group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'team-a', name: scoped.leaseName }),
+    false,
+    'no Lease in a watched namespace',
+  );
   const got = await cp.kubectl(['get', 'memcacheds', '-A'], { as: scoped.identity });
   assert.notEqual(got.code, 0, 'a cluster-wide list as the scoped forwarder succeeded');
   assert.match(got.stderr, /forbidden/i);
@@ -283,7 +372,10 @@ test('namespace-scoped: the forwarder ServiceAccount (chart with namespaces) rea
 test('neither identity is an admin: both are refused a plain read of a Secret', async () => {
   const secret = await cp.kubectl(['create', 'secret', 'generic', 'planted', '-n', 'team-a', '--from-literal=k=v']);
   assert.equal(secret.code, 0, secret.stderr);
-  for (const [who, id] of [['function', fn], ['forwarder', fwd]] as const) {
+  for (const [who, id] of [
+    ['function', fn],
+    ['forwarder', fwd],
+  ] as const) {
     const got = await cp.kubectl(['get', 'secret', 'planted', '-n', 'team-a'], { as: id });
     assert.notEqual(got.code, 0, `${who} read a Secret`);
     assert.match(got.stderr, /forbidden/i);
@@ -329,10 +421,23 @@ test('Pod Security admission (restricted, enforced) admits the forwarder pod and
   const ns = 'psa-restricted';
   const created = await cp.kubectl(['create', 'namespace', ns]);
   assert.equal(created.code, 0, created.stderr);
-  const labelled = await cp.kubectl(['label', 'namespace', ns, 'pod-security.kubernetes.io/enforce=restricted', 'pod-security.kubernetes.io/enforce-version=latest', 'pod-security.kubernetes.io/warn=restricted']);
+  const labelled = await cp.kubectl([
+    'label',
+    'namespace',
+    ns,
+    'pod-security.kubernetes.io/enforce=restricted',
+    'pod-security.kubernetes.io/enforce-version=latest',
+    'pod-security.kubernetes.io/warn=restricted',
+  ]);
   assert.equal(labelled.code, 0, labelled.stderr);
   const template = podTemplate();
-  const pod = (spec: Obj) => JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'operless-forwarder-psa', namespace: ns, labels: template.metadata?.labels }, spec: { ...spec, serviceAccountName: undefined } });
+  const pod = (spec: Obj) =>
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'operless-forwarder-psa', namespace: ns, labels: template.metadata?.labels },
+      spec: { ...spec, serviceAccountName: undefined },
+    });
 
   const admitted = await cp.kubectl(['apply', '--dry-run=server', '-f', '-'], { input: pod(template.spec) });
   assert.equal(admitted.code, 0, `the forwarder pod is rejected by Pod Security (restricted): ${admitted.stderr}`);
@@ -340,7 +445,9 @@ test('Pod Security admission (restricted, enforced) admits the forwarder pod and
 
   // The Deployment itself: Pod Security warns on workload templates; there must be no warning.
   const deploy = manifests.find((o) => o.kind === 'Deployment')!;
-  const asDeployment = await cp.kubectl(['apply', '--dry-run=server', '-f', '-'], { input: JSON.stringify({ ...deploy, metadata: { ...deploy.metadata, namespace: ns } }) });
+  const asDeployment = await cp.kubectl(['apply', '--dry-run=server', '-f', '-'], {
+    input: JSON.stringify({ ...deploy, metadata: { ...deploy.metadata, namespace: ns } }),
+  });
   assert.equal(asDeployment.code, 0, asDeployment.stderr);
   assert.doesNotMatch(asDeployment.stderr, /would violate PodSecurity/);
 

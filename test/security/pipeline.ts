@@ -95,7 +95,13 @@ export async function startPipeline(options: PipelineOptions): Promise<Pipeline>
   const forwarder = spawn(process.execPath, [bundle], {
     cwd: work,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...common, OPERLESS_FORWARDER_CONFIG: join(work, 'forwarder.yaml'), KUBECONFIG: forwarderIdentity.kubeconfigPath, POD_NAMESPACE: shipped.namespace, POD_NAME: 'forwarder-0' },
+    env: {
+      ...common,
+      OPERLESS_FORWARDER_CONFIG: join(work, 'forwarder.yaml'),
+      KUBECONFIG: forwarderIdentity.kubeconfigPath,
+      POD_NAMESPACE: shipped.namespace,
+      POD_NAME: 'forwarder-0',
+    },
   });
   lines(forwarder, forwarderLines);
 
@@ -132,14 +138,24 @@ export async function startPipeline(options: PipelineOptions): Promise<Pipeline>
     throw new Error(`${(err as Error).message}\nforwarder:\n${forwarderLines.slice(-20).join('\n')}\nfunction:\n${functionLines.slice(-20).join('\n')}`);
   }
   return {
-    cp, broker, forwarderIdentity, functionIdentity, forwarder, runner, forwarderLines, functionLines, stop, stopProcesses,
-    bodies: () => functionLines.flatMap((l) => {
-      try {
-        const o = JSON.parse(l) as { msg?: string; body?: string };
-        return o.msg === 'queue record' && typeof o.body === 'string' ? [o.body] : [];
-      } catch {
-        return [];
-      }
-    }),
+    cp,
+    broker,
+    forwarderIdentity,
+    functionIdentity,
+    forwarder,
+    runner,
+    forwarderLines,
+    functionLines,
+    stop,
+    stopProcesses,
+    bodies: () =>
+      functionLines.flatMap((l) => {
+        try {
+          const o = JSON.parse(l) as { msg?: string; body?: string };
+          return o.msg === 'queue record' && typeof o.body === 'string' ? [o.body] : [];
+        } catch {
+          return [];
+        }
+      }),
   };
 }

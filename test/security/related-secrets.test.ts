@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { parseAllDocuments } from 'yaml';
 import { provision } from '../../src/testing/index.ts';
 import { renderChart } from '../../src/build/forwarder-chart.ts';
-import { parseConfig } from '../../src/forwarder/config.ts';
+import { parseConfig } from '../../src/forwarder/config/config.ts';
 
 let helm: string;
 before(async () => {
@@ -22,7 +22,14 @@ before(async () => {
 });
 
 const MEMCACHED = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', plural: 'memcacheds', namespaced: true };
-const secretWatch = (extra: object = {}) => ({ apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true, for: [{ apiVersion: MEMCACHED.apiVersion, kind: 'Memcached', field: 'spec.secretRef.name' }], ...extra });
+const secretWatch = (extra: object = {}) => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  plural: 'secrets',
+  namespaced: true,
+  for: [{ apiVersion: MEMCACHED.apiVersion, kind: 'Memcached', field: 'spec.secretRef.name' }],
+  ...extra,
+});
 const values = (related: object[], extra: object = {}) => ({
   clusterId: 'prod-eu',
   queue: { url: 'https://sqs.eu-west-1.amazonaws.com/123456789012/work' },
@@ -32,10 +39,20 @@ const values = (related: object[], extra: object = {}) => ({
   ...extra,
 });
 
-interface Rendered { kind: string; metadata: { name: string; namespace?: string }; rules?: { resources: string[] }[]; data?: Record<string, string> }
-const renderedObjects = (stdout: string): Rendered[] => parseAllDocuments(stdout).map((d) => d.toJS() as Rendered | null).filter((o) => o !== null);
-const resourcesOf = (objects: readonly Rendered[], kind: string) => objects.filter((o) => o.kind === kind).flatMap((o) => (o.rules ?? []).flatMap((r) => r.resources));
-const configOf = (objects: readonly Rendered[]) => parseAllDocuments(objects.find((o) => o.kind === 'ConfigMap')?.data?.['forwarder.yaml'] ?? '')[0]?.toJS() as Record<string, unknown>;
+interface Rendered {
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  rules?: { resources: string[] }[];
+  data?: Record<string, string>;
+}
+const renderedObjects = (stdout: string): Rendered[] =>
+  parseAllDocuments(stdout)
+    .map((d) => d.toJS() as Rendered | null)
+    .filter((o) => o !== null);
+const resourcesOf = (objects: readonly Rendered[], kind: string) =>
+  objects.filter((o) => o.kind === kind).flatMap((o) => (o.rules ?? []).flatMap((r) => r.resources));
+const configOf = (objects: readonly Rendered[]) =>
+  parseAllDocuments(objects.find((o) => o.kind === 'ConfigMap')?.data?.['forwarder.yaml'] ?? '')[0]?.toJS() as Record<string, unknown>;
 
 test('an unscoped related Secret watch: the chart, which grants the privilege, refuses to render, naming the watch (the forwarder only warns: forwarder.ts)', async () => {
   const r = await renderChart(helm, { values: values([secretWatch()]) });
@@ -50,7 +67,10 @@ test('a related Secret watch scoped to namespaces: a Role on Secrets in each, no
     const objects = renderedObjects(r.stdout);
     assert.equal(resourcesOf(objects, 'ClusterRole').includes('secrets'), false, 'no cluster-wide grant on Secrets');
     const roles = objects.filter((o) => o.kind === 'Role' && (o.rules ?? []).some((x) => x.resources.includes('secrets')));
-    assert.deepEqual(roles.map((o) => o.metadata.namespace), ['team-a']);
+    assert.deepEqual(
+      roles.map((o) => o.metadata.namespace),
+      ['team-a'],
+    );
     parseConfig(configOf(objects), { POD_NAMESPACE: 'operless' });
   }
 });

@@ -45,19 +45,27 @@ async function kubectl(...args: string[]): Promise<string> {
   return r.stdout;
 }
 
-interface Mc { metadata: { generation: number; finalizers?: string[] }; status?: { observedGeneration?: number } }
+interface Mc {
+  metadata: { generation: number; finalizers?: string[] };
+  status?: { observedGeneration?: number };
+}
 async function mc(name: string): Promise<Mc | undefined> {
   const r = await p.cp.kubectl(['get', 'memcached', name, '-n', 'team-a', '-o', 'json']);
   if (r.code !== 0) return undefined;
   return JSON.parse(r.stdout) as Mc;
 }
-const reconciled = async (name: string) => { const o = await mc(name); return o?.status?.observedGeneration === o?.metadata.generation; };
+const reconciled = async (name: string) => {
+  const o = await mc(name);
+  return o?.status?.observedGeneration === o?.metadata.generation;
+};
 
 async function drain(queueUrl: string): Promise<string[]> {
   const sqs = p.broker.sqs();
   const bodies: string[] = [];
   for (;;) {
-    const r = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: 60, MessageAttributeNames: ['All'] }));
+    const r = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: 60, MessageAttributeNames: ['All'] }),
+    );
     if (!r.Messages?.length) return bodies;
     for (const m of r.Messages) {
       bodies.push(m.Body ?? '', JSON.stringify(m.MessageAttributes ?? {}));
@@ -70,11 +78,13 @@ test('planted secrets, tokens and object contents never reach logs or queue mess
   const ns = 'team-a';
   await kubectl('create', 'namespace', ns);
   await kubectl('create', 'secret', 'generic', 'planted', '-n', ns, `--from-literal=password=${PLANTED.secretData}`);
-  const object = (name: string, token: string, size: number) => JSON.stringify({
-    apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached',
-    metadata: { name, namespace: ns, labels: { 'team-secret': PLANTED.labelValue }, annotations: { 'example.com/api-token': token } },
-    spec: { size, image: PLANTED.specImage },
-  });
+  const object = (name: string, token: string, size: number) =>
+    JSON.stringify({
+      apiVersion: 'cache.example.com/v1alpha1',
+      kind: 'Memcached',
+      metadata: { name, namespace: ns, labels: { 'team-secret': PLANTED.labelValue }, annotations: { 'example.com/api-token': token } },
+      spec: { size, image: PLANTED.specImage },
+    });
   for (const name of ['leak-a', 'leak-b', 'leak-c']) {
     const r = await p.cp.kubectl(['apply', '-f', '-'], { input: object(name, PLANTED.annotationToken, 1) });
     assert.equal(r.code, 0, r.stderr);
@@ -84,7 +94,11 @@ test('planted secrets, tokens and object contents never reach logs or queue mess
   const rotated = await p.cp.kubectl(['apply', '-f', '-'], { input: object('leak-a', PLANTED.annotationToken2, 2) });
   assert.equal(rotated.code, 0, rotated.stderr);
   await kubectl('delete', 'memcached', 'leak-c', '-n', ns, '--wait=false');
-  await until('leak-a is reconciled at its new generation and leak-c is gone', async () => (await reconciled('leak-a')) && (await mc('leak-c')) === undefined, 90_000);
+  await until(
+    'leak-a is reconciled at its new generation and leak-c is gone',
+    async () => (await reconciled('leak-a')) && (await mc('leak-c')) === undefined,
+    90_000,
+  );
   await new Promise((r) => setTimeout(r, 2000));
   await p.stopProcesses();
 
@@ -94,10 +108,13 @@ test('planted secrets, tokens and object contents never reach logs or queue mess
     forwarderToken: p.forwarderIdentity.token ?? '',
     adminToken: /token: (\S+)/.exec(p.cp.kubeconfigYaml)?.[1] ?? '',
     functionClientKey: /client-key-data: (\S+)/.exec(p.functionIdentity.kubeconfigYaml)?.[1] ?? '',
-    functionClientKeyPem: Buffer.from(/client-key-data: (\S+)/.exec(p.functionIdentity.kubeconfigYaml)?.[1] ?? '', 'base64').toString('utf8').split('\n')[1] ?? '',
+    functionClientKeyPem:
+      Buffer.from(/client-key-data: (\S+)/.exec(p.functionIdentity.kubeconfigYaml)?.[1] ?? '', 'base64')
+        .toString('utf8')
+        .split('\n')[1] ?? '',
   };
   for (const [name, value] of Object.entries(secrets)) assert.ok(value.length >= 16, `planted ${name} is a real value`);
-  const queueLeftovers = [...await drain(p.broker.queueUrl('work')), ...await drain(p.broker.queueUrl('work-dlq'))];
+  const queueLeftovers = [...(await drain(p.broker.queueUrl('work'))), ...(await drain(p.broker.queueUrl('work-dlq')))];
   const bodies = p.bodies();
   const sources: Record<string, string[]> = {
     'forwarder log': p.forwarderLines,
@@ -113,13 +130,18 @@ test('planted secrets, tokens and object contents never reach logs or queue mess
       if (hit) leaks.push(`${name} found in ${where}: ${hit.slice(0, 300)}`);
     }
   }
-  console.log(`\nscanned ${p.forwarderLines.length} forwarder log lines, ${sources['function log']!.length} function log lines, ${bodies.length} queue message bodies, ${queueLeftovers.length / 2} leftover messages for ${Object.keys(secrets).length} planted values`);
+  console.log(
+    `\nscanned ${p.forwarderLines.length} forwarder log lines, ${sources['function log']!.length} function log lines, ${bodies.length} queue message bodies, ${queueLeftovers.length / 2} leftover messages for ${Object.keys(secrets).length} planted values`,
+  );
   assert.deepEqual(leaks, []);
 
   // The scan saw real traffic, and the messages are bare references.
   assert.ok(p.forwarderLines.length > 0 && sources['function log']!.length > 5, 'both processes logged');
   assert.ok(bodies.length >= 4, `the function received messages (${bodies.length})`);
-  assert.ok(p.functionLines.some((l) => l.includes('leak-a')), 'logs name objects by key');
+  assert.ok(
+    p.functionLines.some((l) => l.includes('leak-a')),
+    'logs name objects by key',
+  );
   for (const body of bodies) {
     const d = decodeMessage(body);
     assert.ok(d.ok, `a queue body is a valid reconcile message: ${body}`);

@@ -51,15 +51,25 @@ const WEBHOOK_VALUES = {
   settings: { webhooks: { enabled: true, functions: { memcached: 'operless-memcached-ci-webhooks' } } },
   webhooks: {
     certManager: { enabled: true },
-    resources: [{
-      alias: 'memcached', apiVersion: 'cache.example.com/v1alpha1', plural: 'memcacheds', namespaced: true, default: {}, validate: {},
-      conversion: { crd: readFileSync(join(ROOT, 'infra/crds/memcacheds.cache.example.com.yaml'), 'utf8'), preferredSpoke: true },
-    }],
+    resources: [
+      {
+        alias: 'memcached',
+        apiVersion: 'cache.example.com/v1alpha1',
+        plural: 'memcacheds',
+        namespaced: true,
+        default: {},
+        validate: {},
+        conversion: { crd: readFileSync(join(ROOT, 'infra/crds/memcacheds.cache.example.com.yaml'), 'utf8'), preferredSpoke: true },
+      },
+    ],
   },
 };
 
 type Target = 'template' | 'chart';
-interface Tools { cfnLint: string; checkov: string }
+interface Tools {
+  cfnLint: string;
+  checkov: string;
+}
 let tools: Tools;
 const templates: Record<string, string> = {};
 let chartFile: string;
@@ -68,7 +78,10 @@ before(async () => {
   const provisioned = await provision({ targets: ['pytools', 'helm'] });
   assert.ok(provisioned.cfnLint && provisioned.checkov && provisioned.helm, 'cfn-lint, checkov and helm are provisioned');
   tools = { cfnLint: provisioned.cfnLint, checkov: provisioned.checkov };
-  for (const [name, params] of [['default', {}], ['all-optional', ALL_OPTIONAL_PARAMS]] as const) {
+  for (const [name, params] of [
+    ['default', {}],
+    ['all-optional', ALL_OPTIONAL_PARAMS],
+  ] as const) {
     const result = await packageService({ stage: 'ci', outDir: join(work, name), params });
     templates[name] = join(result.dir, 'cloudformation-template-update-stack.json');
   }
@@ -89,13 +102,19 @@ function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv = 
 
 test('cfn-lint: no error, warning or informational finding on the packaged templates', async () => {
   const { code, stdout, stderr } = await run(tools.cfnLint, ['--format', 'json', '--', ...Object.values(templates)]);
-  const findings = JSON.parse(stdout || '[]') as { Rule: { Id: string }; Level: string; Message: string; Filename: string; Location: { Start: { LineNumber: number } } }[];
+  const findings = JSON.parse(stdout || '[]') as {
+    Rule: { Id: string };
+    Level: string;
+    Message: string;
+    Filename: string;
+    Location: { Start: { LineNumber: number } };
+  }[];
   const lines = findings.map((f) => `${f.Level} ${f.Rule.Id} ${f.Filename}:${f.Location.Start.LineNumber} ${f.Message}`);
   assert.deepEqual(lines, [], 'cfn-lint findings');
   assert.equal(code, 0, `cfn-lint exited ${code}: ${stderr}`);
 });
 
-test('the all-optional template is the per-key one: FIFO ordering by default and the delay queue in the functions\' environment', () => {
+test("the all-optional template is the per-key one: FIFO ordering by default and the delay queue in the functions' environment", () => {
   const template = JSON.parse(readFileSync(templates['all-optional']!, 'utf8')) as {
     Parameters: Record<string, { Default?: unknown }>;
     Resources: Record<string, { Properties?: { Environment?: { Variables?: Record<string, unknown> } } }>;
@@ -119,13 +138,20 @@ function documentedChecks(markdown: string): Map<string, Target> {
   return checks;
 }
 
-interface CheckovReport { check_type: string; results: { failed_checks: { check_id: string; resource: string; file_path: string }[] } }
+interface CheckovReport {
+  check_type: string;
+  results: { failed_checks: { check_id: string; resource: string; file_path: string }[] };
+}
 
 test('checkov: every failed check on the templates and the chart is explained in docs/security.md, and every explained one still fails', async (t) => {
   // BC_SKIP_MAPPING / --skip-download: no call to the vendor's platform (offline, no API key).
   const env = { ...process.env, BC_SKIP_MAPPING: 'TRUE', CHECKOV_RUN_SCA_PACKAGE_SCAN_V2: 'false' };
   const files = [...Object.values(templates), chartFile].flatMap((f) => ['-f', f]);
-  const { stdout, stderr } = await run(tools.checkov, [...files, '--framework', 'cloudformation', 'kubernetes', '--skip-download', '--output', 'json', '--quiet'], env);
+  const { stdout, stderr } = await run(
+    tools.checkov,
+    [...files, '--framework', 'cloudformation', 'kubernetes', '--skip-download', '--output', 'json', '--quiet'],
+    env,
+  );
   let parsed: CheckovReport | CheckovReport[];
   try {
     parsed = JSON.parse(stdout) as CheckovReport | CheckovReport[];

@@ -6,10 +6,7 @@
 import { startMemoryQueueServer } from '../../src/local/memory-queue-server.ts';
 
 const server = await startMemoryQueueServer({
-  queues: [
-    { name: 'work', visibilityTimeoutSeconds: 60, dlq: { name: 'work-dlq', maxReceiveCount: 5 } },
-    { name: 'followups' },
-  ],
+  queues: [{ name: 'work', visibilityTimeoutSeconds: 60, dlq: { name: 'work-dlq', maxReceiveCount: 5 } }, { name: 'followups' }],
 });
 process.stdout.write(`${JSON.stringify({ endpoint: server.endpoint, region: server.region })}\n`);
 process.on('SIGTERM', () => {

@@ -75,17 +75,43 @@ const NS = 'mem';
 const NAMES = 30;
 const report = (line: string) => process.stderr.write(`${line}\n`);
 
-interface Sample { at: number; invocations: number; heapUsed: number; heapTotal: number; rss: number; external: number; arrayBuffers: number; heapUsedBeforeGc: number; rssBeforeGc: number }
+interface Sample {
+  at: number;
+  invocations: number;
+  heapUsed: number;
+  heapTotal: number;
+  rss: number;
+  external: number;
+  arrayBuffers: number;
+  heapUsedBeforeGc: number;
+  rssBeforeGc: number;
+}
 const samples: Sample[] = [];
 const mib = (b: number) => (b / 1048576).toFixed(1);
 function sample(invocations: number): Sample {
   const before = process.memoryUsage();
   for (let i = 0; i < 3; i++) gc!();
   const m = process.memoryUsage();
-  const s = { at: Date.now(), invocations, heapUsed: m.heapUsed, heapTotal: m.heapTotal, rss: m.rss, external: m.external, arrayBuffers: m.arrayBuffers, heapUsedBeforeGc: before.heapUsed, rssBeforeGc: before.rss };
+  const s = {
+    at: Date.now(),
+    invocations,
+    heapUsed: m.heapUsed,
+    heapTotal: m.heapTotal,
+    rss: m.rss,
+    external: m.external,
+    arrayBuffers: m.arrayBuffers,
+    heapUsedBeforeGc: before.heapUsed,
+    rssBeforeGc: before.rss,
+  };
   samples.push(s);
-  const spaces = v8.getHeapSpaceStatistics().filter((x) => x.space_size > 0).map((x) => `${x.space_name.replace('_space', '')} ${mib(x.space_size)}`).join(', ');
-  report(`${String(invocations).padStart(6)} inv  before GC: heapUsed ${mib(before.heapUsed).padStart(6)} rss ${mib(before.rss).padStart(6)} | after GC: heapUsed ${mib(s.heapUsed).padStart(6)} MiB  heapTotal ${mib(s.heapTotal).padStart(6)}  rss ${mib(s.rss).padStart(6)}  external ${mib(s.external).padStart(5)}  arrayBuffers ${mib(s.arrayBuffers).padStart(5)}  [${spaces}]`);
+  const spaces = v8
+    .getHeapSpaceStatistics()
+    .filter((x) => x.space_size > 0)
+    .map((x) => `${x.space_name.replace('_space', '')} ${mib(x.space_size)}`)
+    .join(', ');
+  report(
+    `${String(invocations).padStart(6)} inv  before GC: heapUsed ${mib(before.heapUsed).padStart(6)} rss ${mib(before.rss).padStart(6)} | after GC: heapUsed ${mib(s.heapUsed).padStart(6)} MiB  heapTotal ${mib(s.heapTotal).padStart(6)}  rss ${mib(s.rss).padStart(6)}  external ${mib(s.external).padStart(5)}  arrayBuffers ${mib(s.arrayBuffers).padStart(5)}  [${spaces}]`,
+  );
   return s;
 }
 function snapshot(label: string): void {
@@ -121,7 +147,10 @@ try {
 
   // The function's environment, as serverless.yml / the soak's runner process sets it.
   Object.assign(process.env, {
-    AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', AWS_REGION: queue.region, AWS_ENDPOINT_URL_SQS: queue.endpoint,
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
+    AWS_REGION: queue.region,
+    AWS_ENDPOINT_URL_SQS: queue.endpoint,
     OPERLESS_QUEUE_URL: queueUrl(args.mode === 'runner' ? 'work' : 'followups'),
     OPERLESS_DLQ_URL: queueUrl('work-dlq'),
     OPERLESS_CLUSTER: 'local',
@@ -142,13 +171,21 @@ try {
     ops++;
     try {
       if (!live.has(name)) {
-        const o = await admin.create<KubeObject>(MEMCACHED, { apiVersion: MEMCACHED.apiVersion, kind: MEMCACHED.kind, metadata: { name, namespace: NS }, spec: { size: 1 + rnd(3) } });
+        const o = await admin.create<KubeObject>(MEMCACHED, {
+          apiVersion: MEMCACHED.apiVersion,
+          kind: MEMCACHED.kind,
+          metadata: { name, namespace: NS },
+          spec: { size: 1 + rnd(3) },
+        });
         live.set(name, o.metadata.uid ?? '');
         return { name, uid: o.metadata.uid, reason: 'Added' };
       }
       const r = Math.random();
       if (r < 0.7) {
-        await admin.mergePatch(MEMCACHED, name, NS, { metadata: { annotations: { 'probe/at': String(Date.now()) } }, spec: { size: 1 + rnd(5), memoryLimitMB: 64, resources: null } });
+        await admin.mergePatch(MEMCACHED, name, NS, {
+          metadata: { annotations: { 'probe/at': String(Date.now()) } },
+          spec: { size: 1 + rnd(5), memoryLimitMB: 64, resources: null },
+        });
       } else if (r < 0.8) {
         // Refused by the controller (TerminalError, Warning Event, dead letter), each time with a new note.
         await admin.mergePatch(MEMCACHED, name, NS, { spec: { memoryLimitMB: 64 + rnd(4000), resources: { limits: { memory: '32Mi' } } } });
@@ -165,16 +202,24 @@ try {
     }
   };
   const message = (m: { name: string; uid?: string | undefined; reason: Reason }) =>
-    encodeMessage(newMessage({ cluster: 'local', apiVersion: MEMCACHED.apiVersion, kind: MEMCACHED.kind, namespace: NS, name: m.name, ...(m.uid ? { uid: m.uid } : {}) }, m.reason));
+    encodeMessage(
+      newMessage(
+        { cluster: 'local', apiVersion: MEMCACHED.apiVersion, kind: MEMCACHED.kind, namespace: NS, name: m.name, ...(m.uid ? { uid: m.uid } : {}) },
+        m.reason,
+      ),
+    );
 
   const purger = setInterval(() => {
     const name = args.mode === 'runner' ? 'work' : 'followups';
-    void sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl(name), AttributeNames: ['All'] })).then(async (a) => {
-      const depth = Number(a.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(a.Attributes?.ApproximateNumberOfMessagesDelayed ?? 0);
-      // Follow-ups (retries of failing keys) and the probe's own messages would otherwise pile up.
-      if (args.mode !== 'runner' || depth > 300) await sqs.send(new PurgeQueueCommand({ QueueUrl: queueUrl(name) }));
-      await sqs.send(new PurgeQueueCommand({ QueueUrl: queueUrl('work-dlq') }));
-    }).catch(() => {});
+    void sqs
+      .send(new GetQueueAttributesCommand({ QueueUrl: queueUrl(name), AttributeNames: ['All'] }))
+      .then(async (a) => {
+        const depth = Number(a.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(a.Attributes?.ApproximateNumberOfMessagesDelayed ?? 0);
+        // Follow-ups (retries of failing keys) and the probe's own messages would otherwise pile up.
+        if (args.mode !== 'runner' || depth > 300) await sqs.send(new PurgeQueueCommand({ QueueUrl: queueUrl(name) }));
+        await sqs.send(new PurgeQueueCommand({ QueueUrl: queueUrl('work-dlq') }));
+      })
+      .catch(() => {});
   }, 2000);
 
   const started = Date.now();
@@ -196,7 +241,13 @@ try {
         const id = crypto.randomUUID();
         return { MessageId: id, ReceiptHandle: `rh-${id}`, Body, Attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()) } };
       });
-      const context = createLambdaContext({ functionName: 'memcached', region: queue.region, requestId: crypto.randomUUID(), deadline: Date.now() + 30_000, memoryLimitMB: 1024 });
+      const context = createLambdaContext({
+        functionName: 'memcached',
+        region: queue.region,
+        requestId: crypto.randomUUID(),
+        deadline: Date.now() + 30_000,
+        memoryLimitMB: 1024,
+      });
       const response = await handler(buildSqsEvent(messages, source), context);
       records += messages.length;
       failures += response?.batchItemFailures?.length ?? 0;
@@ -212,7 +263,9 @@ try {
             const at = invocations;
             sample(at);
             if (samples.length === 2) snapshot('warm');
-          })().finally(() => { sampling = undefined; });
+          })().finally(() => {
+            sampling = undefined;
+          });
           await sampling;
         }
         if (sampling) await sampling;
@@ -222,7 +275,14 @@ try {
     await Promise.all([worker(), worker(), worker()]);
   } else {
     const runner = await startLambdaRunner({
-      queueUrl: queueUrl('work'), sqs, handler, functionName: 'memcached', batchSize: 10, batchWindowSeconds: 1, maxConcurrency: 3, timeoutSeconds: 30,
+      queueUrl: queueUrl('work'),
+      sqs,
+      handler,
+      functionName: 'memcached',
+      batchSize: 10,
+      batchWindowSeconds: 1,
+      maxConcurrency: 3,
+      timeoutSeconds: 30,
       logger: createLogger({ level: 'info' }),
     });
     const until = started + Number(args.seconds) * 1000;
@@ -251,11 +311,13 @@ try {
   const warm = samples[1] ?? samples[0]!;
   const growth = last.heapUsed - warm.heapUsed;
   const perInvocation = invocations > warm.invocations ? growth / (invocations - warm.invocations) : 0;
-  report([
-    `mode ${args.mode}: ${invocations} invocations, ${records} records (${failures} returned as failures), ${ops} object changes in ${((Date.now() - started) / 1000).toFixed(0)} s`,
-    `heapUsed after GC: ${mib(samples[0]!.heapUsed)} MiB at start, ${mib(warm.heapUsed)} MiB after warm-up (${warm.invocations} inv), ${mib(last.heapUsed)} MiB at the end → ${(growth / 1024).toFixed(0)} KiB growth, ${perInvocation.toFixed(0)} B per invocation`,
-    `rss: ${mib(samples[0]!.rss)} → ${mib(warm.rss)} → ${mib(last.rss)} MiB (peak sampled ${mib(Math.max(...samples.map((s) => s.rss)))} MiB)`,
-  ].join('\n'));
+  report(
+    [
+      `mode ${args.mode}: ${invocations} invocations, ${records} records (${failures} returned as failures), ${ops} object changes in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+      `heapUsed after GC: ${mib(samples[0]!.heapUsed)} MiB at start, ${mib(warm.heapUsed)} MiB after warm-up (${warm.invocations} inv), ${mib(last.heapUsed)} MiB at the end → ${(growth / 1024).toFixed(0)} KiB growth, ${perInvocation.toFixed(0)} B per invocation`,
+      `rss: ${mib(samples[0]!.rss)} → ${mib(warm.rss)} → ${mib(last.rss)} MiB (peak sampled ${mib(Math.max(...samples.map((s) => s.rss)))} MiB)`,
+    ].join('\n'),
+  );
   sqs.destroy();
   await admin.transport.close();
   await stopAll();

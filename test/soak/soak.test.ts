@@ -34,7 +34,8 @@ function knob(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
   if (raw === undefined) return fallback;
   const value = /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name}=${JSON.stringify(raw)} is refused: it must be an integer of at least ${min}. Unset it for the default (${fallback}).`);
+  if (!Number.isSafeInteger(value) || value < min)
+    throw new Error(`${name}=${JSON.stringify(raw)} is refused: it must be an integer of at least ${min}. Unset it for the default (${fallback}).`);
   return value;
 }
 const SECONDS = knob('OPERLESS_SOAK_SECONDS', 150, 30);
@@ -52,25 +53,42 @@ before(async () => {
   work = mkdtempSync(join(tmpdir(), 'operless-soak-'));
   p = await startPipeline({ work, logLevel: 'info' });
   // The test keeps every log line in memory; cap it so the test process itself stays flat.
-  setInterval(() => { for (const l of [p.forwarderLines, p.functionLines]) if (l.length > 20_000) l.splice(0, l.length - 10_000); }, 5000).unref();
+  setInterval(() => {
+    for (const l of [p.forwarderLines, p.functionLines]) if (l.length > 20_000) l.splice(0, l.length - 10_000);
+  }, 5000).unref();
 });
 after(async () => {
   await p?.stop();
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-interface Sample { t: number; rssKiB: number; fds: number; fnRssKiB: number }
+interface Sample {
+  t: number;
+  rssKiB: number;
+  fds: number;
+  fnRssKiB: number;
+}
 function sample(pid: number): { rssKiB: number; fds: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const rssKiB = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? NaN);
   return { rssKiB, fds: readdirSync(`/proc/${pid}/fd`).length };
 }
 
-interface Obj { metadata: { name: string; generation: number; deletionTimestamp?: string }; status?: { observedGeneration?: number } }
+interface Obj {
+  metadata: { name: string; generation: number; deletionTimestamp?: string };
+  status?: { observedGeneration?: number };
+}
 /** Per name: the change waiting to be seen reconciled (generation, or gone) and since when. */
-interface Pending { since: number; generation?: number; gone?: boolean }
+interface Pending {
+  since: number;
+  generation?: number;
+  gone?: boolean;
+}
 
-const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)] ?? NaN; };
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? NaN;
+};
 
 function chart(samples: Sample[]): string {
   const max = Math.max(...samples.map((s) => s.rssKiB));
@@ -101,7 +119,7 @@ test(`soak: ${OPERATIONS} operations of churn at ${RATE} ops/s — forwarder mem
   take();
 
   const poll = async () => {
-    const list = await api.listNamespacedCustomObject(GROUP) as { items: Obj[] };
+    const list = (await api.listNamespacedCustomObject(GROUP)) as { items: Obj[] };
     const byName = new Map(list.items.map((o) => [o.metadata.name, o]));
     const now = Date.now();
     for (const [name, want] of pending) {
@@ -113,7 +131,9 @@ test(`soak: ${OPERATIONS} operations of churn at ${RATE} ops/s — forwarder mem
       }
     }
   };
-  const poller = setInterval(() => { void poll().catch(() => {}); }, 1000);
+  const poller = setInterval(() => {
+    void poll().catch(() => {});
+  }, 1000);
 
   const rnd = (n: number) => Math.floor(Math.random() * n);
   try {
@@ -122,13 +142,19 @@ test(`soak: ${OPERATIONS} operations of churn at ${RATE} ops/s — forwarder mem
       const t = Date.now();
       try {
         if (!live.has(name)) {
-          const o = await api.createNamespacedCustomObject({ ...GROUP, body: { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name }, spec: { size: 1 + rnd(3) } } }) as Obj;
+          const o = (await api.createNamespacedCustomObject({
+            ...GROUP,
+            body: { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name }, spec: { size: 1 + rnd(3) } },
+          })) as Obj;
           live.add(name);
           counts.create++;
           if (!pending.has(name)) pending.set(name, { since: t, generation: o.metadata.generation });
           else pending.set(name, { since: pending.get(name)!.since, generation: o.metadata.generation });
         } else if (Math.random() < 0.8) {
-          const o = await api.patchNamespacedCustomObject({ ...GROUP, name, body: { metadata: { annotations: { 'soak/at': String(t) } }, spec: { size: 1 + rnd(5) } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)) as Obj;
+          const o = (await api.patchNamespacedCustomObject(
+            { ...GROUP, name, body: { metadata: { annotations: { 'soak/at': String(t) } }, spec: { size: 1 + rnd(5) } } },
+            setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+          )) as Obj;
           counts.update++;
           const since = pending.get(name)?.since ?? t;
           pending.set(name, { since, generation: o.metadata.generation });
@@ -147,14 +173,30 @@ test(`soak: ${OPERATIONS} operations of churn at ${RATE} ops/s — forwarder mem
       await new Promise((r) => setTimeout(r, Math.max(0, 1000 / RATE - (Date.now() - t))));
     }
     try {
-      await until('every change converged', async () => { await poll(); return pending.size === 0; }, 120_000, 1000);
+      await until(
+        'every change converged',
+        async () => {
+          await poll();
+          return pending.size === 0;
+        },
+        120_000,
+        1000,
+      );
     } catch (err) {
-      const list = await api.listNamespacedCustomObject(GROUP) as { items: Obj[] };
+      const list = (await api.listNamespacedCustomObject(GROUP)) as { items: Obj[] };
       const state = [...pending].map(([name, want]) => {
         const o = list.items.find((x) => x.metadata.name === name);
         return `${name}: want ${want.gone ? 'gone' : `generation ${want.generation}`} since ${Date.now() - want.since} ms; is ${o ? `generation ${o.metadata.generation}, observed ${o.status?.observedGeneration}${o.metadata.deletionTimestamp ? ', deleting' : ''}` : 'absent'}`;
       });
-      throw new Error(`${(err as Error).message}: ${pending.size} pending\n${state.join('\n')}\nfunction warnings and errors:\n${p.functionLines.filter((l) => /"level":"(warn|error)"/.test(l)).slice(-15).join('\n')}\nfunction lines about ${[...pending.keys()][0]}:\n${p.functionLines.filter((l) => l.includes(`${[...pending.keys()][0]}"`) || l.includes(`${[...pending.keys()][0]}\\"`)).slice(-12).join('\n')}\nforwarder log tail:\n${p.forwarderLines.slice(-10).join('\n')}`);
+      throw new Error(
+        `${(err as Error).message}: ${pending.size} pending\n${state.join('\n')}\nfunction warnings and errors:\n${p.functionLines
+          .filter((l) => /"level":"(warn|error)"/.test(l))
+          .slice(-15)
+          .join('\n')}\nfunction lines about ${[...pending.keys()][0]}:\n${p.functionLines
+          .filter((l) => l.includes(`${[...pending.keys()][0]}"`) || l.includes(`${[...pending.keys()][0]}\\"`))
+          .slice(-12)
+          .join('\n')}\nforwarder log tail:\n${p.forwarderLines.slice(-10).join('\n')}`,
+      );
     }
   } finally {
     clearInterval(poller);
@@ -171,12 +213,14 @@ test(`soak: ${OPERATIONS} operations of churn at ${RATE} ops/s — forwarder mem
   const fdLast = Math.max(...last.map((s) => s.fds));
   lags.sort((a, b) => a - b);
   const pct = (q: number) => lags[Math.min(lags.length - 1, Math.floor(q * lags.length))] ?? NaN;
-  console.log([
-    `operations: ${counts.create} creates, ${counts.update} updates, ${counts.delete} deletes (${counts.refused} refused by the API server) in ${((Date.now() - start) / 1000).toFixed(0)} s (${OPERATIONS} paced at ${RATE}/s)`,
-    `forwarder RSS median: first third ${(rssFirst / 1024).toFixed(1)} MiB, last third ${(rssLast / 1024).toFixed(1)} MiB; fds max: ${fdFirst} → ${fdLast}`,
-    `function runner RSS: ${(samples[0]!.fnRssKiB / 1024).toFixed(1)} → ${(samples.at(-1)!.fnRssKiB / 1024).toFixed(1)} MiB`,
-    `end-to-end lag (write → reconciled status or gone, 1 s polling): ${lags.length} changes, p50 ${(pct(0.5) / 1000).toFixed(1)} s, p99 ${(pct(0.99) / 1000).toFixed(1)} s, max ${((lags.at(-1) ?? NaN) / 1000).toFixed(1)} s`,
-  ].join('\n'));
+  console.log(
+    [
+      `operations: ${counts.create} creates, ${counts.update} updates, ${counts.delete} deletes (${counts.refused} refused by the API server) in ${((Date.now() - start) / 1000).toFixed(0)} s (${OPERATIONS} paced at ${RATE}/s)`,
+      `forwarder RSS median: first third ${(rssFirst / 1024).toFixed(1)} MiB, last third ${(rssLast / 1024).toFixed(1)} MiB; fds max: ${fdFirst} → ${fdLast}`,
+      `function runner RSS: ${(samples[0]!.fnRssKiB / 1024).toFixed(1)} → ${(samples.at(-1)!.fnRssKiB / 1024).toFixed(1)} MiB`,
+      `end-to-end lag (write → reconciled status or gone, 1 s polling): ${lags.length} changes, p50 ${(pct(0.5) / 1000).toFixed(1)} s, p99 ${(pct(0.99) / 1000).toFixed(1)} s, max ${((lags.at(-1) ?? NaN) / 1000).toFixed(1)} s`,
+    ].join('\n'),
+  );
 
   assert.equal(samples.length, 2 + Math.floor(OPERATIONS / SAMPLE_EVERY), 'a sample at the start, every SAMPLE_EVERY operations, and at the end');
   assert.ok(counts.create > 0 && counts.update > 0 && counts.delete > 0, `the churn created, updated and deleted: ${JSON.stringify(counts)}`);

@@ -8,10 +8,13 @@
 import type { CloudFormationTemplate } from '../../scripts/package.ts';
 
 type Json = unknown;
-interface Parameter { readonly Type: string; readonly Default?: string }
+interface Parameter {
+  readonly Type: string;
+  readonly Default?: string;
+}
 
 function parameters(template: CloudFormationTemplate): Record<string, Parameter> {
-  return ((template as { Parameters?: Record<string, Parameter> }).Parameters ?? {});
+  return (template as { Parameters?: Record<string, Parameter> }).Parameters ?? {};
 }
 
 const isNoValue = (v: Json): boolean => typeof v === 'object' && v !== null && !Array.isArray(v) && (v as Record<string, Json>).Ref === 'AWS::NoValue';
@@ -75,11 +78,16 @@ function evaluate(template: CloudFormationTemplate, node: Json): boolean | Json 
       const [a, b] = (arg as Json[]).map((x) => resolveValue(template, x));
       return JSON.stringify(a) === JSON.stringify(b);
     }
-    case 'Fn::Not': return !resolveValue(template, (arg as Json[])[0]);
-    case 'Fn::And': return (arg as Json[]).every((x) => resolveValue(template, x) === true);
-    case 'Fn::Or': return (arg as Json[]).some((x) => resolveValue(template, x) === true);
-    case 'Condition': return isTrue(template, arg as string);
-    default: throw new Error(`cfn-conditions: ${key} is not evaluated here`);
+    case 'Fn::Not':
+      return !resolveValue(template, (arg as Json[])[0]);
+    case 'Fn::And':
+      return (arg as Json[]).every((x) => resolveValue(template, x) === true);
+    case 'Fn::Or':
+      return (arg as Json[]).some((x) => resolveValue(template, x) === true);
+    case 'Condition':
+      return isTrue(template, arg as string);
+    default:
+      throw new Error(`cfn-conditions: ${key} is not evaluated here`);
   }
 }
 
@@ -94,5 +102,7 @@ export function isTrue(template: CloudFormationTemplate, name: string): boolean 
 
 /** The resources CloudFormation would create: those without a condition or whose condition holds. */
 export function createdResources(template: CloudFormationTemplate): string[] {
-  return Object.entries(template.Resources).filter(([, r]) => !r.Condition || isTrue(template, r.Condition)).map(([id]) => id);
+  return Object.entries(template.Resources)
+    .filter(([, r]) => !r.Condition || isTrue(template, r.Condition))
+    .map(([id]) => id);
 }

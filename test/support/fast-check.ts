@@ -25,11 +25,15 @@ export function replayFromEnv(env: Readonly<Record<string, string | undefined>> 
   let seed: number | undefined;
   if (rawSeed !== undefined) {
     seed = /^\s*-?\d+\s*$/.test(rawSeed) ? Number(rawSeed) : Number.NaN;
-    if (!Number.isSafeInteger(seed)) throw new Error(`OPERLESS_FC_SEED=${JSON.stringify(rawSeed)} is refused: it must be the integer seed a failed run printed`);
+    if (!Number.isSafeInteger(seed))
+      throw new Error(`OPERLESS_FC_SEED=${JSON.stringify(rawSeed)} is refused: it must be the integer seed a failed run printed`);
   }
   if (rawPath !== undefined) {
     if (seed === undefined) throw new Error('OPERLESS_FC_PATH is set without OPERLESS_FC_SEED: a path only means something for the seed it was printed with');
-    if (!/^\d+(:\d+)*$/.test(rawPath.trim())) throw new Error(`OPERLESS_FC_PATH=${JSON.stringify(rawPath)} is refused: it must be the counterexample path a failed run printed (digits separated by ':')`);
+    if (!/^\d+(:\d+)*$/.test(rawPath.trim()))
+      throw new Error(
+        `OPERLESS_FC_PATH=${JSON.stringify(rawPath)} is refused: it must be the counterexample path a failed run printed (digits separated by ':')`,
+      );
   }
   return { ...(seed !== undefined ? { seed } : {}), ...(rawPath !== undefined ? { path: rawPath.trim() } : {}) };
 }

@@ -70,16 +70,29 @@ export interface Buildah {
 }
 
 /** buildah's global options for the project's store. */
-export const STORAGE_ARGS: readonly string[] = ['--storage-driver', STORAGE_DRIVER, '--root', STORAGE, '--runroot', join(tmpdir(), `operless-buildah-run-${STORAGE_DRIVER}`)];
+export const STORAGE_ARGS: readonly string[] = [
+  '--storage-driver',
+  STORAGE_DRIVER,
+  '--root',
+  STORAGE,
+  '--runroot',
+  join(tmpdir(), `operless-buildah-run-${STORAGE_DRIVER}`),
+];
 
 export function buildah(binary: string): Buildah {
   const base = STORAGE_ARGS;
-  return (args, timeoutMs = 600_000) => new Promise((resolvePromise, reject) => {
-    execFile(binary, [...base, ...args], { timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, BUILDAH_ISOLATION: 'chroot' } }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`buildah ${args.join(' ')} failed: ${err.message}\n${stdout.slice(-4000)}\n${stderr.slice(-4000)}`));
-      else resolvePromise(stdout);
+  return (args, timeoutMs = 600_000) =>
+    new Promise((resolvePromise, reject) => {
+      execFile(
+        binary,
+        [...base, ...args],
+        { timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, BUILDAH_ISOLATION: 'chroot' } },
+        (err, stdout, stderr) => {
+          if (err) reject(new Error(`buildah ${args.join(' ')} failed: ${err.message}\n${stdout.slice(-4000)}\n${stderr.slice(-4000)}`));
+          else resolvePromise(stdout);
+        },
+      );
     });
-  });
 }
 
 /** The shared libraries `ldd` lists for `binary` (absolute paths, the loader included). */
@@ -179,12 +192,29 @@ export async function buildForwarderImage(run: Buildah, name = 'localhost/operle
   const npmCache = join(homedir(), '.npm');
   mkdirSync(npmCache, { recursive: true });
   const started = Date.now();
-  await run([
-    'bud', '--isolation', 'chroot', '--layers', '--pull=false', '--network', 'host',
-    '--build-arg', `BASE_IMAGE=${build}`, '--build-arg', `RUNTIME_IMAGE=${runtime}`,
-    '--volume', `${npmCache}:/root/.npm`,
-    '-f', DOCKERFILE, '-t', name, root,
-  ], 900_000);
+  await run(
+    [
+      'bud',
+      '--isolation',
+      'chroot',
+      '--layers',
+      '--pull=false',
+      '--network',
+      'host',
+      '--build-arg',
+      `BASE_IMAGE=${build}`,
+      '--build-arg',
+      `RUNTIME_IMAGE=${runtime}`,
+      '--volume',
+      `${npmCache}:/root/.npm`,
+      '-f',
+      DOCKERFILE,
+      '-t',
+      name,
+      root,
+    ],
+    900_000,
+  );
   const buildMs = Date.now() - started;
   const [image, base] = await Promise.all([inspectImage(run, name), inspectImage(run, runtime)]);
   const sum = (sizes: readonly number[]) => sizes.reduce((a, b) => a + b, 0);

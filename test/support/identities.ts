@@ -74,12 +74,17 @@ export const SCOPED_FORWARDER_RELEASE = { release: 'operless-scoped', namespace:
  * forwarder's namespace-scoped RBAC exactly as `helm install --set namespaces=...` makes it.
  * Its release namespace is created; the listed namespaces must exist.
  */
-export async function applyScopedForwarderIdentity(cp: ControlPlane, namespaces: readonly string[]): Promise<ForwarderIdentity & { readonly objects: ManifestObject[] }> {
+export async function applyScopedForwarderIdentity(
+  cp: ControlPlane,
+  namespaces: readonly string[],
+): Promise<ForwarderIdentity & { readonly objects: ManifestObject[] }> {
   const { helm } = await provision({ targets: ['helm'] });
   assert.ok(helm, 'provision() returned a helm binary');
   const rendered = await renderChart(helm, { ...SCOPED_FORWARDER_RELEASE, valuesFiles: [EXAMPLE_VALUES], values: { namespaces: [...namespaces] } });
   assert.equal(rendered.code, 0, `helm template with namespaces failed: ${rendered.stderr}`);
-  const objects = parseAllDocuments(rendered.stdout).map((d) => d.toJS() as ManifestObject | null).filter((o): o is ManifestObject => o !== null && typeof o === 'object');
+  const objects = parseAllDocuments(rendered.stdout)
+    .map((d) => d.toJS() as ManifestObject | null)
+    .filter((o): o is ManifestObject => o !== null && typeof o === 'object');
   const created = await cp.kubectl(['create', 'namespace', SCOPED_FORWARDER_RELEASE.namespace]);
   assert.ok(created.code === 0 || /AlreadyExists/.test(created.stderr), created.stderr);
   return { ...(await applyForwarderObjects(cp, objects, 'helm template --set namespaces')), objects };
@@ -95,9 +100,9 @@ export const SCOPED_FUNCTION_USER = 'memcached-function-scoped';
  */
 export function scopedFunctionRbac(namespaces: readonly string[], group = SCOPED_FUNCTION_GROUP): RbacObject[] {
   const { objects } = readRbacObjects(dirname(MEMCACHED_FUNCTION_RBAC));
-  return namespacedRbac(objects, namespaces).map((o) => (o.subjects
-    ? { ...o, subjects: o.subjects.map((s) => (s.kind === 'Group' && s.name === MEMCACHED_FUNCTION_GROUP ? { ...s, name: group } : s)) }
-    : o));
+  return namespacedRbac(objects, namespaces).map((o) =>
+    o.subjects ? { ...o, subjects: o.subjects.map((s) => (s.kind === 'Group' && s.name === MEMCACHED_FUNCTION_GROUP ? { ...s, name: group } : s)) } : o,
+  );
 }
 
 /** Applies `scopedFunctionRbac(namespaces)`; returns a user in its group and the objects. */

@@ -111,7 +111,15 @@ export async function startKubeFaultProxy(cp: ControlPlane): Promise<KubeFaultPr
       const url = new URL(req.url ?? '/', 'http://proxy');
       const rule = match(req, url);
       const action = rule?.action;
-      const record: ProxiedRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, accept: req.headers.accept ?? '', handled: action ? Object.keys(action)[0]! : 'forwarded', aborted: false, lines: [] };
+      const record: ProxiedRequest = {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        query: url.searchParams,
+        accept: req.headers.accept ?? '',
+        handled: action ? Object.keys(action)[0]! : 'forwarded',
+        aborted: false,
+        lines: [],
+      };
       requests.push(record);
       open.add(res);
       res.on('close', () => {
@@ -121,14 +129,23 @@ export async function startKubeFaultProxy(cp: ControlPlane): Promise<KubeFaultPr
       const body = Buffer.concat(chunks);
       if (!action) return forward(req, res, body, record);
       if ('respond' in action) {
-        const status = action.body ?? { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: action.respond, reason: action.reason ?? 'InternalError', message: action.message ?? 'injected by the test proxy' };
+        const status = action.body ?? {
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          code: action.respond,
+          reason: action.reason ?? 'InternalError',
+          message: action.message ?? 'injected by the test proxy',
+        };
         res.writeHead(action.respond, { 'content-type': 'application/json' });
         res.end(JSON.stringify(status));
       } else if ('events' in action) {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(action.events.map((e) => `${JSON.stringify(e)}\n`).join(''));
       } else if ('hold' in action) {
-        void action.hold().then(() => { if (!res.destroyed) forward(req, res, body, record); });
+        void action.hold().then(() => {
+          if (!res.destroyed) forward(req, res, body, record);
+        });
       } else if ('stall' in action) {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.flushHeaders();

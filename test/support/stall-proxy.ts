@@ -154,12 +154,13 @@ export async function startStallProxy(target: { host: string; port: number }, in
         }
       }
     },
-    close: () => new Promise<void>((resolve) => {
-      for (const conn of open) {
-        conn.upstream?.destroy();
-        conn.client.destroy();
-      }
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const conn of open) {
+          conn.upstream?.destroy();
+          conn.client.destroy();
+        }
+        server.close(() => resolve());
+      }),
   };
 }

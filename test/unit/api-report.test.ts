@@ -19,6 +19,7 @@ test('every package entry is in the report, and the root entry hands out at most
   for (const { entry } of packageEntries()) assert.match(report, new RegExp(`## \`${entry.replace('/', '\\/')}\` \\(\\d+ names\\)`), entry);
   const names = rootNames(report);
   assert.ok(names.length <= 33, `the root entry has ${names.length} names: ${names.join(', ')}`);
-  for (const name of ['defineController', 'toSqsHandler', 'done', 'requeueAfter', 'TerminalError', 'ReconcileContext', 'defineWebhook']) assert.ok(names.includes(name), name);
+  for (const name of ['defineController', 'toSqsHandler', 'done', 'requeueAfter', 'TerminalError', 'ReconcileContext', 'defineWebhook'])
+    assert.ok(names.includes(name), name);
   assert.ok(!/\/work\/|import\(/.test(report), 'no machine path or import() type in the report');
 });

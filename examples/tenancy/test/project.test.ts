@@ -1,7 +1,8 @@
 /**
  * The project is wired together: every kind in operless.json has its function and queues in
  * serverless.yml, a CRD, RBAC, a sample, a sample SQS event and forwarder watches, and the
- * scheduled resync function feeds its queue.
+ * scheduled resync function feeds its queue (an unordered kind's bulk queue: live changes never
+ * wait behind a resync; a per-key kind has none, its order cannot span two queues).
  * Fast, no cluster: it catches a half-done rename or a deleted file.
  */
 import { test } from 'node:test';
@@ -9,7 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 
 const project = JSON.parse(readFileSync('operless.json', 'utf8')) as {
-  apis: { group: string; kind: string; plural: string }[];
+  apis: { group: string; kind: string; plural: string; ordering?: string }[];
 };
 const serverless = readFileSync('serverless.yml', 'utf8');
 const resync = readFileSync('functions/resync.ts', 'utf8');
@@ -37,5 +38,12 @@ for (const api of project.apis) {
     const variable = `${file.replace(/-/g, '_').toUpperCase()}_QUEUE_URL`;
     assert.ok(resync.includes(`queueUrlVariable: '${variable}'`), 'functions/resync.ts resyncs it');
     assert.ok(serverless.includes(`${variable}: !Ref ${api.kind}WorkQueue`), 'the resync function gets its queue URL');
+    const bulk = `${file.replace(/-/g, '_').toUpperCase()}_BULK_QUEUE_URL`;
+    if (api.ordering === 'per-key') {
+      assert.ok(!serverless.includes(`${api.kind}BulkQueue:`), 'per-key: no bulk queue');
+    } else {
+      assert.ok(serverless.includes(`${api.kind}BulkQueue:`) && serverless.includes(`arn: !GetAtt ${api.kind}BulkQueue.Arn`), 'its bulk queue and its event source');
+      assert.ok(resync.includes(`bulkQueueUrlVariable: '${bulk}'`) && serverless.includes(`${bulk}: !Ref ${api.kind}BulkQueue`), 'the resync sends to its bulk queue');
+    }
   });
 }

@@ -24,7 +24,7 @@ export const crdSpec: CommandSpec = {
   usage: '[--out <dir>] [--check] [--json]',
   details:
     'Renders every resource the project lists in src/resources.ts (`export const resources`) to\n' +
-    '<out>/<plural>.<group>.yaml (default: the project\'s infra/crds).\n' +
+    "<out>/<plural>.<group>.yaml (default: the project's infra/crds).\n" +
     'With --check nothing is written, and the exit code is 1 when a file is missing or differs\n' +
     '(run `operless crd` and commit the result).',
   options: {
@@ -74,7 +74,9 @@ export async function loadResources(root: string): Promise<{ resources: readonly
     try {
       mod = (await import(pathToFileURL(file).href)) as { resources?: unknown };
     } catch (err) {
-      throw new Error(`cannot load ${relative(process.cwd(), file) || file}: ${(err as Error).message} (fix the error, then run \`operless crd\` again)`, { cause: err });
+      throw new Error(`cannot load ${relative(process.cwd(), file) || file}: ${(err as Error).message} (fix the error, then run \`operless crd\` again)`, {
+        cause: err,
+      });
     }
     if (!Array.isArray(mod.resources) || !mod.resources.every(isGeneratedResource)) {
       throw new UsageError(`${relative(process.cwd(), file) || file} must export \`resources\`: an array of { definition, source } (see \`operless init\`)`);

@@ -23,11 +23,26 @@ export const createApiSpec: CommandSpec = {
     namespaced: { type: 'boolean', description: 'Objects live in namespaces (the default)' },
     'cluster-scoped': { type: 'boolean', description: 'Objects are cluster-scoped' },
     owns: { type: 'string', placeholder: 'kinds', description: 'Kinds the controller creates and owns, comma-separated, e.g. Deployment,Service,ConfigMap' },
-    watches: { type: 'string', placeholder: 'kinds', description: 'Kinds the controller reads but does not own, comma-separated, e.g. ConfigMap,Secret: each gets spec.<kind>Ref and a related watch (a change reconciles every object naming it)' },
+    watches: {
+      type: 'string',
+      placeholder: 'kinds',
+      description:
+        'Kinds the controller reads but does not own, comma-separated, e.g. ConfigMap,Secret: each gets spec.<kind>Ref and a related watch (a change reconciles every object naming it)',
+    },
     project: { type: 'string', placeholder: 'dir', description: 'Project directory', default: '.' },
-    force: { type: 'boolean', description: 'Overwrite the kind\'s files if they exist' },
-    namespaces: { type: 'string', placeholder: 'a,b', description: 'Namespace-scoped mode: the namespaces the operator runs for (stored in operless.json; "" = cluster-wide again). The watches and the RBAC written are for those namespaces only' },
-    ordering: { type: 'string', placeholder: 'mode', description: 'unordered (default: a standard queue) or per-key (a FIFO queue by object key: one reconcile of a key at a time, requeues merge; plus a delay queue)' },
+    force: { type: 'boolean', description: "Overwrite the kind's files if they exist" },
+    namespaces: {
+      type: 'string',
+      placeholder: 'a,b',
+      description:
+        'Namespace-scoped mode: the namespaces the operator runs for (stored in operless.json; "" = cluster-wide again). The watches and the RBAC written are for those namespaces only',
+    },
+    ordering: {
+      type: 'string',
+      placeholder: 'mode',
+      description:
+        'unordered (default: a standard queue) or per-key (a FIFO queue by object key: one reconcile of a key at a time, requeues merge; plus a delay queue)',
+    },
     ...JSON_RESULT_OPTION,
   },
   examples: [

@@ -8,7 +8,7 @@ import { relative, resolve } from 'node:path';
 import { UsageError, helpText, parseCommandArgs, stringOption, type CommandSpec } from '../args.ts';
 import { scaffoldWebhook } from '../../scaffold/index.ts';
 import { kebab } from '../../scaffold/names.ts';
-import { WEBHOOK_VALUES_FILE } from '../../scaffold/create-webhook.ts';
+import { WEBHOOK_VALUES_FILE } from '../../scaffold/webhook/plan.ts';
 import type { CommandResult } from './command.ts';
 import { JSON_RESULT_OPTION, runScaffold, scaffoldReport } from './scaffold-output.ts';
 
@@ -20,10 +20,10 @@ export const createWebhookSpec: CommandSpec = {
     kind: { type: 'string', placeholder: 'Kind', description: 'A kind of this project (operless.json), e.g. Memcached' },
     defaulting: { type: 'boolean', description: 'A mutating webhook: fill in fields on CREATE and UPDATE' },
     validation: { type: 'boolean', description: 'A validating webhook: allow or deny writes with a message' },
-    conversion: { type: 'boolean', description: 'A conversion webhook between the kind\'s version (the hub) and --spoke' },
+    conversion: { type: 'boolean', description: "A conversion webhook between the kind's version (the hub) and --spoke" },
     spoke: { type: 'string', placeholder: 'version', description: 'With --conversion: the other version, e.g. v1beta1 (gets src/<kind>/<version>.ts)' },
     project: { type: 'string', placeholder: 'dir', description: 'Project directory', default: '.' },
-    force: { type: 'boolean', description: 'Overwrite the kind\'s webhook files if they exist' },
+    force: { type: 'boolean', description: "Overwrite the kind's webhook files if they exist" },
     ...JSON_RESULT_OPTION,
   },
   examples: [
@@ -53,7 +53,9 @@ export async function createWebhook(argv: string[]): Promise<CommandResult> {
   if (values.json) return { output: `${JSON.stringify({ api: result.api, files: result.changes }, null, 2)}\n` };
   const { api } = result;
   const hooks = api.webhook;
-  const what = [hooks?.defaulting && 'defaulting', hooks?.validation && 'validation', hooks?.spoke && `conversion ${api.version} ↔ ${hooks.spoke}`].filter(Boolean).join(', ');
+  const what = [hooks?.defaulting && 'defaulting', hooks?.validation && 'validation', hooks?.spoke && `conversion ${api.version} ↔ ${hooks.spoke}`]
+    .filter(Boolean)
+    .join(', ');
   const where = relative(process.cwd(), root);
   return {
     output: scaffoldReport(`Added webhooks to ${api.kind} (${what}):`, result.changes, [

@@ -14,7 +14,7 @@ export const devSpec: CommandSpec = {
   details:
     'Starts a real kube-apiserver + etcd + kube-controller-manager (built from pinned Go modules on the\n' +
     'first run and cached in ~/.cache/operless), an embedded SQS-compatible queue, the forwarder and the\n' +
-    'project\'s functions behind a local Lambda event-source-mapping runner; installs the CRDs and the\n' +
+    "project's functions behind a local Lambda event-source-mapping runner; installs the CRDs and the\n" +
     'samples in infra/samples/, and prints events, reconciles and status changes as they happen.\n' +
     'Pods are marked Ready by a simulated kubelet (no container runs). Ctrl-C stops everything.',
   options: {
@@ -25,13 +25,31 @@ export const devSpec: CommandSpec = {
     context: targetOption('context', 'Use this kubeconfig context instead of a local control plane'),
     kubeconfig: targetOption('kubeconfig', 'Kubeconfig file for --context (default KUBECONFIG or ~/.kube/config)'),
     project: { type: 'string', description: 'Project folder (default: the current folder)', placeholder: 'dir' },
-    runtime: { type: 'string', description: "Where functions run: inprocess (fast) | emulator (Lambda's own runtime: aws-lambda-ric under AWS's emulator)", default: 'inprocess', placeholder: 'kind' },
-    ordering: { type: 'string', description: 'Queues: unordered (standard) | per-key (FIFO by object key, plus a delay queue per function: one reconcile of a key at a time, requeues merge)', default: 'unordered', placeholder: 'mode' },
+    runtime: {
+      type: 'string',
+      description: "Where functions run: inprocess (fast) | emulator (Lambda's own runtime: aws-lambda-ric under AWS's emulator)",
+      default: 'inprocess',
+      placeholder: 'kind',
+    },
+    ordering: {
+      type: 'string',
+      description:
+        'Queues: unordered (standard) | per-key (FIFO by object key, plus a delay queue per function: one reconcile of a key at a time, requeues merge)',
+      default: 'unordered',
+      placeholder: 'mode',
+    },
     'no-samples': { type: 'boolean', description: 'Do not apply infra/samples/*.yaml' },
-    traces: { type: 'boolean', description: 'Print each change\'s trace (forward → reconcile → follow-ups, with the API requests) as a tree' },
+    traces: { type: 'boolean', description: "Print each change's trace (forward → reconcile → follow-ups, with the API requests) as a tree" },
     verbose: { type: 'boolean', short: 'v', description: 'Debug-level component logs' },
   },
-  examples: ['npm start', 'npm start -- --traces', 'npm start -- --runtime emulator', 'npm start -- --ordering per-key', 'npx operless dev --broker elasticmq', 'npx operless dev --context kind-dev --no-samples'],
+  examples: [
+    'npm start',
+    'npm start -- --traces',
+    'npm start -- --runtime emulator',
+    'npm start -- --ordering per-key',
+    'npx operless dev --broker elasticmq',
+    'npx operless dev --context kind-dev --no-samples',
+  ],
 };
 
 export async function dev(argv: string[]): Promise<CommandResult> {
@@ -39,7 +57,7 @@ export async function dev(argv: string[]): Promise<CommandResult> {
   if (args.values.help) return { output: helpText(devSpec) };
   if (args.positionals.length > 0) throw new UsageError(`unexpected argument "${args.positionals[0]}"`);
   const brokerName = stringOption(args.values, 'broker') ?? 'embedded';
-  let broker: import('../../devloop/dev-loop.ts').BrokerChoice;
+  let broker: import('../../devloop/dev-queues.ts').BrokerChoice;
   if (brokerName === 'embedded' || brokerName === 'elasticmq') broker = { type: brokerName };
   else if (brokerName === 'sqs') {
     const queueUrl = stringOption(args.values, 'queue-url');
@@ -53,12 +71,17 @@ export async function dev(argv: string[]): Promise<CommandResult> {
   const runtime = stringOption(args.values, 'runtime') ?? 'inprocess';
   if (runtime !== 'inprocess' && runtime !== 'emulator') throw new UsageError(`--runtime must be inprocess or emulator, got "${runtime}"`);
   const traces = args.values.traces === true;
-  if (traces && runtime === 'emulator') throw new UsageError('--traces needs --runtime inprocess (under the emulator the functions run in processes of their own; send their spans to a collector with OTEL_EXPORTER_OTLP_ENDPOINT instead)');
+  if (traces && runtime === 'emulator')
+    throw new UsageError(
+      '--traces needs --runtime inprocess (under the emulator the functions run in processes of their own; send their spans to a collector with OTEL_EXPORTER_OTLP_ENDPOINT instead)',
+    );
   const orderingText = stringOption(args.values, 'ordering') ?? 'unordered';
   const ordering = asOrdering(orderingText);
   if (!ordering) throw new UsageError(`--ordering must be ${ORDERINGS.join(' or ')}, got ${JSON.stringify(orderingText)}`);
   if (ordering === 'per-key' && broker.type === 'sqs') {
-    throw new UsageError('--ordering per-key needs the local broker (embedded or --broker elasticmq): with --broker sqs the deployed queues decide (deploy with ordering=per-key and give its FIFO work queue as --queue-url)');
+    throw new UsageError(
+      '--ordering per-key needs the local broker (embedded or --broker elasticmq): with --broker sqs the deployed queues decide (deploy with ordering=per-key and give its FIFO work queue as --queue-url)',
+    );
   }
   const { startDevLoop } = await import('../../devloop/dev-loop.ts');
   const context = stringOption(args.values, 'context');

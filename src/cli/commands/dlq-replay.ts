@@ -22,12 +22,12 @@ import { controllerFor, projectControllers } from './preview.ts';
 
 export const dlqReplaySpec: CommandSpec = {
   name: 'dlq replay',
-  summary: 'run one dead-lettered message through the project\'s current code, every write a dry run',
+  summary: "run one dead-lettered message through the project's current code, every write a dry run",
   usage: '<message id> [options]',
   details:
     'Finds the message in the DLQ (ids as `operless dlq list` prints them), leaves it there, and runs its\n' +
-    'reconcile with the project\'s current controllers against the cluster, every write sent with\n' +
-    'dryRun=All. Prints why it was dead-lettered, the reconcile\'s log lines, its result and what it would change.',
+    "reconcile with the project's current controllers against the cluster, every write sent with\n" +
+    "dryRun=All. Prints why it was dead-lettered, the reconcile's log lines, its result and what it would change.",
   options: {
     ...TARGET_OPTIONS,
     ...IMPERSONATION_OPTIONS,
@@ -57,9 +57,19 @@ export async function dlqReplay(argv: string[]): Promise<CommandResult> {
   const controller = controllerFor(await projectControllers(projectDir(args)), message);
   const cluster = await connectCluster(target, impersonationFrom(args));
   try {
-    const preview = await previewObject(controller, { ...(message.namespace ? { namespace: message.namespace } : {}), name: message.name }, { transport: cluster.transport, message, cluster: target.cluster });
+    const preview = await previewObject(
+      controller,
+      { ...(message.namespace ? { namespace: message.namespace } : {}), name: message.name },
+      { transport: cluster.transport, message, cluster: target.cluster },
+    );
     const exitCode = previewExitCode([preview]);
-    const dead = { messageId: entry.messageId, reason: entry.reason, error: entry.error, receiveCount: entry.receiveCount, ...(entry.failedAt ? { failedAt: entry.failedAt } : {}) };
+    const dead = {
+      messageId: entry.messageId,
+      reason: entry.reason,
+      error: entry.error,
+      receiveCount: entry.receiveCount,
+      ...(entry.failedAt ? { failedAt: entry.failedAt } : {}),
+    };
     if (target.json) return { output: `${JSON.stringify({ exitCode, deadLetter: dead, preview }, null, 2)}\n`, exitCode };
     const lines = [
       `dead-lettered: ${entry.reason}${entry.failedAt ? ` at ${entry.failedAt}` : ''}: ${entry.error}`,
@@ -67,7 +77,9 @@ export async function dlqReplay(argv: string[]): Promise<CommandResult> {
       'log:',
       ...preview.logs.map((l) => `  ${l}`),
       previewText([preview]).trimEnd(),
-      ...(preview.result.type === 'done' && preview.changes.length === 0 ? ['the current code reconciles it with nothing to change: `operless dlq redrive` would now succeed.'] : []),
+      ...(preview.result.type === 'done' && preview.changes.length === 0
+        ? ['the current code reconciles it with nothing to change: `operless dlq redrive` would now succeed.']
+        : []),
     ];
     return { output: `${lines.join('\n')}\n`, exitCode };
   } finally {

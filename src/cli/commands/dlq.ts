@@ -10,13 +10,7 @@
  * (per-key ordering) gets the key as message group. On a FIFO DLQ, SQS holds a key's later
  * messages while its first is held by the scan: a run sees one message per key; run again.
  */
-import {
-  ChangeMessageVisibilityBatchCommand,
-  DeleteMessageBatchCommand,
-  ReceiveMessageCommand,
-  type Message,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityBatchCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_FAILED_AT, DLQ_ATTRIBUTE_REASON } from '../../contract/dlq.ts';
 import { decodeMessage, displayKey, encodeMessage, type ReconcileMessage } from '../../contract/message.ts';
 import { UsageError, helpText, intOption, parseCommandArgs, type CommandSpec } from '../args.ts';
@@ -69,14 +63,16 @@ export async function scanDeadLetters(sqs: SQSClient, dlqUrl: string, limit: num
   const entries: DeadLetterEntry[] = [];
   const seen = new Set<string>();
   while (entries.length < limit) {
-    const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({
-      QueueUrl: dlqUrl,
-      MaxNumberOfMessages: Math.min(10, limit - entries.length),
-      VisibilityTimeout: SCAN_VISIBILITY_SECONDS,
-      WaitTimeSeconds: 0,
-      MessageSystemAttributeNames: ['All'],
-      MessageAttributeNames: ['All'],
-    }));
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: dlqUrl,
+        MaxNumberOfMessages: Math.min(10, limit - entries.length),
+        VisibilityTimeout: SCAN_VISIBILITY_SECONDS,
+        WaitTimeSeconds: 0,
+        MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }),
+    );
     const fresh = Messages.filter((m) => m.MessageId && !seen.has(m.MessageId));
     if (fresh.length === 0) break;
     for (const m of fresh) {
@@ -96,14 +92,17 @@ export function toEntry(m: Message): DeadLetterEntry {
   const decoded = decodeMessage(body);
   const sent = m.Attributes?.SentTimestamp;
   // Lambda's own DLQ record: the original event as body, RequestID/ErrorCode/ErrorMessage as attributes.
-  const lambdaError = attr(DLQ_ATTRIBUTE_REASON) === undefined && attr('RequestID') !== undefined ? attr('ErrorMessage') ?? attr('ErrorCode') ?? '' : undefined;
+  const lambdaError =
+    attr(DLQ_ATTRIBUTE_REASON) === undefined && attr('RequestID') !== undefined ? (attr('ErrorMessage') ?? attr('ErrorCode') ?? '') : undefined;
   return {
     messageId: m.MessageId ?? '',
     receiptHandle: m.ReceiptHandle ?? '',
     body,
     reason: attr(DLQ_ATTRIBUTE_REASON) ?? (lambdaError !== undefined ? ASYNC_INVOKE_FAILED : 'maxReceiveCount'),
-    error: attr(DLQ_ATTRIBUTE_ERROR) ?? (lambdaError !== undefined ? `asynchronous invocation failed after Lambda's retries (request ${attr('RequestID')}): ${lambdaError}` : undefined) ??
-      (decoded.ok ? 'exceeded the queue\'s maxReceiveCount (the function failed or timed out on every delivery)' : decoded.error),
+    error:
+      attr(DLQ_ATTRIBUTE_ERROR) ??
+      (lambdaError !== undefined ? `asynchronous invocation failed after Lambda's retries (request ${attr('RequestID')}): ${lambdaError}` : undefined) ??
+      (decoded.ok ? "exceeded the queue's maxReceiveCount (the function failed or timed out on every delivery)" : decoded.error),
     ...(attr(DLQ_ATTRIBUTE_FAILED_AT) ? { failedAt: attr(DLQ_ATTRIBUTE_FAILED_AT) } : {}),
     ...(sent ? { sentAt: new Date(Number(sent)).toISOString() } : {}),
     receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? '0'),
@@ -114,10 +113,12 @@ export function toEntry(m: Message): DeadLetterEntry {
 export async function releaseDeadLetters(sqs: SQSClient, dlqUrl: string, entries: readonly DeadLetterEntry[]): Promise<void> {
   for (let i = 0; i < entries.length; i += 10) {
     const chunk = entries.slice(i, i + 10);
-    await sqs.send(new ChangeMessageVisibilityBatchCommand({
-      QueueUrl: dlqUrl,
-      Entries: chunk.map((e, j) => ({ Id: String(j), ReceiptHandle: e.receiptHandle, VisibilityTimeout: 0 })),
-    }));
+    await sqs.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: dlqUrl,
+        Entries: chunk.map((e, j) => ({ Id: String(j), ReceiptHandle: e.receiptHandle, VisibilityTimeout: 0 })),
+      }),
+    );
   }
 }
 
@@ -129,12 +130,18 @@ export function parseFilters(raw: readonly string[]): (entry: DeadLetterEntry) =
     const field = text.slice(0, eq);
     const value = text.slice(eq + 1);
     switch (field) {
-      case 'reason': return (e: DeadLetterEntry) => e.reason === value;
-      case 'kind': return (e: DeadLetterEntry) => e.message?.kind === value;
-      case 'namespace': return (e: DeadLetterEntry) => e.message?.namespace === value;
-      case 'name': return (e: DeadLetterEntry) => e.message?.name === value;
-      case 'key': return (e: DeadLetterEntry) => e.message !== undefined && displayKey(e.message).includes(value);
-      default: throw new UsageError(`--filter field "${field}" is not one of reason, kind, namespace, name, key`);
+      case 'reason':
+        return (e: DeadLetterEntry) => e.reason === value;
+      case 'kind':
+        return (e: DeadLetterEntry) => e.message?.kind === value;
+      case 'namespace':
+        return (e: DeadLetterEntry) => e.message?.namespace === value;
+      case 'name':
+        return (e: DeadLetterEntry) => e.message?.name === value;
+      case 'key':
+        return (e: DeadLetterEntry) => e.message !== undefined && displayKey(e.message).includes(value);
+      default:
+        throw new UsageError(`--filter field "${field}" is not one of reason, kind, namespace, name, key`);
     }
   });
   return (entry) => checks.every((check) => check(entry));
@@ -148,14 +155,16 @@ export async function dlqList(argv: string[]): Promise<CommandResult> {
   const sqs = sqsClient(target);
   const entries = await scanDeadLetters(sqs, dlqUrl, intOption(args.values, 'limit', 1, 100_000) ?? 100);
   await releaseDeadLetters(sqs, dlqUrl, entries);
-  if (target.json) return { output: `${JSON.stringify(entries.map(({ receiptHandle: _r, ...rest }) => rest), null, 2)}\n` };
+  if (target.json)
+    return {
+      output: `${JSON.stringify(
+        entries.map(({ receiptHandle: _r, ...rest }) => rest),
+        null,
+        2,
+      )}\n`,
+    };
   if (entries.length === 0) return { output: `The dead-letter queue is empty (${dlqUrl}).\n` };
-  const rows = entries.map((e) => [
-    e.message ? displayKey(e.message) : '(invalid message)',
-    e.reason,
-    e.failedAt ?? e.sentAt ?? '',
-    e.error,
-  ]);
+  const rows = entries.map((e) => [e.message ? displayKey(e.message) : '(invalid message)', e.reason, e.failedAt ?? e.sentAt ?? '', e.error]);
   return { output: `${table(['OBJECT', 'REASON', 'FAILED AT', 'ERROR'], rows)}\n${entries.length} message(s) in ${dlqUrl}\n` };
 }
 
@@ -163,7 +172,7 @@ export async function dlqList(argv: string[]): Promise<CommandResult> {
  * The message a redrive sends for a dead-lettered `message`: a fresh start (`attempt` 0, due
  * now: no `notBefore`), and a `Requeue` becomes a `Retry`. A requeue is the one message
  * per-key mode may acknowledge without a reconcile (a later requeue replaced it,
- * core/requeue-merge.ts), and the operator who redrives it asks for a reconcile. Pure.
+ * core/per-key/requeue-merge.ts), and the operator who redrives it asks for a reconcile. Pure.
  */
 export function redriveMessage(message: ReconcileMessage): ReconcileMessage {
   const { notBefore: _n, ...rest } = message;
@@ -199,7 +208,11 @@ export async function dlqRedrive(argv: string[]): Promise<CommandResult> {
     }
   }
   const moved = new Set(redriven.map((e) => e.messageId));
-  await releaseDeadLetters(sqs, dlqUrl, entries.filter((e) => !moved.has(e.messageId)));
+  await releaseDeadLetters(
+    sqs,
+    dlqUrl,
+    entries.filter((e) => !moved.has(e.messageId)),
+  );
   const summary = {
     dryRun,
     scanned: entries.length,
@@ -216,7 +229,8 @@ export async function dlqRedrive(argv: string[]): Promise<CommandResult> {
       : `Redrove ${redriven.length} of ${entries.length} message(s) to ${queueUrl}:`,
     ...summary.objects.map((o) => `  ${o}`),
   ];
-  if (skippedInvalid > 0) lines.push(`Skipped ${skippedInvalid} invalid message(s): they are not reconcile messages and would fail again. Inspect them with \`operless dlq list\`.`);
+  if (skippedInvalid > 0)
+    lines.push(`Skipped ${skippedInvalid} invalid message(s): they are not reconcile messages and would fail again. Inspect them with \`operless dlq list\`.`);
   for (const f of failed) lines.push(`Failed to redrive ${f.entry.messageId}: ${f.error} (it stays in the DLQ)`);
   return { output: `${lines.join('\n')}\n`, exitCode: failed.length > 0 ? 1 : 0 };
 }
@@ -226,4 +240,3 @@ export function table(header: readonly string[], rows: readonly (readonly string
   const fmt = (r: readonly string[]) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ');
   return [fmt(header), ...rows.map(fmt)].join('\n');
 }
-

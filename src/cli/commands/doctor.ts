@@ -11,7 +11,7 @@
  * - the work queue and the DLQ answer, and the queue's redrive policy points at the DLQ;
  * - with `OPERLESS_EKS_CLUSTER` set: an EKS token can be minted and the API server accepts it;
  * - offline, from the project's serverless.yml: each reconcile function's
- *   `OPERLESS_BUDGET_RESERVE_MS` is below its `timeout` (core/budget.ts `packagedReserveProblems`).
+ *   `OPERLESS_BUDGET_RESERVE_MS` is below its `timeout` (core/invocation/budget.ts `packagedReserveProblems`).
  *
  * Guarantees: changes nothing (reviews and GETs only); exit code 1 when any check failed.
  */
@@ -29,16 +29,16 @@ import { TARGET_OPTIONS, resolveTarget, sqsClient, type Target } from '../target
 import type { CommandResult } from './command.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { packagedReserveProblems } from '../../core/budget.ts';
+import { packagedReserveProblems } from '../../core/invocation/budget.ts';
 import { parseServerlessYaml } from '../../project/serverless-yml.ts';
 
 export const doctorSpec: CommandSpec = {
   name: 'doctor',
-  summary: 'check cluster access, CRDs, the functions\' RBAC, the queues and EKS access',
+  summary: "check cluster access, CRDs, the functions' RBAC, the queues and EKS access",
   usage: '[options]',
   details:
     'Permissions are checked for the identity of the kubeconfig (--kubeconfig, KUBECONFIG, or a running\n' +
-    '`operless dev`). To check the function\'s identity, use its kubeconfig, or impersonate it with\n' +
+    "`operless dev`). To check the function's identity, use its kubeconfig, or impersonate it with\n" +
     '--as <any user name> --as-group <its group> (the group your ClusterRoleBinding in infra/rbac names).\n' +
     'The EKS check runs when OPERLESS_EKS_CLUSTER is set (with AWS_REGION and AWS credentials).',
   options: { ...TARGET_OPTIONS, ...PROJECT_OPTION, ...IMPERSONATION_OPTIONS },
@@ -108,10 +108,22 @@ export function reserveCheck(serverlessYaml: string): CheckResult {
   const functions = parseServerlessYaml(serverlessYaml).runtimes.filter((f) => f.sqs);
   const problems = packagedReserveProblems(functions);
   if (problems.length > 0) {
-    return fail('time budget', problems.join('; '), 'lower OPERLESS_BUDGET_RESERVE_MS well below the function\'s timeout in serverless.yml, or remove it for the default');
+    return fail(
+      'time budget',
+      problems.join('; '),
+      "lower OPERLESS_BUDGET_RESERVE_MS well below the function's timeout in serverless.yml, or remove it for the default",
+    );
   }
   if (functions.length === 0) return skip('time budget', 'serverless.yml has no reconcile function (none with an sqs event)');
-  return pass('time budget', functions.map((f) => `${f.name}: timeout ${f.timeout} s, reserve ${f.environment.OPERLESS_BUDGET_RESERVE_MS ?? 'default'}${f.environment.OPERLESS_BUDGET_RESERVE_MS ? ' ms' : ''}`).join('; '));
+  return pass(
+    'time budget',
+    functions
+      .map(
+        (f) =>
+          `${f.name}: timeout ${f.timeout} s, reserve ${f.environment.OPERLESS_BUDGET_RESERVE_MS ?? 'default'}${f.environment.OPERLESS_BUDGET_RESERVE_MS ? ' ms' : ''}`,
+      )
+      .join('; '),
+  );
 }
 
 async function clusterChecks(target: Target, who: Impersonation | undefined, kinds: readonly ProjectKind[], rbacDir: string): Promise<CheckResult[]> {
@@ -119,7 +131,9 @@ async function clusterChecks(target: Target, who: Impersonation | undefined, kin
   try {
     cluster = await connectCluster(target, who);
   } catch (err) {
-    return [fail('cluster reachable', errorMessage(err), 'pass --kubeconfig <path> [--context <name>], set KUBECONFIG, or run next to a running `operless dev`')];
+    return [
+      fail('cluster reachable', errorMessage(err), 'pass --kubeconfig <path> [--context <name>], set KUBECONFIG, or run next to a running `operless dev`'),
+    ];
   }
   try {
     const results: CheckResult[] = [];
@@ -127,20 +141,30 @@ async function clusterChecks(target: Target, who: Impersonation | undefined, kin
       const version = (await cluster.transport.request({ method: 'GET', path: '/version' })).body as { gitVersion?: string };
       results.push(pass('cluster reachable', `${cluster.server}, Kubernetes ${version.gitVersion ?? '(unknown version)'} (${cluster.source})`));
     } catch (err) {
-      results.push(fail('cluster reachable', errorMessage(err), isKubeApiError(err) && err.status === 401
-        ? 'the credentials in the kubeconfig were refused: refresh them (e.g. `aws eks update-kubeconfig`) or use another --context'
-        : 'check that the API server is up and reachable from here (VPN, endpoint access, --context)'));
+      results.push(
+        fail(
+          'cluster reachable',
+          errorMessage(err),
+          isKubeApiError(err) && err.status === 401
+            ? 'the credentials in the kubeconfig were refused: refresh them (e.g. `aws eks update-kubeconfig`) or use another --context'
+            : 'check that the API server is up and reachable from here (VPN, endpoint access, --context)',
+        ),
+      );
       return results;
     }
     const identity = await identityCheck(cluster.transport, who, boundGroups(rbacDir));
     results.push(identity);
-    results.push(...(kinds.length === 0
-      ? [skip('CRDs', 'no CRDs in infra/crds/ (run in your project folder, or pass --project <dir>)')]
-      : await Promise.all(kinds.map((k) => crdCheck(cluster.transport, k)))));
+    results.push(
+      ...(kinds.length === 0
+        ? [skip('CRDs', 'no CRDs in infra/crds/ (run in your project folder, or pass --project <dir>)')]
+        : await Promise.all(kinds.map((k) => crdCheck(cluster.transport, k)))),
+    );
     const permissions = loadPermissionChecks(rbacDir);
-    results.push(...(permissions.length === 0
-      ? [skip('permissions', 'no ClusterRole or Role in infra/rbac/: nothing to check')]
-      : await permissionResults(cluster.transport, permissions)));
+    results.push(
+      ...(permissions.length === 0
+        ? [skip('permissions', 'no ClusterRole or Role in infra/rbac/: nothing to check')]
+        : await permissionResults(cluster.transport, permissions)),
+    );
     return results;
   } finally {
     await cluster.close();
@@ -149,22 +173,28 @@ async function clusterChecks(target: Target, who: Impersonation | undefined, kin
 
 async function identityCheck(transport: KubeTransport, who: Impersonation | undefined, groups: readonly string[]): Promise<CheckResult> {
   try {
-    const review = (await transport.request({
-      method: 'POST',
-      path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
-      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
-    })).body as { status?: { userInfo?: { username?: string; groups?: string[] } } };
+    const review = (
+      await transport.request({
+        method: 'POST',
+        path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+      })
+    ).body as { status?: { userInfo?: { username?: string; groups?: string[] } } };
     const user = review.status?.userInfo?.username ?? '(unknown)';
     const userGroups = review.status?.userInfo?.groups ?? [];
     const admin = userGroups.includes('system:masters');
-    const hint = admin && !who
-      ? ` — an administrator, so every permission check below passes; to check the function's identity: --as operless-function${groups.map((g) => ` --as-group ${g}`).join('') || ' --as-group <its group>'}`
-      : '';
+    const hint =
+      admin && !who
+        ? ` — an administrator, so every permission check below passes; to check the function's identity: --as operless-function${groups.map((g) => ` --as-group ${g}`).join('') || ' --as-group <its group>'}`
+        : '';
     return pass('identity', `${user} [${userGroups.join(', ')}]${hint}`);
   } catch (err) {
     if (who && isKubeApiError(err) && err.status === 403) {
-      return fail('identity', `impersonating ${who.user} was refused: ${errorMessage(err)}`,
-        'impersonation needs the `impersonate` verb on users and groups; use an admin kubeconfig or the function\'s own kubeconfig');
+      return fail(
+        'identity',
+        `impersonating ${who.user} was refused: ${errorMessage(err)}`,
+        "impersonation needs the `impersonate` verb on users and groups; use an admin kubeconfig or the function's own kubeconfig",
+      );
     }
     return skip('identity', `could not ask the API server who we are (${errorMessage(err)})`);
   }
@@ -182,11 +212,24 @@ async function crdCheck(transport: KubeTransport, kind: ProjectKind): Promise<Ch
     };
     const established = crd.status?.conditions?.find((c) => c.type === 'Established');
     if (established?.status !== 'True') {
-      return fail(check, `installed but not Established${established?.message ? ` (${established.message})` : ''}`, `kubectl describe crd ${name}; then ${fix}`);
+      return fail(
+        check,
+        `installed but not Established${established?.message ? ` (${established.message})` : ''}`,
+        `kubectl describe crd ${name}; then ${fix}`,
+      );
     }
     const served = crd.spec?.versions?.find((v) => v.name === version)?.served === true;
     if (!served) {
-      return fail(check, `installed and Established, but does not serve ${version} (serves ${(crd.spec?.versions ?? []).filter((v) => v.served).map((v) => v.name).join(', ') || 'nothing'})`, fix);
+      return fail(
+        check,
+        `installed and Established, but does not serve ${version} (serves ${
+          (crd.spec?.versions ?? [])
+            .filter((v) => v.served)
+            .map((v) => v.name)
+            .join(', ') || 'nothing'
+        })`,
+        fix,
+      );
     }
     return pass(check, `installed, Established, serves ${version}`);
   } catch (err) {
@@ -196,7 +239,8 @@ async function crdCheck(transport: KubeTransport, kind: ProjectKind): Promise<Ch
   // This identity may not read CRDs (a function should not): ask API discovery instead.
   try {
     const list = (await transport.request({ method: 'GET', path: `/apis/${kind.group}/${version}` })).body as { resources?: { name: string }[] };
-    if (list.resources?.some((r) => r.name === kind.plural)) return pass(check, `served as ${kind.apiVersion} ${kind.plural} (per API discovery; this identity may not read CRDs)`);
+    if (list.resources?.some((r) => r.name === kind.plural))
+      return pass(check, `served as ${kind.apiVersion} ${kind.plural} (per API discovery; this identity may not read CRDs)`);
     return fail(check, `${kind.apiVersion} does not serve ${kind.plural}`, fix);
   } catch (err) {
     if (isKubeApiError(err) && err.status === 404) return fail(check, `not installed (${kind.apiVersion} is not served)`, fix);
@@ -214,11 +258,13 @@ async function permissionResults(transport: KubeTransport, permissions: readonly
   const reviews: Review[] = [];
   for (const check of permissions) {
     try {
-      const res = (await transport.request({
-        method: 'POST',
-        path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
-        body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: accessReviewSpec(check) },
-      })).body as { status?: { allowed?: boolean; reason?: string; evaluationError?: string } };
+      const res = (
+        await transport.request({
+          method: 'POST',
+          path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+          body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: accessReviewSpec(check) },
+        })
+      ).body as { status?: { allowed?: boolean; reason?: string; evaluationError?: string } };
       const reason = res.status?.evaluationError || res.status?.reason;
       reviews.push({ check, allowed: res.status?.allowed === true, ...(reason ? { reason } : {}) });
     } catch (err) {
@@ -243,8 +289,14 @@ export function groupReviews(reviews: readonly Review[]): CheckResult[] {
     const reasons = [...new Set(denied.map((r) => r.reason).filter(Boolean))];
     return fail(
       name,
-      `missing ${denied.map((r) => r.check.verb).join(', ')}${rs.length > denied.length ? ` (has ${rs.filter((r) => r.allowed).map((r) => r.check.verb).join(', ')})` : ''}` +
-        (reasons.length > 0 ? ` — ${reasons.join('; ')}` : ''),
+      `missing ${denied.map((r) => r.check.verb).join(', ')}${
+        rs.length > denied.length
+          ? ` (has ${rs
+              .filter((r) => r.allowed)
+              .map((r) => r.check.verb)
+              .join(', ')})`
+          : ''
+      }` + (reasons.length > 0 ? ` — ${reasons.join('; ')}` : ''),
       `kubectl apply -f ${source.split(' ')[0]} (${source.split(' ').slice(1).join(' ')}) and bind it to this identity (on EKS: an access entry with the binding's group, docs/deploy.md)`,
     );
   });
@@ -256,7 +308,13 @@ async function queueChecks(target: Target): Promise<CheckResult[]> {
   try {
     let work: QueueDepth | undefined;
     if (!target.queueUrl) {
-      results.push(fail('work queue', 'not configured', 'pass --queue-url <url> or set OPERLESS_QUEUE_URL (the stack output WorkQueueUrl), or run next to a running `operless dev`'));
+      results.push(
+        fail(
+          'work queue',
+          'not configured',
+          'pass --queue-url <url> or set OPERLESS_QUEUE_URL (the stack output WorkQueueUrl), or run next to a running `operless dev`',
+        ),
+      );
     } else {
       try {
         work = await queueDepth(sqs, target.queueUrl);
@@ -289,7 +347,11 @@ export function redriveCheck(work: QueueDepth, dlqUrl: string): CheckResult {
   const fix = `set the work queue's RedrivePolicy to {"deadLetterTargetArn":"<ARN of ${dlqName}>","maxReceiveCount":5} (serverless.yml does this)`;
   if (!work.redrive) return fail(name, 'the work queue has none: a message that always fails would be retried until it expires', fix);
   if (!work.redrive.deadLetterTargetArn.endsWith(`:${dlqName}`)) {
-    return fail(name, `the work queue dead-letters to ${work.redrive.deadLetterTargetArn}, not to ${dlqName}`, `pass the DLQ the queue really uses (--dlq-url), or ${fix}`);
+    return fail(
+      name,
+      `the work queue dead-letters to ${work.redrive.deadLetterTargetArn}, not to ${dlqName}`,
+      `pass the DLQ the queue really uses (--dlq-url), or ${fix}`,
+    );
   }
   return pass(name, `after ${work.redrive.maxReceiveCount} receives to ${dlqName}`);
 }
@@ -313,15 +375,26 @@ async function eksChecks(target: Target, env: NodeJS.ProcessEnv): Promise<CheckR
     token = await auth.bearerToken!();
     transport = createTransport(auth, { userAgent: 'operless-cli' });
   } catch (err) {
-    return [fail(name, errorMessage(err), 'set AWS_REGION and AWS credentials (or a profile) for the function\'s role; without eks:DescribeCluster also set OPERLESS_EKS_ENDPOINT and OPERLESS_EKS_CA')];
+    return [
+      fail(
+        name,
+        errorMessage(err),
+        "set AWS_REGION and AWS credentials (or a profile) for the function's role; without eks:DescribeCluster also set OPERLESS_EKS_ENDPOINT and OPERLESS_EKS_CA",
+      ),
+    ];
   }
   const results = [pass(name, `minted (${token.length} characters)`)];
   try {
     await transport.request({ method: 'GET', path: '/version' });
     results.push(pass(`EKS API server accepts the token`, transport.server));
   } catch (err) {
-    results.push(fail('EKS API server accepts the token', errorMessage(err),
-      'give these AWS credentials an EKS access entry (aws eks create-access-entry --kubernetes-groups <the RBAC group>); see docs/deploy.md'));
+    results.push(
+      fail(
+        'EKS API server accepts the token',
+        errorMessage(err),
+        'give these AWS credentials an EKS access entry (aws eks create-access-entry --kubernetes-groups <the RBAC group>); see docs/deploy.md',
+      ),
+    );
   } finally {
     await transport.close();
   }

@@ -6,7 +6,11 @@
  *   state). One `SendMessage` per object through the runtime's sender (src/queue/sqs.ts).
  * - `enqueue [<kind>] --all [--namespace ns]` lists the objects through the Kubernetes API
  *   (paginated) and sends one message each, with uid and resourceVersion, in SendMessageBatch
- *   chunks — the scheduled resync function's own code (`resyncAll` in src/queue/resync.ts).
+ *   chunks — the scheduled resync function's own code (`resyncAll` in src/core/resync/resync.ts).
+ *   A namespace-scoped install (`--namespaces`, `OPERLESS_NAMESPACES` or the project's
+ *   serverless.yml: cli/scope.ts) is listed in its namespaces only, never cluster-wide;
+ *   `--namespace` must then be one of them. A namespace the identity may not list (403) is
+ *   named in the summary and the exit code, and the other namespaces are still enqueued.
  *
  * Queues: next to a running `operless dev` of a project with several kinds, each message goes
  * to the queue of the function that reconciles its kind; `--queue-url` sends everything to one.
@@ -18,12 +22,13 @@
  */
 import { decodeMessage, displayKey, encodeMessage, newMessage, type ReconcileMessage } from '../../contract/message.ts';
 import { createSqsSender } from '../../queue/sqs.ts';
-import { ResyncError, resyncAll, sqsBatchSend, type BatchEntry, type BatchSend } from '../../queue/resync.ts';
-import type { KindRef, KubeClient } from '../../kube/types.ts';
+import { ResyncError, resyncAll, sqsBatchSend, type BatchEntry, type BatchSend } from '../../core/resync/resync.ts';
+import type { KindRef } from '../../kube/types.ts';
 import { UsageError, helpText, intOption, parseCommandArgs, stringOption, type CommandSpec } from '../args.ts';
 import { connectCluster } from '../cluster.ts';
 import { parseObjectArg, resolveKind, type ProjectKind } from '../kinds.ts';
 import { PROJECT_OPTION, projectDir, projectKinds } from '../project-dir.ts';
+import { SCOPE_OPTION, resolveScope } from '../scope.ts';
 import { TARGET_OPTIONS, queueUrlForKind, resolveTarget, sqsClient, type Target } from '../target.ts';
 import type { CommandResult } from './command.ts';
 
@@ -37,19 +42,18 @@ export const enqueueSpec: CommandSpec = {
     'Names one object per argument (cluster-scoped kinds: <kind>/<name>); this needs only the queue.\n' +
     'With --all, lists the objects of the kind (every project kind when none is given) through the\n' +
     'Kubernetes API and sends one message each, with uid and resourceVersion. Messages carry\n' +
-    `reason ${ENQUEUE_REASON}. Kinds are the project's CRDs (infra/crds), typed like kubectl: Memcached, memcacheds, mc.`,
+    `reason ${ENQUEUE_REASON}. Kinds are the project's CRDs (infra/crds), typed like kubectl: Memcached, memcacheds, mc.\n` +
+    'A namespace-scoped install lists in its namespaces only: --namespaces, else OPERLESS_NAMESPACES, else the\n' +
+    "project's serverless.yml params.default.namespaces; a namespace the identity may not list is reported.",
   options: {
     ...TARGET_OPTIONS,
     ...PROJECT_OPTION,
+    ...SCOPE_OPTION,
     all: { type: 'boolean', description: 'Every object of the kind (listed from the cluster)' },
-    namespace: { type: 'string', short: 'n', description: 'With --all: only this namespace', placeholder: 'ns' },
+    namespace: { type: 'string', short: 'n', description: 'With --all: only this namespace (one of --namespaces when set)', placeholder: 'ns' },
     'page-size': { type: 'string', description: 'With --all: objects per list request', default: '500', placeholder: 'n' },
   },
-  examples: [
-    'operless enqueue mc/default/memcached-sample',
-    'operless enqueue memcached --all --namespace default',
-    'operless enqueue --all --json',
-  ],
+  examples: ['operless enqueue mc/default/memcached-sample', 'operless enqueue memcached --all --namespace default', 'operless enqueue --all --json'],
 };
 
 export interface EnqueueSummary {
@@ -61,6 +65,8 @@ export interface EnqueueSummary {
   readonly listed?: number;
   readonly sent: number;
   readonly failed: number;
+  /** With --all: lists the API server refused (403); the error names them. */
+  readonly forbidden?: number;
   readonly objects: string[];
   readonly error?: string;
 }
@@ -68,18 +74,24 @@ export interface EnqueueSummary {
 export async function enqueue(argv: string[]): Promise<CommandResult> {
   const args = parseCommandArgs(enqueueSpec, argv);
   if (args.values.help) return { output: helpText(enqueueSpec) };
-  const kinds = projectKinds(projectDir(args));
+  const root = projectDir(args);
+  const kinds = projectKinds(root);
   const all = args.values.all === true;
   const namespace = stringOption(args.values, 'namespace');
   const pageSize = intOption(args.values, 'page-size', 1, 10_000) ?? 500;
   if (!all && namespace) throw new UsageError('--namespace only applies with --all; name single objects as <kind>/<namespace>/<name>');
-  if (!all && args.positionals.length === 0) throw new UsageError('name an object, e.g. `operless enqueue mc/default/my-cache`, or use --all. Run `operless enqueue --help` for usage.');
+  if (!all && args.positionals.length === 0)
+    throw new UsageError('name an object, e.g. `operless enqueue mc/default/my-cache`, or use --all. Run `operless enqueue --help` for usage.');
   if (all && args.positionals.length > 1) throw new UsageError('with --all give at most one kind, e.g. `operless enqueue mc --all`');
 
+  const namespaces = all ? listNamespaces(resolveScope(args, root).namespaces, namespace) : [];
   const target = resolveTarget(args);
   const summary = all
-    ? await enqueueAll(target, selectKinds(kinds, args.positionals[0], namespace), namespace, pageSize)
-    : await enqueueNamed(target, args.positionals.map((arg) => messageFor(kinds, arg, target.cluster, Date.now())));
+    ? await enqueueAll(target, selectKinds(kinds, args.positionals[0], namespace), namespaces, pageSize)
+    : await enqueueNamed(
+        target,
+        args.positionals.map((arg) => messageFor(kinds, arg, target.cluster, Date.now())),
+      );
   const exitCode = summary.failed > 0 || summary.error ? 1 : 0;
   if (target.json) return { output: `${JSON.stringify(summary, null, 2)}\n`, exitCode };
   return { output: describe(summary), exitCode };
@@ -94,6 +106,18 @@ export function selectKinds(kinds: readonly ProjectKind[], typed: string | undef
     throw new UsageError(`--namespace does not apply to cluster-scoped ${clusterScoped.map((k) => k.kind).join(', ')}`);
   }
   return selected;
+}
+
+/**
+ * The namespaces `--all` lists a namespaced kind in (pure): `--namespace` alone — refused when
+ * a scope is set and does not hold it — else the scope's (empty: all namespaces at once).
+ */
+export function listNamespaces(scope: readonly string[], namespace: string | undefined): readonly string[] {
+  if (namespace === undefined) return scope;
+  if (scope.length > 0 && !scope.includes(namespace)) {
+    throw new UsageError(`--namespace ${namespace} is outside the install's namespaces (${scope.join(', ')}): name one of them, or change --namespaces`);
+  }
+  return [namespace];
 }
 
 /** The message for one `<kind>/<namespace>/<name>` argument (pure but for validation). */
@@ -132,7 +156,7 @@ async function enqueueNamed(target: Target, messages: readonly ReconcileMessage[
   return { ...queuesOf(queues), reason: ENQUEUE_REASON, sent: objects.length, failed, objects, ...(error ? { error } : {}) };
 }
 
-async function enqueueAll(target: Target, kinds: readonly KindRef[], namespace: string | undefined, pageSize: number): Promise<EnqueueSummary> {
+async function enqueueAll(target: Target, kinds: readonly KindRef[], namespaces: readonly string[], pageSize: number): Promise<EnqueueSummary> {
   const queues = kinds.map((k) => queueUrlForKind(target, k.kind));
   const queueOfKind = new Map(kinds.map((k, i) => [k.kind, queues[i]!]));
   const cluster = await connectCluster(target);
@@ -155,11 +179,8 @@ async function enqueueAll(target: Target, kinds: readonly KindRef[], namespace: 
     }
     return rejected;
   };
-  const client: Pick<KubeClient, 'list'> = {
-    list: (kind, options) => cluster.client.list(kind, { ...options, ...(namespace ? { namespace } : {}) }),
-  };
   try {
-    const report = await resyncAll({ kinds, client, cluster: target.cluster, send, pageSize });
+    const report = await resyncAll({ kinds, client: cluster.client, cluster: target.cluster, send, pageSize, namespaces });
     return { ...queuesOf(queues), reason: ENQUEUE_REASON, listed: report.listed, sent: report.sent, failed: report.failed, objects };
   } catch (err) {
     if (err instanceof ResyncError) {
@@ -178,5 +199,6 @@ function describe(summary: EnqueueSummary): string {
   else lines.push(`Enqueued ${summary.sent} object(s) with reason ${summary.reason} ${on}:`);
   lines.push(...summary.objects.map((o) => `  ${o}`));
   if (summary.failed > 0) lines.push(`✘ ${summary.failed} message(s) were not accepted by the queue: ${summary.error ?? 'see above'}`);
+  else if (summary.error) lines.push(`✘ ${summary.error}`);
   return `${lines.join('\n')}\n`;
 }

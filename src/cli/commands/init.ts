@@ -14,15 +14,23 @@ export const initSpec: CommandSpec = {
   summary: 'create a new operator project that depends on Operless',
   usage: '<dir> --domain <domain> [options]',
   options: {
-    domain: { type: 'string', placeholder: 'domain', description: 'Domain of the project\'s API groups, e.g. example.com (required)' },
+    domain: { type: 'string', placeholder: 'domain', description: "Domain of the project's API groups, e.g. example.com (required)" },
     name: { type: 'string', placeholder: 'name', description: 'Project name: npm package and serverless service (default: the directory name)' },
-    'operless-version': { type: 'string', placeholder: 'spec', description: 'The operless dependency in package.json, e.g. ^0.1.0 or file:../operless (default: ^<this version>)' },
-    namespaces: { type: 'string', placeholder: 'a,b', description: 'Namespace-scoped mode: the namespaces the operator runs for (default: all); its watches and RBAC are generated for those only' },
+    'operless-version': {
+      type: 'string',
+      placeholder: 'spec',
+      description: 'The operless dependency in package.json, e.g. ^0.1.0 or file:../operless (default: ^<this version>)',
+    },
+    namespaces: {
+      type: 'string',
+      placeholder: 'a,b',
+      description: 'Namespace-scoped mode: the namespaces the operator runs for (default: all); its watches and RBAC are generated for those only',
+    },
     force: { type: 'boolean', description: 'Overwrite existing files' },
     ...JSON_RESULT_OPTION,
   },
   examples: ['operless init my-operator --domain example.com', 'operless init . --domain acme.io --name cache-operator'],
-  details: 'Then add a kind with `operless create api`. The project\'s `npm install && npm test` runs its tests against a real local control plane.',
+  details: "Then add a kind with `operless create api`. The project's `npm install && npm test` runs its tests against a real local control plane.",
 };
 
 export async function init(argv: string[]): Promise<CommandResult> {
@@ -36,7 +44,14 @@ export async function init(argv: string[]): Promise<CommandResult> {
   const dependency = stringOption(values, 'operless-version');
   const namespaces = stringOption(values, 'namespaces');
   const result = runScaffold(() =>
-    scaffoldInit({ dir, domain, ...(name ? { name } : {}), ...(dependency ? { operlessDependency: dependency } : {}), ...(namespaces ? { namespaces } : {}), force: values.force === true }),
+    scaffoldInit({
+      dir,
+      domain,
+      ...(name ? { name } : {}),
+      ...(dependency ? { operlessDependency: dependency } : {}),
+      ...(namespaces ? { namespaces } : {}),
+      force: values.force === true,
+    }),
   );
   if (values.json) return { output: `${JSON.stringify({ root: result.root, name: result.name, files: result.changes }, null, 2)}\n` };
   const shown = relative(process.cwd(), result.root) || '.';

@@ -16,7 +16,7 @@
  *   whole. Exit codes in src/preview/report.ts: 0 nothing would change, 3 something would,
  *   1 a reconcile would fail or a preview failed, 2 a usage error.
  */
-import type { Controller } from '../../core/controller.ts';
+import type { Controller } from '../../core/controller/controller.ts';
 import { importFunction, loadProjectLayout } from '../../devloop/project.ts';
 import { rateLimiter } from '../../kube/recording-transport.ts';
 import type { KindRef, KubeObject } from '../../kube/types.ts';
@@ -31,10 +31,10 @@ import type { CommandResult } from './command.ts';
 
 export const previewSpec: CommandSpec = {
   name: 'preview',
-  summary: 'show what the project\'s code would change in a live cluster (every write a server-side dry run)',
+  summary: "show what the project's code would change in a live cluster (every write a server-side dry run)",
   usage: '<kind>/<namespace>/<name>... | [<kind>] --all [--namespace <ns>] [--selector <sel>] [options]',
   details:
-    'Runs the reconcile of each object with the project\'s current controllers (serverless.yml\'s functions),\n' +
+    "Runs the reconcile of each object with the project's current controllers (serverless.yml's functions),\n" +
     'every write sent with dryRun=All (admission, webhooks, defaulting and validation apply; nothing is\n' +
     'stored), Events collected and follow-ups reported instead of sent. Prints each child that would be\n' +
     'created, changed (a diff without server-set fields) or deleted, the status that would be written,\n' +
@@ -72,8 +72,10 @@ export async function preview(argv: string[]): Promise<CommandResult> {
   const selector = stringOption(args.values, 'selector');
   const concurrency = intOption(args.values, 'concurrency', 1, 64) ?? 4;
   const qps = intOption(args.values, 'qps', 1, 1000) ?? 20;
-  if (!all && (namespace || selector)) throw new UsageError('--namespace and --selector only apply with --all; name single objects as <kind>/<namespace>/<name>');
-  if (!all && args.positionals.length === 0) throw new UsageError('name an object, e.g. `operless preview mc/default/my-cache`, or use --all. Run `operless preview --help` for usage.');
+  if (!all && (namespace || selector))
+    throw new UsageError('--namespace and --selector only apply with --all; name single objects as <kind>/<namespace>/<name>');
+  if (!all && args.positionals.length === 0)
+    throw new UsageError('name an object, e.g. `operless preview mc/default/my-cache`, or use --all. Run `operless preview --help` for usage.');
   if (all && args.positionals.length > 1) throw new UsageError('with --all give at most one kind, e.g. `operless preview mc --all`');
 
   const controllers = await projectControllers(root);
@@ -99,7 +101,9 @@ export async function preview(argv: string[]): Promise<CommandResult> {
         work.push({ controller: controllerOf(kind), target: { ...(ns ? { namespace: ns } : {}), name } });
       }
     }
-    const previews = await runBounded(work, concurrency, (w) => previewObject(w.controller, w.target, { transport: cluster.transport, take, cluster: target.cluster }));
+    const previews = await runBounded(work, concurrency, (w) =>
+      previewObject(w.controller, w.target, { transport: cluster.transport, take, cluster: target.cluster }),
+    );
     const exitCode = previewExitCode(previews);
     if (target.json) return { output: `${JSON.stringify({ exitCode, previews }, null, 2)}\n`, exitCode };
     return { output: previewText(previews), exitCode };
@@ -111,7 +115,10 @@ export async function preview(argv: string[]): Promise<CommandResult> {
 /** The project's controller of a kind; a usage error naming what the functions serve when none. */
 export function controllerFor(controllers: readonly Controller<KubeObject>[], kind: Pick<KindRef, 'apiVersion' | 'kind'>): Controller<KubeObject> {
   const found = controllers.find((c) => c.kind.apiVersion === kind.apiVersion && c.kind.kind === kind.kind);
-  if (!found) throw new UsageError(`no function of this project reconciles ${kind.kind} (${kind.apiVersion}): serverless.yml's functions serve ${controllers.map((c) => c.kind.kind).join(', ') || 'nothing'}`);
+  if (!found)
+    throw new UsageError(
+      `no function of this project reconciles ${kind.kind} (${kind.apiVersion}): serverless.yml's functions serve ${controllers.map((c) => c.kind.kind).join(', ') || 'nothing'}`,
+    );
   return found;
 }
 
@@ -124,12 +131,23 @@ export async function projectControllers(root: string): Promise<Controller<KubeO
   return loaded.flatMap((f) => [...f.controllers]);
 }
 
-async function listAll(client: Awaited<ReturnType<typeof connectCluster>>['client'], kind: ProjectKind, namespace: string | undefined, selector: string | undefined, take: () => Promise<void>): Promise<KubeObject[]> {
+async function listAll(
+  client: Awaited<ReturnType<typeof connectCluster>>['client'],
+  kind: ProjectKind,
+  namespace: string | undefined,
+  selector: string | undefined,
+  take: () => Promise<void>,
+): Promise<KubeObject[]> {
   const items: KubeObject[] = [];
   let cont: string | undefined;
   do {
     await take();
-    const page = await client.list(kind, { ...(namespace ? { namespace } : {}), ...(selector ? { labelSelector: selector } : {}), limit: 500, ...(cont ? { continue: cont } : {}) });
+    const page = await client.list(kind, {
+      ...(namespace ? { namespace } : {}),
+      ...(selector ? { labelSelector: selector } : {}),
+      limit: 500,
+      ...(cont ? { continue: cont } : {}),
+    });
     items.push(...page.items);
     cont = page.continue;
   } while (cont);
@@ -147,13 +165,15 @@ async function runBounded<I>(items: readonly I[], limit: number, fn: (item: I) =
   }, PROGRESS_EVERY_MS);
   timer.unref();
   try {
-    await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        results[i] = await fn(items[i]!);
-        finished += 1;
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: Math.min(limit, items.length) }, async () => {
+        while (next < items.length) {
+          const i = next++;
+          results[i] = await fn(items[i]!);
+          finished += 1;
+        }
+      }),
+    );
   } finally {
     clearInterval(timer);
   }

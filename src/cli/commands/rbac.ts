@@ -21,7 +21,7 @@ import type { CommandResult } from './command.ts';
 
 export const rbacSpec: CommandSpec = {
   name: 'rbac',
-  summary: 'print the project\'s RBAC, per namespace with --namespaces (namespace-scoped operation)',
+  summary: "print the project's RBAC, per namespace with --namespaces (namespace-scoped operation)",
   usage: '[--namespaces <a,b,...>]',
   details:
     'Reads every YAML file of <project>/infra/rbac and prints it for `kubectl apply -f -`.\n' +
@@ -40,8 +40,11 @@ export const rbacSpec: CommandSpec = {
 /** The RBAC objects of the files in `dir` (`.yaml`/`.yml`, in name order). */
 export function readRbacObjects(dir: string): { objects: RbacObject[]; files: string[] } {
   if (!existsSync(dir)) return { objects: [], files: [] };
-  const files = readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort();
-  const objects = files.flatMap((f) => parseAllDocuments(readFileSync(join(dir, f), 'utf8')).map((d) => d.toJS() as RbacObject | null))
+  const files = readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort();
+  const objects = files
+    .flatMap((f) => parseAllDocuments(readFileSync(join(dir, f), 'utf8')).map((d) => d.toJS() as RbacObject | null))
     .filter((o): o is RbacObject => o !== null && typeof o === 'object');
   return { objects, files };
 }
@@ -60,8 +63,11 @@ export async function rbac(argv: string[]): Promise<CommandResult> {
   const root = projectDir(args);
   const dir = join(root, 'infra', 'rbac');
   const { objects, files } = readRbacObjects(dir);
-  if (objects.length === 0) throw new UsageError(`no RBAC in ${relative(process.cwd(), dir) || dir}: run this in an Operless project (its infra/rbac/*.yaml), or pass --project <dir>`);
-  const clusterKinds = projectKinds(root).filter((k) => !k.namespaced).map((k) => ({ group: k.group, plural: k.plural }));
+  if (objects.length === 0)
+    throw new UsageError(`no RBAC in ${relative(process.cwd(), dir) || dir}: run this in an Operless project (its infra/rbac/*.yaml), or pass --project <dir>`);
+  const clusterKinds = projectKinds(root)
+    .filter((k) => !k.namespaced)
+    .map((k) => ({ group: k.group, plural: k.plural }));
   const out = namespacedRbac(objects, scope, clusterScopedOf(clusterKinds));
   const kept = scope.length > 0 ? out.filter((o) => o.kind === 'ClusterRole').map((o) => o.metadata?.name ?? '') : [];
   const header = [

@@ -18,7 +18,8 @@ export const replaySpec: CommandSpec = {
   name: 'replay',
   summary: 'replay an EventBridge archive into its bus for a time range (the rules deliver the changes again)',
   usage: '--archive <arn> --bus <arn> --from <time> --to <time> [options]',
-  details: 'Times are ISO 8601 (2026-12-01T10:00:00Z). --rule limits the replay to those rules (e.g. the work queue\'s), else every rule on the bus receives the events again.',
+  details:
+    "Times are ISO 8601 (2026-12-01T10:00:00Z). --rule limits the replay to those rules (e.g. the work queue's), else every rule on the bus receives the events again.",
   options: {
     archive: { type: 'string', description: 'The archive ARN (stack output EventArchiveArn)', placeholder: 'arn' },
     bus: { type: 'string', description: 'The bus ARN the archive belongs to (stack output EventBusArn)', placeholder: 'arn' },
@@ -30,7 +31,9 @@ export const replaySpec: CommandSpec = {
     timeout: { type: 'string', description: 'Seconds --wait waits at most', default: '600', placeholder: 's' },
     json: { type: 'boolean', description: 'Print JSON' },
   },
-  examples: ['operless replay --archive arn:aws:events:eu-west-1:123456789012:archive/EventArchive-abc --bus arn:aws:events:eu-west-1:123456789012:event-bus/operless-prod --from 2026-12-01T10:00:00Z --to 2026-12-01T11:00:00Z --wait'],
+  examples: [
+    'operless replay --archive arn:aws:events:eu-west-1:123456789012:archive/EventArchive-abc --bus arn:aws:events:eu-west-1:123456789012:event-bus/operless-prod --from 2026-12-01T10:00:00Z --to 2026-12-01T11:00:00Z --wait',
+  ],
 };
 
 const ARCHIVE_ARN = /^arn:aws[a-z-]*:events:[a-z0-9-]+:\d{12}:archive\/[A-Za-z0-9._-]{1,48}$/;
@@ -47,7 +50,8 @@ function arnOption(value: string | undefined, name: string, pattern: RegExp, wha
 function timeOption(value: string | undefined, name: string): Date {
   if (value === undefined) throw new UsageError(`--${name} is required: an ISO 8601 time like 2026-12-01T10:00:00Z`);
   const at = new Date(value);
-  if (!ISO_TIME.test(value) || Number.isNaN(at.getTime())) throw new UsageError(`--${name} must be an ISO 8601 time like 2026-12-01T10:00:00Z, got ${JSON.stringify(value)}`);
+  if (!ISO_TIME.test(value) || Number.isNaN(at.getTime()))
+    throw new UsageError(`--${name} must be an ISO 8601 time like 2026-12-01T10:00:00Z, got ${JSON.stringify(value)}`);
   return at;
 }
 
@@ -59,10 +63,23 @@ export function replayInput(values: Record<string, string | boolean | string[] |
   const to = timeOption(stringOption(values, 'to'), 'to');
   if (from.getTime() >= to.getTime()) throw new UsageError(`--from (${from.toISOString()}) must be before --to (${to.toISOString()})`);
   if (to.getTime() > now) throw new UsageError(`--to (${to.toISOString()}) is in the future; EventBridge replays only what it archived`);
-  const rules = (Array.isArray(values.rule) ? values.rule : []).map((r) => arnOption(r, 'rule', RULE_ARN, 'a rule ARN (arn:aws:events:<region>:<account>:rule/<bus>/<name>)'));
-  const name = stringOption(values, 'name') ?? `operless-${new Date(now).toISOString().replace(/[^0-9]/g, '').slice(0, 14)}`;
+  const rules = (Array.isArray(values.rule) ? values.rule : []).map((r) =>
+    arnOption(r, 'rule', RULE_ARN, 'a rule ARN (arn:aws:events:<region>:<account>:rule/<bus>/<name>)'),
+  );
+  const name =
+    stringOption(values, 'name') ??
+    `operless-${new Date(now)
+      .toISOString()
+      .replace(/[^0-9]/g, '')
+      .slice(0, 14)}`;
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) throw new UsageError(`--name must be 1-64 letters, digits, ".", "_" or "-", got ${JSON.stringify(name)}`);
-  return { ReplayName: name, EventSourceArn: archive, EventStartTime: from, EventEndTime: to, Destination: { Arn: bus, ...(rules.length > 0 ? { FilterArns: rules } : {}) } };
+  return {
+    ReplayName: name,
+    EventSourceArn: archive,
+    EventStartTime: from,
+    EventEndTime: to,
+    Destination: { Arn: bus, ...(rules.length > 0 ? { FilterArns: rules } : {}) },
+  };
 }
 
 export async function replay(argv: string[], client?: EventBridgeClient): Promise<CommandResult> {

@@ -8,7 +8,13 @@
  * - every write is guarded by the lease's resourceVersion, so two candidates can never
  *   both win one round;
  * - on graceful stop the leader releases the lease (empty holder, duration 1 s, as
- *   client-go's ReleaseOnCancel) so a successor starts at once instead of waiting for expiry.
+ *   client-go's ReleaseOnCancel) so a successor starts at once instead of waiting for expiry;
+ *   a renewal that stop() cut but the API server applied (409 on release) is followed by one
+ *   fresh read, and the lease is released if we still hold it.
+ * - every write (create, acquire, renew, release) carries the leader's watermark when it has
+ *   one (`watermark`, control/handover.ts), and drops a previous holder's; a follower hears the
+ *   Lease of every round (`onLeaseRead`), and `onStartedLeading` gets the Lease as it was
+ *   before this replica took it (the previous holder's last watermark);
  * - no request can outlive the rules above: each has a timeout of half the renew deadline,
  *   and a leader's round is cut when its renew deadline passes (it steps down then, even
  *   with a request still hanging), a candidate's after one renew deadline; `stop()` aborts
@@ -22,6 +28,7 @@ import { pause } from '../../retry/backoff.ts';
 import { KubeApiError, type KubeApi } from '../../kube/api.ts';
 import { leaseClient, leasePath, type Lease, type LeaseClient, type LeaseSpec } from '../../kube/lease.ts';
 import { microTime } from '../../kube/time.ts';
+import { withWatermark, type Watermark } from './handover.ts';
 
 /** What a candidate last saw of the lease, and when (its own clock). */
 export interface Observation {
@@ -78,8 +85,13 @@ export interface LeaderElectorOptions {
   readonly renewDeadlineSeconds: number;
   readonly retryPeriodSeconds: number;
   readonly log: Logger;
-  readonly onStartedLeading: () => void;
+  /** This replica leads; `previous` is the Lease as it was before (undefined when it created it). */
+  readonly onStartedLeading: (previous: Lease | undefined) => void;
   readonly onStoppedLeading: () => void;
+  /** A round of a replica that does not lead read the Lease (another holds it). */
+  readonly onLeaseRead?: (lease: Lease) => void;
+  /** What this replica publishes with each write of the Lease while it leads (undefined: nothing). */
+  readonly watermark?: () => Watermark | undefined;
   readonly now?: () => number;
 }
 
@@ -165,11 +177,18 @@ export class LeaderElector {
     try {
       const lease = await this.#leases.get(this.#o.namespace, this.#o.name, request);
       if (signal.aborted) throw deadline.reason;
-      const decision = leaseDecision({ lease, identity: this.#o.identity, now, observation: this.#observation, defaultLeaseDurationMs: this.#o.leaseDurationSeconds * 1000 });
+      const decision = leaseDecision({
+        lease,
+        identity: this.#o.identity,
+        now,
+        observation: this.#observation,
+        defaultLeaseDurationMs: this.#o.leaseDurationSeconds * 1000,
+      });
       let written: Lease;
       switch (decision.action) {
         case 'wait':
           this.#observation = decision.observation;
+          if (lease) this.#o.onLeaseRead?.(lease);
           if (this.#holder !== decision.holder) this.#o.log.info('another replica leads; standing by', { leader: decision.holder });
           this.#holder = decision.holder;
           if (this.#leading) {
@@ -191,14 +210,22 @@ export class LeaderElector {
       this.#written = written;
       this.#lastRenew = now;
       this.#observation = undefined;
-      if (!this.#leading) this.#setLeading(true);
+      if (!this.#leading) this.#setLeading(true, lease);
       this.#armDeadline(now + renewDeadlineMs - this.#now());
     } catch (err) {
       if (this.#stop.signal.aborted) return;
       const status = err instanceof KubeApiError ? err.status : undefined;
       if (status === 409) this.#o.log.debug('the lease changed under this round (409 Conflict); the next round reads it again', { lease: this.#leasePath });
-      else if (status === 422) this.#o.log.warn('the API server refused the lease as invalid (422); check leaderElection.identity and leaseName', { error: errorMessage(err), lease: this.#leasePath });
-      else if (deadline.aborted) this.#o.log.warn('leader election round cut at its deadline (the API server did not answer in time)', { roundMs, requestTimeoutMs: this.#requestTimeoutMs });
+      else if (status === 422)
+        this.#o.log.warn('the API server refused the lease as invalid (422); check leaderElection.identity and leaseName', {
+          error: errorMessage(err),
+          lease: this.#leasePath,
+        });
+      else if (deadline.aborted)
+        this.#o.log.warn('leader election round cut at its deadline (the API server did not answer in time)', {
+          roundMs,
+          requestTimeoutMs: this.#requestTimeoutMs,
+        });
       else this.#o.log.warn('leader election round failed', { error: errorMessage(err) });
       if (this.#leading && (deadline.aborted || mustStepDown(this.#lastRenew, this.#now(), renewDeadlineMs))) {
         this.#o.log.warn('could not renew the lease within the renew deadline; stepping down', { renewDeadlineSeconds: this.#o.renewDeadlineSeconds });
@@ -218,12 +245,15 @@ export class LeaderElector {
     return {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
-      metadata: {
-        ...(existing?.metadata ?? {}),
-        name: this.#o.name,
-        namespace: this.#o.namespace,
-        ...(existing?.metadata.resourceVersion ? { resourceVersion: existing.metadata.resourceVersion } : {}),
-      },
+      metadata: withWatermark(
+        {
+          ...(existing?.metadata ?? {}),
+          name: this.#o.name,
+          namespace: this.#o.namespace,
+          ...(existing?.metadata.resourceVersion ? { resourceVersion: existing.metadata.resourceVersion } : {}),
+        },
+        this.#o.watermark?.(),
+      ),
       spec,
     };
   }
@@ -231,36 +261,62 @@ export class LeaderElector {
   async #release(): Promise<void> {
     // Bounded like a round's request, and at most 5 s: shutdown has a grace period to keep.
     const request = { timeoutMs: Math.min(this.#requestTimeoutMs, RELEASE_TIMEOUT_MS) };
-    try {
-      const lease = this.#written ?? await this.#leases.get(this.#o.namespace, this.#o.name, request);
-      if (lease?.spec?.holderIdentity !== this.#o.identity) return;
-      const now = this.#now();
-      // client-go's release: no holder, duration 1 s, guarded by the resourceVersion we last wrote.
-      await this.#leases.update({ ...lease, spec: { leaseDurationSeconds: 1, renewTime: microTime(now), acquireTime: microTime(now), leaseTransitions: lease.spec?.leaseTransitions ?? 0 } }, request);
-      this.#o.log.info('released the leader lease');
-    } catch (err) {
-      const taken = err instanceof KubeApiError && err.status === 409;
-      this.#o.log.warn(taken ? 'did not release the leader lease: it changed since our last renewal (another replica may hold it)' : 'could not release the leader lease; a successor takes over when it expires', { error: errorMessage(err) });
+    // The lease as last written; stop() may have cut a renewal the API server still applied, so a
+    // 409 is answered by one fresh read: while we still hold it no replica has taken it over.
+    let lease = this.#written;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        lease ??= await this.#leases.get(this.#o.namespace, this.#o.name, request);
+        if (lease?.spec?.holderIdentity !== this.#o.identity) return;
+        const now = this.#now();
+        // client-go's release: no holder, duration 1 s, guarded by the resourceVersion we last saw.
+        await this.#leases.update(
+          {
+            ...lease,
+            metadata: withWatermark(lease.metadata, this.#o.watermark?.()),
+            spec: { leaseDurationSeconds: 1, renewTime: microTime(now), acquireTime: microTime(now), leaseTransitions: lease.spec?.leaseTransitions ?? 0 },
+          },
+          request,
+        );
+        this.#o.log.info('released the leader lease');
+        return;
+      } catch (err) {
+        const changed = err instanceof KubeApiError && err.status === 409;
+        if (changed && attempt === 0) {
+          lease = undefined;
+          continue;
+        }
+        this.#o.log.warn(
+          changed
+            ? 'did not release the leader lease: it changed since our last read (another replica may hold it)'
+            : 'could not release the leader lease; a successor takes over when it expires',
+          { error: errorMessage(err) },
+        );
+        return;
+      }
     }
   }
 
   #armDeadline(ms: number): void {
     clearTimeout(this.#deadlineTimer);
-    this.#deadlineTimer = setTimeout(() => {
-      if (!this.#leading || this.#stop.signal.aborted) return;
-      this.#o.log.warn('could not renew the lease within the renew deadline; stepping down', { renewDeadlineSeconds: this.#o.renewDeadlineSeconds });
-      this.#setLeading(false);
-    }, Math.max(0, ms));
+    this.#deadlineTimer = setTimeout(
+      () => {
+        if (!this.#leading || this.#stop.signal.aborted) return;
+        this.#o.log.warn('could not renew the lease within the renew deadline; stepping down', { renewDeadlineSeconds: this.#o.renewDeadlineSeconds });
+        this.#setLeading(false);
+      },
+      Math.max(0, ms),
+    );
     this.#deadlineTimer.unref();
   }
 
-  #setLeading(leading: boolean): void {
+  #setLeading(leading: boolean, previous?: Lease): void {
     if (!leading) clearTimeout(this.#deadlineTimer);
     this.#leading = leading;
     if (leading) {
       this.#holder = this.#o.identity;
       this.#o.log.info('became the leader', { identity: this.#o.identity, lease: `${this.#o.namespace}/${this.#o.name}` });
-      this.#o.onStartedLeading();
+      this.#o.onStartedLeading(previous);
     } else {
       this.#o.log.info('stopped leading', { identity: this.#o.identity });
       this.#o.onStoppedLeading();

@@ -2,7 +2,9 @@
  * The forwarder's health and readiness, decided from its state: `/healthz` fails only on a
  * fatal startup error; `/readyz` names every reason the forwarder is not ready, in a fixed
  * order (fatal, starting, shutting down, then — while leading — watches not synced and the
- * lanes' faults, then unreachable queues whoever leads).
+ * lanes' faults, then unreachable queues whoever leads). A watch waiting for its kind to be
+ * served (its CRD not installed, or deleted) does not make the forwarder not ready: the
+ * forwarder serves every other kind meanwhile, and a CRD installed later is watched then.
  *
  * `/readyz/webhooks` (webhook readiness) is decided apart: the webhook endpoint serves whatever
  * the queues, the watches or the leader election say, so a queue outage never takes the
@@ -19,7 +21,7 @@ export interface ForwarderState {
   readonly started: boolean;
   readonly stopping: boolean;
   readonly leading: boolean;
-  /** The paths of the watch streams that have not listed yet. */
+  /** The paths of the watch streams that have not listed yet (a stream waiting for its kind to be served — its CRD is missing — is not among them: docs/forwarder.md). */
   readonly unsyncedPaths: readonly string[];
   /** What the lanes say against readiness (lanes.ts: their faults while leading, then unreachable queues). */
   readonly laneReasons: readonly string[];

@@ -58,9 +58,13 @@ export async function startProbeServer(options: {
   server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
-      reject(err.code === 'EADDRINUSE'
-        ? new Error(`cannot serve probes on ${options.host}:${options.port}: the port is in use. Set server.port (env OPERLESS_FORWARDER_PORT) to a free port, or 0 for any.`)
-        : err);
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(
+              `cannot serve probes on ${options.host}:${options.port}: the port is in use. Set server.port (env OPERLESS_FORWARDER_PORT) to a free port, or 0 for any.`,
+            )
+          : err,
+      );
     });
     server.listen(options.port, options.host, () => resolve());
   });
@@ -68,9 +72,10 @@ export async function startProbeServer(options: {
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
     url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${address.port}`,
-    close: () => new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

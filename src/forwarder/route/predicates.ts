@@ -13,7 +13,7 @@
  * with it (`kubectl apply` rewrites an annotation with every edit); a snapshot without that
  * digest falls back to: any change other than a metadata aspect or status is `generation`.
  */
-import type { Trigger } from '../config.ts';
+import type { Trigger } from '../config/config.ts';
 import type { ObjectSnapshot } from '../source/snapshot.ts';
 
 /** Every aspect that differs between two snapshots of one object. */

@@ -32,12 +32,12 @@ import { messageProblem, newMessage, objectKey, type ObjectRef, type Reason } fr
 import { apiGroup } from '../../kube/paths.ts';
 import { shouldForwardUpdate } from './predicates.ts';
 import type { ControllerRef, ObjectSnapshot } from '../source/snapshot.ts';
-import type { ResolvedWatch } from '../source/resources.ts';
+import type { ResolvedWatch } from '../source/watches.ts';
 import type { Change } from '../source/store.ts';
 import { primaryKindKey, type RelatedIndex } from './related-index.ts';
 
 /** One "reconcile this object" request, before it becomes a message. */
-export interface Forward {
+export interface ReconcileRequest {
   readonly ref: ObjectRef;
   readonly uid?: string;
   readonly resourceVersion?: string;
@@ -69,14 +69,14 @@ export interface Drop {
 
 /** What one change (or one list) routes to: valid requests, and the requests dropped with a reason. */
 export interface Routed {
-  readonly forwards: Forward[];
+  readonly forwards: ReconcileRequest[];
   readonly dropped: Drop[];
 }
 
 const DROP_BY_FIELD: Readonly<Record<string, DropReason>> = { name: 'invalid_name', namespace: 'invalid_namespace', uid: 'invalid_uid' };
 
 /** Why the contract would refuse the message of `request`, or undefined when it encodes. Pure. */
-export function requestProblem(request: Forward): { reason: DropReason; error: string } | undefined {
+export function requestProblem(request: ReconcileRequest): { reason: DropReason; error: string } | undefined {
   const message = newMessage(forwardRef(request), request.reason, 0);
   const problem = messageProblem(message, 0);
   if (!problem) return undefined;
@@ -84,11 +84,16 @@ export function requestProblem(request: Forward): { reason: DropReason; error: s
 }
 
 /** What the message of a request names: the object, and the event's uid, version and child kinds. Pure. */
-export function forwardRef(r: Forward): Parameters<typeof newMessage>[0] {
-  return { ...r.ref, ...(r.uid ? { uid: r.uid } : {}), ...(r.resourceVersion ? { resourceVersion: r.resourceVersion } : {}), ...(r.ownedKinds ? { ownedKinds: r.ownedKinds } : {}) };
+export function forwardRef(r: ReconcileRequest): Parameters<typeof newMessage>[0] {
+  return {
+    ...r.ref,
+    ...(r.uid ? { uid: r.uid } : {}),
+    ...(r.resourceVersion ? { resourceVersion: r.resourceVersion } : {}),
+    ...(r.ownedKinds ? { ownedKinds: r.ownedKinds } : {}),
+  };
 }
 
-function primaryRequest(clusterId: string, watch: ResolvedWatch, s: ObjectSnapshot, reason: Reason): Forward {
+function primaryRequest(clusterId: string, watch: ResolvedWatch, s: ObjectSnapshot, reason: Reason): ReconcileRequest {
   return {
     ref: { cluster: clusterId, apiVersion: watch.apiVersion, kind: watch.kind, ...(s.namespace ? { namespace: s.namespace } : {}), name: s.name },
     ...(s.uid ? { uid: s.uid } : {}),
@@ -102,7 +107,13 @@ function primaryRequest(clusterId: string, watch: ResolvedWatch, s: ObjectSnapsh
  * a primary kind can be an owner (`watches` may hold every watch; owned ones never match).
  * Not yet validated (see `requestProblem`).
  */
-export function ownerRequest(clusterId: string, child: ObjectSnapshot, owner: ControllerRef, watches: readonly ResolvedWatch[], childKind?: string): Forward | undefined {
+export function ownerRequest(
+  clusterId: string,
+  child: ObjectSnapshot,
+  owner: ControllerRef,
+  watches: readonly ResolvedWatch[],
+  childKind?: string,
+): ReconcileRequest | undefined {
   const group = apiGroup(owner.apiVersion);
   const primary = watches.find((p) => p.role === 'primary' && p.kind === owner.kind && p.group === group);
   if (!primary) return undefined;
@@ -136,7 +147,7 @@ export function isCreationEcho(change: Change): boolean {
 }
 
 /** Requests implied by one change of an object of `watch` (the valid ones; see `routeChange` for the drops). */
-export function route(clusterId: string, watch: ResolvedWatch, change: Change, watches: readonly ResolvedWatch[]): Forward[] {
+export function route(clusterId: string, watch: ResolvedWatch, change: Change, watches: readonly ResolvedWatch[]): ReconcileRequest[] {
   return routeChange(clusterId, watch, change, watches).forwards;
 }
 
@@ -180,7 +191,7 @@ export function routeChange(clusterId: string, watch: ResolvedWatch, change: Cha
 export function routeRelated(clusterId: string, watch: ResolvedWatch, change: Change, watches: readonly ResolvedWatch[], index: RelatedIndex): Routed {
   const routed: Routed = { forwards: [], dropped: [] };
   if (change.type === 'MODIFIED' && change.old && !shouldForwardUpdate(watch.triggers, change.old, change.current)) return routed;
-  const requests = new Map<string, Forward>();
+  const requests = new Map<string, ReconcileRequest>();
   for (const target of watch.targets ?? []) {
     const kind = primaryKindKey(target);
     const primary = watches.find((w) => w.role === 'primary' && primaryKindKey(w) === kind);
@@ -188,7 +199,11 @@ export function routeRelated(clusterId: string, watch: ResolvedWatch, change: Ch
     const states = change.old && change.old !== change.current ? [change.current, change.old] : [change.current];
     for (const state of states) {
       for (const p of index.primariesFor(kind, target.map, state)) {
-        const request: Forward = { ref: { cluster: clusterId, apiVersion: primary.apiVersion, kind: primary.kind, namespace: p.namespace, name: p.name }, uid: p.uid, reason: 'Related' };
+        const request: ReconcileRequest = {
+          ref: { cluster: clusterId, apiVersion: primary.apiVersion, kind: primary.kind, namespace: p.namespace, name: p.name },
+          uid: p.uid,
+          reason: 'Related',
+        };
         const key = objectKey(request.ref);
         const seen = requests.get(key);
         requests.set(key, seen && seen.uid !== p.uid ? { ref: request.ref, reason: 'Related' } : request);
@@ -211,25 +226,29 @@ function primaryReason(watch: ResolvedWatch, change: Change): Reason | undefined
 }
 
 /** Adds `request` to the forwards when the contract accepts it, else to the drops. */
-function admit(routed: Routed, request: Forward, target: Drop['target'], owner?: ControllerRef): void {
+function admit(routed: Routed, request: ReconcileRequest, target: Drop['target'], owner?: ControllerRef): void {
   const problem = requestProblem(request);
   if (!problem) routed.forwards.push(request);
   else routed.dropped.push({ ...problem, target, ...(owner ? { owner } : {}) });
 }
 
 /** The `Resync` request of a listed primary that `resyncRouted` already admitted (built without checking it again). */
-export function resyncRequest(clusterId: string, watch: ResolvedWatch, object: ObjectSnapshot): Forward {
+export function resyncRequest(clusterId: string, watch: ResolvedWatch, object: ObjectSnapshot): ReconcileRequest {
   return primaryRequest(clusterId, watch, object, 'Resync');
 }
 
 /** Requests for a full resync of a primary stream (every listed object, reason Resync; the valid ones). */
-export function resyncRequests(clusterId: string, watch: ResolvedWatch, objects: readonly ObjectSnapshot[]): Forward[] {
+export function resyncRequests(clusterId: string, watch: ResolvedWatch, objects: readonly ObjectSnapshot[]): ReconcileRequest[] {
   return resyncRouted(clusterId, watch, objects).forwards;
 }
 
 /** A full resync of a primary stream: a `Resync` per listed object, and the objects dropped (with the object each names). */
-export function resyncRouted(clusterId: string, watch: ResolvedWatch, objects: readonly ObjectSnapshot[]): { forwards: Forward[]; dropped: { object: ObjectSnapshot; drop: Drop }[] } {
-  const out: { forwards: Forward[]; dropped: { object: ObjectSnapshot; drop: Drop }[] } = { forwards: [], dropped: [] };
+export function resyncRouted(
+  clusterId: string,
+  watch: ResolvedWatch,
+  objects: readonly ObjectSnapshot[],
+): { forwards: ReconcileRequest[]; dropped: { object: ObjectSnapshot; drop: Drop }[] } {
+  const out: { forwards: ReconcileRequest[]; dropped: { object: ObjectSnapshot; drop: Drop }[] } = { forwards: [], dropped: [] };
   if (watch.role !== 'primary') return out;
   for (const object of objects) {
     const routed: Routed = { forwards: out.forwards, dropped: [] };

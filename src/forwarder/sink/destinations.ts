@@ -8,7 +8,7 @@
  * Guarantees: pure; a kind whose sink is `eventbridge` never routes to a queue URL, and a kind
  * whose sink is `sqs` never to the bus; `eventBusOf` inverts `eventBusDestination`.
  */
-import type { ForwarderConfig } from '../config.ts';
+import type { ForwarderConfig } from '../config/config.ts';
 import { queueRoutes, type QueueRoutes } from './queues.ts';
 
 const EVENT_BUS_PREFIX = 'eventbridge:';

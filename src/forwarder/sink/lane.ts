@@ -20,7 +20,7 @@ import { errorMessage, type Logger } from '../../observability/log.ts';
 import type { QueuePort } from '../../queue/port.ts';
 import { BacklogEstimator, coalescingWindowMs } from '../coalesce/backlog.ts';
 import { Coalescer } from '../coalesce/coalescer.ts';
-import type { ForwarderConfig } from '../config.ts';
+import type { ForwarderConfig } from '../config/config.ts';
 import type { ForwarderMetrics } from '../metrics.ts';
 import type { ObjectSnapshot } from '../source/snapshot.ts';
 import { ResyncFeed } from './resync-feed.ts';
@@ -150,7 +150,9 @@ export class Lane {
         this.backlog.observe({ at: now, ...d, sentTotal });
         this.#setWindow(coalescingWindowMs(base, max, this.backlog.waitMs(now)), now, onDue);
       })
-      .catch((err: unknown) => this.#o.log.debug('queue depth sample failed; the coalescing window falls back to coalesceWindowMs', { queue: this.url, error: errorMessage(err) }))
+      .catch((err: unknown) =>
+        this.#o.log.debug('queue depth sample failed; the coalescing window falls back to coalesceWindowMs', { queue: this.url, error: errorMessage(err) }),
+      )
       .finally(() => {
         this.#sampling = false;
       });
@@ -187,13 +189,19 @@ export class Lane {
   readinessReasons(leading: boolean): string[] {
     const reasons: string[] = [];
     const { sender } = this;
-    if (leading && sender.failing) reasons.push(`the send loop of queue ${this.label} keeps failing: ${sender.failing} (it backs off and retries; see the error log)`);
-    if (leading && sender.overflowed) reasons.push(`send buffer of queue ${this.label} overflowed (capacity ${this.#o.config.buffer.maxMessages}); messages were dropped and a resync of its kinds follows once the queue drains`);
+    if (leading && sender.failing)
+      reasons.push(`the send loop of queue ${this.label} keeps failing: ${sender.failing} (it backs off and retries; see the error log)`);
+    if (leading && sender.overflowed)
+      reasons.push(
+        `send buffer of queue ${this.label} overflowed (capacity ${this.#o.config.buffer.maxMessages}); messages were dropped and a resync of its kinds follows once the queue drains`,
+      );
     return reasons;
   }
 
   /** The readiness reason of an unreachable queue (whoever leads), if it is. */
   get unreachableReason(): string | undefined {
-    return this.sender.reachable === false ? `queue unreachable: ${this.label} (its messages stay buffered and are retried; check the queue URL in the configuration, the network and the forwarder's IAM role)` : undefined;
+    return this.sender.reachable === false
+      ? `queue unreachable: ${this.label} (its messages stay buffered and are retried; check the queue URL in the configuration, the network and the forwarder's IAM role)`
+      : undefined;
   }
 }

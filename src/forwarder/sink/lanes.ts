@@ -5,7 +5,10 @@
  *
  * Guarantees:
  * - a message goes to the lane of its kind's queue (any version; an unknown kind to the
- *   first lane), so one queue's outage never holds another's messages;
+ *   first lane), so one queue's outage never holds another's messages; backlog messages
+ *   (`forward(…, 'bulk')`, resyncs) to its bulk queue's lane (`bulkLaneFor`), which is its
+ *   queue's lane when it has no bulk queue;
+ * - a live message covers its key's pending resync in both lanes of its kind;
  * - one flush timer serves every lane's held messages, due at the earliest of them: O(1) per
  *   change (a newly held message only moves it earlier), the windows are scanned once per
  *   timer, not once per event;
@@ -14,7 +17,7 @@
  * - `stopTimers` / `cancelFlush` leave no timer behind; the periodic ones never keep the
  *   process alive (unref'd).
  */
-import type { ReconcileMessage } from '../../contract/message.ts';
+import { objectKey, type ReconcileMessage } from '../../contract/message.ts';
 import { errorMessage, type Logger } from '../../observability/log.ts';
 import type { QueuePort } from '../../queue/port.ts';
 import type { ForwarderMetrics } from '../metrics.ts';
@@ -46,16 +49,21 @@ export class Lanes {
 
   constructor(options: LanesOptions) {
     this.#o = options;
-    this.#byUrl = new Map(options.routes.urls.map((url) => [url, new Lane({
-      url,
-      label: options.labels.get(url) ?? url,
-      port: options.portFor(url),
-      config: options.config,
-      metrics: options.metrics,
-      log: options.log,
-      now: options.now,
-      onOverflowDrained: () => options.onOverflowDrained(url),
-    })]));
+    this.#byUrl = new Map(
+      options.routes.urls.map((url) => [
+        url,
+        new Lane({
+          url,
+          label: options.labels.get(url) ?? url,
+          port: options.portFor(url),
+          config: options.config,
+          metrics: options.metrics,
+          log: options.log,
+          now: options.now,
+          onOverflowDrained: () => options.onOverflowDrained(url),
+        }),
+      ]),
+    );
     this.all = [...this.#byUrl.values()];
   }
 
@@ -64,11 +72,18 @@ export class Lanes {
     return this.#byUrl.get(this.#o.routes.queueFor(ref)) ?? this.all[0]!;
   }
 
-  /** Offers live messages to their lanes and arms the flush timer for what is held. */
-  forward(messages: readonly ReconcileMessage[], at: number): void {
+  /** The lane of a kind's backlog (resyncs, relists): its bulk queue's, else its queue's. */
+  bulkLaneFor(ref: { readonly apiVersion: string; readonly kind: string }): Lane {
+    return this.#byUrl.get(this.#o.routes.bulkQueueFor(ref)) ?? this.laneFor(ref);
+  }
+
+  /** Offers messages to their lanes (`traffic` says which: live changes or a backlog) and arms the flush timer for what is held. */
+  forward(messages: readonly ReconcileMessage[], at: number, traffic: 'live' | 'bulk' = 'live'): void {
     let earliestHeld = Number.POSITIVE_INFINITY;
     for (const message of messages) {
-      const heldUntil = this.laneFor(message).offer(message, at);
+      const [lane, other] = traffic === 'bulk' ? [this.bulkLaneFor(message), this.laneFor(message)] : [this.laneFor(message), this.bulkLaneFor(message)];
+      if (other !== lane) other.resync.satisfy(objectKey(message)); // the offer covers the key's pending resync in its own lane; this, in the other
+      const heldUntil = lane.offer(message, at);
       if (heldUntil !== undefined && heldUntil < earliestHeld) earliestHeld = heldUntil;
     }
     if (earliestHeld !== Number.POSITIVE_INFINITY) this.#scheduleFlush(earliestHeld);
@@ -92,9 +107,11 @@ export class Lanes {
   startTimers(isLeading: () => boolean): void {
     const { config, metrics } = this.#o;
     this.#guarded('queue probe', (lane) => void lane.sender.probe());
-    this.#every(config.send.probeIntervalSeconds * 1000, () => this.#guarded('queue probe', (lane) => {
-      if (lane.sender.depth === 0) void lane.sender.probe();
-    }));
+    this.#every(config.send.probeIntervalSeconds * 1000, () =>
+      this.#guarded('queue probe', (lane) => {
+        if (lane.sender.depth === 0) void lane.sender.probe();
+      }),
+    );
     if (config.coalesceWindowMs > 0) {
       // Ended windows with nothing held are forgotten, so after a resync of N objects the
       // coalescer does not keep N windows (memory tracks the keys changing now).
@@ -176,13 +193,16 @@ export class Lanes {
     if (this.#flushTimer && this.#flushDueAt <= dueAt) return;
     clearTimeout(this.#flushTimer);
     this.#flushDueAt = dueAt;
-    this.#flushTimer = setTimeout(() => {
-      this.#flushTimer = undefined;
-      this.#flushDueAt = Number.POSITIVE_INFINITY;
-      const at = this.#o.now();
-      for (const lane of this.all) lane.flushDue(at);
-      const next = Math.min(...this.all.map((lane) => lane.coalescer.nextDueAt() ?? Number.POSITIVE_INFINITY));
-      if (next !== Number.POSITIVE_INFINITY) this.#scheduleFlush(next);
-    }, Math.max(0, dueAt - this.#o.now()));
+    this.#flushTimer = setTimeout(
+      () => {
+        this.#flushTimer = undefined;
+        this.#flushDueAt = Number.POSITIVE_INFINITY;
+        const at = this.#o.now();
+        for (const lane of this.all) lane.flushDue(at);
+        const next = Math.min(...this.all.map((lane) => lane.coalescer.nextDueAt() ?? Number.POSITIVE_INFINITY));
+        if (next !== Number.POSITIVE_INFINITY) this.#scheduleFlush(next);
+      },
+      Math.max(0, dueAt - this.#o.now()),
+    );
   }
 }

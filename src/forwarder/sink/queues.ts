@@ -4,14 +4,20 @@
  * message always names a primary — an owned object's message names its owner — so routing
  * by the message's kind sends an owned object's change to its owner's queue.
  *
+ * A primary kind may also have a bulk queue (its watch's `bulkQueueUrl`, config.ts): the queue
+ * its backlog traffic — resyncs and relists — goes to, so that SQS, which has no priority,
+ * never puts a live change behind them; the functions consume it at a lower concurrency
+ * (docs/forwarder.md, "Live changes before the backlog").
+ *
  * Guarantees: pure; every message gets exactly one queue (a kind no primary declares — which
- * the router never produces — goes to the default queue); `queueLabels` gives every queue a
+ * the router never produces — goes to the default queue); backlog traffic of a kind without a
+ * bulk queue goes to its queue (`bulkQueueFor` falls back to `queueFor`); `queueLabels` gives every queue a
  * short, distinct metric label without account ids (its queue name, with a digest of its URL
  * when two queues share a name).
  */
 import { createHash } from 'node:crypto';
 import type { ObjectRef } from '../../contract/message.ts';
-import type { WatchRole } from '../config.ts';
+import type { WatchRole } from '../config/config.ts';
 import { apiGroup } from '../../kube/paths.ts';
 
 /** What routing needs of a watch. */
@@ -20,13 +26,16 @@ export interface RoutedWatch {
   readonly apiVersion: string;
   readonly kind: string;
   readonly queueUrl?: string;
+  readonly bulkQueueUrl?: string;
 }
 
 export interface QueueRoutes {
-  /** Distinct queue URLs, default first, then in order of the primaries. */
+  /** Distinct queue URLs, default first, then in order of the primaries, then their bulk queues. */
   readonly urls: readonly string[];
-  /** The queue for a message about this primary object. */
+  /** The queue for a live message about this primary object. */
   queueFor(ref: Pick<ObjectRef, 'apiVersion' | 'kind'>): string;
+  /** The queue for a backlog message (resync, relist) about this primary object: its bulk queue, else its queue. */
+  bulkQueueFor(ref: Pick<ObjectRef, 'apiVersion' | 'kind'>): string;
 }
 
 /** Kinds are matched by group and kind, any version (as owner references are). */
@@ -34,11 +43,17 @@ const kindKey = (ref: { apiVersion: string; kind: string }) => `${apiGroup(ref.a
 
 export function queueRoutes(defaultQueueUrl: string, watches: readonly RoutedWatch[]): QueueRoutes {
   const byKind = new Map<string, string>();
-  for (const w of watches) if (w.role === 'primary') byKind.set(kindKey(w), w.queueUrl ?? defaultQueueUrl);
+  const bulkByKind = new Map<string, string>();
+  for (const w of watches) {
+    if (w.role !== 'primary') continue;
+    byKind.set(kindKey(w), w.queueUrl ?? defaultQueueUrl);
+    if (w.bulkQueueUrl !== undefined) bulkByKind.set(kindKey(w), w.bulkQueueUrl);
+  }
   const used = new Set(byKind.values());
   // The default queue leads the list only when some primary uses it (or no primary is known yet).
-  const urls = [...new Set([...(used.has(defaultQueueUrl) || used.size === 0 ? [defaultQueueUrl] : []), ...byKind.values()])];
-  return { urls, queueFor: (ref) => byKind.get(kindKey(ref)) ?? defaultQueueUrl };
+  const urls = [...new Set([...(used.has(defaultQueueUrl) || used.size === 0 ? [defaultQueueUrl] : []), ...byKind.values(), ...bulkByKind.values()])];
+  const queueFor = (ref: Pick<ObjectRef, 'apiVersion' | 'kind'>) => byKind.get(kindKey(ref)) ?? defaultQueueUrl;
+  return { urls, queueFor, bulkQueueFor: (ref) => bulkByKind.get(kindKey(ref)) ?? queueFor(ref) };
 }
 
 /** The queue name of a queue URL: its last path segment. */

@@ -28,7 +28,7 @@ import { SendBuffer, type BatchEntry } from './buffer.ts';
 import type { ForwarderMetrics } from '../metrics.ts';
 import type { QueuePort } from '../../queue/port.ts';
 import { feedRoom } from './resync-feed.ts';
-import { forwardSpans } from './trace.ts';
+import { forwardSpans } from './forward-spans.ts';
 
 /** Where a lane's resync messages wait their turn (a `ResyncFeed`): taken as the buffer has room. */
 export interface ResyncSource {
@@ -263,7 +263,9 @@ export class Sender {
         this.#faults.delete(objectKey(entry.message));
         this.#opts.metrics.messagesDropped.inc({ cause: 'rejected', queue: this.#opts.queueLabel });
         this.#opts.log.error('the queue keeps rejecting a message; dropping it (the scheduled resync will cover this object)', {
-          key: displayKey(entry.message), code, error: message,
+          key: displayKey(entry.message),
+          code,
+          error: message,
         });
       }
       if (retry.length > 0) {
@@ -274,7 +276,8 @@ export class Sender {
           if (f?.senderFault) this.#faults.set(objectKey(entry.message), (this.#faults.get(objectKey(entry.message)) ?? 0) + 1);
         }
         this.#opts.log.warn('some messages of a batch were rejected; retrying them', {
-          count: retry.length, codes: [...new Set(retry.map((e) => failures.get(e.id)?.code))],
+          count: retry.length,
+          codes: [...new Set(retry.map((e) => failures.get(e.id)?.code))],
         });
         this.#recordDropped(this.#buffer.putBack(retry.map((e) => e.message)));
         retryDelay = this.#backoff.fail();
@@ -288,7 +291,10 @@ export class Sender {
       this.#recordDropped(this.#buffer.putBack(batch.map((e) => e.message)));
       retryDelay = this.#backoff.fail();
       this.#opts.log.warn('sending to the queue failed; will retry', {
-        error: errorMessage(err), buffered: this.#buffer.size, retryInMs: retryDelay, attempt: this.#backoff.attempt,
+        error: errorMessage(err),
+        buffered: this.#buffer.size,
+        retryInMs: retryDelay,
+        attempt: this.#backoff.attempt,
       });
     } finally {
       this.#inFlight = 0;
@@ -320,7 +326,10 @@ export class Sender {
     try {
       this.#opts.metrics.sendErrors.inc({ kind: 'internal', queue: this.#opts.queueLabel });
       this.#opts.log.error('the send loop failed unexpectedly; backing off and going on', {
-        error: this.#failing, retryInMs: delay, attempt: this.#internalBackoff.attempt, buffered: this.#buffer.size,
+        error: this.#failing,
+        retryInMs: delay,
+        attempt: this.#internalBackoff.attempt,
+        buffered: this.#buffer.size,
       });
     } catch {
       // Logging or metrics failing too: nothing more to report; the backoff below still applies.
@@ -332,7 +341,9 @@ export class Sender {
     this.#faults.delete(objectKey(message));
     this.#opts.metrics.messagesDropped.inc({ cause: 'invalid', queue: this.#opts.queueLabel });
     this.#opts.log.error('dropping a message that fails the message contract (a bug: please report it); the scheduled resync covers this object', {
-      key: displayKey(message), reason: message.reason, error: reason,
+      key: displayKey(message),
+      reason: message.reason,
+      error: reason,
     });
   }
 
@@ -341,7 +352,9 @@ export class Sender {
     this.#droppedSinceDrain += dropped.length;
     this.#opts.metrics.messagesDropped.inc({ cause: 'overflow', queue: this.#opts.queueLabel }, dropped.length);
     this.#opts.log.error('send buffer full: dropped the oldest pending messages; a full resync will follow once the queue drains', {
-      dropped: dropped.length, capacity: this.#buffer.capacity, firstDropped: displayKey(dropped[0]!),
+      dropped: dropped.length,
+      capacity: this.#buffer.capacity,
+      firstDropped: displayKey(dropped[0]!),
     });
   }
 

@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto';
 import { MAX_FIELD_LENGTH } from '../../contract/message.ts';
 import { fieldValue } from '../../contract/related.ts';
-import { withoutRequeueMark } from '../../contract/requeue-mark.ts';
+import { withoutRuntimeMarks } from '../../contract/requeue-mark.ts';
 
 export interface ControllerRef {
   readonly apiVersion: string;
@@ -59,8 +59,16 @@ export interface ObjectSnapshot {
 }
 
 type Meta = {
-  uid?: unknown; name?: unknown; namespace?: unknown; resourceVersion?: unknown; generation?: unknown;
-  labels?: unknown; annotations?: unknown; finalizers?: unknown; ownerReferences?: unknown; deletionTimestamp?: unknown;
+  uid?: unknown;
+  name?: unknown;
+  namespace?: unknown;
+  resourceVersion?: unknown;
+  generation?: unknown;
+  labels?: unknown;
+  annotations?: unknown;
+  finalizers?: unknown;
+  ownerReferences?: unknown;
+  deletionTimestamp?: unknown;
   managedFields?: unknown;
 };
 
@@ -142,7 +150,7 @@ export function snapshotOf(object: Record<string, unknown>, fields: readonly str
     ...(typeof meta.generation === 'number' ? { generation: meta.generation } : { content: contentDigest(object) }),
     labels: digest(meta.labels),
     // Without the function's own pending-requeue mark: writing it is bookkeeping, not a change to reconcile.
-    annotations: digest(withoutRequeueMark(meta.annotations)),
+    annotations: digest(withoutRuntimeMarks(meta.annotations)),
     finalizers: digest(meta.finalizers),
     ownerReferences: digest(meta.ownerReferences),
     deleting: typeof meta.deletionTimestamp === 'string' && meta.deletionTimestamp !== '',

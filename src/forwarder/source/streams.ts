@@ -5,15 +5,16 @@
  *
  * Guarantees: `start` replaces nothing (call `stop` first; a stopped set is empty);
  * `stop` ends every stream wherever it is (LIST, watch, backoff) and resolves once all have
- * ended; `synced` resolves once every stream of the current set listed once, and never
- * rejects; `unsyncedPaths` names the streams that have not.
+ * ended; `synced` resolves once every stream of the current set listed once or waits for its
+ * kind to be served (its CRD is missing: watcher.ts), and never rejects; `unsyncedPaths` names
+ * the streams that have done neither, `waitingPaths` the ones waiting for their kind.
  */
 import type { KubeApi } from '../../kube/api.ts';
 import { collectionPath } from '../../kube/paths.ts';
 import type { Logger } from '../../observability/log.ts';
-import type { ForwarderConfig } from '../config.ts';
+import type { ForwarderConfig } from '../config/config.ts';
 import type { ForwarderMetrics } from '../metrics.ts';
-import type { ResolvedWatch } from './resources.ts';
+import type { ResolvedWatch } from './watches.ts';
 import type { Change } from './store.ts';
 import { WatchStream, type ListResult } from './watcher.ts';
 
@@ -71,13 +72,17 @@ export class WatchStreams {
     for (const s of this.#streams) s.start();
   }
 
-  /** Resolves once every current stream listed once. */
+  /** Resolves once every current stream listed once or waits for its kind to be served. */
   synced(): Promise<void> {
-    return Promise.all(this.#streams.map((s) => s.whenSynced)).then(() => undefined);
+    return Promise.all(this.#streams.map((s) => s.whenSettled)).then(() => undefined);
   }
 
   unsyncedPaths(): string[] {
-    return this.#streams.filter((s) => !s.synced).map((s) => s.path);
+    return this.#streams.filter((s) => s.state === 'listing').map((s) => s.path);
+  }
+
+  waitingPaths(): string[] {
+    return this.#streams.filter((s) => s.state === 'waiting').map((s) => s.path);
   }
 
   /** Asks every primary stream matching `feeds` for a resync; returns their kinds. */

@@ -16,7 +16,13 @@
  *   stream asks the server to close every watch inside that window (`watchTimeoutSeconds`),
  *   so a healthy idle watch (which may get no bookmark at all) is closed by the server
  *   before the silence timer could fire: a silence restart means a dead connection;
- * - any other error (network, 403, 404, 5xx) → back off with jitter and try again, forever,
+ * - 404 from LIST or WATCH (the kind is not served: its CRD is not installed yet, or was
+ *   deleted) → the explicit `waiting` phase: one WARN naming the reason, then a LIST with the
+ *   stream's backoff until the kind is served again, each failed poll at DEBUG (no error
+ *   storm); the LIST that succeeds is the stream's list (its changes against the store are
+ *   reported, so objects deleted with the CRD are reported deleted) and the stream watches
+ *   again, logged at INFO. No restart of anything; the other streams never notice;
+ * - any other error (network, 403, 5xx) → back off with jitter and try again, forever,
  *   logging what happened and what to do.
  * A resync (`requestResync`) aborts the watch and lists at once; one requested while a LIST
  * is in flight lists again right after it; one whose LIST fails stays requested.
@@ -36,7 +42,9 @@
  *
  * Guarantees: events are delivered in the order the server sent them; after a successful
  * list, `onList` sees the complete set of changes against the store; `whenSynced`
- * resolves after the first successful list; `stop()` ends the loop and the connection at
+ * resolves after the first successful list, `whenSettled` after it or once the stream first
+ * waits for its kind to be served (whichever comes first); `state` says where the stream
+ * is and `onState` hears every change of it; `stop()` ends the loop and the connection at
  * once, whatever the stream was doing (listing, watching, backing off).
  */
 import { errorMessage, type Logger } from '../../observability/log.ts';
@@ -45,17 +53,23 @@ import { KubeApiError, PARTIAL_METADATA_LIST, PARTIAL_METADATA_WATCH, type KubeA
 import { collectionPath } from '../../kube/paths.ts';
 import type { WatchEvent } from '../../kube/transport.ts';
 import type { ForwarderMetrics } from '../metrics.ts';
-import type { ResolvedWatch } from './resources.ts';
+import type { ResolvedWatch } from './watches.ts';
 import { snapshotOf, type ObjectSnapshot } from './snapshot.ts';
 import { SnapshotStore, type Change, type ChangeType } from './store.ts';
 
 export interface ListResult {
   readonly changes: Change[];
   readonly listed: ObjectSnapshot[];
-  /** The first list of this stream (the store was empty by construction). */
+  /**
+   * The first list of this stream (the store was empty by construction). A list that ends a
+   * wait for the kind to be served is never first: the kind was not served when the stream
+   * began, so every object it finds was created since and is a change to forward.
+   */
   readonly first: boolean;
   /** A resync was requested: forward every listed primary. */
   readonly resync: boolean;
+  /** The list's resourceVersion: every change up to it is in `listed` (the warm standby's journal starts there). */
+  readonly resourceVersion: string;
 }
 
 export interface WatchStreamOptions {
@@ -107,15 +121,24 @@ export function listPageLimit(watch: Pick<ResolvedWatch, 'objectFields'>, config
 /** Why a LIST is made. */
 export type ListCause = 'initial' | 'gone' | 'too-large' | 'resync' | 'retry';
 
-/** Where a stream is: about to list, or about to watch from a resourceVersion. */
+/**
+ * Where a stream is: about to list, about to watch from a resourceVersion, or waiting for its
+ * kind to be served (a 404: the CRD is not installed, or was deleted), polling with a LIST.
+ */
 export type StreamPhase =
   | { readonly phase: 'list'; readonly cause: ListCause }
-  | { readonly phase: 'watch'; readonly resourceVersion: string };
+  | { readonly phase: 'watch'; readonly resourceVersion: string }
+  | { readonly phase: 'waiting' };
+
+/** What a stream reports of itself (the `operless_forwarder_watch_streams` gauge): not listed yet, waiting for its kind, watching. */
+export type StreamState = 'listing' | 'waiting' | 'watching';
 
 /** How one attempt (a LIST, or one watch connection) ended. */
 export type AttemptOutcome =
   | { readonly kind: 'listed'; readonly resourceVersion: string }
   | { readonly kind: 'list-failed'; readonly error: unknown; readonly cause: ListCause }
+  /** A LIST or WATCH answered 404: the kind is not served (its CRD is missing). */
+  | { readonly kind: 'not-served'; readonly error: unknown }
   /** The server ended the stream cleanly; `quick` when within a second of opening it. */
   | { readonly kind: 'closed'; readonly resourceVersion: string; readonly quick: boolean }
   | { readonly kind: 'silence'; readonly resourceVersion: string }
@@ -140,9 +163,14 @@ export function step(outcome: AttemptOutcome, resyncPending: boolean): Step {
   switch (outcome.kind) {
     case 'listed':
       // A resync requested while the LIST was in flight lists again at once.
-      return resyncPending ? { next: { phase: 'list', cause: 'resync' }, backoff: false } : { next: { phase: 'watch', resourceVersion: outcome.resourceVersion }, backoff: false };
+      return resyncPending
+        ? { next: { phase: 'list', cause: 'resync' }, backoff: false }
+        : { next: { phase: 'watch', resourceVersion: outcome.resourceVersion }, backoff: false };
     case 'list-failed':
       return { next: { phase: 'list', cause: outcome.cause === 'initial' ? 'initial' : 'retry' }, backoff: true };
+    case 'not-served':
+      // Polled with the stream's backoff; the LIST that succeeds is the stream's list (any resync pending is served by it).
+      return { next: { phase: 'waiting' }, backoff: true };
     case 'gone':
       return { next: { phase: 'list', cause: 'gone' }, backoff: false };
     case 'too-large':
@@ -176,8 +204,9 @@ export interface StatusLike {
  */
 export function classifyWatchEnd(status: StatusLike): 'gone' | 'too-large' | 'error' {
   if (status.code === 410 || status.reason === 'Expired' || status.reason === 'Gone') return 'gone';
-  const tooLarge = (status.details?.causes ?? []).some((c) => c.type === 'ResourceVersionTooLarge' || c.message === 'Too large resource version')
-    || (status.message ?? '').includes('Too large resource version');
+  const tooLarge =
+    (status.details?.causes ?? []).some((c) => c.type === 'ResourceVersionTooLarge' || c.message === 'Too large resource version') ||
+    (status.message ?? '').includes('Too large resource version');
   if (tooLarge && (status.code === 504 || status.code === undefined || status.reason === 'Timeout')) return 'too-large';
   return 'error';
 }
@@ -194,11 +223,17 @@ export function serverBehind(resumeFrom: string, serverCurrent: string): boolean
   return BigInt(serverCurrent) < BigInt(resumeFrom);
 }
 
+/** Whether a failed LIST or WATCH means the kind is not served (404: no such resource, e.g. its CRD is not installed). Pure. */
+export function isNotServed(err: unknown): boolean {
+  return err instanceof KubeApiError && err.status === 404;
+}
+
 /** What to tell the operator about a failed request. Pure. */
 export function explainFailure(err: unknown, what: string): string {
   if (err instanceof KubeApiError) {
     if (err.status === 401) return `${what}: the API server rejected our credentials (401). Check the service account token / kubeconfig.`;
-    if (err.status === 403) return `${what}: forbidden (403). Grant get/list/watch on this resource to the forwarder's service account (the Helm chart's RBAC does this for every configured watch).`;
+    if (err.status === 403)
+      return `${what}: forbidden (403). Grant get/list/watch on this resource to the forwarder's service account (the Helm chart's RBAC does this for every configured watch).`;
     if (err.status === 404) return `${what}: not found (404). Is the CRD installed and the apiVersion/plural right?`;
     return `${what}: ${err.message}`;
   }
@@ -221,8 +256,14 @@ export class WatchStream {
   #resyncsServed = 0;
   #synced = false;
   #resolveSynced!: () => void;
+  #resolveSettled!: () => void;
+  #state: StreamState = 'listing';
+  /** The last resourceVersion this stream has seen: a list's, an event's or a bookmark's. */
+  #seen = '';
   #loop: Promise<void> | undefined;
   readonly whenSynced: Promise<void>;
+  /** Resolves after the first successful list or once the stream first waits for its kind to be served. */
+  readonly whenSettled: Promise<void>;
 
   constructor(options: WatchStreamOptions) {
     this.#o = options;
@@ -233,6 +274,22 @@ export class WatchStream {
     this.#watchTimeoutSeconds = watchTimeoutSeconds(options.serverTimeoutSeconds, options.silenceTimeoutMs);
     this.#accept = options.watch.objectFields.length === 0 ? { list: PARTIAL_METADATA_LIST, watch: PARTIAL_METADATA_WATCH } : {};
     this.whenSynced = new Promise((resolve) => (this.#resolveSynced = resolve));
+    this.whenSettled = new Promise((resolve) => (this.#resolveSettled = resolve));
+  }
+
+  /** Where the stream is (see `StreamState`). */
+  get state(): StreamState {
+    return this.#state;
+  }
+
+  /** Moves to `state`, keeping the per-kind gauge of stream states; `undefined` leaves the gauge (stop). */
+  #enter(state: StreamState | undefined): void {
+    const labels = { kind: this.#o.watch.kind, role: this.#o.watch.role };
+    this.#o.metrics.watchStreams.dec({ ...labels, state: this.#state });
+    if (state === undefined) return;
+    this.#state = state;
+    this.#o.metrics.watchStreams.inc({ ...labels, state });
+    if (state === 'waiting') this.#resolveSettled();
   }
 
   get synced(): boolean {
@@ -252,8 +309,20 @@ export class WatchStream {
     return this.#store.size;
   }
 
+  /** The last resourceVersion seen (a list's, an event's or a bookmark's): every event up to it has been delivered; '' before the first list. */
+  get resourceVersion(): string {
+    return this.#seen;
+  }
+
+  /** The store's snapshots: the live objects as of `resourceVersion` (a warm standby resyncs from them without a LIST). */
+  snapshots(): ObjectSnapshot[] {
+    return this.#store.all();
+  }
+
   start(): void {
-    this.#loop ??= this.#run();
+    if (this.#loop) return;
+    this.#o.metrics.watchStreams.inc({ kind: this.#o.watch.kind, role: this.#o.watch.role, state: this.#state });
+    this.#loop = this.#run().finally(() => this.#enter(undefined));
   }
 
   /** Lists again and forwards every primary (reason Resync) — after overflow, on request. */
@@ -268,16 +337,18 @@ export class WatchStream {
     await this.#loop;
   }
 
-  get #resyncPending(): boolean {
+  /** A resync was requested that no successful LIST has served yet. */
+  get resyncPending(): boolean {
     return this.#resyncsRequested > this.#resyncsServed;
   }
 
   async #run(): Promise<void> {
     let phase: StreamPhase = { phase: 'list', cause: 'initial' };
     while (!this.#stop.signal.aborted) {
-      const outcome = phase.phase === 'list' ? await this.#listOnce(phase.cause) : await this.#watchOnce(phase.resourceVersion);
+      const outcome =
+        phase.phase === 'watch' ? await this.#watchOnce(phase.resourceVersion) : await this.#listOnce(phase.phase === 'list' ? phase.cause : 'retry');
       if (this.#stop.signal.aborted) return;
-      const next = step(outcome, this.#resyncPending);
+      const next = step(outcome, this.resyncPending);
       const delay = next.backoff ? this.#backoff.fail() : undefined;
       this.#report(outcome, delay);
       if (delay !== undefined) await pause(delay, this.#stop.signal);
@@ -295,6 +366,22 @@ export class WatchStream {
       case 'list-failed':
         this.#log.warn(explainFailure(outcome.error, `LIST ${this.#path} failed`), retry);
         return;
+      case 'not-served':
+        if (this.#state === 'waiting') {
+          this.#log.debug('still not served; polling', retry);
+          return;
+        }
+        this.#enter('waiting');
+        this.#log.warn(
+          `${this.#o.watch.kind} (${this.#o.watch.apiVersion}) is not served (404: its CRD is not installed, or was deleted); waiting for it, polling with a LIST; the other watches go on`,
+          {
+            reason: 'not-served',
+            role: this.#o.watch.role,
+            error: errorMessage(outcome.error),
+            ...retry,
+          },
+        );
+        return;
       case 'closed':
         this.#o.metrics.watchRestarts.inc({ kind, cause: 'closed' });
         this.#log.debug('watch closed by the server; resuming', { resourceVersion: outcome.resourceVersion, ...retry });
@@ -302,7 +389,9 @@ export class WatchStream {
       case 'silence':
         this.#o.metrics.watchRestarts.inc({ kind, cause: 'silence' });
         this.#log.warn('watch silent for longer than the server was asked to keep it open (a dead connection); restarting it', {
-          silenceTimeoutMs: this.#o.silenceTimeoutMs, watchTimeoutSeconds: this.#watchTimeoutSeconds, resourceVersion: outcome.resourceVersion,
+          silenceTimeoutMs: this.#o.silenceTimeoutMs,
+          watchTimeoutSeconds: this.#watchTimeoutSeconds,
+          resourceVersion: outcome.resourceVersion,
         });
         return;
       case 'gone':
@@ -311,9 +400,13 @@ export class WatchStream {
         return;
       case 'too-large':
         this.#o.metrics.relists.inc({ kind, cause: 'too-large' });
-        this.#log.warn('the API server is behind the resourceVersion this watch resumes from (504 Too large resource version: etcd restored from a backup?); relisting from etcd and forwarding only what changed', {
-          resourceVersion: outcome.resourceVersion, ...retry,
-        });
+        this.#log.warn(
+          'the API server is behind the resourceVersion this watch resumes from (504 Too large resource version: etcd restored from a backup?); relisting from etcd and forwarding only what changed',
+          {
+            resourceVersion: outcome.resourceVersion,
+            ...retry,
+          },
+        );
         return;
       case 'resync':
         this.#o.metrics.relists.inc({ kind, cause: 'resync' });
@@ -333,20 +426,29 @@ export class WatchStream {
     try {
       listed = await this.#list();
     } catch (err) {
-      return { kind: 'list-failed', error: err, cause };
+      return isNotServed(err) ? { kind: 'not-served', error: err } : { kind: 'list-failed', error: err, cause };
     }
     if (this.#stop.signal.aborted) return { kind: 'listed', resourceVersion: listed.resourceVersion };
     this.#resyncsServed = requested;
-    const first = !this.#synced;
+    const first = !this.#synced && this.#state !== 'waiting';
     const changes = this.#store.replace(listed.items);
     for (const c of changes) this.#o.metrics.eventsReceived.inc({ kind: this.#o.watch.kind, type: c.type });
-    this.#o.onList({ changes, listed: listed.items, first, resync });
-    if (first) this.#log.info('watch synced', { objects: listed.items.length, resourceVersion: listed.resourceVersion });
+    this.#seen = listed.resourceVersion;
+    this.#o.onList({ changes, listed: listed.items, first, resync, resourceVersion: listed.resourceVersion });
+    if (this.#state === 'waiting')
+      this.#log.info(`${this.#o.watch.kind} is served again (its CRD was installed); watching it`, {
+        objects: listed.items.length,
+        changes: changes.length,
+        resourceVersion: listed.resourceVersion,
+      });
+    else if (first) this.#log.info('watch synced', { objects: listed.items.length, resourceVersion: listed.resourceVersion });
     else this.#log.info('relisted', { objects: listed.items.length, changes: changes.length, resync, cause, resourceVersion: listed.resourceVersion });
     if (!this.#synced) {
       this.#synced = true;
       this.#resolveSynced();
+      this.#resolveSettled();
     }
+    if (this.#state !== 'watching') this.#enter('watching');
     return { kind: 'listed', resourceVersion: listed.resourceVersion };
   }
 
@@ -364,7 +466,12 @@ export class WatchStream {
       let page: { metadata?: { resourceVersion?: string; continue?: string } };
       try {
         // Each item becomes its snapshot as it arrives; the page is never held whole.
-        page = await this.#o.api.listItems(this.#path, keep, { query, signal: this.#stop.signal, timeoutMs: 60_000, ...(this.#accept.list ? { accept: this.#accept.list } : {}) });
+        page = await this.#o.api.listItems(this.#path, keep, {
+          query,
+          signal: this.#stop.signal,
+          timeoutMs: 60_000,
+          ...(this.#accept.list ? { accept: this.#accept.list } : {}),
+        });
       } catch (err) {
         if (err instanceof KubeApiError && err.status === 410 && continueToken) {
           // The continue token expired mid-pagination: start the list over.
@@ -382,7 +489,7 @@ export class WatchStream {
 
   /** One watch connection from `fromVersion`, until it ends one way or another. */
   async #watchOnce(fromVersion: string): Promise<AttemptOutcome> {
-    if (this.#resyncPending) return { kind: 'resync', resourceVersion: fromVersion };
+    if (this.resyncPending) return { kind: 'resync', resourceVersion: fromVersion };
     const controller = new AbortController();
     this.#current = controller;
     const onStop = () => controller.abort();
@@ -408,37 +515,60 @@ export class WatchStream {
     };
     try {
       armSilence();
-      const stream = await this.#o.api.watch(this.#path, (event: WatchEvent) => {
-        if (ended) return;
-        received = true;
-        armSilence();
-        this.#backoff.healthy();
-        if (event.type === 'ERROR') {
-          const status = event.object as StatusLike;
-          const meaning = classifyWatchEnd(status);
-          if (meaning === 'error') {
-            const error = new KubeApiError({ status: status.code ?? 0, reason: status.reason ?? 'Unknown', request: `WATCH ${this.#path}`, message: `the watch stream reported an error: ${status.code ?? ''} ${status.reason ?? ''}: ${status.message ?? ''}` });
-            end({ kind: 'error', resourceVersion, error, ...(status.code ? { status: status.code } : {}) });
-          } else end({ kind: meaning, resourceVersion });
-          return;
-        }
-        const meta = (event.object?.metadata ?? {}) as { resourceVersion?: string };
-        if (event.type === 'BOOKMARK') {
-          if (meta.resourceVersion) resourceVersion = meta.resourceVersion;
-          return;
-        }
-        const snapshot = snapshotOf(event.object, this.#o.watch.fields);
-        if (!snapshot) return;
-        if (meta.resourceVersion) resourceVersion = meta.resourceVersion;
-        this.#o.metrics.eventsReceived.inc({ kind: this.#o.watch.kind, type: event.type });
-        this.#o.onChange(this.#store.apply(event.type as ChangeType, snapshot));
-      }, controller.signal, { query, ...(this.#accept.watch ? { accept: this.#accept.watch } : {}) });
+      const stream = await this.#o.api.watch(
+        this.#path,
+        (event: WatchEvent) => {
+          if (ended) return;
+          received = true;
+          armSilence();
+          this.#backoff.healthy();
+          if (event.type === 'ERROR') {
+            const status = event.object as StatusLike;
+            const meaning = classifyWatchEnd(status);
+            if (meaning === 'error') {
+              if (status.code === 404) {
+                end({
+                  kind: 'not-served',
+                  error: new KubeApiError({
+                    status: 404,
+                    reason: status.reason ?? 'NotFound',
+                    request: `WATCH ${this.#path}`,
+                    message: status.message ?? 'not found',
+                  }),
+                });
+                return;
+              }
+              const error = new KubeApiError({
+                status: status.code ?? 0,
+                reason: status.reason ?? 'Unknown',
+                request: `WATCH ${this.#path}`,
+                message: `the watch stream reported an error: ${status.code ?? ''} ${status.reason ?? ''}: ${status.message ?? ''}`,
+              });
+              end({ kind: 'error', resourceVersion, error, ...(status.code ? { status: status.code } : {}) });
+            } else end({ kind: meaning, resourceVersion });
+            return;
+          }
+          const meta = (event.object?.metadata ?? {}) as { resourceVersion?: string };
+          if (event.type === 'BOOKMARK') {
+            if (meta.resourceVersion) resourceVersion = this.#seen = meta.resourceVersion;
+            return;
+          }
+          const snapshot = snapshotOf(event.object, this.#o.watch.fields);
+          if (!snapshot) return;
+          if (meta.resourceVersion) resourceVersion = this.#seen = meta.resourceVersion;
+          this.#o.metrics.eventsReceived.inc({ kind: this.#o.watch.kind, type: event.type });
+          this.#o.onChange(this.#store.apply(event.type as ChangeType, snapshot));
+        },
+        controller.signal,
+        { query, ...(this.#accept.watch ? { accept: this.#accept.watch } : {}) },
+      );
       await stream.ended;
     } catch (err) {
       if (!ended && !controller.signal.aborted) {
         const status = err instanceof KubeApiError ? err.status : undefined;
         const meaning = err instanceof KubeApiError ? classifyWatchEnd({ code: err.status, reason: err.reason, message: err.message }) : 'error';
-        ended = meaning === 'error' ? { kind: 'error', resourceVersion, error: err, ...(status ? { status } : {}) } : { kind: meaning, resourceVersion };
+        if (isNotServed(err)) ended = { kind: 'not-served', error: err };
+        else ended = meaning === 'error' ? { kind: 'error', resourceVersion, error: err, ...(status ? { status } : {}) } : { kind: meaning, resourceVersion };
       }
     } finally {
       clearTimeout(silence);
@@ -448,7 +578,7 @@ export class WatchStream {
     if (ended) return ended;
     // Aborted without an outcome of its own: a resync was requested (or stop(), which the loop sees).
     if (controller.signal.aborted) return { kind: 'resync', resourceVersion };
-    if (!received && await this.#serverIsBehind(resourceVersion)) return { kind: 'too-large', resourceVersion };
+    if (!received && (await this.#serverIsBehind(resourceVersion))) return { kind: 'too-large', resourceVersion };
     this.#backoff.healthy();
     return { kind: 'closed', resourceVersion, quick: Date.now() - started < 1000 };
   }
@@ -460,7 +590,11 @@ export class WatchStream {
    */
   async #serverIsBehind(resourceVersion: string): Promise<boolean> {
     try {
-      const page = await this.#o.api.requestJson<{ metadata?: { resourceVersion?: string } }>('GET', this.#path, { query: { limit: 1 }, signal: this.#stop.signal, timeoutMs: 30_000 });
+      const page = await this.#o.api.requestJson<{ metadata?: { resourceVersion?: string } }>('GET', this.#path, {
+        query: { limit: 1 },
+        signal: this.#stop.signal,
+        timeoutMs: 30_000,
+      });
       return serverBehind(resourceVersion, page.metadata?.resourceVersion ?? '');
     } catch {
       return false;

@@ -49,7 +49,7 @@ export function pairProblem(pair: CertificatePair): string | undefined {
     // The TLS layer takes an empty file as no certificate: refuse it, and say which file is wrong.
     const leaf = new X509Certificate(pair.certPem);
     const key = createPrivateKey(pair.keyPem);
-    if (!leaf.checkPrivateKey(key)) return 'the key is not the certificate\'s (key values mismatch)';
+    if (!leaf.checkPrivateKey(key)) return "the key is not the certificate's (key values mismatch)";
     createSecureContext({ cert: pair.certPem, key: pair.keyPem });
     return undefined;
   } catch (err) {
@@ -73,7 +73,11 @@ export function watchCertificate(options: CertificateWatcherOptions): { close():
       const why = `unreadable:${errorMessage(err)}`;
       if (why !== reported) {
         reported = why;
-        options.log.error('cannot read the webhook serving certificate; still serving the previous one', { certFile: options.certFile, keyFile: options.keyFile, error: errorMessage(err) });
+        options.log.error('cannot read the webhook serving certificate; still serving the previous one', {
+          certFile: options.certFile,
+          keyFile: options.keyFile,
+          error: errorMessage(err),
+        });
         options.onResult?.('unreadable');
       }
       return;
@@ -84,7 +88,11 @@ export function watchCertificate(options: CertificateWatcherOptions): { close():
       const why = `invalid:${pair.certPem}${pair.keyPem}`;
       if (why !== reported) {
         reported = why;
-        options.log.error('the new webhook serving certificate and key cannot be served; still serving the previous pair', { certFile: options.certFile, keyFile: options.keyFile, problem });
+        options.log.error('the new webhook serving certificate and key cannot be served; still serving the previous pair', {
+          certFile: options.certFile,
+          keyFile: options.keyFile,
+          problem,
+        });
         options.onResult?.('invalid');
       }
       return;
@@ -102,15 +110,17 @@ export function watchCertificate(options: CertificateWatcherOptions): { close():
       again = true;
       return;
     }
-    running = check().catch((err: unknown) => {
-      options.log.error('webhook certificate check failed', { error: errorMessage(err) });
-    }).finally(() => {
-      running = undefined;
-      if (again) {
-        again = false;
-        trigger();
-      }
-    });
+    running = check()
+      .catch((err: unknown) => {
+        options.log.error('webhook certificate check failed', { error: errorMessage(err) });
+      })
+      .finally(() => {
+        running = undefined;
+        if (again) {
+          again = false;
+          trigger();
+        }
+      });
   };
   const watchers: FSWatcher[] = [];
   for (const dir of new Set([dirname(options.certFile), dirname(options.keyFile)])) {

@@ -59,7 +59,10 @@ export function planChunks(sizes: readonly number[], overhead: number, budget: n
 
 interface ConversionPayload {
   readonly route: 'convert';
-  readonly review: { readonly apiVersion?: unknown; readonly request: { readonly uid: string; readonly objects: readonly unknown[] } & Record<string, unknown> } & Record<string, unknown>;
+  readonly review: {
+    readonly apiVersion?: unknown;
+    readonly request: { readonly uid: string; readonly objects: readonly unknown[] } & Record<string, unknown>;
+  } & Record<string, unknown>;
 }
 
 function isLargeConversion(payload: object): payload is ConversionPayload {
@@ -107,7 +110,7 @@ export function splitConversions(invoke: WebhookInvoker, options: SplitOptions =
     const converted: unknown[] = [];
     for (const result of failed ? [failed] : results) {
       // Unset only when the caller's signal fired before every chunk was sent.
-      if (result === undefined) return { ok: false, status: 504, message: 'no answer before the API server\'s timeout (a chunked conversion of a large list)' };
+      if (result === undefined) return { ok: false, status: 504, message: "no answer before the API server's timeout (a chunked conversion of a large list)" };
       if (result.type === 'outcome') return result.outcome;
       if (result.type === 'failure') return { ok: true, payload: { review: conversionAnswer(payload, uid, { failure: result.message }) } };
       converted.push(...result.objects);
@@ -124,12 +127,19 @@ type ChunkResult =
 /** What one chunk's invocation answered. Pure. */
 function readChunk(outcome: InvokeOutcome, uid: string, count: number, which: string): ChunkResult {
   if (!outcome.ok) return { type: 'outcome', outcome: { ...outcome, message: `${outcome.message} (converting ${which})` } };
-  const payload = outcome.payload as { review?: { response?: { uid?: unknown; convertedObjects?: unknown; result?: { status?: unknown; message?: unknown } } }; problem?: unknown } | null;
+  const payload = outcome.payload as {
+    review?: { response?: { uid?: unknown; convertedObjects?: unknown; result?: { status?: unknown; message?: unknown } } };
+    problem?: unknown;
+  } | null;
   if (typeof payload?.problem === 'string') return { type: 'outcome', outcome };
   const response = payload?.review?.response;
-  if (response?.result?.status === 'Failure') return { type: 'failure', message: typeof response.result.message === 'string' ? response.result.message : `the conversion of ${which} failed` };
+  if (response?.result?.status === 'Failure')
+    return { type: 'failure', message: typeof response.result.message === 'string' ? response.result.message : `the conversion of ${which} failed` };
   if (response?.uid !== uid || !Array.isArray(response.convertedObjects) || response.convertedObjects.length !== count) {
-    return { type: 'failure', message: `the conversion of ${which} answered ${Array.isArray(response?.convertedObjects) ? response.convertedObjects.length : 'no'} objects for ${count} under ${response?.uid === uid ? 'the review\'s uid' : 'another uid'}` };
+    return {
+      type: 'failure',
+      message: `the conversion of ${which} answered ${Array.isArray(response?.convertedObjects) ? response.convertedObjects.length : 'no'} objects for ${count} under ${response?.uid === uid ? "the review's uid" : 'another uid'}`,
+    };
   }
   return { type: 'converted', objects: response.convertedObjects };
 }
@@ -138,9 +148,18 @@ function withObjects(payload: ConversionPayload, objects: readonly unknown[]): C
   return { ...payload, review: { ...payload.review, request: { ...payload.review.request, objects } } };
 }
 
-function conversionAnswer(payload: ConversionPayload, uid: string, outcome: { readonly convertedObjects: readonly unknown[] } | { readonly failure: string }): Record<string, unknown> {
-  const response = 'failure' in outcome
-    ? { uid, convertedObjects: [], result: { status: 'Failure', message: outcome.failure } }
-    : { uid, convertedObjects: outcome.convertedObjects, result: { status: 'Success' } };
-  return { apiVersion: typeof payload.review.apiVersion === 'string' ? payload.review.apiVersion : 'apiextensions.k8s.io/v1', kind: 'ConversionReview', response };
+function conversionAnswer(
+  payload: ConversionPayload,
+  uid: string,
+  outcome: { readonly convertedObjects: readonly unknown[] } | { readonly failure: string },
+): Record<string, unknown> {
+  const response =
+    'failure' in outcome
+      ? { uid, convertedObjects: [], result: { status: 'Failure', message: outcome.failure } }
+      : { uid, convertedObjects: outcome.convertedObjects, result: { status: 'Success' } };
+  return {
+    apiVersion: typeof payload.review.apiVersion === 'string' ? payload.review.apiVersion : 'apiextensions.k8s.io/v1',
+    kind: 'ConversionReview',
+    response,
+  };
 }

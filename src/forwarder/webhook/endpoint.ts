@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Logger } from '../../observability/log.ts';
-import type { WebhooksConfig } from '../config.ts';
+import type { WebhooksConfig } from '../config/config.ts';
 import type { ForwarderMetrics } from '../metrics.ts';
 import { lambdaInvoker } from './lambda-invoker.ts';
 import { startWebhookServer, type WebhookInvoker, type WebhookServer } from './server.ts';
@@ -20,9 +20,13 @@ const ALIAS = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 export async function startWebhookEndpoint(config: WebhooksConfig, log: Logger, invoke?: WebhookInvoker, metrics?: ForwarderMetrics): Promise<WebhookServer> {
   const aliases = Object.keys(config.functions);
-  if (aliases.length === 0) throw new Error('webhooks.enabled is true but webhooks.functions is empty: map a path alias to each webhook function, e.g. { memcached: my-operator-memcached-webhook }');
+  if (aliases.length === 0)
+    throw new Error(
+      'webhooks.enabled is true but webhooks.functions is empty: map a path alias to each webhook function, e.g. { memcached: my-operator-memcached-webhook }',
+    );
   const bad = aliases.find((alias) => !ALIAS.test(alias));
-  if (bad !== undefined) throw new Error(`webhooks.functions: the alias ${JSON.stringify(bad)} must be a lower-case DNS label (it is the first segment of the webhook path)`);
+  if (bad !== undefined)
+    throw new Error(`webhooks.functions: the alias ${JSON.stringify(bad)} must be a lower-case DNS label (it is the first segment of the webhook path)`);
   const read = (field: string, path: string, what: string) => {
     try {
       return readFileSync(path, 'utf8');
@@ -31,8 +35,12 @@ export async function startWebhookEndpoint(config: WebhooksConfig, log: Logger, 
     }
   };
   const { caFile, names } = config.clientAuth;
-  const clientAuth = caFile === undefined ? undefined : { caPem: read('clientAuth.caFile', caFile, 'mount the CA of the API server\'s client certificate there'), names };
-  const current = { certPem: read('certFile', config.certFile, 'mount the webhook\'s TLS Secret there'), keyPem: read('keyFile', config.keyFile, 'mount the webhook\'s TLS Secret there') };
+  const clientAuth =
+    caFile === undefined ? undefined : { caPem: read('clientAuth.caFile', caFile, "mount the CA of the API server's client certificate there"), names };
+  const current = {
+    certPem: read('certFile', config.certFile, "mount the webhook's TLS Secret there"),
+    keyPem: read('keyFile', config.keyFile, "mount the webhook's TLS Secret there"),
+  };
   const server = await startWebhookServer({
     host: config.host,
     port: config.port,
@@ -47,11 +55,19 @@ export async function startWebhookEndpoint(config: WebhooksConfig, log: Logger, 
   });
   // cert-manager renews the certificate and the CA injector swaps every caBundle: serve the new pair without a restart.
   const watcher = watchCertificate({
-    certFile: config.certFile, keyFile: config.keyFile, current, log: log.child({ component: 'webhooks' }),
+    certFile: config.certFile,
+    keyFile: config.keyFile,
+    current,
+    log: log.child({ component: 'webhooks' }),
     apply: (pair) => server.setCertificate(pair),
     onResult: (result) => metrics?.webhookCertificateReloads.inc({ result }),
   });
-  log.info('webhook endpoint serving', { url: server.url, functions: aliases, limits: config.limits, clientAuth: clientAuth ? { caFile, names } : 'off: any caller that reaches the port is served' });
+  log.info('webhook endpoint serving', {
+    url: server.url,
+    functions: aliases,
+    limits: config.limits,
+    clientAuth: clientAuth ? { caFile, names } : 'off: any caller that reaches the port is served',
+  });
   return {
     ...server,
     close: () => {

@@ -24,29 +24,37 @@ export interface LambdaInvokerOptions {
 
 export function lambdaInvoker(options: LambdaInvokerOptions = {}): WebhookInvoker {
   let sdk: Promise<{ client: LambdaClient; InvokeCommand: typeof import('@aws-sdk/client-lambda').InvokeCommand }> | undefined;
-  const load = () => (sdk ??= import('@aws-sdk/client-lambda').then((m) => ({
-    InvokeCommand: m.InvokeCommand,
-    client: options.client ?? new m.LambdaClient({
-      maxAttempts: 1,
-      ...(options.endpoint ? { endpoint: options.endpoint } : {}),
-      ...(options.region ? { region: options.region } : {}),
-    }),
-  })));
+  const load = () =>
+    (sdk ??= import('@aws-sdk/client-lambda').then((m) => ({
+      InvokeCommand: m.InvokeCommand,
+      client:
+        options.client ??
+        new m.LambdaClient({
+          maxAttempts: 1,
+          ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+          ...(options.region ? { region: options.region } : {}),
+        }),
+    })));
   return splitConversions(async (functionName, payload, signal): Promise<InvokeOutcome> => {
     const body = new TextEncoder().encode(JSON.stringify(payload));
     try {
       const { client, InvokeCommand } = await load();
-      const out = await client.send(
-        new InvokeCommand({ FunctionName: functionName, InvocationType: 'RequestResponse', Payload: body }),
-        { abortSignal: signal },
-      );
+      const out = await client.send(new InvokeCommand({ FunctionName: functionName, InvocationType: 'RequestResponse', Payload: body }), {
+        abortSignal: signal,
+      });
       const text = out.Payload ? new TextDecoder().decode(out.Payload) : '';
       if (out.FunctionError) return { ok: false, status: 502, message: `the function failed (${out.FunctionError}): ${functionErrorMessage(text)}` };
       return { ok: true, payload: text === '' ? null : (JSON.parse(text) as unknown) };
     } catch (err) {
-      if (signal.aborted) return { ok: false, status: 504, message: 'no answer before the API server\'s timeout (a cold start or a slow handler); raise timeoutSeconds or provisioned concurrency' };
+      if (signal.aborted)
+        return {
+          ok: false,
+          status: 504,
+          message: "no answer before the API server's timeout (a cold start or a slow handler); raise timeoutSeconds or provisioned concurrency",
+        };
       const name = (err as { name?: string }).name ?? '';
-      if (name === 'TooManyRequestsException') return { ok: false, status: 503, message: `throttled by Lambda: raise the function's reserved concurrency (${errorMessage(err)})` };
+      if (name === 'TooManyRequestsException')
+        return { ok: false, status: 503, message: `throttled by Lambda: raise the function's reserved concurrency (${errorMessage(err)})` };
       return { ok: false, status: 503, message: `cannot invoke it: ${name ? `${name}: ` : ''}${errorMessage(err)}` };
     }
   });
@@ -55,7 +63,8 @@ export function lambdaInvoker(options: LambdaInvokerOptions = {}): WebhookInvoke
 function functionErrorMessage(text: string): string {
   try {
     const parsed = JSON.parse(text) as { errorMessage?: unknown; errorType?: unknown };
-    if (typeof parsed.errorMessage === 'string') return `${typeof parsed.errorType === 'string' ? `${parsed.errorType}: ` : ''}${parsed.errorMessage}`.slice(0, 500);
+    if (typeof parsed.errorMessage === 'string')
+      return `${typeof parsed.errorType === 'string' ? `${parsed.errorType}: ` : ''}${parsed.errorMessage}`.slice(0, 500);
   } catch {
     // not JSON: show the start of it
   }

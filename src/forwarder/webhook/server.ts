@@ -47,7 +47,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { errorMessage, type Logger } from '../../observability/log.ts';
-import { DEFAULT_WEBHOOK_LIMITS, type WebhookLimits } from '../config.ts';
+import { DEFAULT_WEBHOOK_LIMITS, type WebhookLimits } from '../config/config.ts';
 
 export { DEFAULT_WEBHOOK_LIMITS, type WebhookLimits };
 
@@ -118,7 +118,10 @@ export interface WebhookServer {
 export const CLOSE_WAIT_MS = 10_000;
 
 /** Parses `/<alias>/<route>`; undefined when the path is not one. Pure. */
-export function parseWebhookPath(path: string, functions: Readonly<Record<string, string>>): { alias: string; functionName: string; route: WebhookPathRoute } | undefined {
+export function parseWebhookPath(
+  path: string,
+  functions: Readonly<Record<string, string>>,
+): { alias: string; functionName: string; route: WebhookPathRoute } | undefined {
   const match = /^\/([a-z0-9][a-z0-9-]{0,62})\/(default|validate|convert)$/.exec(path);
   const alias = match?.[1];
   if (!alias || !Object.hasOwn(functions, alias)) return undefined;
@@ -153,7 +156,11 @@ export type Admission =
  */
 export function admission(
   request: {
-    readonly route: WebhookPathRoute | undefined; readonly method: string | undefined; readonly contentLength: number | undefined; readonly path: string; readonly aliases: readonly string[];
+    readonly route: WebhookPathRoute | undefined;
+    readonly method: string | undefined;
+    readonly contentLength: number | undefined;
+    readonly path: string;
+    readonly aliases: readonly string[];
     /** The caller: 'off' when no authentication is configured, else whether its client certificate was accepted (and why not). */
     readonly caller: 'off' | { readonly ok: true } | { readonly ok: false; readonly why: string };
   },
@@ -161,7 +168,11 @@ export function admission(
   limits: WebhookLimits,
 ): Admission {
   if (request.route === undefined) {
-    return { accept: false, status: 404, message: `no webhook at ${request.path.slice(0, 100)}: expected /<function>/<default|validate|convert> for one of ${request.aliases.join(', ') || 'no functions'}` };
+    return {
+      accept: false,
+      status: 404,
+      message: `no webhook at ${request.path.slice(0, 100)}: expected /<function>/<default|validate|convert> for one of ${request.aliases.join(', ') || 'no functions'}`,
+    };
   }
   if (request.method !== 'POST') return { accept: false, status: 405, message: 'webhooks are called with POST' };
   // The API server presents no client certificate to conversion webhooks (kubernetes/kubernetes#131810): convert stays open.
@@ -170,13 +181,25 @@ export function admission(
   }
   const limit = bodyLimitOf(request.route, limits);
   if (request.contentLength !== undefined && request.contentLength > limit) {
-    return { accept: false, status: 413, message: `the review is ${request.contentLength} bytes, larger than ${limit}, the limit of the ${request.route} route` };
+    return {
+      accept: false,
+      status: 413,
+      message: `the review is ${request.contentLength} bytes, larger than ${limit}, the limit of the ${request.route} route`,
+    };
   }
   if (inFlight.requests >= limits.maxInFlightRequests) {
-    return { accept: false, status: 429, message: `${inFlight.requests} webhook requests in flight, the most this replica serves at once (webhooks.limits.maxInFlightRequests): retry` };
+    return {
+      accept: false,
+      status: 429,
+      message: `${inFlight.requests} webhook requests in flight, the most this replica serves at once (webhooks.limits.maxInFlightRequests): retry`,
+    };
   }
   if (inFlight.bytes + (request.contentLength ?? 0) > limits.maxInFlightBytes) {
-    return { accept: false, status: 429, message: `${inFlight.bytes} bytes of reviews in flight; this one would pass webhooks.limits.maxInFlightBytes (${limits.maxInFlightBytes}): retry` };
+    return {
+      accept: false,
+      status: 429,
+      message: `${inFlight.bytes} bytes of reviews in flight; this one would pass webhooks.limits.maxInFlightBytes (${limits.maxInFlightBytes}): retry`,
+    };
   }
   return { accept: true, limit };
 }
@@ -188,7 +211,14 @@ export function declaredLength(header: string | undefined): number | undefined {
 }
 
 /** Whether a connection's client certificate authenticates the caller. Pure over the TLS socket's verdict. */
-export function callerOf(socket: { readonly authorized: boolean; readonly authorizationError?: Error | string | null; getPeerCertificate(): { subject?: { CN?: string | string[] } } | object }, names: readonly string[]): { readonly ok: true } | { readonly ok: false; readonly why: string } {
+export function callerOf(
+  socket: {
+    readonly authorized: boolean;
+    readonly authorizationError?: Error | string | null;
+    getPeerCertificate(): { subject?: { CN?: string | string[] } } | object;
+  },
+  names: readonly string[],
+): { readonly ok: true } | { readonly ok: false; readonly why: string } {
   if (!socket.authorized) {
     const error = socket.authorizationError;
     const why = error === undefined || error === null ? 'no client certificate' : String(error instanceof Error ? error.message : error);
@@ -248,7 +278,8 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const address = server.address() as AddressInfo;
   return {
     url: `https://${options.host.includes(':') ? `[${options.host}]` : options.host}:${address.port}`,
-    setCertificate: (pair) => server.setSecureContext({ cert: pair.certPem, key: pair.keyPem, minVersion: 'TLSv1.2', ...(clientAuth ? { ca: clientAuth.caPem } : {}) }),
+    setCertificate: (pair) =>
+      server.setSecureContext({ cert: pair.certPem, key: pair.keyPem, minVersion: 'TLSv1.2', ...(clientAuth ? { ca: clientAuth.caPem } : {}) }),
     drain: () => {
       inFlight.draining = true;
     },
@@ -265,8 +296,15 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
 }
 
 const REASONS: Record<number, string> = {
-  400: 'BadRequest', 401: 'Unauthorized', 404: 'NotFound', 405: 'MethodNotAllowed', 413: 'RequestEntityTooLarge', 429: 'TooManyRequests',
-  502: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout',
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  413: 'RequestEntityTooLarge',
+  429: 'TooManyRequests',
+  502: 'InternalError',
+  503: 'ServiceUnavailable',
+  504: 'Timeout',
 };
 
 /**
@@ -277,9 +315,10 @@ const REASONS: Record<number, string> = {
  * answer to a reset — a 429's Retry-After or a 413's reason with it.
  */
 function reply(res: ServerResponse, status: number, body: string | object, lingering?: Promise<void>): void {
-  const document = typeof body === 'string'
-    ? { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: body, reason: REASONS[status] ?? 'InternalError', code: status }
-    : body;
+  const document =
+    typeof body === 'string'
+      ? { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: body, reason: REASONS[status] ?? 'InternalError', code: status }
+      : body;
   const text = JSON.stringify(document);
   if (!lingering) {
     res.writeHead(status, { 'Content-Type': 'application/json' });
@@ -291,12 +330,22 @@ function reply(res: ServerResponse, status: number, body: string | object, linge
   void lingering.then(() => res.end());
 }
 
-async function handle(options: WebhookServerOptions, limits: WebhookLimits, inFlight: InFlight, caller: Caller, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(
+  options: WebhookServerOptions,
+  limits: WebhookLimits,
+  inFlight: InFlight,
+  caller: Caller,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const started = Date.now();
   // Not `new URL`: a request target like `//` or `//host/x` would parse as another host (or throw).
   const requestTarget = req.url ?? '/';
   const query = requestTarget.indexOf('?');
-  const url = { pathname: query < 0 ? requestTarget : requestTarget.slice(0, query), searchParams: new URLSearchParams(query < 0 ? '' : requestTarget.slice(query + 1)) };
+  const url = {
+    pathname: query < 0 ? requestTarget : requestTarget.slice(0, query),
+    searchParams: new URLSearchParams(query < 0 ? '' : requestTarget.slice(query + 1)),
+  };
   const target = parseWebhookPath(url.pathname, options.functions);
   const labels = { alias: target?.alias ?? '', route: target?.route ?? '' };
   const done = (status: number, body: string | object, fields: Record<string, unknown> = {}, lingering?: Promise<void>) => {
@@ -308,7 +357,11 @@ async function handle(options: WebhookServerOptions, limits: WebhookLimits, inFl
     else options.log.debug('webhook answered', line);
   };
   const contentLength = declaredLength(req.headers['content-length']);
-  const decision = admission({ route: target?.route, method: req.method, contentLength, path: url.pathname, aliases: Object.keys(options.functions), caller }, inFlight, limits);
+  const decision = admission(
+    { route: target?.route, method: req.method, contentLength, path: url.pathname, aliases: Object.keys(options.functions), caller },
+    inFlight,
+    limits,
+  );
   if (!decision.accept) {
     // Answered before the body is read: discard it as it arrives (nothing held), close past the cap.
     if (decision.status === 405) res.setHeader('Allow', 'POST');

@@ -67,9 +67,6 @@ case "$what" in
       command -v $tool >/dev/null || die "$tool is not installed, and aws-lambda-ric compiles its native addon (curl + aws-lambda-cpp) at install. Install the build tools (Debian: apt-get install build-essential cmake)."
     done
     ver=$(sed -n 's|.*"aws-lambda-ric": "\(.*\)".*|\1|p' "$here/ric/package.json"); dir=ric
-    # node-gyp would download Node's headers; the pinned `node` npm package carries them.
-    nodedir=${npm_config_nodedir:-$(ls -d "$here"/../../../node_modules/node/node_modules/node-*/include/.. 2>/dev/null | head -1)}
-    [ -f "$nodedir/include/node/node_api.h" ] || die "no Node.js headers for the native addon of aws-lambda-ric (looked in '$nodedir'); run npm ci first or set npm_config_nodedir to a Node.js 24 folder holding include/node."
     ;;
   otelcol)
     need_go
@@ -131,6 +128,10 @@ if [ "$what" = elasticmq ]; then
   echo "operless testenv:   fetched $(ls "$tmp/lib" | wc -l) jars in $(( $(date +%s) - start ))s" >&2
   pkgs=""
 elif [ "$what" = ric ]; then
+  # node-gyp would download Node's headers; the pinned `node` npm package carries them (only a
+  # build needs them: a cached copy is used without). `|| true`: no match is the message below.
+  nodedir=${npm_config_nodedir:-$(ls -d "$here"/../../../node_modules/node/node_modules/node-*/include/.. 2>/dev/null | head -1 || true)}
+  [ -f "$nodedir/include/node/node_api.h" ] || die "no Node.js headers for the native addon of aws-lambda-ric (looked in '$nodedir'); run npm ci first or set npm_config_nodedir to a Node.js 24 folder holding include/node."
   echo "operless testenv: installing aws-lambda-ric $ver into $out (first run only; compiles its native addon, a few minutes)" >&2
   start=$(date +%s)
   cp package.json package-lock.json "$tmp/"

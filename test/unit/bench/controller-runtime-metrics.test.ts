@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { metricSamples, parseRequestTotals } from '../../../bench/lib/apiserver-metrics.ts';
-import { parseOperatorLine, parseReconcileTotals } from '../../../bench/lib/controller-runtime.ts';
+import { parseOperatorLine, parseQueueDepth, parseReconcileTotals } from '../../../bench/lib/controller-runtime.ts';
 
 const EXPOSITION = `# HELP controller_runtime_reconcile_total Total number of reconciliations per controller
 # TYPE controller_runtime_reconcile_total counter
@@ -29,6 +29,15 @@ test('reconciles are summed over every result of the named controller only', () 
   assert.deepEqual(parseReconcileTotals('', 'memcached'), { total: 0, byResult: {} });
 });
 
+test("the work queue's depth is the named controller's only, and absent when not exposed", () => {
+  const text = `${EXPOSITION}workqueue_depth{controller="other",name="other"} 40\nworkqueue_depth_extra{name="memcached"} 9\n`;
+  assert.equal(parseQueueDepth(text, 'memcached'), 0);
+  assert.equal(parseQueueDepth(text, 'other'), 40);
+  assert.equal(parseQueueDepth('workqueue_depth{name="memcached"} 1234\n', 'memcached'), 1234, 'labelled by name only');
+  assert.equal(parseQueueDepth(text.replace('name="memcached"} 0', 'name="memcached"} 17'), 'memcached'), 17);
+  assert.equal(parseQueueDepth('', 'memcached'), undefined);
+});
+
 test('samples of one metric: labels with escaped quotes, values in exponent form, no label set', () => {
   const text = 'm{a="x\\"y",b="2"} 1.5e+03\nm 7\nm_other 1\n# m{a="z"} 9\nm{a="nan"} not-a-number\n';
   assert.deepEqual(metricSamples(text, 'm'), [
@@ -38,8 +47,15 @@ test('samples of one metric: labels with escaped quotes, values in exponent form
 });
 
 test('apiserver_request_total still parses by verb and resource through the shared parser', () => {
-  const text = 'apiserver_request_total{code="200",resource="pods",subresource="",verb="LIST"} 4\napiserver_request_total{code="200",resource="memcacheds",subresource="status",verb="PUT"} 2\n';
-  assert.deepEqual([...parseRequestTotals(text)], [['LIST pods', 4], ['PUT memcacheds/status', 2]]);
+  const text =
+    'apiserver_request_total{code="200",resource="pods",subresource="",verb="LIST"} 4\napiserver_request_total{code="200",resource="memcacheds",subresource="status",verb="PUT"} 2\n';
+  assert.deepEqual(
+    [...parseRequestTotals(text)],
+    [
+      ['LIST pods', 4],
+      ['PUT memcacheds/status', 2],
+    ],
+  );
 });
 
 test('the operator announces its metrics address and readiness; anything else is ignored', () => {

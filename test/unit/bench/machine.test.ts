@@ -4,9 +4,29 @@ import { BENCH_PROCESS, processCpuShares, processCpuSnapshot } from '../../../be
 import { operatorConflicts } from '../../../bench/lib/apiserver-metrics.ts';
 
 test('processCpuShares: cores per process between two snapshots, busiest first, small ones and exited ones left out', () => {
-  const before = { at: 0, seconds: new Map([['kube-apiserver', 10], ['etcd', 5], ['gone', 3], ['idle', 1]]) };
-  const after = { at: 10_000, seconds: new Map([['kube-apiserver', 19], ['etcd', 7], ['idle', 1.2], ['new', 4]]) };
-  assert.deepEqual(Object.entries(processCpuShares(before, after)), [['kube-apiserver', 0.9], ['new', 0.4], ['etcd', 0.2]]);
+  const before = {
+    at: 0,
+    seconds: new Map([
+      ['kube-apiserver', 10],
+      ['etcd', 5],
+      ['gone', 3],
+      ['idle', 1],
+    ]),
+  };
+  const after = {
+    at: 10_000,
+    seconds: new Map([
+      ['kube-apiserver', 19],
+      ['etcd', 7],
+      ['idle', 1.2],
+      ['new', 4],
+    ]),
+  };
+  assert.deepEqual(Object.entries(processCpuShares(before, after)), [
+    ['kube-apiserver', 0.9],
+    ['new', 0.4],
+    ['etcd', 0.2],
+  ]);
   assert.deepEqual(processCpuShares(after, before), {}, 'snapshots out of order: nothing');
   assert.deepEqual(processCpuShares(undefined, after), {});
 });
@@ -17,7 +37,17 @@ test('processCpuSnapshot reads this process under the bench label', () => {
   assert.ok((snap.seconds.get(BENCH_PROCESS) ?? -1) >= 0, 'the bench process is in the snapshot');
 });
 
-test('operatorConflicts: the 409s on what the operator writes, not the controller manager\'s status writes', () => {
-  assert.equal(operatorConflicts({ 'PUT deployments/status': 69, 'PUT replicasets/status': 35, 'APPLY memcacheds/status': 11, 'APPLY deployments': 2, 'PUT memcacheds': 1, 'APPLY services': 1 }), 15);
+test("operatorConflicts: the 409s on what the operator writes, not the controller manager's status writes", () => {
+  assert.equal(
+    operatorConflicts({
+      'PUT deployments/status': 69,
+      'PUT replicasets/status': 35,
+      'APPLY memcacheds/status': 11,
+      'APPLY deployments': 2,
+      'PUT memcacheds': 1,
+      'APPLY services': 1,
+    }),
+    15,
+  );
   assert.equal(operatorConflicts({}), 0);
 });

@@ -13,7 +13,11 @@ import { builtinModuleSource, builtinsWithoutEsmFacade } from '../../../src/buil
 async function bundle(contents: string, withPlugin: boolean, loader: 'js' | 'ts' = 'js'): Promise<string> {
   const out = await build({
     stdin: { contents, loader, resolveDir: import.meta.dirname },
-    bundle: true, platform: 'node', format: 'esm', write: false, logLevel: 'silent',
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    write: false,
+    logLevel: 'silent',
     plugins: withPlugin ? [builtinsWithoutEsmFacade()] : [],
   });
   return out.outputFiles[0]!.text;
@@ -56,10 +60,11 @@ test('require() of a built-in is left alone', async () => {
   assert.equal(builtinModuleSource('node:http'), 'module.exports = process.getBuiltinModule("node:http");\n');
 });
 
-test('a bundle importing node:http no longer loads Node\'s internal undici when imported', async () => {
+test("a bundle importing node:http no longer loads Node's internal undici when imported", async () => {
   const probe = (code: string): boolean => {
-    const script = `const before = new Set(process.moduleLoadList); await import(${JSON.stringify(dataUrl(code))});`
-      + "process.stdout.write(String(process.moduleLoadList.some((m) => !before.has(m) && m.includes('deps/undici'))));";
+    const script =
+      `const before = new Set(process.moduleLoadList); await import(${JSON.stringify(dataUrl(code))});` +
+      "process.stdout.write(String(process.moduleLoadList.some((m) => !before.has(m) && m.includes('deps/undici'))));";
     return execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }) === 'true';
   };
   const entry = "import http from 'node:http'; export const codes = http.STATUS_CODES;";

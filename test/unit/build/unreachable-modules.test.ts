@@ -16,7 +16,9 @@ import { esbuildOptions, readServerlessConfig, ROOT } from '../../../scripts/bun
 
 /** client-node's config.js without comment lines (they mention the functions too). */
 const configSource = readFileSync(join(ROOT, 'node_modules/@kubernetes/client-node/dist/config.js'), 'utf8')
-  .split('\n').filter((l) => !/^\s*(\/\/|\/\*|\*)/.test(l)).join('\n');
+  .split('\n')
+  .filter((l) => !/^\s*(\/\/|\/\*|\*)/.test(l))
+  .join('\n');
 
 async function importSource(source: string): Promise<Record<string, unknown>> {
   return (await import(`data:text/javascript;base64,${Buffer.from(source).toString('base64')}`)) as Record<string, unknown>;
@@ -26,7 +28,12 @@ async function importSource(source: string): Promise<Record<string, unknown>> {
 async function bundleInputs(source: string): Promise<string[]> {
   const out = await build({
     stdin: { contents: source, resolveDir: ROOT, loader: 'js' },
-    bundle: true, platform: 'node', format: 'esm', write: false, metafile: true, logLevel: 'silent',
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
     plugins: [stubUnreachableModules()],
   });
   return Object.keys(out.metafile.inputs);
@@ -34,19 +41,32 @@ async function bundleInputs(source: string): Promise<string[]> {
 
 test('the stubs replace exactly undici, socks, socks-proxy-agent, hpagent, the generated clients and the removed auth-providers of config.js', async () => {
   const inputs = await bundleInputs("export { KubeConfig } from '@kubernetes/client-node/dist/config.js';");
-  const stubbed = inputs.filter((p) => p.startsWith('operless-unreachable:')).map((p) => p.slice('operless-unreachable:'.length)).sort();
+  const stubbed = inputs
+    .filter((p) => p.startsWith('operless-unreachable:'))
+    .map((p) => p.slice('operless-unreachable:'.length))
+    .sort();
   assert.deepEqual(stubbed, ['./azure_auth.js', './gcp_auth.js', './gen/index.js', 'hpagent', 'socks', 'socks-proxy-agent', 'undici']);
-  const leaked = inputs.filter((p) => /node_modules\/(undici|socks|socks-proxy-agent|hpagent|agent-base|smart-buffer|ip-address|jsonpath-plus)\/|client-node\/dist\/gen\/(models|apis)\/|client-node\/dist\/(azure|gcp)_auth\.js/.test(p));
+  const leaked = inputs.filter((p) =>
+    /node_modules\/(undici|socks|socks-proxy-agent|hpagent|agent-base|smart-buffer|ip-address|jsonpath-plus)\/|client-node\/dist\/gen\/(models|apis)\/|client-node\/dist\/(azure|gcp)_auth\.js/.test(
+      p,
+    ),
+  );
   assert.deepEqual(leaked, []);
   // What the kubeconfig path needs is still there.
   for (const kept of ['node_modules/js-yaml/', 'client-node/dist/exec_auth.js', 'client-node/dist/oidc_auth.js', 'client-node/dist/config_types.js']) {
-    assert.ok(inputs.some((p) => p.includes(kept)), `${kept} must stay in the bundle`);
+    assert.ok(
+      inputs.some((p) => p.includes(kept)),
+      `${kept} must stay in the bundle`,
+    );
   }
 });
 
 test('another importer of a stubbed package gets the real one', async () => {
   const inputs = await bundleInputs("export { Agent } from 'undici'; export { KubeConfig } from '@kubernetes/client-node/dist/config.js';");
-  assert.ok(inputs.some((p) => p.includes('node_modules/undici/')), 'a direct import of undici must bundle undici');
+  assert.ok(
+    inputs.some((p) => p.includes('node_modules/undici/')),
+    'a direct import of undici must bundle undici',
+  );
   assert.ok(inputs.includes('operless-unreachable:undici'), 'config.js still gets the stub');
 });
 
@@ -57,7 +77,10 @@ test('importing a stub does nothing; using any export throws an Error naming the
     for (const [name, kind] of Object.entries(stub.exports)) {
       if (kind === 'authenticator') {
         // Constructed by every KubeConfig: claims only its own provider, and refuses to authenticate with it.
-        const Authenticator = mod[name] as new () => { isAuthProvider(user: unknown): boolean; applyAuthentication(user: unknown, opts: unknown): Promise<void> };
+        const Authenticator = mod[name] as new () => {
+          isAuthProvider(user: unknown): boolean;
+          applyAuthentication(user: unknown, opts: unknown): Promise<void>;
+        };
         const authenticator = new Authenticator();
         assert.equal(authenticator.isAuthProvider({ authProvider: { name: stub.authProvider } }), true, name);
         assert.equal(authenticator.isAuthProvider({ authProvider: { name: 'oidc' } }), false, name);
@@ -67,11 +90,15 @@ test('importing a stub does nothing; using any export throws an Error naming the
       }
       const value = mod[name] as (new () => unknown) & (() => unknown) & Record<string, () => unknown>;
       const use = kind === 'class' ? () => new value() : kind === 'function' ? () => value() : () => value[stub.staticMethods![0]!]!();
-      assert.throws(use, (err: unknown) => {
-        assert.ok(err instanceof Error);
-        assert.equal(err.message, stubErrorMessage(stub));
-        return true;
-      }, `${stub.specifier} ${name}`);
+      assert.throws(
+        use,
+        (err: unknown) => {
+          assert.ok(err instanceof Error);
+          assert.equal(err.message, stubErrorMessage(stub));
+          return true;
+        },
+        `${stub.specifier} ${name}`,
+      );
     }
     const message = stubErrorMessage(stub);
     assert.match(message, new RegExp(`^${stub.specifier.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\(`));
@@ -95,7 +122,12 @@ function bodyOf(name: string): string {
 function usedOnlyIn(identifier: string, bodies: readonly string[]): void {
   const pattern = new RegExp(`\\b${identifier}\\b`, 'g');
   const definition = new RegExp(`^(import |function ${identifier}\\(|    (async )?${identifier}\\()`);
-  const uses = configSource.split('\n').filter((l) => !definition.test(l)).join('\n').match(pattern)?.length ?? 0;
+  const uses =
+    configSource
+      .split('\n')
+      .filter((l) => !definition.test(l))
+      .join('\n')
+      .match(pattern)?.length ?? 0;
   const inBodies = bodies.reduce((n, b) => n + (b.match(pattern)?.length ?? 0), 0);
   assert.ok(uses > 0, `${identifier} is no longer used by config.js`);
   assert.equal(inBodies, uses, `${identifier} is used outside ${bodies.length} allowed function(s) in config.js: re-check the stubs`);
@@ -141,25 +173,33 @@ test('Operless never calls the client-node entry points that lead to the stubs',
   assert.deepEqual(offenders, []);
   // And kubeConfigAuth refuses proxy-url before applyToHTTPSOptions could build a proxy agent.
   const kubeconfig = readFileSync(join(ROOT, 'src/kube/kubeconfig.ts'), 'utf8');
-  assert.ok(kubeconfig.indexOf('if (cluster.proxyUrl) {') > 0 && kubeconfig.indexOf('if (cluster.proxyUrl) {') < kubeconfig.indexOf('applyToHTTPSOptions(opts)'));
+  assert.ok(
+    kubeconfig.indexOf('if (cluster.proxyUrl) {') > 0 && kubeconfig.indexOf('if (cluster.proxyUrl) {') < kubeconfig.indexOf('applyToHTTPSOptions(opts)'),
+  );
 });
 
 test('serverless.yml wires the plugins, and a kubeconfig works in a bundle built the shipped way', async () => {
   const { esbuild } = readServerlessConfig();
   assert.equal(esbuild.plugins, 'src/build/esbuild-plugins.ts');
   const plugins = loadEsbuildPlugins(esbuild.plugins, ROOT);
-  assert.deepEqual(plugins.map((p) => p.name), ['operless-unreachable-modules', 'operless-builtins-without-esm-facade', 'operless-chunks-per-entry']);
+  assert.deepEqual(
+    plugins.map((p) => p.name),
+    ['operless-unreachable-modules', 'operless-builtins-without-esm-facade', 'operless-chunks-per-entry'],
+  );
 
   mkdirSync(join(ROOT, '.build'), { recursive: true });
   // Inside the repository: the bundle resolves nothing at run time, but @aws-sdk stays external like on Lambda.
   const dir = mkdtempSync(join(ROOT, '.build', 'unreachable-test-'));
   try {
     const entry = join(dir, 'entry.ts');
-    writeFileSync(entry, [
-      `import { kubeConfigAuth, loadKubeConfig } from ${JSON.stringify(join(ROOT, 'src/kube/kubeconfig.ts'))};`,
-      'export async function headers(yaml: string) { const kc = await loadKubeConfig(); kc.loadFromString(yaml); return (await kubeConfigAuth(kc).credentials()).headers; }',
-      'export async function apiClient(yaml: string) { const kc = await loadKubeConfig(); kc.loadFromString(yaml); return kc.makeApiClient(class {} as never); }',
-    ].join('\n'));
+    writeFileSync(
+      entry,
+      [
+        `import { kubeConfigAuth, loadKubeConfig } from ${JSON.stringify(join(ROOT, 'src/kube/kubeconfig.ts'))};`,
+        'export async function headers(yaml: string) { const kc = await loadKubeConfig(); kc.loadFromString(yaml); return (await kubeConfigAuth(kc).credentials()).headers; }',
+        'export async function apiClient(yaml: string) { const kc = await loadKubeConfig(); kc.loadFromString(yaml); return kc.makeApiClient(class {} as never); }',
+      ].join('\n'),
+    );
     const outfile = join(dir, 'entry.mjs');
     const result = await build(esbuildOptions(esbuild, entry, outfile));
     assert.ok(Object.keys(result.metafile.inputs).includes('operless-unreachable:undici'));
@@ -168,7 +208,9 @@ test('serverless.yml wires the plugins, and a kubeconfig works in a bundle built
       apiClient(yaml: string): Promise<unknown>;
     };
     const kubeconfig = [
-      'apiVersion: v1', 'kind: Config', 'current-context: c',
+      'apiVersion: v1',
+      'kind: Config',
+      'current-context: c',
       'clusters: [{ name: k, cluster: { server: "https://127.0.0.1:6443" } }]',
       'users: [{ name: u, user: { token: abc } }]',
       'contexts: [{ name: c, context: { cluster: k, user: u } }]',
@@ -176,7 +218,10 @@ test('serverless.yml wires the plugins, and a kubeconfig works in a bundle built
     assert.equal((await bundle.headers(kubeconfig)).Authorization, 'Bearer abc');
     const gcp = kubeconfig.replace('user: { token: abc }', 'user: { auth-provider: { name: gcp, config: { access-token: t } } }');
     await assert.rejects(bundle.headers(gcp), /\.\/gcp_auth\.js \(the gcp kubeconfig auth-provider\) is not bundled by Operless: Kubernetes removed/);
-    await assert.rejects(bundle.apiClient(kubeconfig), /\.\/gen\/index\.js \(the generated API clients and models \(KubeConfig\.makeApiClient\)\) is not bundled by Operless/);
+    await assert.rejects(
+      bundle.apiClient(kubeconfig),
+      /\.\/gen\/index\.js \(the generated API clients and models \(KubeConfig\.makeApiClient\)\) is not bundled by Operless/,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

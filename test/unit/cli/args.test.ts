@@ -22,12 +22,15 @@ test('options parse with defaults and positionals', () => {
 });
 
 test('an unknown flag is a usage error that names the flag and points at --help', () => {
-  assert.throws(() => parseCommandArgs(spec, ['--nope']), (err: unknown) => {
-    assert.ok(err instanceof UsageError);
-    assert.match(err.message, /--nope/);
-    assert.match(err.message, /operless demo --help/);
-    return true;
-  });
+  assert.throws(
+    () => parseCommandArgs(spec, ['--nope']),
+    (err: unknown) => {
+      assert.ok(err instanceof UsageError);
+      assert.match(err.message, /--nope/);
+      assert.match(err.message, /operless demo --help/);
+      return true;
+    },
+  );
 });
 
 test('intOption rejects values outside the range with the flag name', () => {

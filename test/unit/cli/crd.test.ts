@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { crd } from '../../../src/cli/commands/crd.ts';
 import { CRD_DIR as DEFAULT_CRD_DIR } from '../../../src/resources.ts';
 
-test('crd --out writes the project\'s CRDs, identical to the checked-in ones; a second run writes nothing', async () => {
+test("crd --out writes the project's CRDs, identical to the checked-in ones; a second run writes nothing", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'operless-crd-'));
   const first = await crd(['--out', dir, '--json']);
   const written = JSON.parse(first.output) as { written: string[] };
@@ -30,7 +30,10 @@ test('crd --check exits 1 naming stale and missing files, and writes nothing', a
   writeFileSync(file, readFileSync(file, 'utf8').replace('minimum: 0', 'minimum: 1'));
   const stale = JSON.parse((await crd(['--out', dir, '--check', '--json'])).output) as { upToDate: boolean; stale: { path: string; problem: string }[] };
   assert.equal(stale.upToDate, false);
-  assert.deepEqual(stale.stale.map((s) => s.problem), ['outdated']);
+  assert.deepEqual(
+    stale.stale.map((s) => s.problem),
+    ['outdated'],
+  );
   assert.match(readFileSync(file, 'utf8'), /minimum: 1/, '--check changed nothing');
 });
 
@@ -43,14 +46,17 @@ test('in an Operless project, crd renders the resources of src/resources.ts into
   const project = mkdtempSync(join(tmpdir(), 'operless-crd-project-'));
   mkdirSync(join(project, 'src'));
   const crdModule = new URL('../../../src/crd/index.ts', import.meta.url).href;
-  writeFileSync(join(project, 'src', 'resources.ts'), `
+  writeFileSync(
+    join(project, 'src', 'resources.ts'),
+    `
 import { defineResource, integer, object, required } from ${JSON.stringify(crdModule)};
 const Widget = defineResource({
   group: 'widgets.example.com', version: 'v1', kind: 'Widget',
   spec: object({ size: required(integer({ minimum: 1 })) }),
 });
 export const resources = [{ definition: Widget, source: 'src/widget.ts' }];
-`);
+`,
+  );
   const checked = await crd(['--check', '--project', project]);
   assert.equal(checked.exitCode, 1);
   assert.match(checked.output, /widgets\.widgets\.example\.com\.yaml is missing/);

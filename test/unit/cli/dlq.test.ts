@@ -2,14 +2,18 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseFilters, redriveMessage, toEntry } from '../../../src/cli/commands/dlq.ts';
 import { encodeMessage, followUp, newMessage } from '../../../src/contract/message.ts';
-import { isSupersededRequeue } from '../../../src/core/requeue-merge.ts';
+import { isSupersededRequeue } from '../../../src/core/per-key/requeue-merge.ts';
 import { REQUEUE_MARK_ANNOTATION } from '../../../src/contract/requeue-mark.ts';
 
-const body = encodeMessage(newMessage({ cluster: 'dev', apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: 'default', name: 'cache' }, 'Modified', 1000));
+const body = encodeMessage(
+  newMessage({ cluster: 'dev', apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: 'default', name: 'cache' }, 'Modified', 1000),
+);
 
-test('entries carry the runtime\'s reason, or maxReceiveCount when SQS moved them', () => {
+test("entries carry the runtime's reason, or maxReceiveCount when SQS moved them", () => {
   const ours = toEntry({
-    MessageId: 'm1', ReceiptHandle: 'r1', Body: body,
+    MessageId: 'm1',
+    ReceiptHandle: 'r1',
+    Body: body,
     Attributes: { ApproximateReceiveCount: '2', SentTimestamp: '0' },
     MessageAttributes: {
       'operless.reason': { DataType: 'String', StringValue: 'RetriesExhausted' },
@@ -30,12 +34,14 @@ test('entries carry the runtime\'s reason, or maxReceiveCount when SQS moved the
   assert.match(poison.error, /not JSON/);
 });
 
-test('a failed resync that Lambda wrote to the DLQ (onError) is named as such, with Lambda\'s error', () => {
+test("a failed resync that Lambda wrote to the DLQ (onError) is named as such, with Lambda's error", () => {
   // What Lambda sends to a function's DLQ after an asynchronous invocation exhausted its retries:
   // the original event (here EventBridge's scheduled event) and the error as message attributes.
   const event = JSON.stringify({ 'detail-type': 'Scheduled Event', source: 'aws.events', detail: {} });
   const entry = toEntry({
-    MessageId: 'm4', ReceiptHandle: 'r4', Body: event,
+    MessageId: 'm4',
+    ReceiptHandle: 'r4',
+    Body: event,
     MessageAttributes: {
       RequestID: { DataType: 'String', StringValue: 'c0ffee00-1111-2222-3333-444455556666' },
       ErrorCode: { DataType: 'Number', StringValue: '200' },
@@ -49,7 +55,12 @@ test('a failed resync that Lambda wrote to the DLQ (onError) is named as such, w
 });
 
 test('filters combine and reject unknown fields', () => {
-  const entry = toEntry({ MessageId: 'm1', ReceiptHandle: 'r1', Body: body, MessageAttributes: { 'operless.reason': { DataType: 'String', StringValue: 'TerminalError' } } });
+  const entry = toEntry({
+    MessageId: 'm1',
+    ReceiptHandle: 'r1',
+    Body: body,
+    MessageAttributes: { 'operless.reason': { DataType: 'String', StringValue: 'TerminalError' } },
+  });
   assert.equal(parseFilters([])(entry), true);
   assert.equal(parseFilters(['reason=TerminalError', 'kind=Memcached'])(entry), true);
   assert.equal(parseFilters(['reason=TerminalError', 'namespace=other'])(entry), false);
@@ -59,7 +70,11 @@ test('filters combine and reject unknown fields', () => {
 });
 
 test('redrive: a fresh start (attempt 0, due now); a Requeue goes back as a Retry, which per-key mode never takes for a replaced requeue', () => {
-  const base = newMessage({ cluster: 'dev', apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: 'default', name: 'cache' }, 'Modified', 1000);
+  const base = newMessage(
+    { cluster: 'dev', apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: 'default', name: 'cache' },
+    'Modified',
+    1000,
+  );
   const requeue = followUp(base, { reason: 'Requeue', attempt: 0, notBefore: 5_000 });
   const again = redriveMessage(requeue);
   assert.equal(again.reason, 'Retry');

@@ -5,7 +5,11 @@ import { groupReviews, redriveCheck, renderChecks, reserveCheck } from '../../..
 import type { PermissionCheck } from '../../../src/cli/rbac.ts';
 
 const check = (verb: string, resource: string, group = '', subresource?: string): PermissionCheck => ({
-  group, resource, verb, source: 'infra/rbac/fn.yaml ClusterRole fn', ...(subresource ? { subresource } : {}),
+  group,
+  resource,
+  verb,
+  source: 'infra/rbac/fn.yaml ClusterRole fn',
+  ...(subresource ? { subresource } : {}),
 });
 
 test('reviews are grouped per resource; a failure names the missing verbs, what is there, and the RBAC file to apply', () => {
@@ -15,11 +19,14 @@ test('reviews are grouped per resource; a failure names the missing verbs, what 
     { check: check('patch', 'memcacheds', 'cache.example.com', 'status'), allowed: true },
     { check: check('list', 'pods'), allowed: true },
   ]);
-  assert.deepEqual(results.map((r) => [r.name, r.state]), [
-    ['permission on memcacheds.cache.example.com', 'fail'],
-    ['permission on memcacheds/status.cache.example.com', 'pass'],
-    ['permission on pods', 'pass'],
-  ]);
+  assert.deepEqual(
+    results.map((r) => [r.name, r.state]),
+    [
+      ['permission on memcacheds.cache.example.com', 'fail'],
+      ['permission on memcacheds/status.cache.example.com', 'pass'],
+      ['permission on pods', 'pass'],
+    ],
+  );
   assert.equal(results[0]!.detail, 'missing patch (has get) — no RBAC policy matched');
   assert.match(results[0]!.fix ?? '', /kubectl apply -f infra\/rbac\/fn\.yaml \(ClusterRole fn\)/);
   assert.equal(results[2]!.detail, 'list');
@@ -44,21 +51,24 @@ test('each check is one line with its mark; fixes follow failures, repeated ones
     { name: 'permission on services', state: 'fail', detail: 'missing create', fix: 'apply it' },
     { name: 'EKS token', state: 'skip', detail: 'not set' },
   ]);
-  assert.equal(text, [
-    '✔ cluster reachable: https://x',
-    '✘ permission on pods: missing list',
-    '    fix: apply it',
-    '✘ permission on services: missing create',
-    '    fix: as above',
-    '– EKS token: not set',
-    '',
-    '2 check(s) failed.',
-    '',
-  ].join('\n'));
+  assert.equal(
+    text,
+    [
+      '✔ cluster reachable: https://x',
+      '✘ permission on pods: missing list',
+      '    fix: apply it',
+      '✘ permission on services: missing create',
+      '    fix: as above',
+      '– EKS token: not set',
+      '',
+      '2 check(s) failed.',
+      '',
+    ].join('\n'),
+  );
   assert.match(renderChecks([{ name: 'a', state: 'pass', detail: 'b' }]), /All checks passed\./);
 });
 
-test('time budget: a reconcile function whose reserve is at or above its timeout fails, naming both; provider values count, a function\'s own win', () => {
+test("time budget: a reconcile function whose reserve is at or above its timeout fails, naming both; provider values count, a function's own win", () => {
   const yaml = (fnExtra: string) => `
 provider:
   name: aws
@@ -85,11 +95,13 @@ ${fnExtra}
   assert.match(longer.detail, /memcached: timeout 60 s, reserve 20000 ms/);
   const own = reserveCheck(yaml('    environment:\n      OPERLESS_BUDGET_RESERVE_MS: "1000"'));
   assert.equal(own.state, 'pass');
-  const framework = reserveCheck('functions:\n  f:\n    handler: f.handler\n    environment: { OPERLESS_BUDGET_RESERVE_MS: 6000 }\n    events: [{ sqs: { arn: x } }]\n');
+  const framework = reserveCheck(
+    'functions:\n  f:\n    handler: f.handler\n    environment: { OPERLESS_BUDGET_RESERVE_MS: 6000 }\n    events: [{ sqs: { arn: x } }]\n',
+  );
   assert.match(framework.detail, /timeout of 6 s/, 'no timeout anywhere: the framework default of 6 s');
 });
 
-test('time budget: the repository\'s own serverless.yml passes', () => {
+test("time budget: the repository's own serverless.yml passes", () => {
   const result = reserveCheck(readFileSync(new URL('../../../serverless.yml', import.meta.url), 'utf8'));
   assert.equal(result.state, 'pass', result.detail);
   assert.match(result.detail, /memcached: timeout 60 s, reserve default/);

@@ -7,7 +7,9 @@ import { loadProjectKinds, parseObjectArg, resolveKind } from '../../../src/cli/
 
 function crdDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'operless-kinds-'));
-  writeFileSync(join(dir, 'memcacheds.yaml'), `apiVersion: apiextensions.k8s.io/v1
+  writeFileSync(
+    join(dir, 'memcacheds.yaml'),
+    `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: { name: memcacheds.cache.example.com }
 spec:
@@ -15,8 +17,11 @@ spec:
   scope: Namespaced
   names: { kind: Memcached, plural: memcacheds, singular: memcached, shortNames: [mc] }
   versions: [{ name: v1alpha1, served: true, storage: true }]
-`);
-  writeFileSync(join(dir, 'clusterthings.yaml'), `apiVersion: apiextensions.k8s.io/v1
+`,
+  );
+  writeFileSync(
+    join(dir, 'clusterthings.yaml'),
+    `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: { name: tenants.example.com }
 spec:
@@ -24,7 +29,8 @@ spec:
   scope: Cluster
   names: { kind: Tenant, plural: tenants }
   versions: [{ name: v1beta1, served: true, storage: false }, { name: v1, served: true, storage: true }]
-`);
+`,
+  );
   writeFileSync(join(dir, 'notes.txt'), 'ignored');
   return dir;
 }
@@ -47,12 +53,9 @@ test('an unknown kind lists what the project reconciles', () => {
   assert.throws(() => resolveKind([], 'mc'), /no CRDs found in infra\/crds\//);
 });
 
-test('object arguments follow the kind\'s scope', () => {
+test("object arguments follow the kind's scope", () => {
   const kinds = loadProjectKinds(crdDir());
-  assert.deepEqual(
-    { ...parseObjectArg(kinds, 'mc/default/cache'), kind: undefined },
-    { kind: undefined, namespace: 'default', name: 'cache' },
-  );
+  assert.deepEqual({ ...parseObjectArg(kinds, 'mc/default/cache'), kind: undefined }, { kind: undefined, namespace: 'default', name: 'cache' });
   assert.throws(() => parseObjectArg(kinds, 'mc/cache'), /Memcached is namespaced; write mc\/<namespace>\/<name>/);
   assert.equal(parseObjectArg(kinds, 'tenant/acme').name, 'acme');
   assert.throws(() => parseObjectArg(kinds, 'tenant/a/b'), /Tenant is cluster-scoped/);

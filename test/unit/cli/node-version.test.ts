@@ -36,7 +36,8 @@ const older = olderNodes();
  * it), and always the pinned Node.js reporting itself as 20.1.0 through a preloaded module —
  * so the check runs on every machine, with or without an older Node.
  */
-const SIMULATED = "data:text/javascript,Object.defineProperty(process,'version',{value:'v20.1.0'});Object.defineProperty(process,'versions',{value:{...process.versions,node:'20.1.0'}});";
+const SIMULATED =
+  "data:text/javascript,Object.defineProperty(process,'version',{value:'v20.1.0'});Object.defineProperty(process,'versions',{value:{...process.versions,node:'20.1.0'}});";
 const runs = [
   ...older.map((node) => ({ label: `${node.version} at ${node.path}`, version: node.version, argv: [node.path, BIN, '--help'] })),
   { label: 'Node.js 24 reporting v20.1.0', version: 'v20.1.0', argv: [process.execPath, '--import', SIMULATED, BIN, '--help'] },

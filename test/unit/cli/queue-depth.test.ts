@@ -22,7 +22,8 @@ test('the oldest message age is n/a on local brokers and points at CloudWatch on
 
 test('redrive policies parse, and anything unreadable is treated as none', () => {
   assert.deepEqual(parseRedrivePolicy('{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:0:dlq","maxReceiveCount":"5"}'), {
-    deadLetterTargetArn: 'arn:aws:sqs:us-east-1:0:dlq', maxReceiveCount: 5,
+    deadLetterTargetArn: 'arn:aws:sqs:us-east-1:0:dlq',
+    maxReceiveCount: 5,
   });
   assert.equal(parseRedrivePolicy(undefined), undefined);
   assert.equal(parseRedrivePolicy('not json'), undefined);

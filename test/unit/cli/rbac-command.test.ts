@@ -12,12 +12,20 @@ const ROOT = new URL('../../../', import.meta.url).pathname;
 test('rbac --namespaces prints a Role and RoleBinding per namespace from infra/rbac, and no ClusterRole', async () => {
   const { output } = await rbac(['--project', ROOT, '--namespaces', 'team-a,team-b']);
   assert.match(output, /^# Namespace-scoped \(team-a, team-b\) RBAC from infra\/rbac\/memcached-function\.yaml/);
-  const objects = parseAllDocuments(output).map((d) => d.toJS() as { kind: string; metadata: { namespace?: string } }).filter(Boolean);
-  assert.deepEqual(objects.map((o) => `${o.kind} ${o.metadata.namespace}`), ['Role team-a', 'Role team-b', 'RoleBinding team-a', 'RoleBinding team-b']);
+  const objects = parseAllDocuments(output)
+    .map((d) => d.toJS() as { kind: string; metadata: { namespace?: string } })
+    .filter(Boolean);
+  assert.deepEqual(
+    objects.map((o) => `${o.kind} ${o.metadata.namespace}`),
+    ['Role team-a', 'Role team-b', 'RoleBinding team-a', 'RoleBinding team-b'],
+  );
 });
 
 test('rbac without --namespaces prints the RBAC as shipped; a bad namespace is a usage error naming --namespaces', async () => {
   const { output } = await rbac(['--project', ROOT]);
   assert.match(output, /kind: ClusterRole\n/);
-  await assert.rejects(rbac(['--project', ROOT, '--namespaces', 'team-a,Nope']), (err: Error) => err instanceof UsageError && /^--namespaces: .*"Nope"/.test(err.message));
+  await assert.rejects(
+    rbac(['--project', ROOT, '--namespaces', 'team-a,Nope']),
+    (err: Error) => err instanceof UsageError && /^--namespaces: .*"Nope"/.test(err.message),
+  );
 });

@@ -6,14 +6,17 @@ import { join } from 'node:path';
 import { accessReviewSpec, boundGroups, loadPermissionChecks, permissionChecks, permissionLabel } from '../../../src/cli/rbac.ts';
 
 test('a ClusterRole rule becomes one check per group, resource and verb; subresources are split', () => {
-  const checks = permissionChecks({
-    kind: 'ClusterRole',
-    metadata: { name: 'fn' },
-    rules: [
-      { apiGroups: ['cache.example.com'], resources: ['memcacheds', 'memcacheds/status'], verbs: ['get', 'patch'] },
-      { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
-    ],
-  }, 'infra/rbac/fn.yaml');
+  const checks = permissionChecks(
+    {
+      kind: 'ClusterRole',
+      metadata: { name: 'fn' },
+      rules: [
+        { apiGroups: ['cache.example.com'], resources: ['memcacheds', 'memcacheds/status'], verbs: ['get', 'patch'] },
+        { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+      ],
+    },
+    'infra/rbac/fn.yaml',
+  );
   assert.deepEqual(checks.map(permissionLabel), [
     'get memcacheds.cache.example.com',
     'get memcacheds/status.cache.example.com',
@@ -26,14 +29,17 @@ test('a ClusterRole rule becomes one check per group, resource and verb; subreso
 });
 
 test('Role rules keep their namespace, resourceNames and nonResourceURLs become their own checks; other kinds give none', () => {
-  const checks = permissionChecks({
-    kind: 'Role',
-    metadata: { name: 'leases', namespace: 'operless' },
-    rules: [
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['a', 'b'], verbs: ['update'] },
-      { nonResourceURLs: ['/healthz'], verbs: ['get'] },
-    ],
-  }, 'f.yaml');
+  const checks = permissionChecks(
+    {
+      kind: 'Role',
+      metadata: { name: 'leases', namespace: 'operless' },
+      rules: [
+        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['a', 'b'], verbs: ['update'] },
+        { nonResourceURLs: ['/healthz'], verbs: ['get'] },
+      ],
+    },
+    'f.yaml',
+  );
   assert.deepEqual(checks.map(permissionLabel), ['update leases.coordination.k8s.io named a', 'update leases.coordination.k8s.io named b', 'get /healthz']);
   assert.equal(checks[0]!.namespace, 'operless');
   assert.deepEqual(accessReviewSpec(checks[0]!), {
@@ -48,7 +54,7 @@ test('the review spec of a subresource check names it', () => {
   assert.deepEqual(accessReviewSpec(check!), { resourceAttributes: { group: 'x.io', resource: 'things', subresource: 'status', verb: 'patch' } });
 });
 
-test('the checks of a folder are de-duplicated across files; bindings give the functions\' groups', () => {
+test("the checks of a folder are de-duplicated across files; bindings give the functions' groups", () => {
   const dir = mkdtempSync(join(tmpdir(), 'operless-rbac-'));
   const role = (name: string) => `apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
@@ -74,7 +80,7 @@ subjects:
   assert.deepEqual(loadPermissionChecks(join(dir, 'missing')), []);
 });
 
-test('the repository\'s own function RBAC yields checks for every rule', () => {
+test("the repository's own function RBAC yields checks for every rule", () => {
   const checks = loadPermissionChecks(new URL('../../../infra/rbac', import.meta.url).pathname);
   const labels = checks.map(permissionLabel);
   assert.ok(labels.includes('patch memcacheds/status.cache.example.com'), labels.join('\n'));

@@ -16,7 +16,10 @@ const ok = { archive: ARCHIVE, bus: BUS, from: '2026-12-01T10:00:00Z', to: '2026
 
 test('the input names the archive, the range and the bus, limited to the given rules', () => {
   assert.deepEqual(replayInput({ ...ok, rule: [RULE], name: 'after-incident' }, NOW), {
-    ReplayName: 'after-incident', EventSourceArn: ARCHIVE, EventStartTime: new Date(ok.from), EventEndTime: new Date(ok.to),
+    ReplayName: 'after-incident',
+    EventSourceArn: ARCHIVE,
+    EventStartTime: new Date(ok.from),
+    EventEndTime: new Date(ok.to),
     Destination: { Arn: BUS, FilterArns: [RULE] },
   });
   assert.equal(replayInput(ok, NOW).ReplayName, 'operless-20261202000000');
@@ -36,6 +39,10 @@ test('each mistake is one usage error naming the option', () => {
     [{ ...ok, name: 'has space' }, /^--name must be/],
   ];
   for (const [values, message] of cases) {
-    assert.throws(() => replayInput(values as Record<string, string>, NOW), (err: unknown) => err instanceof UsageError && message.test(err.message), JSON.stringify(values));
+    assert.throws(
+      () => replayInput(values as Record<string, string>, NOW),
+      (err: unknown) => err instanceof UsageError && message.test(err.message),
+      JSON.stringify(values),
+    );
   }
 });

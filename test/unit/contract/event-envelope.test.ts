@@ -12,10 +12,19 @@ import { decodeMessage, encodeMessage, eventDetail, MAX_EVENT_ENVELOPE_BYTES, MA
 
 const NOW = 1_700_000_000_000;
 const message = newMessage({ cluster: 'c', apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: 'ns', name: 'm' }, 'Modified', NOW);
-const envelope = (detail: unknown, extra: Record<string, unknown> = {}) => JSON.stringify({
-  version: '0', id: '6a7e8feb-b491-4cf7-a9f1-bf3703467718', 'detail-type': 'Reconcile Modified', source: 'operless',
-  account: '123456789012', time: '2026-12-02T00:00:00Z', region: 'eu-west-1', resources: [], detail, ...extra,
-});
+const envelope = (detail: unknown, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    version: '0',
+    id: '6a7e8feb-b491-4cf7-a9f1-bf3703467718',
+    'detail-type': 'Reconcile Modified',
+    source: 'operless',
+    account: '123456789012',
+    time: '2026-12-02T00:00:00Z',
+    region: 'eu-west-1',
+    resources: [],
+    detail,
+    ...extra,
+  });
 
 test('the bare message and the event carrying it decode to the same message', () => {
   const bare = decodeMessage(encodeMessage(message), { now: NOW });
@@ -44,11 +53,14 @@ test('the size bound holds for the message an envelope carries', () => {
 });
 
 test('any envelope decodes without throwing', () => {
-  fc.assert(fc.property(fc.jsonValue(), fc.jsonValue(), (detail, source) => {
-    const body = JSON.stringify({ source, 'detail-type': 'Reconcile Added', detail });
-    const decoded = decodeMessage(body, { now: NOW });
-    return typeof decoded.ok === 'boolean';
-  }), { numRuns: 300 });
+  fc.assert(
+    fc.property(fc.jsonValue(), fc.jsonValue(), (detail, source) => {
+      const body = JSON.stringify({ source, 'detail-type': 'Reconcile Added', detail });
+      const decoded = decodeMessage(body, { now: NOW });
+      return typeof decoded.ok === 'boolean';
+    }),
+    { numRuns: 300 },
+  );
 });
 
 test('the traceparent transport field is read from the bare detail and the envelope, dropped from the message, and never counted in its size', () => {
@@ -67,7 +79,7 @@ test('the traceparent transport field is read from the bare detail and the envel
   assert.equal(Buffer.byteLength(JSON.stringify(full), 'utf8'), MAX_MESSAGE_BYTES);
   const atLimit = decodeMessage(JSON.stringify({ ...full, traceparent }), { now: NOW });
   assert.ok(atLimit.ok, atLimit.ok ? '' : atLimit.error);
-  assert.equal((decodeMessage(JSON.stringify({ ...full, padding: `${full.padding}x`, traceparent }), { now: NOW })).ok, false, 'one byte more is too large');
+  assert.equal(decodeMessage(JSON.stringify({ ...full, padding: `${full.padding}x`, traceparent }), { now: NOW }).ok, false, 'one byte more is too large');
   // Not a string, or far too long: ignored.
   for (const hostile of [7, { a: 1 }, 'x'.repeat(65)]) {
     const decoded = decodeMessage(JSON.stringify({ ...message, traceparent: hostile }), { now: NOW });

@@ -7,8 +7,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  MAX_WAIT_SECONDS, NOT_BEFORE_SKEW_MS, checkMessageField, decodeMessage, encodeMessage, latestNotBefore, messageProblem,
-  mergedOwnedKinds, newMessage, validateMessage, type ReconcileMessage,
+  MAX_WAIT_SECONDS,
+  NOT_BEFORE_SKEW_MS,
+  checkMessageField,
+  decodeMessage,
+  encodeMessage,
+  latestNotBefore,
+  messageProblem,
+  mergedOwnedKinds,
+  newMessage,
+  validateMessage,
+  type ReconcileMessage,
 } from '../../../src/contract/message.ts';
 
 const NOW = 1_700_000_000_000;
@@ -76,7 +85,13 @@ test('ownedKinds: one to 16 distinct Kinds; mergedOwnedKinds is their union only
   assert.match(checkMessageField('ownedKinds', 'Deployment') ?? '', /array/);
   assert.match(checkMessageField('ownedKinds', ['Deployment', 'Deployment']) ?? '', /twice/);
   assert.match(checkMessageField('ownedKinds', ['deployment']) ?? '', /item 0 .*PascalCase/);
-  assert.match(checkMessageField('ownedKinds', Array.from({ length: 17 }, (_, i) => `K${i}`)) ?? '', /at most 16/);
+  assert.match(
+    checkMessageField(
+      'ownedKinds',
+      Array.from({ length: 17 }, (_, i) => `K${i}`),
+    ) ?? '',
+    /at most 16/,
+  );
   const owned = { ...base, reason: 'Owned' as const, ownedKinds: ['Deployment'] };
   const decoded = decodeMessage(encodeMessage(owned));
   assert.ok(decoded.ok && decoded.message.ownedKinds?.[0] === 'Deployment');

@@ -21,21 +21,29 @@ const schema = JSON.parse(readFileSync(`${root}message.schema.json`, 'utf8'));
 const validate = new Ajv2020({ strict: true, unicode: false, allErrors: false }).compile(schema);
 
 const dns = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,20}[a-z0-9])?$/);
-const validMessage = fc.record({
-  v: fc.constant(1),
-  cluster: fc.stringMatching(/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,20}[A-Za-z0-9])?$/),
-  apiVersion: fc.oneof(fc.constant('v1'), fc.constant('apps/v1'), dns.map((g) => `${g}.example.com/v1alpha1`)),
-  kind: fc.stringMatching(/^[A-Z][A-Za-z0-9]{0,20}$/),
-  namespace: fc.option(dns, { nil: undefined }),
-  name: dns,
-  uid: fc.option(fc.uuid(), { nil: undefined }),
-  reason: fc.constantFrom(...REASONS),
-  resourceVersion: fc.option(fc.stringMatching(/^[0-9]{1,10}$/), { nil: undefined }),
-  ownedKinds: fc.option(fc.uniqueArray(fc.stringMatching(/^[A-Z][A-Za-z0-9]{0,20}$/), { minLength: 1, maxLength: 16 }), { nil: undefined }),
-  observedAt: fc.integer({ min: 0, max: 4_000_000_000_000 }),
-  attempt: fc.integer({ min: 0, max: 10_000 }),
-  notBefore: fc.option(fc.integer({ min: 0, max: 4_000_000_000_000 }), { nil: undefined }),
-}, { requiredKeys: ['v', 'cluster', 'apiVersion', 'kind', 'name', 'reason', 'observedAt', 'attempt'] });
+const validMessage = fc.record(
+  {
+    v: fc.constant(1),
+    cluster: fc.stringMatching(/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,20}[A-Za-z0-9])?$/),
+    apiVersion: fc.oneof(
+      fc.constant('v1'),
+      fc.constant('apps/v1'),
+      dns.map((g) => `${g}.example.com/v1alpha1`),
+    ),
+    kind: fc.stringMatching(/^[A-Z][A-Za-z0-9]{0,20}$/),
+    namespace: fc.option(dns, { nil: undefined }),
+    name: dns,
+    uid: fc.option(fc.uuid(), { nil: undefined }),
+    reason: fc.constantFrom(...REASONS),
+    resourceVersion: fc.option(fc.stringMatching(/^[0-9]{1,10}$/), { nil: undefined }),
+    ownedKinds: fc.option(fc.uniqueArray(fc.stringMatching(/^[A-Z][A-Za-z0-9]{0,20}$/), { minLength: 1, maxLength: 16 }), { nil: undefined }),
+    observedAt: fc.integer({ min: 0, max: 4_000_000_000_000 }),
+    attempt: fc.integer({ min: 0, max: 10_000 }),
+    notBefore: fc.option(fc.integer({ min: 0, max: 4_000_000_000_000 }), { nil: undefined }),
+    timer: fc.option(dns, { nil: undefined }),
+  },
+  { requiredKeys: ['v', 'cluster', 'apiVersion', 'kind', 'name', 'reason', 'observedAt', 'attempt'] },
+);
 
 const strip = (o: Record<string, unknown>) => JSON.parse(JSON.stringify(o)) as Record<string, unknown>;
 
@@ -48,15 +56,22 @@ const agree = (value: unknown) => {
   if (body === undefined || Buffer.byteLength(body) > MAX_MESSAGE_BYTES) return;
   const decoded = decodeMessage(body, { now: END_OF_TIME });
   const schemaOk = validate(JSON.parse(body));
-  assert.equal(decoded.ok, schemaOk, `decodeMessage ${decoded.ok ? 'accepts' : `rejects (${!decoded.ok && decoded.error})`} but the schema ${schemaOk ? 'accepts' : `rejects (${JSON.stringify(validate.errors)})`}: ${body}`);
+  assert.equal(
+    decoded.ok,
+    schemaOk,
+    `decodeMessage ${decoded.ok ? 'accepts' : `rejects (${!decoded.ok && decoded.error})`} but the schema ${schemaOk ? 'accepts' : `rejects (${JSON.stringify(validate.errors)})`}: ${body}`,
+  );
 };
 
 test('valid messages are accepted by both', () => {
-  fc.assert(fc.property(validMessage, (m) => {
-    const value = strip(m);
-    assert.equal(validateMessage(value, { now: END_OF_TIME }).ok, true);
-    agree(value);
-  }), fcParameters({ numRuns: 500 }));
+  fc.assert(
+    fc.property(validMessage, (m) => {
+      const value = strip(m);
+      assert.equal(validateMessage(value, { now: END_OF_TIME }).ok, true);
+      agree(value);
+    }),
+    fcParameters({ numRuns: 500 }),
+  );
 });
 
 test('random JSON values: both agree', () => {
@@ -72,8 +87,13 @@ const mutation = fc.oneof(
       fc.jsonValue({ maxDepth: 1 }),
       fc.string({ maxLength: 300 }),
       fc.string({ unit: 'grapheme', maxLength: 140 }),
-      fc.integer(), fc.double(), fc.constant(''), fc.constant(-1), fc.constant(1.5),
-      fc.constant(Number.MAX_SAFE_INTEGER + 2), fc.constant(10_001),
+      fc.integer(),
+      fc.double(),
+      fc.constant(''),
+      fc.constant(-1),
+      fc.constant(1.5),
+      fc.constant(Number.MAX_SAFE_INTEGER + 2),
+      fc.constant(10_001),
       fc.constantFrom(...[63, 64, 128, 129, 253, 254, 317, 318].flatMap((n) => ['a'.repeat(n), 'A'.repeat(n)])),
       fc.constantFrom(...REASONS, 'Poked', 'added', 'v2', 'apps/v1', 'Apps/v1', 'core/v1beta1', 'a.b/v1gamma1', 'UPPER', 'with space', 'a..b', '-a', 'a-'),
     ),
@@ -81,25 +101,47 @@ const mutation = fc.oneof(
 );
 
 test('mutations of valid messages: both agree', () => {
-  fc.assert(fc.property(validMessage, fc.array(mutation, { minLength: 1, maxLength: 3 }), (m, mutations) => {
-    const value = strip(m);
-    for (const mu of mutations) {
-      if (mu.op === 'delete') delete value[mu.field];
-      else value[mu.field] = mu.value;
-    }
-    agree(value);
-  }), fcParameters({ numRuns: 2000 }));
+  fc.assert(
+    fc.property(validMessage, fc.array(mutation, { minLength: 1, maxLength: 3 }), (m, mutations) => {
+      const value = strip(m);
+      for (const mu of mutations) {
+        if (mu.op === 'delete') delete value[mu.field];
+        else value[mu.field] = mu.value;
+      }
+      agree(value);
+    }),
+    fcParameters({ numRuns: 2000 }),
+  );
 });
 
 test('known edge cases agree', () => {
   const base = { v: 1, cluster: 'c', apiVersion: 'v1', kind: 'ConfigMap', name: 'x', reason: 'Added', observedAt: 0, attempt: 0 };
   for (const value of [
-    base, { ...base, v: 2 }, { ...base, v: '1' }, { ...base, attempt: 10_000 }, { ...base, attempt: 10_001 },
-    { ...base, namespace: 'a'.repeat(63) }, { ...base, namespace: 'a'.repeat(64) }, { ...base, name: 'a.b-c' }, { ...base, name: 'A' },
-    { ...base, uid: '' }, { ...base, notBefore: -1 }, { ...base, extra: 1 }, { ...base, extra: { nested: [1] } }, { ...base, kind: 'X'.repeat(64) },
-    { ...base, namespace: 'a.b' }, { ...base, namespace: 'a-b' }, { ...base, namespace: 'A' },
-    { ...base, apiVersion: 'apps/v1beta2' }, { ...base, apiVersion: '/v1' }, [], null, 'str', 1,
-  ]) agree(value);
+    base,
+    { ...base, v: 2 },
+    { ...base, v: '1' },
+    { ...base, attempt: 10_000 },
+    { ...base, attempt: 10_001 },
+    { ...base, namespace: 'a'.repeat(63) },
+    { ...base, namespace: 'a'.repeat(64) },
+    { ...base, name: 'a.b-c' },
+    { ...base, name: 'A' },
+    { ...base, uid: '' },
+    { ...base, notBefore: -1 },
+    { ...base, extra: 1 },
+    { ...base, extra: { nested: [1] } },
+    { ...base, kind: 'X'.repeat(64) },
+    { ...base, namespace: 'a.b' },
+    { ...base, namespace: 'a-b' },
+    { ...base, namespace: 'A' },
+    { ...base, apiVersion: 'apps/v1beta2' },
+    { ...base, apiVersion: '/v1' },
+    [],
+    null,
+    'str',
+    1,
+  ])
+    agree(value);
   // every string field at its maximum length and one past it
   for (const field of Object.keys(schema.properties)) {
     const max = schema.properties[field].maxLength as number | undefined;
@@ -110,14 +152,16 @@ test('known edge cases agree', () => {
   }
 });
 
-test('the schema states the bounds it cannot express, with the contract\'s values', () => {
+test("the schema states the bounds it cannot express, with the contract's values", () => {
   assert.match(schema.description, new RegExp(`${MAX_MESSAGE_BYTES} bytes`));
   assert.match(schema.description, new RegExp(`${MAX_WAIT_SECONDS} s`));
   assert.match(schema.description, new RegExp(`${NOT_BEFORE_SKEW_MS / 60_000} minutes of clock skew`));
   assert.equal(schema.additionalProperties, true, 'consumers ignore fields they do not know within v=1');
 });
 
-const samples = readdirSync(`${root}samples`).filter((f) => f.endsWith('.json')).sort();
+const samples = readdirSync(`${root}samples`)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 
 test('there is a sample SQS event for every reason, plus a poison one', () => {
   const reasons = new Set<string>();

@@ -42,7 +42,8 @@ export function fakeCluster(): FakeCluster {
     objects.set(keyOf(kind, o.metadata.name, o.metadata.namespace), o);
     return clone(o);
   };
-  const notFound = (kind: KindRef, name: string) => new KubeApiError({ status: 404, reason: 'NotFound', message: `${kind.plural} "${name}" not found`, request: 'x' });
+  const notFound = (kind: KindRef, name: string) =>
+    new KubeApiError({ status: 404, reason: 'NotFound', message: `${kind.plural} "${name}" not found`, request: 'x' });
   const client: BoundKubeClient = {
     fieldManager: 'test',
     transport: undefined as never,
@@ -62,7 +63,11 @@ export function fakeCluster(): FakeCluster {
       requests.push(`apply ${kind.kind} ${object.metadata.name}`);
       maybeFail('apply');
       const existing = objects.get(keyOf(kind, object.metadata.name, object.metadata.namespace));
-      return store(kind, { ...existing, ...clone(object), metadata: { ...existing?.metadata, ...clone(object.metadata), uid: existing?.metadata.uid ?? `uid-${++uid}` } }) as never;
+      return store(kind, {
+        ...existing,
+        ...clone(object),
+        metadata: { ...existing?.metadata, ...clone(object.metadata), uid: existing?.metadata.uid ?? `uid-${++uid}` },
+      }) as never;
     },
     async applyStatus(kind, object) {
       requests.push(`applyStatus ${kind.kind} ${object.metadata.name}`);
@@ -76,7 +81,10 @@ export function fakeCluster(): FakeCluster {
       maybeFail('mergePatch');
       const existing = objects.get(keyOf(kind, name, namespace));
       if (!existing) throw notFound(kind, name);
-      const p = patch as { metadata?: { resourceVersion?: string; finalizers?: string[]; annotations?: Record<string, string | null> } } & Record<string, unknown>;
+      const p = patch as { metadata?: { resourceVersion?: string; finalizers?: string[]; annotations?: Record<string, string | null> } } & Record<
+        string,
+        unknown
+      >;
       if (p.metadata?.resourceVersion && p.metadata.resourceVersion !== existing.metadata.resourceVersion) {
         throw new KubeApiError({ status: 409, reason: 'Conflict', message: 'the object has been modified', request: 'PATCH' });
       }
@@ -84,7 +92,11 @@ export function fakeCluster(): FakeCluster {
       const annotations = metadata?.annotations
         ? Object.fromEntries(Object.entries({ ...existing.metadata.annotations, ...metadata.annotations }).filter((e): e is [string, string] => e[1] !== null))
         : undefined;
-      const next = { ...existing, ...clone(rest), metadata: { ...existing.metadata, ...(metadata?.finalizers ? { finalizers: metadata.finalizers } : {}), ...(annotations ? { annotations } : {}) } };
+      const next = {
+        ...existing,
+        ...clone(rest),
+        metadata: { ...existing.metadata, ...(metadata?.finalizers ? { finalizers: metadata.finalizers } : {}), ...(annotations ? { annotations } : {}) },
+      };
       if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0) {
         objects.delete(keyOf(kind, name, namespace));
         return clone(next) as never;
@@ -113,13 +125,21 @@ export function fakeCluster(): FakeCluster {
       const o = objects.get(keyOf(kind, name, namespace));
       return o ? clone(o) : undefined;
     },
-    failNext: (verb, error, times = 1) => { failures.push({ verb, error, times }); },
+    failNext: (verb, error, times = 1) => {
+      failures.push({ verb, error, times });
+    },
   };
 }
 
-export interface Sent extends OutgoingMessage { queueUrl: string }
+export interface Sent extends OutgoingMessage {
+  queueUrl: string;
+}
 
-export function recordingSender(): MessageSender & { sent: Sent[]; failFor: Set<string>; visibility: { queueUrl: string; entries: readonly VisibilityChange[] }[] } {
+export function recordingSender(): MessageSender & {
+  sent: Sent[];
+  failFor: Set<string>;
+  visibility: { queueUrl: string; entries: readonly VisibilityChange[] }[];
+} {
   const sent: Sent[] = [];
   const failFor = new Set<string>();
   const visibility: { queueUrl: string; entries: readonly VisibilityChange[] }[] = [];
@@ -139,17 +159,32 @@ export function recordingSender(): MessageSender & { sent: Sent[]; failFor: Set<
 
 export function lambdaContext(remainingMs: () => number = () => 60_000): Context {
   return {
-    awsRequestId: 'req-1', functionName: 'f', functionVersion: '1', invokedFunctionArn: 'arn', memoryLimitInMB: '512',
-    logGroupName: 'g', logStreamName: 's', callbackWaitsForEmptyEventLoop: false,
-    getRemainingTimeInMillis: remainingMs, done: () => {}, fail: () => {}, succeed: () => {},
+    awsRequestId: 'req-1',
+    functionName: 'f',
+    functionVersion: '1',
+    invokedFunctionArn: 'arn',
+    memoryLimitInMB: '512',
+    logGroupName: 'g',
+    logStreamName: 's',
+    callbackWaitsForEmptyEventLoop: false,
+    getRemainingTimeInMillis: remainingMs,
+    done: () => {},
+    fail: () => {},
+    succeed: () => {},
   };
 }
 
 let nextId = 0;
 export function sqsRecord(body: string, receiveCount = 1): SQSRecord {
   return {
-    messageId: `msg-${++nextId}`, receiptHandle: `rh-${nextId}`, body, md5OfBody: '', eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:work', awsRegion: 'eu-west-1', messageAttributes: {},
+    messageId: `msg-${++nextId}`,
+    receiptHandle: `rh-${nextId}`,
+    body,
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:work',
+    awsRegion: 'eu-west-1',
+    messageAttributes: {},
     attributes: { ApproximateReceiveCount: String(receiveCount), SentTimestamp: '0', SenderId: 'x', ApproximateFirstReceiveTimestamp: '0' },
   };
 }

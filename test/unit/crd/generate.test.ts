@@ -12,16 +12,15 @@ import { MemcachedResource } from '../../../src/memcached/types.ts';
 
 test('the checked-in CRDs in infra/crds match the TypeScript definitions', () => {
   const stale = staleCrds(CRD_DIR, projectResources);
-  assert.deepEqual(
-    stale,
-    [],
-    `stale CRD files: ${stale.map((s) => `${s.path} (${s.problem})`).join(', ')} — run \`npm run crd\` and commit the result`,
-  );
+  assert.deepEqual(stale, [], `stale CRD files: ${stale.map((s) => `${s.path} (${s.problem})`).join(', ')} — run \`npm run crd\` and commit the result`);
 });
 
 test('staleCrds reports a missing file and an edited file; writeCrds repairs both and is idempotent', () => {
   const dir = mkdtempSync(join(tmpdir(), 'crds-'));
-  assert.deepEqual(staleCrds(dir, projectResources).map((s) => s.problem), projectResources.map(() => 'missing'));
+  assert.deepEqual(
+    staleCrds(dir, projectResources).map((s) => s.problem),
+    projectResources.map(() => 'missing'),
+  );
   const written = writeCrds(dir, projectResources);
   assert.equal(written.length, projectResources.length);
   assert.deepEqual(staleCrds(dir, projectResources), []);
@@ -43,7 +42,10 @@ test('Memcached CRD: names, scope, status and scale subresources, printer column
   assert.equal(version.storage, true);
   assert.deepEqual(version.subresources.status, {});
   assert.equal(version.subresources.scale.specReplicasPath, '.spec.size');
-  assert.deepEqual(version.additionalPrinterColumns.map((c: { name: string }) => c.name), ['Size', 'Ready', 'Available', 'Image', 'Age']);
+  assert.deepEqual(
+    version.additionalPrinterColumns.map((c: { name: string }) => c.name),
+    ['Size', 'Ready', 'Available', 'Image', 'Age'],
+  );
   const spec = version.schema.openAPIV3Schema.properties.spec;
   assert.deepEqual(spec.required, ['size']);
   assert.deepEqual(version.schema.openAPIV3Schema.required, ['spec']);
@@ -64,7 +66,13 @@ test('rendered YAML parses back to the generated object and names its source', (
 
 test('the checked-in Memcached CRD lists v1beta1 without serving it: a plain install needs no conversion webhook', () => {
   const crd = parse(renderCrd(projectResources[0]!)) as { spec: { versions: { name: string; served: boolean; storage: boolean }[]; conversion?: unknown } };
-  assert.deepEqual(crd.spec.versions.map((v) => [v.name, v.served, v.storage]), [['v1alpha1', true, true], ['v1beta1', false, false]]);
+  assert.deepEqual(
+    crd.spec.versions.map((v) => [v.name, v.served, v.storage]),
+    [
+      ['v1alpha1', true, true],
+      ['v1beta1', false, false],
+    ],
+  );
   assert.equal(crd.spec.conversion, undefined, 'strategy None: nothing to call');
 });
 
@@ -75,14 +83,8 @@ test('defineResource rejects bad names and paths that are not in the schema', ()
   assert.throws(() => defineResource({ ...base, version: '1' }), /version/);
   assert.throws(() => defineResource({ ...base, kind: 'thing' }), /PascalCase/);
   assert.throws(() => defineResource({ ...base, shortNames: ['Bad'] }), /lower-case DNS label/);
-  assert.throws(
-    () => defineResource({ ...base, printerColumns: [{ name: 'X', type: 'integer', jsonPath: '.spec.sise' }] }),
-    /no field "sise"/,
-  );
-  assert.throws(
-    () => defineResource({ ...base, scale: { specReplicasPath: '.spec.size', statusReplicasPath: '.status.ready' } }),
-    SchemaError,
-  );
+  assert.throws(() => defineResource({ ...base, printerColumns: [{ name: 'X', type: 'integer', jsonPath: '.spec.sise' }] }), /no field "sise"/);
+  assert.throws(() => defineResource({ ...base, scale: { specReplicasPath: '.spec.size', statusReplicasPath: '.status.ready' } }), SchemaError);
   const ok = defineResource({ ...base, printerColumns: [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }] });
   assert.deepEqual(ok.kindRef, { apiVersion: 'x.example.com/v1', kind: 'Thing', plural: 'things', namespaced: true });
   assert.equal(ok.crdName, 'things.x.example.com');

@@ -1,8 +1,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  array, boolean, conditions, integer, intOrString, map, object, oneOf, quantity, required, SchemaError, string,
-  type Infer, type OpenApiSchema,
+  array,
+  boolean,
+  conditions,
+  integer,
+  intOrString,
+  map,
+  object,
+  oneOf,
+  quantity,
+  required,
+  SchemaError,
+  string,
+  type Infer,
+  type OpenApiSchema,
 } from '../../../src/crd/schema.ts';
 
 test('object: required and defaulted fields are present in the inferred type, others optional', () => {

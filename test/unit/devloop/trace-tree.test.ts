@@ -13,8 +13,16 @@ import { waitUntil } from '../../../src/testing/wait.ts';
 
 afterEach(() => trace.disable());
 
-const span = (spanId: string, parentSpanId: string | undefined, name: string, startMs: number, attributes: Record<string, unknown> = {}): TreeSpan =>
-  ({ traceId: 't'.repeat(32), spanId, parentSpanId, name, startMs, durationMs: 5, attributes, failed: false });
+const span = (spanId: string, parentSpanId: string | undefined, name: string, startMs: number, attributes: Record<string, unknown> = {}): TreeSpan => ({
+  traceId: 't'.repeat(32),
+  spanId,
+  parentSpanId,
+  name,
+  startMs,
+  durationMs: 5,
+  attributes,
+  failed: false,
+});
 
 test('children sit under their parents in start order; every span once; an orphan is a root', () => {
   const lines = formatTraceTree([
@@ -26,14 +34,17 @@ test('children sit under their parents in start order; every span once; an orpha
     span('f', 'gone', 'operless.reconcile', 3000, { 'operless.reason': 'Retry' }),
   ]);
   assert.match(lines[0]!, /^trace t{32} Gadget\/n\/g: 6 spans, 2005 ms$/);
-  assert.deepEqual(lines.slice(1).map((l) => l.replace(/ \(\+.*$/, '')), [
-    '  operless.forward Gadget/n/g Modified',
-    '  └─ operless.reconcile Gadget/n/g Modified',
-    '     ├─ kube GET /apis/x/v1/namespaces/n/gadgets/g → 200',
-    '     └─ operless.followup → send',
-    '        └─ operless.reconcile Requeue',
-    '  operless.reconcile Retry',
-  ]);
+  assert.deepEqual(
+    lines.slice(1).map((l) => l.replace(/ \(\+.*$/, '')),
+    [
+      '  operless.forward Gadget/n/g Modified',
+      '  └─ operless.reconcile Gadget/n/g Modified',
+      '     ├─ kube GET /apis/x/v1/namespaces/n/gadgets/g → 200',
+      '     └─ operless.followup → send',
+      '        └─ operless.reconcile Requeue',
+      '  operless.reconcile Retry',
+    ],
+  );
   assert.match(lines[3]!, /\(\+10 ms, 5\.0 ms\)$/);
   assert.deepEqual(formatTraceTree([]), []);
 });

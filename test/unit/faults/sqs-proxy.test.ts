@@ -5,13 +5,21 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { acceptedSends } from '../../faults/sqs-proxy.ts';
+import { acceptedSends, deletesFrom } from '../../faults/sqs-proxy.ts';
 
 const TARGET = 'AmazonSQS.';
 
 test('a SendMessage to a FIFO queue is counted once, under the .fifo name', () => {
-  const request = JSON.stringify({ QueueUrl: 'http://127.0.0.1:9324/000000000000/operless-dev-faults.fifo', MessageBody: '{}', MessageGroupId: 'c//Memcached/ns/mc-000', MessageDeduplicationId: 'd1' });
-  assert.deepEqual(acceptedSends(`${TARGET}SendMessage`, request, 200, '{"MessageId":"m","SequenceNumber":"1"}'), { queue: 'operless-dev-faults.fifo', count: 1 });
+  const request = JSON.stringify({
+    QueueUrl: 'http://127.0.0.1:9324/000000000000/operless-dev-faults.fifo',
+    MessageBody: '{}',
+    MessageGroupId: 'c//Memcached/ns/mc-000',
+    MessageDeduplicationId: 'd1',
+  });
+  assert.deepEqual(acceptedSends(`${TARGET}SendMessage`, request, 200, '{"MessageId":"m","SequenceNumber":"1"}'), {
+    queue: 'operless-dev-faults.fifo',
+    count: 1,
+  });
 });
 
 test('a FIFO SendMessageBatch counts the entries the broker accepted, not those it refused', () => {
@@ -19,7 +27,13 @@ test('a FIFO SendMessageBatch counts the entries the broker accepted, not those 
     QueueUrl: 'http://127.0.0.1:9324/000000000000/operless-dev-faults.fifo',
     Entries: [0, 1, 2].map((i) => ({ Id: String(i), MessageBody: '{}', MessageGroupId: `g${i}`, MessageDeduplicationId: `d${i}` })),
   });
-  const response = JSON.stringify({ Successful: [{ Id: '0', MessageId: 'a', SequenceNumber: '1' }, { Id: '2', MessageId: 'b', SequenceNumber: '2' }], Failed: [{ Id: '1', Code: 'InvalidParameterValue', SenderFault: true }] });
+  const response = JSON.stringify({
+    Successful: [
+      { Id: '0', MessageId: 'a', SequenceNumber: '1' },
+      { Id: '2', MessageId: 'b', SequenceNumber: '2' },
+    ],
+    Failed: [{ Id: '1', Code: 'InvalidParameterValue', SenderFault: true }],
+  });
   assert.deepEqual(acceptedSends(`${TARGET}SendMessageBatch`, request, 200, response), { queue: 'operless-dev-faults.fifo', count: 2 });
 });
 
@@ -28,4 +42,17 @@ test('standard queues as before; refused requests and other actions count nothin
   assert.deepEqual(acceptedSends(`${TARGET}SendMessage`, request, 200, '{}'), { queue: 'operless-dev-faults-delay', count: 1 });
   assert.equal(acceptedSends(`${TARGET}SendMessage`, request, 400, '{"__type":"InvalidParameterValue"}'), undefined);
   assert.equal(acceptedSends(`${TARGET}ReceiveMessage`, request, 200, '{"Messages":[]}'), undefined);
+});
+
+test('held acknowledgements: DeleteMessage and DeleteMessageBatch of the named queue only', () => {
+  const of = (queue: string) => JSON.stringify({ QueueUrl: `http://127.0.0.1:9324/000000000000/${queue}`, Entries: [{ Id: '0', ReceiptHandle: 'r' }] });
+  assert.equal(deletesFrom(`${TARGET}DeleteMessageBatch`, of('operless-dev-faults.fifo'), 'operless-dev-faults.fifo'), true);
+  assert.equal(deletesFrom(`${TARGET}DeleteMessage`, of('operless-dev-faults.fifo'), 'operless-dev-faults.fifo'), true);
+  assert.equal(
+    deletesFrom(`${TARGET}DeleteMessageBatch`, of('operless-dev-faults-delay'), 'operless-dev-faults.fifo'),
+    false,
+    'another queue (the delay queue) passes',
+  );
+  assert.equal(deletesFrom(`${TARGET}ReceiveMessage`, of('operless-dev-faults.fifo'), 'operless-dev-faults.fifo'), false);
+  assert.equal(deletesFrom(`${TARGET}DeleteMessageBatch`, 'not json', 'operless-dev-faults.fifo'), false);
 });

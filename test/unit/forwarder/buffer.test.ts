@@ -15,7 +15,10 @@ test('messages for a pending key merge (one per key, newest state, earliest obse
   b.push(msg('a', 3, 'Owned'));
   assert.equal(b.size, 2);
   const batch = b.takeBatch(1 << 20);
-  assert.deepEqual(batch.map((e) => e.message.name), ['a', 'b']);
+  assert.deepEqual(
+    batch.map((e) => e.message.name),
+    ['a', 'b'],
+  );
   assert.equal(batch[0]!.message.reason, 'Owned', 'the newest event wins');
   assert.equal(batch[0]!.message.resourceVersion, undefined, 'two events: no single resourceVersion names them');
   assert.equal(batch[1]!.message.resourceVersion, '2', 'a single event keeps its version');
@@ -27,7 +30,10 @@ test('when full, the oldest key is dropped and reported; the newest message per 
   for (let i = 0; i < 10; i++) b.push(msg(`k${i}`, i));
   assert.deepEqual(b.push(msg('k3', 50, 'Owned')), [], 'a pending key merges even when full');
   const dropped = b.push(msg('new', 99));
-  assert.deepEqual(dropped.map((m) => m.name), ['k0']);
+  assert.deepEqual(
+    dropped.map((m) => m.name),
+    ['k0'],
+  );
   assert.equal(b.size, 10);
   const all = [...b.takeBatch(1 << 20), ...b.takeBatch(1 << 20)];
   assert.equal(all.find((e) => e.message.name === 'k3')!.message.reason, 'Owned');
@@ -56,16 +62,17 @@ test('putBack restores a failed batch at the front, merged with newer arrivals',
   b.push(msg('a', 6, 'Owned'));
   b.putBack(batch.map((e) => e.message));
   const next = b.takeBatch(1 << 20);
-  assert.deepEqual(next.map((e) => e.message.name), ['a', 'b', 'c']);
+  assert.deepEqual(
+    next.map((e) => e.message.name),
+    ['a', 'b', 'c'],
+  );
   assert.equal(next[0]!.message.reason, 'Owned', 'the newer arrival wins');
   assert.equal(next[0]!.message.observedAt, 1);
 });
 
 test('property: nothing is lost or duplicated — every key pushed comes out exactly once unless reported dropped', () => {
-  fc.assert(fc.property(
-    fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.boolean()), { maxLength: 200 }),
-    fc.integer({ min: 10, max: 30 }),
-    (ops, cap) => {
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.boolean()), { maxLength: 200 }), fc.integer({ min: 10, max: 30 }), (ops, cap) => {
       const b = new SendBuffer(cap);
       const dropped = new Set<string>();
       const out: string[] = [];
@@ -92,6 +99,7 @@ test('property: nothing is lost or duplicated — every key pushed comes out exa
       for (const key of pushed) {
         if (!dropped.has(key)) assert.ok(out.includes(key), `${key} was lost`);
       }
-    },
-  ), fcParameters());
+    }),
+    fcParameters(),
+  );
 });

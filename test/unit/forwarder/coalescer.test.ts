@@ -60,10 +60,16 @@ test('keys are independent and held ones leave in first-held order; nextDueAt an
   c.offer(msg('b', 'Modified', 30), 30);
   c.offer(msg('a', 'Modified', 40), 40);
   assert.equal(c.nextDueAt(), 110);
-  assert.deepEqual(c.takeDue(200).map((m) => m.name), ['b', 'a']);
+  assert.deepEqual(
+    c.takeDue(200).map((m) => m.name),
+    ['b', 'a'],
+  );
   c.offer(msg('x', 'Added', 300), 300);
   c.offer(msg('x', 'Modified', 310), 310);
-  assert.deepEqual(c.takeAll().map((m) => m.name), ['x']);
+  assert.deepEqual(
+    c.takeAll().map((m) => m.name),
+    ['x'],
+  );
   assert.equal(c.nextDueAt(), undefined);
   assert.equal(c.size, 0);
 });
@@ -84,7 +90,7 @@ test('nothing is lost: every change is sent at once or in exactly one trailing m
   assert.deepEqual(delivered, newest, 'the newest change of every key was delivered');
 });
 
-test('a change of the object itself does not wait behind its children\'s window; the second one in a window does', () => {
+test("a change of the object itself does not wait behind its children's window; the second one in a window does", () => {
   const c = new Coalescer(500);
   assert.ok(c.offer(msg('a', 'Owned', 0), 0).send, 'a child event leads and opens a window');
   assert.equal(c.offer(msg('a', 'Owned', 100), 100).heldUntil, 500, 'the next child event is held');
@@ -95,7 +101,11 @@ test('a change of the object itself does not wait behind its children\'s window;
   assert.equal(c.size, 0, 'nothing is held any more');
   assert.equal(c.offer(msg('a', 'Modified', 300), 300).heldUntil, 500, 'a second spec change in the window is held');
   assert.equal(c.takeDue(500).length, 1);
-  assert.equal(c.offer(msg('a', 'Modified', 600), 600).heldUntil, 1000, 'a window opened by a trailing spec change counts it as its one: a steady stream of edits stays at one message per window');
+  assert.equal(
+    c.offer(msg('a', 'Modified', 600), 600).heldUntil,
+    1000,
+    'a window opened by a trailing spec change counts it as its one: a steady stream of edits stays at one message per window',
+  );
   assert.equal(c.takeDue(1000).length, 1);
   assert.equal(c.offer(msg('a', 'Owned', 1100), 1100).heldUntil, 1500);
   assert.equal(c.takeDue(1500)[0]?.reason, 'Owned');
@@ -104,31 +114,47 @@ test('a change of the object itself does not wait behind its children\'s window;
   assert.equal(c.offer(msg('b', 'Resync', 10), 10).heldUntil, 500, 'a resync is not a change of the object: held like a child event');
 });
 
-test('property: mixed changes — every change is followed by a message of its key sent no earlier; at most two per window', () => {
+test('property: mixed changes — every change is followed by a message of its key sent no earlier; at most two per window, so any four sends of a key span a window', () => {
   const reasons: Reason[] = ['Owned', 'Modified', 'Owned', 'Resync', 'Added', 'Owned'];
-  fc.assert(fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 4 }), fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 120 })), { maxLength: 200 }), (steps) => {
-    const c = new Coalescer(100);
-    const lastChange = new Map<string, number>();
-    const sends = new Map<string, number[]>();
-    const sent = (m: ReconcileMessage, at: number) => sends.set(m.name, [...(sends.get(m.name) ?? []), at]);
-    let t = 0;
-    for (const [k, r, dt] of steps) {
-      t += dt;
-      for (const m of c.takeDue(t)) sent(m, t);
-      const name = `k${k}`;
-      lastChange.set(name, t);
-      const { send } = c.offer(msg(name, reasons[r]!, t), t);
-      if (send) sent(send, t);
-    }
-    for (const m of c.takeDue(t + 1000)) sent(m, t + 1000);
-    for (const [name, at] of lastChange) assert.ok((sends.get(name) ?? []).some((s) => s >= at), `${name}: changed at ${at}, last sent ${sends.get(name)?.at(-1)}`);
-    for (const times of sends.values()) {
-      for (let i = 2; i < times.length; i++) assert.ok(times[i]! - times[i - 2]! >= 100 || times[i] === t + 1000, `three sends within one window: ${times.slice(i - 2, i + 1)}`);
-    }
-  }), fcParameters());
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.integer({ min: 0, max: 4 }), fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 120 })), { maxLength: 200 }),
+      (steps) => {
+        const c = new Coalescer(100);
+        const lastChange = new Map<string, number>();
+        const sends = new Map<string, number[]>();
+        const sent = (m: ReconcileMessage, at: number) => sends.set(m.name, [...(sends.get(m.name) ?? []), at]);
+        let t = 0;
+        for (const [k, r, dt] of steps) {
+          t += dt;
+          for (const m of c.takeDue(t)) sent(m, t);
+          const name = `k${k}`;
+          lastChange.set(name, t);
+          const { send } = c.offer(msg(name, reasons[r]!, t), t);
+          if (send) sent(send, t);
+        }
+        for (const m of c.takeDue(t + 1000)) sent(m, t + 1000);
+        for (const [name, at] of lastChange)
+          assert.ok(
+            (sends.get(name) ?? []).some((s) => s >= at),
+            `${name}: changed at ${at}, last sent ${sends.get(name)?.at(-1)}`,
+          );
+        // Windows follow each other (a trailing message opens the next one at the end of the last)
+        // and a window's first send is at its opening: with two per window, a span shorter than one
+        // window can hold the second send of one window and both of the next — three, never four.
+        // (Sliding spans are not windows: a child's trailing message and an object change at the
+        // start of the next window may follow an object change late in the last one.)
+        for (const times of sends.values()) {
+          for (let i = 3; i < times.length; i++)
+            assert.ok(times[i]! - times[i - 3]! >= 100 || times[i] === t + 1000, `four sends within one window: ${times.slice(i - 3, i + 1)}`);
+        }
+      },
+    ),
+    fcParameters(),
+  );
 });
 
-test('merge: a resourceVersion survives only when both name the same event (a Service event merged with a later Deployment event must not look like the Deployment\'s own)', () => {
+test("merge: a resourceVersion survives only when both name the same event (a Service event merged with a later Deployment event must not look like the Deployment's own)", () => {
   const service = { ...msg('a', 'Owned', 1), resourceVersion: '700' };
   const deployment = { ...msg('a', 'Owned', 2), resourceVersion: '701' };
   assert.equal(mergeMessages(service, deployment).resourceVersion, undefined);
@@ -143,7 +169,11 @@ test('merge: Added stays Added for the same uid; Deleted wins; a recreate carrie
   const recreated = mergeMessages(msg('a', 'Deleted', 1, 'u1'), msg('a', 'Added', 2, 'u2'));
   assert.equal(recreated.reason, 'Added');
   assert.equal(recreated.uid, undefined, 'two objects of one name: the reconcile reads whichever lives');
-  assert.equal(mergeMessages(msg('a', 'Added', 1, 'u1'), msg('a', 'Modified', 2, 'u2')).reason, 'Modified', 'different uids, both changes of an object: the newer');
+  assert.equal(
+    mergeMessages(msg('a', 'Added', 1, 'u1'), msg('a', 'Modified', 2, 'u2')).reason,
+    'Modified',
+    'different uids, both changes of an object: the newer',
+  );
 });
 
 test('forgetEnded drops ended windows with nothing held (a resync leaves no windows behind), keeps held and open ones', () => {
@@ -157,7 +187,10 @@ test('forgetEnded drops ended windows with nothing held (a resync leaves no wind
   assert.equal(c.windows, 2, 'the 5000 ended leading-edge windows are gone; the held one and the still open one stay');
   assert.equal(c.size, 1);
   assert.ok(c.offer(msg('late', 'Modified', 650), 650).send === undefined, 'a still open window keeps holding');
-  assert.deepEqual(c.takeDue(1000).map((m) => m.name), ['held', 'late']);
+  assert.deepEqual(
+    c.takeDue(1000).map((m) => m.name),
+    ['held', 'late'],
+  );
   c.forgetEnded(5000);
   assert.equal(c.windows, 0);
 });

@@ -1,5 +1,5 @@
 /**
- * One schema, one validator: the forwarder's configuration schema (src/forwarder/config-schema.ts)
+ * One schema, one validator: the forwarder's configuration schema (src/forwarder/config/schema.ts)
  * is the only truth, and what is derived from it cannot drift —
  * - the compiled validator and the chart's values.schema.json are what the generator writes today;
  * - a name is accepted exactly when the contract's validator accepts it (one validator per name);
@@ -17,9 +17,15 @@ import { parse } from 'yaml';
 import { fcParameters } from '../../support/fast-check.ts';
 import { CHART_SCHEMA_PATH, staleFiles } from '../../../scripts/config-schema.ts';
 import { isApiVersion, isClusterId, isDnsLabel, isDnsSubdomain, isKind, type NameValidator } from '../../../src/contract/names.ts';
-import { ConfigError, parseConfig } from '../../../src/forwarder/config.ts';
-import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS, DEFAULT_RELATED_TRIGGERS, FORWARDER_CONFIG_SCHEMA, type JsonSchema } from '../../../src/forwarder/config-schema.ts';
-import { validate } from '../../../src/forwarder/config-validator.generated.ts';
+import { ConfigError, parseConfig } from '../../../src/forwarder/config/config.ts';
+import {
+  DEFAULT_OWNED_TRIGGERS,
+  DEFAULT_PRIMARY_TRIGGERS,
+  DEFAULT_RELATED_TRIGGERS,
+  FORWARDER_CONFIG_SCHEMA,
+  type JsonSchema,
+} from '../../../src/forwarder/config/schema.ts';
+import { validate } from '../../../src/forwarder/config/validator.generated.ts';
 import { CHART_DIR } from '../../../src/build/forwarder-chart.ts';
 
 const minimal = () => ({
@@ -55,9 +61,21 @@ const NAMES: [string, (value: string) => unknown, string, NameValidator][] = [
 
 test('names the message contract refuses (too long) are refused at start-up, not dropped message by message later', () => {
   for (const [name, doc, path, valid] of NAMES) {
-    const tooLong = name === 'kind' ? `K${'k'.repeat(63)}` : name === 'clusterId' ? 'c'.repeat(64) : name === 'apiVersion' ? `${'g'.repeat(320)}/v1` : name === 'leaseName' ? `${'a'.repeat(63)}.`.repeat(4).concat('a') : 'a'.repeat(64);
+    const tooLong =
+      name === 'kind'
+        ? `K${'k'.repeat(63)}`
+        : name === 'clusterId'
+          ? 'c'.repeat(64)
+          : name === 'apiVersion'
+            ? `${'g'.repeat(320)}/v1`
+            : name === 'leaseName'
+              ? `${'a'.repeat(63)}.`.repeat(4).concat('a')
+              : 'a'.repeat(64);
     assert.equal(valid(tooLong), false, `${name}: the contract refuses ${tooLong.length} characters`);
-    assert.ok(problems(doc(tooLong)).some((p) => p.startsWith(`${path}: must be at most`)), `${name} of ${tooLong.length} characters is accepted`);
+    assert.ok(
+      problems(doc(tooLong)).some((p) => p.startsWith(`${path}: must be at most`)),
+      `${name} of ${tooLong.length} characters is accepted`,
+    );
   }
 });
 
@@ -68,10 +86,17 @@ test('property: each name is accepted exactly when the contract validator of tha
     fc.tuple(fc.constantFrom('a', 'M', 'v'), fc.integer({ min: 55, max: 70 })).map(([c, n]) => c.repeat(n)),
     fc.string({ minLength: 1, maxLength: 8 }),
   );
-  fc.assert(fc.property(fc.constantFrom(...NAMES), nameLike, ([name, doc, path, valid], value) => {
-    const refused = problems(doc(value)).some((p) => p.startsWith(`${path}:`));
-    assert.equal(refused, !valid(value), `${name} ${JSON.stringify(value)}: contract says ${valid(value) ? 'valid' : 'invalid'}, the config ${refused ? 'refuses' : 'accepts'} it`);
-  }), fcParameters({ numRuns: 600 }));
+  fc.assert(
+    fc.property(fc.constantFrom(...NAMES), nameLike, ([name, doc, path, valid], value) => {
+      const refused = problems(doc(value)).some((p) => p.startsWith(`${path}:`));
+      assert.equal(
+        refused,
+        !valid(value),
+        `${name} ${JSON.stringify(value)}: contract says ${valid(value) ? 'valid' : 'invalid'}, the config ${refused ? 'refuses' : 'accepts'} it`,
+      );
+    }),
+    fcParameters({ numRuns: 600 }),
+  );
 });
 
 /** Every `default` of the schema's sections, as [path, value]. */
@@ -84,7 +109,7 @@ function schemaDefaults(schema: JsonSchema, prefix = ''): [string, unknown][] {
   });
 }
 
-test('every default of the configuration is the schema\'s default (one place)', () => {
+test("every default of the configuration is the schema's default (one place)", () => {
   const config = parseConfig(minimal()) as unknown as Record<string, unknown>;
   const defaults = schemaDefaults(FORWARDER_CONFIG_SCHEMA).filter(([path]) => path !== 'owned' && path !== 'related');
   assert.ok(defaults.length >= 20, `${defaults.length} defaults`);
@@ -97,7 +122,13 @@ test('every default of the configuration is the schema\'s default (one place)', 
 });
 
 test('a field set to null or "" is absent and gets its default; a list item that is null is refused', () => {
-  const c = parseConfig({ ...minimal(), owned: null, send: null, leaderElection: { leaseName: '' }, primaries: [{ ...minimal().primaries[0], plural: '', labelSelector: '' }] });
+  const c = parseConfig({
+    ...minimal(),
+    owned: null,
+    send: null,
+    leaderElection: { leaseName: '' },
+    primaries: [{ ...minimal().primaries[0], plural: '', labelSelector: '' }],
+  });
   assert.equal(c.leaderElection.leaseName, 'operless-forwarder');
   assert.equal(c.send.maxBatchBytes, 262_144);
   assert.equal(c.watches[0]!.plural, undefined);
@@ -105,8 +136,12 @@ test('a field set to null or "" is absent and gets its default; a list item that
   const input = { ...minimal(), send: {} };
   const before = structuredClone(input);
   parseConfig(input);
-  assert.deepEqual(input, before, 'the caller\'s document is not changed (defaults go into a copy)');
-  assert.ok(problems({ ...minimal(), primaries: [{ ...minimal().primaries[0], triggers: [null] }] }).some((p) => p.startsWith('primaries[0].triggers[0]: must be one of')));
+  assert.deepEqual(input, before, "the caller's document is not changed (defaults go into a copy)");
+  assert.ok(
+    problems({ ...minimal(), primaries: [{ ...minimal().primaries[0], triggers: [null] }] }).some((p) =>
+      p.startsWith('primaries[0].triggers[0]: must be one of'),
+    ),
+  );
 });
 
 test('numbers and booleans in the file are YAML numbers and booleans; environment overrides are converted', () => {
@@ -121,35 +156,109 @@ const chartValidate = new Ajv({ allErrors: true, strict: false }).compile(chartS
 const chartDefaults = parse(readFileSync(`${CHART_DIR}/values.yaml`, 'utf8')) as Record<string, unknown>;
 const chartValues = (settings: unknown) => ({ ...chartDefaults, ...minimal(), owned: [], settings });
 
-test('the chart\'s own defaults with a minimal set of watches pass its schema', () => {
+test("the chart's own defaults with a minimal set of watches pass its schema", () => {
   assert.ok(chartValidate(chartValues({})), JSON.stringify(chartValidate.errors));
 });
 
-test('property: the chart accepts settings exactly when the forwarder\'s schema does', () => {
-  const sections: Record<string, string[]> = { buffer: ['maxMessages'], send: ['maxBatchBytes', 'connectTimeoutMs', 'backoffMaxMs'], watch: ['listPageSize', 'silenceTimeoutSeconds'], leaderElection: ['leaseDurationSeconds', 'leaseName', 'enabled'], server: ['host', 'port'] };
-  const scalar = fc.oneof(fc.integer({ min: -10, max: 2_000_000 }), fc.double({ noNaN: true, min: -1, max: 5000 }), fc.boolean(), fc.constantFrom('x', 'many', 'fwd', '0.0.0.0', 'true'));
-  const setting = fc.oneof(
-    fc.tuple(fc.constantFrom('coalesceWindowMs', 'coalesceMaxWindowMs', 'resyncOnStart', 'shutdownGraceMs', 'unknownSetting'), scalar).map(([k, v]) => ({ [k]: v })),
-    fc.constantFrom(...Object.keys(sections)).chain((section) => fc.tuple(fc.constantFrom(...sections[section]!, 'extra'), scalar).map(([k, v]) => ({ [section]: { [k]: v } }))),
+test("property: the chart accepts settings exactly when the forwarder's schema does", () => {
+  const sections: Record<string, string[]> = {
+    buffer: ['maxMessages'],
+    send: ['maxBatchBytes', 'connectTimeoutMs', 'backoffMaxMs'],
+    watch: ['listPageSize', 'silenceTimeoutSeconds'],
+    leaderElection: ['leaseDurationSeconds', 'leaseName', 'enabled'],
+    server: ['host', 'port'],
+  };
+  const scalar = fc.oneof(
+    fc.integer({ min: -10, max: 2_000_000 }),
+    fc.double({ noNaN: true, min: -1, max: 5000 }),
+    fc.boolean(),
+    fc.constantFrom('x', 'many', 'fwd', '0.0.0.0', 'true'),
   );
-  fc.assert(fc.property(fc.array(setting, { maxLength: 3 }).map((list) => Object.assign({}, ...list) as Record<string, unknown>), (settings) => {
-    const chart = chartValidate(chartValues(settings));
-    const forwarder = validate({ ...minimal(), ...structuredClone(settings) });
-    assert.equal(chart, forwarder, `settings ${JSON.stringify(settings)}: chart ${chart ? 'accepts' : 'refuses'}, forwarder schema ${forwarder ? 'accepts' : 'refuses'}`);
-  }), fcParameters({ numRuns: 400 }));
+  const setting = fc.oneof(
+    fc
+      .tuple(fc.constantFrom('coalesceWindowMs', 'coalesceMaxWindowMs', 'resyncOnStart', 'shutdownGraceMs', 'unknownSetting'), scalar)
+      .map(([k, v]) => ({ [k]: v })),
+    fc
+      .constantFrom(...Object.keys(sections))
+      .chain((section) => fc.tuple(fc.constantFrom(...sections[section]!, 'extra'), scalar).map(([k, v]) => ({ [section]: { [k]: v } }))),
+  );
+  fc.assert(
+    fc.property(
+      fc.array(setting, { maxLength: 3 }).map((list) => Object.assign({}, ...list) as Record<string, unknown>),
+      (settings) => {
+        const chart = chartValidate(chartValues(settings));
+        const forwarder = validate({ ...minimal(), ...structuredClone(settings) });
+        assert.equal(
+          chart,
+          forwarder,
+          `settings ${JSON.stringify(settings)}: chart ${chart ? 'accepts' : 'refuses'}, forwarder schema ${forwarder ? 'accepts' : 'refuses'}`,
+        );
+      },
+    ),
+    fcParameters({ numRuns: 400 }),
+  );
 });
 
-test('the configuration reference in docs/forwarder.md shows the schema\'s defaults', () => {
+test('a bulk queue against the ordering: the chart refuses exactly what the forwarder refuses (a .fifo bulk queue, one beside a .fifo queue)', () => {
+  const work = 'https://sqs.eu-west-1.amazonaws.com/123456789012/work';
+  const bulk = `${work}-bulk`;
+  const memcached = minimal().primaries[0]!;
+  const cases: [string, { queue: Record<string, string>; primaries: Record<string, unknown>[] }][] = [
+    ['standard queue, standard bulkUrl', { queue: { url: work, bulkUrl: bulk }, primaries: [memcached] }],
+    ['a .fifo bulkUrl', { queue: { url: work, bulkUrl: `${bulk}.fifo` }, primaries: [memcached] }],
+    ['bulkUrl beside a .fifo url', { queue: { url: `${work}.fifo`, bulkUrl: bulk }, primaries: [memcached] }],
+    ['a .fifo url, no bulk queue', { queue: { url: `${work}.fifo` }, primaries: [memcached] }],
+    ["a primary's standard bulkQueueUrl", { queue: { url: work }, primaries: [{ ...memcached, bulkQueueUrl: bulk }] }],
+    ["a primary's .fifo bulkQueueUrl", { queue: { url: work }, primaries: [{ ...memcached, bulkQueueUrl: `${bulk}.fifo` }] }],
+    [
+      "a primary's bulkQueueUrl beside its .fifo queueUrl",
+      { queue: { url: work }, primaries: [{ ...memcached, queueUrl: `${work}-2.fifo`, bulkQueueUrl: bulk }] },
+    ],
+    [
+      "a primary's bulkQueueUrl beside its standard queueUrl and a .fifo url",
+      { queue: { url: `${work}.fifo` }, primaries: [{ ...memcached, queueUrl: `${work}-2`, bulkQueueUrl: bulk }] },
+    ],
+    ["a primary's bulkQueueUrl on the .fifo url", { queue: { url: `${work}.fifo` }, primaries: [{ ...memcached, bulkQueueUrl: bulk }] }],
+  ];
+  const verdicts = cases.map(([name, doc]) => {
+    const chart = chartValidate({ ...chartDefaults, clusterId: 'prod-eu', owned: [], ...doc, queue: { ...(chartDefaults.queue as object), ...doc.queue } });
+    const found = problems({ clusterId: 'prod-eu', ...doc });
+    assert.ok(
+      found.every((p) => /bulk(Url|QueueUrl): must be absent for a \.fifo queue/.test(p)),
+      `${name}: ${found.join('; ')}`,
+    );
+    return [name, chart, found.length === 0];
+  });
+  assert.deepEqual(
+    verdicts.map(([name, chart]) => [name, chart]),
+    verdicts.map(([name, , forwarder]) => [name, forwarder]),
+    'the chart and the forwarder agree',
+  );
+  assert.deepEqual(
+    verdicts.filter(([, , ok]) => ok).map(([name]) => name),
+    [
+      'standard queue, standard bulkUrl',
+      'a .fifo url, no bulk queue',
+      "a primary's standard bulkQueueUrl",
+      "a primary's bulkQueueUrl beside its standard queueUrl and a .fifo url",
+    ],
+  );
+});
+
+test("the configuration reference in docs/forwarder.md shows the schema's defaults", () => {
   const docs = readFileSync(new URL('../../../docs/forwarder.md', import.meta.url), 'utf8');
   const block = docs.slice(docs.indexOf('## Configuration')).match(/```yaml\n([\s\S]*?)```/)?.[1];
   assert.ok(block, 'the Configuration section has a YAML reference');
   const reference = parse(block) as Record<string, unknown>;
-  const shown = schemaDefaults(FORWARDER_CONFIG_SCHEMA).filter(([path]) => path !== 'owned' && path !== 'related').flatMap(([path, value]) => {
-    const documented = path.split('.').reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], reference);
-    return documented === undefined ? [] : [[path, documented, value]];
-  });
+  const shown = schemaDefaults(FORWARDER_CONFIG_SCHEMA)
+    .filter(([path]) => path !== 'owned' && path !== 'related')
+    .flatMap(([path, value]) => {
+      const documented = path.split('.').reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], reference);
+      return documented === undefined ? [] : [[path, documented, value]];
+    });
   assert.ok(shown.length >= 20, `${shown.length} defaults shown`);
-  for (const [path, documented, value] of shown) assert.deepEqual(documented, value, `docs/forwarder.md shows ${path}: ${JSON.stringify(documented)}, the schema's default is ${JSON.stringify(value)}`);
+  for (const [path, documented, value] of shown)
+    assert.deepEqual(documented, value, `docs/forwarder.md shows ${path}: ${JSON.stringify(documented)}, the schema's default is ${JSON.stringify(value)}`);
   const watches = reference as { primaries: { triggers: unknown }[]; owned: { triggers: unknown }[]; related: { triggers: unknown }[] };
   assert.deepEqual(watches.primaries[0]!.triggers, DEFAULT_PRIMARY_TRIGGERS, 'a primary\'s triggers, "the default"');
   assert.deepEqual(watches.owned[0]!.triggers, DEFAULT_OWNED_TRIGGERS, 'an owned kind\'s triggers, "the default"');

@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ConfigError, parseConfig } from '../../../src/forwarder/config.ts';
+import { ConfigError, parseConfig } from '../../../src/forwarder/config/config.ts';
 import { DEFAULT_SQS_TIMEOUTS } from '../../../src/queue/sender.ts';
 import { fcParameters } from '../../support/fast-check.ts';
 
@@ -68,16 +68,27 @@ for (const [rule, doc, path] of crossField) {
 }
 
 test('property: a backoff pair is accepted exactly when its maximum is at least its start, else refused naming the maximum', () => {
-  check(fc.property(fc.constantFrom('send', 'watch'), fc.integer({ min: 1, max: 60_000 }), fc.integer({ min: 1, max: 600_000 }), (section, initial, max) => {
-    const found = problems({ ...minimal, [section]: { backoffInitialMs: initial, backoffMaxMs: max } });
-    if (max >= initial) assert.deepEqual(found, []);
-    else assert.deepEqual(found.map((p) => p.split(':')[0]), [`${section}.backoffMaxMs`]);
-  }));
+  check(
+    fc.property(fc.constantFrom('send', 'watch'), fc.integer({ min: 1, max: 60_000 }), fc.integer({ min: 1, max: 600_000 }), (section, initial, max) => {
+      const found = problems({ ...minimal, [section]: { backoffInitialMs: initial, backoffMaxMs: max } });
+      if (max >= initial) assert.deepEqual(found, []);
+      else
+        assert.deepEqual(
+          found.map((p) => p.split(':')[0]),
+          [`${section}.backoffMaxMs`],
+        );
+    }),
+  );
 });
 
 test('property: SQS timeouts are accepted exactly when the connection one is at most the request one', () => {
-  check(fc.property(fc.integer({ min: 100, max: 600_000 }), fc.integer({ min: 100, max: 600_000 }), (connectTimeoutMs, requestTimeoutMs) => {
-    const found = problems({ ...minimal, send: { connectTimeoutMs, requestTimeoutMs } });
-    assert.deepEqual(found.map((p) => p.split(':')[0]), connectTimeoutMs <= requestTimeoutMs ? [] : ['send.connectTimeoutMs']);
-  }));
+  check(
+    fc.property(fc.integer({ min: 100, max: 600_000 }), fc.integer({ min: 100, max: 600_000 }), (connectTimeoutMs, requestTimeoutMs) => {
+      const found = problems({ ...minimal, send: { connectTimeoutMs, requestTimeoutMs } });
+      assert.deepEqual(
+        found.map((p) => p.split(':')[0]),
+        connectTimeoutMs <= requestTimeoutMs ? [] : ['send.connectTimeoutMs'],
+      );
+    }),
+  );
 });

@@ -1,8 +1,8 @@
-/** Label selector syntax checked at config time (src/forwarder/label-selector.ts). */
+/** Label selector syntax checked at config time (src/forwarder/config/label-selector.ts). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { labelSelectorProblem } from '../../../src/forwarder/label-selector.ts';
-import { ConfigError, parseConfig } from '../../../src/forwarder/config.ts';
+import { labelSelectorProblem } from '../../../src/forwarder/config/label-selector.ts';
+import { ConfigError, parseConfig } from '../../../src/forwarder/config/config.ts';
 
 test('selectors the API server accepts pass', () => {
   for (const ok of [
@@ -15,7 +15,8 @@ test('selectors the API server accepts pass', () => {
     'app.kubernetes.io/name=memcached,app.kubernetes.io/instance',
     'a=',
     'x in (a, , b)',
-  ]) assert.equal(labelSelectorProblem(ok), undefined, ok);
+  ])
+    assert.equal(labelSelectorProblem(ok), undefined, ok);
 });
 
 test('malformed selectors are refused with what is wrong', () => {
@@ -35,6 +36,13 @@ test('malformed selectors are refused with what is wrong', () => {
 });
 
 test('the config names the watch whose selector is wrong', () => {
-  const input = { clusterId: 'c', queue: { url: 'https://sqs.us-east-1.amazonaws.com/123456789012/q' }, primaries: [{ apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true, labelSelector: 'app=,' }] };
-  assert.throws(() => parseConfig(input, {}, 'test'), (err: unknown) => err instanceof ConfigError && /primaries\[0\]\.labelSelector: is not a valid label selector: an empty requirement/.test(err.message));
+  const input = {
+    clusterId: 'c',
+    queue: { url: 'https://sqs.us-east-1.amazonaws.com/123456789012/q' },
+    primaries: [{ apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true, labelSelector: 'app=,' }],
+  };
+  assert.throws(
+    () => parseConfig(input, {}, 'test'),
+    (err: unknown) => err instanceof ConfigError && /primaries\[0\]\.labelSelector: is not a valid label selector: an empty requirement/.test(err.message),
+  );
 });

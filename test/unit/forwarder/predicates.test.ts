@@ -2,8 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { changedAspects, shouldForwardUpdate } from '../../../src/forwarder/route/predicates.ts';
 import { snapshotOf, type ObjectSnapshot } from '../../../src/forwarder/source/snapshot.ts';
-import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS } from '../../../src/forwarder/config.ts';
+import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS } from '../../../src/forwarder/config/config.ts';
 import { REQUEUE_MARK_ANNOTATION } from '../../../src/contract/requeue-mark.ts';
+import { timerMarkAnnotation } from '../../../src/contract/timer-mark.ts';
 
 function obj(meta: Record<string, unknown>, rest: Record<string, unknown> = {}): ObjectSnapshot {
   const s = snapshotOf({ metadata: { uid: 'u1', name: 'a', namespace: 'ns', resourceVersion: '1', generation: 1, ...meta }, ...rest });
@@ -14,10 +15,12 @@ function obj(meta: Record<string, unknown>, rest: Record<string, unknown> = {}):
 test('snapshotOf needs uid and name, and finds the controller owner reference', () => {
   assert.equal(snapshotOf({ metadata: { name: 'x' } }), undefined);
   assert.equal(snapshotOf({}), undefined);
-  const s = obj({ ownerReferences: [
-    { apiVersion: 'v1', kind: 'ConfigMap', name: 'not-controller', uid: 'o0' },
-    { apiVersion: 'example.com/v1', kind: 'Gadget', name: 'owner', uid: 'o1', controller: true },
-  ] });
+  const s = obj({
+    ownerReferences: [
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'not-controller', uid: 'o0' },
+      { apiVersion: 'example.com/v1', kind: 'Gadget', name: 'owner', uid: 'o1', controller: true },
+    ],
+  });
   assert.deepEqual(s.controller, { apiVersion: 'example.com/v1', kind: 'Gadget', name: 'owner', uid: 'o1' });
 });
 
@@ -39,6 +42,19 @@ test('the function writing its pending-requeue mark changes no aspect but the re
   assert.equal(shouldForwardUpdate(DEFAULT_PRIMARY_TRIGGERS, before, marked), false);
   const edited = obj({ resourceVersion: '4', annotations: { keep: 'y', [REQUEUE_MARK_ANNOTATION]: '1700000030000' } });
   assert.equal(shouldForwardUpdate(DEFAULT_PRIMARY_TRIGGERS, moved, edited), true, 'another annotation still counts');
+});
+
+test('the function writing a timer mark (core/controller/timer.ts) changes no aspect but the resourceVersion: a tick does not cause a reconcile', () => {
+  const before = obj({ annotations: { keep: 'x' } });
+  const marked = obj({ resourceVersion: '2', annotations: { keep: 'x', [timerMarkAnnotation('health')]: '1700000000000' } });
+  const moved = obj({
+    resourceVersion: '3',
+    annotations: { keep: 'x', [timerMarkAnnotation('health')]: '1700000300000', [timerMarkAnnotation('backup')]: '1700000060000' },
+  });
+  assert.equal(shouldForwardUpdate(DEFAULT_PRIMARY_TRIGGERS, before, marked), false);
+  assert.equal(shouldForwardUpdate(DEFAULT_PRIMARY_TRIGGERS, marked, moved), false);
+  const unmarked = obj({ resourceVersion: '4', annotations: { keep: 'x' } });
+  assert.equal(shouldForwardUpdate(DEFAULT_PRIMARY_TRIGGERS, moved, unmarked), false, "removing the mark (a paused object's tick) causes none either");
 });
 
 test('generation, labels, annotations and deletion each pass the primary predicate; a finalizer change only when asked for', () => {
@@ -90,7 +106,8 @@ test('large annotations are compared by digest and still detect a change', () =>
 
 test('a kind without generation: a data change is a generation change even with an annotation change in the same write; a metadata-only write is not', () => {
   const aspects = changedAspects;
-  const cm = (rv: string, data: Record<string, string>, annotations: Record<string, string>) => snapshotOf({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { uid: 'u', name: 'c', resourceVersion: rv, annotations }, data })!;
+  const cm = (rv: string, data: Record<string, string>, annotations: Record<string, string>) =>
+    snapshotOf({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { uid: 'u', name: 'c', resourceVersion: rv, annotations }, data })!;
   const before = cm('1', { a: '1' }, { applied: 'x' });
   assert.ok(aspects(before, cm('2', { a: '2' }, { applied: 'y' })).has('generation'), 'kubectl apply: data and annotation together');
   assert.ok(!aspects(before, cm('2', { a: '1' }, { applied: 'y' })).has('generation'), 'an annotation alone');

@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS } from '../../../src/forwarder/config.ts';
+import { DEFAULT_OWNED_TRIGGERS, DEFAULT_PRIMARY_TRIGGERS } from '../../../src/forwarder/config/config.ts';
 import { queueLabels, queueName, queueRoutes } from '../../../src/forwarder/sink/queues.ts';
 import { route } from '../../../src/forwarder/route/router.ts';
-import type { ResolvedWatch } from '../../../src/forwarder/source/resources.ts';
+import type { ResolvedWatch } from '../../../src/forwarder/source/watches.ts';
 import { snapshotOf } from '../../../src/forwarder/source/snapshot.ts';
 import { Sender } from '../../../src/forwarder/sink/sender.ts';
 import { createForwarderMetrics } from '../../../src/forwarder/metrics.ts';
@@ -17,7 +17,13 @@ const memcached = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached',
 const tenant = { apiVersion: 'tenancy.example.com/v1alpha1', kind: 'Tenant', plural: 'tenants', namespaced: false };
 
 const resolved = (w: typeof memcached, role: 'primary' | 'owned', queueUrl?: string): ResolvedWatch => ({
-  ...w, role, group: w.apiVersion.includes('/') ? w.apiVersion.split('/')[0]! : '', namespaces: [], triggers: role === 'primary' ? DEFAULT_PRIMARY_TRIGGERS : DEFAULT_OWNED_TRIGGERS, objectFields: [], ...(queueUrl ? { queueUrl } : {}),
+  ...w,
+  role,
+  group: w.apiVersion.includes('/') ? w.apiVersion.split('/')[0]! : '',
+  namespaces: [],
+  triggers: role === 'primary' ? DEFAULT_PRIMARY_TRIGGERS : DEFAULT_OWNED_TRIGGERS,
+  objectFields: [],
+  ...(queueUrl ? { queueUrl } : {}),
 });
 
 test("routing: each primary's messages go to its queue; an owned object's go to its owner's queue", () => {
@@ -27,16 +33,36 @@ test("routing: each primary's messages go to its queue; an owned object's go to 
   const routes = queueRoutes(A, primaries);
   assert.deepEqual(routes.urls, [A, B]);
 
-  const ns = snapshotOf({ metadata: { uid: 'n1', name: 'team-a', resourceVersion: '3', ownerReferences: [{ apiVersion: 'tenancy.example.com/v1alpha1', kind: 'Tenant', name: 'team-a', uid: 't1', controller: true }] } })!;
+  const ns = snapshotOf({
+    metadata: {
+      uid: 'n1',
+      name: 'team-a',
+      resourceVersion: '3',
+      ownerReferences: [{ apiVersion: 'tenancy.example.com/v1alpha1', kind: 'Tenant', name: 'team-a', uid: 't1', controller: true }],
+    },
+  })!;
   const [nsOwner] = route('c', namespaces, { type: 'ADDED', current: ns }, primaries);
   assert.equal(nsOwner?.ref.kind, 'Tenant');
   assert.equal(routes.queueFor(nsOwner!.ref), B, 'a Namespace owned by a Tenant goes to the Tenant queue');
 
-  const dep = snapshotOf({ metadata: { uid: 'd1', name: 'mc', namespace: 'ns', resourceVersion: '4', ownerReferences: [{ apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', name: 'mc', uid: 'm1', controller: true }] } })!;
+  const dep = snapshotOf({
+    metadata: {
+      uid: 'd1',
+      name: 'mc',
+      namespace: 'ns',
+      resourceVersion: '4',
+      ownerReferences: [{ apiVersion: 'cache.example.com/v1beta1', kind: 'Memcached', name: 'mc', uid: 'm1', controller: true }],
+    },
+  })!;
   const [depOwner] = route('c', deployments, { type: 'MODIFIED', current: dep }, primaries);
   assert.equal(routes.queueFor(depOwner!.ref), A, 'a Deployment owned by a Memcached goes to the Memcached queue');
 
-  const [self] = route('c', primaries[1]!, { type: 'ADDED', current: snapshotOf({ metadata: { uid: 't1', name: 'team-a', resourceVersion: '2' } })! }, primaries);
+  const [self] = route(
+    'c',
+    primaries[1]!,
+    { type: 'ADDED', current: snapshotOf({ metadata: { uid: 't1', name: 'team-a', resourceVersion: '2' } })! },
+    primaries,
+  );
   assert.equal(routes.queueFor(self!.ref), B);
   assert.equal(routes.queueFor({ apiVersion: 'cache.example.com/v1', kind: 'Memcached' }), A, 'any version of the group');
   assert.equal(routes.queueFor({ apiVersion: 'x.example.com/v1', kind: 'Unknown' }), A, 'an unknown kind falls back to the default queue');
@@ -64,7 +90,15 @@ test("per-queue senders: one queue's outage leaves the other's messages flowing;
   const metrics = createForwarderMetrics();
   const delivered: string[] = [];
   let calls = 0;
-  const down: QueuePort = { async sendBatch() { calls += 1; throw new Error('connect ECONNREFUSED'); }, async probe() { throw new Error('connect ECONNREFUSED'); } };
+  const down: QueuePort = {
+    async sendBatch() {
+      calls += 1;
+      throw new Error('connect ECONNREFUSED');
+    },
+    async probe() {
+      throw new Error('connect ECONNREFUSED');
+    },
+  };
   const up: QueuePort = {
     async sendBatch(entries) {
       for (const e of entries) delivered.push((decodeMessage(e.body) as { ok: true; message: { name: string } }).message.name);
@@ -72,7 +106,18 @@ test("per-queue senders: one queue's outage leaves the other's messages flowing;
     },
     async probe() {},
   };
-  const make = (queue: QueuePort, queueLabel: string) => new Sender({ queue, queueLabel, maxMessages: 100, maxBatchBytes: 1 << 20, maxSenderFaultRetries: 2, backoffInitialMs: 5, backoffMaxMs: 20, metrics, log: silentLogger });
+  const make = (queue: QueuePort, queueLabel: string) =>
+    new Sender({
+      queue,
+      queueLabel,
+      maxMessages: 100,
+      maxBatchBytes: 1 << 20,
+      maxSenderFaultRetries: 2,
+      backoffInitialMs: 5,
+      backoffMaxMs: 20,
+      metrics,
+      log: silentLogger,
+    });
   const a = make(down, 'memcached');
   const b = make(up, 'tenant');
   a.setActive(true);

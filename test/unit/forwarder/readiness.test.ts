@@ -13,7 +13,14 @@ test('a started, synced leader with healthy lanes is ready; health fails only on
 });
 
 test('every reason is named, in a fixed order: fatal, starting, stopping, unsynced watches (leader only), the lanes', () => {
-  const all = readinessOf({ fatal: 'startup failed: x', started: false, stopping: true, leading: true, unsyncedPaths: ['/api/v1/configmaps', '/apis/apps/v1/deployments'], laneReasons: ['queue unreachable: q'] });
+  const all = readinessOf({
+    fatal: 'startup failed: x',
+    started: false,
+    stopping: true,
+    leading: true,
+    unsyncedPaths: ['/api/v1/configmaps', '/apis/apps/v1/deployments'],
+    laneReasons: ['queue unreachable: q'],
+  });
   assert.deepEqual(all.reasons, [
     'startup failed: x',
     'starting: resolving watches and the leader election',
@@ -22,7 +29,11 @@ test('every reason is named, in a fixed order: fatal, starting, stopping, unsync
     'queue unreachable: q',
   ]);
   assert.equal(all.ok, false);
-  assert.deepEqual(readinessOf({ ...running, leading: false, unsyncedPaths: ['/api/v1/configmaps'] }).reasons, [], 'a follower does not wait for watches it does not run');
+  assert.deepEqual(
+    readinessOf({ ...running, leading: false, unsyncedPaths: ['/api/v1/configmaps'] }).reasons,
+    [],
+    'a follower does not wait for watches it does not run',
+  );
 });
 
 test('a term: untilSynced resolves on sync, on losing leadership and on stopping, whichever comes first', async () => {
@@ -49,6 +60,8 @@ test('webhook readiness is its own: serving and not draining, whatever the queue
   const { webhookReadinessOf } = await import('../../../src/forwarder/control/readiness.ts');
   assert.deepEqual(webhookReadinessOf({ fatal: undefined, serving: true, draining: false }), { ok: true, reasons: [] });
   assert.deepEqual(webhookReadinessOf({ fatal: undefined, serving: false, draining: false }).reasons, ['starting: the webhook endpoint is not serving yet']);
-  assert.deepEqual(webhookReadinessOf({ fatal: undefined, serving: true, draining: true }).reasons, ['shutting down: the webhook endpoint drains its requests before it closes']);
+  assert.deepEqual(webhookReadinessOf({ fatal: undefined, serving: true, draining: true }).reasons, [
+    'shutting down: the webhook endpoint drains its requests before it closes',
+  ]);
   assert.equal(webhookReadinessOf({ fatal: 'startup failed: x', serving: true, draining: false }).ok, false);
 });

@@ -42,7 +42,13 @@ test('items come out once each, in list order, sources in start order; fewer tha
   assert.deepEqual(out, [...names('a', 7), ...names('b', 5)]);
   assert.equal(f.pending, 0);
   assert.equal(f.sources, 0);
-  assert.deepEqual(done.map((s) => [s.id, s.listed, s.fed, s.satisfied]), [['a', 7, 7, 0], ['b', 5, 5, 0]]);
+  assert.deepEqual(
+    done.map((s) => [s.id, s.listed, s.fed, s.satisfied]),
+    [
+      ['a', 7, 7, 0],
+      ['b', 5, 5, 0],
+    ],
+  );
   assert.ok(out.every((n) => resync(n).reason === 'Resync'));
 });
 
@@ -51,10 +57,16 @@ test('a live message for a key not sent yet satisfies it; one from before the re
   const f = feed((s) => done.push(s));
   f.satisfy(keyOf('x1')); // before the resync: its message may be older than the list
   f.start('s', ['x0', 'x1', 'x2', 'x3'], resync);
-  assert.deepEqual(f.take(1).map((m) => m.name), ['x0']);
+  assert.deepEqual(
+    f.take(1).map((m) => m.name),
+    ['x0'],
+  );
   f.satisfy(keyOf('x0')); // already sent: nothing changes
   f.satisfy(keyOf('x2'));
-  assert.deepEqual(f.take(10).map((m) => m.name), ['x1', 'x3']);
+  assert.deepEqual(
+    f.take(10).map((m) => m.name),
+    ['x1', 'x3'],
+  );
   assert.deepEqual(done, [{ id: 's', listed: 4, fed: 3, satisfied: 1 }]);
 });
 
@@ -65,7 +77,11 @@ test('a newer resync of the same source replaces the one in progress, and earlie
   f.satisfy(keyOf('k6'));
   f.start('s', names('k', 10), resync); // e.g. the healing resync after an overflow
   assert.equal(f.pending, 10);
-  assert.deepEqual(f.take(100).map((m) => m.name), names('k', 10), 'every key again, k6 included (its live message may have been the one dropped)');
+  assert.deepEqual(
+    f.take(100).map((m) => m.name),
+    names('k', 10),
+    'every key again, k6 included (its live message may have been the one dropped)',
+  );
 });
 
 test('clear forgets every pending resync and reports how many items it held', () => {
@@ -85,43 +101,46 @@ test('property: per source, every item of its latest start comes out exactly onc
     fc.record({ kind: fc.constant('satisfy' as const), key: fc.integer({ min: 0, max: 30 }) }),
     fc.record({ kind: fc.constant('take' as const), n: fc.integer({ min: 1, max: 12 }) }),
   );
-  fc.assert(fc.property(fc.array(op, { maxLength: 120 }), (ops: Op[]) => {
-    const f = feed();
-    const name = (source: number, i: number) => `s${source}-${i}`;
-    const sourceOf = (n: string) => Number(n.slice(1, n.indexOf('-')));
-    // Model, per source since its latest start: names due, names that may be skipped, names out.
-    const model = new Map<number, { due: Set<string>; optional: Set<string>; out: Set<string> }>();
-    const account = (out: readonly ReconcileMessage[]) => {
-      for (const m of out) {
-        const s = model.get(sourceOf(m.name))!;
-        assert.ok(!s.out.has(m.name), `${m.name} came out twice`);
-        assert.ok(s.due.has(m.name) || s.optional.has(m.name), `${m.name} is not part of the latest start`);
-        s.due.delete(m.name);
-        s.out.add(m.name);
-      }
-    };
-    for (const o of ops) {
-      if (o.kind === 'start') {
-        const items = Array.from({ length: o.size }, (_, i) => name(o.source, i));
-        f.start(String(o.source), items, resync);
-        model.set(o.source, { due: new Set(items), optional: new Set(), out: new Set() });
-      } else if (o.kind === 'satisfy') {
-        for (const [source, s] of model) {
-          f.satisfy(keyOf(name(source, o.key)));
-          if (s.due.delete(name(source, o.key))) s.optional.add(name(source, o.key));
+  fc.assert(
+    fc.property(fc.array(op, { maxLength: 120 }), (ops: Op[]) => {
+      const f = feed();
+      const name = (source: number, i: number) => `s${source}-${i}`;
+      const sourceOf = (n: string) => Number(n.slice(1, n.indexOf('-')));
+      // Model, per source since its latest start: names due, names that may be skipped, names out.
+      const model = new Map<number, { due: Set<string>; optional: Set<string>; out: Set<string> }>();
+      const account = (out: readonly ReconcileMessage[]) => {
+        for (const m of out) {
+          const s = model.get(sourceOf(m.name))!;
+          assert.ok(!s.out.has(m.name), `${m.name} came out twice`);
+          assert.ok(s.due.has(m.name) || s.optional.has(m.name), `${m.name} is not part of the latest start`);
+          s.due.delete(m.name);
+          s.out.add(m.name);
         }
-      } else {
-        const out = f.take(o.n);
-        assert.ok(out.length <= o.n);
-        if (out.length < o.n) assert.equal(f.pending, 0, 'fewer than asked only when empty');
-        account(out);
+      };
+      for (const o of ops) {
+        if (o.kind === 'start') {
+          const items = Array.from({ length: o.size }, (_, i) => name(o.source, i));
+          f.start(String(o.source), items, resync);
+          model.set(o.source, { due: new Set(items), optional: new Set(), out: new Set() });
+        } else if (o.kind === 'satisfy') {
+          for (const [source, s] of model) {
+            f.satisfy(keyOf(name(source, o.key)));
+            if (s.due.delete(name(source, o.key))) s.optional.add(name(source, o.key));
+          }
+        } else {
+          const out = f.take(o.n);
+          assert.ok(out.length <= o.n);
+          if (out.length < o.n) assert.equal(f.pending, 0, 'fewer than asked only when empty');
+          account(out);
+        }
+        assert.equal(f.pending >= [...model.values()].reduce((n, s) => n + s.due.size, 0), true, 'pending bounds what is due');
       }
-      assert.equal(f.pending >= [...model.values()].reduce((n, s) => n + s.due.size, 0), true, 'pending bounds what is due');
-    }
-    account(f.take(Number.MAX_SAFE_INTEGER));
-    for (const [source, s] of model) assert.deepEqual([...s.due], [], `source ${source}: items never fed`);
-    assert.equal(f.pending, 0);
-  }), fcParams);
+      account(f.take(Number.MAX_SAFE_INTEGER));
+      for (const [source, s] of model) assert.deepEqual([...s.due], [], `source ${source}: items never fed`);
+      assert.equal(f.pending, 0);
+    }),
+    fcParams,
+  );
 });
 
 /**
@@ -171,22 +190,25 @@ test('pacing: a resync of 25 × the buffer never overflows it; every key is sent
 });
 
 test('property: live changes during a paced resync: no overflow, every key sent, at most once as Resync, a live change waits behind at most RESYNC_AHEAD resync messages', () => {
-  fc.assert(fc.property(
-    fc.integer({ min: 10, max: 400 }),
-    fc.integer({ min: 0, max: 2000 }),
-    fc.array(fc.record({ atBatch: fc.integer({ min: 0, max: 250 }), key: fc.integer({ min: 0, max: 2000 }) }), { maxLength: 60 }),
-    (capacity, objects, live) => {
-      // Live changes of distinct keys, fewer than half the buffer at a time (more would be a real overflow).
-      const changes = live.filter((c, i) => c.key < objects && live.findIndex((d) => d.key === c.key) === i).slice(0, Math.floor(capacity / 2));
-      const { sentPerKey, dropped, liveWaitBatches } = simulate(capacity, objects, changes);
-      assert.equal(dropped, 0, 'no overflow');
-      assert.equal(sentPerKey.size, objects, 'every key sent');
-      for (const [name, reasons] of sentPerKey) {
-        assert.ok(reasons.filter((r) => r === 'Resync').length <= 1, `${name}: ${reasons.join(',')}`);
-        assert.ok(reasons.length <= 2, `${name}: ${reasons.join(',')}`);
-      }
-      const bound = Math.ceil((Math.min(RESYNC_AHEAD, Math.floor(capacity / 2)) + changes.length) / MAX_BATCH_ENTRIES) + 1;
-      for (const wait of liveWaitBatches) assert.ok(wait >= 0 && wait <= bound, `a live change waited ${wait} batches (bound ${bound})`);
-    },
-  ), fcParams);
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 10, max: 400 }),
+      fc.integer({ min: 0, max: 2000 }),
+      fc.array(fc.record({ atBatch: fc.integer({ min: 0, max: 250 }), key: fc.integer({ min: 0, max: 2000 }) }), { maxLength: 60 }),
+      (capacity, objects, live) => {
+        // Live changes of distinct keys, fewer than half the buffer at a time (more would be a real overflow).
+        const changes = live.filter((c, i) => c.key < objects && live.findIndex((d) => d.key === c.key) === i).slice(0, Math.floor(capacity / 2));
+        const { sentPerKey, dropped, liveWaitBatches } = simulate(capacity, objects, changes);
+        assert.equal(dropped, 0, 'no overflow');
+        assert.equal(sentPerKey.size, objects, 'every key sent');
+        for (const [name, reasons] of sentPerKey) {
+          assert.ok(reasons.filter((r) => r === 'Resync').length <= 1, `${name}: ${reasons.join(',')}`);
+          assert.ok(reasons.length <= 2, `${name}: ${reasons.join(',')}`);
+        }
+        const bound = Math.ceil((Math.min(RESYNC_AHEAD, Math.floor(capacity / 2)) + changes.length) / MAX_BATCH_ENTRIES) + 1;
+        for (const wait of liveWaitBatches) assert.ok(wait >= 0 && wait <= bound, `a live change waited ${wait} batches (bound ${bound})`);
+      },
+    ),
+    fcParams,
+  );
 });

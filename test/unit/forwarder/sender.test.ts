@@ -31,8 +31,16 @@ function scriptedQueue(script: ((ids: string[]) => EntryFailure[] | Error)[]): Q
 
 function sender(queue: QueuePort, extra: Partial<ConstructorParameters<typeof Sender>[0]> = {}) {
   return new Sender({
-    queue, queueLabel: 'work', maxMessages: 100, maxBatchBytes: 1 << 20, maxSenderFaultRetries: 2, backoffInitialMs: 1, backoffMaxMs: 5,
-    metrics: createForwarderMetrics(), log: silentLogger, ...extra,
+    queue,
+    queueLabel: 'work',
+    maxMessages: 100,
+    maxBatchBytes: 1 << 20,
+    maxSenderFaultRetries: 2,
+    backoffInitialMs: 1,
+    backoffMaxMs: 5,
+    metrics: createForwarderMetrics(),
+    log: silentLogger,
+    ...extra,
   });
 }
 
@@ -47,7 +55,10 @@ test('classifyBatchResult: accepted, retried and given-up entries', () => {
   const fresh = classifyBatchResult(batch, failed, new Map(), 2);
   assert.deepEqual([fresh.sent.length, fresh.retry.length, fresh.giveUp.length], [1, 2, 0]);
   const exhausted = classifyBatchResult(batch, failed, new Map([[objectKey(msg('c')), 2]]), 2);
-  assert.deepEqual(exhausted.giveUp.map((g) => g.entry.message.name), ['c']);
+  assert.deepEqual(
+    exhausted.giveUp.map((g) => g.entry.message.name),
+    ['c'],
+  );
 });
 
 test('rejected entries are retried until accepted; accepted ones are not sent twice', async () => {
@@ -96,14 +107,22 @@ test('an inactive sender (not leader) sends nothing; stop returns what was never
   assert.equal(await s.flush(Date.now() + 50), 2);
   const left = await s.stop();
   assert.equal(q.calls, 0);
-  assert.deepEqual(left.map((m) => m.name), ['a', 'b']);
+  assert.deepEqual(
+    left.map((m) => m.name),
+    ['a', 'b'],
+  );
 });
 
 test('overflow: dropped messages trigger onOverflowDrained once the buffer has drained', async () => {
   let healed = 0;
   const down = () => new Error('down');
   const q = scriptedQueue([down, down]);
-  const s = sender(q, { maxMessages: 10, onOverflowDrained: () => { healed += 1; } });
+  const s = sender(q, {
+    maxMessages: 10,
+    onOverflowDrained: () => {
+      healed += 1;
+    },
+  });
   s.setActive(true);
   s.enqueue(Array.from({ length: 15 }, (_, i) => msg(`o${i}`)));
   assert.equal(s.overflowed, true);
@@ -120,7 +139,11 @@ function capturingLogger(): { log: Logger; lines: { level: string; msg: string; 
   return { log: createLogger({ level: 'debug', write: (line) => lines.push(JSON.parse(line)) }), lines };
 }
 
-async function counter(metrics: ReturnType<typeof createForwarderMetrics>, name: 'messagesDropped' | 'sendErrors', labels: Record<string, string>): Promise<number> {
+async function counter(
+  metrics: ReturnType<typeof createForwarderMetrics>,
+  name: 'messagesDropped' | 'sendErrors',
+  labels: Record<string, string>,
+): Promise<number> {
   return (await metrics[name].get()).values
     .filter((v) => Object.entries(labels).every(([k, val]) => (v.labels as Record<string, unknown>)[k] === val))
     .reduce((n, v) => n + v.value, 0);
@@ -133,7 +156,10 @@ test('takeBatch drops a message that fails the contract (name "Bad_Name"), repor
   b.push(msg('c'));
   const invalid: { name: string; reason: string }[] = [];
   const batch = b.takeBatch(1 << 20, (m, reason) => invalid.push({ name: m.name, reason }));
-  assert.deepEqual(batch.map((e) => e.message.name), ['a', 'c']);
+  assert.deepEqual(
+    batch.map((e) => e.message.name),
+    ['a', 'c'],
+  );
   assert.equal(invalid.length, 1);
   assert.equal(invalid[0]!.name, 'Bad_Name');
   assert.match(invalid[0]!.reason, /name/);
@@ -208,14 +234,19 @@ test('a resync fed through the sender: 2,000 messages with a buffer of 20 — no
         accepted.push(m.name);
         if (m.name === 'live') liveSentAfter = accepted.length;
       }
-      if (accepted.length === 500) s.enqueue([newMessage({ cluster: 'c', apiVersion: 'example.com/v1', kind: 'Gadget', namespace: 'ns', name: 'live' }, 'Added', 2)]);
+      if (accepted.length === 500)
+        s.enqueue([newMessage({ cluster: 'c', apiVersion: 'example.com/v1', kind: 'Gadget', namespace: 'ns', name: 'live' }, 'Added', 2)]);
       return { failed: [] };
     },
     async probe() {},
   };
   s = sender(q, { metrics, maxMessages: 20, resync: feed });
   s.setActive(true);
-  feed.start('gadgets', Array.from({ length: 2000 }, (_, i) => `o${i}`), (name) => newMessage({ cluster: 'c', apiVersion: 'example.com/v1', kind: 'Gadget', namespace: 'ns', name }, 'Resync', 1));
+  feed.start(
+    'gadgets',
+    Array.from({ length: 2000 }, (_, i) => `o${i}`),
+    (name) => newMessage({ cluster: 'c', apiVersion: 'example.com/v1', kind: 'Gadget', namespace: 'ns', name }, 'Resync', 1),
+  );
   s.resyncAdded();
   assert.equal(await s.flush(Date.now() + 30_000), 0);
   await s.stop();
@@ -226,7 +257,10 @@ test('a resync fed through the sender: 2,000 messages with a buffer of 20 — no
   assert.ok(Math.max(...depths) <= feedRoom(0, 20), `buffer depth max ${Math.max(...depths)}`);
   assert.ok(pendingSeen[0]! > 1900, `the resync_pending gauge showed the feed (${pendingSeen[0]})`);
   assert.equal((await metrics.resyncPending.get()).values[0]?.value, 0);
-  assert.ok(liveSentAfter !== undefined && liveSentAfter <= 500 + feedRoom(0, 20) + MAX_BATCH_ENTRIES, `the live change went out after ${liveSentAfter} messages, not behind the whole resync`);
+  assert.ok(
+    liveSentAfter !== undefined && liveSentAfter <= 500 + feedRoom(0, 20) + MAX_BATCH_ENTRIES,
+    `the live change went out after ${liveSentAfter} messages, not behind the whole resync`,
+  );
 });
 
 test('overflow of live changes during a resync: healed by one resync once the buffer and the feed have drained', async () => {
@@ -234,9 +268,17 @@ test('overflow of live changes during a resync: healed by one resync once the bu
   const down = () => new Error('down');
   const q = scriptedQueue([down, down]);
   const feed = new ResyncFeed<ReconcileMessage>(objectKey);
-  const s = sender(q, { maxMessages: 10, resync: feed, onOverflowDrained: () => { healed += 1; } });
+  const s = sender(q, {
+    maxMessages: 10,
+    resync: feed,
+    onOverflowDrained: () => {
+      healed += 1;
+    },
+  });
   s.setActive(true);
-  feed.start('gadgets', ['r0', 'r1', 'r2'], (name) => newMessage({ cluster: 'c', apiVersion: 'example.com/v1', kind: 'Gadget', namespace: 'ns', name }, 'Resync', 1));
+  feed.start('gadgets', ['r0', 'r1', 'r2'], (name) =>
+    newMessage({ cluster: 'c', apiVersion: 'example.com/v1', kind: 'Gadget', namespace: 'ns', name }, 'Resync', 1),
+  );
   s.resyncAdded();
   s.enqueue(Array.from({ length: 15 }, (_, i) => msg(`o${i}`)));
   assert.equal(s.overflowed, true);

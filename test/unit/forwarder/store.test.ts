@@ -6,7 +6,11 @@ import { INTERN_POOL_SIZE, internPoolSize, interned, snapshotOf, type ObjectSnap
 const s = (uid: string, rv: string, name = uid): ObjectSnapshot => snapshotOf({ metadata: { uid, name, resourceVersion: rv } })!;
 
 test('a relist reports only objects whose resourceVersion changed, plus new and vanished ones', () => {
-  const stored = new Map([['a', s('a', '1')], ['b', s('b', '1')], ['c', s('c', '1')]]);
+  const stored = new Map([
+    ['a', s('a', '1')],
+    ['b', s('b', '1')],
+    ['c', s('c', '1')],
+  ]);
   const changes = diffRelist(stored, [s('a', '1'), s('b', '2'), s('d', '1')]);
   assert.deepEqual(changes.map((c) => `${c.type} ${c.current.uid}`).sort(), ['ADDED d', 'DELETED c', 'MODIFIED b']);
   const modified = changes.find((c) => c.type === 'MODIFIED')!;
@@ -35,19 +39,39 @@ test('apply keeps the previous snapshot, and treats MODIFIED of an unknown uid a
   assert.equal(store.size, 0);
 });
 
-test('a relist reports every DELETED before any ADDED/MODIFIED: a recreated object is the old uid\'s DELETED, then the new uid\'s ADDED', () => {
-  const stored = new Map([['old', s('old', '1', 'x')], ['kept', s('kept', '1', 'k')]]);
+test("a relist reports every DELETED before any ADDED/MODIFIED: a recreated object is the old uid's DELETED, then the new uid's ADDED", () => {
+  const stored = new Map([
+    ['old', s('old', '1', 'x')],
+    ['kept', s('kept', '1', 'k')],
+  ]);
   const changes = diffRelist(stored, [s('new', '2', 'x'), s('kept', '2', 'k')]);
-  assert.deepEqual(changes.map((c) => `${c.type} ${c.current.uid}`), ['DELETED old', 'ADDED new', 'MODIFIED kept']);
+  assert.deepEqual(
+    changes.map((c) => `${c.type} ${c.current.uid}`),
+    ['DELETED old', 'ADDED new', 'MODIFIED kept'],
+  );
   const store = new SnapshotStore();
   store.replace([s('old', '1', 'x')]);
-  assert.deepEqual(store.replace([s('new', '2', 'x')]).map((c) => `${c.type} ${c.current.uid}`), ['DELETED old', 'ADDED new']);
+  assert.deepEqual(
+    store.replace([s('new', '2', 'x')]).map((c) => `${c.type} ${c.current.uid}`),
+    ['DELETED old', 'ADDED new'],
+  );
 });
 
 test('interning keeps snapshots equal, and its pool stays bounded whatever the input', () => {
-  const child = (name: string, namespace: string, owner: string) => snapshotOf(JSON.parse(JSON.stringify({
-    metadata: { uid: `u-${name}`, name, namespace, resourceVersion: '1', ownerReferences: [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', name: owner, uid: `o-${owner}`, controller: true }] },
-  })) as Record<string, unknown>)!;
+  const child = (name: string, namespace: string, owner: string) =>
+    snapshotOf(
+      JSON.parse(
+        JSON.stringify({
+          metadata: {
+            uid: `u-${name}`,
+            name,
+            namespace,
+            resourceVersion: '1',
+            ownerReferences: [{ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', name: owner, uid: `o-${owner}`, controller: true }],
+          },
+        }),
+      ) as Record<string, unknown>,
+    )!;
   assert.deepEqual(child('a', 'team', 'a').controller, { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', name: 'a', uid: 'o-a' });
   assert.deepEqual(child('b', 'team', 'x').controller, { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', name: 'x', uid: 'o-x' });
   assert.equal(child('b', 'team', 'x').namespace, 'team');

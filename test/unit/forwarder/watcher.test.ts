@@ -1,7 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { collectionPath } from '../../../src/kube/paths.ts';
-import { classifyWatchEnd, explainFailure, FULL_OBJECT_PAGE_LIMIT, listPageLimit, serverBehind, step, watchTimeoutSeconds, type AttemptOutcome } from '../../../src/forwarder/source/watcher.ts';
+import {
+  classifyWatchEnd,
+  explainFailure,
+  FULL_OBJECT_PAGE_LIMIT,
+  isNotServed,
+  listPageLimit,
+  serverBehind,
+  step,
+  watchTimeoutSeconds,
+  type AttemptOutcome,
+} from '../../../src/forwarder/source/watcher.ts';
 import { KubeApiError } from '../../../src/kube/api.ts';
 
 test('collection paths for core and grouped kinds, namespaced or not', () => {
@@ -24,14 +34,49 @@ test('a failed list is retried with backoff (a pending resync stays pending: the
   assert.deepEqual(next({ kind: 'list-failed', error: new Error('x'), cause: 'resync' }), { next: { phase: 'list', cause: 'retry' }, backoff: true });
 });
 
+test('a kind not served (404 from LIST or WATCH: its CRD is missing) waits, polling with backoff, resync pending or not', () => {
+  const notFound = new KubeApiError({
+    status: 404,
+    reason: 'NotFound',
+    request: 'LIST /apis/x/v1/gadgets',
+    message: 'the server could not find the requested resource',
+  });
+  assert.equal(isNotServed(notFound), true);
+  assert.equal(
+    isNotServed(new KubeApiError({ status: 403, reason: 'Forbidden', request: 'LIST x', message: 'forbidden' })),
+    false,
+    'a 403 is an RBAC problem, not a missing kind',
+  );
+  assert.equal(isNotServed(new Error('ECONNREFUSED')), false);
+  assert.deepEqual(next({ kind: 'not-served', error: notFound }), { next: { phase: 'waiting' }, backoff: true });
+  assert.deepEqual(next({ kind: 'not-served', error: notFound }, true), { next: { phase: 'waiting' }, backoff: true });
+  // The LIST that ends the wait is the stream's list: it watches from there, or lists again for a resync requested meanwhile.
+  assert.deepEqual(next({ kind: 'listed', resourceVersion: rv }), { next: { phase: 'watch', resourceVersion: rv }, backoff: false });
+});
+
 test('how a watch ended decides the next step', () => {
-  assert.deepEqual(next({ kind: 'closed', resourceVersion: rv, quick: false }), { next: { phase: 'watch', resourceVersion: rv }, backoff: false }, 'server timeout: resume at once');
-  assert.deepEqual(next({ kind: 'closed', resourceVersion: rv, quick: true }), { next: { phase: 'watch', resourceVersion: rv }, backoff: true }, 'closed at once: back off');
+  assert.deepEqual(
+    next({ kind: 'closed', resourceVersion: rv, quick: false }),
+    { next: { phase: 'watch', resourceVersion: rv }, backoff: false },
+    'server timeout: resume at once',
+  );
+  assert.deepEqual(
+    next({ kind: 'closed', resourceVersion: rv, quick: true }),
+    { next: { phase: 'watch', resourceVersion: rv }, backoff: true },
+    'closed at once: back off',
+  );
   assert.deepEqual(next({ kind: 'silence', resourceVersion: rv }), { next: { phase: 'watch', resourceVersion: rv }, backoff: false });
   assert.deepEqual(next({ kind: 'gone', resourceVersion: rv }), { next: { phase: 'list', cause: 'gone' }, backoff: false });
-  assert.deepEqual(next({ kind: 'too-large', resourceVersion: rv }), { next: { phase: 'list', cause: 'too-large' }, backoff: true }, 'never resume from a resourceVersion the server does not have');
+  assert.deepEqual(
+    next({ kind: 'too-large', resourceVersion: rv }),
+    { next: { phase: 'list', cause: 'too-large' }, backoff: true },
+    'never resume from a resourceVersion the server does not have',
+  );
   assert.deepEqual(next({ kind: 'resync', resourceVersion: rv }, true), { next: { phase: 'list', cause: 'resync' }, backoff: false });
-  assert.deepEqual(next({ kind: 'error', resourceVersion: rv, error: new Error('x'), status: 500 }), { next: { phase: 'watch', resourceVersion: rv }, backoff: true });
+  assert.deepEqual(next({ kind: 'error', resourceVersion: rv, error: new Error('x'), status: 500 }), {
+    next: { phase: 'watch', resourceVersion: rv },
+    backoff: true,
+  });
   assert.deepEqual(next({ kind: 'error', resourceVersion: rv, error: new Error('x') }, true), { next: { phase: 'list', cause: 'resync' }, backoff: true });
   assert.deepEqual(next({ kind: 'closed', resourceVersion: rv, quick: false }, true), { next: { phase: 'list', cause: 'resync' }, backoff: false });
 });
@@ -40,7 +85,15 @@ test('what a failed watch means: 410 relists, 504 Too large resource version rel
   assert.equal(classifyWatchEnd({ code: 410, reason: 'Expired', message: 'too old resource version: 1 (20)' }), 'gone');
   assert.equal(classifyWatchEnd({ reason: 'Gone' }), 'gone');
   // kube-apiserver 1.18.6+: the cause type; 1.17.0-1.18.5: the cause message; older: the message.
-  assert.equal(classifyWatchEnd({ code: 504, reason: 'Timeout', message: 'Too large resource version: 900, current: 50', details: { causes: [{ type: 'ResourceVersionTooLarge', message: 'Too large resource version' }] } }), 'too-large');
+  assert.equal(
+    classifyWatchEnd({
+      code: 504,
+      reason: 'Timeout',
+      message: 'Too large resource version: 900, current: 50',
+      details: { causes: [{ type: 'ResourceVersionTooLarge', message: 'Too large resource version' }] },
+    }),
+    'too-large',
+  );
   assert.equal(classifyWatchEnd({ code: 504, reason: 'Timeout', message: 'x', details: { causes: [{ message: 'Too large resource version' }] } }), 'too-large');
   assert.equal(classifyWatchEnd({ code: 504, message: 'GET /x failed: 504 Timeout: Too large resource version: 9, current: 5' }), 'too-large');
   assert.equal(classifyWatchEnd({ code: 504, reason: 'Timeout', message: 'the server was unable to return a response in the time allotted' }), 'error');
@@ -62,7 +115,10 @@ test('every watch asks the server to close it inside the silence timeout, so an 
 });
 
 test('failures are explained with what to do', () => {
-  assert.match(explainFailure(new KubeApiError({ status: 403, reason: 'Forbidden', message: 'x', request: 'GET /x' }), 'LIST /apis/a/v1/b'), /forbidden.*Grant get\/list\/watch/);
+  assert.match(
+    explainFailure(new KubeApiError({ status: 403, reason: 'Forbidden', message: 'x', request: 'GET /x' }), 'LIST /apis/a/v1/b'),
+    /forbidden.*Grant get\/list\/watch/,
+  );
   assert.match(explainFailure(new KubeApiError({ status: 404, reason: 'NotFound', message: 'x', request: 'GET /x' }), 'LIST y'), /CRD installed/);
   assert.match(explainFailure(new KubeApiError({ status: 401, reason: 'Unauthorized', message: 'x', request: 'GET /x' }), 'LIST y'), /credentials/);
   assert.match(explainFailure(new Error('ECONNREFUSED'), 'WATCH z'), /WATCH z: ECONNREFUSED/);

@@ -12,14 +12,17 @@ import { startLambdaInvokeServer, type LambdaInvokeServer } from '../../../src/l
 import { closedPort } from '../../../src/testing/ports.ts';
 
 let server: LambdaInvokeServer;
-const client = (endpoint: string) => new LambdaClient({ endpoint, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+const client = (endpoint: string) =>
+  new LambdaClient({ endpoint, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
 
 before(async () => {
   server = await startLambdaInvokeServer({
     timeoutMs: 300,
     functions: {
       echo: (event) => ({ got: event }),
-      broken: () => { throw new TypeError('cannot read spec of undefined'); },
+      broken: () => {
+        throw new TypeError('cannot read spec of undefined');
+      },
       slow: () => new Promise((resolve) => setTimeout(resolve, 2000)),
     },
   });
@@ -28,8 +31,14 @@ after(() => server?.close());
 
 test('a payload comes back as the function returned it; the function name may be an ARN', async () => {
   const invoke = lambdaInvoker({ client: client(server.endpoint) });
-  assert.deepEqual(await invoke('echo', { route: 'validate', review: {} }, AbortSignal.timeout(5000)), { ok: true, payload: { got: { route: 'validate', review: {} } } });
-  assert.deepEqual(await invoke('arn:aws:lambda:us-east-1:123456789012:function:echo', { a: 1 }, AbortSignal.timeout(5000)), { ok: true, payload: { got: { a: 1 } } });
+  assert.deepEqual(await invoke('echo', { route: 'validate', review: {} }, AbortSignal.timeout(5000)), {
+    ok: true,
+    payload: { got: { route: 'validate', review: {} } },
+  });
+  assert.deepEqual(await invoke('arn:aws:lambda:us-east-1:123456789012:function:echo', { a: 1 }, AbortSignal.timeout(5000)), {
+    ok: true,
+    payload: { got: { a: 1 } },
+  });
 });
 
 test('a function error is 502 with its message; a Lambda timeout too', async () => {
@@ -41,7 +50,7 @@ test('a function error is 502 with its message; a Lambda timeout too', async () 
   assert.match((slow as { message: string }).message, /Task timed out after 0\.30 seconds/);
 });
 
-test('an unknown function or an unreachable endpoint is 503; the caller\'s deadline is 504', async () => {
+test("an unknown function or an unreachable endpoint is 503; the caller's deadline is 504", async () => {
   const missing = await lambdaInvoker({ client: client(server.endpoint) })('nope', {}, AbortSignal.timeout(5000));
   assert.equal((missing as { status: number }).status, 503);
   assert.match((missing as { message: string }).message, /ResourceNotFoundException/);

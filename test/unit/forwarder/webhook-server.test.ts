@@ -5,12 +5,21 @@ import { admission, callerOf, declaredLength, DEFAULT_WEBHOOK_LIMITS, invokeBudg
 test('parseWebhookPath serves configured aliases and the three routes only', () => {
   const functions = { memcached: 'arn:aws:lambda:eu-west-1:1:function:mc-webhook' };
   assert.deepEqual(parseWebhookPath('/memcached/validate', functions), { alias: 'memcached', functionName: functions.memcached, route: 'validate' });
-  for (const path of ['/memcached/delete', '/other/validate', '/memcached/validate/', '/constructor/validate', '/__proto__/default', '/memcached/../validate', '//memcached/default', '/MEMCACHED/default']) {
+  for (const path of [
+    '/memcached/delete',
+    '/other/validate',
+    '/memcached/validate/',
+    '/constructor/validate',
+    '/__proto__/default',
+    '/memcached/../validate',
+    '//memcached/default',
+    '/MEMCACHED/default',
+  ]) {
     assert.equal(parseWebhookPath(path, functions), undefined, path);
   }
 });
 
-test('invokeBudgetMs keeps a margin under the API server\'s timeout and ignores nonsense', () => {
+test("invokeBudgetMs keeps a margin under the API server's timeout and ignores nonsense", () => {
   assert.equal(invokeBudgetMs('10s'), 9500);
   assert.equal(invokeBudgetMs('30s'), 29_500);
   assert.equal(invokeBudgetMs('1s'), 500);
@@ -20,7 +29,14 @@ test('invokeBudgetMs keeps a margin under the API server\'s timeout and ignores 
 test('admission decides before the body: path, method, declared length, then the in-flight bounds', () => {
   const limits = { ...DEFAULT_WEBHOOK_LIMITS, admissionBodyBytes: 100, conversionBodyBytes: 200, maxInFlightRequests: 2, maxInFlightBytes: 300 };
   const idle = { requests: 0, bytes: 0 };
-  const request = (route: 'validate' | 'convert' | undefined, contentLength: number | undefined, method = 'POST') => ({ route, method, contentLength, path: '/x/y', aliases: ['x'], caller: 'off' as const });
+  const request = (route: 'validate' | 'convert' | undefined, contentLength: number | undefined, method = 'POST') => ({
+    route,
+    method,
+    contentLength,
+    path: '/x/y',
+    aliases: ['x'],
+    caller: 'off' as const,
+  });
   const status = (a: ReturnType<typeof admission>) => (a.accept ? `accept ${a.limit}` : a.status);
   assert.equal(status(admission(request(undefined, 10), idle, limits)), 404);
   assert.equal(status(admission(request(undefined, 10, 'GET'), { requests: 99, bytes: 0 }, limits)), 404, 'a wrong path is told so even under load');
@@ -39,14 +55,26 @@ test('admission: with clientAuth on, an admission route answers an unauthenticat
   const anonymous = { ok: false as const, why: 'no client certificate' };
   const status = (a: ReturnType<typeof admission>) => (a.accept ? 'accept' : a.status);
   assert.equal(status(admission({ ...base, route: 'validate', caller: anonymous }, { requests: 0, bytes: 0 }, DEFAULT_WEBHOOK_LIMITS)), 401);
-  assert.equal(status(admission({ ...base, route: 'validate', contentLength: 99 * 2 ** 20, caller: anonymous }, { requests: 99, bytes: 0 }, DEFAULT_WEBHOOK_LIMITS)), 401, 'an unauthenticated caller learns nothing about limits or load');
+  assert.equal(
+    status(admission({ ...base, route: 'validate', contentLength: 99 * 2 ** 20, caller: anonymous }, { requests: 99, bytes: 0 }, DEFAULT_WEBHOOK_LIMITS)),
+    401,
+    'an unauthenticated caller learns nothing about limits or load',
+  );
   assert.equal(status(admission({ ...base, route: undefined, caller: anonymous }, { requests: 0, bytes: 0 }, DEFAULT_WEBHOOK_LIMITS)), 404);
   assert.equal(status(admission({ ...base, route: 'validate', caller: { ok: true } }, { requests: 0, bytes: 0 }, DEFAULT_WEBHOOK_LIMITS)), 'accept');
-  assert.equal(status(admission({ ...base, route: 'convert', caller: anonymous }, { requests: 0, bytes: 0 }, DEFAULT_WEBHOOK_LIMITS)), 'accept', 'the API server presents no client certificate to conversion webhooks');
+  assert.equal(
+    status(admission({ ...base, route: 'convert', caller: anonymous }, { requests: 0, bytes: 0 }, DEFAULT_WEBHOOK_LIMITS)),
+    'accept',
+    'the API server presents no client certificate to conversion webhooks',
+  );
 });
 
 test('callerOf: a certificate the TLS layer verified, and one of the names when names are given', () => {
-  const socket = (authorized: boolean, cn?: string, authorizationError?: string) => ({ authorized, authorizationError, getPeerCertificate: () => (cn === undefined ? {} : { subject: { CN: cn } }) });
+  const socket = (authorized: boolean, cn?: string, authorizationError?: string) => ({
+    authorized,
+    authorizationError,
+    getPeerCertificate: () => (cn === undefined ? {} : { subject: { CN: cn } }),
+  });
   assert.deepEqual(callerOf(socket(true, 'kube-apiserver'), []), { ok: true });
   assert.deepEqual(callerOf(socket(true, 'kube-apiserver'), ['kube-apiserver']), { ok: true });
   assert.equal(callerOf(socket(true, 'tenant'), ['kube-apiserver']).ok, false);
@@ -69,34 +97,43 @@ test('hostile requests: any path, method and body get a 2xx/4xx answer and the e
   const serving = await issueCertificate(ca, { commonName: 'fuzz', hosts: ['127.0.0.1'], usage: 'server' });
   let invocations = 0;
   const server = await startWebhookServer({
-    host: '127.0.0.1', port: 0, certPem: serving.certPem, keyPem: serving.keyPem, functions: { memcached: 'fn' }, log: silentLogger,
+    host: '127.0.0.1',
+    port: 0,
+    certPem: serving.certPem,
+    keyPem: serving.keyPem,
+    functions: { memcached: 'fn' },
+    log: silentLogger,
     invoke: async (_name, payload) => {
       invocations++;
       const review = (payload as { review: unknown }).review;
       return { ok: true, payload: typeof review === 'object' && review !== null && !Array.isArray(review) ? { review } : { problem: 'not a review' } };
     },
   });
-  const call = (path: string, method: string, body: string) => new Promise<number>((resolve, reject) => {
-    const sent = method === 'GET' || method === 'HEAD' ? undefined : body;
-    // Framed: Node's client sends a DELETE body without a length otherwise (a protocol error, not an endpoint's).
-    const headers = sent === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(sent)) };
-    const req = https.request(`${server.url}${path}`, { method, ca: ca.certPem, headers }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
+  const call = (path: string, method: string, body: string) =>
+    new Promise<number>((resolve, reject) => {
+      const sent = method === 'GET' || method === 'HEAD' ? undefined : body;
+      // Framed: Node's client sends a DELETE body without a length otherwise (a protocol error, not an endpoint's).
+      const headers = sent === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(sent)) };
+      const req = https.request(`${server.url}${path}`, { method, ca: ca.certPem, headers }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.once('error', reject);
+      req.end(sent);
     });
-    req.once('error', reject);
-    req.end(sent);
-  });
   try {
-    await fc.assert(fc.asyncProperty(
-      fc.oneof(fc.constantFrom('/memcached/validate', '/memcached/default', '/memcached/convert'), fc.webPath()),
-      fc.constantFrom('POST', 'GET', 'PUT', 'DELETE'),
-      fc.oneof(fc.json(), fc.string(), fc.constant('')),
-      async (path, method, body) => {
-        const status = await call(encodeURI(path).replace(/%25/g, '%'), method, body);
-        assert.ok([200, 400, 404, 405].includes(status), `${method} ${path} answered ${status}`);
-      },
-    ), { numRuns: 150 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(fc.constantFrom('/memcached/validate', '/memcached/default', '/memcached/convert'), fc.webPath()),
+        fc.constantFrom('POST', 'GET', 'PUT', 'DELETE'),
+        fc.oneof(fc.json(), fc.string(), fc.constant('')),
+        async (path, method, body) => {
+          const status = await call(encodeURI(path).replace(/%25/g, '%'), method, body);
+          assert.ok([200, 400, 404, 405].includes(status), `${method} ${path} answered ${status}`);
+        },
+      ),
+      { numRuns: 150 },
+    );
     assert.ok(invocations > 0, 'valid paths with JSON bodies were invoked');
     assert.equal(await call('/memcached/validate', 'POST', '{"kind":"AdmissionReview"}'), 200, 'still serving');
   } finally {
@@ -104,7 +141,9 @@ test('hostile requests: any path, method and body get a 2xx/4xx answer and the e
   }
 });
 
-test('route before reading: a 6 MB POST to a path that serves nothing is answered before a byte of its body is sent, then the body is discarded and the endpoint serves on', { timeout: 60_000 }, async () => {
+test('route before reading: a 6 MB POST to a path that serves nothing is answered before a byte of its body is sent, then the body is discarded and the endpoint serves on', {
+  timeout: 60_000,
+}, async () => {
   const https = await import('node:https');
   const { startWebhookServer } = await import('../../../src/forwarder/webhook/server.ts');
   const { createCertificateAuthority, issueCertificate } = await import('../../../src/testing/x509.ts');
@@ -113,7 +152,12 @@ test('route before reading: a 6 MB POST to a path that serves nothing is answere
   const serving = await issueCertificate(ca, { commonName: 'route-first', hosts: ['127.0.0.1'], usage: 'server' });
   let invocations = 0;
   const server = await startWebhookServer({
-    host: '127.0.0.1', port: 0, certPem: serving.certPem, keyPem: serving.keyPem, functions: { memcached: 'fn' }, log: silentLogger,
+    host: '127.0.0.1',
+    port: 0,
+    certPem: serving.certPem,
+    keyPem: serving.keyPem,
+    functions: { memcached: 'fn' },
+    log: silentLogger,
     invoke: async () => {
       invocations++;
       return { ok: true, payload: { review: {} } };

@@ -22,15 +22,15 @@ import fc from 'fast-check';
 import { fcParameters } from '../../support/fast-check.ts';
 import { decodeMessage, encodeMessage, objectKey, MAX_MESSAGE_BYTES, REASONS, type ReconcileMessage } from '../../../src/contract/message.ts';
 import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_REASON, DLQ_REASONS } from '../../../src/contract/dlq.ts';
-import { defineController } from '../../../src/core/controller.ts';
-import { toSqsHandler } from '../../../src/core/handler.ts';
-import { done, requeueAfter } from '../../../src/core/result.ts';
-import { TerminalError } from '../../../src/core/errors.ts';
+import { defineController } from '../../../src/core/controller/controller.ts';
+import { toSqsHandler } from '../../../src/core/handler/handler.ts';
+import { done, requeueAfter } from '../../../src/core/controller/result.ts';
+import { TerminalError } from '../../../src/core/controller/errors.ts';
 import type { KindRef } from '../../../src/kube/types.ts';
 import { UnknownClusterError } from '../../../src/kube/factory.ts';
 import { resetEventMemory } from '../../../src/kube/events.ts';
 import { createLogger } from '../../../src/observability/log.ts';
-import { noMetrics } from '../../../src/core/metrics.ts';
+import { noMetrics } from '../../../src/core/reconcile/metrics.ts';
 import { fakeCluster, lambdaContext, recordingSender, sqsRecord } from '../core/fakes.ts';
 
 const NOW = 1_700_000_000_000;
@@ -43,20 +43,24 @@ const RUNS = Number(process.env.OPERLESS_FUZZ_RUNS ?? 150);
 
 const dns = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,10}[a-z0-9])?$/);
 /** Valid messages, mostly for the served kind so reconciles really run. */
-const validMessage: fc.Arbitrary<ReconcileMessage> = fc.record({
-  v: fc.constant(1 as const),
-  cluster: fc.constantFrom('c1', 'c1', 'c1', 'elsewhere'),
-  apiVersion: fc.constantFrom(WIDGET.apiVersion, WIDGET.apiVersion, 'apps/v1'),
-  kind: fc.constantFrom('Widget', 'Widget', 'Widget', 'Gadget'),
-  namespace: fc.constantFrom('ns', 'other'),
-  name: fc.oneof(fc.constantFrom('a', 'b', 'c', 'throws', 'terminal', 'requeue', 'missing'), dns),
-  uid: fc.option(fc.uuid(), { nil: undefined }),
-  reason: fc.constantFrom(...REASONS),
-  resourceVersion: fc.option(fc.stringMatching(/^[0-9]{1,6}$/), { nil: undefined }),
-  observedAt: fc.integer({ min: 0, max: NOW }),
-  attempt: fc.integer({ min: 0, max: 12 }),
-  notBefore: fc.option(fc.integer({ min: NOW - 10_000, max: NOW + 10_000_000 }), { nil: undefined }),
-}, { requiredKeys: ['v', 'cluster', 'apiVersion', 'kind', 'name', 'reason', 'observedAt', 'attempt'] })
+const validMessage: fc.Arbitrary<ReconcileMessage> = fc
+  .record(
+    {
+      v: fc.constant(1 as const),
+      cluster: fc.constantFrom('c1', 'c1', 'c1', 'elsewhere'),
+      apiVersion: fc.constantFrom(WIDGET.apiVersion, WIDGET.apiVersion, 'apps/v1'),
+      kind: fc.constantFrom('Widget', 'Widget', 'Widget', 'Gadget'),
+      namespace: fc.constantFrom('ns', 'other'),
+      name: fc.oneof(fc.constantFrom('a', 'b', 'c', 'throws', 'terminal', 'requeue', 'missing'), dns),
+      uid: fc.option(fc.uuid(), { nil: undefined }),
+      reason: fc.constantFrom(...REASONS),
+      resourceVersion: fc.option(fc.stringMatching(/^[0-9]{1,6}$/), { nil: undefined }),
+      observedAt: fc.integer({ min: 0, max: NOW }),
+      attempt: fc.integer({ min: 0, max: 12 }),
+      notBefore: fc.option(fc.integer({ min: NOW - 10_000, max: NOW + 10_000_000 }), { nil: undefined }),
+    },
+    { requiredKeys: ['v', 'cluster', 'apiVersion', 'kind', 'name', 'reason', 'observedAt', 'attempt'] },
+  )
   .map((m) => JSON.parse(JSON.stringify(m)) as ReconcileMessage);
 
 const FIELDS = ['v', 'cluster', 'apiVersion', 'kind', 'namespace', 'name', 'uid', 'reason', 'resourceVersion', 'observedAt', 'attempt', 'notBefore'];
@@ -66,18 +70,24 @@ const oddValue = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 40 }),
 );
 /** A valid message with one field changed, removed, or one unknown field added. */
-const mutatedBody = fc.tuple(validMessage, fc.constantFrom(...FIELDS, '__proto__', 'constructor', 'extra'), oddValue, fc.constantFrom('set', 'delete'))
+const mutatedBody = fc
+  .tuple(validMessage, fc.constantFrom(...FIELDS, '__proto__', 'constructor', 'extra'), oddValue, fc.constantFrom('set', 'delete'))
   .map(([m, field, value, op]) => {
     const copy: Record<string, unknown> = { ...m };
     if (op === 'delete') delete copy[field];
     else Object.defineProperty(copy, field, { value, enumerable: true, writable: true, configurable: true });
     return JSON.stringify(copy) ?? 'undefined';
   });
-const randomBytes = fc.tuple(fc.uint8Array({ maxLength: 512 }), fc.constantFrom<BufferEncoding>('utf8', 'latin1', 'base64'))
+const randomBytes = fc
+  .tuple(fc.uint8Array({ maxLength: 512 }), fc.constantFrom<BufferEncoding>('utf8', 'latin1', 'base64'))
   .map(([bytes, encoding]) => Buffer.from(bytes).toString(encoding));
-const hugeBody = fc.tuple(validMessage, fc.integer({ min: MAX_MESSAGE_BYTES - 200, max: 300_000 }))
+const hugeBody = fc
+  .tuple(validMessage, fc.integer({ min: MAX_MESSAGE_BYTES - 200, max: 300_000 }))
   .map(([m, n]) => JSON.stringify({ ...m, uid: 'u'.repeat(n) }));
-const truncated = fc.tuple(validMessage, fc.nat()).map(([m, cut]) => { const s = encodeMessage(m); return s.slice(0, cut % s.length); });
+const truncated = fc.tuple(validMessage, fc.nat()).map(([m, cut]) => {
+  const s = encodeMessage(m);
+  return s.slice(0, cut % s.length);
+});
 const anyBody: fc.Arbitrary<string> = fc.oneof(
   { arbitrary: validMessage.map((m) => encodeMessage(m)), weight: 4 },
   { arbitrary: mutatedBody, weight: 4 },
@@ -115,7 +125,12 @@ function harness(failing: { queue: boolean; dlq: boolean }) {
   });
   const lines: string[] = [];
   const handler = toSqsHandler(controller, {
-    queueUrl: QUEUE, deadLetterQueueUrl: DLQ, sender, metrics: noMetrics, now: () => NOW, random: () => 0.5,
+    queueUrl: QUEUE,
+    deadLetterQueueUrl: DLQ,
+    sender,
+    metrics: noMetrics,
+    now: () => NOW,
+    random: () => 0.5,
     log: createLogger({ level: 'debug', write: (l) => lines.push(l) }),
     clients: async (id) => {
       if (id !== 'c1') throw new UnknownClusterError(`no access configured for cluster "${id}"`);
@@ -125,14 +140,26 @@ function harness(failing: { queue: boolean; dlq: boolean }) {
   return { handler, sender, reconciled, lines, requests: cluster.requests };
 }
 
-interface Outcome { failures: string[]; sent: ReturnType<typeof recordingSender>['sent']; reconciled: string[]; lines: string[]; requests: string[] }
+interface Outcome {
+  failures: string[];
+  sent: ReturnType<typeof recordingSender>['sent'];
+  reconciled: string[];
+  lines: string[];
+  requests: string[];
+}
 
 async function runBatch(records: SQSRecord[], failing: { queue: boolean; dlq: boolean }): Promise<Outcome> {
   const h = harness(failing);
   const event: SQSEvent = { Records: records };
   const response = await h.handler(event, lambdaContext());
   assert.ok(response && Array.isArray(response.batchItemFailures), 'the handler returns an SQSBatchResponse');
-  return { failures: response.batchItemFailures.map((f) => f.itemIdentifier), sent: h.sender.sent, reconciled: h.reconciled, lines: h.lines, requests: h.requests };
+  return {
+    failures: response.batchItemFailures.map((f) => f.itemIdentifier),
+    sent: h.sender.sent,
+    reconciled: h.reconciled,
+    lines: h.lines,
+    requests: h.requests,
+  };
 }
 
 function assertAccounting(records: SQSRecord[], failing: { queue: boolean; dlq: boolean }, out: Outcome): void {
@@ -143,8 +170,14 @@ function assertAccounting(records: SQSRecord[], failing: { queue: boolean; dlq: 
   const failed = new Set(out.failures);
 
   // Poison: every acknowledged invalid record has exactly one DLQ copy of its body.
-  const poisonDlq = out.sent.filter((s) => s.queueUrl === DLQ && s.attributes?.[DLQ_ATTRIBUTE_REASON] === 'InvalidMessage').map((s) => s.body).sort();
-  const ackedPoison = records.filter((r) => !decodeMessage(r.body).ok && !failed.has(r.messageId)).map((r) => r.body).sort();
+  const poisonDlq = out.sent
+    .filter((s) => s.queueUrl === DLQ && s.attributes?.[DLQ_ATTRIBUTE_REASON] === 'InvalidMessage')
+    .map((s) => s.body)
+    .sort();
+  const ackedPoison = records
+    .filter((r) => !decodeMessage(r.body).ok && !failed.has(r.messageId))
+    .map((r) => r.body)
+    .sort();
   assert.deepEqual(poisonDlq, ackedPoison, 'each acknowledged poison record went to the DLQ exactly once, body unchanged');
   if (failing.dlq) {
     for (const r of records) if (!decodeMessage(r.body).ok) assert.ok(failed.has(r.messageId), 'poison with the DLQ down is handed back');
@@ -156,7 +189,12 @@ function assertAccounting(records: SQSRecord[], failing: { queue: boolean; dlq: 
   }
 
   // Valid records: their key was reconciled, or something was sent for it, or they were handed back.
-  const sentKeys = new Set(out.sent.flatMap((s) => { const d = decodeMessage(s.body); return d.ok ? [objectKey(d.message)] : []; }));
+  const sentKeys = new Set(
+    out.sent.flatMap((s) => {
+      const d = decodeMessage(s.body);
+      return d.ok ? [objectKey(d.message)] : [];
+    }),
+  );
   assert.equal(new Set(out.reconciled).size, out.reconciled.length, 'each key is reconciled at most once per batch');
   for (const r of records) {
     const d = decodeMessage(r.body);
@@ -177,51 +215,71 @@ function assertAccounting(records: SQSRecord[], failing: { queue: boolean; dlq: 
 // ---- properties ---------------------------------------------------------------------------
 
 test('decodeMessage never throws and explains every rejection', () => {
-  fc.assert(fc.property(anyBody, (body) => {
-    const d = decodeMessage(body);
-    if (d.ok) {
-      assert.equal(encodeMessage(d.message), JSON.stringify(d.message), 'an accepted body re-encodes');
-    } else {
-      assert.equal(typeof d.error, 'string');
-      assert.ok(d.error.length > 0 && d.error.length < 2000, `a short, non-empty error: ${d.error.length} chars`);
-    }
-  }), fcParameters({ numRuns: RUNS * 10 }));
+  fc.assert(
+    fc.property(anyBody, (body) => {
+      const d = decodeMessage(body);
+      if (d.ok) {
+        assert.equal(encodeMessage(d.message), JSON.stringify(d.message), 'an accepted body re-encodes');
+      } else {
+        assert.equal(typeof d.error, 'string');
+        assert.ok(d.error.length > 0 && d.error.length < 2000, `a short, non-empty error: ${d.error.length} chars`);
+      }
+    }),
+    fcParameters({ numRuns: RUNS * 10 }),
+  );
 });
 
 test('decodeMessage names the mutated field when a single field of a valid message is broken', () => {
-  fc.assert(fc.property(validMessage, fc.constantFrom(...FIELDS), oddValue, (m, field, value) => {
-    const copy: Record<string, unknown> = { ...m, [field]: value };
-    const d = decodeMessage(JSON.stringify(copy));
-    if (!d.ok && field !== 'v') assert.ok(d.error.includes(`"${field}"`), `error names "${field}": ${d.error}`);
-  }), fcParameters({ numRuns: RUNS * 5 }));
+  fc.assert(
+    fc.property(validMessage, fc.constantFrom(...FIELDS), oddValue, (m, field, value) => {
+      const copy: Record<string, unknown> = { ...m, [field]: value };
+      const d = decodeMessage(JSON.stringify(copy));
+      if (!d.ok && field !== 'v') assert.ok(d.error.includes(`"${field}"`), `error names "${field}": ${d.error}`);
+    }),
+    fcParameters({ numRuns: RUNS * 5 }),
+  );
 });
 
 test('the handler accounts for every record of a random batch exactly once and never throws', async () => {
   const record = fc.tuple(anyBody, fc.integer({ min: 1, max: 20 })).map(([body, count]) => sqsRecord(body, count));
-  await fc.assert(fc.asyncProperty(
-    fc.array(record, { minLength: 0, maxLength: 25 }),
-    fc.record({ queue: fc.boolean(), dlq: fc.boolean() }),
-    async (records, failing) => {
+  await fc.assert(
+    fc.asyncProperty(fc.array(record, { minLength: 0, maxLength: 25 }), fc.record({ queue: fc.boolean(), dlq: fc.boolean() }), async (records, failing) => {
       const out = await runBatch(records, failing);
       assertAccounting(records, failing, out);
-    },
-  ), fcParameters({ numRuns: RUNS }));
+    }),
+    fcParameters({ numRuns: RUNS }),
+  );
 });
 
 test('a batch made only of the same valid record repeated is reconciled once', async () => {
-  await fc.assert(fc.asyncProperty(validMessage, fc.integer({ min: 1, max: 10 }), async (m, n) => {
-    const body = encodeMessage({ ...m, cluster: 'c1', kind: 'Widget', apiVersion: WIDGET.apiVersion, name: 'a', namespace: 'ns' });
-    const records = Array.from({ length: n }, () => sqsRecord(body));
-    const out = await runBatch(records, { queue: false, dlq: false });
-    assertAccounting(records, { queue: false, dlq: false }, out);
-    assert.ok(out.reconciled.length <= 1);
-  }), fcParameters({ numRuns: RUNS / 3 }));
+  await fc.assert(
+    fc.asyncProperty(validMessage, fc.integer({ min: 1, max: 10 }), async (m, n) => {
+      const body = encodeMessage({ ...m, cluster: 'c1', kind: 'Widget', apiVersion: WIDGET.apiVersion, name: 'a', namespace: 'ns' });
+      const records = Array.from({ length: n }, () => sqsRecord(body));
+      const out = await runBatch(records, { queue: false, dlq: false });
+      assertAccounting(records, { queue: false, dlq: false }, out);
+      assert.ok(out.reconciled.length <= 1);
+    }),
+    fcParameters({ numRuns: RUNS / 3 }),
+  );
 });
 
 test('records with odd shapes (missing/non-string body, missing attributes) never crash the batch', async () => {
   const odd = [undefined, null, 42, { v: 1 }, ['x']];
   for (const body of odd) {
-    const good = sqsRecord(encodeMessage({ v: 1, cluster: 'c1', apiVersion: WIDGET.apiVersion, kind: 'Widget', namespace: 'ns', name: 'a', reason: 'Added', observedAt: NOW, attempt: 0 }));
+    const good = sqsRecord(
+      encodeMessage({
+        v: 1,
+        cluster: 'c1',
+        apiVersion: WIDGET.apiVersion,
+        kind: 'Widget',
+        namespace: 'ns',
+        name: 'a',
+        reason: 'Added',
+        observedAt: NOW,
+        attempt: 0,
+      }),
+    );
     const bad = { ...sqsRecord(''), body: body as unknown as string, attributes: undefined as never, messageAttributes: undefined as never };
     const out = await runBatch([bad, good], { queue: false, dlq: false });
     assert.deepEqual(out.failures, [], `body ${JSON.stringify(body)}`);
@@ -236,4 +294,3 @@ test('records with odd shapes (missing/non-string body, missing attributes) neve
   const noRecords = await h.handler({} as SQSEvent, lambdaContext());
   assert.deepEqual(noRecords.batchItemFailures, [], 'an event without Records is an empty batch');
 });
-

@@ -7,7 +7,9 @@ const t1 = new Date('2026-01-01T01:00:00Z');
 
 test('a new condition gets lastTransitionTime now (seconds precision)', () => {
   const cs = setCondition(undefined, { type: 'Available', status: 'False', reason: 'Scaling', message: '0/3', observedGeneration: 1 }, t0);
-  assert.deepEqual(cs, [{ type: 'Available', status: 'False', reason: 'Scaling', message: '0/3', lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: 1 }]);
+  assert.deepEqual(cs, [
+    { type: 'Available', status: 'False', reason: 'Scaling', message: '0/3', lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: 1 },
+  ]);
 });
 
 test('same status, new reason/message: lastTransitionTime is kept', () => {
@@ -30,10 +32,16 @@ test('other conditions are untouched, order kept, input not mutated', () => {
     Object.freeze({ type: 'B', status: 'True' as const, reason: 'r', message: '', lastTransitionTime: 'y' }),
   ]);
   const c1 = setCondition(c0, { type: 'A', status: 'False', reason: 'r2', message: '' }, t1);
-  assert.deepEqual(c1.map((c) => c.type), ['A', 'B']);
+  assert.deepEqual(
+    c1.map((c) => c.type),
+    ['A', 'B'],
+  );
   assert.equal(c1[1], c0[1]);
   assert.equal(isConditionTrue(c1, 'B'), true);
   assert.equal(isConditionTrue(c1, 'A'), false);
   assert.equal(findCondition(c1, 'C'), undefined);
-  assert.deepEqual(removeCondition(c1, 'A').map((c) => c.type), ['B']);
+  assert.deepEqual(
+    removeCondition(c1, 'A').map((c) => c.type),
+    ['B'],
+  );
 });

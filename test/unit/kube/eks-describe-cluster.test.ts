@@ -32,7 +32,15 @@ async function expectedSignature(req: http.IncomingMessage): Promise<{ signature
   const signer = new SignatureV4({ credentials: CREDENTIALS, region: REGION, service: 'eks', sha256: Sha256, applyChecksum: false });
   const url = new URL(req.url ?? '/', 'http://placeholder');
   const signed = await signer.sign(
-    { method: req.method ?? 'GET', protocol: 'http:', hostname: headers.host!.split(':')[0]!, port: Number(headers.host!.split(':')[1]), path: url.pathname, headers, query: {} },
+    {
+      method: req.method ?? 'GET',
+      protocol: 'http:',
+      hostname: headers.host!.split(':')[0]!,
+      port: Number(headers.host!.split(':')[1]),
+      path: url.pathname,
+      headers,
+      query: {},
+    },
     { signingDate: date, signableHeaders: new Set(signedHeaders!.split(';')) },
   );
   const signature = /Signature=([0-9a-f]{64})/.exec(String(signed.headers.authorization))?.[1] ?? '';
@@ -55,7 +63,8 @@ before(async () => {
     };
     if (!verified) return reply(403, { message: 'The request signature we calculated does not match the signature you provided.' });
     const name = decodeURIComponent(path.replace(/^\/clusters\//, ''));
-    if (name === 'prod') return reply(200, { cluster: { name, status: 'ACTIVE', endpoint: 'https://ABC.gr7.eu-west-1.eks.amazonaws.com', certificateAuthority: { data: CA } } });
+    if (name === 'prod')
+      return reply(200, { cluster: { name, status: 'ACTIVE', endpoint: 'https://ABC.gr7.eu-west-1.eks.amazonaws.com', certificateAuthority: { data: CA } } });
     if (name === 'creating') return reply(200, { cluster: { name, status: 'CREATING' } });
     if (name === 'garbled') return reply(200, '<html>');
     if (name === 'hangs') return; // accepted, never answered
@@ -76,8 +85,10 @@ test('DescribeCluster: a SigV4-signed GET /clusters/{name} (checked by the SDK s
 });
 
 test('DescribeCluster: a request signed with the wrong secret is refused and the error names eks:DescribeCluster', async () => {
-  await assert.rejects(describeCluster('prod', REGION, { ...CREDENTIALS, secretAccessKey: 'wrong' }, { endpoint }),
-    /DescribeCluster prod in eu-west-1 failed: 403 .*signature.*eks:DescribeCluster/);
+  await assert.rejects(
+    describeCluster('prod', REGION, { ...CREDENTIALS, secretAccessKey: 'wrong' }, { endpoint }),
+    /DescribeCluster prod in eu-west-1 failed: 403 .*signature.*eks:DescribeCluster/,
+  );
   assert.equal(seen.at(-1)?.verified, false);
 });
 
@@ -85,12 +96,18 @@ test('DescribeCluster: unknown, not ACTIVE, not JSON and never answering each fa
   await assert.rejects(describeCluster('missing', REGION, CREDENTIALS, { endpoint }), /failed: 404 .*No cluster found/);
   await assert.rejects(describeCluster('creating', REGION, CREDENTIALS, { endpoint }), /returned no endpoint\/CA \(is the cluster ACTIVE\?\)/);
   await assert.rejects(describeCluster('garbled', REGION, CREDENTIALS, { endpoint }), /returned a body that is not JSON: <html>/);
-  await assert.rejects(describeCluster('hangs', REGION, CREDENTIALS, { endpoint, timeoutMs: 300 }), /DescribeCluster hangs in eu-west-1 at http:\/\/127\.0\.0\.1:\d+ got no answer within 300 ms/);
+  await assert.rejects(
+    describeCluster('hangs', REGION, CREDENTIALS, { endpoint, timeoutMs: 300 }),
+    /DescribeCluster hangs in eu-west-1 at http:\/\/127\.0\.0\.1:\d+ got no answer within 300 ms/,
+  );
 });
 
 test('eksAccess: DescribeCluster through AWS_ENDPOINT_URL_EKS gives the cluster endpoint, its CA and a bearer token', async () => {
   const auth = await eksAccess('prod', REGION, {
-    AWS_ENDPOINT_URL_EKS: endpoint, AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey, AWS_SESSION_TOKEN: CREDENTIALS.sessionToken,
+    AWS_ENDPOINT_URL_EKS: endpoint,
+    AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
+    AWS_SESSION_TOKEN: CREDENTIALS.sessionToken,
   });
   assert.equal(auth.server, 'https://ABC.gr7.eu-west-1.eks.amazonaws.com');
   assert.equal(String((await auth.credentials()).ca), Buffer.from(CA, 'base64').toString());

@@ -9,7 +9,17 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cachedToken, describeCluster, eksAccess, eksEndpoint, eksToken, partitionOf, secureEndpoint, serviceHost, TOKEN_PREFIX } from '../../../src/kube/eks.ts';
+import {
+  cachedToken,
+  describeCluster,
+  eksAccess,
+  eksEndpoint,
+  eksToken,
+  partitionOf,
+  secureEndpoint,
+  serviceHost,
+  TOKEN_PREFIX,
+} from '../../../src/kube/eks.ts';
 import { isKubeApiError } from '../../../src/kube/errors.ts';
 import { createTransport } from '../../../src/kube/transport.ts';
 
@@ -23,9 +33,13 @@ test('partitions: cn-* is aws-cn on amazonaws.com.cn, us-gov-* is aws-us-gov, th
   assert.equal(serviceHost('sts', 'us-gov-east-1'), 'sts.us-gov-east-1.amazonaws.com');
 });
 
-test('the token is a presigned URL to the region\'s STS host, signed for that region, in each partition', async () => {
+test("the token is a presigned URL to the region's STS host, signed for that region, in each partition", async () => {
   const date = new Date('2026-01-02T03:04:05Z');
-  for (const [region, host] of [['cn-north-1', 'sts.cn-north-1.amazonaws.com.cn'], ['us-gov-west-1', 'sts.us-gov-west-1.amazonaws.com'], ['ap-south-2', 'sts.ap-south-2.amazonaws.com']] as const) {
+  for (const [region, host] of [
+    ['cn-north-1', 'sts.cn-north-1.amazonaws.com.cn'],
+    ['us-gov-west-1', 'sts.us-gov-west-1.amazonaws.com'],
+    ['ap-south-2', 'sts.ap-south-2.amazonaws.com'],
+  ] as const) {
     const url = new URL(Buffer.from((await eksToken('prod', region, CREDENTIALS, date)).slice(TOKEN_PREFIX.length), 'base64url').toString('utf8'));
     assert.equal(url.host, host);
     assert.equal(url.protocol, 'https:');
@@ -36,11 +50,20 @@ test('the token is a presigned URL to the region\'s STS host, signed for that re
 test('an overridden endpoint must be https; plain http only to loopback; the error names the variable', async () => {
   assert.equal(secureEndpoint('https://vpce-1.eks.eu-west-1.vpce.amazonaws.com', 'AWS_ENDPOINT_URL_EKS').host, 'vpce-1.eks.eu-west-1.vpce.amazonaws.com');
   assert.equal(secureEndpoint('http://127.0.0.1:9000', 'X').port, '9000');
-  assert.throws(() => secureEndpoint('http://eks.internal:80', 'AWS_ENDPOINT_URL_EKS'), /AWS_ENDPOINT_URL_EKS=http:\/\/eks.internal:80 must be an https:\/\/ URL/);
+  assert.throws(
+    () => secureEndpoint('http://eks.internal:80', 'AWS_ENDPOINT_URL_EKS'),
+    /AWS_ENDPOINT_URL_EKS=http:\/\/eks.internal:80 must be an https:\/\/ URL/,
+  );
   assert.throws(() => secureEndpoint('eks.internal', 'AWS_ENDPOINT_URL_EKS'), /AWS_ENDPOINT_URL_EKS=eks.internal is not a URL/);
-  await assert.rejects(describeCluster('prod', 'eu-west-1', CREDENTIALS, { endpoint: 'http://10.0.0.5' }), /AWS_ENDPOINT_URL_EKS=http:\/\/10.0.0.5 must be an https/);
+  await assert.rejects(
+    describeCluster('prod', 'eu-west-1', CREDENTIALS, { endpoint: 'http://10.0.0.5' }),
+    /AWS_ENDPOINT_URL_EKS=http:\/\/10.0.0.5 must be an https/,
+  );
   const env = { AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 'b' };
-  await assert.rejects(eksAccess('prod', 'eu-west-1', { ...env, OPERLESS_EKS_ENDPOINT: 'http://ABC.gr7.eu-west-1.eks.amazonaws.com', OPERLESS_EKS_CA: 'Zm9v' }), /OPERLESS_EKS_ENDPOINT=.* must be an https/);
+  await assert.rejects(
+    eksAccess('prod', 'eu-west-1', { ...env, OPERLESS_EKS_ENDPOINT: 'http://ABC.gr7.eu-west-1.eks.amazonaws.com', OPERLESS_EKS_CA: 'Zm9v' }),
+    /OPERLESS_EKS_ENDPOINT=.* must be an https/,
+  );
   const ok = await eksAccess('prod', 'eu-west-1', { ...env, OPERLESS_EKS_ENDPOINT: 'https://ABC.gr7.eu-west-1.eks.amazonaws.com', OPERLESS_EKS_CA: 'Zm9v' });
   assert.equal(ok.server, 'https://ABC.gr7.eu-west-1.eks.amazonaws.com');
 });
@@ -91,7 +114,10 @@ test('a watch refused with 401 drops the cached token too', async () => {
   const transport = createTransport(eksEndpoint({ endpoint: url, caData: 'Zm9v' }, token, token.invalidate));
   try {
     const stop = new AbortController();
-    await assert.rejects(transport.watch({ path: '/api/v1/namespaces', signal: stop.signal }, () => {}), (err: unknown) => isKubeApiError(err) && err.status === 401);
+    await assert.rejects(
+      transport.watch({ path: '/api/v1/namespaces', signal: stop.signal }, () => {}),
+      (err: unknown) => isKubeApiError(err) && err.status === 401,
+    );
     const watch = await transport.watch({ path: '/api/v1/namespaces', signal: stop.signal }, () => {});
     stop.abort();
     await watch.ended.catch(() => undefined);

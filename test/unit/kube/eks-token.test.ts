@@ -10,9 +10,15 @@ import { awsSigner, cachedToken, eksToken, signedHeaders, TOKEN_PREFIX } from '.
 
 test('the signer eks.ts configures reproduces AWS\'s published "get-vanilla" SigV4 test vector', async () => {
   const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
-  const headers = await signedHeaders(awsSigner('us-east-1', 'service', credentials), { method: 'GET', host: 'example.amazonaws.com', path: '/' }, new Date('2015-08-30T12:36:00Z'));
-  assert.equal(headers.authorization,
-    'AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/service/aws4_request, SignedHeaders=host;x-amz-date, Signature=5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31');
+  const headers = await signedHeaders(
+    awsSigner('us-east-1', 'service', credentials),
+    { method: 'GET', host: 'example.amazonaws.com', path: '/' },
+    new Date('2015-08-30T12:36:00Z'),
+  );
+  assert.equal(
+    headers.authorization,
+    'AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/service/aws4_request, SignedHeaders=host;x-amz-date, Signature=5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31',
+  );
   assert.equal(headers['x-amz-date'], '20150830T123600Z');
   assert.equal(headers.host, 'example.amazonaws.com');
 });
@@ -35,7 +41,15 @@ test('EKS token: k8s-aws-v1. + base64url of the presigned STS GetCallerIdentity 
   assert.equal(url.host, 'sts.eu-west-1.amazonaws.com');
   assert.equal(url.pathname, '/');
   assert.deepEqual([...url.searchParams.keys()].sort(), [
-    'Action', 'Version', 'X-Amz-Algorithm', 'X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-Security-Token', 'X-Amz-Signature', 'X-Amz-SignedHeaders',
+    'Action',
+    'Version',
+    'X-Amz-Algorithm',
+    'X-Amz-Credential',
+    'X-Amz-Date',
+    'X-Amz-Expires',
+    'X-Amz-Security-Token',
+    'X-Amz-Signature',
+    'X-Amz-SignedHeaders',
   ]);
   assert.equal(url.searchParams.get('Action'), 'GetCallerIdentity');
   assert.equal(url.searchParams.get('Version'), '2011-06-15');
@@ -67,7 +81,11 @@ test('EKS token without a session token: no X-Amz-Security-Token', async () => {
 test('tokens are cached and re-minted after the refresh interval', async () => {
   let now = 0;
   let minted = 0;
-  const token = cachedToken(async () => `t${++minted}`, () => now, 600_000);
+  const token = cachedToken(
+    async () => `t${++minted}`,
+    () => now,
+    600_000,
+  );
   assert.equal(await token(), 't1');
   now = 599_999;
   assert.equal(await token(), 't1');

@@ -1,9 +1,23 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_RETRY_AFTER_SECONDS, boundedRetryAfter, isConflict, isKubeApiError, isNotFound, parseKubeError, parseRetryAfter } from '../../../src/kube/errors.ts';
+import {
+  MAX_RETRY_AFTER_SECONDS,
+  boundedRetryAfter,
+  isConflict,
+  isKubeApiError,
+  isNotFound,
+  parseKubeError,
+  parseRetryAfter,
+} from '../../../src/kube/errors.ts';
 
 test('a Status body gives reason and message; the text names the request', () => {
-  const body = JSON.stringify({ kind: 'Status', status: 'Failure', reason: 'Conflict', code: 409, message: 'Operation cannot be fulfilled on memcacheds "m": the object has been modified' });
+  const body = JSON.stringify({
+    kind: 'Status',
+    status: 'Failure',
+    reason: 'Conflict',
+    code: 409,
+    message: 'Operation cannot be fulfilled on memcacheds "m": the object has been modified',
+  });
   const err = parseKubeError('PATCH /apis/x/v1/namespaces/ns/memcacheds/m', 409, body, null);
   assert.equal(err.status, 409);
   assert.equal(err.reason, 'Conflict');

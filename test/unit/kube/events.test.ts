@@ -6,9 +6,16 @@ import type { KubeClient, KubeObject } from '../../../src/kube/types.ts';
 /** A client that accepts every Event create and counts them (no other call is expected). */
 function countingClient(): { client: KubeClient; created: string[] } {
   const created: string[] = [];
-  const unexpected = async (): Promise<never> => { throw new Error('unexpected call'); };
+  const unexpected = async (): Promise<never> => {
+    throw new Error('unexpected call');
+  };
   const client: KubeClient = {
-    get: unexpected, list: unexpected, apply: unexpected, applyStatus: unexpected, mergePatch: unexpected, delete: unexpected,
+    get: unexpected,
+    list: unexpected,
+    apply: unexpected,
+    applyStatus: unexpected,
+    mergePatch: unexpected,
+    delete: unexpected,
     async create<T extends KubeObject>(_kind: unknown, object: KubeObject) {
       created.push(object.metadata.name);
       return object as T;

@@ -12,8 +12,13 @@ current-context: x
 
 test('source precedence: inline, file, SSM, EKS, in-cluster', () => {
   const all = {
-    OPERLESS_KUBECONFIG_INLINE: 'yaml', OPERLESS_KUBECONFIG: '/a', KUBECONFIG: '/b:/c', OPERLESS_KUBECONFIG_SSM_PARAMETER: '/p',
-    OPERLESS_EKS_CLUSTER: 'prod', AWS_REGION: 'eu-west-1', KUBERNETES_SERVICE_HOST: '10.0.0.1',
+    OPERLESS_KUBECONFIG_INLINE: 'yaml',
+    OPERLESS_KUBECONFIG: '/a',
+    KUBECONFIG: '/b:/c',
+    OPERLESS_KUBECONFIG_SSM_PARAMETER: '/p',
+    OPERLESS_EKS_CLUSTER: 'prod',
+    AWS_REGION: 'eu-west-1',
+    KUBERNETES_SERVICE_HOST: '10.0.0.1',
   };
   assert.deepEqual(sourceFromEnv(all), { type: 'inline', kubeconfig: 'yaml' });
   assert.deepEqual(sourceFromEnv({ ...all, OPERLESS_KUBECONFIG_INLINE: undefined }), { type: 'file', path: '/a' });
@@ -24,7 +29,10 @@ test('source precedence: inline, file, SSM, EKS, in-cluster', () => {
 });
 
 test('no source: an error listing the variables to set', () => {
-  assert.throws(() => sourceFromEnv({}), (err: Error) => err instanceof KubeAccessError && /OPERLESS_KUBECONFIG/.test(err.message) && /OPERLESS_EKS_CLUSTER/.test(err.message));
+  assert.throws(
+    () => sourceFromEnv({}),
+    (err: Error) => err instanceof KubeAccessError && /OPERLESS_KUBECONFIG/.test(err.message) && /OPERLESS_EKS_CLUSTER/.test(err.message),
+  );
 });
 
 test('one client per cluster, cached across calls', async () => {
@@ -35,7 +43,7 @@ test('one client per cluster, cached across calls', async () => {
   await a.transport.close();
 });
 
-test('without OPERLESS_CLUSTER, every cluster id a message names shares the environment\'s one client (the cache does not grow with message content)', async () => {
+test("without OPERLESS_CLUSTER, every cluster id a message names shares the environment's one client (the cache does not grow with message content)", async () => {
   const factory = createClientFactory({ env: { OPERLESS_KUBECONFIG_INLINE: KUBECONFIG } });
   const first = await factory('c1');
   for (let i = 0; i < 50; i++) assert.equal(await factory(`other-${i}`), first);
@@ -56,13 +64,21 @@ test('explicit sources: one client per configured cluster, reused', async () => 
 
 test('OPERLESS_CLUSTER: a message for another cluster is refused, naming both', async () => {
   const factory = createClientFactory({ env: { OPERLESS_KUBECONFIG_INLINE: KUBECONFIG, OPERLESS_CLUSTER: 'prod' } });
-  await assert.rejects(factory('staging'), (err: Error) => err instanceof UnknownClusterError && /cluster "staging".*OPERLESS_CLUSTER="prod"/.test(err.message));
+  await assert.rejects(
+    factory('staging'),
+    (err: Error) => err instanceof UnknownClusterError && /cluster "staging".*OPERLESS_CLUSTER="prod"/.test(err.message),
+  );
 });
 
 test('kubeconfig from SSM (loader injected), bad kubeconfig explained', async () => {
   const ok = createClientFactory({ env: { OPERLESS_KUBECONFIG_SSM_PARAMETER: '/k' }, loadSsmParameter: async (n) => (n === '/k' ? KUBECONFIG : '') });
   assert.equal((await ok('c')).transport.server, 'https://127.0.0.1:1');
-  const bad = createClientFactory({ env: { OPERLESS_KUBECONFIG_SSM_PARAMETER: '/k' }, loadSsmParameter: async () => { throw new Error('AccessDenied'); } });
+  const bad = createClientFactory({
+    env: { OPERLESS_KUBECONFIG_SSM_PARAMETER: '/k' },
+    loadSsmParameter: async () => {
+      throw new Error('AccessDenied');
+    },
+  });
   await assert.rejects(bad('c'), /could not load the kubeconfig \(SSM parameter \/k\): AccessDenied/);
 });
 
@@ -70,7 +86,11 @@ test('a failed build is retried on the next call (not cached)', async () => {
   let calls = 0;
   const factory = createClientFactory({
     env: { OPERLESS_KUBECONFIG_SSM_PARAMETER: '/k' },
-    loadSsmParameter: async () => { calls++; if (calls === 1) throw new Error('throttled'); return KUBECONFIG; },
+    loadSsmParameter: async () => {
+      calls++;
+      if (calls === 1) throw new Error('throttled');
+      return KUBECONFIG;
+    },
   });
   await assert.rejects(factory('c'));
   await new Promise((r) => setImmediate(r));
@@ -84,7 +104,10 @@ test('EKS source uses the injected access (endpoint + token provider)', async ()
     eks: async (cluster, region) => {
       assert.equal(cluster, 'prod');
       assert.equal(region, 'eu-west-1');
-      return eksEndpoint({ endpoint: 'https://ABC.gr7.eu-west-1.eks.amazonaws.com', caData: Buffer.from('pem').toString('base64') }, async () => 'k8s-aws-v1.x');
+      return eksEndpoint(
+        { endpoint: 'https://ABC.gr7.eu-west-1.eks.amazonaws.com', caData: Buffer.from('pem').toString('base64') },
+        async () => 'k8s-aws-v1.x',
+      );
     },
   });
   assert.equal((await factory('prod')).transport.server, 'https://ABC.gr7.eu-west-1.eks.amazonaws.com');

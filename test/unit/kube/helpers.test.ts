@@ -7,7 +7,8 @@ import { buildEvent, eventName, microTime } from '../../../src/kube/events.ts';
 import type { KubeObject } from '../../../src/kube/types.ts';
 
 const owner: KubeObject = {
-  apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached',
+  apiVersion: 'cache.example.com/v1alpha1',
+  kind: 'Memcached',
   metadata: { name: 'm', namespace: 'ns', uid: 'u-1', generation: 4, resourceVersion: '77', finalizers: ['a.io/x'] },
 };
 const DEPLOY = { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
@@ -19,7 +20,14 @@ test('finalizer patch carries the resourceVersion guard', () => {
 });
 
 test('controller reference: controller and blockOwnerDeletion set; owner namespace inherited', () => {
-  assert.deepEqual(controllerReference(owner), { apiVersion: owner.apiVersion, kind: 'Memcached', name: 'm', uid: 'u-1', controller: true, blockOwnerDeletion: true });
+  assert.deepEqual(controllerReference(owner), {
+    apiVersion: owner.apiVersion,
+    kind: 'Memcached',
+    name: 'm',
+    uid: 'u-1',
+    controller: true,
+    blockOwnerDeletion: true,
+  });
   const child = withControllerReference<KubeObject>({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'm' } }, owner, DEPLOY);
   assert.equal(child.metadata.namespace, 'ns');
   assert.deepEqual(child.metadata.ownerReferences, [controllerReference(owner)]);
@@ -27,13 +35,23 @@ test('controller reference: controller and blockOwnerDeletion set; owner namespa
 
 test('controller reference: replaces a stale ref to the same owner, keeps others', () => {
   const other = { apiVersion: 'v1', kind: 'ConfigMap', name: 'c', uid: 'u-2' };
-  const child = withControllerReference({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'm', ownerReferences: [other, { ...controllerReference(owner), name: 'old' }] } }, owner, DEPLOY);
+  const child = withControllerReference(
+    { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'm', ownerReferences: [other, { ...controllerReference(owner), name: 'old' }] } },
+    owner,
+    DEPLOY,
+  );
   assert.deepEqual(child.metadata.ownerReferences, [other, controllerReference(owner)]);
 });
 
 test('controller reference: impossible ownership is refused with a reason', () => {
-  assert.throws(() => withControllerReference({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'm', namespace: 'elsewhere' } }, owner, DEPLOY), /cannot cross namespaces/);
-  assert.throws(() => withControllerReference({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'p' } }, owner, PV), /cluster-scoped PersistentVolume cannot be owned/);
+  assert.throws(
+    () => withControllerReference({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'm', namespace: 'elsewhere' } }, owner, DEPLOY),
+    /cannot cross namespaces/,
+  );
+  assert.throws(
+    () => withControllerReference({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'p' } }, owner, PV),
+    /cluster-scoped PersistentVolume cannot be owned/,
+  );
   assert.throws(() => controllerReference({ ...owner, metadata: { name: 'm' } }), /has no metadata.uid/);
 });
 

@@ -8,23 +8,29 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CONFIGMAPS, DEPLOYMENTS, NAMESPACES, OWNABLE_KINDS, type Deployment } from '../../../src/kube/kinds.ts';
-import type { ReconcileContext } from '../../../src/core/types.ts';
+import type { ReconcileContext } from '../../../src/core/controller/types.ts';
 import type { KindRef, KubeClient, KubeObject } from '../../../src/kube/types.ts';
 
 /** Never called: compiled only, so that tsc checks the calls in it. */
 async function typeChecks(ctx: ReconcileContext, client: KubeClient, MY_KIND: KindRef): Promise<void> {
   const labels = { app: 'web' };
   await ctx.applyOwned(DEPLOYMENTS, {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' },
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web' },
     spec: { replicas: 2, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'web', image: 'nginx' }] } } },
   });
   await ctx.applyOwned(DEPLOYMENTS, {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' },
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web' },
     // @ts-expect-error a misspelt field in spec.template is not a Deployment
     spec: { selector: { matchLabels: labels }, tempate: { spec: { containers: [] } } },
   });
   await ctx.applyOwned(DEPLOYMENTS, {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' },
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web' },
     // @ts-expect-error replicas is a number in the model
     spec: { replicas: '2', selector: {}, template: {} },
   });

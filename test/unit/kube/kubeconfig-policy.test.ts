@@ -22,15 +22,22 @@ users: [{ name: u, user: ${user} }]
 contexts: [{ name: x, context: { cluster: c, user: u } }]
 current-context: x
 `;
-const EXEC = kubeconfig('{ exec: { apiVersion: client.authentication.k8s.io/v1beta1, command: /usr/local/bin/aws, args: [eks, get-token, --cluster-name, prod], env: [{ name: SECRET, value: hush } ] } }');
+const EXEC = kubeconfig(
+  '{ exec: { apiVersion: client.authentication.k8s.io/v1beta1, command: /usr/local/bin/aws, args: [eks, get-token, --cluster-name, prod], env: [{ name: SECRET, value: hush } ] } }',
+);
 const AUTH_PROVIDER = kubeconfig('{ auth-provider: { name: gcp, config: { cmd-path: /bin/gcloud, cmd-args: config config-helper } } }');
 const TOKEN = kubeconfig(`{ token: ${SECRET} }`);
 
 test('an exec credential plugin in an inline or SSM kubeconfig is refused, naming the command and OPERLESS_KUBECONFIG_ALLOW_EXEC', async () => {
   const inline = createClientFactory({ env: { OPERLESS_KUBECONFIG_INLINE: EXEC } });
-  await assert.rejects(inline('c'), (err: Error) => err instanceof KubeAccessError
-    && /OPERLESS_KUBECONFIG_INLINE uses an exec credential plugin \(command "aws"\)/.test(err.message)
-    && /OPERLESS_KUBECONFIG_ALLOW_EXEC=true/.test(err.message) && !/get-token|hush/.test(err.message));
+  await assert.rejects(
+    inline('c'),
+    (err: Error) =>
+      err instanceof KubeAccessError &&
+      /OPERLESS_KUBECONFIG_INLINE uses an exec credential plugin \(command "aws"\)/.test(err.message) &&
+      /OPERLESS_KUBECONFIG_ALLOW_EXEC=true/.test(err.message) &&
+      !/get-token|hush/.test(err.message),
+  );
   const ssm = createClientFactory({ env: { OPERLESS_KUBECONFIG_SSM_PARAMETER: '/k' }, loadSsmParameter: async () => EXEC });
   await assert.rejects(ssm('c'), /SSM parameter \/k uses an exec credential plugin.*OPERLESS_KUBECONFIG_ALLOW_EXEC=true/);
   const provider = createClientFactory({ env: { OPERLESS_KUBECONFIG_SSM_PARAMETER: '/k' }, loadSsmParameter: async () => AUTH_PROVIDER });
@@ -88,7 +95,11 @@ test('a broken kubeconfig holding a secret token: the error says where it broke,
 });
 
 test('describeLoadError: YAML errors by position and reason; messages quoting a value withheld, naming a key kept', () => {
-  const yamlError = Object.assign(new Error(`bad indentation\n 3 | token: ${SECRET}`), { name: 'YAMLException', reason: 'bad indentation of a mapping entry', mark: { line: 2, column: 4 } });
+  const yamlError = Object.assign(new Error(`bad indentation\n 3 | token: ${SECRET}`), {
+    name: 'YAMLException',
+    reason: 'bad indentation of a mapping entry',
+    mark: { line: 2, column: 4 },
+  });
   assert.equal(describeLoadError(yamlError, TOKEN), 'not valid YAML at line 3, column 5: bad indentation of a mapping entry');
   assert.match(describeLoadError(new Error(`unknown user ${SECRET}`), TOKEN), /withheld/);
   assert.equal(describeLoadError(new Error('clusters[0].cluster.server is missing'), TOKEN), 'clusters[0].cluster.server is missing');
@@ -98,19 +109,29 @@ test('describeLoadError: YAML errors by position and reason; messages quoting a 
 
 test('fileReferences: every field naming a local file, by its path in the document', () => {
   const doc = {
-    clusters: [{ name: 'a', cluster: { server: 's', 'certificate-authority-data': 'x' } }, { name: 'b', cluster: { 'certificate-authority': '/etc/ca.pem' } }],
+    clusters: [
+      { name: 'a', cluster: { server: 's', 'certificate-authority-data': 'x' } },
+      { name: 'b', cluster: { 'certificate-authority': '/etc/ca.pem' } },
+    ],
     users: [
       { name: 'u', user: { 'token-file': '/proc/self/environ', 'client-certificate': '/c', 'client-key': '/k' } },
-      { name: 'v', user: { 'auth-provider': { name: 'oidc', config: { tokenFile: '/t', 'idp-certificate-authority': '/i', 'idp-certificate-authority-data': 'ok' } } } },
+      {
+        name: 'v',
+        user: { 'auth-provider': { name: 'oidc', config: { tokenFile: '/t', 'idp-certificate-authority': '/i', 'idp-certificate-authority-data': 'ok' } } },
+      },
       { name: 'w', user: { token: 't', 'client-certificate-data': 'c', 'client-key-data': 'k', 'token-file': '' } },
     ],
   };
   assert.deepEqual(fileReferences(doc), [
     'clusters[1].cluster.certificate-authority',
-    'users[0].user.token-file', 'users[0].user.client-certificate', 'users[0].user.client-key',
-    'users[1].user.auth-provider.config.tokenFile', 'users[1].user.auth-provider.config.idp-certificate-authority',
+    'users[0].user.token-file',
+    'users[0].user.client-certificate',
+    'users[0].user.client-key',
+    'users[1].user.auth-provider.config.tokenFile',
+    'users[1].user.auth-provider.config.idp-certificate-authority',
   ]);
-  for (const odd of [null, 'x', 7, [], { users: 'x' }, { users: [null, 1, { user: null }, { user: { 'auth-provider': null } }] }]) assert.deepEqual(fileReferences(odd), []);
+  for (const odd of [null, 'x', 7, [], { users: 'x' }, { users: [null, 1, { user: null }, { user: { 'auth-provider': null } }] }])
+    assert.deepEqual(fileReferences(odd), []);
 });
 
 const secretFile = (dir: string) => {
@@ -125,16 +146,21 @@ test('an inline or SSM kubeconfig naming local files is refused with the fields 
     const path = secretFile(dir);
     const cases: [string, string, RegExp][] = [
       [kubeconfig(`{ token-file: ${path} }`), 'inline', /users\[0\]\.user\.token-file/],
-      [kubeconfig('{ client-certificate: /etc/c.pem, client-key: /etc/k.pem }'), 'inline', /users\[0\]\.user\.client-certificate, users\[0\]\.user\.client-key/],
+      [
+        kubeconfig('{ client-certificate: /etc/c.pem, client-key: /etc/k.pem }'),
+        'inline',
+        /users\[0\]\.user\.client-certificate, users\[0\]\.user\.client-key/,
+      ],
       [kubeconfig('{ token: t }', 'certificate-authority: /etc/ca.pem'), 'ssm', /clusters\[0\]\.cluster\.certificate-authority/],
       [kubeconfig(`{ auth-provider: { name: oidc, config: { tokenFile: ${path} } } }`), 'ssm', /users\[0\]\.user\.auth-provider\.config\.tokenFile/],
       // A merge key hides nothing: the client reads merged fields, so does the check.
       [`base: &b { token-file: ${path} }\n${kubeconfig('{ <<: *b }')}`, 'inline', /users\[0\]\.user\.token-file/],
     ];
     for (const [document, via, field] of cases) {
-      const factory = via === 'inline'
-        ? createClientFactory({ env: { OPERLESS_KUBECONFIG_INLINE: document } })
-        : createClientFactory({ env: { OPERLESS_KUBECONFIG_SSM_PARAMETER: '/k' }, loadSsmParameter: async () => document });
+      const factory =
+        via === 'inline'
+          ? createClientFactory({ env: { OPERLESS_KUBECONFIG_INLINE: document } })
+          : createClientFactory({ env: { OPERLESS_KUBECONFIG_SSM_PARAMETER: '/k' }, loadSsmParameter: async () => document });
       await assert.rejects(factory('c'), (err: Error) => {
         assert.ok(err instanceof KubeAccessError, err.message);
         assert.match(err.message, field);
@@ -169,5 +195,8 @@ test('OPERLESS_KUBECONFIG_ALLOW_FILES=true (exactly) allows them; a kubeconfig f
 
 test('a syntax error is described by position, without quoting the document', async () => {
   const factory = createClientFactory({ env: { OPERLESS_KUBECONFIG_INLINE: 'users: [{ name: u, user: { token: sk-0123456789abcdef } }\nclusters: [' } });
-  await assert.rejects(factory('c'), (err: Error) => /not valid YAML at line \d+, column \d+/.test(err.message) && !err.message.includes('sk-0123456789abcdef'));
+  await assert.rejects(
+    factory('c'),
+    (err: Error) => /not valid YAML at line \d+, column \d+/.test(err.message) && !err.message.includes('sk-0123456789abcdef'),
+  );
 });

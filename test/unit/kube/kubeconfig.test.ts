@@ -34,7 +34,9 @@ test('client certificates are passed on for mutual TLS', async () => {
   const kc = await loadKubeConfig();
   const cert = Buffer.from('CERT');
   const key = Buffer.from('KEY');
-  kc.loadFromString(config('server: "https://api:6443"', `client-certificate-data: "${cert.toString('base64')}", client-key-data: "${key.toString('base64')}"`));
+  kc.loadFromString(
+    config('server: "https://api:6443"', `client-certificate-data: "${cert.toString('base64')}", client-key-data: "${key.toString('base64')}"`),
+  );
   const c = await kubeConfigAuth(kc).credentials();
   assert.deepEqual(c.cert, cert);
   assert.deepEqual(c.key, key);

@@ -85,7 +85,11 @@ test('each item is delivered as soon as its bytes arrived, before the rest of th
 
 test('what is not a JSON list is refused', () => {
   for (const text of ['', '{"items":[{"a":1}', '{"items":[{"a":1},x]}', '[1,2]', '{"items":[]', '{"a":"unterminated}', 'not json']) {
-    assert.throws(() => scan(text, 4), (err: unknown) => err instanceof SyntaxError || err instanceof TypeError, JSON.stringify(text));
+    assert.throws(
+      () => scan(text, 4),
+      (err: unknown) => err instanceof SyntaxError || err instanceof TypeError,
+      JSON.stringify(text),
+    );
   }
 });
 
@@ -95,6 +99,8 @@ test('an envelope past its bound is refused (a body that is not a list is not he
 });
 
 test('a throwing consumer stops the scan with its own error', () => {
-  const scanner = new ListScanner(() => { throw new RangeError('consumer'); });
+  const scanner = new ListScanner(() => {
+    throw new RangeError('consumer');
+  });
   assert.throws(() => scanner.push(Buffer.from('{"items":[{"a":1}]}')), RangeError);
 });

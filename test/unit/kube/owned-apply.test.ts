@@ -61,7 +61,13 @@ function stored(d: KubeObject): KubeObject {
     spec: {
       ...spec,
       progressDeadlineSeconds: 600,
-      template: { spec: { ...spec.template.spec, restartPolicy: 'Always', containers: spec.template.spec.containers.map((c) => ({ ...c, terminationMessagePath: '/dev/termination-log' })) } },
+      template: {
+        spec: {
+          ...spec.template.spec,
+          restartPolicy: 'Always',
+          containers: spec.template.spec.containers.map((c) => ({ ...c, terminationMessagePath: '/dev/termination-log' })),
+        },
+      },
     },
     status: { replicas: 3 },
   };
@@ -110,7 +116,10 @@ test('applyReason: a field we stopped setting is caught by the hash although the
   const without = desired();
   delete (without.metadata as { labels?: unknown }).labels;
   const after = full(without);
-  assert.ok(isSubsetOf(after, { ...live, metadata: { ...live.metadata, annotations: after.metadata.annotations } }), 'field-wise the live object still "contains" the new desired one');
+  assert.ok(
+    isSubsetOf(after, { ...live, metadata: { ...live.metadata, annotations: after.metadata.annotations } }),
+    'field-wise the live object still "contains" the new desired one',
+  );
   assert.equal(applyReason(after, live), 'desired-changed');
 });
 
@@ -139,11 +148,13 @@ test('applyOwnedIfChanged sends an apply only when needed, with owner reference 
 /** The stored child of `d` (owned by `owner`, uid u1) with the owner generation it was applied from. */
 const appliedFrom = (generation: number | string, d: KubeObject, manager = MANAGER): KubeObject => {
   const s = stored(d);
-  const managedFields = [{ manager, operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:annotations': { [`f:${OWNER_GENERATION_ANNOTATION}`]: {} } } } }];
+  const managedFields = [
+    { manager, operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:annotations': { [`f:${OWNER_GENERATION_ANNOTATION}`]: {} } } } },
+  ];
   return { ...s, metadata: { ...s.metadata, managedFields, annotations: { ...s.metadata.annotations, [OWNER_GENERATION_ANNOTATION]: String(generation) } } };
 };
 
-test('a recorded generation counts only from this controller\'s own server-side applies (not kubectl, not an Update under our name, not a look-alike manager)', () => {
+test("a recorded generation counts only from this controller's own server-side applies (not kubectl, not an Update under our name, not a look-alike manager)", () => {
   const want = full(desired());
   const written = (generation: number, manager: string, operation = 'Apply') => {
     const child = appliedFrom(generation, want, manager);
@@ -152,23 +163,47 @@ test('a recorded generation counts only from this controller\'s own server-side 
   };
   assert.equal(isOvertaken(ownerAt(2), written(999_999, 'kubectl-edit'), MANAGER), false);
   assert.equal(isOvertaken(ownerAt(2), written(999_999, 'operless-other'), MANAGER), false, 'another operless-* manager: no longer trusted by its prefix');
-  assert.equal(isOvertaken(ownerAt(2), written(999_999, MANAGER, 'Update'), MANAGER), false, 'kubectl annotate --field-manager=<ours> is an Update: ours are applies');
+  assert.equal(
+    isOvertaken(ownerAt(2), written(999_999, MANAGER, 'Update'), MANAGER),
+    false,
+    'kubectl annotate --field-manager=<ours> is an Update: ours are applies',
+  );
   assert.equal(isOvertaken(ownerAt(2), appliedFrom(3, want), MANAGER), true, 'our own recorded generation still triggers the fence');
   const bare = appliedFrom(3, want);
-  assert.equal(isOvertaken(ownerAt(2), { ...bare, metadata: { ...bare.metadata, managedFields: undefined } }, MANAGER), false, 'no managedFields: nothing to trust');
-  assert.equal(isOvertaken(ownerAt(2), { ...bare, metadata: { ...bare.metadata, managedFields: [null, 'x', { fieldsV1: 7 }] } }, MANAGER), false, 'malformed entries are not ours');
+  assert.equal(
+    isOvertaken(ownerAt(2), { ...bare, metadata: { ...bare.metadata, managedFields: undefined } }, MANAGER),
+    false,
+    'no managedFields: nothing to trust',
+  );
+  assert.equal(
+    isOvertaken(ownerAt(2), { ...bare, metadata: { ...bare.metadata, managedFields: [null, 'x', { fieldsV1: 7 }] } }, MANAGER),
+    false,
+    'malformed entries are not ours',
+  );
 });
 
-test('judgeRecordedGeneration: a record above the live owner\'s generation is a forgery and refuses nothing; the live owner decides', () => {
-  assert.deepEqual(judgeRecordedGeneration(ownerAt(2), 999_999_999_999, ownerAt(2)), { overtaken: false, generation: 2 }, 'forged: replaced by the live generation');
-  assert.deepEqual(judgeRecordedGeneration(ownerAt(2), 999_999_999_999, ownerAt(4)), { overtaken: true, generation: 4 }, 'forged, but this reconcile read an older owner anyway');
-  assert.deepEqual(judgeRecordedGeneration(ownerAt(2), 3, ownerAt(3)), { overtaken: true, generation: 3 }, 'a newer reconcile\'s genuine record refuses');
+test("judgeRecordedGeneration: a record above the live owner's generation is a forgery and refuses nothing; the live owner decides", () => {
+  assert.deepEqual(
+    judgeRecordedGeneration(ownerAt(2), 999_999_999_999, ownerAt(2)),
+    { overtaken: false, generation: 2 },
+    'forged: replaced by the live generation',
+  );
+  assert.deepEqual(
+    judgeRecordedGeneration(ownerAt(2), 999_999_999_999, ownerAt(4)),
+    { overtaken: true, generation: 4 },
+    'forged, but this reconcile read an older owner anyway',
+  );
+  assert.deepEqual(judgeRecordedGeneration(ownerAt(2), 3, ownerAt(3)), { overtaken: true, generation: 3 }, "a newer reconcile's genuine record refuses");
   assert.deepEqual(judgeRecordedGeneration(ownerAt(2), 3, ownerAt(5)), { overtaken: true, generation: 3 }, 'never lowered below a genuine record');
   assert.equal(judgeRecordedGeneration(ownerAt(2), 3, undefined).overtaken, true, 'the owner is gone: retried with fresh state');
-  assert.equal(judgeRecordedGeneration(ownerAt(2), 3, { ...ownerAt(9), metadata: { ...ownerAt(9).metadata, uid: 'u2' } }).overtaken, true, 'recreated: retried with fresh state');
+  assert.equal(
+    judgeRecordedGeneration(ownerAt(2), 3, { ...ownerAt(9), metadata: { ...ownerAt(9).metadata, uid: 'u2' } }).overtaken,
+    true,
+    'recreated: retried with fresh state',
+  );
 });
 
-test('isOvertaken: only a live child applied from a newer generation of the same owner; unannotated, unreadable or another owner\'s never refuse', () => {
+test("isOvertaken: only a live child applied from a newer generation of the same owner; unannotated, unreadable or another owner's never refuse", () => {
   const live = appliedFrom(3, full(desired()));
   assert.equal(appliedOwnerGeneration(live), 3);
   assert.equal(generationAppliedBy(ownerAt(2), live, MANAGER), 3);
@@ -195,7 +230,11 @@ test('fencedApply: the owner generation annotation (outside the hash) and the re
   assert.equal(body.metadata.resourceVersion, '7', 'the resourceVersion read');
   assert.equal(fencedApply(want, 5, undefined).metadata.resourceVersion, NEVER_STORED_RESOURCE_VERSION, 'a missing child: created only if still missing');
   assert.equal(fencedApply(want, undefined, live).metadata.annotations?.[OWNER_GENERATION_ANNOTATION], undefined);
-  assert.equal(applyReason(want, { ...live, metadata: { ...live.metadata, annotations: body.metadata.annotations } }), undefined, 'a new owner generation alone sends no apply');
+  assert.equal(
+    applyReason(want, { ...live, metadata: { ...live.metadata, annotations: body.metadata.annotations } }),
+    undefined,
+    'a new owner generation alone sends no apply',
+  );
 });
 
 test('applyOwnedIfChanged refuses (409) to apply an older desired state over a child applied from a newer owner generation', async () => {
@@ -226,7 +265,7 @@ test('applyOwnedIfChanged refuses (409) to apply an older desired state over a c
   assert.equal(ahead.ownerReads, 0, 'no claim above what was read: no extra request');
 });
 
-test('applyOwnedIfChanged: a forged generation (above the live owner\'s, under our own manager and operation) refuses nothing and is replaced', async () => {
+test("applyOwnedIfChanged: a forged generation (above the live owner's, under our own manager and operation) refuses nothing and is replaced", async () => {
   const sent: KubeObject[] = [];
   const apply = async (_kind: KindRef, child: KubeObject) => {
     sent.push(child);
@@ -252,12 +291,27 @@ test('applyOwnedIfChanged with reread: a lost precondition is decided once more 
     applies++;
     throw lost();
   };
-  const same = await applyOwnedIfChanged(conflicting, ownerAt(2), DEPLOY, desired(), undefined, fenceAt(2, async () => {
-    reads++;
-    return createdMeanwhile;
-  }));
-  assert.deepEqual([same.applied, same.object, applies, reads], [undefined, createdMeanwhile, 1, 1], 'the child now matches: no retry of the reconcile, no second apply');
-  await assert.rejects(applyOwnedIfChanged(conflicting, ownerAt(2), DEPLOY, desired(), undefined, fenceAt(2)), isConflict, 'without reread the 409 goes to the runtime as before');
+  const same = await applyOwnedIfChanged(
+    conflicting,
+    ownerAt(2),
+    DEPLOY,
+    desired(),
+    undefined,
+    fenceAt(2, async () => {
+      reads++;
+      return createdMeanwhile;
+    }),
+  );
+  assert.deepEqual(
+    [same.applied, same.object, applies, reads],
+    [undefined, createdMeanwhile, 1, 1],
+    'the child now matches: no retry of the reconcile, no second apply',
+  );
+  await assert.rejects(
+    applyOwnedIfChanged(conflicting, ownerAt(2), DEPLOY, desired(), undefined, fenceAt(2)),
+    isConflict,
+    'without reread the 409 goes to the runtime as before',
+  );
 
   // Written meanwhile from an older desired state: applied again with the fresh resourceVersion.
   const sent: KubeObject[] = [];
@@ -271,26 +325,76 @@ test('applyOwnedIfChanged with reread: a lost precondition is decided once more 
     return stored(child);
   };
   const older = { ...appliedFrom(1, full(desired(1))), metadata: { ...appliedFrom(1, full(desired(1))).metadata, resourceVersion: '42' } };
-  const again = await applyOwnedIfChanged(applyOnce, ownerAt(2), DEPLOY, desired(3), undefined, fenceAt(2, async () => older));
+  const again = await applyOwnedIfChanged(
+    applyOnce,
+    ownerAt(2),
+    DEPLOY,
+    desired(3),
+    undefined,
+    fenceAt(2, async () => older),
+  );
   assert.equal(again.applied, 'desired-changed');
-  assert.equal(sent.at(-1)?.metadata.resourceVersion, '42', 'the precondition is the fresh child\'s');
+  assert.equal(sent.at(-1)?.metadata.resourceVersion, '42', "the precondition is the fresh child's");
 
   // Meanwhile a newer generation applied it: the fence still refuses, with its own 409.
   const newer = appliedFrom(3, full(desired(5)));
-  await assert.rejects(applyOwnedIfChanged(conflicting, ownerAt(2), DEPLOY, desired(3), undefined, fenceAt(3, async () => newer)), /newer than the generation 2/);
+  await assert.rejects(
+    applyOwnedIfChanged(
+      conflicting,
+      ownerAt(2),
+      DEPLOY,
+      desired(3),
+      undefined,
+      fenceAt(3, async () => newer),
+    ),
+    /newer than the generation 2/,
+  );
   // Created meanwhile under another controller: no take-over here, the API server's 409 goes back.
-  const foreign = { ...stored(full(desired())), metadata: { ...stored(full(desired())).metadata, ownerReferences: [{ apiVersion: 'v1', kind: 'Owner', name: 'x', uid: 'other', controller: true }] } };
-  await assert.rejects(applyOwnedIfChanged(conflicting, ownerAt(2), DEPLOY, desired(3), undefined, fenceAt(2, async () => foreign)), /has been modified/);
+  const foreign = {
+    ...stored(full(desired())),
+    metadata: { ...stored(full(desired())).metadata, ownerReferences: [{ apiVersion: 'v1', kind: 'Owner', name: 'x', uid: 'other', controller: true }] },
+  };
+  await assert.rejects(
+    applyOwnedIfChanged(
+      conflicting,
+      ownerAt(2),
+      DEPLOY,
+      desired(3),
+      undefined,
+      fenceAt(2, async () => foreign),
+    ),
+    /has been modified/,
+  );
   // A second lost precondition is not retried again.
   const before = applies;
-  await assert.rejects(applyOwnedIfChanged(conflicting, ownerAt(2), DEPLOY, desired(3), undefined, fenceAt(2, async () => older)), /has been modified/);
+  await assert.rejects(
+    applyOwnedIfChanged(
+      conflicting,
+      ownerAt(2),
+      DEPLOY,
+      desired(3),
+      undefined,
+      fenceAt(2, async () => older),
+    ),
+    /has been modified/,
+  );
   assert.equal(applies - before, 2, 'one apply, one more after the re-read, no third');
   // Our own fence's 409 is not re-decided (reading again cannot lower a recorded generation).
   let rereads = 0;
-  await assert.rejects(applyOwnedIfChanged(conflicting, ownerAt(2), DEPLOY, desired(3), newer, fenceAt(3, async () => {
-    rereads++;
-    return newer;
-  })), /newer than the generation 2/);
+  await assert.rejects(
+    applyOwnedIfChanged(
+      conflicting,
+      ownerAt(2),
+      DEPLOY,
+      desired(3),
+      newer,
+      fenceAt(3, async () => {
+        rereads++;
+        return newer;
+      }),
+    ),
+    /newer than the generation 2/,
+  );
   assert.equal(rereads, 0);
 });
 

@@ -49,9 +49,12 @@ const apiVersions = fc.oneof(
 const coordinates = fc.record({ apiVersion: apiVersions, plural: fc.stringMatching(/^[a-z][a-z0-9]{0,20}$/), namespaced: fc.boolean() });
 
 test('collectionPath is what resourcePath gives a collection', () => {
-  fc.assert(fc.property(coordinates, fc.option(fc.string(), { nil: undefined }), (kind, namespace) => {
-    if (kind.namespaced || !namespace) assert.equal(collectionPath(kind, namespace), resourcePath({ ...kind, kind: 'K' }, { namespace }));
-  }), fcParameters({ numRuns: 300 }));
+  fc.assert(
+    fc.property(coordinates, fc.option(fc.string(), { nil: undefined }), (kind, namespace) => {
+      if (kind.namespaced || !namespace) assert.equal(collectionPath(kind, namespace), resourcePath({ ...kind, kind: 'K' }, { namespace }));
+    }),
+    fcParameters({ numRuns: 300 }),
+  );
 });
 
 test('apiGroup: the part before the first slash, the core group empty (the router and the queue routes group kinds by it)', () => {

@@ -19,14 +19,17 @@ test('MicroTime has exactly six fractional digits; Time has none', () => {
 });
 
 /** Any millisecond of years 0000–9999 (what `toISOString` writes with four year digits). */
-const instants = fc.integer({ min: Date.parse("0000-01-01T00:00:00Z"), max: Date.parse("9999-12-31T23:59:59.999Z") });
+const instants = fc.integer({ min: Date.parse('0000-01-01T00:00:00Z'), max: Date.parse('9999-12-31T23:59:59.999Z') });
 
 test('the formats are the ones the replaced copies wrote, for any instant of years 0–9999', () => {
-  fc.assert(fc.property(instants, (ms) => {
-    const date = new Date(ms);
-    assert.equal(microTime(date), `${date.toISOString().slice(0, 23)}000Z`, 'as kube/events.ts wrote it');
-    assert.equal(kubeTime(date), `${date.toISOString().slice(0, 19)}Z`, 'as kube/conditions.ts wrote it');
-    assert.match(microTime(ms), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
-    assert.equal(Date.parse(microTime(ms)), ms);
-  }), fcParameters({ numRuns: 500 }));
+  fc.assert(
+    fc.property(instants, (ms) => {
+      const date = new Date(ms);
+      assert.equal(microTime(date), `${date.toISOString().slice(0, 23)}000Z`, 'as kube/events.ts wrote it');
+      assert.equal(kubeTime(date), `${date.toISOString().slice(0, 19)}Z`, 'as kube/conditions.ts wrote it');
+      assert.match(microTime(ms), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+      assert.equal(Date.parse(microTime(ms)), ms);
+    }),
+    fcParameters({ numRuns: 500 }),
+  );
 });

@@ -35,7 +35,10 @@ before(async () => {
       res.write('{"kind":"ConfigMapList","metadata":{"resourceVersion":"7","continue":"next"},"items":[{"metadata":{"name":"a"},"data":{"k":"');
       res.write(`${'x'.repeat(100_000)}"}},`);
       // The rest only once the first item was delivered: a reader that waited for the whole body would hang here.
-      new Promise<void>((resolve) => (firstItemSeen = resolve)).then(() => res.end('{"metadata":{"name":"b"}}]}'), () => {});
+      new Promise<void>((resolve) => (firstItemSeen = resolve)).then(
+        () => res.end('{"metadata":{"name":"b"}}]}'),
+        () => {},
+      );
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -59,20 +62,35 @@ test('each item is delivered as it arrives, before the rest of the page was sent
 });
 
 test('a non-2xx answer is its KubeApiError', async () => {
-  await assert.rejects(transport.list({ path: '/forbidden' }, () => {}), (err: unknown) => isKubeApiError(err) && err.status === 403 && err.reason === 'Forbidden');
+  await assert.rejects(
+    transport.list({ path: '/forbidden' }, () => {}),
+    (err: unknown) => isKubeApiError(err) && err.status === 403 && err.reason === 'Forbidden',
+  );
 });
 
 test('a 200 body that is not a JSON list is InvalidResponse', async () => {
-  await assert.rejects(transport.list({ path: '/garbage' }, () => {}), (err: unknown) => isKubeApiError(err) && err.status === 200 && err.reason === 'InvalidResponse' && /not a JSON list/.test(err.message));
+  await assert.rejects(
+    transport.list({ path: '/garbage' }, () => {}),
+    (err: unknown) => isKubeApiError(err) && err.status === 200 && err.reason === 'InvalidResponse' && /not a JSON list/.test(err.message),
+  );
 });
 
 test('a body cut off mid-page is a NetworkError (the items before the cut were delivered)', async () => {
   const seen: unknown[] = [];
-  await assert.rejects(transport.list({ path: '/cut' }, (item) => seen.push(item)), (err: unknown) => isKubeApiError(err) && err.status === 0 && err.reason === 'NetworkError');
+  await assert.rejects(
+    transport.list({ path: '/cut' }, (item) => seen.push(item)),
+    (err: unknown) => isKubeApiError(err) && err.status === 0 && err.reason === 'NetworkError',
+  );
   assert.equal(seen.length, 1);
 });
 
 test("what the caller's onItem throws comes back as it is", async () => {
   const thrown = new RangeError('the caller failed');
-  await assert.rejects(transport.list({ path: '/api/v1/configmaps' }, () => { firstItemSeen(); throw thrown; }), (err: unknown) => err === thrown);
+  await assert.rejects(
+    transport.list({ path: '/api/v1/configmaps' }, () => {
+      firstItemSeen();
+      throw thrown;
+    }),
+    (err: unknown) => err === thrown,
+  );
 });

@@ -65,7 +65,9 @@ test('a request on a connection that accepts and never answers fails with a Time
 
 test('the proxy in stall-after-headers mode delivers the response headers and then nothing', async () => {
   proxy.setMode('stall-after-headers');
-  const response = await new Promise<http.IncomingMessage>((resolve, reject) => http.get(`${proxy.url()}/api/v1/pods`, { agent: false }, resolve).on('error', reject));
+  const response = await new Promise<http.IncomingMessage>((resolve, reject) =>
+    http.get(`${proxy.url()}/api/v1/pods`, { agent: false }, resolve).on('error', reject),
+  );
   assert.equal(response.statusCode, 200);
   assert.equal(response.readableLength, 0, 'no body byte arrived with the headers');
   response.destroy();
@@ -94,11 +96,16 @@ test('a pooled keep-alive connection that goes dead (blackholed flow) fails the 
 test("a watch's opening on a connection that never answers fails with a Timeout; once the path heals it opens", async () => {
   const abort = new AbortController();
   proxy.setMode('stall');
-  await assert.rejects(transport.watch({ path: '/api/v1/pods', signal: abort.signal, timeoutMs: BOUND_MS }, () => {}), assertTimeout);
+  await assert.rejects(
+    transport.watch({ path: '/api/v1/pods', signal: abort.signal, timeoutMs: BOUND_MS }, () => {}),
+    assertTimeout,
+  );
   proxy.setMode('pass');
   const events: string[] = [];
   let sawFirst: () => void = () => {};
-  const first = new Promise<void>((resolve) => { sawFirst = resolve; });
+  const first = new Promise<void>((resolve) => {
+    sawFirst = resolve;
+  });
   const handle = await transport.watch({ path: '/api/v1/pods', signal: abort.signal, timeoutMs: BOUND_MS }, (e) => {
     events.push(e.type);
     sawFirst();
@@ -109,11 +116,17 @@ test("a watch's opening on a connection that never answers fails with a Timeout;
   assert.deepEqual(events, ['ADDED']);
 });
 
-test("a watch answered with an error status whose body stalls fails with a Timeout, not a hang", async () => {
+test('a watch answered with an error status whose body stalls fails with a Timeout, not a hang', async () => {
   await transport.close();
   proxy.setMode('stall-after-headers');
   const abort = new AbortController();
-  await assert.rejects(transport.watch({ path: '/forbidden', signal: abort.signal, timeoutMs: BOUND_MS }, () => {}), assertTimeout);
+  await assert.rejects(
+    transport.watch({ path: '/forbidden', signal: abort.signal, timeoutMs: BOUND_MS }, () => {}),
+    assertTimeout,
+  );
   proxy.setMode('pass');
-  await assert.rejects(transport.watch({ path: '/forbidden', signal: abort.signal, timeoutMs: BOUND_MS }, () => {}), (err: unknown) => isKubeApiError(err) && err.status === 403);
+  await assert.rejects(
+    transport.watch({ path: '/forbidden', signal: abort.signal, timeoutMs: BOUND_MS }, () => {}),
+    (err: unknown) => isKubeApiError(err) && err.status === 403,
+  );
 });

@@ -45,7 +45,8 @@ test('takeLines returns complete lines and keeps the unfinished tail, across chu
 
 test('parseWatchLine: an event, a blank line (nothing), anything else throws', () => {
   assert.deepEqual(parseWatchLine('{"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"p"}}}'), {
-    type: 'ADDED', object: { kind: 'Pod', metadata: { name: 'p' } },
+    type: 'ADDED',
+    object: { kind: 'Pod', metadata: { name: 'p' } },
   });
   assert.deepEqual(parseWatchLine('{"type":"ERROR","object":{"kind":"Status","code":410}}\r'), { type: 'ERROR', object: { kind: 'Status', code: 410 } });
   assert.equal(parseWatchLine(''), undefined);
@@ -68,8 +69,12 @@ test('tlsFingerprint changes with any TLS setting and only with those; tlsAgentO
   assert.deepEqual(tlsAgentOptions({ headers: {}, rejectUnauthorized: false }), { keepAlive: true, rejectUnauthorized: false });
 });
 
-test('requestHeaders: the credentials\' headers, JSON, user agent, bearer token, and type and byte length of a body', () => {
-  assert.deepEqual(requestHeaders({ headers: { 'X-A': '1' } }, 'ua', undefined, undefined, undefined), { 'X-A': '1', Accept: 'application/json', 'User-Agent': 'ua' });
+test("requestHeaders: the credentials' headers, JSON, user agent, bearer token, and type and byte length of a body", () => {
+  assert.deepEqual(requestHeaders({ headers: { 'X-A': '1' } }, 'ua', undefined, undefined, undefined), {
+    'X-A': '1',
+    Accept: 'application/json',
+    'User-Agent': 'ua',
+  });
   assert.deepEqual(requestHeaders({ headers: {} }, 'ua', 'tok', '{"é":1}', 'application/merge-patch+json'), {
     Accept: 'application/json',
     'User-Agent': 'ua',
@@ -95,18 +100,33 @@ test('unreachableError: an abort keeps its reason, a KubeApiError passes, anythi
 test('parseResponseBody: empty is undefined, JSON is parsed, anything else is an InvalidResponse', () => {
   assert.equal(parseResponseBody('GET /x', 200, ''), undefined);
   assert.deepEqual(parseResponseBody('GET /x', 201, '{"a":1}'), { a: 1 });
-  assert.throws(() => parseResponseBody('GET /x', 200, '<html>'), (err: unknown) => isKubeApiError(err) && err.reason === 'InvalidResponse' && err.status === 200);
+  assert.throws(
+    () => parseResponseBody('GET /x', 200, '<html>'),
+    (err: unknown) => isKubeApiError(err) && err.reason === 'InvalidResponse' && err.status === 200,
+  );
 });
 
 test('deliverWatchLine: an event goes to onEvent, a blank line is skipped, a bad line or a throwing onEvent ends the stream', () => {
   const seen: WatchEvent[] = [];
-  const keep = (e: WatchEvent) => { seen.push(e); };
+  const keep = (e: WatchEvent) => {
+    seen.push(e);
+  };
   assert.equal(deliverWatchLine('{"type":"ADDED","object":{"kind":"Pod"}}', keep, 'GET /p', 'https://api'), undefined);
   assert.equal(deliverWatchLine('', keep, 'GET /p', 'https://api'), undefined);
   assert.deepEqual(seen, [{ type: 'ADDED', object: { kind: 'Pod' } }]);
   const bad = deliverWatchLine('not json', keep, 'GET /p', 'https://api');
   assert.ok(bad && isKubeApiError(bad.error) && bad.error.reason === 'InvalidResponse');
   const thrown = new Error('handler broke');
-  assert.deepEqual(deliverWatchLine('{"type":"ADDED","object":{}}', () => { throw thrown; }, 'GET /p', 'https://api'), { error: thrown });
+  assert.deepEqual(
+    deliverWatchLine(
+      '{"type":"ADDED","object":{}}',
+      () => {
+        throw thrown;
+      },
+      'GET /p',
+      'https://api',
+    ),
+    { error: thrown },
+  );
   assert.equal(seen.length, 1);
 });

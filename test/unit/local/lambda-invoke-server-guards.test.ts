@@ -19,23 +19,40 @@ after(async () => {
 });
 
 /** One raw POST to fn's invocations path. */
-function raw(options: { host?: string; authorization?: boolean; bytes: number; contentLength?: boolean }): Promise<{ status: number; type: string | undefined }> {
+function raw(options: {
+  host?: string;
+  authorization?: boolean;
+  bytes: number;
+  contentLength?: boolean;
+}): Promise<{ status: number; type: string | undefined }> {
   const url = new URL(server.endpoint);
   const body = Buffer.alloc(options.bytes, ' ');
   body.write('{}', 0);
   return new Promise((resolve, reject) => {
-    const req = http.request({
-      host: url.hostname, port: url.port, method: 'POST', path: '/2015-03-31/functions/fn/invocations', agent: false,
-      headers: {
-        host: options.host ?? url.host, 'content-type': 'text/plain',
-        ...(options.authorization === false ? {} : { authorization: 'AWS4-HMAC-SHA256 Credential=x/20261203/us-east-1/lambda/aws4_request, SignedHeaders=host, Signature=0' }),
-        ...(options.contentLength === false ? { 'transfer-encoding': 'chunked' } : { 'content-length': body.length }),
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        method: 'POST',
+        path: '/2015-03-31/functions/fn/invocations',
+        agent: false,
+        headers: {
+          host: options.host ?? url.host,
+          'content-type': 'text/plain',
+          ...(options.authorization === false
+            ? {}
+            : { authorization: 'AWS4-HMAC-SHA256 Credential=x/20261203/us-east-1/lambda/aws4_request, SignedHeaders=host, Signature=0' }),
+          ...(options.contentLength === false ? { 'transfer-encoding': 'chunked' } : { 'content-length': body.length }),
+        },
       },
-    }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: res.headers['x-amzn-errortype'] as string | undefined }));
-    });
-    req.on('error', (err) => (err as NodeJS.ErrnoException).code === 'EPIPE' || (err as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(err));
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, type: res.headers['x-amzn-errortype'] as string | undefined }));
+      },
+    );
+    req.on('error', (err) =>
+      (err as NodeJS.ErrnoException).code === 'EPIPE' || (err as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(err),
+    );
     req.end(body);
   });
 }
@@ -57,7 +74,7 @@ test('a body over 6 MB is refused 413 without invoking, declared or chunked', as
   assert.equal(server.invocations.fn ?? 0, before);
 });
 
-test('the AWS SDK\'s Lambda client invokes as before', async () => {
+test("the AWS SDK's Lambda client invokes as before", async () => {
   const client = new LambdaClient({ endpoint: server.endpoint, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
   const out = await client.send(new InvokeCommand({ FunctionName: 'fn', Payload: new TextEncoder().encode(JSON.stringify({ a: 'x'.repeat(1000) })) }));
   assert.equal(out.FunctionError, undefined);

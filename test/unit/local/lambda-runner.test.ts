@@ -54,11 +54,17 @@ test('a received message becomes the record Lambda builds (AWS documentation exa
 });
 
 test('binary attributes are base64 in the record; extra system attributes are kept', () => {
-  const record = toLambdaRecord({
-    MessageId: 'm', ReceiptHandle: 'r', Body: 'b', MD5OfBody: 'x',
-    Attributes: { ApproximateReceiveCount: '3', AWSTraceHeader: 'Root=1-abc' },
-    MessageAttributes: { blob: { DataType: 'Binary', BinaryValue: new Uint8Array([1, 2, 255]) } },
-  }, source);
+  const record = toLambdaRecord(
+    {
+      MessageId: 'm',
+      ReceiptHandle: 'r',
+      Body: 'b',
+      MD5OfBody: 'x',
+      Attributes: { ApproximateReceiveCount: '3', AWSTraceHeader: 'Root=1-abc' },
+      MessageAttributes: { blob: { DataType: 'Binary', BinaryValue: new Uint8Array([1, 2, 255]) } },
+    },
+    source,
+  );
   assert.equal(record.messageAttributes.blob?.binaryValue, 'AQL/');
   assert.equal(record.messageAttributes.blob?.stringValue, undefined);
   assert.equal(record.attributes.ApproximateReceiveCount, '3');
@@ -106,7 +112,14 @@ test('without ReportBatchItemFailures the response is ignored: a returned value 
 
 test('the Lambda context counts down from the deadline and rejects callback-style completion', () => {
   let now = 1_000_000;
-  const context = createLambdaContext({ functionName: 'memcached', region: 'eu-west-1', requestId: 'req-1', deadline: now + 30_000, memoryLimitMB: 512, now: () => now });
+  const context = createLambdaContext({
+    functionName: 'memcached',
+    region: 'eu-west-1',
+    requestId: 'req-1',
+    deadline: now + 30_000,
+    memoryLimitMB: 512,
+    now: () => now,
+  });
   assert.equal(context.getRemainingTimeInMillis(), 30_000);
   now += 29_000;
   assert.equal(context.getRemainingTimeInMillis(), 1_000);
@@ -120,8 +133,14 @@ test('the Lambda context counts down from the deadline and rejects callback-styl
 
 test('a message received again while gathering a batch replaces its older copy', () => {
   const batch: Message[] = [{ MessageId: 'a', ReceiptHandle: 'old' }];
-  addLatest(batch, [{ MessageId: 'b', ReceiptHandle: 'b1' }, { MessageId: 'a', ReceiptHandle: 'new' }]);
-  assert.deepEqual(batch.map((m) => `${m.MessageId}:${m.ReceiptHandle}`), ['a:new', 'b:b1']);
+  addLatest(batch, [
+    { MessageId: 'b', ReceiptHandle: 'b1' },
+    { MessageId: 'a', ReceiptHandle: 'new' },
+  ]);
+  assert.deepEqual(
+    batch.map((m) => `${m.MessageId}:${m.ReceiptHandle}`),
+    ['a:new', 'b:b1'],
+  );
 });
 
 test('queueArnFromUrl derives the ARN from an account/name queue URL', () => {
@@ -134,14 +153,21 @@ test('loadHandler imports a named export from an .mjs bundle and explains a miss
   const file = join(dir, 'fn.mjs');
   writeFileSync(file, 'export const handler = async (event) => ({ batchItemFailures: [], n: event.Records.length });\n');
   const handler = await loadHandler({ module: file });
-  assert.deepEqual(await handler({ Records: [] }, createLambdaContext({ functionName: 'f', region: 'r', requestId: 'x', deadline: 0, memoryLimitMB: 128 })), { batchItemFailures: [], n: 0 });
+  assert.deepEqual(await handler({ Records: [] }, createLambdaContext({ functionName: 'f', region: 'r', requestId: 'x', deadline: 0, memoryLimitMB: 128 })), {
+    batchItemFailures: [],
+    n: 0,
+  });
   await assert.rejects(loadHandler({ module: file, export: 'reconcile' }), /no exported function "reconcile" \(exports: handler\)/);
   await assert.rejects(loadHandler({ module: join(dir, 'missing.mjs') }), /Cannot load the function module/);
 });
 
 test('FIFO: a failed record stops the rest of its group in the batch; other groups and ungrouped records keep their settlement', () => {
   const records = [
-    { id: 'a1', group: 'A' }, { id: 'b1', group: 'B' }, { id: 'a2', group: 'A' }, { id: 'a3', group: 'A' }, { id: 'b2', group: 'B' },
+    { id: 'a1', group: 'A' },
+    { id: 'b1', group: 'B' },
+    { id: 'a2', group: 'A' },
+    { id: 'a3', group: 'A' },
+    { id: 'b2', group: 'B' },
   ];
   const ids = records.map((r) => r.id);
   const settled = fifoSettlement(records, settleBatch(ids, { batchItemFailures: [{ itemIdentifier: 'a2' }] }));
@@ -150,5 +176,14 @@ test('FIFO: a failed record stops the rest of its group in the batch; other grou
   assert.deepEqual(settled.stopped, ['a3']);
   const full = fifoSettlement(records, settleBatch(ids, { batchItemFailures: [{ itemIdentifier: 'a2' }, { itemIdentifier: 'a3' }] }));
   assert.deepEqual(full.stopped, [], 'a handler that follows the rule changes nothing');
-  assert.deepEqual(fifoSettlement([{ id: 'x', group: undefined }, { id: 'y', group: undefined }], settleBatch(['x', 'y'], { batchItemFailures: [{ itemIdentifier: 'x' }] })).deleteIds, ['y']);
+  assert.deepEqual(
+    fifoSettlement(
+      [
+        { id: 'x', group: undefined },
+        { id: 'y', group: undefined },
+      ],
+      settleBatch(['x', 'y'], { batchItemFailures: [{ itemIdentifier: 'x' }] }),
+    ).deleteIds,
+    ['y'],
+  );
 });

@@ -19,25 +19,42 @@ after(async () => {
   await server.stop();
 });
 
-interface Answer { status: number; headers: http.IncomingHttpHeaders; body: Record<string, unknown> }
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Record<string, unknown>;
+}
 
 /** One raw request: `body` is written in chunks of 64 KiB (until the server hangs up). */
 function raw(options: { host?: string; target: string; body: string | number; contentLength?: boolean }): Promise<Answer> {
   const url = new URL(server.endpoint);
   const payload = typeof options.body === 'string' ? Buffer.from(options.body) : Buffer.alloc(options.body, 'a');
   return new Promise((resolve, reject) => {
-    const req = http.request({
-      host: url.hostname, port: url.port, method: 'POST', path: '/', agent: false,
-      headers: {
-        host: options.host ?? url.host, 'x-amz-target': options.target, 'content-type': 'application/x-amz-json-1.0',
-        ...(options.contentLength === false ? { 'transfer-encoding': 'chunked' } : { 'content-length': payload.length }),
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        method: 'POST',
+        path: '/',
+        agent: false,
+        headers: {
+          host: options.host ?? url.host,
+          'x-amz-target': options.target,
+          'content-type': 'application/x-amz-json-1.0',
+          ...(options.contentLength === false ? { 'transfer-encoding': 'chunked' } : { 'content-length': payload.length }),
+        },
       },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(Buffer.concat(chunks).toString() || '{}') as Record<string, unknown> }));
-    });
-    req.on('error', (err) => (err as NodeJS.ErrnoException).code === 'EPIPE' || (err as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(err));
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(Buffer.concat(chunks).toString() || '{}') as Record<string, unknown> }),
+        );
+      },
+    );
+    req.on('error', (err) =>
+      (err as NodeJS.ErrnoException).code === 'EPIPE' || (err as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(err),
+    );
     let offset = 0;
     const write = () => {
       while (offset < payload.length) {
@@ -53,7 +70,8 @@ function raw(options: { host?: string; target: string; body: string | number; co
 
 test('isLoopbackHost: loopback names with or without a port; anything else is not', () => {
   for (const host of ['127.0.0.1', '127.0.0.1:9324', 'localhost:1', 'LOCALHOST', '[::1]:80', '[::1]']) assert.equal(isLoopbackHost(host), true, host);
-  for (const host of [undefined, '', 'evil.example', 'evil.example:80', '127.0.0.1.evil.example', 'localhost.evil', '10.0.0.1:9324', '[::2]:80']) assert.equal(isLoopbackHost(host), false, String(host));
+  for (const host of [undefined, '', 'evil.example', 'evil.example:80', '127.0.0.1.evil.example', 'localhost.evil', '10.0.0.1:9324', '[::2]:80'])
+    assert.equal(isLoopbackHost(host), false, String(host));
 });
 
 test('a request whose Host is not loopback is refused with AccessDenied (403), SQS-shaped; the same request to 127.0.0.1 is served', async () => {
@@ -86,7 +104,10 @@ test('through the SDK: a message of exactly 1 MiB is accepted, one byte more is 
   try {
     const QueueUrl = server.queueUrl('work');
     assert.ok((await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'm'.repeat(MAX_MESSAGE_SIZE_BYTES) }))).MessageId);
-    await assert.rejects(sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'm'.repeat(MAX_MESSAGE_SIZE_BYTES + 1) })), (err: Error) => err.name === 'InvalidParameterValue');
+    await assert.rejects(
+      sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'm'.repeat(MAX_MESSAGE_SIZE_BYTES + 1) })),
+      (err: Error) => err.name === 'InvalidParameterValue',
+    );
     const Entries = [0, 1].map((i) => ({ Id: `e${i}`, MessageBody: 'b'.repeat(MAX_MESSAGE_SIZE_BYTES / 2 + 1) }));
     await assert.rejects(sqs.send(new SendMessageBatchCommand({ QueueUrl, Entries })), (err: Error) => err.name === 'BatchRequestTooLong');
   } finally {

@@ -1,19 +1,16 @@
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  MemoryBroker,
-  QueueError,
-  attributeSelected,
-  md5OfMessageAttributes,
-  messageSize,
-  queueArn,
-  type Clock,
-} from '../../../src/local/memory-queue.ts';
+import { MemoryBroker, QueueError, attributeSelected, md5OfMessageAttributes, messageSize, queueArn, type Clock } from '../../../src/local/memory-queue.ts';
 
 function fakeClock(start = 1_700_000_000_000): Clock & { advance(seconds: number): void } {
   let now = start;
-  return { now: () => now, advance: (seconds) => { now += seconds * 1000; } };
+  return {
+    now: () => now,
+    advance: (seconds) => {
+      now += seconds * 1000;
+    },
+  };
 }
 
 function setup(options: { visibility?: number; maxReceiveCount?: number; delay?: number } = {}) {
@@ -66,26 +63,50 @@ test('per-message DelaySeconds hides a message until due and counts it as delaye
   broker.sendMessage('work', { body: 'later', delaySeconds: 5 });
   broker.sendMessage('work', { body: 'now' });
   assert.deepEqual(broker.counts('work'), { visible: 1, notVisible: 0, delayed: 1 });
-  assert.deepEqual(broker.receiveMessage('work', all).map((m) => m.body), ['now']);
+  assert.deepEqual(
+    broker.receiveMessage('work', all).map((m) => m.body),
+    ['now'],
+  );
   clock.advance(5);
-  assert.deepEqual(broker.receiveMessage('work', all).map((m) => m.body), ['later']);
+  assert.deepEqual(
+    broker.receiveMessage('work', all).map((m) => m.body),
+    ['later'],
+  );
 });
 
 test('the queue DelaySeconds applies when a message sets none; a message value overrides it', () => {
   const { clock, broker } = setup({ delay: 3 });
   broker.sendMessage('work', { body: 'queue-delay' });
   broker.sendMessage('work', { body: 'no-delay', delaySeconds: 0 });
-  assert.deepEqual(broker.receiveMessage('work', all).map((m) => m.body), ['no-delay']);
+  assert.deepEqual(
+    broker.receiveMessage('work', all).map((m) => m.body),
+    ['no-delay'],
+  );
   clock.advance(3);
-  assert.deepEqual(broker.receiveMessage('work', all).map((m) => m.body), ['queue-delay']);
+  assert.deepEqual(
+    broker.receiveMessage('work', all).map((m) => m.body),
+    ['queue-delay'],
+  );
 });
 
 test('DelaySeconds, VisibilityTimeout and MaxNumberOfMessages out of range are InvalidParameterValue', () => {
   const { broker } = setup();
-  assert.equal(code(() => broker.sendMessage('work', { body: 'x', delaySeconds: 901 })), 'InvalidParameterValue');
-  assert.equal(code(() => broker.sendMessage('work', { body: 'x', delaySeconds: -1 })), 'InvalidParameterValue');
-  assert.equal(code(() => broker.receiveMessage('work', { maxNumberOfMessages: 11 })), 'InvalidParameterValue');
-  assert.equal(code(() => broker.receiveMessage('work', { visibilityTimeoutSeconds: 43_201 })), 'InvalidParameterValue');
+  assert.equal(
+    code(() => broker.sendMessage('work', { body: 'x', delaySeconds: 901 })),
+    'InvalidParameterValue',
+  );
+  assert.equal(
+    code(() => broker.sendMessage('work', { body: 'x', delaySeconds: -1 })),
+    'InvalidParameterValue',
+  );
+  assert.equal(
+    code(() => broker.receiveMessage('work', { maxNumberOfMessages: 11 })),
+    'InvalidParameterValue',
+  );
+  assert.equal(
+    code(() => broker.receiveMessage('work', { visibilityTimeoutSeconds: 43_201 })),
+    'InvalidParameterValue',
+  );
 });
 
 test('delete with the latest receipt handle removes the message; a stale handle is accepted and ignored', () => {
@@ -100,7 +121,10 @@ test('delete with the latest receipt handle removes the message; a stale handle 
   assert.equal(third?.messageId, second?.messageId, 'a stale handle must not delete the message');
   broker.deleteMessage('work', third!.receiptHandle);
   assert.deepEqual(broker.counts('work'), { visible: 0, notVisible: 0, delayed: 0 });
-  assert.equal(code(() => broker.deleteMessage('work', 'garbage')), 'ReceiptHandleIsInvalid');
+  assert.equal(
+    code(() => broker.deleteMessage('work', 'garbage')),
+    'ReceiptHandleIsInvalid',
+  );
 });
 
 test('after maxReceiveCount receives the next receive moves the message to the DLQ, keeping id, body, attributes and SentTimestamp', () => {
@@ -131,30 +155,70 @@ test('ChangeMessageVisibility extends or ends the timeout of an in-flight messag
   clock.advance(1);
   const [again] = broker.receiveMessage('work', all);
   broker.changeMessageVisibility('work', again!.receiptHandle, 0);
-  assert.equal(code(() => broker.changeMessageVisibility('work', again!.receiptHandle, 10)), 'MessageNotInflight');
+  assert.equal(
+    code(() => broker.changeMessageVisibility('work', again!.receiptHandle, 10)),
+    'MessageNotInflight',
+  );
   assert.equal(broker.receiveMessage('work', all)[0]?.attributes.ApproximateReceiveCount, '3');
 });
 
 test('batches: 1 to 10 entries, distinct well-formed ids, 1 MiB in total, per-entry failures reported', () => {
   const { broker } = setup();
   const entries = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `e${i}`, body: `m${i}` }));
-  assert.equal(code(() => broker.sendMessageBatch('work', entries(11))), 'TooManyEntriesInBatchRequest');
-  assert.equal(code(() => broker.sendMessageBatch('work', [])), 'EmptyBatchRequest');
-  assert.equal(code(() => broker.sendMessageBatch('work', [{ id: 'a', body: 'x' }, { id: 'a', body: 'y' }])), 'BatchEntryIdsNotDistinct');
-  assert.equal(code(() => broker.sendMessageBatch('work', [{ id: 'bad id!', body: 'x' }])), 'InvalidBatchEntryId');
+  assert.equal(
+    code(() => broker.sendMessageBatch('work', entries(11))),
+    'TooManyEntriesInBatchRequest',
+  );
+  assert.equal(
+    code(() => broker.sendMessageBatch('work', [])),
+    'EmptyBatchRequest',
+  );
+  assert.equal(
+    code(() =>
+      broker.sendMessageBatch('work', [
+        { id: 'a', body: 'x' },
+        { id: 'a', body: 'y' },
+      ]),
+    ),
+    'BatchEntryIdsNotDistinct',
+  );
+  assert.equal(
+    code(() => broker.sendMessageBatch('work', [{ id: 'bad id!', body: 'x' }])),
+    'InvalidBatchEntryId',
+  );
   const big = 'x'.repeat(200_000);
-  assert.equal(code(() => broker.sendMessageBatch('work', entries(6).map((e) => ({ ...e, body: big })))), 'BatchRequestTooLong');
+  assert.equal(
+    code(() =>
+      broker.sendMessageBatch(
+        'work',
+        entries(6).map((e) => ({ ...e, body: big })),
+      ),
+    ),
+    'BatchRequestTooLong',
+  );
   const result = broker.sendMessageBatch('work', [...entries(9), { id: 'late', body: 'x', delaySeconds: 1000 }]);
   assert.equal(result.successful.length, 9);
-  assert.deepEqual(result.failed.map((f) => [f.id, f.code, f.senderFault]), [['late', 'InvalidParameterValue', true]]);
+  assert.deepEqual(
+    result.failed.map((f) => [f.id, f.code, f.senderFault]),
+    [['late', 'InvalidParameterValue', true]],
+  );
   assert.equal(broker.counts('work').visible, 9);
 });
 
 test('message bodies: empty is MissingParameter, invalid characters InvalidMessageContents, over the size limit InvalidParameterValue', () => {
   const { broker } = setup();
-  assert.equal(code(() => broker.sendMessage('work', { body: '' })), 'MissingParameter');
-  assert.equal(code(() => broker.sendMessage('work', { body: 'a\u0000b' })), 'InvalidMessageContents');
-  assert.equal(code(() => broker.sendMessage('work', { body: 'x'.repeat(1_048_577) })), 'InvalidParameterValue');
+  assert.equal(
+    code(() => broker.sendMessage('work', { body: '' })),
+    'MissingParameter',
+  );
+  assert.equal(
+    code(() => broker.sendMessage('work', { body: 'a\u0000b' })),
+    'InvalidMessageContents',
+  );
+  assert.equal(
+    code(() => broker.sendMessage('work', { body: 'x'.repeat(1_048_577) })),
+    'InvalidParameterValue',
+  );
   broker.sendMessage('work', { body: 'x'.repeat(1_048_576) });
 });
 
@@ -171,8 +235,14 @@ test('message attributes round-trip, are filtered by name on receive, and carry 
   assert.deepEqual(Object.keys(message!.messageAttributes), ['operless.reason']);
   const [full] = broker.receiveMessage('work', all);
   assert.deepEqual(full!.messageAttributes, attributes);
-  assert.equal(code(() => broker.sendMessage('work', { body: 'x', messageAttributes: { 'AWS.x': { DataType: 'String', StringValue: 'v' } } })), 'InvalidParameterValue');
-  assert.equal(code(() => broker.sendMessage('work', { body: 'x', messageAttributes: { n: { DataType: 'Number', StringValue: 'three' } } })), 'InvalidParameterValue');
+  assert.equal(
+    code(() => broker.sendMessage('work', { body: 'x', messageAttributes: { 'AWS.x': { DataType: 'String', StringValue: 'v' } } })),
+    'InvalidParameterValue',
+  );
+  assert.equal(
+    code(() => broker.sendMessage('work', { body: 'x', messageAttributes: { n: { DataType: 'Number', StringValue: 'three' } } })),
+    'InvalidParameterValue',
+  );
 });
 
 test('SQS MD5 of message attributes follows the documented length-prefixed encoding', () => {
@@ -215,21 +285,57 @@ test('queue attribute counts distinguish visible, in flight and delayed', () => 
   broker.sendMessage('work', { body: 'b' });
   broker.sendMessage('work', { body: 'c', delaySeconds: 60 });
   broker.receiveMessage('work');
-  const attributes = broker.getQueueAttributes('work', ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed']);
+  const attributes = broker.getQueueAttributes('work', [
+    'ApproximateNumberOfMessages',
+    'ApproximateNumberOfMessagesNotVisible',
+    'ApproximateNumberOfMessagesDelayed',
+  ]);
   assert.deepEqual(attributes, { ApproximateNumberOfMessages: '1', ApproximateNumberOfMessagesNotVisible: '1', ApproximateNumberOfMessagesDelayed: '1' });
-  assert.equal(code(() => broker.getQueueAttributes('work', ['Nope'])), 'InvalidAttributeName');
+  assert.equal(
+    code(() => broker.getQueueAttributes('work', ['Nope'])),
+    'InvalidAttributeName',
+  );
 });
 
 test('queues: unknown names are QueueDoesNotExist, re-creating with other attributes is QueueNameExists, a redrive target must exist', () => {
   const { broker } = setup();
-  assert.equal(code(() => broker.sendMessage('missing', { body: 'x' })), 'QueueDoesNotExist');
+  assert.equal(
+    code(() => broker.sendMessage('missing', { body: 'x' })),
+    'QueueDoesNotExist',
+  );
   assert.equal(broker.createQueue('work', { VisibilityTimeout: '30' }).name, 'work');
-  assert.equal(code(() => broker.createQueue('work', { VisibilityTimeout: '31' })), 'QueueNameExists');
-  assert.equal(code(() => broker.createQueue('other', { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: queueArn('eu-west-1', 'nope'), maxReceiveCount: 3 }) })), 'InvalidParameterValue');
-  assert.equal(code(() => broker.createQueue('bad name')), 'InvalidParameterValue');
-  assert.equal(code(() => broker.createQueue('x', { FifoQueue: 'true' })), 'InvalidParameterValue', 'a FIFO queue\'s name ends in .fifo');
-  assert.equal(code(() => broker.createQueue('x.fifo')), 'InvalidParameterValue', 'and a .fifo name is a FIFO queue');
-  assert.equal(code(() => broker.createQueue('y.fifo', { FifoQueue: 'true', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: queueArn('eu-west-1', 'work-dlq'), maxReceiveCount: 3 }) })), 'InvalidParameterValue', 'a FIFO queue\'s DLQ is FIFO');
+  assert.equal(
+    code(() => broker.createQueue('work', { VisibilityTimeout: '31' })),
+    'QueueNameExists',
+  );
+  assert.equal(
+    code(() => broker.createQueue('other', { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: queueArn('eu-west-1', 'nope'), maxReceiveCount: 3 }) })),
+    'InvalidParameterValue',
+  );
+  assert.equal(
+    code(() => broker.createQueue('bad name')),
+    'InvalidParameterValue',
+  );
+  assert.equal(
+    code(() => broker.createQueue('x', { FifoQueue: 'true' })),
+    'InvalidParameterValue',
+    "a FIFO queue's name ends in .fifo",
+  );
+  assert.equal(
+    code(() => broker.createQueue('x.fifo')),
+    'InvalidParameterValue',
+    'and a .fifo name is a FIFO queue',
+  );
+  assert.equal(
+    code(() =>
+      broker.createQueue('y.fifo', {
+        FifoQueue: 'true',
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: queueArn('eu-west-1', 'work-dlq'), maxReceiveCount: 3 }),
+      }),
+    ),
+    'InvalidParameterValue',
+    "a FIFO queue's DLQ is FIFO",
+  );
   assert.deepEqual(broker.listQueues('work'), ['work', 'work-dlq']);
 });
 
@@ -276,14 +382,25 @@ test('FIFO: a deduplication id is remembered for 5 minutes after its send, delet
   assert.deepEqual(broker.receiveMessage('f.fifo'), [], 'dropped inside the window');
   clock.advance(1);
   broker.sendMessage('f.fifo', { body: 'three', groupId: 'A', deduplicationId: 'd' });
-  assert.deepEqual(broker.receiveMessage('f.fifo').map((m) => m.body), ['three'], 'accepted once the window has passed');
+  assert.deepEqual(
+    broker.receiveMessage('f.fifo').map((m) => m.body),
+    ['three'],
+    'accepted once the window has passed',
+  );
 
   broker.createQueue('g.fifo', { FifoQueue: 'true', DeduplicationScope: 'messageGroup', ContentBasedDeduplication: 'true' });
   broker.sendMessage('g.fifo', { body: 'same', groupId: 'A' });
   broker.sendMessage('g.fifo', { body: 'same', groupId: 'B' });
   broker.sendMessage('g.fifo', { body: 'same', groupId: 'A' });
-  assert.deepEqual(broker.receiveMessage('g.fifo', { maxNumberOfMessages: 10, attributeNames: ['MessageGroupId'] }).map((m) => m.attributes.MessageGroupId), ['A', 'B']);
-  assert.equal(code(() => broker.sendMessage('work', { body: 'x', deduplicationId: 'd' })), 'InvalidParameterValue', 'no deduplication id on a standard queue');
+  assert.deepEqual(
+    broker.receiveMessage('g.fifo', { maxNumberOfMessages: 10, attributeNames: ['MessageGroupId'] }).map((m) => m.attributes.MessageGroupId),
+    ['A', 'B'],
+  );
+  assert.equal(
+    code(() => broker.sendMessage('work', { body: 'x', deduplicationId: 'd' })),
+    'InvalidParameterValue',
+    'no deduplication id on a standard queue',
+  );
 });
 
 test('ApproximateAgeOfOldestMessage: seconds since the oldest visible or in-flight message was sent; delayed ones wait their turn', () => {

@@ -23,7 +23,10 @@ test('all nodes ready and the Deployment rolled out: Available, not Progressing,
     assert.equal(condition.observedGeneration, 2);
     assert.equal(condition.lastTransitionTime, '2026-11-01T10:00:00Z');
   }
-  assert.deepEqual(o.status.conditions.map((x) => x.type), ['Available', 'Progressing', 'Degraded']);
+  assert.deepEqual(
+    o.status.conditions.map((x) => x.type),
+    ['Available', 'Progressing', 'Degraded'],
+  );
 });
 
 test('scaling up: not Available, Progressing ScalingUp, not settled', () => {
@@ -72,7 +75,10 @@ test('a stuck Deployment makes the Memcached Degraded with the Deployment messag
   assert.equal(o.degraded?.reason, 'ProgressDeadlineExceeded');
   assert.equal(byType(o.status.conditions).Degraded?.status, 'True');
   assert.match(byType(o.status.conditions).Degraded?.message ?? '', /timed out progressing/);
-  const quota = deployment(3, { ...settledStatus(0), conditions: [{ type: 'ReplicaFailure', status: 'True', reason: 'FailedCreate', message: 'exceeded quota' }] });
+  const quota = deployment(3, {
+    ...settledStatus(0),
+    conditions: [{ type: 'ReplicaFailure', status: 'True', reason: 'FailedCreate', message: 'exceeded quota' }],
+  });
   assert.equal(observe(memcached(), quota, [], T0).degraded?.reason, 'ReplicaFailure');
 });
 

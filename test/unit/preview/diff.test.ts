@@ -9,14 +9,31 @@ import { diffLineText, objectDiff, withoutServerFields } from '../../../src/prev
 import { rateLimiter } from '../../../src/kube/recording-transport.ts';
 
 test('server-set metadata and status are left out; status kept on request', () => {
-  const live = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', resourceVersion: '7', uid: 'u', generation: 2, creationTimestamp: 't', managedFields: [{}], labels: { x: 'y' } }, data: { k: 'v' }, status: { s: 1 } };
+  const live = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'a', resourceVersion: '7', uid: 'u', generation: 2, creationTimestamp: 't', managedFields: [{}], labels: { x: 'y' } },
+    data: { k: 'v' },
+    status: { s: 1 },
+  };
   assert.deepEqual(withoutServerFields(live, false), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', labels: { x: 'y' } }, data: { k: 'v' } });
   assert.deepEqual((withoutServerFields(live, true) as { status: unknown }).status, { s: 1 });
 });
 
 test('a diff line per changed leaf, sorted by path; equal objects give none', () => {
   const before = { metadata: { labels: {} }, spec: { replicas: 1, template: { containers: [{ name: 'web', image: 'a' }] }, gone: true } };
-  const after = { spec: { replicas: 3, template: { containers: [{ name: 'web', image: 'b' }, { name: 'side', image: 'c' }] } }, metadata: { labels: { 'app.kubernetes.io/name': 'x' } } };
+  const after = {
+    spec: {
+      replicas: 3,
+      template: {
+        containers: [
+          { name: 'web', image: 'b' },
+          { name: 'side', image: 'c' },
+        ],
+      },
+    },
+    metadata: { labels: { 'app.kubernetes.io/name': 'x' } },
+  };
   assert.deepEqual(objectDiff(before, after).map(diffLineText), [
     '+ metadata.labels["app.kubernetes.io/name"]: "x"',
     '- spec.gone: true',
@@ -27,10 +44,17 @@ test('a diff line per changed leaf, sorted by path; equal objects give none', ()
   assert.deepEqual(objectDiff(before, structuredClone(before)), []);
 });
 
-test('the token bucket lets one second\'s worth through at once, then paces to the rate', async () => {
+test("the token bucket lets one second's worth through at once, then paces to the rate", async () => {
   let now = 0;
   const slept: number[] = [];
-  const take = rateLimiter(4, () => now, async (ms) => { slept.push(ms); now += ms; });
+  const take = rateLimiter(
+    4,
+    () => now,
+    async (ms) => {
+      slept.push(ms);
+      now += ms;
+    },
+  );
   for (let i = 0; i < 4; i++) await take();
   assert.deepEqual(slept, [], 'the first four start at once');
   for (let i = 0; i < 4; i++) await take();

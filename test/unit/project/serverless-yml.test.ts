@@ -21,18 +21,23 @@ functions:
     events: [{ schedule: { rate: rate(10 minutes) } }]
 `;
 
-test('a function\'s timeout and environment: its own over the provider\'s, numbers kept as written', () => {
+test("a function's timeout and environment: its own over the provider's, numbers kept as written", () => {
   const { runtimes } = parseServerlessYaml(YAML);
-  assert.deepEqual(runtimes.map((r) => [r.name, r.sqs, r.timeout, r.environment.OPERLESS_BUDGET_RESERVE_MS, r.environment.OPERLESS_LOG_LEVEL]), [
-    ['a', true, 60, '5000', 'info'],
-    ['b', false, 30, '2000', 'info'],
-  ]);
+  assert.deepEqual(
+    runtimes.map((r) => [r.name, r.sqs, r.timeout, r.environment.OPERLESS_BUDGET_RESERVE_MS, r.environment.OPERLESS_LOG_LEVEL]),
+    [
+      ['a', true, 60, '5000', 'info'],
+      ['b', false, 30, '2000', 'info'],
+    ],
+  );
   assert.equal(parseServerlessYaml('functions:\n  c:\n    handler: c.handler\n').runtimes[0]?.timeout, DEFAULT_TIMEOUT_SECONDS);
 });
 
 test('packaging refuses a reconcile function whose reserve is at or above its timeout, naming both, before building anything', () => {
   assert.doesNotThrow(() => refuseUnworkableBudgets(YAML));
   const bad = YAML.replace('timeout: 60', 'timeout: 5');
-  assert.throws(() => refuseUnworkableBudgets(bad), (err: unknown) =>
-    err instanceof PackageError && /function "a": OPERLESS_BUDGET_RESERVE_MS is 5000 ms, at or above its timeout of 5 s/.test(err.message));
+  assert.throws(
+    () => refuseUnworkableBudgets(bad),
+    (err: unknown) => err instanceof PackageError && /function "a": OPERLESS_BUDGET_RESERVE_MS is 5000 ms, at or above its timeout of 5 s/.test(err.message),
+  );
 });

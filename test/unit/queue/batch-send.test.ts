@@ -31,13 +31,20 @@ async function receiveAll(): Promise<string[]> {
 }
 
 test('entries are sent in one request and all reported accepted', async () => {
-  const result = await sendMessageBatch(sqs, queueUrl, [{ id: 'a', body: 'A' }, { id: 'b', body: 'B' }, { id: 'c', body: 'C', delaySeconds: 0 }]);
+  const result = await sendMessageBatch(sqs, queueUrl, [
+    { id: 'a', body: 'A' },
+    { id: 'b', body: 'B' },
+    { id: 'c', body: 'C', delaySeconds: 0 },
+  ]);
   assert.deepEqual(result, { failed: [] });
   assert.deepEqual(await receiveAll(), ['A', 'B', 'C']);
 });
 
-test('an entry the queue rejects is reported by id with its code and whether it is the sender\'s fault; the others are sent', async () => {
-  const result = await sendMessageBatch(sqs, queueUrl, [{ id: 'ok', body: 'fine' }, { id: 'late', body: 'too late', delaySeconds: 1000 }]);
+test("an entry the queue rejects is reported by id with its code and whether it is the sender's fault; the others are sent", async () => {
+  const result = await sendMessageBatch(sqs, queueUrl, [
+    { id: 'ok', body: 'fine' },
+    { id: 'late', body: 'too late', delaySeconds: 1000 },
+  ]);
   assert.equal(result.failed.length, 1);
   const [failure] = result.failed;
   assert.equal(failure?.id, 'late');
@@ -48,7 +55,12 @@ test('an entry the queue rejects is reported by id with its code and whether it 
 
 test('an empty batch makes no request; more than 10 entries are refused before any request', async () => {
   let requests = 0;
-  const counting = { send: () => { requests++; return new Promise(() => {}); } } as unknown as SQSClient; // would hang if asked
+  const counting = {
+    send: () => {
+      requests++;
+      return new Promise(() => {});
+    },
+  } as unknown as SQSClient; // would hang if asked
   assert.deepEqual(await sendMessageBatch(counting, queueUrl, []), { failed: [] });
   const eleven = Array.from({ length: BATCH_LIMIT + 1 }, (_, i) => ({ id: `e${i}`, body: 'x' }));
   await assert.rejects(sendMessageBatch(counting, queueUrl, eleven), /at most 10 entries, got 11/);
@@ -56,5 +68,7 @@ test('an empty batch makes no request; more than 10 entries are refused before a
 });
 
 test('a failed request throws (nothing is known to have been sent): a queue that does not exist', async () => {
-  await assert.rejects(sendMessageBatch(sqs, server.queueUrl('nope'), [{ id: 'a', body: 'A' }]), (err: Error) => /NonExistentQueue|QueueDoesNotExist|does not exist/i.test(`${err.name} ${err.message}`));
+  await assert.rejects(sendMessageBatch(sqs, server.queueUrl('nope'), [{ id: 'a', body: 'A' }]), (err: Error) =>
+    /NonExistentQueue|QueueDoesNotExist|does not exist/i.test(`${err.name} ${err.message}`),
+  );
 });

@@ -9,7 +9,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DescribeEventBusCommand, PutEventsCommand, type EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { detailTypeOf, eventBridgePort, eventEntryBytes, PUT_EVENTS_MAX_BYTES, putEventsFailures, putEventsInput } from '../../../src/queue/eventbridge-port.ts';
+import {
+  detailTypeOf,
+  eventBridgePort,
+  eventEntryBytes,
+  PUT_EVENTS_MAX_BYTES,
+  putEventsFailures,
+  putEventsInput,
+} from '../../../src/queue/eventbridge-port.ts';
 
 const TARGET = { bus: 'operless', source: 'operless.test' };
 const SDK = { PutEventsCommand, DescribeEventBusCommand };
@@ -17,7 +24,12 @@ const body = (reason: string, name = 'a') => JSON.stringify({ v: 1, kind: 'Gadge
 
 function recordingClient(answer: (input: unknown) => unknown): { client: EventBridgeClient; sent: unknown[] } {
   const sent: unknown[] = [];
-  const client = { send: async (command: { input: unknown }) => { sent.push(command); return answer(command.input); } } as unknown as EventBridgeClient;
+  const client = {
+    send: async (command: { input: unknown }) => {
+      sent.push(command);
+      return answer(command.input);
+    },
+  } as unknown as EventBridgeClient;
   return { client, sent };
 }
 
@@ -40,10 +52,16 @@ test('each entry becomes one event with the body unchanged as its detail; a body
     { EventBusName: 'operless', Source: 'operless.test', DetailType: 'Reconcile Added', Detail: body('Added') },
     { EventBusName: 'operless', Source: 'operless.test', DetailType: 'Reconcile Resync', Detail: body('Resync') },
   ]);
-  assert.deepEqual(invalid.map((f) => [f.id, f.senderFault, f.code]), [['b', true, 'MalformedDetail'], ['c', true, 'MalformedDetail']]);
+  assert.deepEqual(
+    invalid.map((f) => [f.id, f.senderFault, f.code]),
+    [
+      ['b', true, 'MalformedDetail'],
+      ['c', true, 'MalformedDetail'],
+    ],
+  );
 });
 
-test('failures are read by position: throttling and internal errors are retried, the rest are the sender\'s fault', () => {
+test("failures are read by position: throttling and internal errors are retried, the rest are the sender's fault", () => {
   const failures = putEventsFailures(['a', 'b', 'c', 'd'], {
     FailedEntryCount: 3,
     Entries: [{ EventId: '1' }, { ErrorCode: 'ThrottlingException', ErrorMessage: 'slow down' }, { ErrorCode: 'AccessDeniedException', ErrorMessage: 'no' }],
@@ -56,22 +74,44 @@ test('failures are read by position: throttling and internal errors are retried,
 });
 
 test('the port sends one PutEvents per batch and reports the rejected entries', async () => {
-  const { client, sent } = recordingClient(() => ({ FailedEntryCount: 1, Entries: [{ EventId: '1' }, { ErrorCode: 'InternalFailure', ErrorMessage: 'oops' }] }));
+  const { client, sent } = recordingClient(() => ({
+    FailedEntryCount: 1,
+    Entries: [{ EventId: '1' }, { ErrorCode: 'InternalFailure', ErrorMessage: 'oops' }],
+  }));
   const port = eventBridgePort(SDK, client, TARGET);
-  const result = await port.sendBatch([{ id: 'a', body: body('Added') }, { id: 'b', body: body('Modified', 'b') }, { id: 'x', body: '"str"' }]);
+  const result = await port.sendBatch([
+    { id: 'a', body: body('Added') },
+    { id: 'b', body: body('Modified', 'b') },
+    { id: 'x', body: '"str"' },
+  ]);
   assert.equal(sent.length, 1);
   assert.ok(sent[0] instanceof PutEventsCommand);
-  assert.deepEqual(result.failed.map((f) => [f.id, f.senderFault, f.code]), [['x', true, 'MalformedDetail'], ['b', false, 'InternalFailure']]);
+  assert.deepEqual(
+    result.failed.map((f) => [f.id, f.senderFault, f.code]),
+    [
+      ['x', true, 'MalformedDetail'],
+      ['b', false, 'InternalFailure'],
+    ],
+  );
 });
 
 test('nothing to send sends nothing; too many entries or bytes are refused before any request', async () => {
   const { client, sent } = recordingClient(() => ({ FailedEntryCount: 0, Entries: [] }));
   const port = eventBridgePort(SDK, client, TARGET);
   assert.deepEqual(await port.sendBatch([]), { failed: [] });
-  assert.deepEqual((await port.sendBatch([{ id: 'x', body: '1' }])).failed.map((f) => f.id), ['x']);
+  assert.deepEqual(
+    (await port.sendBatch([{ id: 'x', body: '1' }])).failed.map((f) => f.id),
+    ['x'],
+  );
   await assert.rejects(port.sendBatch(Array.from({ length: 11 }, (_, i) => ({ id: `m${i}`, body: body('Added') }))), RangeError);
   const huge = JSON.stringify({ v: 1, reason: 'Added', pad: 'x'.repeat(PUT_EVENTS_MAX_BYTES / 2) });
-  await assert.rejects(port.sendBatch([{ id: 'a', body: huge }, { id: 'b', body: huge }]), /at most 262144 bytes/);
+  await assert.rejects(
+    port.sendBatch([
+      { id: 'a', body: huge },
+      { id: 'b', body: huge },
+    ]),
+    /at most 262144 bytes/,
+  );
   assert.equal(sent.length, 0);
 });
 
@@ -94,7 +134,10 @@ test('entry size is counted as EventBridge counts it', () => {
 test('a traced entry carries its trace twice: the X-Ray TraceHeader and the traceparent in the detail', () => {
   const traceparent = `00-${'4'.repeat(32)}-${'5'.repeat(16)}-01`;
   const awsTraceHeader = `Root=1-44444444-${'4'.repeat(24)};Parent=${'5'.repeat(16)};Sampled=1`;
-  const { input } = putEventsInput(TARGET, [{ id: 'a', body: body('Added'), trace: { traceparent, awsTraceHeader } }, { id: 'b', body: body('Resync') }]);
+  const { input } = putEventsInput(TARGET, [
+    { id: 'a', body: body('Added'), trace: { traceparent, awsTraceHeader } },
+    { id: 'b', body: body('Resync') },
+  ]);
   const [traced, untraced] = input.Entries ?? [];
   assert.equal(traced?.TraceHeader, awsTraceHeader);
   assert.deepEqual(JSON.parse(traced?.Detail ?? ''), { ...JSON.parse(body('Added')), traceparent });

@@ -27,7 +27,11 @@ test('a FIFO entry keeps a deduplication id it was given, else gets a fresh one;
   const given = fifoEntry({ id: 'm', body, deduplicationId: 'merge-1' });
   assert.equal(given.deduplicationId, 'merge-1');
   assert.equal(given.groupId, objectKey(ref));
-  assert.notEqual(fifoEntry({ id: 'm', body }).deduplicationId, fifoEntry({ id: 'm', body }).deduplicationId, 'the same body sent twice is never merged by default');
+  assert.notEqual(
+    fifoEntry({ id: 'm', body }).deduplicationId,
+    fifoEntry({ id: 'm', body }).deduplicationId,
+    'the same body sent twice is never merged by default',
+  );
   assert.throws(() => fifoEntry({ id: 'm', body, delaySeconds: 5 }), /FIFO queue takes no per-message delay/);
 });
 

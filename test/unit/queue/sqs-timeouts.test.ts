@@ -50,7 +50,10 @@ const entries = [{ id: 'a', body: '{}' }];
 
 test('sqsRequestHandler: connection and request timeouts that throw, and an idle timeout for a stalled body', () => {
   assert.deepEqual(sqsRequestHandler({ connectTimeoutMs: 1000, requestTimeoutMs: 5000 }), {
-    connectionTimeout: 1000, requestTimeout: 5000, throwOnRequestTimeout: true, socketTimeout: 5000,
+    connectionTimeout: 1000,
+    requestTimeout: 5000,
+    throwOnRequestTimeout: true,
+    socketTimeout: 5000,
   });
 });
 

@@ -33,7 +33,7 @@ test('the key follows every input file, its path and the options; not node_modul
   assert.equal(key(), first, 'node_modules and dot-entries do not count');
   writeFileSync(join(root, 'src', 'deep', 'b.ts'), 'B');
   const changed = key();
-  assert.notEqual(changed, first, 'a deep file\'s content counts');
+  assert.notEqual(changed, first, "a deep file's content counts");
   writeFileSync(join(root, 'src', 'deep', 'c.ts'), '');
   assert.notEqual(key(), changed, 'a new (empty) file counts');
   assert.notEqual(hashInputs(root, ['src'], { stage: 'dev' }), key(), 'which inputs count');
@@ -50,7 +50,10 @@ test('an entry is built once; later calls return it without building', async (t)
   };
   const entry = await cachedBuild(cache, 'thing', 'k1', build);
   assert.equal(await cachedBuild(cache, 'thing', 'k1', build), entry);
-  assert.equal(cachedBuildSync(cache, 'thing', 'k1', () => assert.fail('built again')), entry);
+  assert.equal(
+    cachedBuildSync(cache, 'thing', 'k1', () => assert.fail('built again')),
+    entry,
+  );
   assert.equal(builds, 1);
   assert.equal(readFileSync(join(entry, 'out.txt'), 'utf8'), 'build 1');
   await cachedBuild(cache, 'thing', 'k2', build);
@@ -61,12 +64,21 @@ test('an entry is built once; later calls return it without building', async (t)
 test('a failed build leaves nothing, and the next call builds again', async (t) => {
   const cache = mkdtempSync(join(tmpdir(), 'operless-build-cache-test-'));
   t.after(() => rmSync(cache, { recursive: true, force: true }));
-  await assert.rejects(cachedBuild(cache, 'thing', 'k', async (dir) => {
-    mkdirSync(dir);
-    writeFileSync(join(dir, 'half.txt'), 'half');
-    throw new Error('compiler said no');
-  }), /compiler said no/);
-  assert.throws(() => cachedBuildSync(cache, 'thing', 'k', () => { throw new Error('again no'); }), /again no/);
+  await assert.rejects(
+    cachedBuild(cache, 'thing', 'k', async (dir) => {
+      mkdirSync(dir);
+      writeFileSync(join(dir, 'half.txt'), 'half');
+      throw new Error('compiler said no');
+    }),
+    /compiler said no/,
+  );
+  assert.throws(
+    () =>
+      cachedBuildSync(cache, 'thing', 'k', () => {
+        throw new Error('again no');
+      }),
+    /again no/,
+  );
   assert.deepEqual(readdirSync(cache), []);
   const entry = cachedBuildSync(cache, 'thing', 'k', (dir) => mkdirSync(dir));
   assert.ok(existsSync(entry));

@@ -19,7 +19,7 @@ test('a failing property throws with its seed and path and the line that replays
   const err = failure(() => fc.assert(failing, fcParameters({ numRuns: 1000 })));
   const replay = /replay: OPERLESS_FC_SEED=(-?\d+) OPERLESS_FC_PATH=([\d:]+)/.exec(err.message);
   assert.ok(replay, err.message);
-  assert.match(err.message, /Counterexample: \[500\]/, 'fast-check\'s own report, shrunk');
+  assert.match(err.message, /Counterexample: \[500\]/, "fast-check's own report, shrunk");
   // The printed seed and path replay exactly that counterexample.
   const details = fc.check(failing, { seed: Number(replay[1]), path: replay[2] });
   assert.equal(details.failed, true);
@@ -32,7 +32,10 @@ test('an async property reports the same way', async () => {
 });
 
 test('a passing property is silent', () => {
-  fc.assert(fc.property(fc.integer(), (n) => Number.isInteger(n)), fcParameters({ numRuns: 50 }));
+  fc.assert(
+    fc.property(fc.integer(), (n) => Number.isInteger(n)),
+    fcParameters({ numRuns: 50 }),
+  );
 });
 
 test('the seed and path come from the environment, validated', () => {
@@ -53,7 +56,12 @@ test('with OPERLESS_FC_SEED set, every run uses that seed', () => {
     const seen: number[][] = [];
     for (let i = 0; i < 2; i++) {
       const values: number[] = [];
-      fc.assert(fc.property(fc.integer(), (n) => { values.push(n); }), fcParameters({ numRuns: 20 }));
+      fc.assert(
+        fc.property(fc.integer(), (n) => {
+          values.push(n);
+        }),
+        fcParameters({ numRuns: 20 }),
+      );
       seen.push(values);
     }
     assert.deepEqual(seen[0], seen[1], 'the same seed draws the same values');

@@ -18,7 +18,7 @@ import {
   missingQueues,
   tokenFileLine,
 } from '../../../src/testing/config.ts';
-import { crdListPaths, loadCrdDocuments } from '../../../src/testing/control-plane.ts';
+import { crdListPaths, loadCrdDocuments } from '../../../src/testing/crd-install.ts';
 import { planKubeAssets } from '../../../src/testing/provision.ts';
 
 const files = {
@@ -75,8 +75,12 @@ test('controllerList: true is GC + namespace, a list is used as given, false or 
 
 test('kube-controller-manager runs the chosen controllers without leader election', () => {
   const args = controllerManagerArgs({
-    kubeconfigPath: '/d/admin.kubeconfig', controllers: ['garbage-collector-controller', 'namespace-controller'], port: 10257,
-    certDir: '/d/kcm', serviceAccountPrivateKey: '/d/pki/sa.key', rootCa: '/d/pki/ca.crt',
+    kubeconfigPath: '/d/admin.kubeconfig',
+    controllers: ['garbage-collector-controller', 'namespace-controller'],
+    port: 10257,
+    certDir: '/d/kcm',
+    serviceAccountPrivateKey: '/d/pki/sa.key',
+    rootCa: '/d/pki/ca.crt',
   });
   assert.ok(args.includes('--controllers=garbage-collector-controller,namespace-controller'));
   assert.ok(args.includes('--leader-elect=false'));
@@ -102,7 +106,10 @@ test('kubeconfigYaml: token and client-certificate users, CA data, current conte
 
 test('expandQueues adds missing DLQs first and validates names and receive counts', () => {
   const queues = expandQueues([{ name: 'work', dlq: { name: 'work-dlq', maxReceiveCount: 5 } }]);
-  assert.deepEqual(queues.map((q) => q.name), ['work-dlq', 'work']);
+  assert.deepEqual(
+    queues.map((q) => q.name),
+    ['work-dlq', 'work'],
+  );
   assert.throws(() => expandQueues([{ name: 'a' }, { name: 'a' }]), /listed twice/);
   assert.throws(() => expandQueues([{ name: 'has space' }]), /not a valid SQS queue name/);
   assert.throws(() => expandQueues([{ name: 'q', dlq: { name: 'q', maxReceiveCount: 1 } }]), /its own dead-letter queue/);
@@ -110,9 +117,7 @@ test('expandQueues adds missing DLQs first and validates names and receive count
 });
 
 test('elasticMqConfig declares the endpoint and each queue with its timings and redrive', () => {
-  const conf = elasticMqConfig(9324, [
-    { name: 'work', visibilityTimeoutSeconds: 30, delaySeconds: 2, dlq: { name: 'work-dlq', maxReceiveCount: 5 } },
-  ]);
+  const conf = elasticMqConfig(9324, [{ name: 'work', visibilityTimeoutSeconds: 30, delaySeconds: 2, dlq: { name: 'work-dlq', maxReceiveCount: 5 } }]);
   assert.match(conf, /rest-sqs \{ enabled = true, bind-port = 9324, bind-hostname = "127\.0\.0\.1"/);
   assert.match(conf, /"work" \{ defaultVisibilityTimeout = 30 seconds, delay = 2 seconds, deadLettersQueue \{ name = "work-dlq", maxReceiveCount = 5 \} \}/);
   assert.match(conf, /"work-dlq" \{ {2}\}/);
@@ -135,7 +140,10 @@ test('elasticMqJavaArgs runs the server class from the lib folder with the confi
 test('createQueueAttributes: timings as strings, a redrive policy only with a DLQ ARN', () => {
   assert.deepEqual(createQueueAttributes({ name: 'q' }, undefined), {});
   assert.deepEqual(
-    createQueueAttributes({ name: 'q', visibilityTimeoutSeconds: 30, delaySeconds: 2, receiveMessageWaitSeconds: 20, dlq: { name: 'd', maxReceiveCount: 5 } }, 'arn:d'),
+    createQueueAttributes(
+      { name: 'q', visibilityTimeoutSeconds: 30, delaySeconds: 2, receiveMessageWaitSeconds: 20, dlq: { name: 'd', maxReceiveCount: 5 } },
+      'arn:d',
+    ),
     {
       VisibilityTimeout: '30',
       DelaySeconds: '2',

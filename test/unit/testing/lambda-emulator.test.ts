@@ -28,13 +28,20 @@ test("invocationTimings takes the request's own REPORT and the INIT REPORT print
 
 test('invocationOutcome: a response, or the error Lambda reports (function error, timeout, init failure)', async () => {
   const { invocationOutcome } = await import('../../../src/testing/lambda-emulator.ts');
-  assert.deepEqual(invocationOutcome({ status: 200, body: '{"batchItemFailures":[]}', payload: { batchItemFailures: [] } }), { ok: true, response: { batchItemFailures: [] } });
+  assert.deepEqual(invocationOutcome({ status: 200, body: '{"batchItemFailures":[]}', payload: { batchItemFailures: [] } }), {
+    ok: true,
+    response: { batchItemFailures: [] },
+  });
   assert.deepEqual(invocationOutcome({ status: 200, body: 'null', payload: null }), { ok: true, response: null });
   assert.deepEqual(invocationOutcome({ status: 200, body: '', payload: undefined }), { ok: true, response: null });
   const thrown = invocationOutcome({ status: 200, body: '{}', payload: { errorType: 'TypeError', errorMessage: 'boom' } });
   assert.deepEqual(thrown, { ok: false, error: 'the function failed: TypeError: boom' });
   const timedOut = invocationOutcome({ status: 200, body: 'Task timed out after 5.00 seconds', payload: undefined });
   assert.equal(timedOut.ok, false);
-  const initFailed = invocationOutcome({ status: 502, body: '{"errorType":"TypeError","errorMessage":"bad"}', payload: { errorType: 'TypeError', errorMessage: 'bad' } });
+  const initFailed = invocationOutcome({
+    status: 502,
+    body: '{"errorType":"TypeError","errorMessage":"bad"}',
+    payload: { errorType: 'TypeError', errorMessage: 'bad' },
+  });
   assert.match(initFailed.ok ? '' : initFailed.error, /status 502/);
 });

@@ -17,16 +17,39 @@ test('the configuration listens on the loopback port given and writes to the fil
 
 test('spans are read from OTLP JSON lines with their service name; a partial line is skipped', () => {
   const line = JSON.stringify({
-    resourceSpans: [{
-      resource: { attributes: [{ key: 'service.name', value: { stringValue: 'svc' } }] },
-      scopeSpans: [{ spans: [
-        { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), name: 'operless.forward', attributes: [{ key: 'operless.key', value: { stringValue: 'Gadget/n/g' } }] },
-        { traceId: 'a'.repeat(32), spanId: 'c'.repeat(16), parentSpanId: 'b'.repeat(16), name: 'operless.reconcile', attributes: [{ key: 'operless.attempt', value: { intValue: '2' } }] },
-      ] }],
-    }],
+    resourceSpans: [
+      {
+        resource: { attributes: [{ key: 'service.name', value: { stringValue: 'svc' } }] },
+        scopeSpans: [
+          {
+            spans: [
+              {
+                traceId: 'a'.repeat(32),
+                spanId: 'b'.repeat(16),
+                name: 'operless.forward',
+                attributes: [{ key: 'operless.key', value: { stringValue: 'Gadget/n/g' } }],
+              },
+              {
+                traceId: 'a'.repeat(32),
+                spanId: 'c'.repeat(16),
+                parentSpanId: 'b'.repeat(16),
+                name: 'operless.reconcile',
+                attributes: [{ key: 'operless.attempt', value: { intValue: '2' } }],
+              },
+            ],
+          },
+        ],
+      },
+    ],
   });
   const spans = parseExportedSpans(`${line}\n{"resourceSpans":[{"resou`);
-  assert.deepEqual(spans.map((s) => [s.serviceName, s.name, s.parentSpanId]), [['svc', 'operless.forward', ''], ['svc', 'operless.reconcile', 'b'.repeat(16)]]);
+  assert.deepEqual(
+    spans.map((s) => [s.serviceName, s.name, s.parentSpanId]),
+    [
+      ['svc', 'operless.forward', ''],
+      ['svc', 'operless.reconcile', 'b'.repeat(16)],
+    ],
+  );
   assert.equal(spans[0]!.attributes['operless.key'], 'Gadget/n/g');
   assert.equal(spans[1]!.attributes['operless.attempt'], 2);
 });

@@ -2,13 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ManagedProcess } from '../../../src/testing/process.ts';
-import {
-  booleanProbe,
-  ComponentNotReadyError,
-  exitedBeforeReadyMessage,
-  notReadyInTimeMessage,
-  waitComponentReady,
-} from '../../../src/testing/readiness.ts';
+import { booleanProbe, ComponentNotReadyError, exitedBeforeReadyMessage, notReadyInTimeMessage, waitComponentReady } from '../../../src/testing/readiness.ts';
 
 const clash = { logPattern: /address already in use/i, hint: ' A port is taken.' };
 
@@ -39,7 +33,13 @@ function fakeProcess(logTail: string): ManagedProcess & { exit(code: number | nu
 
 test('resolves once the probe reports ready, retrying a probe that throws or gives a reason', async () => {
   const proc = fakeProcess('');
-  const answers: (() => true | string)[] = [() => { throw new Error('ECONNREFUSED'); }, () => 'HTTP 503', () => true];
+  const answers: (() => true | string)[] = [
+    () => {
+      throw new Error('ECONNREFUSED');
+    },
+    () => 'HTTP 503',
+    () => true,
+  ];
   let calls = 0;
   await waitComponentReady(proc, async () => answers[calls++]!(), 60_000, clash);
   assert.equal(calls, 3);
@@ -52,18 +52,27 @@ test('fails as soon as the process exits, naming the exit code, the log and a ta
   proc.exit(1);
   await assert.rejects(waiting, (err: unknown) => {
     assert.ok(err instanceof ComponentNotReadyError);
-    assert.match(err.message, /^fake-component exited \(code 1\) before it became ready\. A port is taken\. Its log is \/logs\/fake\.log; last lines:\n.*address already in use/);
+    assert.match(
+      err.message,
+      /^fake-component exited \(code 1\) before it became ready\. A port is taken\. Its log is \/logs\/fake\.log; last lines:\n.*address already in use/,
+    );
     return true;
   });
 });
 
 test('after the deadline it stops the process and quotes the last probe', async () => {
   const proc = fakeProcess('still starting');
-  await assert.rejects(waitComponentReady(proc, async () => 'queues not created yet: work', 1, clash), (err: unknown) => {
-    assert.ok(err instanceof ComponentNotReadyError);
-    assert.match(err.message, /fake-component did not become ready within 0 s \(last probe: queues not created yet: work\)\. .*raise readyTimeoutMs.*\nstill starting$/s);
-    return true;
-  });
+  await assert.rejects(
+    waitComponentReady(proc, async () => 'queues not created yet: work', 1, clash),
+    (err: unknown) => {
+      assert.ok(err instanceof ComponentNotReadyError);
+      assert.match(
+        err.message,
+        /fake-component did not become ready within 0 s \(last probe: queues not created yet: work\)\. .*raise readyTimeoutMs.*\nstill starting$/s,
+      );
+      return true;
+    },
+  );
   assert.equal(proc.stops, 1);
 });
 

@@ -29,7 +29,9 @@ test('a client certificate carries the user as CN and groups as O, for client au
 
 test('a serving certificate lists its hosts as SANs and is for server auth', async () => {
   const ca = await createCertificateAuthority('test-ca');
-  const cert = new X509Certificate((await issueCertificate(ca, { commonName: 'kube-apiserver', hosts: ['127.0.0.1', 'localhost', '::1'], usage: 'server' })).certPem);
+  const cert = new X509Certificate(
+    (await issueCertificate(ca, { commonName: 'kube-apiserver', hosts: ['127.0.0.1', 'localhost', '::1'], usage: 'server' })).certPem,
+  );
   assert.equal(cert.subjectAltName, 'IP Address:127.0.0.1, DNS:localhost, IP Address:0:0:0:0:0:0:0:1');
   assert.deepEqual(cert.keyUsage, ['1.3.6.1.5.5.7.3.1']);
   assert.equal(cert.checkIP('127.0.0.1'), '127.0.0.1');

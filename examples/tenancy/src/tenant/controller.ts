@@ -22,6 +22,11 @@ export const tenantController: ControllerSpec<Tenant> = {
   ...TENANT,
   owns: [NAMESPACES, RESOURCEQUOTAS],
   reconcile: reconcileTenant,
+  // Optional controls (docs/semantics.md), uncomment what this kind needs:
+  // resync: { everySeconds: 600 },  // how often the scheduled resync re-enqueues every Tenant (keep serverless.yml's resyncSchedule in step)
+  // rateLimit: { perSecond: 5 },    // at most 5 reconciles of Tenant start per second across every invocation; the excess waits in the queue
+  //                                 // (the count is a Lease: give the function get/create/patch on leases in infra/rbac/tenant-function.yaml)
+  // timers: [{ name: 'health', everySeconds: 300, async run(object, ctx) { /* e.g. an external health check, without an event */ } }],
 };
 
 /** Labels on everything a tenant owns. */

@@ -11,6 +11,16 @@
 {{- end -}}
 {{- end -}}
 
+{{/*
+The name of a cluster-scoped object of this release (ClusterRole, ClusterRoleBinding, webhook
+configurations) and of its Roles in other namespaces: the release's full name and its namespace,
+so two releases — of one name in two namespaces, as namespace-scoped installs often are — never
+claim the same object.
+*/}}
+{{- define "forwarder.clusterUniqueName" -}}
+{{- printf "%s-%s" (include "forwarder.fullname" .) .Release.Namespace | trunc 253 | trimSuffix "-" -}}
+{{- end -}}
+
 {{- define "forwarder.labels" -}}
 app.kubernetes.io/name: {{ include "forwarder.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
@@ -55,6 +65,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- $cfg := dict "clusterId" .Values.clusterId -}}
 {{- $queue := dict -}}
 {{- if .Values.queue.url }}{{ $_ := set $queue "url" .Values.queue.url }}{{ end -}}
+{{- if .Values.queue.bulkUrl }}{{ $_ := set $queue "bulkUrl" .Values.queue.bulkUrl }}{{ end -}}
 {{- if .Values.queue.region }}{{ $_ := set $queue "region" .Values.queue.region }}{{ end -}}
 {{- if .Values.queue.endpoint }}{{ $_ := set $queue "endpoint" .Values.queue.endpoint }}{{ end -}}
 {{- $_ := set $cfg "queue" $queue -}}
@@ -62,7 +73,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- $_ := set $cfg "primaries" .Values.primaries -}}
 {{- $_ := set $cfg "owned" .Values.owned -}}
 {{- $_ := set $cfg "related" (.Values.related | default list) -}}
-{{- $le := dict "enabled" (eq (include "forwarder.leaderElection" .) "true") "leaseName" (include "forwarder.leaseName" .) "leaseDurationSeconds" .Values.leaderElection.leaseDurationSeconds "renewDeadlineSeconds" .Values.leaderElection.renewDeadlineSeconds "retryPeriodSeconds" .Values.leaderElection.retryPeriodSeconds -}}
+{{- $le := dict "enabled" (eq (include "forwarder.leaderElection" .) "true") "leaseName" (include "forwarder.leaseName" .) "leaseDurationSeconds" .Values.leaderElection.leaseDurationSeconds "renewDeadlineSeconds" .Values.leaderElection.renewDeadlineSeconds "retryPeriodSeconds" .Values.leaderElection.retryPeriodSeconds "warmStandby" .Values.leaderElection.warmStandby -}}
 {{- $_ := set $cfg "leaderElection" $le -}}
 {{- $_ := set $cfg "server" (dict "port" (int .Values.port)) -}}
 {{- if .Values.webhooks.clientAuth.caConfigMap }}{{ $_ := set $cfg "webhooks" (dict "clientAuth" (dict "caFile" "/etc/operless-webhook-client-ca/ca.crt")) }}{{ end -}}
