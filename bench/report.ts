@@ -24,7 +24,7 @@ export function toMarkdown(r: BenchResult): string {
     r.lag.some((l) => l.system.startsWith('baseline')) ||
     r.apiCost?.baseline !== undefined;
   out.push(
-    `Operless side: forwarder in-process (its own process in the CPU and memory rows) → embedded SQS-compatible queue (src/local/memory-queue-server.ts) → local Lambda runner invoking the shipped function bundle; controller-runtime, where shown: the Go operator of bench/controller-runtime (controller-runtime v0.22.5, informer cache, ${r.settings.equalInvocations} workers), its own process${hasBaseline ? `; baseline (the earlier anchor, \`--baseline\`): bench/baseline (${r.settings.baselineWorkers} workers)` : ''}. Same control plane (kube-apiserver + etcd + kube-controller-manager + simulated kubelet), one system after the other, each in its own namespace.`,
+    `Operless side: forwarder in-process (its own process in the CPU and memory rows) → embedded SQS-compatible queue (src/local/memory-queue-server.ts) → local Lambda runner invoking the shipped function bundle; controller-runtime, where shown: the Go operator of bench/controller-runtime (controller-runtime v0.22.5, informer cache, ${r.settings.equalInvocations} workers, or as many as a row names), its own process${hasBaseline ? `; baseline (the earlier anchor, \`--baseline\`): bench/baseline (${r.settings.baselineWorkers} workers)` : ''}. Same control plane (kube-apiserver + etcd + kube-controller-manager + simulated kubelet), one system after the other, each in its own namespace.`,
   );
   out.push('');
   if (r.perObject && r.perObject.rows.length > 0) out.push(...perObjectTable(r.perObject));

@@ -10,8 +10,8 @@
  * - The ports are free when picked; a port taken since then is reported when its component starts.
  */
 import { randomBytes, generateKeyPairSync } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adminApi } from './admin-api.ts';
 import type { AdminApi } from './admin-api.ts';
@@ -145,7 +145,21 @@ export async function writeCredentials(pki: string): Promise<PlaneCredentials> {
 
 export async function allocatePorts(): Promise<PlanePorts> {
   const [etcdClient = 0, etcdPeer = 0, api = 0, kcm = 0] = await freePorts(4);
+  forgetKubectlDiscovery(api);
   return { etcdClient, etcdPeer, api, kcm };
+}
+
+/**
+ * kubectl caches discovery on disk by host and port (`$KUBECACHEDIR` or `~/.kube/cache`,
+ * `discovery/127.0.0.1_<port>`, kept for hours). A port the OS hands out again belonged to an
+ * earlier control plane whose CRDs may have served other versions: a kubectl that a test (or a
+ * user of the dev loop) runs with the default cache would then ask for a version this API
+ * server does not serve and read "the server could not find the requested resource". The
+ * port is ours now, so what is cached for it is stale: removed before the API server starts.
+ */
+export function forgetKubectlDiscovery(apiPort: number, env: NodeJS.ProcessEnv = process.env): void {
+  const cacheDir = env.KUBECACHEDIR || join(env.HOME || homedir(), '.kube', 'cache');
+  rmSync(join(cacheDir, 'discovery', `${LOOPBACK}_${apiPort}`), { recursive: true, force: true });
 }
 
 export function planeContext(
