@@ -4,7 +4,8 @@
  * locally built binaries; `startBroker()` runs ElasticMQ, an SQS-compatible broker. Both
  * clean up after themselves, even when the test process is killed. `reconcileTester()` runs one
  * reconcile of a controller against the control plane under its function's RBAC and reports the
- * result, the follow-up, the writes and the Events. See docs/testenv.md.
+ * result, the follow-up, the writes and the Events. `testCrd()` builds a schemaless test kind's CRD.
+ * See docs/testenv.md.
  */
 export { startControlPlane } from './control-plane.ts';
 export { ComponentNotReadyError } from './readiness.ts';
@@ -20,6 +21,8 @@ export { PortInUseError, closedPort, freePorts } from './ports.ts';
 export { startBroker } from './broker.ts';
 export type { Broker, BrokerOptions } from './broker.ts';
 export { waitUntil, type WaitOptions } from './wait.ts';
+export { testCrd } from './test-crd.ts';
+export type { TestCrd, TestCrdOptions, TestCrdSchema, TestCrdVersion } from './test-crd.ts';
 export { reconcileTester } from './reconcile.ts';
 export type { RecordedWrite } from '../kube/recording-transport.ts';
 export type {

@@ -10,7 +10,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startBroker, startControlPlane, waitUntil, type Broker, type ControlPlane } from '../../src/testing/index.ts';
+import { startBroker, startControlPlane, testCrd, waitUntil, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts';
 import { createSqsQueue } from '../../src/queue/sqs.ts';
 import { createLogger } from '../../src/observability/log.ts';
@@ -19,17 +19,9 @@ import type { ReconcileMessage } from '../../src/contract/message.ts';
 import { API_VERSION, GADGET_CRD, GROUP, Objects, WIDGET_CRD, collect, gadgetConfig, summary } from './forwarder-env.ts';
 
 /** A namespaced kind related to Gadgets by the label `gadget` (the Gadget of that name in its namespace). */
-const PART_CRD = {
-  ...GADGET_CRD,
-  metadata: { name: `parts.${GROUP}` },
-  spec: { ...GADGET_CRD.spec, names: { plural: 'parts', singular: 'part', kind: 'Part', listKind: 'PartList' } },
-};
+const PART_CRD = testCrd({ group: GROUP, kind: 'Part' });
 /** A namespaced kind owned by Gadgets (a Cog's controller owner reference names its Gadget). */
-const COG_CRD = {
-  ...GADGET_CRD,
-  metadata: { name: `cogs.${GROUP}` },
-  spec: { ...GADGET_CRD.spec, names: { plural: 'cogs', singular: 'cog', kind: 'Cog', listKind: 'CogList' } },
-};
+const COG_CRD = testCrd({ group: GROUP, kind: 'Cog' });
 const LATE_CRDS = [GADGET_CRD, PART_CRD, COG_CRD];
 const NS = 'crd-lifecycle';
 

@@ -17,45 +17,15 @@ import { decodeMessage, type ReconcileMessage } from '../../src/contract/message
 import { createKubeApi, type KubeApi } from '../../src/kube/api.ts';
 import type { ForwarderConfigInput } from '../../src/forwarder/config/config.ts';
 import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
-import { startBroker, startControlPlane, type Broker, type ControlPlane, type QueueSpec } from '../../src/testing/index.ts';
+import { startBroker, startControlPlane, testCrd, type Broker, type ControlPlane, type QueueSpec } from '../../src/testing/index.ts';
 
 export const GROUP = 'forwarder.test.operless.dev';
 export const API_VERSION = `${GROUP}/v1`;
 
-export const GADGET_CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `gadgets.${GROUP}` },
-  spec: {
-    group: GROUP,
-    scope: 'Namespaced',
-    names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-              status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-            },
-          },
-        },
-      },
-    ],
-  },
-};
+export const GADGET_CRD = testCrd({ group: GROUP, kind: 'Gadget' });
 
 /** A cluster-scoped test kind (`Widget`), for a second primary with its own queue. */
-export const WIDGET_CRD = {
-  ...GADGET_CRD,
-  metadata: { name: `widgets.${GROUP}` },
-  spec: { ...GADGET_CRD.spec, scope: 'Cluster', names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' } },
-};
+export const WIDGET_CRD = testCrd({ group: GROUP, kind: 'Widget', scope: 'Cluster' });
 
 /** A forwarder config for Gadgets (primary) and Deployments (owned), fast timings for tests. */
 export function gadgetConfig(queueUrl: string, region: string, overrides: ForwarderConfigInput = {}): ForwarderConfigInput {

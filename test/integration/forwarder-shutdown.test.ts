@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { stringify } from 'yaml';
-import { startBroker, startControlPlane, waitUntil, type Broker, type ControlPlane } from '../../src/testing/index.ts';
+import { startBroker, startControlPlane, testCrd, waitUntil, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { startForwarder, type Forwarder } from '../../src/forwarder/forwarder.ts';
 import { createSqsQueue } from '../../src/queue/sqs.ts';
 import type { ForwarderConfigInput } from '../../src/forwarder/config/config.ts';
@@ -26,11 +26,7 @@ import { startKubeFaultProxy } from '../support/kube-fault-proxy.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const MISSING = { apiVersion: 'missing.test.operless.dev/v1', kind: 'Missing', plural: 'missings', namespaced: true };
-const DOOMED_CRD = {
-  ...GADGET_CRD,
-  metadata: { name: `doomeds.${GROUP}` },
-  spec: { ...GADGET_CRD.spec, names: { plural: 'doomeds', singular: 'doomed', kind: 'Doomed', listKind: 'DoomedList' } },
-};
+const DOOMED_CRD = testCrd({ group: GROUP, kind: 'Doomed' });
 
 let cp: ControlPlane;
 let broker: Broker;

@@ -9,7 +9,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { closedPort, startControlPlane, type ControlPlane } from '../../src/testing/index.ts';
+import { closedPort, startControlPlane, testCrd, type ControlPlane } from '../../src/testing/index.ts';
 import { createClientFactory } from '../../src/kube/factory.ts';
 import { createKubeClient, type BoundKubeClient } from '../../src/kube/client.ts';
 import { createTransport, type WatchEvent } from '../../src/kube/transport.ts';
@@ -27,33 +27,11 @@ const CONFIGMAP: KindRef = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'confi
 const NAMESPACE: KindRef = { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false };
 const NS = 'kube-it';
 
-const GADGET_CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'gadgets.test.operless.dev' },
-  spec: {
-    group: 'test.operless.dev',
-    scope: 'Namespaced',
-    names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: { type: 'object', properties: { size: { type: 'integer', minimum: 0 } } },
-              status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-            },
-          },
-        },
-      },
-    ],
-  },
-};
+const GADGET_CRD = testCrd({
+  group: 'test.operless.dev',
+  kind: 'Gadget',
+  specSchema: { type: 'object', properties: { size: { type: 'integer', minimum: 0 } } },
+});
 
 let cp: ControlPlane;
 let client: BoundKubeClient;

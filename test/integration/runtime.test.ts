@@ -18,7 +18,7 @@ import {
   type Message,
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
-import { startBroker, startControlPlane, type Broker, type ControlPlane } from '../../src/testing/index.ts';
+import { startBroker, startControlPlane, testCrd, type Broker, type ControlPlane } from '../../src/testing/index.ts';
 import { buildSqsEvent, createLambdaContext, queueArnFromUrl, settleBatch } from '../../src/local/lambda-runner.ts';
 import { decodeMessage, encodeMessage, newMessage, type ReconcileMessage } from '../../src/contract/message.ts';
 import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_REASON } from '../../src/contract/dlq.ts';
@@ -45,33 +45,7 @@ const FINALIZER = 'test.operless.dev/finalizer';
 const NS = 'default';
 const CLUSTER = 'it';
 
-const WIDGET_CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'widgets.test.operless.dev' },
-  spec: {
-    group: 'test.operless.dev',
-    scope: 'Namespaced',
-    names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-              status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-            },
-          },
-        },
-      },
-    ],
-  },
-};
+const WIDGET_CRD = testCrd({ group: 'test.operless.dev', kind: 'Widget' });
 
 interface Widget extends KubeObject {
   spec: {

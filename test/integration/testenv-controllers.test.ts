@@ -8,20 +8,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiException, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { V1OwnerReference } from '@kubernetes/client-node';
-import { startControlPlane } from '../../src/testing/index.ts';
+import { startControlPlane, testCrd } from '../../src/testing/index.ts';
 import type { ControlPlane } from '../../src/testing/index.ts';
 
-const crd = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'owners.test.operless.dev' },
-  spec: {
-    group: 'test.operless.dev',
-    scope: 'Namespaced',
-    names: { plural: 'owners', singular: 'owner', kind: 'Owner' },
-    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-  },
-};
+const crd = testCrd({ group: 'test.operless.dev', kind: 'Owner', statusSubresource: false });
 
 async function gone(read: () => Promise<unknown>, what: string, timeoutMs = 90_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

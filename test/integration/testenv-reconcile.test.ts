@@ -6,7 +6,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { reconcileTester, startControlPlane, type ControlPlane } from '../../src/testing/index.ts';
+import { reconcileTester, startControlPlane, testCrd, type ControlPlane } from '../../src/testing/index.ts';
 import { done, requeueAfter } from '../../src/core/controller/result.ts';
 import type { ControllerSpec } from '../../src/core/controller/types.ts';
 import { CONFIGMAPS, EVENTS } from '../../src/kube/kinds.ts';
@@ -18,25 +18,7 @@ interface Thing extends KubeObject {
   status?: { seen?: string };
 }
 const THING = { apiVersion: 'test.operless.dev/v1', kind: 'Thing', plural: 'things', namespaced: true } as const;
-const CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'things.test.operless.dev' },
-  spec: {
-    group: 'test.operless.dev',
-    scope: 'Namespaced',
-    names: { plural: 'things', singular: 'thing', kind: 'Thing', listKind: 'ThingList' },
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-      },
-    ],
-  },
-};
+const CRD = testCrd({ group: 'test.operless.dev', kind: 'Thing' });
 
 const thingController: ControllerSpec<Thing> = {
   ...THING,
