@@ -8,8 +8,9 @@
  * - One version, served and stored; `metadata.name` is `<plural>.<group>`; `plural` defaults to
  *   the lower-cased kind + `s`, `singular` is the lower-cased kind, `listKind` is `<kind>List`
  *   (what the API server would default them to).
- * - Namespaced, with a status subresource, unless told otherwise; `specSchema` replaces the
- *   any-object schema of `spec` when a test needs the API server to validate it.
+ * - Namespaced, with a status subresource, unless told otherwise; `specSchema` and
+ *   `statusSchema` replace the any-object schema of `spec` or `status` when a test needs the API
+ *   server to validate or prune them.
  * - Pure: the same options give an equal object, a new one each call (unit-tested).
  */
 
@@ -31,6 +32,8 @@ export interface TestCrdOptions {
   readonly statusSubresource?: boolean;
   /** The schema of `spec` (default: any object, unknown fields kept). */
   readonly specSchema?: TestCrdSchema;
+  /** The schema of `status` (default: any object, unknown fields kept). */
+  readonly statusSchema?: TestCrdSchema;
 }
 
 export interface TestCrdVersion {
@@ -68,7 +71,7 @@ export function testCrd(options: TestCrdOptions): TestCrd {
     schema: {
       openAPIV3Schema: {
         type: 'object',
-        properties: { spec: { ...(options.specSchema ?? ANY_OBJECT) }, status: { ...ANY_OBJECT } },
+        properties: { spec: { ...(options.specSchema ?? ANY_OBJECT) }, status: { ...(options.statusSchema ?? ANY_OBJECT) } },
       },
     },
   };

@@ -21,7 +21,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startBroker, startControlPlane, type ControlPlane } from '../../src/testing/index.ts';
+import { startBroker, startControlPlane, testCrd, type ControlPlane } from '../../src/testing/index.ts';
 import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { encodeMessage } from '../../src/contract/message.ts';
 import { DLQ_ATTRIBUTE_ERROR, DLQ_ATTRIBUTE_REASON } from '../../src/contract/dlq.ts';
@@ -45,33 +45,12 @@ const APP: KindRef = { apiVersion: 'preview.operless.dev/v1', kind: 'App', plura
 const DEPLOYMENT: KindRef = { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
 const MEMCACHED: KindRef = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', plural: 'memcacheds', namespaced: true };
 
-const APP_CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'apps.preview.operless.dev' },
-  spec: {
-    group: 'preview.operless.dev',
-    scope: 'Namespaced',
-    names: { plural: 'apps', singular: 'app', kind: 'App', listKind: 'AppList' },
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: { type: 'object', properties: { size: { type: 'integer' } } },
-              status: { type: 'object', properties: { image: { type: 'string' }, replicas: { type: 'integer' }, observedGeneration: { type: 'integer' } } },
-            },
-          },
-        },
-      },
-    ],
-  },
-};
+const APP_CRD = testCrd({
+  group: 'preview.operless.dev',
+  kind: 'App',
+  specSchema: { type: 'object', properties: { size: { type: 'integer' } } },
+  statusSchema: { type: 'object', properties: { image: { type: 'string' }, replicas: { type: 'integer' }, observedGeneration: { type: 'integer' } } },
+});
 
 interface App extends KubeObject {
   spec: { size: number };

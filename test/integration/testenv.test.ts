@@ -10,40 +10,21 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiException, CoreV1Api, CustomObjectsApi, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, Watch } from '@kubernetes/client-node';
-import { startControlPlane } from '../../src/testing/index.ts';
+import { startControlPlane, testCrd } from '../../src/testing/index.ts';
 import type { ControlPlane } from '../../src/testing/index.ts';
 
 const GROUP = 'test.operless.dev';
 const VERSION = 'v1';
 const PLURAL = 'widgets';
 
-const widgetCrd = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `${PLURAL}.${GROUP}` },
-  spec: {
-    group: GROUP,
-    scope: 'Namespaced',
-    names: { plural: PLURAL, singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-    versions: [
-      {
-        name: VERSION,
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: { type: 'object', properties: { size: { type: 'integer', minimum: 0 }, color: { type: 'string' } } },
-              status: { type: 'object', properties: { ready: { type: 'integer' } } },
-            },
-          },
-        },
-      },
-    ],
-  },
-};
+const widgetCrd = testCrd({
+  group: GROUP,
+  kind: 'Widget',
+  plural: PLURAL,
+  version: VERSION,
+  specSchema: { type: 'object', properties: { size: { type: 'integer', minimum: 0 }, color: { type: 'string' } } },
+  statusSchema: { type: 'object', properties: { ready: { type: 'integer' } } },
+});
 
 /** A second CRD, as a YAML file, to check the file path form of `crds`. */
 const gadgetCrdYaml = `apiVersion: apiextensions.k8s.io/v1

@@ -28,6 +28,12 @@ test('testCrd options: plural, cluster scope, version, no status subresource, a 
   assert.deepEqual(version?.schema.openAPIV3Schema, { type: 'object', properties: { spec: size, status: PRESERVE } });
 });
 
+test('testCrd with a status schema: status is validated and pruned by it, spec stays any object', () => {
+  const ready = { type: 'object', properties: { ready: { type: 'integer' } } };
+  const [version] = testCrd({ group: 'g.example', kind: 'Mouse', statusSchema: ready }).spec.versions;
+  assert.deepEqual(version?.schema.openAPIV3Schema, { type: 'object', properties: { spec: PRESERVE, status: ready } });
+});
+
 test('testCrd returns a new object each call: changing one leaves the next unchanged', () => {
   const schemaOf = (crd: ReturnType<typeof testCrd>) => crd.spec.versions[0]?.schema.openAPIV3Schema as { properties: { spec: Record<string, unknown> } };
   schemaOf(testCrd({ group: 'test.operless.dev', kind: 'Thing' })).properties.spec.type = 'string';
