@@ -16,6 +16,13 @@
 // variants are separated by `;`, and a word NAME=value in a variant is set in the environment
 // (e.g. FLAGS_VARIANT="--single-threaded-gc;MALLOC_ARENA_MAX=2").
 //
+// RUNTIMES="node,bun,bun --smol,deno" adds a run of this checkout's bundle under each other
+// runtime listed (Bun, Deno: from npm into the version-keyed cache, src/testing/provision.ts),
+// each entry a runtime's name and extra flags (bench/lib/runtimes.ts says which flags each gets
+// by default); the node row always runs. Each runtime entry gets its own floor: the bare runtime
+// with the same flags running an idle timer. A run that fails (the bundle does not start under a
+// runtime, an API it lacks) prints its error and that row is not run again.
+//
 // The Deployments are what a Memcached's reconcile creates (bench/lib's children: the same pod
 // template); no kube-controller-manager runs, so they carry no status — a real child's status
 // only adds to what a whole-object watch parses.
@@ -26,12 +33,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
-import { FORWARDER_NODE_FLAGS } from '../../src/build/forwarder-node-flags.ts';
 import { createKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
 import { startMemoryQueueServer } from '../../src/local/memory-queue-server.ts';
 import { startControlPlane } from '../../src/testing/index.ts';
 import { createMemcachedsWithDeployments, sleep, until } from '../lib/objects.ts';
+import { parseRuntimes, runtimeArgv, type RuntimeEntry, type RuntimeName } from '../lib/runtimes.ts';
+import { provision } from '../../src/testing/provision.ts';
 import { CRD, MEMCACHED_KIND } from '../lib/systems.ts';
 
 const SIZES = (process.env.SIZES ?? '10000,100000').split(',').map(Number);
@@ -39,6 +47,8 @@ const REPEAT = Number(process.env.REPEAT ?? 2);
 const PARALLEL = Number(process.env.PARALLEL ?? 32);
 const SETTLE_MS = Number(process.env.SETTLE_MS ?? 5000);
 const NAMESPACE = 'held';
+const RUNTIMES = parseRuntimes(process.env.RUNTIMES);
+const NODE: RuntimeEntry = { name: 'node', flags: [], label: 'node' };
 
 interface Memory {
   readonly rssMiB: number;
@@ -85,8 +95,18 @@ async function stopProcess(child: ChildProcess): Promise<void> {
   if (child.exitCode === null) child.kill('SIGKILL');
 }
 
-async function bareNode(): Promise<Memory> {
-  const child = spawn(process.execPath, [...FORWARDER_NODE_FLAGS, '-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+const work = mkdtempSync(join(tmpdir(), 'operless-watch-memory-'));
+const others = [...new Set(RUNTIMES.map((r) => r.name).filter((n): n is Exclude<RuntimeName, 'node'> => n !== 'node'))];
+const provisioned = others.length > 0 ? await provision({ targets: others }) : {};
+const executables: Record<RuntimeName, string | undefined> = { node: process.execPath, bun: provisioned.bun, deno: provisioned.deno };
+const executableOf = (runtime: RuntimeEntry): string => executables[runtime.name] ?? `<no ${runtime.name}>`;
+const idleScript = join(work, 'idle.mjs');
+writeFileSync(idleScript, 'setInterval(() => {}, 1000);\n');
+
+/** The bare runtime under the same flags, running an idle timer. */
+async function bareRuntime(runtime: RuntimeEntry): Promise<Memory> {
+  const [command, ...args] = runtimeArgv(runtime, executableOf(runtime), idleScript);
+  const child = spawn(command!, args, { stdio: 'ignore' });
   try {
     await sleep(SETTLE_MS);
     return await sample(child.pid!);
@@ -95,7 +115,6 @@ async function bareNode(): Promise<Memory> {
   }
 }
 
-const work = mkdtempSync(join(tmpdir(), 'operless-watch-memory-'));
 const cp = await startControlPlane({ crds: [CRD] });
 const queues = await startMemoryQueueServer();
 try {
@@ -110,11 +129,12 @@ try {
   }
   bundles['this checkout'] = (await bundleForwarder(join(work, 'forwarder.mjs'))).outFile;
   interface Variant {
+    readonly runtime: RuntimeEntry;
     readonly flags: readonly string[];
     readonly env: Readonly<Record<string, string>>;
   }
-  const variants: Record<string, Variant> = { 'this checkout': { flags: [], env: {} } };
-  for (const bundleLabel of Object.keys(bundles)) variants[bundleLabel] ??= { flags: [], env: {} };
+  const variants: Record<string, Variant> = { 'this checkout': { runtime: NODE, flags: [], env: {} } };
+  for (const bundleLabel of Object.keys(bundles)) variants[bundleLabel] ??= { runtime: NODE, flags: [], env: {} };
   for (const text of (process.env.FLAGS_VARIANT ?? '')
     .split(';')
     .map((v) => v.trim())
@@ -124,7 +144,13 @@ try {
     const env = Object.fromEntries(words.filter(isEnv).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]));
     const label = `this checkout + ${text}`;
     bundles[label] = bundles['this checkout'];
-    variants[label] = { flags: words.filter((w) => !isEnv(w)), env };
+    variants[label] = { runtime: NODE, flags: words.filter((w) => !isEnv(w)), env };
+  }
+  for (const runtime of RUNTIMES) {
+    if (runtime.label === 'node') continue;
+    const label = `this checkout under ${runtime.label}`;
+    bundles[label] = bundles['this checkout'];
+    variants[label] = { runtime, flags: [], env: {} };
   }
   const configPath = join(work, 'forwarder.yaml');
   writeFileSync(
@@ -143,7 +169,9 @@ try {
   async function runForwarder(bundle: string, variant: Variant): Promise<Memory & { syncSeconds: number }> {
     const started = Date.now();
     const lines: string[] = [];
-    const child = spawn(process.execPath, [...FORWARDER_NODE_FLAGS, ...variant.flags, bundle], {
+    const runtime = { ...variant.runtime, flags: [...variant.runtime.flags, ...variant.flags] };
+    const [command, ...args] = runtimeArgv(runtime, executableOf(runtime), bundle);
+    const child = spawn(command!, args, {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         PATH: process.env.PATH,
@@ -184,8 +212,13 @@ try {
     }
   }
 
-  const floor = await bareNode();
-  console.log(JSON.stringify({ bareNode: floor }));
+  const floors: Record<string, Memory> = {};
+  for (const runtime of [NODE, ...RUNTIMES.filter((r) => r.label !== 'node')]) {
+    floors[runtime.label] = await bareRuntime(runtime);
+    console.log(JSON.stringify(runtime.label === 'node' ? { bareNode: floors.node } : { bareRuntime: runtime.label, ...floors[runtime.label] }));
+  }
+  const floor = floors.node!;
+  const failed = new Set<string>();
   let created = 0;
   for (const size of SIZES) {
     const t0 = Date.now();
@@ -195,19 +228,27 @@ try {
     const runs: Record<string, (Memory & { syncSeconds: number })[]> = {};
     for (let r = 0; r < REPEAT; r++) {
       for (const [label, bundle] of Object.entries(bundles)) {
-        const result = await runForwarder(bundle, variants[label]!);
-        (runs[label] ??= []).push(result);
-        console.log(JSON.stringify({ objects: size, bundle: label, run: r + 1, ...result }));
+        if (failed.has(label)) continue;
+        try {
+          const result = await runForwarder(bundle, variants[label]!);
+          (runs[label] ??= []).push(result);
+          console.log(JSON.stringify({ objects: size, bundle: label, run: r + 1, ...result }));
+        } catch (err) {
+          failed.add(label);
+          console.log(JSON.stringify({ objects: size, bundle: label, run: r + 1, failed: err instanceof Error ? err.message : String(err) }));
+        }
       }
     }
     for (const [label, results] of Object.entries(runs)) {
       const rss = median(results.map((m) => m.rssMiB));
+      const runtimeFloor = floors[variants[label]!.runtime.label] ?? floor;
       console.log(
         JSON.stringify({
           objects: size,
           bundle: label,
           medianRssMiB: rss,
           aboveBareNodeMiB: rss - floor.rssMiB,
+          ...(variants[label]!.runtime.name === 'node' ? {} : { aboveBareRuntimeMiB: rss - runtimeFloor.rssMiB }),
           medianHwmMiB: median(results.map((m) => m.hwmMiB)),
         }),
       );

@@ -12,7 +12,9 @@
  *   cut to 253 characters) and `events_dropped_total{reason}`, never passed on;
  * - a change that routes to nothing counts as filtered (`events_filtered_total`);
  * - the reverse index of related objects (route/related-index.ts) follows every primary
- *   stream's events and lists, whether or not this replica leads, before their routing;
+ *   stream's events and lists, whether or not this replica leads, before their routing — when
+ *   a related watch is configured; without one nothing reads it and it stays empty (the
+ *   watches are resolved once, before any stream starts, so it never misses a primary);
  * - a resync list forwards the primaries that vanished as `Deleted` at once and feeds the
  *   rest as `Resync` through the lane's feed (a newer resync of a stream replaces one in
  *   progress); a relist that is not a resync forwards only what changed; a first list nothing;
@@ -61,15 +63,20 @@ export class Intake {
     this.#o = options;
   }
 
+  /** Whether the primaries are indexed: only related changes read the index. */
+  #indexes(watch: ResolvedWatch): boolean {
+    return watch.role === 'primary' && this.#o.watches().some((w) => w.role === 'related');
+  }
+
   /** One watch event's change (of the stream `stream`). */
   change(watch: ResolvedWatch, change: Change, stream = ''): void {
-    if (watch.role === 'primary') this.related.apply(primaryKindKey(watch), stream, change);
+    if (this.#indexes(watch)) this.related.apply(primaryKindKey(watch), stream, change);
     this.#route(watch, change);
   }
 
   /** One successful LIST of the stream `stream`. */
   list(watch: ResolvedWatch, result: ListResult, stream: string): void {
-    if (watch.role === 'primary') this.related.replace(primaryKindKey(watch), stream, result.listed);
+    if (this.#indexes(watch)) this.related.replace(primaryKindKey(watch), stream, result.listed);
     if (result.resync && watch.role === 'primary') {
       const deleted = result.changes
         .filter((c) => c.type === 'DELETED')

@@ -12,7 +12,8 @@
  * is the EventBridge emulator, moto's server from PyPI in a Python virtual environment
  * (`moto`: the EventBridge tests provision it themselves), and the OpenTelemetry Collector, a
  * minimal build from its Go modules (`otelcol`: the trace test's real OTLP receiver, provisioned
- * by that test).
+ * by that test), and the JavaScript runtimes Bun and Deno from npm (`bun`, `deno`: the forwarder's
+ * memory experiment runs its bundle under them; bench only, the image ships Node.js).
  *
  * `KUBEBUILDER_ASSETS` is honoured like controller-runtime's envtest does: when that folder
  * holds `kube-apiserver` and `etcd`, they are used and neither is built; kube-controller-manager
@@ -29,14 +30,14 @@ import { accessSync, constants } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export type ProvisionTarget = 'kube' | 'etcd' | 'helm' | 'elasticmq' | 'rie' | 'ric' | 'pytools' | 'moto' | 'otelcol' | 'controller-runtime';
+export type ProvisionTarget = 'kube' | 'etcd' | 'helm' | 'elasticmq' | 'rie' | 'ric' | 'pytools' | 'moto' | 'otelcol' | 'controller-runtime' | 'bun' | 'deno';
 /** What `provision()` builds by default: the test environment. */
 export const ALL_TARGETS: readonly ProvisionTarget[] = ['etcd', 'kube', 'elasticmq', 'helm', 'rie', 'ric', 'pytools'];
 /**
  * Every target, including those built only when named: the EventBridge emulator and the
- * OpenTelemetry Collector (their tests provision them themselves) and the benchmark's operator.
+ * OpenTelemetry Collector (their tests provision them themselves) and the benchmark's operator and runtimes (Bun, Deno).
  */
-export const KNOWN_TARGETS: readonly ProvisionTarget[] = [...ALL_TARGETS, 'moto', 'otelcol', 'controller-runtime'];
+export const KNOWN_TARGETS: readonly ProvisionTarget[] = [...ALL_TARGETS, 'moto', 'otelcol', 'controller-runtime', 'bun', 'deno'];
 
 export interface TestBinaries {
   readonly etcd: string;
@@ -66,6 +67,10 @@ export interface ProvisionResult {
   readonly motoPython?: string;
   /** The minimal OpenTelemetry Collector (OTLP receiver + file exporter): run `<bin> --config=file:PATH`. */
   readonly otelCollector?: string;
+  /** Bun's executable (the runtime itself, not npm's launcher). */
+  readonly bun?: string;
+  /** Deno's executable (the runtime itself, not npm's launcher). */
+  readonly deno?: string;
 }
 
 export interface ProvisionOptions {
@@ -204,6 +209,8 @@ async function doProvision(options: ProvisionOptions): Promise<ProvisionResult> 
   }
   if (targets.has('moto')) result.motoPython = join(await buildTarget('moto', options), 'venv', 'bin', 'python');
   if (targets.has('otelcol')) result.otelCollector = join(await buildTarget('otelcol', options), 'otelcol');
+  if (targets.has('bun')) result.bun = join(await buildTarget('bun', options), 'bin', 'bun');
+  if (targets.has('deno')) result.deno = join(await buildTarget('deno', options), 'bin', 'deno');
   if (targets.has('controller-runtime')) result.controllerRuntimeOperator = join(await buildTarget('controller-runtime', options), 'memcached-operator');
   return result;
 }

@@ -20,6 +20,9 @@
 #   build.sh controller-runtime -> $CACHE/controller-runtime-memcached-v0.22.5-<source hash>/memcached-operator
 #                      (the benchmark's controller-runtime operator, bench/controller-runtime; bench only:
 #                      keyed by the pinned controller-runtime and a hash of its source, go.mod and go.sum)
+#   build.sh bun  -> $CACHE/bun-1.4.5/bin/bun     (Bun from npm, locked in bun/package-lock.json; bench only:
+#                      a runtime the forwarder's memory experiment runs the bundle under, RUNTIMES)
+#   build.sh deno -> $CACHE/deno-2.9.6/bin/deno   (Deno from npm, locked in deno/package-lock.json; bench only, likewise)
 #
 # Guarantees: an entry is complete or absent. Binaries are built into a temporary folder
 # and renamed into place only after every one of them built, so an interrupted or failed
@@ -27,7 +30,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${OPERLESS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/operless}
-what=${1:?usage: build.sh kube|etcd|helm|elasticmq|rie|ric|pytools|moto|otelcol|controller-runtime}
+what=${1:?usage: build.sh kube|etcd|helm|elasticmq|rie|ric|pytools|moto|otelcol|controller-runtime|bun|deno}
 
 die() { echo "operless testenv: $*" >&2; exit 1; }
 need_go() {
@@ -103,7 +106,11 @@ case "$what" in
       || die "Python >= 3.9 with venv is not available ($py), and the EventBridge emulator (moto) needs it. Install it (Debian: apt-get install python3 python3-venv) or set OPERLESS_PYTHON."
     ver=$(sed -n 's|^moto\[server\]==\(.*\)$|\1|p' "$here/moto/requirements.txt"); dir=moto
     ;;
-  *) die "unknown target '$what' (expected kube, etcd, helm, elasticmq, rie, ric, pytools, moto, otelcol or controller-runtime)";;
+  bun|deno)
+    command -v npm >/dev/null || die "npm is not installed, and installing $what needs it."
+    ver=$(sed -n "s|.*\"$what\": \"\(.*\)\".*|\1|p" "$here/$what/package.json"); dir=$what
+    ;;
+  *) die "unknown target '$what' (expected kube, etcd, helm, elasticmq, rie, ric, pytools, moto, otelcol, controller-runtime, bun or deno)";;
 esac
 [ -n "$ver" ] || die "could not read the pinned version from $here/$dir/go.mod"
 out="$cache/$what-$ver"
@@ -139,6 +146,22 @@ elif [ "$what" = ric ]; then
     || { tail -40 "$tmp/npm.log" >&2; die "npm could not install aws-lambda-ric $ver (output above)."; }
   rm -f "$tmp/npm.log"
   [ -f "$tmp/node_modules/aws-lambda-ric/rapid-client.node" ] || die "npm finished but aws-lambda-ric's native addon (rapid-client.node) was not built"
+  echo "operless testenv:   installed in $(( $(date +%s) - start ))s" >&2
+  pkgs=""
+elif [ "$what" = bun ] || [ "$what" = deno ]; then
+  echo "operless testenv: installing $what $ver from npm into $out (first run only)" >&2
+  start=$(date +%s)
+  cp package.json package-lock.json "$tmp/"
+  (cd "$tmp" && npm ci --no-audit --no-fund --loglevel=error) >"$tmp/npm.log" 2>&1 \
+    || { tail -40 "$tmp/npm.log" >&2; die "npm could not install $what $ver (output above)."; }
+  rm -f "$tmp/npm.log"
+  # The runtime's own executable, not npm's launcher (deno's is a Node.js script): the first ELF
+  # file named after it in the package or its platform package (their install scripts move it).
+  exe=$(find "$tmp/node_modules" -type f \( -name "$what" -o -name "$what.exe" \) -perm -u+x -size +1M | head -1)
+  [ -n "$exe" ] || die "npm finished but no $what executable was found under $tmp/node_modules"
+  mkdir "$tmp/bin"
+  ln -s "../${exe#"$tmp/"}" "$tmp/bin/$what"
+  "$tmp/bin/$what" --version >&2 || die "the installed $what does not start (see above)"
   echo "operless testenv:   installed in $(( $(date +%s) - start ))s" >&2
   pkgs=""
 elif [ "$what" = pytools ]; then

@@ -225,3 +225,31 @@ test('the intake: primary lists and events feed the index; a related relist (a C
   intake.change(c, { type: 'DELETED', old: cm('2', 'b'), current: cm('2', 'b') }, 's/c');
   assert.deepEqual(sent, ['Related three']);
 });
+
+test('the intake indexes primaries only when a related watch is configured: without one the index stays empty, with one it holds every listed and added primary', async () => {
+  const { Intake } = await import('../../../src/forwarder/intake.ts');
+  const { createForwarderMetrics } = await import('../../../src/forwarder/metrics.ts');
+  const { silentLogger } = await import('../../../src/observability/log.ts');
+  const intakeOf = (watches: readonly ResolvedWatch[]) =>
+    new Intake({
+      clusterId: 'k',
+      lanes: { forward: () => {} } as never,
+      watches: () => watches,
+      isLeading: () => true,
+      metrics: createForwarderMetrics(),
+      log: silentLogger,
+      now: () => 0,
+    });
+  const [m] = withRelatedFields([memcached, configMaps]) as [ResolvedWatch, ResolvedWatch];
+  const mc = (uid: string, name: string) => snapshotOf({ metadata: { uid, name, namespace: 'ns', resourceVersion: '1', generation: 1 }, spec: {} }, m.fields)!;
+  const feed = (intake: InstanceType<typeof Intake>) => {
+    intake.list(m, { changes: [], listed: [mc('u1', 'one'), mc('u2', 'two')], first: true, resync: false, resourceVersion: '1' }, 's/m');
+    intake.change(m, { type: 'ADDED', current: mc('u3', 'three') }, 's/m');
+  };
+  const without = intakeOf([memcached]);
+  feed(without);
+  assert.equal(without.related.size, 0);
+  const withRelated = intakeOf(withRelatedFields([memcached, configMaps]));
+  feed(withRelated);
+  assert.equal(withRelated.related.size, 3);
+});
