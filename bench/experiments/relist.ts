@@ -22,6 +22,7 @@ import { stringify } from 'yaml';
 import { decodeMessage } from '../../src/contract/message.ts';
 import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
 import { FORWARDER_NODE_FLAGS } from '../../src/build/forwarder-node-flags.ts';
+import { forwarderEnv } from '../lib/forwarder-process.ts';
 import { createKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
 import { startMemoryQueueServer } from '../../src/local/memory-queue-server.ts';
@@ -70,15 +71,7 @@ try {
   const started = Date.now();
   const child = spawn(process.execPath, [...FORWARDER_NODE_FLAGS, bundle.outFile], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      PATH: process.env.PATH,
-      OPERLESS_FORWARDER_CONFIG: configPath,
-      OPERLESS_LOG_LEVEL: 'info',
-      KUBECONFIG: cp.kubeconfigPath,
-      AWS_ACCESS_KEY_ID: 'bench',
-      AWS_SECRET_ACCESS_KEY: 'bench',
-      AWS_ENDPOINT_URL_SQS: queues.endpoint,
-    },
+    env: forwarderEnv(configPath, cp.kubeconfigPath, queues.endpoint),
   });
   const lines: Record<string, unknown>[] = [];
   for (const stream of [child.stdout!, child.stderr!]) {

@@ -33,6 +33,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
+import { forwarderEnv } from '../lib/forwarder-process.ts';
 import { createKubeClient } from '../../src/kube/client.ts';
 import { createTransport } from '../../src/kube/transport.ts';
 import { startMemoryQueueServer } from '../../src/local/memory-queue-server.ts';
@@ -173,16 +174,7 @@ try {
     const [command, ...args] = runtimeArgv(runtime, executableOf(runtime), bundle);
     const child = spawn(command!, args, {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        PATH: process.env.PATH,
-        OPERLESS_FORWARDER_CONFIG: configPath,
-        OPERLESS_LOG_LEVEL: 'info',
-        KUBECONFIG: cp.kubeconfigPath,
-        AWS_ACCESS_KEY_ID: 'bench',
-        AWS_SECRET_ACCESS_KEY: 'bench',
-        AWS_ENDPOINT_URL_SQS: queues.endpoint,
-        ...variant.env,
-      },
+      env: { ...forwarderEnv(configPath, cp.kubeconfigPath, queues.endpoint), ...variant.env },
     });
     for (const stream of [child.stdout!, child.stderr!]) stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n')));
     try {

@@ -46,6 +46,22 @@ export function forwarderBundle(workDir: string): Promise<{ outFile: string; byt
   return bundle;
 }
 
+/**
+ * The environment a bench forwarder process runs with: its configuration file, the cluster's
+ * kubeconfig, the SQS endpoint (bench credentials), info logs, and nothing else of the bench's.
+ */
+export function forwarderEnv(configPath: string, kubeconfigPath: string, sqsEndpoint: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    OPERLESS_FORWARDER_CONFIG: configPath,
+    OPERLESS_LOG_LEVEL: 'info',
+    KUBECONFIG: kubeconfigPath,
+    AWS_ACCESS_KEY_ID: 'bench',
+    AWS_SECRET_ACCESS_KEY: 'bench',
+    AWS_ENDPOINT_URL_SQS: sqsEndpoint,
+  };
+}
+
 export interface ForwarderProcessOptions {
   readonly workDir: string;
   readonly kubeconfigPath: string;
@@ -65,15 +81,7 @@ export async function startForwarderProcess(options: ForwarderProcessOptions): P
   const child = spawn(process.execPath, [...FORWARDER_NODE_FLAGS, bundle.outFile], {
     // as the image runs it (infra/forwarder/Dockerfile)
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      PATH: process.env.PATH,
-      OPERLESS_FORWARDER_CONFIG: configPath,
-      OPERLESS_LOG_LEVEL: 'info',
-      KUBECONFIG: options.kubeconfigPath,
-      AWS_ACCESS_KEY_ID: 'bench',
-      AWS_SECRET_ACCESS_KEY: 'bench',
-      AWS_ENDPOINT_URL_SQS: options.sqsEndpoint,
-    },
+    env: forwarderEnv(configPath, options.kubeconfigPath, options.sqsEndpoint),
   });
   const lines: string[] = [];
   const counts = new Map<string, number>();

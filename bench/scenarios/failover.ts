@@ -21,6 +21,7 @@ import { stringify } from 'yaml';
 import { decodeMessage, type ReconcileMessage } from '../../src/contract/message.ts';
 import { bundleForwarder } from '../../src/build/forwarder-bundle.ts';
 import { FORWARDER_NODE_FLAGS } from '../../src/build/forwarder-node-flags.ts';
+import { forwarderEnv } from '../lib/forwarder-process.ts';
 import { createKubeClient } from '../../src/kube/client.ts';
 import { NAMESPACES } from '../../src/kube/kinds.ts';
 import { createTransport } from '../../src/kube/transport.ts';
@@ -153,15 +154,7 @@ export async function measureFailover(options: FailoverOptions): Promise<Failove
       );
       const child = spawn(process.execPath, [...FORWARDER_NODE_FLAGS, bundle.outFile], {
         stdio: ['ignore', 'pipe', 'pipe'],
-        env: {
-          PATH: process.env.PATH,
-          OPERLESS_FORWARDER_CONFIG: configPath,
-          OPERLESS_LOG_LEVEL: 'info',
-          KUBECONFIG: cp.kubeconfigPath,
-          AWS_ACCESS_KEY_ID: 'bench',
-          AWS_SECRET_ACCESS_KEY: 'bench',
-          AWS_ENDPOINT_URL_SQS: queues.endpoint,
-        },
+        env: forwarderEnv(configPath, cp.kubeconfigPath, queues.endpoint),
       });
       running.add(child);
       const lines: Replica['lines'] = [];
