@@ -66,6 +66,8 @@ try {
         query: { labelSelector: `app=memcached,memcached_cr=${names[i % N]}`, resourceVersion: '0' },
       }),
   };
+  /** Status PUTs the API server refused, by HTTP status: printed beside the figure, which counts them as requests. */
+  const putFailures = new Map<string, number>();
   const statusPath = (name: string) => `${path(name)}/status`;
   const live = async (name: string) => (await env.admin.transport.request({ method: 'GET', path: path(name) })).body as KubeObject;
   variants['status server-side apply (force)'] = (i) => {
@@ -115,7 +117,10 @@ try {
           },
         },
       })
-      .catch(() => undefined);
+      .catch((err: unknown) => {
+        // Counted, not thrown: a PUT that lost a race is a request the API server still served.
+        putFailures.set(String((err as { status?: unknown }).status ?? err), (putFailures.get(String((err as { status?: unknown }).status ?? err)) ?? 0) + 1);
+      });
   };
   for (const round of [1, 2]) {
     for (const [label, read] of Object.entries(variants).filter(([l]) => !ONLY || ONLY.some((o) => l.includes(o)))) {
@@ -132,8 +137,10 @@ try {
       const after = processCpuSnapshot()?.seconds ?? new Map<string, number>();
       const d = (k: string) => (after.get(k) ?? 0) - (before.get(k) ?? 0);
       console.log(
-        `round ${round} ${label}: ${K} reads in ${(ms / 1000).toFixed(1)} s; CPU-ms per read: kube-apiserver ${((d('kube-apiserver') * 1000) / K).toFixed(3)}, etcd ${((d('etcd') * 1000) / K).toFixed(3)}, this process ${((d(BENCH_PROCESS) * 1000) / K).toFixed(3)}`,
+        `round ${round} ${label}: ${K} requests in ${(ms / 1000).toFixed(1)} s; CPU-ms per read: kube-apiserver ${((d('kube-apiserver') * 1000) / K).toFixed(3)}, etcd ${((d('etcd') * 1000) / K).toFixed(3)}, this process ${((d(BENCH_PROCESS) * 1000) / K).toFixed(3)}` +
+          (label.startsWith('status PUT') && putFailures.size > 0 ? `; refused: ${[...putFailures].map(([k, v]) => `${v} × ${k}`).join(', ')}` : ''),
       );
+      putFailures.clear();
     }
   }
 } finally {
