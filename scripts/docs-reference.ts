@@ -6,7 +6,8 @@
  * - chart-values.md  — the Helm chart's values schema (infra/forwarder/chart/values.schema.json,
  *                      itself generated from the configuration schema)
  * - cli.md           — every command's CommandSpec (src/cli/commands/*.ts)
- * - metrics.md       — the forwarder's Prometheus registry (src/forwarder/metrics.ts)
+ * - metrics.md       — the forwarder's Prometheus registry (src/forwarder/metrics.ts) and the
+ *                      functions' EMF metric catalogue (src/core/reconcile/metrics.ts)
  * - logs.md          — the fields every log line carries (src/observability/log.ts) and the fields
  *                      components bind with `child({...})`, found in the sources
  * - message.md       — the message contract's JSON Schema (events/message.schema.json)
@@ -42,6 +43,7 @@ import { upgradeSpec } from '../src/cli/commands/upgrade.ts';
 import { DLQ_REASONS, type DlqReason } from '../src/contract/dlq.ts';
 import { FORWARDER_CONFIG_SCHEMA, type JsonSchema } from '../src/forwarder/config/schema.ts';
 import { createForwarderMetrics } from '../src/forwarder/metrics.ts';
+import { FUNCTION_METRICS, METRICS_NAMESPACE_DEFAULT } from '../src/core/reconcile/metrics.ts';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 export const REFERENCE_DIR = join(ROOT, 'docs', 'reference');
@@ -269,14 +271,28 @@ function renderMetrics(): string {
     '# Metrics reference',
     '',
     ...GENERATED(
-      "the forwarder's Prometheus registry (`src/forwarder/metrics.ts`)",
-      "Served on the forwarder's `/metrics` ([the forwarder](../forwarder.md)); reconcile functions report through logs and traces.",
+      "the forwarder's Prometheus registry (`src/forwarder/metrics.ts`) and the functions' metric catalogue (`FUNCTION_METRICS`, `src/core/reconcile/metrics.ts`)",
+      'Every metric Operless publishes: the forwarder serves Prometheus metrics, the reconcile functions write CloudWatch metrics into their logs.',
     ),
+    '## The forwarder (Prometheus)',
+    '',
+    "Served on the forwarder's `/metrics` ([the forwarder](../forwarder.md)).",
+    '',
     '| Metric | Type | Labels | Meaning |',
     '|---|---|---|---|',
     ...[...metrics]
       .sort((a, b) => a.name.localeCompare(b.name))
       .map((m) => `| ${code(m.name)} | ${m.constructor.name.toLowerCase()} | ${(m.labelNames ?? []).map(code).join(', ')} | ${cell(m.help)} |`),
+    '',
+    '## The reconcile functions (CloudWatch Embedded Metric Format)',
+    '',
+    `One JSON line on stdout per reconcile (and per dead letter, deferral, timer tick), which CloudWatch Logs turns into metrics in the namespace \`OPERLESS_METRICS_NAMESPACE\` (default \`${METRICS_NAMESPACE_DEFAULT}\`); \`OPERLESS_METRICS=off\` turns them off. Names follow controller-runtime's without its \`controller_runtime_\` prefix ([semantics](../semantics.md)).`,
+    '',
+    '| Metric | Unit | Dimensions | Meaning |',
+    '|---|---|---|---|',
+    ...Object.entries(FUNCTION_METRICS)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([name, m]) => `| ${code(name)} | ${m.unit} | ${m.dimensions.map(code).join(', ')} | ${cell(m.meaning)} |`),
     '',
   ].join('\n');
 }

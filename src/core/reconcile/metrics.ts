@@ -2,19 +2,9 @@
  * Reconcile metrics as CloudWatch Embedded Metric Format (EMF): one JSON line on stdout per
  * reconcile, which CloudWatch Logs turns into metrics with no API call and no extra latency.
  * Names follow controller-runtime (`controller_runtime_` prefix dropped; the namespace
- * plays that role) so dashboards and alerts translate directly:
- *
- * | metric                            | dimensions           | meaning                                       |
- * | --------------------------------- | -------------------- | --------------------------------------------- |
- * | `reconcile_total`                 | controller, result   | reconciles; result = success, error, requeue_after |
- * | `reconcile_time_seconds`          | controller           | duration of one reconcile                     |
- * | `reconcile_errors_total`          | controller           | reconciles that failed (incl. terminal)       |
- * | `terminal_reconcile_errors_total` | controller           | reconciles that failed with a TerminalError   |
- * | `queue_lag_seconds`               | controller           | from the producer seeing a change to the start of its reconcile |
- * | `dead_letters_total`              | controller, reason   | messages moved to the DLQ by the runtime      |
- * | `deferred_total`                  | controller, result   | keys handed back: not yet due / no time left  |
- * | `unmarked_requeues_total`         | controller           | per-key: requeues sent whose mark could not be written (they stand, unmerged) |
- * | `resync_repaired_total`           | controller           | on a `Resync`'s reconcile only: 1 when it wrote a change (drift the events missed, repair.ts), else 0 — its sum is what the resync repaired, its sample count the resync's reconciles |
+ * plays that role) so dashboards and alerts translate directly. `FUNCTION_METRICS` below is
+ * the one list of them, with units, dimensions and meanings: the lines are written from it and
+ * docs/reference/metrics.md is generated from it.
  *
  * `OPERLESS_METRICS=off` turns the lines off (the local loop does: they are for CloudWatch).
  *
@@ -26,6 +16,77 @@
 import type { OutcomeLabel } from './followup.ts';
 
 export const METRICS_NAMESPACE_DEFAULT = 'Operless';
+
+/** What one function metric is: its unit, the dimensions it is published under, and what it counts. */
+export interface FunctionMetric {
+  readonly unit: 'Count' | 'Seconds';
+  readonly dimensions: readonly string[];
+  readonly meaning: string;
+}
+
+/** Every metric the reconcile functions publish (EMF), by name. */
+export const FUNCTION_METRICS = {
+  reconcile_total: {
+    unit: 'Count',
+    dimensions: ['controller', 'result'],
+    meaning: "Reconciles, by result: success, error, requeue_after (controller-runtime's labels).",
+  },
+  reconcile_time_seconds: { unit: 'Seconds', dimensions: ['controller'], meaning: 'Duration of one reconcile.' },
+  reconcile_errors_total: {
+    unit: 'Count',
+    dimensions: ['controller'],
+    meaning: 'Reconciles that failed, terminal errors included (1 per failed reconcile, 0 otherwise).',
+  },
+  terminal_reconcile_errors_total: {
+    unit: 'Count',
+    dimensions: ['controller'],
+    meaning: 'Reconciles that failed with a TerminalError (no retries; the message goes to the DLQ).',
+  },
+  queue_lag_seconds: {
+    unit: 'Seconds',
+    dimensions: ['controller'],
+    meaning: "From the producer seeing a change (the message's observedAt) to the start of its reconcile.",
+  },
+  resync_repaired_total: {
+    unit: 'Count',
+    dimensions: ['controller'],
+    meaning:
+      "On a Resync's reconcile only: 1 when it wrote a change (drift no event had reported), else 0. Its sum is what the resync repaired, its sample count the resync's reconciles.",
+  },
+  dead_letters_total: {
+    unit: 'Count',
+    dimensions: ['controller', 'reason'],
+    meaning: 'Messages the runtime moved to the DLQ, by reason (docs/reference/dlq-reasons.md).',
+  },
+  deferred_total: {
+    unit: 'Count',
+    dimensions: ['controller', 'result'],
+    meaning:
+      "Keys handed back unreconciled, by result: not_due (a requeue not yet due), deferred (no time left in the invocation), rate_limited (past the controller's rateLimit).",
+  },
+  timer_ticks_total: {
+    unit: 'Count',
+    dimensions: ['controller', 'timer', 'result'],
+    meaning: "Ticks of a per-object timer, by timer and how the tick ended (the runtime's outcome label).",
+  },
+  unmarked_requeues_total: {
+    unit: 'Count',
+    dimensions: ['controller'],
+    meaning: 'Per-key ordering: requeues sent whose mark could not be written (they stand, unmerged).',
+  },
+} as const satisfies Readonly<Record<string, FunctionMetric>>;
+
+export type FunctionMetricName = keyof typeof FUNCTION_METRICS;
+
+/** A metric of the catalogue as an EMF directive names it. */
+function metric(name: FunctionMetricName): { name: string; unit: string } {
+  return { name, unit: FUNCTION_METRICS[name].unit };
+}
+
+/** The EMF directive of one metric alone, under its catalogue dimensions. */
+function directive(name: FunctionMetricName): { dimensions: string[]; metrics: { name: string; unit: string }[] } {
+  return { dimensions: [...FUNCTION_METRICS[name].dimensions], metrics: [metric(name)] };
+}
 
 export interface ReconcileSample {
   readonly controller: string;
@@ -110,20 +171,17 @@ export function createEmfMetrics(options: MetricsOptions = {}): Metrics {
       const failed = result === 'error' ? 1 : 0;
       const terminal = sample.label === 'terminal_error' ? 1 : 0;
       const perController = [
-        { name: 'reconcile_time_seconds', unit: 'Seconds' },
-        { name: 'reconcile_errors_total', unit: 'Count' },
-        { name: 'terminal_reconcile_errors_total', unit: 'Count' },
-        ...(sample.lagSeconds === undefined ? [] : [{ name: 'queue_lag_seconds', unit: 'Seconds' }]),
-        ...(sample.resyncRepaired === undefined ? [] : [{ name: 'resync_repaired_total', unit: 'Count' }]),
+        metric('reconcile_time_seconds'),
+        metric('reconcile_errors_total'),
+        metric('terminal_reconcile_errors_total'),
+        ...(sample.lagSeconds === undefined ? [] : [metric('queue_lag_seconds')]),
+        ...(sample.resyncRepaired === undefined ? [] : [metric('resync_repaired_total')]),
       ];
       emit(() =>
         emfLine(
           namespace,
           now(),
-          [
-            { dimensions: ['controller', 'result'], metrics: [{ name: 'reconcile_total', unit: 'Count' }] },
-            { dimensions: ['controller'], metrics: perController },
-          ],
+          [directive('reconcile_total'), { dimensions: [...FUNCTION_METRICS.reconcile_time_seconds.dimensions], metrics: perController }],
           {
             controller: sample.controller,
             result,
@@ -140,7 +198,7 @@ export function createEmfMetrics(options: MetricsOptions = {}): Metrics {
     },
     deadLetter(controller, reason) {
       emit(() =>
-        emfLine(namespace, now(), [{ dimensions: ['controller', 'reason'], metrics: [{ name: 'dead_letters_total', unit: 'Count' }] }], {
+        emfLine(namespace, now(), [directive('dead_letters_total')], {
           controller,
           reason,
           dead_letters_total: 1,
@@ -149,7 +207,7 @@ export function createEmfMetrics(options: MetricsOptions = {}): Metrics {
     },
     deferred(controller, label) {
       emit(() =>
-        emfLine(namespace, now(), [{ dimensions: ['controller', 'result'], metrics: [{ name: 'deferred_total', unit: 'Count' }] }], {
+        emfLine(namespace, now(), [directive('deferred_total')], {
           controller,
           result: label,
           deferred_total: 1,
@@ -158,7 +216,7 @@ export function createEmfMetrics(options: MetricsOptions = {}): Metrics {
     },
     timerTick(controller, timer, label) {
       emit(() =>
-        emfLine(namespace, now(), [{ dimensions: ['controller', 'timer', 'result'], metrics: [{ name: 'timer_ticks_total', unit: 'Count' }] }], {
+        emfLine(namespace, now(), [directive('timer_ticks_total')], {
           controller,
           timer,
           result: label,
@@ -168,7 +226,7 @@ export function createEmfMetrics(options: MetricsOptions = {}): Metrics {
     },
     unmarkedRequeue(controller) {
       emit(() =>
-        emfLine(namespace, now(), [{ dimensions: ['controller'], metrics: [{ name: 'unmarked_requeues_total', unit: 'Count' }] }], {
+        emfLine(namespace, now(), [directive('unmarked_requeues_total')], {
           controller,
           unmarked_requeues_total: 1,
         }),

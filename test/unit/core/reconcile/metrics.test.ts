@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createEmfMetrics, resultLabel } from '../../../../src/core/reconcile/metrics.ts';
+import { createEmfMetrics, FUNCTION_METRICS, resultLabel } from '../../../../src/core/reconcile/metrics.ts';
 
 test('one EMF line per reconcile with controller-runtime names and dimensions', () => {
   const lines: string[] = [];
@@ -60,4 +60,29 @@ test('an unmarked requeue (per-key mode, its mark write failed) is one count per
     { Namespace: 'Test', Dimensions: [['controller']], Metrics: [{ Name: 'unmarked_requeues_total', Unit: 'Count' }] },
   ]);
   assert.deepEqual([doc.controller, doc.unmarked_requeues_total], ['memcached', 1]);
+});
+
+test('every line publishes metrics of the catalogue, under its unit and dimensions, and every catalogue metric is published by some call', () => {
+  const lines: string[] = [];
+  const m = createEmfMetrics({ namespace: 'Test', write: (l) => lines.push(l), now: () => 1 });
+  m.reconcile({ controller: 'c', label: 'terminal_error', durationSeconds: 0.1, lagSeconds: 2, resyncRepaired: true });
+  m.deadLetter('c', 'TerminalError');
+  m.deferred('c', 'rate_limited');
+  m.timerTick?.('c', 'health', 'success');
+  m.unmarkedRequeue?.('c');
+  const published = new Map<string, { unit: string; dimensions: string[] }>();
+  for (const line of lines) {
+    const doc = JSON.parse(line) as { _aws: { CloudWatchMetrics: { Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] } } & Record<
+      string,
+      unknown
+    >;
+    for (const d of doc._aws.CloudWatchMetrics) {
+      for (const metric of d.Metrics) {
+        published.set(metric.Name, { unit: metric.Unit, dimensions: d.Dimensions[0] ?? [] });
+        for (const dimension of d.Dimensions[0] ?? []) assert.equal(typeof doc[dimension], 'string', `${metric.Name}: dimension ${dimension} has a value`);
+      }
+    }
+  }
+  const catalogue = new Map(Object.entries(FUNCTION_METRICS).map(([name, x]) => [name, { unit: x.unit, dimensions: [...x.dimensions] }]));
+  assert.deepEqual(published, catalogue);
 });
