@@ -2,6 +2,7 @@
  * Turns a benchmark result into the markdown tables (Operless next to controller-runtime, and the
  * imitation baseline when it ran) and a hand-written SVG bar chart of convergence and lag. Pure.
  */
+import { busyProcesses } from './lib/machine.ts';
 import { round, type Spread } from './lib/stats.ts';
 import type { BenchResult, CostResult } from './result.ts';
 import { webhookTable } from './scenarios/webhooks-table.ts';
@@ -57,15 +58,15 @@ export function toMarkdown(r: BenchResult): string {
         '',
       );
     const largest = r.convergence.at(-1);
-    const withCores = largest?.rows.filter((row) => row.processCores && Object.keys(row.processCores).length > 0) ?? [];
+    const withCores = largest?.rows.filter((row) => busyProcesses(row.processCores).length > 0) ?? [];
     if (largest && withCores.length > 0) {
       out.push(
-        `Where the CPU went at N = ${largest.n} (cores kept busy per process from the first create until converged, last run; ${r.machine.cpus} in all):`,
+        `Where the CPU went at N = ${largest.n} (cores kept busy per process from the first create until converged, last run; ${r.machine.cpus} in all; processes under 0.05 left out):`,
         '',
       );
       for (const row of withCores)
         out.push(
-          `- ${row.system}: ${Object.entries(row.processCores ?? {})
+          `- ${row.system}: ${busyProcesses(row.processCores)
             .map(([name, cores]) => `${name} ${fmt(cores)}`)
             .join(', ')}`,
         );
@@ -91,15 +92,15 @@ export function toMarkdown(r: BenchResult): string {
       );
     }
     out.push('');
-    const withCores = rows.filter((row) => row.processCores && Object.keys(row.processCores).length > 0);
+    const withCores = rows.filter((row) => busyProcesses(row.processCores).length > 0);
     if (withCores.length > 0) {
       out.push(
-        `Where the CPU went during the updates (cores kept busy per process, last run; ${r.machine.cpus} in all; the bench process hosts Operless's stand-ins for SQS and Lambda and the status tracker):`,
+        `Where the CPU went during the updates (cores kept busy per process, last run; ${r.machine.cpus} in all; processes under 0.05 left out; the bench process hosts Operless's stand-ins for SQS and Lambda and the status tracker):`,
         '',
       );
       for (const row of withCores)
         out.push(
-          `- ${row.system}: ${Object.entries(row.processCores ?? {})
+          `- ${row.system}: ${busyProcesses(row.processCores)
             .map(([name, cores]) => `${name} ${fmt(cores)}`)
             .join(', ')}`,
         );

@@ -119,7 +119,7 @@ export interface ConvergenceRow {
   conflictsByRequest?: Record<string, number>;
   /** Operless: SQS requests (every action, through the counting proxy) per reconcile. */
   sqsRequestsPerReconcile?: number;
-  /** Cores each process kept busy until converged, of the last run. */
+  /** Cores each process that used any CPU kept busy until converged, of the last run (before 2026-12-06: only those of at least 0.05). */
   processCores?: Record<string, number>;
 }
 
@@ -134,7 +134,7 @@ export interface LagRow {
   reconcilesPerUpdate: Spread;
   /** Busy share of the machine's CPUs during the updates (0..1). */
   machineBusy: Spread;
-  /** Cores each process kept busy over the updates, of the last run (absent in results before 2026-12-02). */
+  /** Cores each process that used any CPU kept busy over the updates, of the last run (absent before 2026-12-02; at least 0.05 each before 2026-12-06). */
   processCores?: Record<string, number>;
   samples: number[];
 }

@@ -68,13 +68,20 @@ export function processCpuSnapshot(): ProcessCpuSnapshot | undefined {
 
 /**
  * Cores each process kept busy between two snapshots (CPU seconds ÷ wall seconds; 1 = one
- * core), those of at least `min` cores, busiest first. A process that exited in between is
- * left out. Pure.
+ * core, to 0.001), those that used any CPU and at least `min` cores, busiest first. A process
+ * that exited in between is left out. Pure.
  */
 export function processCpuShares(before: ProcessCpuSnapshot | undefined, after: ProcessCpuSnapshot | undefined, min = 0.05): Record<string, number> {
   if (!before || !after || after.at <= before.at) return {};
   const wall = (after.at - before.at) / 1000;
-  const rows = [...after.seconds].map(([name, s]) => [name, (s - (before.seconds.get(name) ?? 0)) / wall] as const).filter(([, cores]) => cores >= min);
+  const rows = [...after.seconds]
+    .map(([name, s]) => [name, (s - (before.seconds.get(name) ?? 0)) / wall] as const)
+    .filter(([, cores]) => cores > 0 && cores >= min);
   rows.sort((a, b) => b[1] - a[1]);
-  return Object.fromEntries(rows.map(([name, cores]) => [name, Math.round(cores * 100) / 100]));
+  return Object.fromEntries(rows.map(([name, cores]) => [name, Math.round(cores * 1000) / 1000]));
+}
+
+/** The processes a report shows: those that kept at least `min` cores busy (default 0.05), in the given order. Pure. */
+export function busyProcesses(cores: Readonly<Record<string, number>> | undefined, min = 0.05): [string, number][] {
+  return Object.entries(cores ?? {}).filter(([, c]) => c >= min);
 }

@@ -57,7 +57,7 @@ export async function measureConvergence(
     await createMemcacheds(env.admin, namespace, list, size);
     const created = Date.now();
     const done = await tracker.whenAllAvailable(list, timeoutMs);
-    const processCores = processCpuShares(processes, processCpuSnapshot());
+    const processCores = processCpuShares(processes, processCpuSnapshot(), 0);
     const cpuAfter = system.cpuSeconds?.();
     const pins = env.verifyPins(system.processes);
     // Reconciles are counted when they end (Operless: when the runner deleted the records), which

@@ -87,7 +87,7 @@ export async function measureLag(
     await system.refresh?.();
     const reconciles = system.reconciles() - before;
     const machineBusy = busyShare(cpu, cpuSnapshot());
-    const processCores = processCpuShares(processes, processCpuSnapshot());
+    const processCores = processCpuShares(processes, processCpuSnapshot(), 0);
     return {
       p50: percentile(samples, 50),
       p95: percentile(samples, 95),

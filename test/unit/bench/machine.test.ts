@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BENCH_PROCESS, processCpuShares, processCpuSnapshot } from '../../../bench/lib/machine.ts';
+import { BENCH_PROCESS, busyProcesses, processCpuShares, processCpuSnapshot } from '../../../bench/lib/machine.ts';
 import { operatorConflicts } from '../../../bench/lib/apiserver-metrics.ts';
 
 test('processCpuShares: cores per process between two snapshots, busiest first, small ones and exited ones left out', () => {
@@ -11,6 +11,7 @@ test('processCpuShares: cores per process between two snapshots, busiest first, 
       ['etcd', 5],
       ['gone', 3],
       ['idle', 1],
+      ['still', 2],
     ]),
   };
   const after = {
@@ -19,10 +20,26 @@ test('processCpuShares: cores per process between two snapshots, busiest first, 
       ['kube-apiserver', 19],
       ['etcd', 7],
       ['idle', 1.2],
+      ['still', 2],
       ['new', 4],
     ]),
   };
   assert.deepEqual(Object.entries(processCpuShares(before, after)), [
+    ['kube-apiserver', 0.9],
+    ['new', 0.4],
+    ['etcd', 0.2],
+  ]);
+  assert.deepEqual(
+    Object.entries(processCpuShares(before, after, 0)),
+    [
+      ['kube-apiserver', 0.9],
+      ['new', 0.4],
+      ['etcd', 0.2],
+      ['idle', 0.02],
+    ],
+    'min 0: every process that used CPU, however little; none that used none',
+  );
+  assert.deepEqual(busyProcesses(processCpuShares(before, after, 0)), [
     ['kube-apiserver', 0.9],
     ['new', 0.4],
     ['etcd', 0.2],
